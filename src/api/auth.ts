@@ -1,0 +1,31 @@
+/**
+ * Bearer auth for /v1: `Authorization: Bearer <key>` against the hashed keys. The workspace of the
+ * key becomes `request.workspaceId`; every v1 query is scoped by it. The hook is added inside the
+ * /v1 plugin scope, so it covers exactly the v1 routes.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { verifyApiKey } from '../db/apiKeys.ts';
+import { ApiError } from './errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    workspaceId: string;
+  }
+}
+
+export function bearerToken(req: FastifyRequest): string | undefined {
+  const header = req.headers.authorization;
+  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return m?.[1];
+}
+
+export function requireApiKey(scope: FastifyInstance, pool: pg.Pool): void {
+  scope.decorateRequest('workspaceId', '');
+  scope.addHook('onRequest', async (req) => {
+    const token = bearerToken(req);
+    const found = token ? await verifyApiKey(pool, token) : undefined;
+    if (!found) throw ApiError.unauthorized();
+    req.workspaceId = found.workspaceId;
+  });
+}

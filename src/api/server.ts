@@ -1,0 +1,69 @@
+/**
+ * The HTTP server (fastify 5): health, readiness, metrics, and the bearer-authenticated /v1 routes.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { pendingMigrations } from '../db/migrate.ts';
+import { requireApiKey } from './auth.ts';
+import { ApiError, detail } from './errors.ts';
+import { v1Routes } from './v1/index.ts';
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export async function buildServer(app: AppContext): Promise<FastifyInstance> {
+  const server = Fastify({
+    loggerInstance: app.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: false,
+  });
+
+  server.setErrorHandler((err, req, reply) => {
+    if (err instanceof ApiError) return reply.status(err.status).send(err.toBody());
+    const e = err as { statusCode?: number; code?: string; message: string; validation?: unknown };
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.status(413).send(new ApiError(413, 'invalid_request_error', 'body_too_large', `Request bodies are limited to ${BODY_LIMIT} bytes.`).toBody());
+    }
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.status(415).send(new ApiError(415, 'invalid_request_error', 'unsupported_media_type', 'Send request bodies as application/json.').toBody());
+    }
+    if (e.statusCode === 400 && (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError || /JSON/i.test(e.message))) {
+      return reply.status(422).send(ApiError.validation([detail('body', 'invalid_json', 'The body is not valid JSON.')]).toBody());
+    }
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+      return reply.status(e.statusCode).send(new ApiError(e.statusCode, 'invalid_request_error', 'bad_request', e.message).toBody());
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.status(500).send(new ApiError(500, 'api_error', 'internal_error', 'Something went wrong on our side.').toBody());
+  });
+
+  server.setNotFoundHandler((_req, reply) => {
+    reply.status(404).send(new ApiError(404, 'not_found_error', 'route_not_found', 'No such route.').toBody());
+  });
+
+  server.get('/healthz', async () => ({ status: 'ok' }));
+
+  server.get('/readyz', async (_req, reply) => {
+    try {
+      const pending = await pendingMigrations(app.pool);
+      if (pending > 0) return reply.status(503).send({ status: 'not_ready', reason: `${pending} migrations pending` });
+      return { status: 'ready' };
+    } catch (err) {
+      return reply.status(503).send({ status: 'not_ready', reason: `database unreachable: ${(err as Error).message}` });
+    }
+  });
+
+  server.get('/metrics', async (_req, reply) => {
+    reply.header('content-type', app.metrics.registry.contentType);
+    return app.metrics.registry.metrics();
+  });
+
+  await server.register(
+    async (v1) => {
+      requireApiKey(v1, app.pool);
+      await v1Routes(v1, app);
+    },
+    { prefix: '/v1' },
+  );
+
+  return server;
+}

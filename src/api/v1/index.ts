@@ -1,0 +1,8 @@
+/** The v1 routes. Each resource registers its routes from its own file. */
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import { workspaceRoutes } from './workspace.ts';
+
+export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<void> {
+  workspaceRoutes(v1, app);
+}

@@ -1,0 +1,65 @@
+/** Administrative one-shot commands: workspaces and API keys. */
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.ts';
+import { createLogger } from '../../log.ts';
+import { openContext } from '../../app.ts';
+import type { AppContext } from '../../context.ts';
+import { createWorkspace } from '../../db/workspaces.ts';
+import { createApiKey } from '../../db/apiKeys.ts';
+import { out } from '../output.ts';
+import { UsageError } from '../errors.ts';
+import { pino } from 'pino';
+
+/** Opens the database for one command (starting embedded Postgres only if none runs) and closes it after. */
+export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  // One-shot commands print results on stdout; their logs go to stderr, quietly by default.
+  const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
+  const { ctx, close } = await openContext(config, logger);
+  try {
+    return await fn(ctx);
+  } finally {
+    await close();
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function requireUuid(value: string, flag: string): string {
+  if (!UUID.test(value)) throw new UsageError(`${flag}: expected an id such as 0b5c9a2e-...; got "${value}"`);
+  return value.toLowerCase();
+}
+
+export function adminCommands(program: Command): void {
+  const workspace = program.command('workspace').description('Manage workspaces.');
+  workspace
+    .command('create')
+    .description('Create a workspace and its first API key (printed once).')
+    .requiredOption('--name <name>', 'workspace name')
+    .action(async (opts: { name: string }) => {
+      await withContext(async (ctx) => {
+        const ws = await createWorkspace(ctx.pool, opts.name);
+        const key = await createApiKey(ctx.pool, ws.id);
+        out(`workspace ${ws.id} (${ws.name})`);
+        out(`api key   ${key.key}`);
+        out('The key is shown only this once; store it now.');
+      });
+    });
+
+  const apikey = program.command('apikey').description('Manage API keys.');
+  apikey
+    .command('create')
+    .description('Create another API key for a workspace (printed once).')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .option('--name <name>', 'a label for the key', 'default')
+    .action(async (opts: { workspace: string; name: string }) => {
+      const id = requireUuid(opts.workspace, '--workspace');
+      await withContext(async (ctx) => {
+        const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [id]);
+        if (!rowCount) throw new UsageError(`--workspace: no workspace ${id}`);
+        const key = await createApiKey(ctx.pool, id, opts.name);
+        out(`api key ${key.key}`);
+        out('The key is shown only this once; store it now.');
+      });
+    });
+}

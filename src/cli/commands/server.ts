@@ -1,0 +1,88 @@
+/** Long-running commands: serve (API + worker), api, worker; and migrate. */
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.ts';
+import { createLogger } from '../../log.ts';
+import { startApp, type App } from '../../app.ts';
+import { openDatabase } from '../../db/database.ts';
+import { migrate } from '../../db/migrate.ts';
+import { out } from '../output.ts';
+
+/** Grace period for a clean shutdown after SIGINT/SIGTERM. */
+const SHUTDOWN_GRACE_MS = 15_000;
+
+async function runUntilSignal(start: () => Promise<App>): Promise<void> {
+  const app = await start();
+  await new Promise<void>((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) {
+        app.ctx.logger.warn({ signal }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      signalled = true;
+      app.ctx.logger.info({ signal }, 'shutting down');
+      const timer = setTimeout(() => {
+        app.ctx.logger.error('shutdown took longer than the grace period; exiting');
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS);
+      timer.unref();
+      app.stop().then(
+        () => {
+          app.ctx.logger.info('stopped');
+          resolve();
+        },
+        (e: unknown) => {
+          app.ctx.logger.error({ err: e }, 'error during shutdown');
+          process.exitCode = 1;
+          resolve();
+        },
+      );
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+export function serverCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the API and the worker in one process (what npm start runs).')
+    .action(async () => {
+      const config = loadConfig();
+      const logger = createLogger(config.LOG_LEVEL);
+      await runUntilSignal(() => startApp(config, logger, { api: true, worker: true }));
+    });
+
+  program
+    .command('api')
+    .description('Run only the HTTP API.')
+    .action(async () => {
+      const config = loadConfig();
+      const logger = createLogger(config.LOG_LEVEL);
+      await runUntilSignal(() => startApp(config, logger, { api: true }));
+    });
+
+  program
+    .command('worker')
+    .description('Run only the job worker (several may run against one database).')
+    .action(async () => {
+      const config = loadConfig();
+      const logger = createLogger(config.LOG_LEVEL);
+      await runUntilSignal(() => startApp(config, logger, { worker: true }));
+    });
+
+  program
+    .command('migrate')
+    .description('Apply pending database migrations (a no-op when up to date).')
+    .action(async () => {
+      const config = loadConfig();
+      const logger = createLogger(config.LOG_LEVEL);
+      const db = await openDatabase(config, logger, 2);
+      try {
+        const { applied } = await migrate(db.url, logger);
+        out(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}` : 'database is up to date');
+      } finally {
+        await db.close();
+      }
+    });
+}

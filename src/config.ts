@@ -1,0 +1,89 @@
+/**
+ * Service configuration, read once from the environment and validated with zod.
+ *
+ * Every variable has a documented default (see README "Configuration"). A bad value is reported as
+ * one line naming the variable and what it accepts; `loadConfig` throws a `ConfigError` carrying
+ * that line, and the CLI prints it and exits 2.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Five-field cron in UTC, as graphile-worker's crontab understands it. */
+const CRON = /^(\S+\s+){4}\S+$/;
+
+const port = (what: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${what}: an integer from 0 to 65535`)
+    .transform(Number)
+    .pipe(z.number().int().min(0, `${what}: an integer from 0 to 65535`).max(65535, `${what}: an integer from 0 to 65535`));
+
+const schema = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// connection URL')
+    .optional(),
+  HOST: z.string().min(1, 'a host name or IP address to listen on').default('127.0.0.1'),
+  PORT: port('PORT').default(3000),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { error: `one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  ENCRYPTION_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$|^[0-9a-fA-F]{64}$/, '32 bytes as 64 hex characters or 44 base64 characters')
+    .optional(),
+  WORKER_CONCURRENCY: z
+    .string()
+    .regex(/^\d+$/, 'an integer from 1 to 100')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'an integer from 1 to 100').max(100, 'an integer from 1 to 100'))
+    .default(10),
+  DIRECTORY_SYNC_CRON: z
+    .string()
+    .regex(CRON, 'a five-field cron expression in UTC, such as "0 2 * * *"')
+    .default('0 2 * * *'),
+  DATA_DIR: z.string().min(1, 'a directory path').default('.data'),
+  PUBLIC_BASE_URL: z.url({ error: 'an absolute http(s) URL such as https://sig.example.com' }).optional(),
+});
+
+export type Config = Omit<z.infer<typeof schema>, 'DATA_DIR' | 'PUBLIC_BASE_URL'> & {
+  /** Absolute path of the data directory (embedded Postgres, generated key). */
+  DATA_DIR: string;
+  /** Base URL the service is reached at; defaults to http://HOST:PORT. */
+  PUBLIC_BASE_URL: string;
+};
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly variable: string;
+
+  constructor(variable: string, accepts: string) {
+    super(`${variable}: invalid value; expected ${accepts}`);
+    this.variable = variable;
+  }
+}
+
+/** Empty strings count as unset, the way shells and .env files usually mean them. */
+function pickEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') out[key] = value;
+  }
+  return out;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(pickEnv(env));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(variable, issue.message.replace(/^[A-Z_]+: /, ''));
+  }
+  const c = parsed.data;
+  return {
+    ...c,
+    DATA_DIR: path.resolve(c.DATA_DIR),
+    PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://${c.HOST.includes(':') ? `[${c.HOST}]` : c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
+  };
+}

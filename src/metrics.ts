@@ -1,0 +1,36 @@
+/** Prometheus metrics (prom-client): process metrics plus jobs by task and outcome. */
+import { Registry, collectDefaultMetrics, Counter, Histogram } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  jobs: Counter<'task' | 'outcome'>;
+  jobDuration: Histogram<'task'>;
+  providerRequests: Counter<'provider' | 'outcome'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    jobs: new Counter({
+      name: 'sigsync_jobs_total',
+      help: 'Jobs run by the worker, by task and outcome (succeeded, failed, invalid_payload).',
+      labelNames: ['task', 'outcome'],
+      registers: [registry],
+    }),
+    jobDuration: new Histogram({
+      name: 'sigsync_job_duration_seconds',
+      help: 'Job run time by task.',
+      labelNames: ['task'],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+      registers: [registry],
+    }),
+    providerRequests: new Counter({
+      name: 'sigsync_provider_requests_total',
+      help: 'Provider API calls by provider and outcome.',
+      labelNames: ['provider', 'outcome'],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,16 @@
+/** Daily housekeeping: drops per-run bookkeeping that finished runs no longer need. */
+import { z } from 'zod';
+import { defineTask } from './define.ts';
+
+export const prune = defineTask({
+  name: 'prune',
+  payload: z.object({ olderThanHours: z.number().int().min(0).default(24) }).loose(),
+  async run({ olderThanHours }, { app, logger }) {
+    const { rowCount } = await app.pool.query(
+      `delete from sync_run_seen s using sync_runs r
+        where s.run_id = r.id and r.status <> 'running' and r.finished_at < now() - make_interval(hours => $1)`,
+      [olderThanHours],
+    );
+    logger.info({ seenRows: rowCount }, 'pruned finished sync bookkeeping');
+  },
+});

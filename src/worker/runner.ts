@@ -1,0 +1,58 @@
+/**
+ * The graphile-worker runner: wraps each registered task so its payload is parsed by zod, its logger
+ * is the job's pino child, and its outcome is counted in metrics.
+ */
+import { run, parseCronItems, type Runner, type TaskList } from 'graphile-worker';
+import type { AppContext } from '../context.ts';
+import type { TaskDefinition } from '../tasks/define.ts';
+import { tasks as registeredTasks, crontab } from '../tasks/index.ts';
+import { graphileLogger } from './logger.ts';
+
+export function buildTaskList(app: AppContext, tasks: TaskDefinition[]): TaskList {
+  const list: TaskList = {};
+  for (const def of tasks) {
+    list[def.name] = async (raw, helpers) => {
+      const logger = app.logger.child({ task: def.name, jobId: helpers.job.id, attempt: helpers.job.attempts });
+      const parsed = def.payload.safeParse(raw ?? {});
+      if (!parsed.success) {
+        // Retrying cannot fix a payload; record it loudly and drop the job.
+        app.metrics.jobs.inc({ task: def.name, outcome: 'invalid_payload' });
+        logger.error({ issues: parsed.error.issues }, 'job payload is invalid; dropping the job');
+        return;
+      }
+      const end = app.metrics.jobDuration.startTimer({ task: def.name });
+      try {
+        await def.run(parsed.data, { app, helpers, logger });
+        app.metrics.jobs.inc({ task: def.name, outcome: 'succeeded' });
+      } catch (err) {
+        app.metrics.jobs.inc({ task: def.name, outcome: 'failed' });
+        throw err;
+      } finally {
+        end();
+      }
+    };
+  }
+  return list;
+}
+
+export interface WorkerOptions {
+  /** Extra or replacement tasks (tests). */
+  tasks?: TaskDefinition[];
+  concurrency?: number;
+  pollInterval?: number;
+  noCron?: boolean;
+}
+
+export async function startWorker(app: AppContext, opts: WorkerOptions = {}): Promise<Runner> {
+  const tasks = [...registeredTasks, ...(opts.tasks ?? [])];
+  return run({
+    pgPool: app.pool,
+    taskList: buildTaskList(app, tasks),
+    parsedCronItems: opts.noCron ? [] : parseCronItems(crontab(app.config)),
+    concurrency: opts.concurrency ?? app.config.WORKER_CONCURRENCY,
+    pollInterval: opts.pollInterval ?? 1000,
+    noHandleSignals: true,
+    gracefulShutdownAbortTimeout: 10_000,
+    logger: graphileLogger(app.logger),
+  });
+}
