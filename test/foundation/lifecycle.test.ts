@@ -61,7 +61,7 @@ describe('serve lifecycle on embedded Postgres', () => {
     // Restart: the same data is there.
     const second = await startServe(dataDir, port);
     const again = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } });
-    expect((await again.json()).data.name).toBe('Initech');
+    expect(((await again.json()) as { data: { name: string } }).data.name).toBe('Initech');
     expect((await stop(second)).code).toBe(0);
   }, 120_000);
 });

@@ -1,0 +1,15 @@
+/**
+ * Every connector, imported explicitly: provider kind -> definition, per category.
+ * Adding a provider means adding its folder, its fixtures, and one line per category here.
+ */
+import type { z } from 'zod';
+import type { ConnectorDefinition, DirectorySource, MailboxInstaller, PhotoSource } from './types.ts';
+
+type Def<T> = ConnectorDefinition<z.ZodType, z.ZodType, T>;
+export type ConnectorKind = 'google_workspace' | 'microsoft_entra' | 'slack';
+
+export const directorySources: Partial<Record<ConnectorKind, Def<DirectorySource>>> = {};
+
+export const mailboxInstallers: Partial<Record<ConnectorKind, Def<MailboxInstaller>>> = {};
+
+export const photoSources: Partial<Record<ConnectorKind, Def<PhotoSource>>> = {};

@@ -1,0 +1,283 @@
+/**
+ * Connector contracts: how the engine talks to a provider, one contract per category.
+ *
+ * Glossary
+ * - connector: the code for one provider and one category, in connectors/<provider>/.
+ * - directory source (categories `teammates`, `smart_fields`): lists users page by page as clean
+ *   `DirectoryUser`s, plus groups and org units. A source may support incremental listings
+ *   (`incremental: true`), resuming from the state the last complete listing returned.
+ * - mailbox installer (category `signatures`): writes rendered HTML into one mailbox.
+ * - photo source (category `assets`): fetches a user's directory photo.
+ * - page token: the provider's cursor. The engine stores the token after each written page, so
+ *   a crashed run resumes where it stopped.
+ *
+ * Every provider response is parsed with a raw zod schema named after the provider resource
+ * (connectors/<provider>/schemas.ts). A response that does not parse is an `InvalidResponseError`
+ * and fails the run. Provider errors become a `ConnectorError` with a stable `code`; the engine
+ * decides retry or transition from the code alone.
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+export type ConnectorErrorCode =
+  | 'access_lost'
+  | 'rate_limited'
+  | 'user_not_found'
+  | 'forbidden'
+  | 'unauthorized_client'
+  | 'channel_not_found'
+  | 'signature_too_long'
+  | 'multi_signatures_not_supported'
+  | 'transient'
+  | 'invalid_response';
+
+export interface ConnectorErrorData {
+  /** HTTP status of the provider's answer, when there was one. */
+  status?: number;
+  /** The provider's own error code or reason (e.g. `userRateLimitExceeded`, `invalid_grant`, `AADSTS7000215`). */
+  providerCode?: string;
+  cause?: unknown;
+}
+
+export abstract class ConnectorError extends Error {
+  abstract readonly code: ConnectorErrorCode;
+  readonly status: number | undefined;
+  readonly providerCode: string | undefined;
+
+  constructor(message: string, data: ConnectorErrorData = {}) {
+    super(message, data.cause === undefined ? undefined : { cause: data.cause });
+    this.status = data.status;
+    this.providerCode = data.providerCode;
+  }
+}
+
+/** Credentials revoked, expired or not authorised: the integration moves to `access_lost`. */
+export class AccessLostError extends ConnectorError {
+  override readonly name = 'AccessLostError';
+  readonly code = 'access_lost' as const;
+}
+
+/** The provider asked us to slow down. `retryAfterMs` comes from Retry-After, or a default backoff. */
+export class RateLimitedError extends ConnectorError {
+  override readonly name = 'RateLimitedError';
+  readonly code = 'rate_limited' as const;
+  readonly retryAfterMs: number;
+
+  constructor(message: string, retryAfterMs: number, data: ConnectorErrorData = {}) {
+    super(message, data);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** 5xx, timeouts, network errors: worth retrying. */
+export class TransientError extends ConnectorError {
+  override readonly name = 'TransientError';
+  readonly code = 'transient' as const;
+}
+
+/** The provider answered something that does not match its documented shape. */
+export class InvalidResponseError extends ConnectorError {
+  override readonly name = 'InvalidResponseError';
+  readonly code = 'invalid_response' as const;
+  readonly issues: z.core.$ZodIssue[];
+
+  constructor(what: string, issues: z.core.$ZodIssue[], data: ConnectorErrorData = {}) {
+    const first = issues[0];
+    super(`${what}: unexpected response${first ? ` at ${first.path.join('.') || '(root)'}: ${first.message}` : ''}`, data);
+    this.issues = issues;
+  }
+}
+
+export type MailboxErrorCode = 'user_not_found' | 'forbidden' | 'unauthorized_client' | 'channel_not_found' | 'signature_too_long' | 'multi_signatures_not_supported';
+
+/** A failure that concerns one mailbox, not the whole integration. The installation becomes `failed`. */
+export class MailboxError extends ConnectorError {
+  override readonly name = 'MailboxError';
+  readonly code: MailboxErrorCode;
+
+  constructor(code: MailboxErrorCode, message: string, data: ConnectorErrorData = {}) {
+    super(message, data);
+    this.code = code;
+  }
+}
+
+/** An incremental token the provider no longer accepts (Graph 410 Gone): fall back to a full listing. */
+export class CursorExpiredError extends Error {
+  override readonly name = 'CursorExpiredError';
+}
+
+/** Parses a provider response with its raw schema; a mismatch is an InvalidResponseError. */
+export function parseProvider<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new InvalidResponseError(what, r.error.issues);
+  return r.data;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Directory
+
+export const directoryUserSchema = z.object({
+  /** The provider's stable id for the user. */
+  externalId: z.string().min(1),
+  /** Null when the provider has none; such users are skipped and counted. */
+  primaryEmail: z.string().nullable(),
+  /** Other addresses of the same mailbox. */
+  aliases: z.array(z.string()),
+  givenName: z.string().nullable(),
+  familyName: z.string().nullable(),
+  displayName: z.string(),
+  /** Suspended, archived, disabled or deleted: treated as removed. */
+  removed: z.boolean(),
+  /** Flat attribute map: `name.givenName`, `organizations.primary.title`, `phones.work`, `customSchemas.Sales.Region`... */
+  attributes: z.record(z.string(), z.string()),
+  /** External ids of the groups the user belongs to (directly or transitively). */
+  groups: z.array(z.string()),
+  /** External ids (paths) of the org units the user sits in, the nearest first. */
+  orgUnits: z.array(z.string()),
+  /** Where the photo comes from, when there is one; `etag` changes when the photo does. */
+  photo: z.object({ url: z.string().optional(), etag: z.string().optional() }).nullable(),
+});
+export type DirectoryUser = z.infer<typeof directoryUserSchema>;
+
+export interface DirectoryGroup {
+  externalId: string;
+  kind: 'group' | 'org_unit';
+  name: string;
+  email?: string | null;
+  /** Org unit path, e.g. /Sales/EMEA. */
+  path?: string | null;
+}
+
+/** State an incremental source hands back after a complete listing, for the next run. */
+export interface IncrementalState {
+  token: string;
+  /** When the provider issued it; sources refuse tokens older than their documented lifetime. */
+  obtainedAt: string;
+}
+
+export interface DirectoryPage {
+  users: DirectoryUser[];
+  /** Users an incremental listing reports as removed (e.g. Graph `@removed`). Empty for full listings. */
+  removedIds: string[];
+  /** Users left out on purpose (bots, no email), with the reason. */
+  skipped: { externalId: string; reason: string }[];
+  /** The token that fetches the next page; null on the last page. */
+  nextPageToken: string | null;
+  /** On the last page of a listing: the state for the next incremental run, when the source has one. */
+  nextState?: IncrementalState;
+}
+
+export interface FetchUsersOptions {
+  /** The page to fetch; undefined for the first page. */
+  pageToken?: string;
+  /** Incremental listing from this state; undefined for a full listing. */
+  since?: IncrementalState;
+}
+
+export interface DirectorySource {
+  /** Whether `since` is honoured (delta listings). Full listings remain available. */
+  readonly incremental: boolean;
+  /** One cheap call that proves the credentials work (used when connecting). */
+  checkAccess(): Promise<void>;
+  /** One page of users. Throws ConnectorError (or CursorExpiredError for a stale `since`). */
+  fetchUsersPage(opts: FetchUsersOptions): Promise<DirectoryPage>;
+  /** Every group and org unit, with their external ids. Memberships are on the users. */
+  listGroups(): Promise<DirectoryGroup[]>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mailbox installs
+
+export interface MailboxTarget {
+  /** The address the signature is for. */
+  email: string;
+  /** The teammate's other addresses (aliases) known to the directory. */
+  aliases: string[];
+  /** The user's id at this provider, when the directory knows it. */
+  externalId?: string | undefined;
+  displayName?: string;
+}
+
+export interface RenderedSignature {
+  html: string;
+  text: string;
+  hash: string;
+  kind: 'primary' | 'reply' | 'internal';
+}
+
+export interface InstallResult {
+  /** The provider's answer, secrets removed, kept for the support replay. */
+  providerResponse: unknown;
+}
+
+export interface MailboxInstaller {
+  /** Signature kinds the destination can hold separately. */
+  readonly slots: readonly RenderedSignature['kind'][];
+  /** Largest HTML the destination accepts, in characters. */
+  readonly maxHtmlLength: number;
+  install(target: MailboxTarget, signature: RenderedSignature): Promise<InstallResult>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Photos
+
+export interface Photo {
+  contentType: string;
+  data: Buffer;
+  etag?: string;
+}
+
+export interface PhotoSource {
+  /** The user's photo, or null when the user has none. */
+  fetchPhoto(user: { externalId: string; photo: DirectoryUser['photo'] }): Promise<Photo | null>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Definitions
+
+export interface ConnectorContext<Config, Credentials> {
+  config: Config;
+  credentials: Credentials;
+  logger: Logger;
+}
+
+/** Config keys every connector accepts: provider base URL overrides. */
+export const baseConfigSchema = z.object({
+  /** Provider API base URL override (sovereign clouds, the sandbox, tests). */
+  base_url: z.url().optional(),
+  /** Token endpoint override. */
+  token_url: z.url().optional(),
+});
+
+export interface ConnectorDefinition<C extends z.ZodType, K extends z.ZodType, T> {
+  kind: 'google_workspace' | 'microsoft_entra' | 'slack';
+  /** OAuth scopes or permissions the admin must grant (shown in docs and errors). */
+  scopes: readonly string[];
+  configSchema: C;
+  credentialsSchema: K;
+  create(ctx: ConnectorContext<z.infer<C>, z.infer<K>>): T;
+}
+
+export function defineDirectorySource<C extends z.ZodType, K extends z.ZodType>(def: ConnectorDefinition<C, K, DirectorySource>) {
+  return def;
+}
+
+export function defineMailboxInstaller<C extends z.ZodType, K extends z.ZodType>(def: ConnectorDefinition<C, K, MailboxInstaller>) {
+  return def;
+}
+
+export function definePhotoSource<C extends z.ZodType, K extends z.ZodType>(def: ConnectorDefinition<C, K, PhotoSource>) {
+  return def;
+}
+
+/** Retry-After (seconds or HTTP date) in ms, or the fallback. */
+export function retryAfterMs(header: string | null | undefined, fallbackMs = 1000): number {
+  if (!header) return fallbackMs;
+  const secs = Number(header);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? fallbackMs : Math.max(0, date - Date.now());
+}
