@@ -1,0 +1,95 @@
+/**
+ * The outbox: webhook events are rows in `events`, written in the same transaction as the state
+ * change they report (pass the transaction's client). Payloads are exactly the spec's section 6
+ * shapes, with `type` and `occurred_at`. Delivery to endpoints happens later (src/events/).
+ */
+import type { Queryable } from '../db/tx.ts';
+
+export const EVENT_TYPES = [
+  'conversion.recorded',
+  'visitor.identified',
+  'signature.published',
+  'signature.installation.failed',
+  'teammate.created',
+  'teammate.deleted',
+  'campaign.scheduled',
+  'campaign.started',
+  'campaign.paused',
+  'campaign.resumed',
+  'campaign.ended',
+  'integration.connected',
+  'integration.access_lost',
+  'integration.disconnected',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface IntegrationRef {
+  uuid: string;
+  kind: string;
+  category: string;
+  name: string;
+}
+
+export interface TeammateEventBody {
+  teammate: { uuid: string; display_name: string };
+  emails: { uuid: string; address: string; primary: boolean }[];
+}
+
+export interface InstallationFailedBody {
+  error_code: string;
+  email: { uuid: string; address: string };
+  teammate_uuid: string;
+  signature: { uuid: string; name: string; kind: 'primary' | 'reply_variant' | 'internal_variant' };
+  integration: { uuid: string; kind: string };
+}
+
+export interface CampaignEventBody {
+  campaign: {
+    uuid: string;
+    name: string;
+    status: string;
+    start_time: string | null;
+    end_time: string | null;
+    time_zone: string;
+    signature_template_uuids: string[];
+  };
+}
+
+export interface EventBodies {
+  'teammate.created': TeammateEventBody;
+  'teammate.deleted': TeammateEventBody;
+  'integration.connected': { integration: IntegrationRef };
+  'integration.disconnected': { integration: IntegrationRef };
+  'integration.access_lost': { integration: IntegrationRef; error_message: string; reconnect_url: string };
+  'signature.published': { signature: { uuid: string; name: string | null; kind: 'primary' | 'reply_variant' | 'internal_variant'; folder_uuid: string | null } };
+  'signature.installation.failed': InstallationFailedBody;
+  'campaign.scheduled': CampaignEventBody;
+  'campaign.started': CampaignEventBody;
+  'campaign.paused': CampaignEventBody;
+  'campaign.resumed': CampaignEventBody;
+  'campaign.ended': CampaignEventBody;
+  'conversion.recorded': Record<string, unknown>;
+  'visitor.identified': Record<string, unknown>;
+}
+
+/** Writes one event. Call it with the client of the transaction that makes the change. */
+export async function emitEvent<T extends EventType>(db: Queryable, workspaceId: string, type: T, body: EventBodies[T], occurredAt = new Date()): Promise<string> {
+  const payload = { type, occurred_at: occurredAt.toISOString(), ...body };
+  const { rows } = await db.query<{ id: string }>(
+    'insert into events (workspace_id, type, payload, occurred_at) values ($1, $2, $3, $4) returning id',
+    [workspaceId, type, payload, occurredAt],
+  );
+  return rows[0]!.id;
+}
+
+/**
+ * SQL that builds the teammate.created / teammate.deleted payload for teammate `t` (alias) from its
+ * emails, for set-based event writes: `insert into events ... select ..., ${TEAMMATE_PAYLOAD_SQL} ...`.
+ */
+export const teammatePayloadSql = (type: 'teammate.created' | 'teammate.deleted', t = 't') => `jsonb_build_object(
+  'type', '${type}',
+  'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'teammate', jsonb_build_object('uuid', ${t}.id, 'display_name', ${t}.display_name),
+  'emails', coalesce((select jsonb_agg(jsonb_build_object('uuid', e.id, 'address', e.address, 'primary', e.is_primary)
+                        order by e.is_primary desc, e.address)
+                      from emails e where e.teammate_id = ${t}.id), '[]'::jsonb))`;
