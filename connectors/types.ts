@@ -175,6 +175,11 @@ export interface FetchUsersOptions {
   pageToken?: string;
   /** Incremental listing from this state; undefined for a full listing. */
   since?: IncrementalState;
+  /**
+   * The attribute paths smart fields map from. A source may skip costly per-user lookups (e.g.
+   * Slack custom profile fields) when no smart field needs them. Undefined means "all you can".
+   */
+  attributes?: readonly string[];
 }
 
 export interface DirectorySource {
