@@ -8,6 +8,8 @@ import { err } from './output.ts';
 import { UsageError } from './errors.ts';
 import { serverCommands } from './commands/server.ts';
 import { adminCommands } from './commands/admin.ts';
+import { integrationCommands } from './commands/integration.ts';
+import { syncCommands } from './commands/sync.ts';
 
 export function buildProgram(): Command {
   const program = new Command('sigsync')
@@ -16,6 +18,8 @@ export function buildProgram(): Command {
     .exitOverride();
   serverCommands(program);
   adminCommands(program);
+  integrationCommands(program);
+  syncCommands(program);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.showHelpAfterError(`(run sigsync ${c.name()} --help for usage)`);

@@ -6,9 +6,14 @@ import type { CronItem } from 'graphile-worker';
 import type { Config } from '../config.ts';
 import type { TaskDefinition } from './define.ts';
 import { prune } from './prune.ts';
+import { syncIntegration } from './syncIntegration.ts';
+import { syncAll } from './syncAll.ts';
 
-export const tasks: TaskDefinition[] = [prune as TaskDefinition];
+export const tasks: TaskDefinition[] = [prune, syncIntegration, syncAll] as TaskDefinition[];
 
-export function crontab(_config: Config): CronItem[] {
-  return [{ task: 'prune', match: '17 3 * * *', identifier: 'prune', options: { backfillPeriod: 0 }, payload: {} }];
+export function crontab(config: Config): CronItem[] {
+  return [
+    { task: 'prune', match: '17 3 * * *', identifier: 'prune', options: { backfillPeriod: 0 }, payload: {} },
+    { task: 'directory_sync_all', match: config.DIRECTORY_SYNC_CRON, identifier: 'directory_sync_all', options: { backfillPeriod: 0 }, payload: {} },
+  ];
 }

@@ -38,13 +38,15 @@ export function buildTaskList(app: AppContext, tasks: TaskDefinition[]): TaskLis
 export interface WorkerOptions {
   /** Extra or replacement tasks (tests). */
   tasks?: TaskDefinition[];
+  /** Run only these task names (e.g. a CLI command that processes its own runs). */
+  only?: string[];
   concurrency?: number;
   pollInterval?: number;
   noCron?: boolean;
 }
 
 export async function startWorker(app: AppContext, opts: WorkerOptions = {}): Promise<Runner> {
-  const tasks = [...registeredTasks, ...(opts.tasks ?? [])];
+  const tasks = [...registeredTasks, ...(opts.tasks ?? [])].filter((t) => !opts.only || opts.only.includes(t.name));
   return run({
     pgPool: app.pool,
     taskList: buildTaskList(app, tasks),

@@ -2,7 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { workspaceRoutes } from './workspace.ts';
+import { integrationRoutes } from './integrations.ts';
 
 export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<void> {
   workspaceRoutes(v1, app);
+  integrationRoutes(v1, app);
 }

@@ -1,0 +1,81 @@
+/**
+ * GET /v1/integrations (paged) and POST /v1/integrations/sync (spec 4.9).
+ *
+ * POST /sync starts one run per active, activated integration of category teammates or
+ * smart_fields, leaving out those already running or without access. When nothing can start it
+ * answers with an error with remediation:
+ *   422 no_directory_integration  (remediation connect_integration)
+ *   422 integration_access_lost   (remediation reconnect_integration)
+ *   409 sync_already_running      (remediation wait_for_sync)
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.ts';
+import { DIRECTORY_CATEGORIES, type IntegrationRow } from '../../integrations/repository.ts';
+import { startRuns } from '../../sync/runs.ts';
+import { ApiError } from '../errors.ts';
+import { pageParams, paginate } from '../pagination.ts';
+
+export function integrationView(i: IntegrationRow) {
+  return {
+    id: i.id,
+    kind: i.kind,
+    category: i.category,
+    name: i.name,
+    status: i.status,
+    error_message: i.error_message,
+    error_since: i.error_since,
+    dashboard_url: i.dashboard_url,
+    created_at: i.created_at,
+    updated_at: i.updated_at,
+  };
+}
+
+export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
+  const dashboard = `${app.config.PUBLIC_BASE_URL}/integrations`;
+
+  v1.get('/integrations', async (req) => {
+    const p = pageParams(req.query);
+    const { rows } = await app.pool.query<IntegrationRow & { total: number }>(
+      `select *, count(*) over () as total from integrations
+        where workspace_id = $1 and status <> 'disconnected'
+        order by created_at desc, id desc limit $2 offset $3`,
+      [req.workspaceId, p.limit, p.offset],
+    );
+    const total = rows[0]?.total ?? (await app.pool.query<{ n: number }>(`select count(*)::int as n from integrations where workspace_id = $1 and status <> 'disconnected'`, [req.workspaceId])).rows[0]!.n;
+    return paginate(rows.map(integrationView), p, total);
+  });
+
+  v1.post('/integrations/sync', async (req, reply) => {
+    const started = await startRuns(app.pool, req.workspaceId, 'all', { trigger: 'api' });
+    if (started.length) {
+      return reply.send({
+        data: started.map((r) => ({
+          id: r.id,
+          integration_id: r.integration_id,
+          integration_name: r.integration_name,
+          category: r.category,
+          status: r.status,
+          started_at: r.started_at,
+        })),
+      });
+    }
+    const { rows } = await app.pool.query<{ status: string; running: boolean }>(
+      `select i.status, exists (select 1 from sync_runs r where r.integration_id = i.id and r.status = 'running') as running
+         from integrations i where i.workspace_id = $1 and i.activated and i.status <> 'disconnected' and i.category = any($2::text[])`,
+      [req.workspaceId, DIRECTORY_CATEGORIES],
+    );
+    if (rows.some((r) => r.running)) {
+      throw new ApiError(409, 'conflict_error', 'sync_already_running', 'A sync is already running for every directory integration.', {
+        remediation: { action: 'wait_for_sync', dashboard_url: dashboard, message: 'Wait for the running sync to finish, then try again.' },
+      });
+    }
+    if (rows.some((r) => r.status === 'access_lost')) {
+      throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The directory integrations have lost access.', {
+        remediation: { action: 'reconnect_integration', dashboard_url: dashboard, message: 'Reconnect the integration to resume syncing.' },
+      });
+    }
+    throw new ApiError(422, 'invalid_request_error', 'no_directory_integration', 'No directory integration is connected.', {
+      remediation: { action: 'connect_integration', dashboard_url: dashboard, message: 'Connect Google Workspace, Microsoft Entra or Slack to sync teammates.' },
+    });
+  });
+}

@@ -1,0 +1,155 @@
+/**
+ * `sigsync integration connect|reconnect|disconnect|list`: the spec has no endpoint for connecting
+ * integrations, so admins do it here. Credentials are checked with one cheap provider call before
+ * anything is stored, and stored encrypted.
+ */
+import fs from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { Logger } from 'pino';
+import type { ConnectorKind } from '../../../connectors/registry.ts';
+import type { DirectorySource } from '../../../connectors/types.ts';
+import { ConnectorError } from '../../../connectors/types.ts';
+import type { AppContext } from '../../context.ts';
+import { withTx } from '../../db/tx.ts';
+import {
+  DIRECTORY_CATEGORIES,
+  IntegrationSetupError,
+  insertIntegration,
+  markDisconnected,
+  updateCredentials,
+  validateSetup,
+  type IntegrationCategory,
+  type IntegrationRow,
+} from '../../integrations/repository.ts';
+import { startRuns } from '../../sync/runs.ts';
+import { onIntegrationReconnected } from '../../sync/hooks.ts';
+import { UsageError } from '../errors.ts';
+import { out, table } from '../output.ts';
+import { requireUuid, withContext } from './admin.ts';
+
+const KINDS: ConnectorKind[] = ['google_workspace', 'microsoft_entra', 'slack'];
+const CATEGORIES: IntegrationCategory[] = ['teammates', 'signatures', 'smart_fields', 'assets'];
+
+async function readJsonFile(file: string, flag: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`${flag}: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`${flag}: ${file} is not valid JSON`);
+  }
+}
+
+/** One cheap provider call with the given credentials; a rejection is explained and nothing is stored. */
+async function checkCredentials(kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown, logger: Logger): Promise<void> {
+  let setup;
+  try {
+    setup = validateSetup(kind, category, credentials, config);
+  } catch (e) {
+    if (e instanceof IntegrationSetupError) throw new UsageError(e.message);
+    throw e;
+  }
+  if (!DIRECTORY_CATEGORIES.includes(category)) return;
+  const source = setup.def.create({ config: setup.config, credentials: setup.credentials, logger }) as DirectorySource;
+  try {
+    await source.checkAccess();
+  } catch (e) {
+    if (e instanceof ConnectorError) throw new UsageError(`the provider refused these credentials (${e.code}): ${e.message}`);
+    throw e;
+  }
+}
+
+async function loadIntegration(ctx: AppContext, id: string): Promise<IntegrationRow> {
+  const { rows } = await ctx.pool.query<IntegrationRow>('select * from integrations where id = $1', [id]);
+  if (!rows[0]) throw new UsageError(`no integration ${id}`);
+  return rows[0];
+}
+
+export function integrationCommands(program: Command): void {
+  const integration = program.command('integration').description('Connect and manage provider integrations.');
+
+  integration
+    .command('connect')
+    .description('Check credentials with the provider, store them encrypted, and activate the integration.')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .requiredOption('--kind <kind>', `provider: ${KINDS.join(', ')}`)
+    .requiredOption('--category <category>', `what it is used for: ${CATEGORIES.join(', ')}`)
+    .requiredOption('--credentials-file <file>', 'JSON credentials (service-account key, client secret, bot token...)')
+    .option('--config <file>', 'JSON config: base_url, token_url, scope, smart-field settings...')
+    .option('--name <name>', 'a display name')
+    .action(async (opts: { workspace: string; kind: string; category: string; credentialsFile: string; config?: string; name?: string }) => {
+      const workspaceId = requireUuid(opts.workspace, '--workspace');
+      if (!KINDS.includes(opts.kind as ConnectorKind)) throw new UsageError(`--kind: expected one of ${KINDS.join(', ')}`);
+      if (!CATEGORIES.includes(opts.category as IntegrationCategory)) throw new UsageError(`--category: expected one of ${CATEGORIES.join(', ')}`);
+      const kind = opts.kind as ConnectorKind;
+      const category = opts.category as IntegrationCategory;
+      const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
+      const config = (opts.config ? await readJsonFile(opts.config, '--config') : {}) as Record<string, unknown>;
+      await withContext(async (ctx) => {
+        const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
+        if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
+        await checkCredentials(kind, category, credentials, config, ctx.logger);
+        const row = await withTx(ctx.pool, (client) =>
+          insertIntegration(ctx, client, { workspaceId, kind, category, name: opts.name ?? `${kind} ${category}`, credentials, config }),
+        );
+        out(`integration ${row.id} connected (${row.kind}, ${row.category}), status ${row.status}`);
+      });
+    });
+
+  integration
+    .command('reconnect')
+    .description('Replace the credentials of an integration; returns it to active and re-arms access-lost alerts.')
+    .argument('<id>', 'integration id')
+    .requiredOption('--credentials-file <file>', 'JSON credentials')
+    .action(async (id: string, opts: { credentialsFile: string }) => {
+      const integrationId = requireUuid(id, 'id');
+      const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
+      await withContext(async (ctx) => {
+        const current = await loadIntegration(ctx, integrationId);
+        await checkCredentials(current.kind, current.category, credentials, current.config, ctx.logger);
+        const { row, wasLost } = await withTx(ctx.pool, async (client) => {
+          const r = await updateCredentials(ctx, client, current, credentials);
+          if (r.wasLost) await onIntegrationReconnected(client, r.row);
+          return r;
+        });
+        out(`integration ${row.id} reconnected, status ${row.status}${wasLost ? ' (access restored)' : ''}`);
+        if (DIRECTORY_CATEGORIES.includes(row.category)) {
+          const runs = await startRuns(ctx.pool, row.workspace_id, [row.id], { trigger: 'reconnect' });
+          for (const r of runs) out(`sync run ${r.id} started`);
+        }
+      });
+    });
+
+  integration
+    .command('disconnect')
+    .description('Disconnect an integration: its syncs and installs stop.')
+    .argument('<id>', 'integration id')
+    .action(async (id: string) => {
+      const integrationId = requireUuid(id, 'id');
+      await withContext(async (ctx) => {
+        const current = await loadIntegration(ctx, integrationId);
+        const changed = await withTx(ctx.pool, (client) => markDisconnected(client, current));
+        out(changed ? `integration ${current.id} disconnected` : `integration ${current.id} was already disconnected`);
+      });
+    });
+
+  integration
+    .command('list')
+    .description('List integrations with their status.')
+    .option('--workspace <id>', 'only this workspace')
+    .action(async (opts: { workspace?: string }) => {
+      const workspaceId = opts.workspace ? requireUuid(opts.workspace, '--workspace') : null;
+      await withContext(async (ctx) => {
+        const { rows } = await ctx.pool.query(
+          `select id, workspace_id as workspace, kind, category, name, status, error_message as error, error_since
+             from integrations where ($1::uuid is null or workspace_id = $1) order by created_at`,
+          [workspaceId],
+        );
+        table(rows, ['id', 'workspace', 'kind', 'category', 'name', 'status', 'error', 'error_since']);
+      });
+    });
+}

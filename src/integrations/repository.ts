@@ -1,0 +1,171 @@
+/**
+ * Integrations: loading one (always scoped to its workspace), building its connector from the
+ * registry with decrypted credentials, and the status transitions with their events:
+ *
+ *   connect      -> active, integration.connected the first time only
+ *   access lost  -> access_lost, integration.access_lost once per loss (conditional UPDATE)
+ *   reconnect    -> active again; re-arms access_lost; no integration.connected
+ *   disconnect   -> disconnected, integration.disconnected
+ */
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { directorySources, mailboxInstallers, photoSources, type ConnectorKind } from '../../connectors/registry.ts';
+import type { ConnectorDefinition } from '../../connectors/types.ts';
+import type { AppContext } from '../context.ts';
+import type { Queryable } from '../db/tx.ts';
+import { emitEvent, type IntegrationRef } from '../events/outbox.ts';
+
+export type IntegrationCategory = 'teammates' | 'signatures' | 'smart_fields' | 'assets';
+export type IntegrationStatus = 'active' | 'access_lost' | 'disconnected';
+
+export interface IntegrationRow {
+  id: string;
+  workspace_id: string;
+  kind: ConnectorKind;
+  category: IntegrationCategory;
+  name: string;
+  status: IntegrationStatus;
+  activated: boolean;
+  credentials: Buffer;
+  config: Record<string, unknown>;
+  sync_cursor: { token: string; obtainedAt: string } | null;
+  last_full_sync_at: Date | null;
+  error_message: string | null;
+  error_since: Date | null;
+  dashboard_url: string | null;
+  connected_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const DIRECTORY_CATEGORIES: readonly IntegrationCategory[] = ['teammates', 'smart_fields'];
+
+export async function getIntegration(db: Queryable, workspaceId: string, id: string): Promise<IntegrationRow | undefined> {
+  const { rows } = await db.query<IntegrationRow>('select * from integrations where workspace_id = $1 and id = $2', [workspaceId, id]);
+  return rows[0];
+}
+
+export function integrationRef(i: Pick<IntegrationRow, 'id' | 'kind' | 'category' | 'name'>): IntegrationRef {
+  return { uuid: i.id, kind: i.kind, category: i.category, name: i.name };
+}
+
+/** Where an admin fixes a lost connection; carried by integration.access_lost as reconnect_url. */
+export function reconnectUrl(ctx: AppContext, i: Pick<IntegrationRow, 'id' | 'dashboard_url'>): string {
+  return i.dashboard_url ?? `${ctx.config.PUBLIC_BASE_URL}/integrations/${i.id}/reconnect`;
+}
+
+function registryFor(category: IntegrationCategory) {
+  switch (category) {
+    case 'teammates':
+    case 'smart_fields':
+      return directorySources;
+    case 'signatures':
+      return mailboxInstallers;
+    case 'assets':
+      return photoSources;
+  }
+}
+
+export class IntegrationSetupError extends Error {
+  override readonly name = 'IntegrationSetupError';
+}
+
+/** The connector definition for a kind and category, or a clear error when there is none. */
+export function connectorDefinition(kind: ConnectorKind, category: IntegrationCategory): ConnectorDefinition<z.ZodType, z.ZodType, unknown> {
+  const def = (registryFor(category) as Partial<Record<ConnectorKind, ConnectorDefinition<z.ZodType, z.ZodType, unknown>>>)[kind];
+  if (!def) throw new IntegrationSetupError(`no ${category} connector for ${kind}`);
+  return def;
+}
+
+function describeIssues(what: string, error: z.ZodError): string {
+  const i = error.issues[0]!;
+  return `${what}: ${i.path.join('.') || '(root)'}: ${i.message}`;
+}
+
+/** Validates credentials and config against the connector's schemas; throws IntegrationSetupError. */
+export function validateSetup(kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown) {
+  const def = connectorDefinition(kind, category);
+  const creds = def.credentialsSchema.safeParse(credentials);
+  if (!creds.success) throw new IntegrationSetupError(describeIssues('credentials', creds.error));
+  const conf = def.configSchema.safeParse(config ?? {});
+  if (!conf.success) throw new IntegrationSetupError(describeIssues('config', conf.error));
+  return { def, credentials: creds.data as unknown, config: conf.data as Record<string, unknown> };
+}
+
+/** Builds the connector of an integration. */
+export function buildConnector<T>(ctx: AppContext, integration: IntegrationRow, logger: Logger): T {
+  const credentials = ctx.secrets.decryptJson(integration.credentials);
+  const { def, credentials: creds, config } = validateSetup(integration.kind, integration.category, credentials, integration.config);
+  return def.create({ config, credentials: creds, logger: logger.child({ integrationId: integration.id, kind: integration.kind }) }) as T;
+}
+
+/**
+ * Moves an integration to access_lost. One conditional UPDATE: only the first loss after a connect
+ * or reconnect changes the row, and only that one writes integration.access_lost.
+ */
+export async function markAccessLost(ctx: AppContext, db: Queryable, integration: IntegrationRow, message: string): Promise<boolean> {
+  const { rows } = await db.query<IntegrationRow>(
+    `update integrations set status = 'access_lost', error_message = $3, error_since = now()
+      where workspace_id = $1 and id = $2 and status = 'active' returning *`,
+    [integration.workspace_id, integration.id, message],
+  );
+  const row = rows[0];
+  if (!row) return false;
+  await emitEvent(db, row.workspace_id, 'integration.access_lost', {
+    integration: integrationRef(row),
+    error_message: message,
+    reconnect_url: reconnectUrl(ctx, row),
+  });
+  ctx.logger.warn({ integrationId: row.id, kind: row.kind, error: message }, 'integration lost access');
+  return true;
+}
+
+export interface ConnectInput {
+  workspaceId: string;
+  kind: ConnectorKind;
+  category: IntegrationCategory;
+  name: string;
+  credentials: unknown;
+  config: Record<string, unknown>;
+}
+
+/** Stores a new integration, active, and writes integration.connected (its first activation). */
+export async function insertIntegration(ctx: AppContext, client: pg.PoolClient, input: ConnectInput): Promise<IntegrationRow> {
+  const { rows } = await client.query<IntegrationRow>(
+    `insert into integrations (workspace_id, kind, category, name, credentials, config, status, connected_at)
+     values ($1, $2, $3, $4, $5, $6, 'active', now()) returning *`,
+    [input.workspaceId, input.kind, input.category, input.name, ctx.secrets.encryptJson(input.credentials), input.config],
+  );
+  const row = rows[0]!;
+  await emitEvent(client, row.workspace_id, 'integration.connected', { integration: integrationRef(row) });
+  return row;
+}
+
+/** Replaces credentials and returns the integration to active, re-arming access_lost. */
+export async function updateCredentials(ctx: AppContext, client: pg.PoolClient, integration: IntegrationRow, credentials: unknown): Promise<{ row: IntegrationRow; wasLost: boolean }> {
+  const prev = await client.query<{ status: IntegrationStatus }>(
+    'select status from integrations where workspace_id = $1 and id = $2 for update',
+    [integration.workspace_id, integration.id],
+  );
+  const { rows } = await client.query<IntegrationRow>(
+    `update integrations set credentials = $3, status = 'active', error_message = null, error_since = null,
+            disconnected_at = null, connected_at = coalesce(connected_at, now())
+      where workspace_id = $1 and id = $2 returning *`,
+    [integration.workspace_id, integration.id, ctx.secrets.encryptJson(credentials)],
+  );
+  return { row: rows[0]!, wasLost: prev.rows[0]?.status === 'access_lost' };
+}
+
+export async function markDisconnected(client: pg.PoolClient, integration: IntegrationRow): Promise<boolean> {
+  const { rows } = await client.query<IntegrationRow>(
+    `update integrations set status = 'disconnected', disconnected_at = now(), error_message = null, error_since = null
+      where workspace_id = $1 and id = $2 and status <> 'disconnected' returning *`,
+    [integration.workspace_id, integration.id],
+  );
+  const row = rows[0];
+  if (!row) return false;
+  await client.query(`update sync_runs set status = 'cancelled', finished_at = now(), error = 'integration disconnected' where integration_id = $1 and status = 'running'`, [row.id]);
+  await emitEvent(client, row.workspace_id, 'integration.disconnected', { integration: integrationRef(row) });
+  return true;
+}
