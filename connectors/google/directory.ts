@@ -1,0 +1,257 @@
+/**
+ * Google Workspace directory source (categories `teammates` and `smart_fields`).
+ *
+ * - Users: Admin SDK Directory `users.list` (customer or domain, 500 per page, projection=full so
+ *   custom schemas come along), paged by `pageToken`. Google has no delta listing: every run is a
+ *   full listing (`incremental: false`).
+ * - Groups: `groups.list`, and for each group `members.list` with derived (nested) memberships.
+ *   Memberships are loaded once per source instance, before the first users page is returned,
+ *   also when a run resumes from a stored page token.
+ * - Org units: `orgunits.list` with type=all, plus the root `/`.
+ * - Sync scope (config `scope`): users outside it are reported as skipped (`out_of_scope`).
+ */
+import { admin, type admin_directory_v1 } from '@googleapis/admin';
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import {
+  defineDirectorySource,
+  parseProvider,
+  type ConnectorContext,
+  type DirectoryGroup,
+  type DirectoryPage,
+  type DirectorySource,
+  type FetchUsersOptions,
+} from '../types.ts';
+import { adminAuthClient, credentialSecrets, googleCredentialsSchema, secretRedactor, type GoogleCredentials, type Redactor } from './auth.ts';
+import { apiOptions, googleConfigSchema, type GoogleConfig } from './config.ts';
+import { call, toConnectorError, type MapOptions } from './errors.ts';
+import { GoogleGroupsPage, GoogleMembersPage, GoogleOrgUnits, GoogleUsersPage, type GoogleGroup } from './schemas.ts';
+import { toDirectoryUser, type Memberships } from './user.ts';
+
+/** OAuth scopes to delegate for the directory (and the photo source, which needs the first one). */
+export const DIRECTORY_SCOPES = [
+  'https://www.googleapis.com/auth/admin.directory.user.readonly',
+  'https://www.googleapis.com/auth/admin.directory.group.readonly',
+  'https://www.googleapis.com/auth/admin.directory.orgunit.readonly',
+] as const;
+
+export const USERS_PAGE_SIZE = 500;
+const GROUPS_PAGE_SIZE = 200;
+const MEMBERS_PAGE_SIZE = 200;
+/** members.list calls in flight at once while loading memberships. */
+const MEMBERS_CONCURRENCY = 4;
+
+type Ctx = ConnectorContext<GoogleConfig, GoogleCredentials>;
+
+interface ScopeMatcher {
+  orgUnits: Set<string>;
+  groupIds: Set<string>;
+  emails: Set<string>;
+}
+
+export class GoogleDirectorySource implements DirectorySource {
+  readonly incremental = false;
+  readonly #config: GoogleConfig;
+  readonly #logger: Logger;
+  readonly #redact: Redactor;
+  readonly #api: admin_directory_v1.Admin;
+  #groups: Promise<GoogleGroup[]> | undefined;
+  #memberships: Promise<Memberships> | undefined;
+  #scope: Promise<ScopeMatcher | undefined> | undefined;
+
+  constructor(ctx: Ctx) {
+    this.#config = ctx.config;
+    this.#logger = ctx.logger.child({ connector: 'google_workspace.directory' });
+    this.#redact = secretRedactor(credentialSecrets(ctx.credentials));
+    const auth = adminAuthClient(ctx.credentials, DIRECTORY_SCOPES, { tokenUrl: ctx.config.token_url, timeoutMs: ctx.config.request_timeout_ms });
+    this.#api = admin({ version: 'directory_v1', auth, ...apiOptions(ctx.config) });
+  }
+
+  #site(what: string): MapOptions {
+    return { site: 'directory', what, redact: this.#redact };
+  }
+
+  /** customer, or domain when the config narrows the listing to one domain. */
+  #account(): { customer: string } | { domain: string } {
+    return this.#config.domain ? { domain: this.#config.domain } : { customer: this.#config.customer };
+  }
+
+  async checkAccess(): Promise<void> {
+    // https://developers.google.com/workspace/admin/directory/reference/rest/v1/users/list
+    const res = await call(this.#site('users.list'), () => this.#api.users.list({ ...this.#account(), maxResults: 1 }));
+    parseProvider(GoogleUsersPage, res.data, 'google users.list');
+  }
+
+  async fetchUsersPage(opts: FetchUsersOptions): Promise<DirectoryPage> {
+    // Memberships first: a resumed run (opts.pageToken set) needs them just as much.
+    const memberships = await this.#loadMemberships();
+    this.#scope ??= this.#scopeMatcher().catch((err: unknown) => {
+      this.#scope = undefined;
+      throw err;
+    });
+    const scope = await this.#scope;
+
+    // https://developers.google.com/workspace/admin/directory/reference/rest/v1/users/list
+    const res = await call(this.#site('users.list'), () =>
+      this.#api.users.list({
+        ...this.#account(),
+        maxResults: USERS_PAGE_SIZE,
+        projection: 'full',
+        ...(opts.pageToken ? { pageToken: opts.pageToken } : {}),
+      }),
+    );
+    const page = parseProvider(GoogleUsersPage, res.data, 'google users.list');
+
+    const out: DirectoryPage = { users: [], removedIds: [], skipped: [], nextPageToken: page.nextPageToken || null };
+    for (const raw of page.users ?? []) {
+      const user = toDirectoryUser(raw, memberships);
+      if (scope && !inScope(scope, user)) {
+        out.skipped.push({ externalId: user.externalId, reason: 'out_of_scope' });
+        continue;
+      }
+      out.users.push(user);
+    }
+    this.#logger.debug({ users: out.users.length, skipped: out.skipped.length, more: out.nextPageToken !== null }, 'google users page');
+    return out;
+  }
+
+  async listGroups(): Promise<DirectoryGroup[]> {
+    const groups = await this.#loadGroups();
+    // https://developers.google.com/workspace/admin/directory/reference/rest/v1/orgunits/list
+    const res = await call(this.#site('orgunits.list'), () => this.#api.orgunits.list({ customerId: this.#config.customer, type: 'all' }));
+    const units = parseProvider(GoogleOrgUnits, res.data, 'google orgunits.list').organizationUnits ?? [];
+
+    const out: DirectoryGroup[] = groups.map((g) => ({ externalId: g.id, kind: 'group', name: g.name || g.email || g.id, email: g.email ?? null }));
+    out.push({ externalId: '/', kind: 'org_unit', name: '/', path: '/' });
+    for (const u of units) {
+      if (u.orgUnitPath === '/') continue;
+      out.push({ externalId: u.orgUnitPath, kind: 'org_unit', name: u.name || u.orgUnitPath, path: u.orgUnitPath });
+    }
+    return out;
+  }
+
+  /** Every group of the account (or domain), fetched once per source instance. */
+  #loadGroups(): Promise<GoogleGroup[]> {
+    this.#groups ??= this.#fetchGroups().catch((err: unknown) => {
+      this.#groups = undefined;
+      throw err;
+    });
+    return this.#groups;
+  }
+
+  async #fetchGroups(): Promise<GoogleGroup[]> {
+    const groups: GoogleGroup[] = [];
+    let pageToken: string | undefined;
+    do {
+      const token = pageToken;
+      // https://developers.google.com/workspace/admin/directory/reference/rest/v1/groups/list
+      const res = await call(this.#site('groups.list'), () =>
+        this.#api.groups.list({ ...this.#account(), maxResults: GROUPS_PAGE_SIZE, ...(token ? { pageToken: token } : {}) }),
+      );
+      const page = parseProvider(GoogleGroupsPage, res.data, 'google groups.list');
+      groups.push(...(page.groups ?? []));
+      pageToken = page.nextPageToken || undefined;
+    } while (pageToken);
+    return groups;
+  }
+
+  #loadMemberships(): Promise<Memberships> {
+    this.#memberships ??= this.#fetchMemberships().catch((err: unknown) => {
+      this.#memberships = undefined;
+      throw err;
+    });
+    return this.#memberships;
+  }
+
+  async #fetchMemberships(): Promise<Memberships> {
+    const groups = await this.#loadGroups();
+    const byUserId = new Map<string, string[]>();
+    const byEmail = new Map<string, string[]>();
+    const everyone: string[] = [];
+    const add = (map: Map<string, string[]>, key: string, groupId: string) => {
+      const list = map.get(key);
+      if (!list) map.set(key, [groupId]);
+      else if (!list.includes(groupId)) list.push(groupId);
+    };
+
+    const limit = pLimit(MEMBERS_CONCURRENCY);
+    const perGroup = await Promise.all(groups.map((g) => limit(() => this.#fetchMembers(g))));
+    groups.forEach((g, i) => {
+      for (const m of perGroup[i] ?? []) {
+        if (m.type === 'CUSTOMER') {
+          if (!everyone.includes(g.id)) everyone.push(g.id);
+        } else if (m.type === 'USER' || m.type === null || m.type === undefined) {
+          if (m.id) add(byUserId, m.id, g.id);
+          else if (m.email) add(byEmail, m.email.toLowerCase(), g.id);
+        }
+      }
+    });
+    this.#logger.debug({ groups: groups.length, members: byUserId.size + byEmail.size }, 'google group memberships loaded');
+    return { byUserId, byEmail, everyone };
+  }
+
+  async #fetchMembers(group: GoogleGroup) {
+    const members = [];
+    let pageToken: string | undefined;
+    do {
+      const token = pageToken;
+      let data: unknown;
+      try {
+        // https://developers.google.com/workspace/admin/directory/reference/rest/v1/members/list
+        const res = await this.#api.members.list({
+          groupKey: group.id,
+          includeDerivedMembership: true,
+          maxResults: MEMBERS_PAGE_SIZE,
+          ...(token ? { pageToken: token } : {}),
+        });
+        data = res.data;
+      } catch (err) {
+        // A group deleted since groups.list has no members; anything else fails the listing.
+        if ((err as { response?: { status?: number } }).response?.status === 404) {
+          this.#logger.info({ groupId: group.id }, 'google group vanished while listing members');
+          return [];
+        }
+        throw toConnectorError(err, this.#site('members.list'));
+      }
+      const page = parseProvider(GoogleMembersPage, data, 'google members.list');
+      members.push(...(page.members ?? []));
+      pageToken = page.nextPageToken || undefined;
+    } while (pageToken);
+    return members;
+  }
+
+  /** The configured scope, with group emails resolved to ids; undefined when everyone is in scope. */
+  async #scopeMatcher(): Promise<ScopeMatcher | undefined> {
+    const scope = this.#config.scope;
+    if (!scope || (scope.org_units.length === 0 && scope.groups.length === 0 && scope.emails.length === 0)) return undefined;
+    const groupIds = new Set<string>();
+    if (scope.groups.length) {
+      const groups = await this.#loadGroups();
+      for (const wanted of scope.groups) {
+        const w = wanted.toLowerCase();
+        const g = groups.find((x) => x.id === wanted || x.email?.toLowerCase() === w || x.aliases?.some((a) => a.toLowerCase() === w));
+        if (g) groupIds.add(g.id);
+        else this.#logger.warn({ group: wanted }, 'google sync scope names a group that does not exist');
+      }
+    }
+    return {
+      orgUnits: new Set(scope.org_units.map((p) => (p.length > 1 ? p.replace(/\/+$/, '') : p))),
+      groupIds,
+      emails: new Set(scope.emails.map((e) => e.toLowerCase())),
+    };
+  }
+}
+
+function inScope(scope: ScopeMatcher, user: { primaryEmail: string | null; aliases: string[]; groups: string[]; orgUnits: string[] }): boolean {
+  if (user.orgUnits.some((o) => scope.orgUnits.has(o))) return true;
+  if (user.groups.some((g) => scope.groupIds.has(g))) return true;
+  return [user.primaryEmail, ...user.aliases].some((e) => e !== null && scope.emails.has(e.toLowerCase()));
+}
+
+export const googleDirectorySource = defineDirectorySource({
+  kind: 'google_workspace',
+  scopes: DIRECTORY_SCOPES,
+  configSchema: googleConfigSchema,
+  credentialsSchema: googleCredentialsSchema,
+  create: (ctx) => new GoogleDirectorySource(ctx),
+});
