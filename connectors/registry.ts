@@ -4,12 +4,21 @@
  */
 import type { z } from 'zod';
 import type { ConnectorDefinition, DirectorySource, MailboxInstaller, PhotoSource } from './types.ts';
+import { googleDirectorySource } from './google/directory.ts';
+import { gmailInstaller } from './google/gmail.ts';
+import { googlePhotoSource } from './google/photos.ts';
 
 type Def<T> = ConnectorDefinition<z.ZodType, z.ZodType, T>;
 export type ConnectorKind = 'google_workspace' | 'microsoft_entra' | 'slack';
 
-export const directorySources: Partial<Record<ConnectorKind, Def<DirectorySource>>> = {};
+export const directorySources: Partial<Record<ConnectorKind, Def<DirectorySource>>> = {
+  google_workspace: googleDirectorySource,
+};
 
-export const mailboxInstallers: Partial<Record<ConnectorKind, Def<MailboxInstaller>>> = {};
+export const mailboxInstallers: Partial<Record<ConnectorKind, Def<MailboxInstaller>>> = {
+  google_workspace: gmailInstaller,
+};
 
-export const photoSources: Partial<Record<ConnectorKind, Def<PhotoSource>>> = {};
+export const photoSources: Partial<Record<ConnectorKind, Def<PhotoSource>>> = {
+  google_workspace: googlePhotoSource,
+};
