@@ -44,6 +44,18 @@ const schema = z.object({
     .default('0 2 * * *'),
   DATA_DIR: z.string().min(1, 'a directory path').default('.data'),
   PUBLIC_BASE_URL: z.url({ error: 'an absolute http(s) URL such as https://sig.example.com' }).optional(),
+  /** Lets webhook endpoints use http:// and loopback addresses (tests, the sandbox). Off by default. */
+  ALLOW_INSECURE_WEBHOOKS: z
+    .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow http and loopback webhook URLs, '0' or 'false' to refuse them" })
+    .transform((v) => v === '1' || v === 'true')
+    .default(false),
+  /** A webhook endpoint is disabled after this many deliveries in a row end in failure. */
+  WEBHOOK_MAX_CONSECUTIVE_FAILURES: z
+    .string()
+    .regex(/^\d+$/, 'an integer from 1 to 10000')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'an integer from 1 to 10000').max(10000, 'an integer from 1 to 10000'))
+    .default(20),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'DATA_DIR' | 'PUBLIC_BASE_URL'> & {

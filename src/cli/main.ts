@@ -10,6 +10,7 @@ import { serverCommands } from './commands/server.ts';
 import { adminCommands } from './commands/admin.ts';
 import { integrationCommands } from './commands/integration.ts';
 import { syncCommands } from './commands/sync.ts';
+import { webhookCommands } from './commands/webhook.ts';
 
 export function buildProgram(): Command {
   const program = new Command('sigsync')
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   adminCommands(program);
   integrationCommands(program);
   syncCommands(program);
+  webhookCommands(program);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.showHelpAfterError(`(run sigsync ${c.name()} --help for usage)`);

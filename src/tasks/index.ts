@@ -8,8 +8,10 @@ import type { TaskDefinition } from './define.ts';
 import { prune } from './prune.ts';
 import { syncIntegration } from './syncIntegration.ts';
 import { syncAll } from './syncAll.ts';
+import { dispatchWebhooks } from './dispatchWebhooks.ts';
+import { deliverWebhook } from './deliverWebhook.ts';
 
-export const tasks: TaskDefinition[] = [prune, syncIntegration, syncAll] as TaskDefinition[];
+export const tasks: TaskDefinition[] = [prune, syncIntegration, syncAll, dispatchWebhooks, deliverWebhook] as TaskDefinition[];
 
 export function crontab(config: Config): CronItem[] {
   return [

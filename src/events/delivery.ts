@@ -1,0 +1,305 @@
+/**
+ * One attempt of one webhook delivery: a signed POST of the event payload, its outcome recorded, and
+ * the next attempt scheduled or the delivery settled.
+ *
+ * - Body: the event payload exactly as stored (spec section 6 shape, with `type` and `occurred_at`),
+ *   as minified JSON, `content-type: application/json`.
+ * - Headers: Standard Webhooks `webhook-id` (the delivery id, stable across retries),
+ *   `webhook-timestamp`, `webhook-signature` (signing.ts).
+ * - Timeout: 10 s for the whole exchange. Redirects are not followed.
+ * - Outcomes:
+ *   - 2xx: succeeded; the endpoint's failure count resets to 0.
+ *   - 408, 429, 5xx, timeout, network error (connection refused or reset, DNS failure): retried on
+ *     RETRY_DELAYS_MS (about 24 h in all), a Retry-After header can lengthen the wait (up to 24 h);
+ *     after the last attempt the delivery fails.
+ *   - 410 Gone: failed, and the endpoint is disabled at once (the receiver says it wants no more).
+ *   - any other status (3xx, 4xx), or an address refused by the SSRF guard: failed, no retry.
+ * - Each attempt is a `webhook_delivery_attempts` row (status code, duration, error); the delivery row
+ *   keeps the latest. A delivery that ends in failure adds one to the endpoint's
+ *   `consecutive_failures`; at WEBHOOK_MAX_CONSECUTIVE_FAILURES the endpoint is disabled with a
+ *   warning log line. Deliveries still pending for a disabled endpoint fail without a request.
+ * - The next attempt is the same `deliver_webhook` job key re-added with `run_at`, in the transaction
+ *   that records the attempt, so a crash never loses or doubles the schedule.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { Logger } from 'pino';
+import type { AppContext } from '../context.ts';
+import { withTx } from '../db/tx.ts';
+import { signatureHeaders } from './signing.ts';
+import { UnsafeUrlError, checkUrlSyntax, guardedLookup, hostOf } from './ssrf.ts';
+import { DELIVER_JOB_MAX_ATTEMPTS, DELIVER_TASK, deliveryJobKey } from './dispatch.ts';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/**
+ * Wait before each retry. Ten attempts in all: at 0, 5 s, 1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h and
+ * 8 h after the previous one, so the last attempt comes about 23.6 h after the first (up to 10% more
+ * with jitter).
+ */
+export const RETRY_DELAYS_MS: readonly number[] = [5 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 8 * HOUR];
+
+export interface DeliveryPolicy {
+  /** Wait before retry n (n = 1 is the second attempt); attempts = length + 1. Default RETRY_DELAYS_MS. */
+  retryDelaysMs: readonly number[];
+  /** Random extra wait, as a fraction of the delay (0.1: up to 10% more). Default 0.1. */
+  jitter: number;
+  /** Deadline of one attempt, connect to last response byte. Default 10 s. */
+  timeoutMs: number;
+  /** The longest wait a Retry-After header may ask for. Default 24 h. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_POLICY: DeliveryPolicy = {
+  retryDelaysMs: RETRY_DELAYS_MS,
+  jitter: 0.1,
+  timeoutMs: 10 * SECOND,
+  maxRetryAfterMs: 24 * HOUR,
+};
+
+const USER_AGENT = 'sigsync-webhooks/1';
+/** Response bytes read before the rest is dropped; the body is not used. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export class DeliveryTimeoutError extends Error {
+  override readonly name = 'DeliveryTimeoutError';
+}
+
+/** What one HTTP attempt came to. */
+export interface AttemptResult {
+  statusCode: number | null;
+  durationMs: number;
+  /** null on success; otherwise a short, secret-free description. */
+  error: string | null;
+  verdict: 'succeeded' | 'retry' | 'failed' | 'gone';
+  /** From a Retry-After header on a retryable answer. */
+  retryAfterMs?: number;
+}
+
+/** Status code → what to do. */
+export function classifyStatus(status: number): AttemptResult['verdict'] {
+  if (status >= 200 && status < 300) return 'succeeded';
+  if (status === 408 || status === 429 || status >= 500) return 'retry';
+  if (status === 410) return 'gone';
+  return 'failed';
+}
+
+function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * SECOND;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+interface PostResponse {
+  status: number;
+  statusText: string;
+  retryAfter: string | undefined;
+}
+
+function post(url: URL, body: string, headers: Record<string, string>, allowInsecure: boolean, timeoutMs: number): Promise<PostResponse> {
+  return new Promise((resolve, reject) => {
+    const mod = url.protocol === 'https:' ? https : http;
+    const req = mod.request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': USER_AGENT },
+        // A fresh socket per attempt, resolved and checked by the SSRF guard.
+        agent: false,
+        lookup: guardedLookup({ allowInsecure }, url.protocol === 'http:'),
+      },
+      (res) => {
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_RESPONSE_BYTES) res.destroy();
+        });
+        const done = () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            statusText: res.statusMessage ?? '',
+            retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined,
+          });
+        res.on('end', done);
+        // The status is known; a body cut short (by us or the receiver) does not change the outcome.
+        res.on('close', done);
+        res.on('error', () => {});
+      },
+    );
+    const timer = setTimeout(() => req.destroy(new DeliveryTimeoutError(`no complete response within ${timeoutMs} ms`)), timeoutMs);
+    req.on('close', () => clearTimeout(timer));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof DeliveryTimeoutError || err instanceof UnsafeUrlError) return err.message;
+  const e = err as NodeJS.ErrnoException;
+  return e.code ? `${e.code}: ${e.message}` : String(e.message ?? e);
+}
+
+/** Sends one signed attempt and classifies it. Never throws. */
+export async function attemptDelivery(opts: {
+  url: string;
+  secret: string;
+  messageId: string;
+  body: string;
+  allowInsecure: boolean;
+  timeoutMs: number;
+}): Promise<AttemptResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  try {
+    // Scheme, credentials and IP-literal hosts; names are checked as they resolve (guardedLookup).
+    const url = checkUrlSyntax(opts.url, { allowInsecure: opts.allowInsecure });
+    const headers = signatureHeaders(opts.secret, opts.messageId, opts.body);
+    const res = await post(url, opts.body, { ...headers }, opts.allowInsecure, opts.timeoutMs);
+    const verdict = classifyStatus(res.status);
+    const retryAfterMs = verdict === 'retry' ? parseRetryAfter(res.retryAfter, Date.now()) : undefined;
+    return {
+      statusCode: res.status,
+      durationMs: elapsed(),
+      error: verdict === 'succeeded' ? null : `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`,
+      verdict,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    };
+  } catch (err) {
+    return {
+      statusCode: null,
+      durationMs: elapsed(),
+      error: describeError(err).slice(0, 500),
+      verdict: err instanceof UnsafeUrlError ? 'failed' : 'retry',
+    };
+  }
+}
+
+/** The wait before the attempt after attempt number `attempt` (1-based), or null when none is left. */
+export function nextDelayMs(policy: DeliveryPolicy, attempt: number, retryAfterMs?: number, random: () => number = Math.random): number | null {
+  const base = policy.retryDelaysMs[attempt - 1];
+  if (base === undefined) return null;
+  const jittered = Math.round(base * (1 + policy.jitter * random()));
+  return retryAfterMs === undefined ? jittered : Math.max(jittered, Math.min(retryAfterMs, policy.maxRetryAfterMs));
+}
+
+interface DeliveryRow {
+  id: string;
+  workspace_id: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  endpoint_id: string;
+  url: string;
+  secret: Buffer;
+  enabled: boolean;
+  payload: Record<string, unknown>;
+}
+
+export type DeliveryOutcome = 'missing' | 'settled' | 'endpoint_disabled' | 'succeeded' | 'retrying' | 'failed';
+
+/**
+ * Runs the next attempt of a delivery and records it. Safe to call for a delivery that is gone
+ * (endpoint removed), already settled, or whose endpoint was disabled meanwhile.
+ */
+export async function deliverOnce(
+  app: Pick<AppContext, 'pool' | 'secrets' | 'config'>,
+  deliveryId: string,
+  logger: Logger,
+  policy: DeliveryPolicy = DEFAULT_POLICY,
+): Promise<DeliveryOutcome> {
+  const { rows } = await app.pool.query<DeliveryRow>(
+    `select d.id, d.workspace_id, d.status, d.attempts, d.endpoint_id, ep.url, ep.secret, ep.enabled, e.payload
+       from webhook_deliveries d
+       join webhook_endpoints ep on ep.id = d.endpoint_id
+       join events e on e.id = d.event_id
+      where d.id = $1`,
+    [deliveryId],
+  );
+  const d = rows[0];
+  if (!d) return 'missing';
+  if (d.status !== 'pending') return 'settled';
+  if (!d.enabled) {
+    await app.pool.query(
+      `update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = 'endpoint disabled'
+        where id = $1 and status = 'pending'`,
+      [d.id],
+    );
+    return 'endpoint_disabled';
+  }
+
+  const attempt = d.attempts + 1;
+  const body = JSON.stringify(d.payload);
+  const result = await attemptDelivery({
+    url: d.url,
+    secret: app.secrets.decrypt(d.secret),
+    messageId: d.id,
+    body,
+    allowInsecure: app.config.ALLOW_INSECURE_WEBHOOKS,
+    timeoutMs: policy.timeoutMs,
+  });
+  const delay = result.verdict === 'retry' ? nextDelayMs(policy, attempt, result.retryAfterMs) : null;
+  const outcome: 'succeeded' | 'retrying' | 'failed' = result.verdict === 'succeeded' ? 'succeeded' : delay !== null ? 'retrying' : 'failed';
+  const host = hostOf(new URL(d.url));
+  const log = logger.child({ deliveryId: d.id, endpointId: d.endpoint_id, workspaceId: d.workspace_id, host, attempt });
+
+  const recorded = await withTx(app.pool, async (client) => {
+    const upd = await client.query<{ next_attempt_at: Date | null }>(
+      `update webhook_deliveries
+          set attempts = $2, status = $3, last_status_code = $4, last_duration_ms = $5, last_error = $6,
+              delivered_at = case when $3 = 'succeeded' then now() end,
+              next_attempt_at = case when $7::bigint is null then null else now() + make_interval(secs => $7::bigint / 1000.0) end
+        where id = $1 and status = 'pending' and attempts = $8
+        returning next_attempt_at`,
+      [d.id, attempt, outcome === 'retrying' ? 'pending' : outcome, result.statusCode, result.durationMs, result.error, delay, d.attempts],
+    );
+    // Another run recorded this attempt first (it cannot happen with one job per delivery key).
+    if (!upd.rowCount) return false;
+    const nextAt = upd.rows[0]!.next_attempt_at;
+    await client.query(
+      `insert into webhook_delivery_attempts (delivery_id, attempt, outcome, status_code, duration_ms, error, next_attempt_at)
+       values ($1, $2, $3, $4, $5, $6, $7)`,
+      [d.id, attempt, outcome, result.statusCode, result.durationMs, result.error, nextAt],
+    );
+    if (outcome === 'retrying') {
+      await client.query(
+        `select graphile_worker.add_job($1, json_build_object('deliveryId', $2::uuid), run_at := $3, max_attempts := $4, job_key := $5)`,
+        [DELIVER_TASK, d.id, nextAt, DELIVER_JOB_MAX_ATTEMPTS, deliveryJobKey(d.id)],
+      );
+    } else if (outcome === 'succeeded') {
+      await client.query(`update webhook_endpoints set consecutive_failures = 0 where id = $1 and consecutive_failures <> 0`, [d.endpoint_id]);
+    } else {
+      const gone = result.verdict === 'gone';
+      const { rows: ep } = await client.query<{ was_enabled: boolean; enabled: boolean; consecutive_failures: number; disabled_reason: string | null }>(
+        `with prev as (select enabled from webhook_endpoints where id = $1 for update)
+         update webhook_endpoints
+            set consecutive_failures = consecutive_failures + 1,
+                enabled = enabled and not ($2 or consecutive_failures + 1 >= $3),
+                disabled_reason = case
+                  when not enabled then disabled_reason
+                  when $2 then 'the receiver answered 410 Gone'
+                  when consecutive_failures + 1 >= $3 then format('%s deliveries in a row failed', consecutive_failures + 1)
+                  else disabled_reason end
+          where id = $1
+         returning (select enabled from prev) as was_enabled, enabled, consecutive_failures, disabled_reason`,
+        [d.endpoint_id, gone, app.config.WEBHOOK_MAX_CONSECUTIVE_FAILURES],
+      );
+      const e = ep[0];
+      if (e?.was_enabled && !e.enabled) {
+        log.warn(
+          { consecutiveFailures: e.consecutive_failures, reason: e.disabled_reason },
+          `webhook endpoint disabled: ${e.disabled_reason ?? 'deliveries failed'}; re-enable it with sigsync webhook enable`,
+        );
+      }
+    }
+    return true;
+  });
+  if (!recorded) return 'settled';
+
+  const fields = { outcome, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, retryInMs: delay ?? undefined };
+  if (outcome === 'succeeded') log.info(fields, 'webhook delivered');
+  else if (outcome === 'retrying') log.info(fields, 'webhook attempt failed; retry scheduled');
+  else log.warn(fields, 'webhook delivery failed');
+  return outcome;
+}

@@ -1,0 +1,92 @@
+/**
+ * Webhook endpoints: where a workspace's events are delivered. The signing secret is generated
+ * here, returned once to the caller, and stored only encrypted (ctx.secrets); it never reaches a log
+ * or a listing.
+ */
+import type { AppContext } from '../context.ts';
+import type { Queryable } from '../db/tx.ts';
+import { EVENT_TYPES, type EventType } from './outbox.ts';
+import { generateSigningSecret } from './signing.ts';
+import { validateWebhookUrl } from './ssrf.ts';
+
+export class UnknownEventTypeError extends Error {
+  override readonly name = 'UnknownEventTypeError';
+  readonly unknown: string[];
+  readonly allowed: readonly string[] = EVENT_TYPES;
+
+  constructor(unknown: string[]) {
+    super(`unknown event type${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; allowed: all, ${EVENT_TYPES.join(', ')}`);
+    this.unknown = unknown;
+  }
+}
+
+/**
+ * Parses a subscription: `all` (or nothing) means every type, stored as null; otherwise a comma
+ * separated list of the spec's event types.
+ */
+export function parseEventTypes(raw: string | undefined): EventType[] | null {
+  const items = (raw ?? 'all')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!items.length || items.includes('all')) {
+    if (items.length > 1) throw new UnknownEventTypeError(['"all" combined with other types']);
+    return null;
+  }
+  const unknown = items.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  if (unknown.length) throw new UnknownEventTypeError(unknown);
+  return [...new Set(items)] as EventType[];
+}
+
+export interface EndpointRow {
+  id: string;
+  workspace_id: string;
+  url: string;
+  /** null: every event type. */
+  event_types: EventType[] | null;
+  enabled: boolean;
+  consecutive_failures: number;
+  disabled_reason: string | null;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, workspace_id, url, event_types, enabled, consecutive_failures, disabled_reason, created_at';
+
+/**
+ * Registers an endpoint after checking its URL (https, public address; see ssrf.ts). Returns the row
+ * and the signing secret, which is not retrievable afterwards.
+ */
+export async function createEndpoint(
+  ctx: Pick<AppContext, 'pool' | 'secrets' | 'config'>,
+  input: { workspaceId: string; url: string; eventTypes: EventType[] | null },
+): Promise<{ endpoint: EndpointRow; secret: string }> {
+  const url = await validateWebhookUrl(input.url, { allowInsecure: ctx.config.ALLOW_INSECURE_WEBHOOKS });
+  const secret = generateSigningSecret();
+  const { rows } = await ctx.pool.query<EndpointRow>(
+    `insert into webhook_endpoints (workspace_id, url, secret, event_types) values ($1, $2, $3, $4) returning ${COLUMNS}`,
+    [input.workspaceId, url.toString(), ctx.secrets.encrypt(secret), input.eventTypes],
+  );
+  return { endpoint: rows[0]!, secret };
+}
+
+export async function listEndpoints(db: Queryable, workspaceId: string): Promise<EndpointRow[]> {
+  const { rows } = await db.query<EndpointRow>(`select ${COLUMNS} from webhook_endpoints where workspace_id = $1 order by created_at desc, id`, [
+    workspaceId,
+  ]);
+  return rows;
+}
+
+/** Deletes an endpoint with its deliveries; jobs still queued for them find nothing and end. */
+export async function removeEndpoint(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('delete from webhook_endpoints where id = $1', [id]);
+  return rowCount === 1;
+}
+
+/** Turns a disabled endpoint back on with a clean failure count. Events from now on reach it. */
+export async function enableEndpoint(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `update webhook_endpoints set enabled = true, consecutive_failures = 0, disabled_reason = null where id = $1`,
+    [id],
+  );
+  return rowCount === 1;
+}

@@ -1,0 +1,22 @@
+/**
+ * One attempt of one webhook delivery (src/events/delivery.ts); on a retryable failure the task
+ * re-adds its own job key with the next `run_at` of the retry schedule. `deliverWebhookTask(policy)`
+ * builds the task with another schedule or timeout (tests pass a fast one to startWorker).
+ */
+import { z } from 'zod';
+import { defineTask } from './define.ts';
+import { DELIVER_TASK } from '../events/dispatch.ts';
+import { DEFAULT_POLICY, deliverOnce, type DeliveryPolicy } from '../events/delivery.ts';
+
+export function deliverWebhookTask(policy: Partial<DeliveryPolicy> = {}) {
+  const full: DeliveryPolicy = { ...DEFAULT_POLICY, ...policy };
+  return defineTask({
+    name: DELIVER_TASK,
+    payload: z.object({ deliveryId: z.uuid() }).loose(),
+    async run({ deliveryId }, { app, logger }) {
+      await deliverOnce(app, deliveryId, logger, full);
+    },
+  });
+}
+
+export const deliverWebhook = deliverWebhookTask();
