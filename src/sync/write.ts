@@ -291,8 +291,8 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
   // Bookkeeping: who this run saw, as active or removed.
   await client.query(
     `insert into sync_run_seen (run_id, external_id, removed)
-     select $1, ext_id, false from stage_users
-     union all select $1, x, true from unnest($2::text[]) x
+     select $1::uuid, ext_id, false from stage_users
+     union all select $1::uuid, x, true from unnest($2::text[]) x
      on conflict (run_id, external_id) do update set removed = excluded.removed`,
     [ctx.runId, [...removed]],
   );

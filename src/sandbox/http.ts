@@ -1,0 +1,175 @@
+/**
+ * Shared plumbing of the emulated provider tenants: a loopback HTTP(S) server with knobs that tests
+ * and benchmarks turn (latency, a quota answered with 429 + Retry-After, injected 5xx, revoked
+ * credentials at request N, a malformed answer at request N) and request counters.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+export interface Knobs {
+  /** Added to every answer, in ms. */
+  latencyMs: number;
+  /** Requests per second the tenant accepts before answering 429 with Retry-After (0 = no limit). */
+  quotaPerSecond: number;
+  /** Share of requests answered with a 503 (0..1). */
+  faultRate: number;
+  /** From this request number on (1-based, API requests only), credentials are revoked. */
+  revokeAtRequest: number | null;
+  /** This request number gets a malformed answer. */
+  malformedAtRequest: number | null;
+  /** From this request number on, every API request gets a 503 (an outage), until cleared. */
+  outageFromRequest: number | null;
+  /**
+   * When set, `malformedAtRequest` and `outageFromRequest` count only the calls of this route
+   * (e.g. 'users.list': "the third users page is malformed").
+   */
+  faultRoute: string | null;
+}
+
+export const defaultKnobs = (): Knobs => ({ latencyMs: 0, quotaPerSecond: 0, faultRate: 0, revokeAtRequest: null, malformedAtRequest: null, outageFromRequest: null, faultRoute: null });
+
+export interface Counters {
+  requests: number;
+  byRoute: Record<string, number>;
+  rateLimited: number;
+  faults: number;
+}
+
+export interface Ctx {
+  req: http.IncomingMessage;
+  url: URL;
+  body: string;
+  /** 1-based number of this API request. */
+  n: number;
+  revoked: boolean;
+  malformed: boolean;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Send this raw text instead of JSON. */
+  raw?: string | Buffer;
+}
+
+export type Handler = (ctx: Ctx) => Reply | Promise<Reply>;
+
+export interface Route {
+  method: string;
+  pattern: RegExp;
+  name: string;
+  handler: (ctx: Ctx, match: RegExpExecArray) => Reply | Promise<Reply>;
+  /** Token endpoints and inspection are not counted against quotas and knobs. */
+  control?: boolean;
+}
+
+export interface EmulatorServer {
+  url: string;
+  port: number;
+  knobs: Knobs;
+  counters: Counters;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ServeOptions {
+  tls?: { key: string; cert: string };
+  /** Answer for a revoked credential. */
+  revokedReply: () => Reply;
+  /** Answer for the quota. */
+  rateLimitedReply: (retryAfterSeconds: number) => Reply;
+  faultReply: () => Reply;
+  malformedReply: () => Reply;
+}
+
+export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = defaultKnobs()): Promise<EmulatorServer> {
+  const counters: Counters = { requests: 0, byRoute: {}, rateLimited: 0, faults: 0 };
+  let windowStart = Date.now();
+  let windowCount = 0;
+
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    let reply: Reply = { status: 404, body: { error: { code: 404, message: `no route ${req.method} ${url.pathname}` } } };
+    for (const route of routes) {
+      const m = route.method === req.method ? route.pattern.exec(url.pathname) : null;
+      if (!m) continue;
+      if (route.control) {
+        reply = await route.handler({ req, url, body, n: 0, revoked: false, malformed: false }, m);
+        break;
+      }
+      const n = ++counters.requests;
+      const nRoute = (counters.byRoute[route.name] = (counters.byRoute[route.name] ?? 0) + 1);
+      const faultN = knobs.faultRoute === null ? n : knobs.faultRoute === route.name ? nRoute : -1;
+      if (knobs.latencyMs) await sleep(knobs.latencyMs);
+      if (knobs.quotaPerSecond) {
+        const now = Date.now();
+        if (now - windowStart >= 1000) {
+          windowStart = now;
+          windowCount = 0;
+        }
+        if (++windowCount > knobs.quotaPerSecond) {
+          counters.rateLimited++;
+          reply = opts.rateLimitedReply(Math.max(1, Math.ceil((1000 - (now - windowStart)) / 1000)));
+          break;
+        }
+      }
+      const revoked = knobs.revokeAtRequest !== null && n >= knobs.revokeAtRequest;
+      if (revoked) {
+        reply = opts.revokedReply();
+        break;
+      }
+      if ((knobs.outageFromRequest !== null && faultN >= knobs.outageFromRequest) || (knobs.faultRate && Math.random() < knobs.faultRate)) {
+        counters.faults++;
+        reply = opts.faultReply();
+        break;
+      }
+      if (knobs.malformedAtRequest === faultN) {
+        reply = opts.malformedReply();
+        break;
+      }
+      reply = await route.handler({ req, url, body, n, revoked, malformed: false }, m);
+      break;
+    }
+    const headers = { 'content-type': reply.raw === undefined ? 'application/json; charset=utf-8' : 'text/plain', ...(reply.headers ?? {}) };
+    res.writeHead(reply.status, headers);
+    res.end(reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body)));
+  };
+
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    handle(req, res).catch((err: unknown) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 500, message: String(err) } }));
+    });
+  };
+  const server = opts.tls ? https.createServer({ key: opts.tls.key, cert: opts.tls.cert }, listener) : http.createServer(listener);
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    port,
+    knobs,
+    counters,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Parses a form or JSON body. */
+export function parseBody(body: string): Record<string, string> {
+  if (!body) return {};
+  try {
+    return JSON.parse(body) as Record<string, string>;
+  } catch {
+    return Object.fromEntries(new URLSearchParams(body));
+  }
+}

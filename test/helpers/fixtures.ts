@@ -1,0 +1,63 @@
+/**
+ * Builders for tests: a workspace with an API key, integrations pointed at the emulated tenants,
+ * smart fields mapped to directory attributes.
+ */
+import crypto from 'node:crypto';
+import type { AppContext } from '../../src/context.ts';
+import { createApiKey } from '../../src/db/apiKeys.ts';
+import { withTx } from '../../src/db/tx.ts';
+import { createWorkspace } from '../../src/db/workspaces.ts';
+import { insertIntegration, type IntegrationCategory, type IntegrationRow } from '../../src/integrations/repository.ts';
+
+let cachedKey: string | undefined;
+/** A throwaway RSA key for service-account credentials (generated once per process). */
+export function testPrivateKey(): string {
+  cachedKey ??= crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return cachedKey;
+}
+
+export function googleServiceAccount(subject = 'admin@example.test') {
+  return {
+    type: 'service_account',
+    client_email: 'sync@sigsync-test.iam.gserviceaccount.com',
+    private_key: testPrivateKey(),
+    private_key_id: 'k1',
+    subject,
+  };
+}
+
+export async function workspaceWithKey(ctx: AppContext, name = 'Acme'): Promise<{ workspaceId: string; key: string }> {
+  const ws = await createWorkspace(ctx.pool, name);
+  return { workspaceId: ws.id, key: (await createApiKey(ctx.pool, ws.id)).key };
+}
+
+export async function connectGoogle(
+  ctx: AppContext,
+  workspaceId: string,
+  emulatorUrl: string,
+  opts: { category?: IntegrationCategory; config?: Record<string, unknown>; name?: string } = {},
+): Promise<IntegrationRow> {
+  return withTx(ctx.pool, (client) =>
+    insertIntegration(ctx, client, {
+      workspaceId,
+      kind: 'google_workspace',
+      category: opts.category ?? 'teammates',
+      name: opts.name ?? 'Google Workspace',
+      credentials: googleServiceAccount(),
+      config: { base_url: `${emulatorUrl}/`, token_url: `${emulatorUrl}/token`, ...(opts.config ?? {}) },
+    }),
+  );
+}
+
+export async function mapSmartField(ctx: AppContext, workspaceId: string, slug: string, integrationId: string | null, attribute: string | null): Promise<string> {
+  const { rows } = await ctx.pool.query<{ id: string }>(
+    `insert into smart_fields (workspace_id, label, slug, integration_id, integration_attribute) values ($1, $2, $2, $3, $4) returning id`,
+    [workspaceId, slug, integrationId, attribute],
+  );
+  return rows[0]!.id;
+}
+
+export async function eventCount(ctx: AppContext, workspaceId: string, type: string): Promise<number> {
+  const { rows } = await ctx.pool.query<{ n: number }>('select count(*)::int as n from events where workspace_id = $1 and type = $2', [workspaceId, type]);
+  return rows[0]!.n;
+}
