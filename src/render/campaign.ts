@@ -1,0 +1,64 @@
+/**
+ * Which campaign banner a teammate's signature shows (spec 2.7).
+ *
+ * A campaign applies when all of these hold:
+ * - its status is `active` (scheduled, paused, draft and archived campaigns never show);
+ * - the signature is one of its `signature_template_ids`;
+ * - the kind renders campaigns: the primary signature always does, a reply or internal variant only
+ *   when its `show_marketing_campaigns` is true;
+ * - the teammate matches `smart_fields_conditions`: the outer array is OR over groups, each group is
+ *   AND over its conditions. `equal` means the teammate's value is one of `values` (compared after
+ *   trimming, case-sensitive; a missing value is ''). No groups at all means everyone; a condition
+ *   with an operator other than `equal` never matches, so an unknown rule shows the banner to no one
+ *   rather than to everyone.
+ */
+import { cleanValue } from './escape.ts';
+import type { SmartFieldValues } from './compile.ts';
+import type { ContentTree } from './schema.ts';
+
+export interface CampaignCondition {
+  smart_field_id: string;
+  /** Only `equal` is known; absent means `equal` (write bodies carry no operator). */
+  operator?: string | undefined;
+  values: readonly string[];
+}
+
+export interface CampaignInput {
+  id?: string | undefined;
+  status: string;
+  /** The banner, a validated content tree. */
+  content: ContentTree | null;
+  signature_template_ids: readonly string[];
+  smart_fields_conditions: readonly (readonly CampaignCondition[])[];
+}
+
+export interface VariantSettings {
+  kind: 'reply' | 'internal';
+  show_marketing_campaigns: boolean;
+}
+
+function valueOf(values: SmartFieldValues, id: string): string {
+  const raw = values instanceof Map ? values.get(id) : Object.hasOwn(values, id) ? (values as Record<string, string | null | undefined>)[id] : undefined;
+  return cleanValue(raw);
+}
+
+export function matchesConditions(groups: CampaignInput['smart_fields_conditions'], values: SmartFieldValues): boolean {
+  if (!Array.isArray(groups) || groups.length === 0) return true;
+  return groups.some(
+    (group) =>
+      Array.isArray(group) &&
+      group.every((c: CampaignCondition) => {
+        if (c.operator !== undefined && c.operator !== 'equal') return false;
+        if (!Array.isArray(c.values)) return false;
+        const v = valueOf(values, c.smart_field_id);
+        return c.values.some((allowed) => typeof allowed === 'string' && allowed.trim() === v);
+      }),
+  );
+}
+
+export function campaignApplies(campaign: CampaignInput | null | undefined, signatureId: string, values: SmartFieldValues, variant?: VariantSettings | null): boolean {
+  if (!campaign || campaign.status !== 'active' || !campaign.content) return false;
+  if (variant && !variant.show_marketing_campaigns) return false;
+  if (!campaign.signature_template_ids.includes(signatureId)) return false;
+  return matchesConditions(campaign.smart_fields_conditions, values);
+}

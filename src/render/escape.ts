@@ -1,0 +1,99 @@
+/**
+ * Escaping and cleaning of everything that reaches the HTML. All regular expressions are compiled
+ * once here; each function tests first and allocates only when there is something to change.
+ *
+ * - Text content escapes `&`, `<` and `>`. Attribute values are always double-quoted and escape
+ *   `&`, `"`, `<` and `>`. Nothing else is needed for a parser to read the value back unchanged.
+ * - Smart-field values come from directories and people: `cleanValue` trims them, turns CR/LF into
+ *   LF, removes other control characters and the bidi embedding/override/isolate controls
+ *   (U+202A–U+202E, U+2066–U+2069, which could visually reorder the rest of the signature), and
+ *   replaces lone surrogates with U+FFFD so the output is valid UTF-8.
+ */
+
+const TEXT_SPECIAL = /[&<>]/;
+const TEXT_SPECIAL_G = /[&<>]/g;
+const ATTR_SPECIAL = /[&<>"]/;
+const ATTR_SPECIAL_G = /[&<>"]/g;
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
+const entity = (c: string) => ENTITIES[c]!;
+
+export function escapeText(s: string): string {
+  return TEXT_SPECIAL.test(s) ? s.replace(TEXT_SPECIAL_G, entity) : s;
+}
+
+export function escapeAttr(s: string): string {
+  return ATTR_SPECIAL.test(s) ? s.replace(ATTR_SPECIAL_G, entity) : s;
+}
+
+/** Text content where a line feed becomes `<br>` (multi-line values such as postal addresses). */
+export function escapeMultiline(s: string): string {
+  const e = escapeText(s);
+  return e.includes('\n') ? e.replaceAll('\n', '<br>') : e;
+}
+
+// eslint-disable-next-line no-control-regex
+const UNCLEAN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|^\s|\s$/;
+// eslint-disable-next-line no-control-regex
+const DROP_G = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const CRLF_G = /\r\n?/g;
+const SPACES_AROUND_LF_G = /[ \t]*\n[ \t]*/g;
+const MANY_LF_G = /\n{2,}/g;
+
+/** ES2024 string methods (Node ≥ 20 has them; the TypeScript lib here is ES2023). */
+type Es2024String = string & { isWellFormed(): boolean; toWellFormed(): string };
+
+/** Lone surrogates replaced with U+FFFD, so encoders never throw and the UTF-8 is valid. */
+export function wellFormed(s: string): string {
+  const w = s as Es2024String;
+  return w.isWellFormed() ? s : w.toWellFormed();
+}
+
+/** A smart-field value made safe to show; '' when nothing visible is left. */
+export function cleanValue(raw: string | null | undefined): string {
+  if (!raw) return '';
+  let s = wellFormed(raw);
+  if (!UNCLEAN.test(s)) return s;
+  s = s.replace(CRLF_G, '\n').replace(DROP_G, '').trim();
+  if (s.includes('\n')) s = s.replace(SPACES_AROUND_LF_G, '\n').replace(MANY_LF_G, '\n');
+  return s;
+}
+
+/** A value that must stay on one line (link parts, conditions): line feeds become spaces. */
+export function singleLine(s: string): string {
+  return s.includes('\n') ? s.replaceAll('\n', ' ') : s;
+}
+
+// Characters kept as they are in a URL: RFC 3986 unreserved and reserved, and `%` starting a valid
+// escape. Everything else (spaces, quotes, angle brackets, non-ASCII) is percent-encoded as UTF-8.
+const URL_UNSAFE = /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})/u;
+const URL_UNSAFE_G = /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})/gu;
+
+/** Percent-encodes what does not belong in a URL; input must be well-formed (see cleanValue). */
+export function encodeUrl(s: string): string {
+  return URL_UNSAFE.test(s) ? s.replace(URL_UNSAFE_G, encodeURIComponent) : s;
+}
+
+const SCHEME = /^(?:(https?):\/\/[^/?#\s]|(mailto):|(tel):)/i;
+
+/**
+ * The scheme of a URL when it is one the renderer links to (https, http with a host, mailto, tel),
+ * else undefined. `javascript:`, `data:`, relative and malformed links are never emitted.
+ */
+export function allowedScheme(url: string): 'https' | 'http' | 'mailto' | 'tel' | undefined {
+  const m = SCHEME.exec(url);
+  if (!m) return undefined;
+  return (m[1] ?? m[2] ?? m[3])!.toLowerCase() as 'https' | 'http' | 'mailto' | 'tel';
+}
+
+const WHITESPACE_G = /\s+/g;
+
+/** `tel:+1 (555) 010-0000` → `tel:+1(555)010-0000`: RFC 3966 allows visual separators, not spaces. */
+export function compactTel(url: string): string {
+  return url.replace(WHITESPACE_G, '');
+}
+
+/** Rounds a px figure to two decimals, so `1e-7` can never reach CSS. */
+export function px(n: number): string {
+  const r = Math.round(n * 100) / 100;
+  return r === 0 ? '0' : `${r}px`;
+}

@@ -1,0 +1,7 @@
+/** Signature content: validation (schema.ts), rendering (render.ts), size limits (limits.ts). */
+export { validateContent, contentTreeSchema, LIMITS, type ContentTree, type ValidationResult } from './schema.ts';
+export { compileTemplate, CompiledTemplate, type AssetRef, type SmartFieldKind, type SmartFieldValues } from './compile.ts';
+export { renderSignature, hashHtml, type RenderInput, type RenderOutput } from './render.ts';
+export { campaignApplies, matchesConditions, type CampaignInput, type VariantSettings } from './campaign.ts';
+export { SIGNATURE_SIZE_LIMITS, assertSignatureFits, sizeReport, type Destination } from './limits.ts';
+export { SOCIAL_ICONS, SOCIAL_NETWORKS } from './social.ts';
