@@ -11,6 +11,7 @@ import { adminCommands } from './commands/admin.ts';
 import { integrationCommands } from './commands/integration.ts';
 import { syncCommands } from './commands/sync.ts';
 import { webhookCommands } from './commands/webhook.ts';
+import { renderCommands } from './commands/render.ts';
 
 export function buildProgram(): Command {
   const program = new Command('sigsync')
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   integrationCommands(program);
   syncCommands(program);
   webhookCommands(program);
+  renderCommands(program);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.showHelpAfterError(`(run sigsync ${c.name()} --help for usage)`);

@@ -1,0 +1,33 @@
+/**
+ * A standalone preview page for one rendered signature: the signature as a mail client would show
+ * it, a short fact sheet (teammate, signature, banner, hash, size against each destination's limit),
+ * and the plain-text alternative. Everything but the signature's own HTML is escaped here.
+ */
+import { escapeText } from './escape.ts';
+import { sizeReport } from './limits.ts';
+import type { RenderOutput } from './render.ts';
+
+export function previewPage(rendered: RenderOutput, facts: readonly (readonly [string, string])[], title = 'Signature preview'): string {
+  const sizes = sizeReport(rendered.html)
+    .map((s) => `${s.destination} ${s.size}/${s.limit} ${s.fits ? 'fits' : 'TOO LONG'}`)
+    .join(', ');
+  const rows = [...facts, ['sha256', rendered.hash], ['size', sizes]]
+    .map(([k, v]) => `<tr><th style="text-align:left;padding:2px 12px 2px 0;color:#52606d;font-weight:normal">${escapeText(k)}</th><td style="padding:2px 0">${escapeText(v)}</td></tr>`)
+    .join('');
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeText(title)}</title></head>
+<body style="margin:0;background:#f5f7fa;font-family:Arial, Helvetica, sans-serif;font-size:13px;color:#1f2933">
+<div style="max-width:860px;margin:24px auto;padding:0 16px">
+<div style="background:#ffffff;border:1px solid #e4e7eb;border-radius:6px;padding:24px 28px">
+<p style="margin:0 0 4px 0">Best regards,</p>
+<p style="margin:0 0 16px 0;color:#7b8794">--</p>
+${rendered.html}
+</div>
+<table style="margin:16px 0;border-collapse:collapse">${rows}</table>
+<pre style="white-space:pre-wrap;background:#ffffff;border:1px solid #e4e7eb;border-radius:6px;padding:12px 16px;margin:0">${escapeText(rendered.text)}</pre>
+</div>
+</body>
+</html>
+`;
+}
