@@ -1,0 +1,348 @@
+/**
+ * Microsoft Entra ID directory source: users (full listing and delta), groups with their transitive
+ * members.
+ *
+ * Full listing: GET /users?$select=...&$top=999, following @odata.nextLink.
+ * Incremental:  GET {deltaLink}, following @odata.nextLink until @odata.deltaLink.
+ *
+ * Where the first delta token comes from: before a full listing starts, the source asks
+ * /users/delta?$deltatoken=latest ("sync from now", supported for directory objects) for a deltaLink
+ * and hands it back as `nextState` on the listing's last page. Changes made while the listing runs
+ * are therefore replayed by the next delta round (upserts are idempotent), so none is lost. The
+ * alternative, running the full listing itself through /users/delta, was not chosen because delta
+ * ignores $top (small server-sized pages) and returns users in no useful order; /users with
+ * $top=999 needs far fewer requests on large tenants. The token travels inside the page token, so
+ * a resumed listing still ends with it.
+ *
+ * Attribute map (DirectoryUser.attributes; a key is present only when the value is not empty):
+ *   displayName, givenName, surname, jobTitle, department, companyName, mail, userPrincipalName,
+ *   mobilePhone, officeLocation   the Graph property of the same name
+ *   businessPhones.0, .1 ...       each business phone, in Graph's order
+ *   phones.work                    businessPhones[0]
+ *   phones.mobile                  mobilePhone
+ *   extension_<appid>_<name>       each extension attribute named in the config; numbers and booleans
+ *                                  as text, multi-valued ones joined with ", "
+ *
+ * Emails: the `SMTP:` proxy address is the primary (else `mail`); each `smtp:` proxy address is an
+ * alias. The user principal name is not used as an address: it often is not a mailbox (e.g.
+ * name@tenant.onmicrosoft.com), and users without `mail` or proxy addresses have no mailbox to sign.
+ * Such users are returned in `skipped` with reason `no_email`. `accountEnabled: false` is returned
+ * as a user with `removed: true`; delta's `@removed` (reason `changed` or `deleted`) goes to `removedIds`.
+ *
+ * https://learn.microsoft.com/graph/api/user-list
+ * https://learn.microsoft.com/graph/api/user-delta
+ * https://learn.microsoft.com/graph/delta-query-users
+ */
+import pLimit from 'p-limit';
+import { z } from 'zod';
+import {
+  ConnectorError,
+  CursorExpiredError,
+  defineDirectorySource,
+  type DirectoryGroup,
+  type DirectoryPage,
+  type DirectorySource,
+  type DirectoryUser,
+  type FetchUsersOptions,
+  type IncrementalState,
+  InvalidResponseError,
+  parseProvider,
+} from '../types.ts';
+import { DIRECTORY_PERMISSIONS } from './auth.ts';
+import { GraphApi, type GraphContext } from './graph.ts';
+import {
+  GraphDirectoryObjectCollection,
+  GraphGroupCollection,
+  type GraphUser,
+  GraphUserCollection,
+  microsoftConfigSchema,
+  microsoftCredentialsSchema,
+} from './schemas.ts';
+
+/** Graph documents that directory delta tokens last 7 days. */
+export const DELTA_TOKEN_LIFETIME_MS = 7 * 24 * 3600 * 1000;
+/** Largest page /users allows. */
+const PAGE_SIZE = '999';
+/** Groups whose members are fetched at the same time. */
+const MEMBER_FETCH_CONCURRENCY = 4;
+
+export const USER_PROPERTIES = [
+  'id',
+  'displayName',
+  'givenName',
+  'surname',
+  'jobTitle',
+  'department',
+  'companyName',
+  'mail',
+  'userPrincipalName',
+  'businessPhones',
+  'mobilePhone',
+  'officeLocation',
+  'proxyAddresses',
+  'accountEnabled',
+] as const;
+
+const SIMPLE_ATTRIBUTES = [
+  'displayName',
+  'givenName',
+  'surname',
+  'jobTitle',
+  'department',
+  'companyName',
+  'mail',
+  'userPrincipalName',
+  'mobilePhone',
+  'officeLocation',
+] as const;
+
+/** The page token: the next link to follow and, in a full listing, the delta token taken before it began. */
+const PageToken = z.object({
+  next: z.url(),
+  delta: z.url().optional(),
+  deltaAt: z.string().optional(),
+});
+type PageToken = z.infer<typeof PageToken>;
+
+function encodePageToken(t: PageToken): string {
+  return JSON.stringify(t);
+}
+
+function decodePageToken(s: string): PageToken {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(s);
+  } catch {
+    raw = s;
+  }
+  return parseProvider(PageToken, raw, 'Microsoft page token');
+}
+
+function text(v: string | null | undefined): string | undefined {
+  const t = v?.trim();
+  return t ? t : undefined;
+}
+
+function extensionValue(v: unknown): string | undefined {
+  if (typeof v === 'string') return text(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) {
+    const parts = v.map(extensionValue).filter((x): x is string => x !== undefined);
+    return parts.length ? parts.join(', ') : undefined;
+  }
+  return undefined;
+}
+
+export type MappedUser = { user: DirectoryUser } | { skipped: { externalId: string; reason: string } };
+
+/** One Graph user as a clean DirectoryUser (see the attribute map at the top of this file). */
+export function toDirectoryUser(u: GraphUser, opts: { baseUrl: string; extensionAttributes: readonly string[]; groups: readonly string[] }): MappedUser {
+  const proxies = u.proxyAddresses ?? [];
+  const primarySmtp = proxies.find((p) => p.startsWith('SMTP:'))?.slice(5).trim();
+  const primaryEmail = text(primarySmtp) ?? text(u.mail) ?? null;
+  const removed = u.accountEnabled === false;
+  if (!primaryEmail && !removed) return { skipped: { externalId: u.id, reason: 'no_email' } };
+
+  const seen = new Set(primaryEmail ? [primaryEmail.toLowerCase()] : []);
+  const aliases: string[] = [];
+  const candidates = [...proxies.filter((p) => p.startsWith('smtp:')).map((p) => p.slice(5)), u.mail ?? ''];
+  for (const c of candidates) {
+    const a = c.trim();
+    if (a && !seen.has(a.toLowerCase())) {
+      seen.add(a.toLowerCase());
+      aliases.push(a);
+    }
+  }
+
+  const attributes: Record<string, string> = {};
+  for (const key of SIMPLE_ATTRIBUTES) {
+    const v = text(u[key]);
+    if (v !== undefined) attributes[key] = v;
+  }
+  (u.businessPhones ?? []).forEach((p, i) => {
+    const v = text(p);
+    if (v !== undefined) attributes[`businessPhones.${i}`] = v;
+  });
+  const work = text(u.businessPhones?.[0]);
+  if (work !== undefined) attributes['phones.work'] = work;
+  const mobile = text(u.mobilePhone);
+  if (mobile !== undefined) attributes['phones.mobile'] = mobile;
+  for (const name of opts.extensionAttributes) {
+    const v = extensionValue(u[name]);
+    if (v !== undefined) attributes[name] = v;
+  }
+
+  const givenName = text(u.givenName) ?? null;
+  const familyName = text(u.surname) ?? null;
+  const displayName = text(u.displayName) ?? ([givenName, familyName].filter(Boolean).join(' ') || primaryEmail || u.id);
+  return {
+    user: {
+      externalId: u.id,
+      primaryEmail,
+      aliases,
+      givenName,
+      familyName,
+      displayName,
+      removed,
+      attributes,
+      groups: [...opts.groups],
+      orgUnits: [],
+      photo: { url: `${opts.baseUrl}/users/${encodeURIComponent(u.id)}/photo/$value` },
+    },
+  };
+}
+
+interface GroupIndex {
+  list: DirectoryGroup[];
+  /** user id -> ids of the groups they belong to, directly or through nested groups */
+  byUser: Map<string, string[]>;
+}
+
+export class MicrosoftDirectory implements DirectorySource {
+  readonly incremental = true;
+  private readonly graph: GraphApi;
+  private readonly extensionAttributes: readonly string[];
+  private groupsLoad: Promise<GroupIndex> | undefined;
+
+  constructor(graph: GraphApi, extensionAttributes: readonly string[]) {
+    this.graph = graph;
+    this.extensionAttributes = extensionAttributes;
+  }
+
+  private select(): string {
+    return [...USER_PROPERTIES, ...this.extensionAttributes].join(',');
+  }
+
+  /** https://learn.microsoft.com/graph/api/user-list, https://learn.microsoft.com/graph/api/group-list */
+  async checkAccess(): Promise<void> {
+    await this.graph.json('GET', this.graph.url('users', { $select: 'id', $top: '1' }), GraphUserCollection, 'Microsoft Graph users', { scope: 'directory' });
+    await this.graph.json('GET', this.graph.url('groups', { $select: 'id', $top: '1' }), GraphGroupCollection, 'Microsoft Graph groups', { scope: 'directory' });
+  }
+
+  async listGroups(): Promise<DirectoryGroup[]> {
+    return (await this.groups()).list;
+  }
+
+  /** Groups and memberships, loaded once per source instance (one sync run) and shared by every page. */
+  private groups(): Promise<GroupIndex> {
+    this.groupsLoad ??= this.loadGroups().catch((err: unknown) => {
+      this.groupsLoad = undefined;
+      throw err;
+    });
+    return this.groupsLoad;
+  }
+
+  private async loadGroups(): Promise<GroupIndex> {
+    const list: DirectoryGroup[] = [];
+    // https://learn.microsoft.com/graph/api/group-list
+    for (let url: string | undefined = this.graph.url('groups', { $select: 'id,displayName,mail', $top: PAGE_SIZE }); url; ) {
+      const page: z.infer<typeof GraphGroupCollection> = await this.graph.json('GET', url, GraphGroupCollection, 'Microsoft Graph groups page', { scope: 'directory' });
+      for (const g of page.value) list.push({ externalId: g.id, kind: 'group', name: text(g.displayName) ?? g.id, email: text(g.mail) ?? null });
+      url = page['@odata.nextLink'];
+    }
+    const byUser = new Map<string, string[]>();
+    const limit = pLimit(MEMBER_FETCH_CONCURRENCY);
+    await Promise.all(list.map((g) => limit(() => this.loadMembers(g.externalId, byUser))));
+    // Member pages arrive in any order; list each user's groups in the order Graph lists the groups.
+    const order = new Map(list.map((g, i) => [g.externalId, i]));
+    for (const groups of byUser.values()) groups.sort((a, b) => order.get(a)! - order.get(b)!);
+    this.graph.logger.debug({ groups: list.length, members: byUser.size }, 'Microsoft groups loaded');
+    return { list, byUser };
+  }
+
+  /** https://learn.microsoft.com/graph/api/group-list-transitivemembers */
+  private async loadMembers(groupId: string, byUser: Map<string, string[]>): Promise<void> {
+    let url: string | undefined = this.graph.url(`groups/${encodeURIComponent(groupId)}/transitiveMembers`, { $select: 'id', $top: PAGE_SIZE });
+    while (url) {
+      let page: z.infer<typeof GraphDirectoryObjectCollection>;
+      try {
+        page = await this.graph.json('GET', url, GraphDirectoryObjectCollection, 'Microsoft Graph group members page', { scope: 'directory' });
+      } catch (err) {
+        // The group was deleted after it was listed: it simply has no members in this run.
+        if (err instanceof ConnectorError && err.status === 404) return;
+        throw err;
+      }
+      for (const m of page.value) {
+        if (m['@odata.type'] !== '#microsoft.graph.user') continue;
+        const groups = byUser.get(m.id);
+        if (groups) {
+          if (!groups.includes(groupId)) groups.push(groupId);
+        } else byUser.set(m.id, [groupId]);
+      }
+      url = page['@odata.nextLink'];
+    }
+  }
+
+  async fetchUsersPage(opts: FetchUsersOptions): Promise<DirectoryPage> {
+    if (opts.since && !opts.pageToken) {
+      const obtained = Date.parse(opts.since.obtainedAt);
+      if (Number.isNaN(obtained) || Date.now() - obtained > DELTA_TOKEN_LIFETIME_MS) {
+        throw new CursorExpiredError(`the delta token from ${opts.since.obtainedAt} is older than Graph's 7-day lifetime`);
+      }
+    }
+    const groups = await this.groups();
+    return opts.since ? this.deltaPage(opts.since, opts.pageToken, groups) : this.fullPage(opts.pageToken, groups);
+  }
+
+  private map(users: GraphUser[], groups: GroupIndex, page: Omit<DirectoryPage, 'users' | 'skipped'>): DirectoryPage {
+    const out: DirectoryPage = { ...page, users: [], skipped: [] };
+    for (const u of users) {
+      const m = toDirectoryUser(u, { baseUrl: this.graph.baseUrl, extensionAttributes: this.extensionAttributes, groups: groups.byUser.get(u.id) ?? [] });
+      if ('user' in m) out.users.push(m.user);
+      else out.skipped.push(m.skipped);
+    }
+    return out;
+  }
+
+  private async fullPage(pageToken: string | undefined, groups: GroupIndex): Promise<DirectoryPage> {
+    let token: PageToken;
+    if (pageToken) {
+      token = decodePageToken(pageToken);
+    } else {
+      // "Sync from now": a deltaLink that covers every change from this moment, taken before the
+      // listing starts. https://learn.microsoft.com/graph/delta-query-overview
+      const deltaAt = new Date().toISOString();
+      const latest = await this.graph.json('GET', this.graph.url('users/delta', { $select: this.select(), $deltatoken: 'latest' }), GraphUserCollection, 'Microsoft Graph users delta (latest)', {
+        scope: 'directory',
+      });
+      const delta = latest['@odata.deltaLink'];
+      if (!delta) throw new InvalidResponseError('Microsoft Graph users delta (latest): no @odata.deltaLink', []);
+      token = { next: this.graph.url('users', { $select: this.select(), $top: PAGE_SIZE }), delta, deltaAt };
+    }
+    const page = await this.graph.json('GET', token.next, GraphUserCollection, 'Microsoft Graph users page', { scope: 'directory' });
+    const next = page['@odata.nextLink'];
+    const nextState: IncrementalState | undefined = !next && token.delta && token.deltaAt ? { token: token.delta, obtainedAt: token.deltaAt } : undefined;
+    return this.map(
+      page.value.filter((u) => !u['@removed']),
+      groups,
+      { removedIds: [], nextPageToken: next ? encodePageToken({ ...token, next }) : null, ...(nextState ? { nextState } : {}) },
+    );
+  }
+
+  private async deltaPage(since: IncrementalState, pageToken: string | undefined, groups: GroupIndex): Promise<DirectoryPage> {
+    const url = pageToken ? decodePageToken(pageToken).next : since.token;
+    const page = await this.graph.json('GET', url, GraphUserCollection, 'Microsoft Graph users delta page', { scope: 'directory' });
+    const next = page['@odata.nextLink'];
+    const deltaLink = page['@odata.deltaLink'];
+    if (!next && !deltaLink) throw new InvalidResponseError('Microsoft Graph users delta page: neither @odata.nextLink nor @odata.deltaLink', []);
+    const removedIds = page.value.filter((u) => u['@removed']).map((u) => u.id);
+    return this.map(
+      page.value.filter((u) => !u['@removed']),
+      groups,
+      {
+        removedIds,
+        nextPageToken: next ? encodePageToken({ next }) : null,
+        // The deltaLink is handed back only on the last page, so an interrupted round is never half-saved.
+        ...(!next && deltaLink ? { nextState: { token: deltaLink, obtainedAt: new Date().toISOString() } } : {}),
+      },
+    );
+  }
+}
+
+export const microsoftDirectory = defineDirectorySource({
+  kind: 'microsoft_entra',
+  scopes: DIRECTORY_PERMISSIONS,
+  configSchema: microsoftConfigSchema,
+  credentialsSchema: microsoftCredentialsSchema,
+  create: (ctx) => new MicrosoftDirectory(new GraphApi(ctx satisfies GraphContext), ctx.config.extension_attributes),
+});

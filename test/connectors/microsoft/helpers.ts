@@ -1,0 +1,102 @@
+/**
+ * Shared test setup for the Microsoft connectors: fixtures, the token endpoint, group mocks and a
+ * logger whose output the tests can read.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import nock from 'nock';
+import { createLogger } from '../../../src/log.ts';
+import { microsoftConfigSchema, type MicrosoftCredentials } from '../../../connectors/microsoft/schemas.ts';
+
+export const GRAPH = 'https://graph.microsoft.com';
+export const LOGIN = 'https://login.microsoftonline.com';
+export const EXT = 'extension_b7d8e648520f41d3b9c0fdeb91768a0a_costCenter';
+export const CREDENTIALS: MicrosoftCredentials = {
+  tenant_id: 'contoso-tenant-0001',
+  client_id: '6731de76-14a6-49ae-97bc-6eba6914391e',
+  client_secret: 'Qx8~SECRET-client-secret-value.Zz1',
+};
+
+const FIXTURES = path.resolve(import.meta.dirname, '../../../fixtures/microsoft');
+
+export function fixture<T = Record<string, unknown>>(name: string): T {
+  return JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
+}
+
+export const ACCESS_TOKEN = fixture<{ access_token: string }>('token.json').access_token;
+
+export function uid(n: number): string {
+  return `a1b2c3d4-0000-4000-8000-${String(n).padStart(12, '0')}`;
+}
+
+/** A pino logger writing JSON lines into `lines`, at the most verbose level. */
+export function captureLogger() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(chunk.toString());
+      cb();
+    },
+  });
+  return { logger: createLogger('trace', stream), lines };
+}
+
+export function config(extra: Record<string, unknown> = {}) {
+  return microsoftConfigSchema.parse(extra);
+}
+
+/**
+ * The token endpoint. For the public cloud MSAL knows the endpoints; any other authority host is
+ * asked for its OpenID configuration first.
+ */
+export function tokenScope(host = LOGIN, reply: [number, unknown] = [200, fixture('token.json')]): nock.Scope {
+  const scope = nock(host);
+  if (host !== LOGIN) {
+    scope.get(`/${CREDENTIALS.tenant_id}/v2.0/.well-known/openid-configuration`).reply(200, {
+      token_endpoint: `${host}/${CREDENTIALS.tenant_id}/oauth2/v2.0/token`,
+      authorization_endpoint: `${host}/${CREDENTIALS.tenant_id}/oauth2/v2.0/authorize`,
+      issuer: `${host}/${CREDENTIALS.tenant_id}/v2.0`,
+      jwks_uri: `${host}/${CREDENTIALS.tenant_id}/discovery/v2.0/keys`,
+    });
+  }
+  scope
+    .post(`/${CREDENTIALS.tenant_id}/oauth2/v2.0/token`, (body: Record<string, string>) => body.client_id === CREDENTIALS.client_id && body.grant_type === 'client_credentials')
+    .query(true)
+    .reply(reply[0], reply[1] as nock.Body);
+  return scope;
+}
+
+/** A token endpoint failure the way Entra ID answers it. */
+export function aadstsError(error: string, code: number, description: string) {
+  return {
+    error,
+    error_description: `AADSTS${code}: ${description}\r\nTrace ID: 0b6b7a3e-1a2b\r\nCorrelation ID: 5d1c\r\nTimestamp: 2026-11-20 10:00:00Z`,
+    error_codes: [code],
+    timestamp: '2026-11-20 10:00:00Z',
+    trace_id: '0b6b7a3e-1a2b',
+    correlation_id: '5d1c',
+    error_uri: `${LOGIN}/error?code=${code}`,
+  };
+}
+
+/** The fixture groups and their transitive members (three member pages). */
+export function mockGroups(scope: nock.Scope): nock.Scope {
+  return scope
+    .get('/v1.0/groups')
+    .query({ $select: 'id,displayName,mail', $top: '999' })
+    .reply(200, fixture('groups.json'))
+    .get('/v1.0/groups/g-sales-0001/transitiveMembers')
+    .query({ $select: 'id', $top: '999' })
+    .reply(200, fixture('groups.g-sales-0001.members.json'))
+    .get('/v1.0/groups/g-all-0002/transitiveMembers')
+    .query({ $select: 'id', $top: '999' })
+    .reply(200, fixture('groups.g-all-0002.members.page1.json'))
+    .get('/v1.0/groups/g-all-0002/transitiveMembers')
+    .query({ $select: 'id', $top: '999', $skiptoken: 'TWVtYmVyc18y' })
+    .reply(200, fixture('groups.g-all-0002.members.page2.json'));
+}
+
+export function graphErrorBody(code: string, message: string) {
+  return { error: { code, message, innerError: { date: '2026-11-20T10:00:00', 'request-id': 'r-1', 'client-request-id': 'c-1' } } };
+}
