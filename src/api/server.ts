@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { requireApiKey } from './auth.ts';
 import { ApiError, detail } from './errors.ts';
+import { registerOpenApi } from './openapi.ts';
 import { v1Routes } from './v1/index.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -56,6 +57,8 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
     reply.header('content-type', app.metrics.registry.contentType);
     return app.metrics.registry.metrics();
   });
+
+  await registerOpenApi(server, app);
 
   await server.register(
     async (v1) => {

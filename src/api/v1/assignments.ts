@@ -1,0 +1,158 @@
+/**
+ * Who gets a signature (the spec shows no endpoint; this one lives under the signature):
+ *
+ *   GET /v1/signatures/{id}/assignments
+ *   PUT /v1/signatures/{id}/assignments
+ *       {assignments: {teammates: [{id, priority}], groups: [{id, priority}], org_units: [{id, priority}]}}
+ *
+ * Both answer `{data: {signature_id, teammates: [{id, display_name, priority}], groups: [{id, name,
+ * priority}], org_units: [{id, name, priority}]}}`, each list highest priority first. PUT replaces
+ * the whole set; an omitted list is emptied. `priority` is an integer (default 0, -1000..1000);
+ * where a mailbox takes one signature, the highest priority among a teammate's signatures wins.
+ * Unknown or deleted targets, a group given as an org unit (or the reverse) and repeated ids are
+ * 422 with the field of the entry. When the signature is published, everyone who gains or loses
+ * it gets their mailboxes re-evaluated, in the same transaction.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../context.ts';
+import { withTx, type Queryable } from '../../db/tx.ts';
+import { requestTeammateInstalls } from '../../install/triggers.ts';
+import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { dataOf, errors, IdParams, isUuid, pathId } from './schemas.ts';
+
+const Target = z.strictObject({ id: z.string(), priority: z.int().min(-1000).max(1000).optional().describe('Default 0; higher wins.') });
+const AssignmentsWrite = z.strictObject({
+  assignments: z.strictObject({
+    teammates: z.array(Target).max(10_000).optional(),
+    groups: z.array(Target).max(1000).optional(),
+    org_units: z.array(Target).max(1000).optional(),
+  }),
+});
+
+const Assignments = z
+  .object({
+    signature_id: z.string(),
+    teammates: z.array(z.object({ id: z.string(), display_name: z.string(), priority: z.int() })),
+    groups: z.array(z.object({ id: z.string(), name: z.string(), priority: z.int() })),
+    org_units: z.array(z.object({ id: z.string(), name: z.string(), priority: z.int() })),
+  })
+  .meta({ id: 'SignatureAssignments' });
+
+async function loadAssignments(db: Queryable, workspaceId: string, signatureId: string): Promise<z.infer<typeof Assignments>> {
+  const { rows } = await db.query<{ target_kind: 'teammate' | 'group' | 'org_unit'; id: string; name: string; priority: number }>(
+    `select a.target_kind, coalesce(a.teammate_id, a.group_id) as id, coalesce(t.display_name, g.name) as name, a.priority
+       from assignments a
+       left join teammates t on t.workspace_id = a.workspace_id and t.id = a.teammate_id
+       left join groups g on g.workspace_id = a.workspace_id and g.id = a.group_id
+      where a.workspace_id = $1 and a.signature_id = $2
+      order by a.priority desc, a.created_at, a.id`,
+    [workspaceId, signatureId],
+  );
+  const of = (k: string) => rows.filter((r) => r.target_kind === k);
+  return {
+    signature_id: signatureId,
+    teammates: of('teammate').map((r) => ({ id: r.id, display_name: r.name, priority: r.priority })),
+    groups: of('group').map((r) => ({ id: r.id, name: r.name, priority: r.priority })),
+    org_units: of('org_unit').map((r) => ({ id: r.id, name: r.name, priority: r.priority })),
+  };
+}
+
+/** Teammates who get the signature now: directly, or through a group or org unit. */
+async function recipients(db: Queryable, workspaceId: string, signatureId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select distinct coalesce(a.teammate_id, m.teammate_id) as id
+       from assignments a left join memberships m on m.workspace_id = a.workspace_id and m.group_id = a.group_id
+      where a.workspace_id = $1 and a.signature_id = $2 and coalesce(a.teammate_id, m.teammate_id) is not null`,
+    [workspaceId, signatureId],
+  );
+  return rows.map((r) => r.id);
+}
+
+type Write = z.infer<typeof AssignmentsWrite>['assignments'];
+const LISTS = [
+  ['teammates', 'teammate'],
+  ['groups', 'group'],
+  ['org_units', 'org_unit'],
+] as const;
+
+async function checkTargets(db: Queryable, workspaceId: string, w: Write): Promise<ValidationDetail[]> {
+  const out: ValidationDetail[] = [];
+  const teammateIds = (w.teammates ?? []).map((t) => t.id).filter(isUuid);
+  const groupIds = [...(w.groups ?? []), ...(w.org_units ?? [])].map((t) => t.id).filter(isUuid);
+  const teammates = new Set(
+    (await db.query<{ id: string }>('select id from teammates where workspace_id = $1 and id = any($2::uuid[]) and deleted_at is null', [workspaceId, teammateIds])).rows.map((r) => r.id),
+  );
+  const groups = new Map(
+    (await db.query<{ id: string; kind: string }>('select id, kind from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, groupIds])).rows.map((r) => [r.id, r.kind]),
+  );
+  for (const [list, kind] of LISTS) {
+    const seen = new Set<string>();
+    (w[list] ?? []).forEach((t, i) => {
+      const field = `assignments.${list}[${i}].id`;
+      const id = t.id.toLowerCase();
+      const exists = kind === 'teammate' ? teammates.has(id) : groups.get(id) === kind;
+      if (!isUuid(t.id) || !exists) {
+        const other = kind !== 'teammate' && groups.has(id);
+        out.push(detail(field, 'not_found', other ? `This id is ${kind === 'group' ? 'an org unit' : 'a group'}; list it under ${kind === 'group' ? 'org_units' : 'groups'}.` : `No ${kind.replace('_', ' ')} with this id in the workspace.`));
+      } else if (seen.has(id)) {
+        out.push(detail(field, 'duplicate', 'This id is listed twice.'));
+      }
+      seen.add(id);
+    });
+  }
+  return out;
+}
+
+export function assignmentRoutes(v1: FastifyInstance, app: AppContext): void {
+  const r = v1.withTypeProvider<ZodTypeProvider>();
+  const tags = ['signatures'];
+
+  r.get('/signatures/:id/assignments', { schema: { tags, summary: "A signature's assignments", params: IdParams, response: { 200: dataOf(Assignments), ...errors(401, 404) } } }, async (req) => {
+    const id = pathId(req.params.id, 'signature');
+    const found = await app.pool.query('select 1 from signatures where workspace_id = $1 and id = $2', [req.workspaceId, id]);
+    if (!found.rowCount) throw ApiError.notFound('signature');
+    return { data: await loadAssignments(app.pool, req.workspaceId, id) };
+  });
+
+  r.put(
+    '/signatures/:id/assignments',
+    { schema: { tags, summary: "Replace a signature's assignments", params: IdParams, body: AssignmentsWrite, response: { 200: dataOf(Assignments), ...errors(401, 404, 422) } } },
+    async (req) => {
+      const id = pathId(req.params.id, 'signature');
+      const w = req.body.assignments;
+      const data = await withTx(app.pool, async (c) => {
+        const sig = await c.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2 for update', [req.workspaceId, id]);
+        if (!sig.rows[0]) throw ApiError.notFound('signature');
+        const details = await checkTargets(c, req.workspaceId, w);
+        if (details.length) throw ApiError.validation(details);
+        const before = await recipients(c, req.workspaceId, id);
+        await c.query('delete from assignments where workspace_id = $1 and signature_id = $2', [req.workspaceId, id]);
+        const kinds: string[] = [];
+        const teammateIds: (string | null)[] = [];
+        const groupIds: (string | null)[] = [];
+        const priorities: number[] = [];
+        for (const [list, kind] of LISTS) {
+          for (const t of w[list] ?? []) {
+            kinds.push(kind);
+            teammateIds.push(kind === 'teammate' ? t.id.toLowerCase() : null);
+            groupIds.push(kind === 'teammate' ? null : t.id.toLowerCase());
+            priorities.push(t.priority ?? 0);
+          }
+        }
+        await c.query(
+          `insert into assignments (workspace_id, signature_id, target_kind, teammate_id, group_id, priority)
+           select $1, $2, k, t, g, p from unnest($3::text[], $4::uuid[], $5::uuid[], $6::int[]) as x(k, t, g, p)`,
+          [req.workspaceId, id, kinds, teammateIds, groupIds, priorities],
+        );
+        if (sig.rows[0].published) {
+          const after = await recipients(c, req.workspaceId, id);
+          await requestTeammateInstalls(c, req.workspaceId, [...new Set([...before, ...after])]);
+        }
+        return loadAssignments(c, req.workspaceId, id);
+      });
+      return { data };
+    },
+  );
+}

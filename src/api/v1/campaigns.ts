@@ -1,0 +1,285 @@
+/**
+ * Marketing campaigns (spec 2.7, 3, 4.8). States and moves: src/campaigns/campaigns.ts.
+ *
+ *   GET   /v1/marketing_campaigns                  paged, newest first
+ *   POST  /v1/marketing_campaigns                  {marketing_campaign: {...}} -> 201, status draft
+ *   PATCH /v1/marketing_campaigns/{id}             same body shape, all optional
+ *   POST  /v1/marketing_campaigns/{id}/schedule    draft -> scheduled, or active when the start is due
+ *   POST  /v1/marketing_campaigns/{id}/pause       active -> paused
+ *   POST  /v1/marketing_campaigns/{id}/resume      paused -> active
+ *
+ * Decisions where the spec is silent:
+ * - Times are ISO 8601 with an offset (`Z` or `+02:00`) and answered in UTC; `time_zone` is an IANA
+ *   name (default UTC) kept for display. `end_time` must be after `start_time`; a campaign without
+ *   `end_time` runs until paused.
+ * - A campaign in the wrong state for an action gets 422 invalid_campaign_state, whose detail on
+ *   `status` lists in `allowed` the states that accept it. Archived campaigns cannot be edited.
+ * - Scheduling needs name, content, at least one signature in signature_template_ids and start_time
+ *   (422 campaign_incomplete, `missing` lists what is absent); once scheduled these stay required.
+ *   An end already past is 422 on `marketing_campaign.end_time` (in_past), for resume too.
+ * - Scheduling needs an active integration of category `signatures`, since banners are delivered by
+ *   installing signatures: without one, 422 no_signature_integration (remediation
+ *   connect_integration); with one that lost access, 422 integration_access_lost (remediation
+ *   reconnect_integration).
+ * - Editing an active campaign's content, conditions or signatures reinstalls the signatures it
+ *   targeted before and after. Start and end times edited later are evaluated by the next tick
+ *   (every 30 minutes, as the spec states).
+ * - Conditions are written as `{smart_field_id, values}` (an `operator` of `equal` is accepted, so a
+ *   campaign read from the API can be written back) and answered with `operator: "equal"`.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ACCEPTS, applyAction, CAMPAIGN_STATUSES, EDITABLE, requestBannerInstalls, type CampaignAction, type CampaignRow, type CampaignStatus } from '../../campaigns/campaigns.ts';
+import type { AppContext } from '../../context.ts';
+import { withTx, type Queryable } from '../../db/tx.ts';
+import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { validateTrees } from './content.ts';
+import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const Condition = z.object({ smart_field_id: z.string(), operator: z.literal('equal'), values: z.array(z.string()) });
+
+export const Campaign = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    status: z.enum(CAMPAIGN_STATUSES),
+    behaviour: z.string(),
+    filter_kind: z.string(),
+    send_email: z.boolean(),
+    content: ContentTree.nullable(),
+    smart_fields_conditions: z.array(z.array(Condition)).describe('Groups of conditions on smart field values.'),
+    signature_template_ids: z.array(z.string()),
+    start_time: Timestamp.nullable(),
+    end_time: Timestamp.nullable(),
+    time_zone: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'MarketingCampaign' });
+
+const ConditionWrite = z.strictObject({
+  smart_field_id: z.string(),
+  operator: z.literal('equal').optional(),
+  values: z.array(z.string().max(500)).min(1).max(100),
+});
+const WriteTime = z.iso.datetime({ offset: true }).nullable().optional();
+const campaignFields = {
+  name: z.string().trim().min(1).max(200),
+  start_time: WriteTime,
+  end_time: WriteTime,
+  time_zone: z
+    .string()
+    .max(64)
+    .refine(isTimeZone, { message: 'Must be an IANA time zone name such as Europe/Paris.', params: { code: 'invalid_time_zone' } })
+    .optional(),
+  send_email: z.boolean().optional(),
+  content: ContentTree.nullable().optional(),
+  smart_fields_conditions: z.array(z.array(ConditionWrite).min(1).max(20)).max(20).optional(),
+  signature_template_ids: z.array(z.string()).max(1000).optional(),
+};
+const CampaignCreate = z.strictObject({ marketing_campaign: z.strictObject(campaignFields) });
+const CampaignUpdate = z.strictObject({ marketing_campaign: z.strictObject(campaignFields).partial() });
+type CampaignFields = Partial<z.infer<typeof CampaignCreate>['marketing_campaign']>;
+
+function view(c: CampaignRow): z.infer<typeof Campaign> {
+  return {
+    id: c.id,
+    name: c.name,
+    status: c.status,
+    behaviour: c.behaviour,
+    filter_kind: c.filter_kind,
+    send_email: c.send_email,
+    content: c.content,
+    smart_fields_conditions: c.smart_fields_conditions,
+    signature_template_ids: c.signature_template_ids,
+    start_time: iso(c.start_time),
+    end_time: iso(c.end_time),
+    time_zone: c.time_zone,
+    created_at: isoRequired(c.created_at),
+    updated_at: isoRequired(c.updated_at),
+  };
+}
+
+async function load(db: Queryable, workspaceId: string, id: string, lock = false): Promise<CampaignRow | undefined> {
+  const { rows } = await db.query<CampaignRow>(`select * from marketing_campaigns where workspace_id = $1 and id = $2${lock ? ' for update' : ''}`, [workspaceId, id]);
+  return rows[0];
+}
+
+function stateError(c: CampaignRow, what: string, allowed: readonly CampaignStatus[]): ApiError {
+  const message = `A ${c.status} campaign cannot be ${what}.`;
+  return new ApiError(422, 'invalid_request_error', 'invalid_campaign_state', message, {
+    details: [detail('status', 'invalid_state', `${message} Allowed from: ${allowed.join(', ')}.`, { allowed: [...allowed] })],
+  });
+}
+
+/** What a campaign needs before it can be scheduled, and keeps needing afterwards. */
+function missingForSchedule(c: Pick<CampaignRow, 'content' | 'signature_template_ids' | 'start_time'>): string[] {
+  const missing: string[] = [];
+  if (!c.content) missing.push('content');
+  if (!c.signature_template_ids.length) missing.push('signature_template_ids');
+  if (!c.start_time) missing.push('start_time');
+  return missing;
+}
+
+function incomplete(missing: string[]): ApiError {
+  return new ApiError(422, 'invalid_request_error', 'campaign_incomplete', `A scheduled campaign needs ${missing.join(', ')}.`, {
+    details: [detail('marketing_campaign', 'incomplete', 'Set the missing fields with PATCH /v1/marketing_campaigns/{id}.', { missing })],
+  });
+}
+
+function endInPast(): ApiError {
+  return ApiError.validation([detail('marketing_campaign.end_time', 'in_past', 'The end time has passed; move it later with PATCH /v1/marketing_campaigns/{id} first.')]);
+}
+
+/** Checks references and trees of a write; answers the normalised values to store. */
+async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields, current: CampaignRow | undefined) {
+  const details: ValidationDetail[] = [];
+  let signatureIds: string[] | undefined;
+  if (m.signature_template_ids) {
+    signatureIds = [...new Set(m.signature_template_ids.map((s) => s.toLowerCase()))];
+    const valid = signatureIds.filter(isUuid);
+    const { rows } = await db.query<{ id: string }>('select id from signatures where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, valid]);
+    const found = new Set(rows.map((r) => r.id));
+    const missing = m.signature_template_ids.filter((s) => !found.has(s.toLowerCase()));
+    if (missing.length) details.push(detail('marketing_campaign.signature_template_ids', 'not_found', 'Some ids are not signatures of the workspace.', { missing }));
+  }
+  let conditions: CampaignRow['smart_fields_conditions'] | undefined;
+  if (m.smart_fields_conditions) {
+    const ids = m.smart_fields_conditions.flat().map((c) => c.smart_field_id).filter(isUuid);
+    const { rows } = await db.query<{ id: string }>('select id from smart_fields where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+    const found = new Set(rows.map((r) => r.id));
+    m.smart_fields_conditions.forEach((group, g) =>
+      group.forEach((c, i) => {
+        if (!found.has(c.smart_field_id.toLowerCase())) {
+          details.push(detail(`marketing_campaign.smart_fields_conditions[${g}][${i}].smart_field_id`, 'not_found', 'No smart field with this id in the workspace.'));
+        }
+      }),
+    );
+    conditions = m.smart_fields_conditions.map((group) => group.map((c) => ({ smart_field_id: c.smart_field_id.toLowerCase(), operator: 'equal' as const, values: c.values })));
+  }
+  const start = m.start_time === undefined ? (current?.start_time ?? null) : m.start_time ? new Date(m.start_time) : null;
+  const end = m.end_time === undefined ? (current?.end_time ?? null) : m.end_time ? new Date(m.end_time) : null;
+  if (start && end && end <= start) details.push(detail('marketing_campaign.end_time', 'before_start', 'The end time must be after the start time.'));
+  const [content] = await validateTrees(db, workspaceId, [['marketing_campaign.content', m.content]], details);
+  return { signatureIds, conditions, content, start, end };
+}
+
+export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
+  const r = v1.withTypeProvider<ZodTypeProvider>();
+  const tags = ['marketing_campaigns'];
+  const integrationsUrl = `${app.config.PUBLIC_BASE_URL}/integrations`;
+
+  r.get('/marketing_campaigns', { schema: { tags, summary: 'List campaigns', querystring: PageQuery, response: { 200: pageOf(Campaign), ...errors(401, 422) } } }, async (req) => {
+    const { rows, params, total } = await listPage<CampaignRow>(app.pool, req.query, req.workspaceId, '*', 'from marketing_campaigns where workspace_id = $1');
+    return paginate(rows.map(view), params, total);
+  });
+
+  r.post('/marketing_campaigns', { schema: { tags, summary: 'Create a campaign (draft)', body: CampaignCreate, response: { 201: dataOf(Campaign), ...errors(401, 422) } } }, async (req, reply) => {
+    const m = req.body.marketing_campaign;
+    const w = await checkWrite(app.pool, req.workspaceId, m, undefined);
+    const { rows } = await app.pool.query<CampaignRow>(
+      `insert into marketing_campaigns (workspace_id, name, start_time, end_time, time_zone, send_email, content, smart_fields_conditions, signature_template_ids)
+       values ($1, $2, $3, $4, coalesce($5, 'UTC'), coalesce($6, false), $7, coalesce($8::jsonb, '[]'::jsonb), coalesce($9::uuid[], '{}'))
+       returning *`,
+      [req.workspaceId, m.name, w.start, w.end, m.time_zone ?? null, m.send_email ?? null, w.content ?? null, w.conditions ? JSON.stringify(w.conditions) : null, w.signatureIds ?? null],
+    );
+    return reply.status(201).send({ data: view(rows[0]!) });
+  });
+
+  r.patch(
+    '/marketing_campaigns/:id',
+    { schema: { tags, summary: 'Update a campaign', params: IdParams, body: CampaignUpdate, response: { 200: dataOf(Campaign), ...errors(401, 404, 422) } } },
+    async (req) => {
+      const id = pathId(req.params.id, 'marketing campaign');
+      const m = req.body.marketing_campaign;
+      const row = await withTx(app.pool, async (c) => {
+        const cur = await load(c, req.workspaceId, id, true);
+        if (!cur) throw ApiError.notFound('marketing campaign');
+        if (!EDITABLE.includes(cur.status)) throw stateError(cur, 'edited', EDITABLE);
+        const w = await checkWrite(c, req.workspaceId, m, cur);
+        if (cur.status !== 'draft') {
+          const missing = missingForSchedule({
+            content: m.content === undefined ? cur.content : (w.content as CampaignRow['content']),
+            signature_template_ids: w.signatureIds ?? cur.signature_template_ids,
+            start_time: w.start,
+          });
+          if (missing.length) throw incomplete(missing);
+        }
+        const sets: string[] = [];
+        const values: unknown[] = [req.workspaceId, id];
+        const set = (col: string, v: unknown, cast = '') => {
+          values.push(v);
+          sets.push(`${col} = $${values.length}${cast}`);
+        };
+        if (m.name !== undefined) set('name', m.name);
+        if (m.start_time !== undefined) set('start_time', w.start);
+        if (m.end_time !== undefined) set('end_time', w.end);
+        if (m.time_zone !== undefined) set('time_zone', m.time_zone);
+        if (m.send_email !== undefined) set('send_email', m.send_email);
+        if (m.content !== undefined) set('content', w.content ?? null);
+        if (w.conditions) set('smart_fields_conditions', JSON.stringify(w.conditions), '::jsonb');
+        if (w.signatureIds) set('signature_template_ids', w.signatureIds, '::uuid[]');
+        if (!sets.length) return cur;
+        const { rows } = await c.query<CampaignRow>(`update marketing_campaigns set ${sets.join(', ')} where workspace_id = $1 and id = $2 returning *`, values);
+        const next = rows[0]!;
+        if (cur.status === 'active' && (m.content !== undefined || w.conditions || w.signatureIds)) {
+          await requestBannerInstalls(c, req.workspaceId, [...cur.signature_template_ids, ...next.signature_template_ids]);
+        }
+        return next;
+      });
+      return { data: view(row) };
+    },
+  );
+
+  const action = (name: CampaignAction, past: string, summary: string) =>
+    r.post(`/marketing_campaigns/:id/${name}`, { schema: { tags, summary, params: IdParams, response: { 200: dataOf(Campaign), ...errors(401, 404, 422) } } }, async (req) => {
+      const id = pathId(req.params.id, 'marketing campaign');
+      const now = new Date();
+      const row = await withTx(app.pool, async (c) => {
+        const cur = await load(c, req.workspaceId, id, true);
+        if (!cur) throw ApiError.notFound('marketing campaign');
+        if (!ACCEPTS[name].includes(cur.status)) throw stateError(cur, past, ACCEPTS[name]);
+        if (name === 'schedule') {
+          const missing = missingForSchedule(cur);
+          if (missing.length) throw incomplete(missing);
+        }
+        if (name !== 'pause' && cur.end_time && cur.end_time <= now) throw endInPast();
+        if (name === 'schedule') await requireSignatureIntegration(c, req.workspaceId);
+        const moved = await applyAction(c, req.workspaceId, id, name, now);
+        // The row is locked above, so the state cannot have changed in between.
+        if (!moved) throw stateError(cur, past, ACCEPTS[name]);
+        return moved;
+      });
+      return { data: view(row) };
+    });
+
+  async function requireSignatureIntegration(db: Queryable, workspaceId: string): Promise<void> {
+    const { rows } = await db.query<{ status: string }>(
+      `select status from integrations where workspace_id = $1 and category = 'signatures' and activated and status <> 'disconnected'`,
+      [workspaceId],
+    );
+    if (rows.some((i) => i.status === 'active')) return;
+    if (rows.length) {
+      throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The signature integrations have lost access, so the campaign banner cannot be installed.', {
+        remediation: { action: 'reconnect_integration', dashboard_url: integrationsUrl, message: 'Reconnect the signature integration, then schedule the campaign.' },
+      });
+    }
+    throw new ApiError(422, 'invalid_request_error', 'no_signature_integration', 'No signature integration is connected, so the campaign banner cannot be installed.', {
+      remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect Gmail, Outlook or Slack as a signature integration, then schedule the campaign.' },
+    });
+  }
+
+  action('schedule', 'scheduled', 'Schedule a campaign');
+  action('pause', 'paused', 'Pause an active campaign');
+  action('resume', 'resumed', 'Resume a paused campaign');
+}

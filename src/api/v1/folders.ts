@@ -1,0 +1,80 @@
+/**
+ * Folders of signatures (spec 2.6, 4.7).
+ *
+ *   GET    /v1/folders          paged, newest first, each with signature_count
+ *   POST   /v1/folders          {folder: {name}} -> 201
+ *   PATCH  /v1/folders/{id}     {folder: {name}}
+ *   DELETE /v1/folders/{id}     204; its signatures stay, outside any folder
+ *
+ * Names are unique in a workspace (422 `folder.name` already_exists).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../context.ts';
+import type { Queryable } from '../../db/tx.ts';
+import { ApiError, detail } from '../errors.ts';
+import { dataOf, errors, IdParams, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+
+export const Folder = z
+  .object({ id: z.string(), name: z.string(), signature_count: z.int(), created_at: Timestamp, updated_at: Timestamp })
+  .meta({ id: 'Folder' });
+
+const FolderWrite = z.strictObject({ folder: z.strictObject({ name: z.string().trim().min(1).max(200) }) });
+
+interface FolderRow {
+  id: string;
+  name: string;
+  signature_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `f.id, f.name, f.created_at, f.updated_at,
+  (select count(*)::int from signatures s where s.workspace_id = f.workspace_id and s.folder_id = f.id) as signature_count`;
+
+const view = (r: FolderRow): z.infer<typeof Folder> => ({ ...r, created_at: isoRequired(r.created_at), updated_at: isoRequired(r.updated_at) });
+
+async function load(db: Queryable, workspaceId: string, id: string): Promise<FolderRow | undefined> {
+  const { rows } = await db.query<FolderRow>(`select ${COLUMNS} from folders f where f.workspace_id = $1 and f.id = $2`, [workspaceId, id]);
+  return rows[0];
+}
+
+/** The unique (workspace_id, name) index turns a taken name into a 422 on its field. */
+async function writing<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw ApiError.validation([detail('folder.name', 'already_exists', 'Another folder has this name.')]);
+    throw err;
+  }
+}
+
+export function folderRoutes(v1: FastifyInstance, app: AppContext): void {
+  const r = v1.withTypeProvider<ZodTypeProvider>();
+  const tags = ['folders'];
+
+  r.get('/folders', { schema: { tags, summary: 'List folders', querystring: PageQuery, response: { 200: pageOf(Folder), ...errors(401, 422) } } }, async (req) => {
+    const { rows, params, total } = await listPage<FolderRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from folders f where f.workspace_id = $1', 'f.created_at desc, f.id desc');
+    return paginate(rows.map(view), params, total);
+  });
+
+  r.post('/folders', { schema: { tags, summary: 'Create a folder', body: FolderWrite, response: { 201: dataOf(Folder), ...errors(401, 422) } } }, async (req, reply) => {
+    const { rows } = await writing(() => app.pool.query<{ id: string }>('insert into folders (workspace_id, name) values ($1, $2) returning id', [req.workspaceId, req.body.folder.name]));
+    return reply.status(201).send({ data: view((await load(app.pool, req.workspaceId, rows[0]!.id))!) });
+  });
+
+  r.patch('/folders/:id', { schema: { tags, summary: 'Rename a folder', params: IdParams, body: FolderWrite, response: { 200: dataOf(Folder), ...errors(401, 404, 422) } } }, async (req) => {
+    const id = pathId(req.params.id, 'folder');
+    const { rowCount } = await writing(() => app.pool.query('update folders set name = $3 where workspace_id = $1 and id = $2', [req.workspaceId, id, req.body.folder.name]));
+    if (!rowCount) throw ApiError.notFound('folder');
+    return { data: view((await load(app.pool, req.workspaceId, id))!) };
+  });
+
+  r.delete('/folders/:id', { schema: { tags, summary: 'Delete a folder (its signatures stay, outside any folder)', params: IdParams, response: { 204: NoContent, ...errors(401, 404) } } }, async (req, reply) => {
+    const id = pathId(req.params.id, 'folder');
+    const { rowCount } = await app.pool.query('delete from folders where workspace_id = $1 and id = $2', [req.workspaceId, id]);
+    if (!rowCount) throw ApiError.notFound('folder');
+    return reply.status(204).send(null);
+  });
+}

@@ -1,0 +1,84 @@
+/**
+ * Shared request and response schemas of the v1 resources, and the small helpers every resource
+ * file uses (ids, timestamps, pages). Named schemas (`.meta({ id })`) become components of the
+ * OpenAPI document.
+ */
+import { z } from 'zod';
+import type { Queryable } from '../../db/tx.ts';
+import { ApiError } from '../errors.ts';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE, pageParams, paginate, type PageParams } from '../pagination.ts';
+
+export const Timestamp = z.iso.datetime().describe('ISO 8601 timestamp in UTC');
+
+/** A content block tree (spec 2.2). Its full schema is served by GET /v1/content_schema. */
+export const ContentTree = z
+  .record(z.string(), z.unknown())
+  .describe('A content block tree whose root is a `stack` block. Validated strictly; GET /v1/content_schema serves its full schema.')
+  .meta({ id: 'ContentTree' });
+
+export const PageQuery = z.object({
+  page: z.coerce.number().int().min(1).optional().describe('Page number, from 1.'),
+  per_page: z.coerce.number().int().min(1).max(MAX_PER_PAGE).optional().describe(`Items per page: default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE}.`),
+});
+
+export const Pagination = z
+  .object({
+    page: z.int(),
+    limit: z.int(),
+    total_count: z.int(),
+    total_pages: z.int(),
+    has_more: z.boolean(),
+  })
+  .meta({ id: 'Pagination' });
+
+const ErrorObject = z.object({ type: z.string(), code: z.string(), message: z.string() });
+const Detail = z.object({ field: z.string(), code: z.string(), message: z.string(), allowed: z.array(z.unknown()), missing: z.array(z.string()) });
+const Remediation = z.object({ action: z.string(), dashboard_url: z.string(), message: z.string() });
+
+export const ErrorBody = z
+  .object({ error: ErrorObject, details: z.array(Detail).optional(), remediation: Remediation.optional() })
+  .describe('`details` on validation errors (422), `remediation` on errors the caller can fix elsewhere.')
+  .meta({ id: 'Error' });
+
+/** Error responses documented (and serialized) for a route. */
+export function errors(...statuses: (401 | 404 | 409 | 422)[]) {
+  return Object.fromEntries(statuses.map((s) => [s, ErrorBody])) as Record<number, typeof ErrorBody>;
+}
+
+export const dataOf = <T extends z.ZodType>(s: T) => z.object({ data: s });
+export const pageOf = <T extends z.ZodType>(s: T) => z.object({ data: z.array(s), pagination: Pagination });
+
+export const IdParams = z.object({ id: z.string().describe('The resource id') });
+
+export const NoContent = z.null().describe('No content');
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID.test(s);
+
+/** A path id that is not a uuid cannot name anything: 404, exactly like another workspace's id. */
+export function pathId(id: string, what: string): string {
+  if (!isUuid(id)) throw ApiError.notFound(what);
+  return id.toLowerCase();
+}
+
+export function iso(v: Date | string | null | undefined): string | null {
+  if (v === null || v === undefined) return null;
+  return (v instanceof Date ? v : new Date(v)).toISOString();
+}
+
+export function isoRequired(v: Date | string): string {
+  return (v instanceof Date ? v : new Date(v)).toISOString();
+}
+
+/**
+ * One page of a workspace-scoped list, newest first. `from` is the FROM/WHERE part of the query
+ * (with $1 the workspace id); `select` the columns.
+ */
+export async function listPage<R>(db: Queryable, query: unknown, workspaceId: string, select: string, from: string, order = 'created_at desc, id desc'): Promise<{ rows: R[]; params: PageParams; total: number }> {
+  const params = pageParams(query);
+  const count = await db.query<{ n: number }>(`select count(*)::int as n ${from}`, [workspaceId]);
+  const { rows } = await db.query<R & object>(`select ${select} ${from} order by ${order} limit $2 offset $3`, [workspaceId, params.limit, params.offset]);
+  return { rows, params, total: count.rows[0]?.n ?? 0 };
+}
+
+export { paginate };

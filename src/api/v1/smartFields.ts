@@ -1,0 +1,226 @@
+/**
+ * Smart fields (spec 2.3, 4.3).
+ *
+ *   GET   /v1/smart_fields        paged, newest first
+ *   POST  /v1/smart_fields        {smart_field: {label, slug?, kind?, required?, default?, position?,
+ *                                                integration_id?, integration_attribute?}} -> 201
+ *   PATCH /v1/smart_fields/{id}   {smart_field: {label?, required?, default?, position?, integration_id?,
+ *                                                integration_attribute?}}
+ *
+ * Decisions where the spec is silent:
+ * - `slug` defaults to the label in lower snake case, made unique with a numeric suffix; a slug
+ *   given explicitly that is taken is 422 (`smart_field.slug`, already_exists). `kind` is one of
+ *   text, email, phone, url, image (default text) and cannot change after creation.
+ * - A field with `integration_id` is locked: its values come from that integration's
+ *   `integration_attribute` and cannot be set by hand (PATCH /v1/teammates). `integration_id: null`
+ *   unlocks it (and clears the attribute). Linking needs a directory integration (category
+ *   teammates or smart_fields) of the workspace, and an attribute; linking to one that lost access
+ *   or was disconnected is an error with remediation (reconnect_integration / connect_integration).
+ * - `used_in_signatures` is true when any signature or variant tree, published or draft, holds a
+ *   token or link with this field's `smartFieldUuid`.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../context.ts';
+import { withTx, type Queryable } from '../../db/tx.ts';
+import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+
+const KINDS = ['text', 'email', 'phone', 'url', 'image'] as const;
+const DIRECTORY_CATEGORIES = ['teammates', 'smart_fields'];
+
+export const SmartField = z
+  .object({
+    id: z.string(),
+    label: z.string(),
+    slug: z.string(),
+    kind: z.enum(KINDS),
+    required: z.boolean(),
+    default: z.boolean(),
+    position: z.int(),
+    integration_id: z.string().nullable(),
+    integration_attribute: z.string().nullable(),
+    used_in_signatures: z.boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'SmartField' });
+
+const fields = {
+  label: z.string().trim().min(1).max(100),
+  required: z.boolean().optional(),
+  default: z.boolean().optional(),
+  position: z.int().min(0).max(10_000).optional(),
+  integration_id: z.string().nullable().optional().describe('Locks the field to this directory integration; null unlocks it.'),
+  integration_attribute: z.string().trim().min(1).max(200).nullable().optional().describe('Path into the directory user, e.g. organizations.primary.title.'),
+};
+const SmartFieldCreate = z.strictObject({
+  smart_field: z.strictObject({
+    ...fields,
+    slug: z.string().regex(/^[a-z0-9][a-z0-9_]{0,62}$/, 'lowercase letters, digits and underscores, starting with a letter or digit').optional(),
+    kind: z.enum(KINDS).optional(),
+  }),
+});
+const SmartFieldUpdate = z.strictObject({ smart_field: z.strictObject(fields).partial() });
+
+interface SmartFieldRow {
+  id: string;
+  label: string;
+  slug: string;
+  kind: (typeof KINDS)[number];
+  required: boolean;
+  is_default: boolean;
+  position: number;
+  integration_id: string | null;
+  integration_attribute: string | null;
+  used_in_signatures: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const USES = (tree: string) => `jsonb_path_exists(${tree}, '$.** ? (@.smartFieldUuid == $id)', jsonb_build_object('id', f.id::text))`;
+const COLUMNS = `f.*, (
+  exists (select 1 from signatures s where s.workspace_id = f.workspace_id and (${USES('s.draft_content')} or ${USES('s.content')}))
+  or exists (select 1 from signature_variants v where v.workspace_id = f.workspace_id and (${USES('v.draft_content')} or ${USES('v.content')}))
+) as used_in_signatures`;
+
+function view(r: SmartFieldRow): z.infer<typeof SmartField> {
+  return {
+    id: r.id,
+    label: r.label,
+    slug: r.slug,
+    kind: r.kind,
+    required: r.required,
+    default: r.is_default,
+    position: r.position,
+    integration_id: r.integration_id,
+    integration_attribute: r.integration_attribute,
+    used_in_signatures: r.used_in_signatures,
+    created_at: isoRequired(r.created_at),
+    updated_at: isoRequired(r.updated_at),
+  };
+}
+
+async function load(db: Queryable, workspaceId: string, id: string): Promise<SmartFieldRow | undefined> {
+  const { rows } = await db.query<SmartFieldRow>(`select ${COLUMNS} from smart_fields f where f.workspace_id = $1 and f.id = $2`, [workspaceId, id]);
+  return rows[0];
+}
+
+export function slugify(label: string): string {
+  const s = label
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 56);
+  return s || 'field';
+}
+
+export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
+  const r = v1.withTypeProvider<ZodTypeProvider>();
+  const tags = ['smart_fields'];
+  const integrationsUrl = `${app.config.PUBLIC_BASE_URL}/integrations`;
+
+  /** Checks an integration link; answers the details to report, or throws an error with remediation. */
+  async function checkLink(db: Queryable, workspaceId: string, integrationId: string | null | undefined, attribute: string | null | undefined, attributeWas: string | null): Promise<ValidationDetail[]> {
+    if (integrationId === undefined || integrationId === null) return [];
+    const { rows } = isUuid(integrationId)
+      ? await db.query<{ category: string; status: string; dashboard_url: string | null; name: string }>(
+          'select category, status, dashboard_url, name from integrations where workspace_id = $1 and id = $2',
+          [workspaceId, integrationId],
+        )
+      : { rows: [] };
+    const i = rows[0];
+    const out: ValidationDetail[] = [];
+    if (!i) out.push(detail('smart_field.integration_id', 'not_found', 'No integration with this id in the workspace.'));
+    else if (!DIRECTORY_CATEGORIES.includes(i.category)) {
+      out.push(detail('smart_field.integration_id', 'invalid_category', `Smart fields take their values from a directory integration, not a ${i.category} one.`, { allowed: DIRECTORY_CATEGORIES }));
+    }
+    if ((attribute === undefined ? attributeWas : attribute) === null) {
+      out.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads.', { missing: ['integration_attribute'] }));
+    }
+    if (out.length || !i) return out;
+    if (i.status === 'access_lost') {
+      throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', `The integration "${i.name}" has lost access.`, {
+        remediation: { action: 'reconnect_integration', dashboard_url: i.dashboard_url ?? integrationsUrl, message: 'Reconnect the integration, then link the smart field to it.' },
+      });
+    }
+    if (i.status === 'disconnected') {
+      throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', `The integration "${i.name}" is disconnected.`, {
+        remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
+      });
+    }
+    return out;
+  }
+
+  r.get('/smart_fields', { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } }, async (req) => {
+    const { rows, params, total } = await listPage<SmartFieldRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from smart_fields f where f.workspace_id = $1', 'f.created_at desc, f.id desc');
+    return paginate(rows.map(view), params, total);
+  });
+
+  r.post('/smart_fields', { schema: { tags, summary: 'Create a smart field', body: SmartFieldCreate, response: { 201: dataOf(SmartField), ...errors(401, 422) } } }, async (req, reply) => {
+    const f = req.body.smart_field;
+    const row = await withTx(app.pool, async (c) => {
+      // Serialises creations in the workspace so derived slugs cannot collide.
+      await c.query('select 1 from workspaces where id = $1 for update', [req.workspaceId]);
+      const details = await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, null);
+      let slug = f.slug;
+      if (slug) {
+        const taken = await c.query('select 1 from smart_fields where workspace_id = $1 and slug = $2', [req.workspaceId, slug]);
+        if (taken.rowCount) details.push(detail('smart_field.slug', 'already_exists', 'Another smart field has this slug.'));
+      } else {
+        const base = slugify(f.label);
+        const { rows } = await c.query<{ slug: string }>(`select slug from smart_fields where workspace_id = $1 and (slug = $2 or slug like $2 || '\\_%')`, [req.workspaceId, base]);
+        const used = new Set(rows.map((x) => x.slug));
+        slug = base;
+        for (let n = 2; used.has(slug); n++) slug = `${base}_${n}`;
+      }
+      if (details.length) throw ApiError.validation(details);
+      const { rows } = await c.query<{ id: string }>(
+        `insert into smart_fields (workspace_id, label, slug, kind, required, is_default, position, integration_id, integration_attribute)
+         values ($1, $2, $3, coalesce($4, 'text'), coalesce($5, false), coalesce($6, false),
+                 coalesce($7, (select coalesce(max(position) + 1, 0) from smart_fields where workspace_id = $1)), $8, $9)
+         returning id`,
+        [req.workspaceId, f.label, slug, f.kind ?? null, f.required ?? null, f.default ?? null, f.position ?? null, f.integration_id ?? null, f.integration_id ? (f.integration_attribute ?? null) : null],
+      );
+      return (await load(c, req.workspaceId, rows[0]!.id))!;
+    });
+    return reply.status(201).send({ data: view(row) });
+  });
+
+  r.patch('/smart_fields/:id', { schema: { tags, summary: 'Update a smart field', params: IdParams, body: SmartFieldUpdate, response: { 200: dataOf(SmartField), ...errors(401, 404, 422) } } }, async (req) => {
+    const id = pathId(req.params.id, 'smart field');
+    const f = req.body.smart_field;
+    const row = await withTx(app.pool, async (c) => {
+      const cur = (await c.query<{ integration_id: string | null; integration_attribute: string | null }>(
+        'select integration_id, integration_attribute from smart_fields where workspace_id = $1 and id = $2 for update',
+        [req.workspaceId, id],
+      )).rows[0];
+      if (!cur) throw ApiError.notFound('smart field');
+      const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;
+      const details = f.integration_id !== undefined ? await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute) : [];
+      if (f.integration_id === undefined && linkTo && f.integration_attribute === null) {
+        details.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads; unlink it with integration_id: null.', { missing: ['integration_attribute'] }));
+      }
+      if (details.length) throw ApiError.validation(details);
+      const sets: string[] = [];
+      const values: unknown[] = [req.workspaceId, id];
+      const set = (col: string, v: unknown) => {
+        values.push(v);
+        sets.push(`${col} = $${values.length}`);
+      };
+      if (f.label !== undefined) set('label', f.label);
+      if (f.required !== undefined) set('required', f.required);
+      if (f.default !== undefined) set('is_default', f.default);
+      if (f.position !== undefined) set('position', f.position);
+      if (f.integration_id !== undefined) set('integration_id', f.integration_id);
+      if (linkTo === null) set('integration_attribute', null);
+      else if (f.integration_attribute !== undefined) set('integration_attribute', f.integration_attribute);
+      if (sets.length) await c.query(`update smart_fields set ${sets.join(', ')} where workspace_id = $1 and id = $2`, values);
+      return (await load(c, req.workspaceId, id))!;
+    });
+    return { data: view(row) };
+  });
+}

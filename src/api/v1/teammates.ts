@@ -1,0 +1,186 @@
+/**
+ * Teammates (spec 2.4, 4.4) and their addresses (4.5).
+ *
+ *   GET    /v1/teammates        paged, newest first; deleted teammates are left out
+ *   PATCH  /v1/teammates/{id}   {teammate: {smart_fields: [{smart_field_id, value}]}}
+ *   DELETE /v1/teammates/{id}   204
+ *   DELETE /v1/emails/{id}      204
+ *
+ * Decisions where the spec is silent:
+ * - A teammate answers `{id, display_name, emails: [{id, address, primary}] (primary first),
+ *   smart_field_values: [{value, smart_field_id, integration_id, source}], created_at, updated_at}`;
+ *   `integration_id` is null and `source` "manual" for values set by hand.
+ * - PATCH writes hand-set values (source manual). `value: null` removes the teammate's value of that
+ *   field. A field locked by an integration (smart field with integration_id) is refused with a 422
+ *   detail `locked_by_integration` on `teammate.smart_fields[i].smart_field_id`, nothing being
+ *   written. When a value changes, the teammate's mailboxes are re-installed.
+ * - DELETE of a teammate is a soft delete: it leaves the lists, teammate.deleted is written, and every
+ *   installation of the teammate's addresses becomes `not_installed`; the install pipeline skips
+ *   removed teammates, so no install happens for them any more. A teammate that a connected directory
+ *   still lists comes back at its next sync (remove them in the directory to keep them out).
+ * - DELETE of an address refuses the primary address (422 primary_email, remediation
+ *   change_primary_email) and an address a directory integration manages (422
+ *   email_managed_by_integration, remediation edit_in_directory): the next sync would bring it back.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../context.ts';
+import { withTx, type Queryable } from '../../db/tx.ts';
+import { teammatePayloadSql } from '../../events/outbox.ts';
+import { requestTeammateInstalls } from '../../install/triggers.ts';
+import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+
+export const Teammate = z
+  .object({
+    id: z.string(),
+    display_name: z.string(),
+    emails: z.array(z.object({ id: z.string(), address: z.string(), primary: z.boolean() })),
+    smart_field_values: z.array(
+      z.object({ value: z.string(), smart_field_id: z.string(), integration_id: z.string().nullable(), source: z.enum(['integration', 'manual']) }),
+    ),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'Teammate' });
+
+const TeammateUpdate = z.strictObject({
+  teammate: z.strictObject({
+    smart_fields: z
+      .array(z.strictObject({ smart_field_id: z.string(), value: z.string().max(2000).nullable().describe('null removes the value') }))
+      .max(200),
+  }),
+});
+
+interface TeammateRow {
+  id: string;
+  display_name: string;
+  emails: { id: string; address: string; primary: boolean }[];
+  smart_field_values: { value: string; smart_field_id: string; integration_id: string | null; source: 'integration' | 'manual' }[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `t.id, t.display_name, t.created_at, t.updated_at,
+  coalesce((select jsonb_agg(jsonb_build_object('id', e.id, 'address', e.address, 'primary', e.is_primary) order by e.is_primary desc, e.address)
+              from emails e where e.workspace_id = t.workspace_id and e.teammate_id = t.id), '[]'::jsonb) as emails,
+  coalesce((select jsonb_agg(jsonb_build_object('value', v.value, 'smart_field_id', v.smart_field_id, 'integration_id', v.integration_id, 'source', v.source)
+                             order by f.position, f.slug)
+              from smart_field_values v join smart_fields f on f.workspace_id = v.workspace_id and f.id = v.smart_field_id
+             where v.workspace_id = t.workspace_id and v.teammate_id = t.id), '[]'::jsonb) as smart_field_values`;
+
+function view(r: TeammateRow): z.infer<typeof Teammate> {
+  return { ...r, created_at: isoRequired(r.created_at), updated_at: isoRequired(r.updated_at) };
+}
+
+async function load(db: Queryable, workspaceId: string, id: string): Promise<TeammateRow | undefined> {
+  const { rows } = await db.query<TeammateRow>(`select ${COLUMNS} from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`, [workspaceId, id]);
+  return rows[0];
+}
+
+export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
+  const r = v1.withTypeProvider<ZodTypeProvider>();
+  const tags = ['teammates'];
+
+  r.get('/teammates', { schema: { tags, summary: 'List teammates', querystring: PageQuery, response: { 200: pageOf(Teammate), ...errors(401, 422) } } }, async (req) => {
+    const { rows, params, total } = await listPage<TeammateRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from teammates t where t.workspace_id = $1 and t.deleted_at is null', 't.created_at desc, t.id desc');
+    return paginate(rows.map(view), params, total);
+  });
+
+  r.patch('/teammates/:id', { schema: { tags, summary: "Set a teammate's smart field values", params: IdParams, body: TeammateUpdate, response: { 200: dataOf(Teammate), ...errors(401, 404, 422) } } }, async (req) => {
+    const id = pathId(req.params.id, 'teammate');
+    const items = req.body.teammate.smart_fields;
+    const row = await withTx(app.pool, async (c) => {
+      const t = await c.query('select 1 from teammates where workspace_id = $1 and id = $2 and deleted_at is null for update', [req.workspaceId, id]);
+      if (!t.rowCount) throw ApiError.notFound('teammate');
+      const ids = items.map((i) => i.smart_field_id).filter(isUuid);
+      const { rows: fields } = await c.query<{ id: string; label: string; integration_id: string | null; integration_name: string | null }>(
+        `select f.id, f.label, f.integration_id, i.name as integration_name
+           from smart_fields f left join integrations i on i.workspace_id = f.workspace_id and i.id = f.integration_id
+          where f.workspace_id = $1 and f.id = any($2::uuid[]) for share of f`,
+        [req.workspaceId, ids],
+      );
+      const byId = new Map(fields.map((f) => [f.id, f]));
+      const details: ValidationDetail[] = [];
+      const seen = new Set<string>();
+      items.forEach((item, i) => {
+        const field = `teammate.smart_fields[${i}].smart_field_id`;
+        const f = isUuid(item.smart_field_id) ? byId.get(item.smart_field_id.toLowerCase()) : undefined;
+        if (!f) details.push(detail(field, 'not_found', 'No smart field with this id in the workspace.'));
+        else if (f.integration_id) {
+          details.push(detail(field, 'locked_by_integration', `"${f.label}" takes its value from the integration "${f.integration_name ?? f.integration_id}" and cannot be set by hand.`));
+        } else if (seen.has(f.id)) details.push(detail(field, 'duplicate', 'This smart field is listed twice.'));
+        if (f) seen.add(f.id);
+      });
+      if (details.length) throw ApiError.validation(details);
+      const set = items.filter((i) => i.value !== null);
+      const cleared = items.filter((i) => i.value === null).map((i) => i.smart_field_id.toLowerCase());
+      const upserted = await c.query(
+        `insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source)
+         select $1, $2, f, v, 'manual' from unnest($3::uuid[], $4::text[]) as x(f, v)
+         on conflict (teammate_id, smart_field_id) do update set value = excluded.value, source = 'manual', integration_id = null
+          where smart_field_values.workspace_id = $1
+            and (smart_field_values.value, smart_field_values.source) is distinct from (excluded.value, 'manual')`,
+        [req.workspaceId, id, set.map((i) => i.smart_field_id.toLowerCase()), set.map((i) => i.value)],
+      );
+      const removed = await c.query('delete from smart_field_values where workspace_id = $1 and teammate_id = $2 and smart_field_id = any($3::uuid[])', [req.workspaceId, id, cleared]);
+      if ((upserted.rowCount ?? 0) + (removed.rowCount ?? 0) > 0) {
+        await c.query('update teammates set updated_at = now() where workspace_id = $1 and id = $2', [req.workspaceId, id]);
+        await requestTeammateInstalls(c, req.workspaceId, [id]);
+      }
+      return (await load(c, req.workspaceId, id))!;
+    });
+    return { data: view(row) };
+  });
+
+  r.delete('/teammates/:id', { schema: { tags, summary: 'Remove a teammate', params: IdParams, response: { 204: NoContent, ...errors(401, 404) } } }, async (req, reply) => {
+    const id = pathId(req.params.id, 'teammate');
+    await withTx(app.pool, async (c) => {
+      const gone = await c.query(
+        `with gone as (
+           update teammates t set deleted_at = now() where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null returning t.*)
+         insert into events (workspace_id, type, payload)
+         select $1, 'teammate.deleted', ${teammatePayloadSql('teammate.deleted', 'gone')} from gone returning id`,
+        [req.workspaceId, id],
+      );
+      if (!gone.rowCount) throw ApiError.notFound('teammate');
+      await c.query(
+        `update installations set status = 'not_installed', error_code = null, error_message = null, failing_since = null
+          where workspace_id = $1 and status <> 'not_installed'
+            and email_id in (select e.id from emails e where e.workspace_id = $1 and e.teammate_id = $2)`,
+        [req.workspaceId, id],
+      );
+    });
+    return reply.status(204).send(null);
+  });
+
+  r.delete('/emails/:id', { schema: { tags: ['emails'], summary: "Remove one of a teammate's addresses", params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
+    const id = pathId(req.params.id, 'email');
+    await withTx(app.pool, async (c) => {
+      const { rows } = await c.query<{ teammate_id: string; is_primary: boolean; integration_id: string | null; integration_status: string | null; dashboard_url: string | null }>(
+        `select e.teammate_id, e.is_primary, e.integration_id, i.status as integration_status, i.dashboard_url
+           from emails e join teammates t on t.workspace_id = e.workspace_id and t.id = e.teammate_id and t.deleted_at is null
+           left join integrations i on i.workspace_id = e.workspace_id and i.id = e.integration_id
+          where e.workspace_id = $1 and e.id = $2 for update of e`,
+        [req.workspaceId, id],
+      );
+      const e = rows[0];
+      if (!e) throw ApiError.notFound('email');
+      const teammateUrl = `${app.config.PUBLIC_BASE_URL}/teammates/${e.teammate_id}`;
+      if (e.is_primary) {
+        throw new ApiError(422, 'invalid_request_error', 'primary_email', "A teammate's primary address cannot be deleted.", {
+          remediation: { action: 'change_primary_email', dashboard_url: teammateUrl, message: 'Make another address primary first, or delete the teammate (DELETE /v1/teammates/{id}).' },
+        });
+      }
+      if (e.integration_id && e.integration_status !== 'disconnected') {
+        throw new ApiError(422, 'invalid_request_error', 'email_managed_by_integration', 'This address comes from a directory integration; its next sync would add it back.', {
+          remediation: { action: 'edit_in_directory', dashboard_url: e.dashboard_url ?? `${app.config.PUBLIC_BASE_URL}/integrations`, message: 'Remove the alias in the directory; the next sync removes it here.' },
+        });
+      }
+      await c.query('delete from emails where workspace_id = $1 and id = $2', [req.workspaceId, id]);
+      await requestTeammateInstalls(c, req.workspaceId, [e.teammate_id]);
+    });
+    return reply.status(204).send(null);
+  });
+}

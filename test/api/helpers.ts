@@ -1,0 +1,148 @@
+/**
+ * HTTP-level API tests: a real server listening on loopback, two workspaces (the caller's and a
+ * foreign one) each with an API key, and seed helpers for rows the API does not create.
+ */
+import { afterAll, beforeAll } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import { buildServer } from '../../src/api/server.ts';
+import { createApiKey } from '../../src/db/apiKeys.ts';
+import { createWorkspace } from '../../src/db/workspaces.ts';
+import { useTestContext, type TestContext } from '../helpers/db.ts';
+
+export interface Res {
+  status: number;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+export interface Api {
+  t: TestContext;
+  base: string;
+  /** The caller's workspace and key. */
+  ws: string;
+  key: string;
+  /** Another workspace, for "foreign id" checks. */
+  otherWs: string;
+  otherKey: string;
+  call(method: string, path: string, body?: unknown, key?: string | null): Promise<Res>;
+  /** A request whose body is sent as given (a string), with a JSON content type. */
+  raw(method: string, path: string, body: string): Promise<Res>;
+}
+
+export function useApi(configOverrides: Record<string, string> = {}): Api {
+  const t = useTestContext(configOverrides);
+  let server: FastifyInstance;
+  const api = { t } as Api;
+
+  async function send(method: string, path: string, init: { body?: string; key: string | null }): Promise<Res> {
+    const headers: Record<string, string> = {};
+    if (init.key) headers.authorization = `Bearer ${init.key}`;
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    const r = await fetch(`${api.base}${path}`, { method, headers, body: init.body });
+    const text = await r.text();
+    let body: unknown = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      body = null;
+    }
+    return { status: r.status, body, text };
+  }
+
+  api.call = (method, path, body, key) => send(method, path, { body: body === undefined ? undefined : JSON.stringify(body), key: key === undefined ? api.key : key });
+  api.raw = (method, path, body) => send(method, path, { body, key: api.key });
+
+  beforeAll(async () => {
+    server = await buildServer(t.ctx);
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    const addr = server.server.address();
+    if (!addr || typeof addr === 'string') throw new Error('no address');
+    api.base = `http://127.0.0.1:${addr.port}`;
+    const a = await createWorkspace(t.ctx.pool, 'Acme');
+    const b = await createWorkspace(t.ctx.pool, 'Other');
+    api.ws = a.id;
+    api.otherWs = b.id;
+    api.key = (await createApiKey(t.ctx.pool, a.id)).key;
+    api.otherKey = (await createApiKey(t.ctx.pool, b.id)).key;
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return api;
+}
+
+/** A small valid content tree; with a smart field id, one token resolves to it. */
+export function tree(text = 'Hello', smartFieldId?: string) {
+  return {
+    type: 'stack',
+    children: [
+      {
+        type: 'text',
+        tokens: [{ type: 'textToken', value: text }, ...(smartFieldId ? [{ type: 'textToken', value: 'Title', smartFieldUuid: smartFieldId }] : [])],
+      },
+    ],
+  };
+}
+
+export async function seedIntegration(
+  pool: pg.Pool,
+  ws: string,
+  opts: { category?: 'teammates' | 'signatures' | 'smart_fields' | 'assets'; status?: 'active' | 'access_lost' | 'disconnected'; kind?: string; name?: string } = {},
+): Promise<string> {
+  const status = opts.status ?? 'active';
+  const { rows } = await pool.query<{ id: string }>(
+    `insert into integrations (workspace_id, kind, category, name, credentials, status, error_since)
+     values ($1, $2, $3, $4, '\\x00', $5, case when $5 = 'access_lost' then now() end) returning id`,
+    [ws, opts.kind ?? 'google_workspace', opts.category ?? 'teammates', opts.name ?? 'Google', status],
+  );
+  return rows[0]!.id;
+}
+
+export async function seedTeammate(
+  pool: pg.Pool,
+  ws: string,
+  name: string,
+  emails: { address: string; primary?: boolean; integrationId?: string }[] = [{ address: `${name.toLowerCase().replace(/\W+/g, '.')}@acme.test`, primary: true }],
+): Promise<{ id: string; emailIds: string[] }> {
+  const { rows } = await pool.query<{ id: string }>('insert into teammates (workspace_id, display_name) values ($1, $2) returning id', [ws, name]);
+  const id = rows[0]!.id;
+  const emailIds: string[] = [];
+  for (const e of emails) {
+    const r = await pool.query<{ id: string }>(
+      'insert into emails (workspace_id, teammate_id, address, is_primary, integration_id) values ($1, $2, $3, $4, $5) returning id',
+      [ws, id, e.address, e.primary ?? false, e.integrationId ?? null],
+    );
+    emailIds.push(r.rows[0]!.id);
+  }
+  return { id, emailIds };
+}
+
+export async function seedGroup(pool: pg.Pool, ws: string, integrationId: string, kind: 'group' | 'org_unit', name: string, members: string[] = []): Promise<string> {
+  const { rows } = await pool.query<{ id: string }>(
+    'insert into groups (workspace_id, integration_id, kind, external_id, name) values ($1, $2, $3, $4, $5) returning id',
+    [ws, integrationId, kind, `${kind}-${name}`, name],
+  );
+  const id = rows[0]!.id;
+  for (const m of members) await pool.query('insert into memberships (workspace_id, group_id, teammate_id) values ($1, $2, $3)', [ws, id, m]);
+  return id;
+}
+
+export async function eventsOf(pool: pg.Pool, ws: string, type?: string): Promise<{ type: string; payload: any }[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const { rows } = await pool.query(
+    `select type, payload from events where workspace_id = $1 and ($2::text is null or type = $2) order by occurred_at, created_at, id`,
+    [ws, type ?? null],
+  );
+  return rows;
+}
+
+export async function jobsOf(pool: pg.Pool, task: string): Promise<{ payload: any; key: string | null }[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const { rows } = await pool.query(`select p.payload, j.key from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = $1 order by j.id`, [task]);
+  return rows;
+}
+
+export async function clearJobs(pool: pg.Pool): Promise<void> {
+  await pool.query('delete from graphile_worker._private_jobs');
+}
+
+export const FOREIGN_UUID = '00000000-0000-4000-8000-000000000000';
