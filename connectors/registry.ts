@@ -7,18 +7,24 @@ import type { ConnectorDefinition, DirectorySource, MailboxInstaller, PhotoSourc
 import { googleDirectorySource } from './google/directory.ts';
 import { gmailInstaller } from './google/gmail.ts';
 import { googlePhotoSource } from './google/photos.ts';
+import { microsoftDirectorySource } from './microsoft/directory.ts';
+import { outlookInstaller } from './microsoft/outlook.ts';
+import { microsoftPhotoSource } from './microsoft/photos.ts';
 
 type Def<T> = ConnectorDefinition<z.ZodType, z.ZodType, T>;
 export type ConnectorKind = 'google_workspace' | 'microsoft_entra' | 'slack';
 
 export const directorySources: Partial<Record<ConnectorKind, Def<DirectorySource>>> = {
   google_workspace: googleDirectorySource,
+  microsoft_entra: microsoftDirectorySource,
 };
 
 export const mailboxInstallers: Partial<Record<ConnectorKind, Def<MailboxInstaller>>> = {
   google_workspace: gmailInstaller,
+  microsoft_entra: outlookInstaller,
 };
 
 export const photoSources: Partial<Record<ConnectorKind, Def<PhotoSource>>> = {
   google_workspace: googlePhotoSource,
+  microsoft_entra: microsoftPhotoSource,
 };

@@ -339,7 +339,7 @@ export class MicrosoftDirectory implements DirectorySource {
   }
 }
 
-export const microsoftDirectory = defineDirectorySource({
+export const microsoftDirectorySource = defineDirectorySource({
   kind: 'microsoft_entra',
   scopes: DIRECTORY_PERMISSIONS,
   configSchema: microsoftConfigSchema,

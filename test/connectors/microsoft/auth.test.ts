@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import nock from 'nock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { microsoftDirectory } from '../../../connectors/microsoft/directory.ts';
+import { microsoftDirectorySource } from '../../../connectors/microsoft/directory.ts';
 import { graphError } from '../../../connectors/microsoft/graph.ts';
 import { AccessLostError, TransientError } from '../../../connectors/types.ts';
 import { aadstsError, ACCESS_TOKEN, captureLogger, config, CREDENTIALS, fixture, GRAPH, graphErrorBody, mockGroups, tokenScope } from './helpers.ts';
@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 function source(logger = captureLogger().logger) {
-  return microsoftDirectory.create({ config: config(), credentials: CREDENTIALS, logger });
+  return microsoftDirectorySource.create({ config: config(), credentials: CREDENTIALS, logger });
 }
 
 describe('Microsoft token endpoint errors', () => {

@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { microsoftDirectory, DELTA_TOKEN_LIFETIME_MS } from '../../../connectors/microsoft/directory.ts';
+import { microsoftDirectorySource, DELTA_TOKEN_LIFETIME_MS } from '../../../connectors/microsoft/directory.ts';
 import {
   AccessLostError,
   ConnectorError,
@@ -18,7 +18,7 @@ const SELECT = `id,displayName,givenName,surname,jobTitle,department,companyName
 const LATEST = 'https://graph.microsoft.com/v1.0/users/delta?$deltatoken=LATEST-Xk9qfR2';
 
 function source(extra: Record<string, unknown> = { extension_attributes: [EXT] }, logger = captureLogger().logger): DirectorySource {
-  return microsoftDirectory.create({ config: config(extra), credentials: CREDENTIALS, logger });
+  return microsoftDirectorySource.create({ config: config(extra), credentials: CREDENTIALS, logger });
 }
 
 /** Pages until the listing ends (or `max` pages). */
