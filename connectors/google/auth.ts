@@ -139,9 +139,13 @@ export function credentialSecrets(creds: Partial<Record<'client_email' | 'privat
   for (const v of [creds.private_key, creds.client_email, creds.client_secret, creds.refresh_token, creds.private_key_id]) {
     if (v && v.length >= 4) out.push(v);
   }
-  // The key body alone, in case a provider echoes it without the PEM armour.
-  const body = creds.private_key?.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
-  if (body && body.length >= 16) out.push(body);
+  // The key body, whole and line by line, in case a text echoes it without the PEM armour.
+  const lines = (creds.private_key ?? '')
+    .replace(/-----[^-]+-----/g, '')
+    .split(/\s+/)
+    .filter((l) => l.length >= 16);
+  if (lines.length > 1) out.push(lines.join(''));
+  out.push(...lines);
   return out;
 }
 

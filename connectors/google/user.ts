@@ -12,12 +12,12 @@
  * | `name.fullName` `name.displayName`    |                                                             |
  * | `orgUnitPath`                         | orgUnitPath                                                 |
  * | `thumbnailPhotoUrl`                   | thumbnailPhotoUrl                                           |
- * | `organizations.primary.<f>`           | the organization marked primary, else the first one         |
+ * | `organizations.primary.<f>`           | the primary organization (see below)                        |
  * | `organizations.<type>.<f>`            | the first organization of each type                         |
  * |   f = title, department, name, description, costCenter, location, symbol, domain, fullTimeEquivalent |
  * | `phones.primary`, `phones.<type>`     | value (types: work, mobile, work_mobile, home, main, ...)   |
  * | `emails.primary`, `emails.<type>`     | address of the user's listed emails (work, home, other)     |
- * | `addresses.primary.<f>`               | the address marked primary, else the first one              |
+ * | `addresses.primary.<f>`               | the primary address (see below)                             |
  * | `addresses.<type>.<f>`                | the first address of each type (work, home, other)          |
  * |   f = formatted, streetAddress, extendedAddress, poBox, locality, region, postalCode, country, countryCode |
  * | `externalIds.<type>`                  | value (e.g. `externalIds.organization`: the employee ID)    |
@@ -28,7 +28,9 @@
  * | `customSchemas.<Schema>.<Field>`      | the value as text; a multi-valued field joins its values with ", " |
  *
  * `<type>` is Google's type, or the customType for `custom` entries; the first entry of a type
- * wins. Text is kept as Google has it (unicode and right-to-left names untouched).
+ * wins, and untyped entries only count for `primary`. "primary" is the entry Google marks primary,
+ * else the first `work` entry, else the first entry. Text is kept as Google has it (unicode and
+ * right-to-left names untouched).
  */
 import type { DirectoryUser } from '../types.ts';
 import type { GoogleUser } from './schemas.ts';
@@ -42,13 +44,15 @@ function set(attrs: Attributes, key: string, value: unknown): void {
   attrs[key] = text;
 }
 
-function typeOf(item: { type?: string | null; customType?: string | null }): string {
-  if (item.type === 'custom' && item.customType) return item.customType;
-  return item.type || item.customType || 'other';
+/** Google's type, or the customType of a `custom` entry; undefined for untyped entries. */
+function typeOf(item: { type?: string | null; customType?: string | null }): string | undefined {
+  if (item.type === 'custom' || !item.type) return item.customType || undefined;
+  return item.type;
 }
 
-function primaryOf<T extends { primary?: boolean | null }>(items: readonly T[]): T | undefined {
-  return items.find((i) => i.primary === true) ?? items[0];
+/** The entry marked primary, else the first `work` entry, else the first entry. */
+function primaryOf<T extends { primary?: boolean | null; type?: string | null }>(items: readonly T[]): T | undefined {
+  return items.find((i) => i.primary === true) ?? items.find((i) => i.type === 'work') ?? items[0];
 }
 
 /** First item of each type, in the order Google lists them. */
@@ -56,7 +60,7 @@ function firstOfEachType<T extends { type?: string | null; customType?: string |
   const out = new Map<string, T>();
   for (const item of items) {
     const t = typeOf(item);
-    if (!out.has(t)) out.set(t, item);
+    if (t !== undefined && !out.has(t)) out.set(t, item);
   }
   return out;
 }
