@@ -86,7 +86,11 @@ interface Env {
   scratch: (string | null)[];
 }
 
-export const TABLE_OPEN = '<table role="presentation" cellpadding="0" cellspacing="0" border="0" style="border-collapse:collapse">';
+/**
+ * Every table: presentation role for screen readers; cellpadding and cellspacing 0 (they default to
+ * 1 and 2). No `border` (absent means none) and no border-collapse (there are no borders to collapse).
+ */
+export const TABLE_OPEN = '<table role="presentation" cellpadding="0" cellspacing="0">';
 const TABLE_CLOSE = '</table>';
 
 /** Compile-time registry of smart fields and dynamic links used by one template. */
@@ -128,9 +132,7 @@ function cleanLiteral(s: string): string {
 
 const LIKELY_HOST = /^[^\s:/?#@]+\.[^\s:/?#@]{2,}(?:[/?#].*)?$/;
 const LIKELY_EMAIL = /^[^\s@:/]+@[^\s@:/]+$/;
-const SCHEME_PREFIX = /^(?:https?:\/\/|mailto:|tel:)/i;
 const TEL_NOISE_G = /[\s().-]/g;
-const TRAILING_SLASH = /\/$/;
 
 /** Turns a resolved address into a safe, encoded URL, or null when it must not be linked. */
 function finishUrl(raw: string, kind: SmartFieldKind | undefined): string | null {
@@ -243,19 +245,22 @@ class CompiledHref {
 function linkText(label: string, url: string | null): string {
   if (!url || !label) return label;
   const scheme = allowedScheme(url);
-  let bare = url.replace(SCHEME_PREFIX, '');
-  try {
-    bare = decodeURIComponent(bare);
-  } catch {
-    // A stray % in a URL: compare the encoded form.
+  let bare = url.slice(scheme === 'https' ? 8 : scheme === 'http' ? 7 : scheme === 'mailto' ? 7 : 4);
+  if (bare.includes('%')) {
+    try {
+      bare = decodeURIComponent(bare);
+    } catch {
+      // A stray % in a URL: compare the encoded form.
+    }
   }
-  const same =
-    scheme === 'tel'
-      ? bare.replace(TEL_NOISE_G, '') === label.replace(TEL_NOISE_G, '')
-      : scheme === 'mailto'
-        ? bare.toLowerCase() === label.toLowerCase()
-        : bare.replace(TRAILING_SLASH, '').toLowerCase() === label.replace(TRAILING_SLASH, '').toLowerCase() ||
-          bare.replace(TRAILING_SLASH, '').toLowerCase() === `www.${label.toLowerCase()}`;
+  if (bare === label) return label;
+  let same: boolean;
+  if (scheme === 'tel') same = bare.replace(TEL_NOISE_G, '') === label.replace(TEL_NOISE_G, '');
+  else {
+    const b = (bare.endsWith('/') ? bare.slice(0, -1) : bare).toLowerCase();
+    const l = label.toLowerCase();
+    same = b === l || (scheme !== 'mailto' && b === `www.${l}`);
+  }
   return same ? label : `${label} (${url})`;
 }
 
@@ -276,6 +281,7 @@ class LiteralToken implements CToken {
   readonly smart = false;
   readonly dynamic: boolean;
   private readonly fixedHtml: string;
+  private readonly fixedText: string | undefined;
   private readonly value: string;
   private readonly open: string;
   private readonly close: string;
@@ -297,6 +303,7 @@ class LiteralToken implements CToken {
     }
     const fixed = href?.fixed;
     this.fixedHtml = !href ? this.open + body + this.close : fixed === null ? spanFor(style, cell, body) : fixed !== undefined ? this.open + escapeAttr(fixed) + this.close : '';
+    this.fixedText = !href ? this.value : fixed !== undefined ? linkText(this.value, fixed) : undefined;
   }
 
   html(env: Env): string {
@@ -306,7 +313,7 @@ class LiteralToken implements CToken {
   }
 
   text(env: Env): string {
-    return this.href ? linkText(this.value, this.href.url(env)) : this.value;
+    return this.fixedText ?? linkText(this.value, this.href!.url(env));
   }
 }
 
@@ -581,8 +588,9 @@ class TextNode implements CBlock {
   }
 }
 
+/** A spacer row: the height attribute for Outlook, font-size = line-height = gap for everyone else. */
 function spacerRow(gap: number): string {
-  return `<tr><td height="${Math.round(gap)}" style="height:${px(gap)};line-height:${px(gap)};font-size:0">&nbsp;</td></tr>`;
+  return `<tr><td height="${Math.round(gap)}" style="font-size:${px(gap)};line-height:${px(gap)}">&nbsp;</td></tr>`;
 }
 
 function spacerCell(gap: number): string {

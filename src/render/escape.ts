@@ -4,23 +4,29 @@
  *
  * - Text content escapes `&`, `<` and `>`. Attribute values are always double-quoted and escape
  *   `&`, `"`, `<` and `>`. Nothing else is needed for a parser to read the value back unchanged.
+ *   Both also write non-ASCII characters as numeric references, keeping the HTML pure ASCII.
  * - Smart-field values come from directories and people: `cleanValue` trims them, turns CR/LF into
  *   LF, removes other control characters and the bidi embedding/override/isolate controls
  *   (U+202A–U+202E, U+2066–U+2069, which could visually reorder the rest of the signature), and
  *   replaces lone surrogates with U+FFFD so the output is valid UTF-8.
  */
 
-const TEXT_SPECIAL = /[&<>]/;
-const TEXT_SPECIAL_G = /[&<>]/g;
-const ATTR_SPECIAL = /[&<>"]/;
-const ATTR_SPECIAL_G = /[&<>"]/g;
+// Non-ASCII characters become numeric character references (`é` → `&#233;`), so the HTML is plain
+// ASCII: it reads the same whatever charset a mail client assumes, and hashing it needs no UTF-8
+// conversion. The plain-text alternative keeps the characters as they are.
+const TEXT_SPECIAL = /[&<>]|[^\x00-\x7f]/;
+const TEXT_SPECIAL_G = /[&<>]|[^\x00-\x7f]/gu;
+const ATTR_SPECIAL = /[&<>"]|[^\x00-\x7f]/;
+const ATTR_SPECIAL_G = /[&<>"]|[^\x00-\x7f]/gu;
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
-const entity = (c: string) => ENTITIES[c]!;
+const entity = (c: string) => ENTITIES[c] ?? `&#${c.codePointAt(0)!};`;
 
+/** Text content: `&`, `<`, `>` and non-ASCII escaped. Input must be well-formed (see cleanValue). */
 export function escapeText(s: string): string {
   return TEXT_SPECIAL.test(s) ? s.replace(TEXT_SPECIAL_G, entity) : s;
 }
 
+/** A double-quoted attribute value: `&`, `<`, `>`, `"` and non-ASCII escaped. */
 export function escapeAttr(s: string): string {
   return ATTR_SPECIAL.test(s) ? s.replace(ATTR_SPECIAL_G, entity) : s;
 }
@@ -32,7 +38,8 @@ export function escapeMultiline(s: string): string {
 }
 
 // eslint-disable-next-line no-control-regex
-const UNCLEAN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|^\s|\s$/;
+const UNCLEAN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const EDGE_SPACE = /\s/;
 // eslint-disable-next-line no-control-regex
 const DROP_G = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 const CRLF_G = /\r\n?/g;
@@ -52,7 +59,7 @@ export function wellFormed(s: string): string {
 export function cleanValue(raw: string | null | undefined): string {
   if (!raw) return '';
   let s = wellFormed(raw);
-  if (!UNCLEAN.test(s)) return s;
+  if (!UNCLEAN.test(s) && !EDGE_SPACE.test(s[0]!) && !EDGE_SPACE.test(s[s.length - 1]!)) return s;
   s = s.replace(CRLF_G, '\n').replace(DROP_G, '').trim();
   if (s.includes('\n')) s = s.replace(SPACES_AROUND_LF_G, '\n').replace(MANY_LF_G, '\n');
   return s;
@@ -65,7 +72,7 @@ export function singleLine(s: string): string {
 
 // Characters kept as they are in a URL: RFC 3986 unreserved and reserved, and `%` starting a valid
 // escape. Everything else (spaces, quotes, angle brackets, non-ASCII) is percent-encoded as UTF-8.
-const URL_UNSAFE = /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})/u;
+const URL_UNSAFE = /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})/;
 const URL_UNSAFE_G = /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})/gu;
 
 /** Percent-encodes what does not belong in a URL; input must be well-formed (see cleanValue). */
@@ -85,11 +92,12 @@ export function allowedScheme(url: string): 'https' | 'http' | 'mailto' | 'tel' 
   return (m[1] ?? m[2] ?? m[3])!.toLowerCase() as 'https' | 'http' | 'mailto' | 'tel';
 }
 
+const WHITESPACE = /\s/;
 const WHITESPACE_G = /\s+/g;
 
 /** `tel:+1 (555) 010-0000` → `tel:+1(555)010-0000`: RFC 3966 allows visual separators, not spaces. */
 export function compactTel(url: string): string {
-  return url.replace(WHITESPACE_G, '');
+  return WHITESPACE.test(url) ? url.replace(WHITESPACE_G, '') : url;
 }
 
 /** Rounds a px figure to two decimals, so `1e-7` can never reach CSS. */

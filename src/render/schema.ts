@@ -88,14 +88,14 @@ export const HREF_SCHEMES = ['https:', 'http:', 'mailto:', 'tel:'] as const;
 
 /** Font choices, each a web-safe CSS stack that every mail client has. */
 export const FONT_FAMILIES = {
-  arial: 'Arial, Helvetica, sans-serif',
-  helvetica: 'Helvetica, Arial, sans-serif',
-  verdana: 'Verdana, Geneva, sans-serif',
-  tahoma: 'Tahoma, Geneva, sans-serif',
-  trebuchet: "'Trebuchet MS', Helvetica, sans-serif",
-  georgia: 'Georgia, serif',
-  times: "'Times New Roman', Times, serif",
-  courier: "'Courier New', Courier, monospace",
+  arial: 'Arial,Helvetica,sans-serif',
+  helvetica: 'Helvetica,Arial,sans-serif',
+  verdana: 'Verdana,Geneva,sans-serif',
+  tahoma: 'Tahoma,Geneva,sans-serif',
+  trebuchet: "'Trebuchet MS',Helvetica,sans-serif",
+  georgia: 'Georgia,serif',
+  times: "'Times New Roman',Times,serif",
+  courier: "'Courier New',Courier,monospace",
 } as const;
 export type FontFamily = keyof typeof FONT_FAMILIES;
 const FONT_FAMILY_KEYS = Object.keys(FONT_FAMILIES) as [FontFamily, ...FontFamily[]];

@@ -1,0 +1,24 @@
+/**
+ * The benchmark registry: scenario name → function. Add a scenario with one import and one line.
+ *
+ * A scenario warms up once, repeats, and reports medians. It returns its figures, including the
+ * goal it is measured against and `ratio` (measured / goal), and never fails for missing the goal.
+ */
+import { renderScenario } from './render.ts';
+
+export interface BenchArgs {
+  /** `--quick`: one tenth of the size, for a fast pass over every scenario. */
+  quick: boolean;
+  /** Every `--key value` (or `--flag`) given on the command line. */
+  options: Record<string, string | boolean>;
+  /** Prints one human progress line. */
+  log: (line: string) => void;
+}
+
+export type Figures = Record<string, unknown>;
+
+export type Scenario = (args: BenchArgs) => Promise<Figures>;
+
+export const scenarios: Record<string, Scenario> = {
+  render: renderScenario,
+};
