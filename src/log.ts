@@ -69,3 +69,16 @@ export function redactUrl(url: string): string {
 
 export const log: Logger = createLogger();
 export type { Logger };
+
+/** A copy of a value with every secret-named field replaced, for printing provider answers. */
+export function redactDeep<T>(value: T): T {
+  const secret = new Set(SECRET_KEYS.map((k) => k.toLowerCase()));
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object' && !(v instanceof Date) && !Buffer.isBuffer(v)) {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, secret.has(k.toLowerCase()) ? '[redacted]' : walk(x)]));
+    }
+    return v;
+  };
+  return walk(value) as T;
+}

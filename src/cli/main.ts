@@ -10,6 +10,7 @@ import { serverCommands } from './commands/server.ts';
 import { adminCommands } from './commands/admin.ts';
 import { integrationCommands } from './commands/integration.ts';
 import { syncCommands } from './commands/sync.ts';
+import { installCommands } from './commands/install.ts';
 import { webhookCommands } from './commands/webhook.ts';
 import { renderCommands } from './commands/render.ts';
 
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   adminCommands(program);
   integrationCommands(program);
   syncCommands(program);
+  installCommands(program);
   webhookCommands(program);
   renderCommands(program);
   program.commands.forEach(function override(c: Command) {

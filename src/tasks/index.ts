@@ -8,10 +8,24 @@ import type { TaskDefinition } from './define.ts';
 import { prune } from './prune.ts';
 import { syncIntegration } from './syncIntegration.ts';
 import { syncAll } from './syncAll.ts';
+import { installMailboxTask } from './installMailbox.ts';
+import { fanoutSignature } from './fanoutSignature.ts';
+import { fanoutTeammates } from './fanoutTeammates.ts';
+import { fanoutIntegration } from './fanoutIntegration.ts';
 import { dispatchWebhooks } from './dispatchWebhooks.ts';
 import { deliverWebhook } from './deliverWebhook.ts';
 
-export const tasks: TaskDefinition[] = [prune, syncIntegration, syncAll, dispatchWebhooks, deliverWebhook] as TaskDefinition[];
+export const tasks: TaskDefinition[] = [
+  prune,
+  syncIntegration,
+  syncAll,
+  installMailboxTask,
+  fanoutSignature,
+  fanoutTeammates,
+  fanoutIntegration,
+  dispatchWebhooks,
+  deliverWebhook,
+] as TaskDefinition[];
 
 export function crontab(config: Config): CronItem[] {
   return [

@@ -1,0 +1,184 @@
+/**
+ * One mailbox install: the latest state of one (address, kind, integration), decided when the job
+ * runs, so a burst of triggers coalesces into one install.
+ *
+ *   teammate and signature (highest priority wins; the others get not_supported)
+ *   -> installation switched off? not_activated, no provider call
+ *   -> integration without access? access_lost, no provider call
+ *   -> destination has no slot for the kind? not_supported (multi_signatures_not_supported)
+ *   -> render; too large? failed (signature_too_long), before any provider call
+ *   -> same hash as installed and not forced? skip (no provider write)
+ *   -> provider call -> installed | failed (event once per transition) | rate limited (rescheduled)
+ */
+import type { Logger } from 'pino';
+import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxInstaller } from '../../connectors/types.ts';
+import type { AppContext } from '../context.ts';
+import { withTx } from '../db/tx.ts';
+import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
+import { integrationInstallsEmail, signaturesFor } from './recipients.ts';
+import { renderForInstall, type RenderedForInstall } from './content.ts';
+import { transition, type InstallStatus, type TransitionResult } from './transitions.ts';
+import type { SignatureKind } from './triggers.ts';
+
+export interface InstallJob {
+  workspaceId: string;
+  emailId: string;
+  kind: SignatureKind;
+  integrationId: string;
+  forced: boolean;
+}
+
+export type InstallOutcome =
+  | { outcome: 'installed'; transition: TransitionResult; providerResponse: unknown; rendered: RenderedForInstall }
+  | { outcome: 'unchanged'; rendered: RenderedForInstall }
+  | { outcome: 'failed'; transition: TransitionResult; errorCode: string; message: string; providerResponse?: unknown; rendered?: RenderedForInstall }
+  | { outcome: 'rescheduled'; retryAfterMs: number }
+  | { outcome: 'skipped'; status: InstallStatus; reason: string; transition?: TransitionResult; rendered?: RenderedForInstall }
+  | { outcome: 'dry_run'; wouldWrite: boolean; rendered: RenderedForInstall; signatureId: string };
+
+export interface InstallOptions {
+  /** Decide and render, but call no provider and change nothing. */
+  dryRun?: boolean;
+  /** Override the signature (support replay); otherwise the highest-priority one. */
+  signatureId?: string;
+  logger?: Logger;
+  /** Builds the installer; tests and the replay can pass their own. */
+  installerFor?: (integration: IntegrationRow) => MailboxInstaller;
+}
+
+interface EmailRow {
+  id: string;
+  address: string;
+  teammate_id: string;
+  deleted: boolean;
+  aliases: string[];
+  display_name: string;
+  external_id: string | null;
+}
+
+/** Installers are kept per integration version, so their auth clients and tokens are reused. */
+const installers = new Map<string, MailboxInstaller>();
+function cachedInstaller(ctx: AppContext, integration: IntegrationRow, logger: Logger): MailboxInstaller {
+  const key = `${integration.id}:${integration.updated_at.getTime()}`;
+  let installer = installers.get(key);
+  if (!installer) {
+    for (const k of installers.keys()) if (k.startsWith(`${integration.id}:`)) installers.delete(k);
+    installer = buildConnector<MailboxInstaller>(ctx, integration, logger);
+    installers.set(key, installer);
+  }
+  return installer;
+}
+
+async function loadEmail(ctx: AppContext, job: InstallJob): Promise<EmailRow | undefined> {
+  const { rows } = await ctx.pool.query<EmailRow>(
+    `select e.id, e.address, e.teammate_id, t.deleted_at is not null as deleted, t.display_name,
+            coalesce((select array_agg(a.address order by a.address) from emails a where a.teammate_id = e.teammate_id and a.id <> e.id), '{}') as aliases,
+            (select ts.external_id from teammate_sources ts join integrations d on d.id = ts.integration_id
+              where ts.teammate_id = e.teammate_id and d.kind = (select kind from integrations where id = $3) limit 1) as external_id
+       from emails e join teammates t on t.id = e.teammate_id
+      where e.workspace_id = $1 and e.id = $2`,
+    [job.workspaceId, job.emailId, job.integrationId],
+  );
+  return rows[0];
+}
+
+export async function installMailbox(ctx: AppContext, job: InstallJob, opts: InstallOptions = {}): Promise<InstallOutcome> {
+  const logger = (opts.logger ?? ctx.logger).child({ emailId: job.emailId, kind: job.kind, integrationId: job.integrationId });
+  const email = await loadEmail(ctx, job);
+  const integration = await getIntegration(ctx.pool, job.workspaceId, job.integrationId);
+  if (!email || !integration) return { outcome: 'skipped', status: 'not_installed', reason: 'the address or the integration no longer exists' };
+
+  const choices = opts.signatureId ? [{ signature_id: opts.signatureId, priority: 0 }] : await signaturesFor(ctx.pool, job.workspaceId, email.teammate_id);
+  const winner = choices[0];
+  const key = (signatureId: string) => ({ workspaceId: job.workspaceId, emailId: job.emailId, signatureId, kind: job.kind, integrationId: job.integrationId });
+
+  // Nothing to install any more: a deleted teammate, or no signature assigned.
+  if (email.deleted || !winner || !(await integrationInstallsEmail(ctx.pool, job.emailId, job.integrationId)) || integration.status === 'disconnected') {
+    if (opts.dryRun) return { outcome: 'skipped', status: 'not_installed', reason: 'no signature applies to this address' };
+    await ctx.pool.query(
+      `update installations set status = 'not_installed', error_code = null, error_message = null, failing_since = null
+        where workspace_id = $1 and email_id = $2 and kind = $3 and integration_id = $4 and status <> 'not_installed'`,
+      [job.workspaceId, job.emailId, job.kind, job.integrationId],
+    );
+    return { outcome: 'skipped', status: 'not_installed', reason: email.deleted ? 'the teammate was removed' : 'no signature applies to this address' };
+  }
+
+  const decide = async (status: InstallStatus, reason: string, errorCode: string | null = null): Promise<InstallOutcome> => {
+    if (opts.dryRun) return { outcome: 'skipped', status, reason };
+    const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status, errorCode, errorMessage: errorCode ? reason : null }));
+    return { outcome: 'skipped', status, reason, transition: t };
+  };
+
+  // The destination holds one signature per kind: lower-priority signatures are not installed here.
+  if (!opts.dryRun && !opts.signatureId && choices.length > 1) {
+    await withTx(ctx.pool, async (c) => {
+      for (const other of choices.slice(1)) {
+        await transition(c, key(other.signature_id), { status: 'not_supported', errorCode: null, errorMessage: `a higher-priority signature (${winner.signature_id}) is installed in this mailbox` });
+      }
+    });
+  }
+
+  const rendered = await renderForInstall(ctx, { workspaceId: job.workspaceId, teammateId: email.teammate_id, signatureId: winner.signature_id, kind: job.kind });
+  if (!rendered.installationActivated) return decide('not_activated', 'signature installation is switched off for this signature');
+  if (!rendered.available) return decide('not_supported', rendered.unavailableReason ?? 'this variant is not published');
+  if (integration.status === 'access_lost') return decide('access_lost', integration.error_message ?? 'the integration lost access');
+
+  const installer = (opts.installerFor ?? ((i) => cachedInstaller(ctx, i, logger)))(integration);
+  if (!installer.slots.includes(job.kind)) {
+    return decide('not_supported', `${integration.kind} holds no separate ${job.kind} signature`, 'multi_signatures_not_supported');
+  }
+  if (rendered.html.length > installer.maxHtmlLength) {
+    const message = `the rendered signature is ${rendered.html.length} characters; ${integration.kind} accepts at most ${installer.maxHtmlLength}`;
+    if (opts.dryRun) return { outcome: 'skipped', status: 'failed', reason: message, rendered };
+    const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: 'signature_too_long', errorMessage: message }));
+    return { outcome: 'failed', transition: t, errorCode: 'signature_too_long', message, rendered };
+  }
+
+  const current = await ctx.pool.query<{ status: InstallStatus; content_hash: string | null }>(
+    `select status, content_hash from installations where email_id = $1 and signature_id = $2 and kind = $3 and integration_id = $4`,
+    [job.emailId, winner.signature_id, job.kind, job.integrationId],
+  );
+  const unchanged = current.rows[0]?.status === 'installed' && current.rows[0].content_hash === rendered.hash;
+  if (opts.dryRun) return { outcome: 'dry_run', wouldWrite: job.forced || !unchanged, rendered, signatureId: winner.signature_id };
+  if (unchanged && !job.forced) return { outcome: 'unchanged', rendered };
+
+  try {
+    const result = await installer.install(
+      { email: email.address, aliases: email.aliases, externalId: email.external_id ?? undefined, displayName: email.display_name },
+      { html: rendered.html, text: rendered.text, hash: rendered.hash, kind: job.kind },
+    );
+    const t = await withTx(ctx.pool, (c) =>
+      transition(c, key(winner.signature_id), { status: 'installed', contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse, attempted: true }),
+    );
+    await ctx.pool.query(`update integrations set install_not_before = null where id = $1 and install_not_before is not null`, [integration.id]);
+    return { outcome: 'installed', transition: t, providerResponse: result.providerResponse, rendered };
+  } catch (err) {
+    if (err instanceof RateLimitedError) {
+      // Every worker waits: the integration's "not before" moves to the provider's Retry-After.
+      await ctx.pool.query(
+        `update integrations set install_not_before = greatest(coalesce(install_not_before, now()), now() + make_interval(secs => $2::double precision / 1000)) where id = $1`,
+        [integration.id, err.retryAfterMs],
+      );
+      return { outcome: 'rescheduled', retryAfterMs: err.retryAfterMs };
+    }
+    if (err instanceof AccessLostError) {
+      await withTx(ctx.pool, async (c) => {
+        await markAccessLost(ctx, c, integration, err.message);
+        await transition(c, key(winner.signature_id), { status: 'access_lost', errorCode: null, errorMessage: err.message, attempted: true });
+        // Every install still waiting on this integration is held back too, with no further calls.
+        await c.query(`update installations set status = 'access_lost' where integration_id = $1 and status = 'pending'`, [integration.id]);
+      });
+      return { outcome: 'skipped', status: 'access_lost', reason: err.message };
+    }
+    if (err instanceof MailboxError) {
+      const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+      logger.warn({ code: err.code, err: err.message, firstFailure: t.previous !== 'failed' }, 'install failed');
+      return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
+    }
+    if (err instanceof ConnectorError && err.code !== 'transient') {
+      const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+      return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
+    }
+    throw err; // transient: the job runner retries with backoff
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Who gets which signature, and through which integration.
+ *
+ * - Recipients of a signature: the primary addresses of non-deleted teammates assigned directly,
+ *   or through a group or org unit they belong to. Aliases ride along with their primary address
+ *   (the Gmail installer writes the signature to each verified alias of the mailbox).
+ * - Where a teammate has several signatures, the highest assignment priority wins (ties: the most
+ *   recently published, then the id). Destinations hold one signature per kind, so the others get
+ *   `not_supported`.
+ * - Which integration installs an address: the workspace's `signatures` integrations. A mailbox
+ *   integration (Gmail, Outlook) takes an address when its config `domains` lists the address's
+ *   domain; without `domains`, the mailbox integration whose provider also lists the teammate in a
+ *   directory integration takes it, and a workspace with a single mailbox integration sends
+ *   everything there. A Slack integration applies to every recipient, in addition to the mailbox.
+ */
+import type { Queryable } from '../db/tx.ts';
+import type { SignatureKind } from './triggers.ts';
+
+export interface InstallTarget {
+  emailId: string;
+  kind: SignatureKind;
+  integrationId: string;
+}
+
+export interface SignatureChoice {
+  signature_id: string;
+  priority: number;
+}
+
+/** Signatures assigned to a teammate, best first. */
+export async function signaturesFor(db: Queryable, workspaceId: string, teammateId: string): Promise<SignatureChoice[]> {
+  const { rows } = await db.query<SignatureChoice>(
+    `select a.signature_id, max(a.priority)::int as priority
+       from assignments a join signatures s on s.id = a.signature_id
+      where a.workspace_id = $1 and s.content is not null
+        and (a.teammate_id = $2 or a.group_id in (select group_id from memberships where teammate_id = $2))
+      group by a.signature_id, s.last_published_at
+      order by max(a.priority) desc, s.last_published_at desc nulls last, a.signature_id`,
+    [workspaceId, teammateId],
+  );
+  return rows;
+}
+
+/** SQL for the integrations that install the addresses in `emails` (alias e, teammate id column e.teammate_id). */
+const INTEGRATIONS_FOR_EMAIL = `
+  select i.id from integrations i
+   where i.workspace_id = e.workspace_id and i.category = 'signatures' and i.status <> 'disconnected' and i.activated
+     and (
+       i.kind = 'slack'
+       or (i.config ? 'domains' and lower(split_part(e.address, '@', 2)) in (select lower(d) from jsonb_array_elements_text(i.config->'domains') d))
+       or (not i.config ? 'domains' and (
+             exists (select 1 from teammate_sources ts join integrations d on d.id = ts.integration_id
+                      where ts.teammate_id = e.teammate_id and d.kind = i.kind)
+             or (select count(*) from integrations m where m.workspace_id = i.workspace_id and m.category = 'signatures'
+                   and m.status <> 'disconnected' and m.activated and m.kind <> 'slack') = 1))
+     )`;
+
+/** Install targets for the primary addresses of the given teammates. */
+export async function targetsForTeammates(db: Queryable, workspaceId: string, teammateIds: string[], kinds: SignatureKind[]): Promise<InstallTarget[]> {
+  const { rows } = await db.query<{ email_id: string; integration_id: string }>(
+    `select e.id as email_id, ig.id as integration_id
+       from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
+       cross join lateral (${INTEGRATIONS_FOR_EMAIL}) ig
+      where e.workspace_id = $1 and e.teammate_id = any($2::uuid[]) and e.is_primary`,
+    [workspaceId, teammateIds],
+  );
+  return rows.flatMap((r) => kinds.map((kind) => ({ emailId: r.email_id, kind, integrationId: r.integration_id })));
+}
+
+/** Teammates a signature is assigned to, directly or through groups and org units. */
+export async function assignedTeammates(db: Queryable, workspaceId: string, signatureId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select distinct t.id from assignments a
+       left join memberships m on m.group_id = a.group_id
+       join teammates t on t.id = coalesce(a.teammate_id, m.teammate_id) and t.deleted_at is null
+      where a.workspace_id = $1 and a.signature_id = $2`,
+    [workspaceId, signatureId],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Does this integration still install this address? */
+export async function integrationInstallsEmail(db: Queryable, emailId: string, integrationId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `select 1 from emails e where e.id = $1 and $2::uuid in (${INTEGRATIONS_FOR_EMAIL})`,
+    [emailId, integrationId],
+  );
+  return (rowCount ?? 0) > 0;
+}

@@ -1,0 +1,109 @@
+/**
+ * Installation status transitions. Each is one conditional UPDATE (an upsert for a row seen for the
+ * first time) that locks the row, so concurrent workers agree on the previous status; the failure
+ * event is written in the same transaction, only when the row moves into `failed` from any other
+ * status. Staying failed writes nothing; a success followed by a new failure writes it again.
+ */
+import type { Queryable } from '../db/tx.ts';
+import { emitEvent } from '../events/outbox.ts';
+import type { SignatureKind } from './triggers.ts';
+
+export type InstallStatus = 'installed' | 'pending' | 'not_activated' | 'not_installed' | 'failed' | 'not_supported' | 'access_lost';
+
+export interface InstallationKey {
+  workspaceId: string;
+  emailId: string;
+  signatureId: string;
+  kind: SignatureKind;
+  integrationId: string;
+}
+
+export interface Transition {
+  status: InstallStatus;
+  errorCode?: string | null;
+  errorMessage?: string | null;
+  contentHash?: string | null;
+  html?: string | null;
+  providerResponse?: unknown;
+  /** Count this as a provider attempt. */
+  attempted?: boolean;
+}
+
+export interface TransitionResult {
+  id: string;
+  previous: InstallStatus | null;
+  status: InstallStatus;
+}
+
+/**
+ * Moves one installation to a status, writing signature.installation.failed on entry into `failed`.
+ * Call it inside a transaction: the row is created if missing, then locked, so concurrent workers
+ * see each other's status and the failure event is written once.
+ */
+export async function transition(db: Queryable, key: InstallationKey, t: Transition): Promise<TransitionResult> {
+  await db.query(
+    `insert into installations (workspace_id, email_id, signature_id, kind, integration_id, status)
+     values ($1, $2, $3, $4, $5, 'pending') on conflict (email_id, signature_id, kind, integration_id) do nothing`,
+    [key.workspaceId, key.emailId, key.signatureId, key.kind, key.integrationId],
+  );
+  const prev = (
+    await db.query<{ id: string; status: InstallStatus }>(
+      `select id, status from installations
+        where workspace_id = $1 and email_id = $2 and signature_id = $3 and kind = $4 and integration_id = $5 for update`,
+      [key.workspaceId, key.emailId, key.signatureId, key.kind, key.integrationId],
+    )
+  ).rows[0]!;
+  const installed = t.status === 'installed';
+  await db.query(
+    `update installations i set
+        status = $2,
+        error_code = $3,
+        error_message = $4,
+        failing_since = case when $2 = 'failed' then coalesce(i.failing_since, now()) end,
+        content_hash = case when $7 then $5 else i.content_hash end,
+        installed_at = case when $7 then now() else i.installed_at end,
+        last_html = case when $7 then $6 else i.last_html end,
+        last_provider_response = coalesce($8::jsonb, i.last_provider_response),
+        attempts = i.attempts + case when $9 then 1 else 0 end,
+        last_attempt_at = case when $9 then now() else i.last_attempt_at end
+      where i.id = $1
+        and ((i.status, i.error_code, i.error_message) is distinct from ($2, $3, $4)
+             or ($7 and i.content_hash is distinct from $5) or $9)`,
+    [
+      prev.id,
+      t.status,
+      t.errorCode ?? null,
+      t.errorMessage ?? null,
+      t.contentHash ?? null,
+      t.html ?? null,
+      installed,
+      t.providerResponse === undefined ? null : JSON.stringify(t.providerResponse),
+      t.attempted ?? false,
+    ],
+  );
+  if (t.status === 'failed' && prev.status !== 'failed') await emitFailed(db, key, t.errorCode ?? 'unknown');
+  return { id: prev.id, previous: prev.status, status: t.status };
+}
+
+async function emitFailed(db: Queryable, key: InstallationKey, errorCode: string): Promise<void> {
+  const { rows } = await db.query<{
+    email_address: string;
+    teammate_id: string;
+    signature_name: string;
+    integration_kind: string;
+  }>(
+    `select e.address as email_address, e.teammate_id, s.name as signature_name, i.kind as integration_kind
+       from emails e, signatures s, integrations i
+      where e.workspace_id = $1 and e.id = $2 and s.workspace_id = $1 and s.id = $3 and i.workspace_id = $1 and i.id = $4`,
+    [key.workspaceId, key.emailId, key.signatureId, key.integrationId],
+  );
+  const r = rows[0];
+  if (!r) return;
+  await emitEvent(db, key.workspaceId, 'signature.installation.failed', {
+    error_code: errorCode,
+    email: { uuid: key.emailId, address: r.email_address },
+    teammate_uuid: r.teammate_id,
+    signature: { uuid: key.signatureId, name: r.signature_name, kind: key.kind === 'primary' ? 'primary' : key.kind === 'reply' ? 'reply_variant' : 'internal_variant' },
+    integration: { uuid: key.integrationId, kind: r.integration_kind },
+  });
+}

@@ -1,0 +1,49 @@
+/** Installs the signature of one (address, kind, integration); see src/install/install.ts. */
+import { z } from 'zod';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { installMailbox } from '../install/install.ts';
+import { enqueueInstalls, INSTALL_TASK } from '../install/fanout.ts';
+import { defineTask } from './define.ts';
+
+const payload = z.object({
+  workspaceId: z.uuid(),
+  emailId: z.uuid(),
+  kind: z.enum(['primary', 'reply', 'internal']),
+  integrationId: z.uuid(),
+  forced: z.boolean().default(false),
+});
+
+/** Provider calls in flight per integration in one worker process (integration config `concurrency`, default 4). */
+const limits = new Map<string, LimitFunction>();
+function limitFor(integrationId: string, concurrency: number): LimitFunction {
+  let l = limits.get(integrationId);
+  if (!l || l.concurrency !== concurrency) {
+    l = pLimit(concurrency);
+    limits.set(integrationId, l);
+  }
+  return l;
+}
+
+export const installMailboxTask = defineTask({
+  name: INSTALL_TASK,
+  payload,
+  async run(job, { app, helpers, logger }) {
+    const { rows } = await app.pool.query<{ not_before: Date | null; concurrency: number }>(
+      `select case when install_not_before > now() then install_not_before end as not_before,
+              coalesce((config->>'concurrency')::int, 4) as concurrency
+         from integrations where workspace_id = $1 and id = $2`,
+      [job.workspaceId, job.integrationId],
+    );
+    const integ = rows[0];
+    if (integ?.not_before) {
+      // The provider asked to slow down: wait in the queue, not in a worker.
+      await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, integ.not_before);
+      return;
+    }
+    const outcome = await limitFor(job.integrationId, Math.max(1, integ?.concurrency ?? 4))(() => installMailbox(app, job, { logger }));
+    if (outcome.outcome === 'rescheduled') {
+      await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, new Date(Date.now() + outcome.retryAfterMs));
+    }
+    logger.debug({ outcome: outcome.outcome }, 'install done');
+  },
+});
