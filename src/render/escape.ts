@@ -14,10 +14,10 @@
 // Non-ASCII characters become numeric character references (`é` → `&#233;`), so the HTML is plain
 // ASCII: it reads the same whatever charset a mail client assumes, and hashing it needs no UTF-8
 // conversion. The plain-text alternative keeps the characters as they are.
-const TEXT_SPECIAL = /[&<>]|[^\x00-\x7f]/;
-const TEXT_SPECIAL_G = /[&<>]|[^\x00-\x7f]/gu;
-const ATTR_SPECIAL = /[&<>"]|[^\x00-\x7f]/;
-const ATTR_SPECIAL_G = /[&<>"]|[^\x00-\x7f]/gu;
+const TEXT_SPECIAL = /[&<>\u0080-\uffff]/;
+const TEXT_SPECIAL_G = /[&<>]|[\u{80}-\u{10ffff}]/gu;
+const ATTR_SPECIAL = /[&<>"\u0080-\uffff]/;
+const ATTR_SPECIAL_G = /[&<>"]|[\u{80}-\u{10ffff}]/gu;
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
 const entity = (c: string) => ENTITIES[c] ?? `&#${c.codePointAt(0)!};`;
 
