@@ -47,6 +47,8 @@ create table webhook_delivery_attempts (
 create function webhook_enqueue_dispatch() returns trigger language plpgsql as $$
 declare
   workspace_ids uuid[];
+  w uuid;
+  job record;
 begin
   with queued as (
     insert into webhook_dispatch_queue (event_id, workspace_id)
@@ -60,13 +62,20 @@ begin
     returning workspace_id
   )
   select array_agg(distinct workspace_id) into workspace_ids from queued;
-  if workspace_ids is not null then
-    -- preserve_run_at: a job already waiting keeps its turn; a running one gets a successor.
-    perform graphile_worker.add_job('dispatch_webhooks', json_build_object('workspaceId', w),
-                                    job_key := 'dispatch_webhooks:' || w,
-                                    job_key_mode := 'preserve_run_at')
-       from unnest(workspace_ids) as w;
-  end if;
+  -- preserve_run_at: a job already waiting keeps its turn (and will see these events, which commit
+  -- with it); a running one may have read the queue already, so it gets a successor.
+  foreach w in array coalesce(workspace_ids, '{}') loop
+    select * into job from graphile_worker.add_job('dispatch_webhooks', json_build_object('workspaceId', w),
+                                                    job_key := 'dispatch_webhooks:' || w,
+                                                    job_key_mode := 'preserve_run_at');
+    if job.id is null then
+      -- The waiting job was taken by a worker between add_job's check and its upsert, so nothing was
+      -- added; asking again now gives the running job a successor.
+      select * into job from graphile_worker.add_job('dispatch_webhooks', json_build_object('workspaceId', w),
+                                                      job_key := 'dispatch_webhooks:' || w,
+                                                      job_key_mode := 'preserve_run_at');
+    end if;
+  end loop;
   return null;
 end $$;
 

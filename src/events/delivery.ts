@@ -255,7 +255,7 @@ export async function deliverOnce(
       [d.id, attempt, outcome === 'retrying' ? 'pending' : outcome, result.statusCode, result.durationMs, result.error, delay, d.attempts],
     );
     // Another run recorded this attempt first (it cannot happen with one job per delivery key).
-    if (!upd.rowCount) return false;
+    if (!upd.rowCount) return null;
     const nextAt = upd.rows[0]!.next_attempt_at;
     await client.query(
       `insert into webhook_delivery_attempts (delivery_id, attempt, outcome, status_code, duration_ms, error, next_attempt_at)
@@ -270,32 +270,32 @@ export async function deliverOnce(
     } else if (outcome === 'succeeded') {
       await client.query(`update webhook_endpoints set consecutive_failures = 0 where id = $1 and consecutive_failures <> 0`, [d.endpoint_id]);
     } else {
-      const gone = result.verdict === 'gone';
-      const { rows: ep } = await client.query<{ was_enabled: boolean; enabled: boolean; consecutive_failures: number; disabled_reason: string | null }>(
-        `with prev as (select enabled from webhook_endpoints where id = $1 for update)
-         update webhook_endpoints
-            set consecutive_failures = consecutive_failures + 1,
-                enabled = enabled and not ($2 or consecutive_failures + 1 >= $3),
-                disabled_reason = case
-                  when not enabled then disabled_reason
-                  when $2 then 'the receiver answered 410 Gone'
-                  when consecutive_failures + 1 >= $3 then format('%s deliveries in a row failed', consecutive_failures + 1)
-                  else disabled_reason end
-          where id = $1
-         returning (select enabled from prev) as was_enabled, enabled, consecutive_failures, disabled_reason`,
-        [d.endpoint_id, gone, app.config.WEBHOOK_MAX_CONSECUTIVE_FAILURES],
+      // Lock the endpoint so concurrent failures count one by one.
+      const { rows: ep } = await client.query<{ enabled: boolean; consecutive_failures: number }>(
+        'select enabled, consecutive_failures from webhook_endpoints where id = $1 for no key update',
+        [d.endpoint_id],
       );
-      const e = ep[0];
-      if (e?.was_enabled && !e.enabled) {
-        log.warn(
-          { consecutiveFailures: e.consecutive_failures, reason: e.disabled_reason },
-          `webhook endpoint disabled: ${e.disabled_reason ?? 'deliveries failed'}; re-enable it with sigsync webhook enable`,
-        );
-      }
+      const failures = (ep[0]?.consecutive_failures ?? 0) + 1;
+      const max = app.config.WEBHOOK_MAX_CONSECUTIVE_FAILURES;
+      const reason =
+        result.verdict === 'gone' ? 'the receiver answered 410 Gone' : failures >= max ? `${failures} deliveries in a row failed` : null;
+      const disable = Boolean(ep[0]?.enabled && reason);
+      await client.query(
+        `update webhook_endpoints
+            set consecutive_failures = $2,
+                enabled = enabled and not $3,
+                disabled_reason = case when $3 then $4 else disabled_reason end
+          where id = $1`,
+        [d.endpoint_id, failures, disable, reason],
+      );
+      if (disable) return { disabled: { reason: reason!, consecutiveFailures: failures } };
     }
-    return true;
+    return { disabled: null };
   });
   if (!recorded) return 'settled';
+  if (recorded.disabled) {
+    log.warn(recorded.disabled, `webhook endpoint disabled: ${recorded.disabled.reason}; re-enable it with sigsync webhook enable`);
+  }
 
   const fields = { outcome, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, retryInMs: delay ?? undefined };
   if (outcome === 'succeeded') log.info(fields, 'webhook delivered');

@@ -69,6 +69,27 @@ describe('webhook dispatch', () => {
     expect(await deliveries(ws)).toBe(0);
   });
 
+  it('gives a running dispatch job a successor, so events it may have missed are dispatched', async () => {
+    const ws = await newWorkspace(t.ctx);
+    await createEndpoint(t.ctx, { workspaceId: ws, url: `${receiver.url}/r`, eventTypes: null });
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    // A worker takes the job (graphile-worker marks it locked).
+    await t.ctx.pool.query(
+      `update graphile_worker._private_jobs set locked_at = now(), locked_by = 'test', attempts = 1 where key = 'dispatch_webhooks:' || $1`,
+      [ws],
+    );
+    await emitEvent(t.ctx.pool, ws, 'teammate.deleted', teammateBody());
+    const { rows } = await t.ctx.pool.query<{ key: string | null; locked: boolean }>(
+      `select key, locked_at is not null as locked from graphile_worker._private_jobs
+        where payload->>'workspaceId' = $1 order by id`,
+      [ws],
+    );
+    expect(rows).toEqual([
+      { key: null, locked: true },
+      { key: `dispatch_webhooks:${ws}`, locked: false },
+    ]);
+  });
+
   it('fans out to every enabled subscribed endpoint, for events created after the endpoint, with one job per delivery', async () => {
     const ws = await newWorkspace(t.ctx);
     const all = await createEndpoint(t.ctx, { workspaceId: ws, url: `${receiver.url}/all`, eventTypes: null });

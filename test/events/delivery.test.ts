@@ -1,0 +1,256 @@
+/**
+ * End-to-end delivery: events written through the outbox reach real loopback receivers through the
+ * worker, signed per Standard Webhooks and verified with the reference library. The retry schedule
+ * and timeout are shortened (deliverWebhookTask), everything else is the production path.
+ */
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Runner } from 'graphile-worker';
+import { useTestContext } from '../helpers/db.ts';
+import { createLogger } from '../../src/log.ts';
+import { waitFor } from '../helpers/cli.ts';
+import { startWorker } from '../../src/worker/runner.ts';
+import { deliverWebhookTask } from '../../src/tasks/deliverWebhook.ts';
+import { emitEvent, type CampaignEventBody } from '../../src/events/outbox.ts';
+import { createEndpoint } from '../../src/events/endpoints.ts';
+import { count, newWorkspace, teammateBody } from './fixtures.ts';
+import { startReceiver, verify, type Receiver, type Responder } from './receiver.ts';
+
+const FAST_RETRIES = [100, 100, 100];
+
+describe('webhook delivery', () => {
+  const t = useTestContext({ ALLOW_INSECURE_WEBHOOKS: '1', WEBHOOK_MAX_CONSECUTIVE_FAILURES: '3' });
+  const logs: Record<string, unknown>[] = [];
+  const secrets: string[] = [];
+  const receivers: Receiver[] = [];
+  let runner: Runner;
+
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        for (const line of chunk.toString().split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+        cb();
+      },
+    });
+    const app = { ...t.ctx, logger: createLogger('info', sink) };
+    runner = await startWorker(app, {
+      pollInterval: 50,
+      noCron: true,
+      tasks: [deliverWebhookTask({ retryDelaysMs: FAST_RETRIES, jitter: 0, timeoutMs: 1_000 })],
+    });
+  });
+  afterAll(async () => {
+    await runner?.stop();
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+
+  async function receiver(respond?: Responder): Promise<Receiver> {
+    const r = await startReceiver(respond);
+    receivers.push(r);
+    return r;
+  }
+
+  async function endpoint(ws: string, url: string, eventTypes: Parameters<typeof createEndpoint>[1]['eventTypes'] = null) {
+    const created = await createEndpoint(t.ctx, { workspaceId: ws, url, eventTypes });
+    secrets.push(created.secret);
+    return { id: created.endpoint.id, secret: created.secret };
+  }
+
+  const deliveryOf = async (endpointId: string) =>
+    (await t.ctx.pool.query('select * from webhook_deliveries where endpoint_id = $1 order by created_at', [endpointId])).rows;
+  const settled = (endpointId: string, n = 1) =>
+    waitFor(async () => {
+      const rows = await deliveryOf(endpointId);
+      return rows.length >= n && rows.every((d) => d.status !== 'pending') ? rows : undefined;
+    }, 15_000, 50);
+
+  it('delivers an event, signed, with exactly the spec payload, to a subscribed endpoint and not to an unsubscribed one', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const yes = await receiver();
+    const no = await receiver();
+    const subscribed = await endpoint(ws, `${yes.url}/hooks`, ['teammate.created']);
+    const other = await endpoint(ws, `${no.url}/hooks`, ['campaign.started', 'teammate.deleted']);
+    const body = teammateBody('Grace Hopper');
+    const occurredAt = new Date('2026-03-01T09:30:00.000Z');
+    const eventId = await emitEvent(t.ctx.pool, ws, 'teammate.created', body, occurredAt);
+
+    const [d] = await settled(subscribed.id);
+    expect(d).toMatchObject({ event_id: eventId, status: 'succeeded', attempts: 1, last_status_code: 200, last_error: null });
+    expect(yes.received).toHaveLength(1);
+    const req = yes.received[0]!;
+    expect(req.path).toBe('/hooks');
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['webhook-id']).toBe(d.id);
+    expect(Math.abs(Number(req.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    expect(req.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    const expected = {
+      type: 'teammate.created',
+      occurred_at: '2026-03-01T09:30:00.000Z',
+      teammate: { uuid: body.teammate.uuid, display_name: 'Grace Hopper' },
+      emails: [{ uuid: body.emails[0]!.uuid, address: 'grace@example.com', primary: true }],
+    };
+    expect(verify(subscribed.secret, req)).toEqual(expected);
+    expect(JSON.parse(req.body)).toEqual(expected);
+    // A wrong secret does not verify.
+    expect(() => verify(other.secret, req)).toThrow(/No matching signature/);
+    // Deliveries for an event are created together, so the other endpoint's absence is final.
+    expect(await deliveryOf(other.id)).toHaveLength(0);
+    expect(no.received).toHaveLength(0);
+  });
+
+  it('delivers a campaign event to an endpoint subscribed to all types', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver();
+    const ep = await endpoint(ws, `${r.url}/all`);
+    const campaign: CampaignEventBody = {
+      campaign: {
+        uuid: crypto.randomUUID(),
+        name: 'Spring sale',
+        status: 'active',
+        start_time: '2026-04-01T00:00:00.000Z',
+        end_time: null,
+        time_zone: 'Europe/Paris',
+        signature_template_uuids: [crypto.randomUUID()],
+      },
+    };
+    await emitEvent(t.ctx.pool, ws, 'campaign.started', campaign, new Date('2026-04-01T00:00:05.000Z'));
+    await settled(ep.id);
+    expect(verify(ep.secret, r.received[0]!)).toEqual({ type: 'campaign.started', occurred_at: '2026-04-01T00:00:05.000Z', ...campaign });
+  });
+
+  it('retries a receiver that answers 500 three times, then delivers with one webhook-id, recording every attempt', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver((n) => (n <= 3 ? 500 : 200));
+    const ep = await endpoint(ws, `${r.url}/flaky`);
+    await t.ctx.pool.query('update webhook_endpoints set consecutive_failures = 2 where id = $1', [ep.id]);
+    await emitEvent(t.ctx.pool, ws, 'teammate.deleted', teammateBody());
+
+    const [d] = await settled(ep.id);
+    expect(d).toMatchObject({ status: 'succeeded', attempts: 4, last_status_code: 200, last_error: null, next_attempt_at: null });
+    expect(r.received).toHaveLength(4);
+    expect(new Set(r.received.map((q) => q.headers['webhook-id']))).toEqual(new Set([d.id]));
+    for (const q of r.received) expect(verify(ep.secret, q)).toMatchObject({ type: 'teammate.deleted' });
+
+    const { rows: attempts } = await t.ctx.pool.query(
+      'select attempt, outcome, status_code, duration_ms, error, next_attempt_at from webhook_delivery_attempts where delivery_id = $1 order by attempt',
+      [d.id],
+    );
+    expect(attempts.map((a) => [a.attempt, a.outcome, a.status_code, a.error])).toEqual([
+      [1, 'retrying', 500, 'HTTP 500 Internal Server Error'],
+      [2, 'retrying', 500, 'HTTP 500 Internal Server Error'],
+      [3, 'retrying', 500, 'HTTP 500 Internal Server Error'],
+      [4, 'succeeded', 200, null],
+    ]);
+    for (const a of attempts) expect(a.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(attempts.slice(0, 3).every((a) => a.next_attempt_at instanceof Date)).toBe(true);
+    // A success resets the endpoint's run of failures.
+    const e = (await t.ctx.pool.query('select enabled, consecutive_failures from webhook_endpoints where id = $1', [ep.id])).rows[0];
+    expect(e).toEqual({ enabled: true, consecutive_failures: 0 });
+    // No job is left behind for the delivery.
+    expect(await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])).toBe(0);
+  });
+
+  it('gives up after the last scheduled retry', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver(() => 503);
+    const ep = await endpoint(ws, `${r.url}/down`);
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    const [d] = await settled(ep.id);
+    expect(d).toMatchObject({ status: 'failed', attempts: FAST_RETRIES.length + 1, last_status_code: 503 });
+    expect(r.received).toHaveLength(FAST_RETRIES.length + 1);
+    const outcomes = (await t.ctx.pool.query('select outcome from webhook_delivery_attempts where delivery_id = $1 order by attempt', [d.id])).rows;
+    expect(outcomes.map((o) => o.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'failed']);
+    expect((await t.ctx.pool.query('select consecutive_failures from webhook_endpoints where id = $1', [ep.id])).rows[0]).toEqual({ consecutive_failures: 1 });
+  });
+
+  it('treats 400 as permanent: one attempt, no retry', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver(() => 400);
+    const ep = await endpoint(ws, `${r.url}/strict`);
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    const [d] = await settled(ep.id);
+    expect(d).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 400, last_error: 'HTTP 400 Bad Request', next_attempt_at: null });
+    const attempts = (await t.ctx.pool.query('select outcome, status_code from webhook_delivery_attempts where delivery_id = $1', [d.id])).rows;
+    expect(attempts).toEqual([{ outcome: 'failed', status_code: 400 }]);
+    expect(await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])).toBe(0);
+    // Nothing more arrives: the job is gone and the delivery settled.
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('retries 429 and 408, and retries a receiver that does not answer within the timeout', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver((n) => (n === 1 ? 429 : n === 2 ? 408 : n === 3 ? 'hang' : 204));
+    const ep = await endpoint(ws, `${r.url}/slow`);
+    await emitEvent(t.ctx.pool, ws, 'integration.connected', { integration: { uuid: crypto.randomUUID(), kind: 'google_workspace', category: 'teammates', name: 'Google' } });
+    const [d] = await settled(ep.id);
+    expect(d).toMatchObject({ status: 'succeeded', attempts: 4, last_status_code: 204 });
+    const attempts = (await t.ctx.pool.query('select outcome, status_code, error from webhook_delivery_attempts where delivery_id = $1 order by attempt', [d.id])).rows;
+    expect(attempts).toEqual([
+      { outcome: 'retrying', status_code: 429, error: 'HTTP 429 Too Many Requests' },
+      { outcome: 'retrying', status_code: 408, error: 'HTTP 408 Request Timeout' },
+      { outcome: 'retrying', status_code: null, error: 'no complete response within 1000 ms' },
+      { outcome: 'succeeded', status_code: 204, error: null },
+    ]);
+  });
+
+  it('retries a connection error (nothing listening)', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver();
+    const url = `${r.url}/gone-away`;
+    await r.close();
+    const ep = await endpoint(ws, url);
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    const [d] = await settled(ep.id);
+    expect(d).toMatchObject({ status: 'failed', attempts: FAST_RETRIES.length + 1, last_status_code: null });
+    expect(d.last_error).toMatch(/ECONNREFUSED/);
+  });
+
+  it('disables an endpoint after the configured run of failed deliveries, with a log line; later events are not dispatched to it', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver(() => 422);
+    const ep = await endpoint(ws, `${r.url}/broken?token=abc`);
+    for (let i = 0; i < 3; i++) await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    await settled(ep.id, 3);
+    const e = (await t.ctx.pool.query('select enabled, consecutive_failures, disabled_reason from webhook_endpoints where id = $1', [ep.id])).rows[0];
+    expect(e).toEqual({ enabled: false, consecutive_failures: 3, disabled_reason: '3 deliveries in a row failed' });
+    const line = logs.find((l) => l.endpointId === ep.id && String(l.msg).startsWith('webhook endpoint disabled'));
+    expect(line).toMatchObject({ level: 'warn', workspaceId: ws, host: '127.0.0.1', consecutiveFailures: 3 });
+    expect(JSON.stringify(line)).not.toContain('token=abc');
+
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    expect(await count(t.ctx, 'select 1 from webhook_dispatch_queue where workspace_id = $1', [ws])).toBe(0);
+    expect(await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'dispatch_webhooks:' || $1`, [ws])).toBe(0);
+    expect(await deliveryOf(ep.id)).toHaveLength(3);
+    expect(r.received).toHaveLength(3);
+  });
+
+  it('disables the endpoint at once when the receiver answers 410 Gone', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver(() => 410);
+    const ep = await endpoint(ws, `${r.url}/unsubscribe`);
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    await settled(ep.id);
+    const e = (await t.ctx.pool.query('select enabled, disabled_reason from webhook_endpoints where id = $1', [ep.id])).rows[0];
+    expect(e).toEqual({ enabled: false, disabled_reason: 'the receiver answered 410 Gone' });
+  });
+
+  it('delivers to http://localhost through the connect-time address check', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver();
+    const ep = await endpoint(ws, `http://localhost:${r.port}/named`);
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    const [d] = await settled(ep.id);
+    expect(d).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(verify(ep.secret, r.received[0]!)).toMatchObject({ type: 'teammate.created' });
+  });
+
+  it('never logs a signing secret', () => {
+    expect(secrets.length).toBeGreaterThan(5);
+    const all = JSON.stringify(logs);
+    expect(logs.length).toBeGreaterThan(0);
+    for (const s of secrets) {
+      expect(all).not.toContain(s);
+      expect(all).not.toContain(s.slice('whsec_'.length));
+    }
+  });
+});
