@@ -24,7 +24,7 @@ import {
 } from '../types.ts';
 import { adminAuthClient, credentialSecrets, googleCredentialsSchema, secretRedactor, type GoogleCredentials, type Redactor } from './auth.ts';
 import { apiOptions, googleConfigSchema, type GoogleConfig } from './config.ts';
-import { call, toConnectorError, type MapOptions } from './errors.ts';
+import { call, isNotFound, toConnectorError, type MapOptions } from './errors.ts';
 import { GoogleGroupsPage, GoogleMembersPage, GoogleOrgUnits, GoogleUsersPage, type GoogleGroup } from './schemas.ts';
 import { toDirectoryUser, type Memberships } from './user.ts';
 
@@ -207,7 +207,7 @@ export class GoogleDirectorySource implements DirectorySource {
         data = res.data;
       } catch (err) {
         // A group deleted since groups.list has no members; anything else fails the listing.
-        if ((err as { response?: { status?: number } }).response?.status === 404) {
+        if (isNotFound(err, '/members')) {
           this.#logger.info({ groupId: group.id }, 'google group vanished while listing members');
           return [];
         }

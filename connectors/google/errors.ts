@@ -169,6 +169,17 @@ export function toConnectorError(err: unknown, opts: MapOptions): unknown {
   return new AccessLostError(message, info);
 }
 
+/**
+ * Whether a call failed with 404 from the API resource whose path contains `pathPart` (and not,
+ * say, from a misconfigured token endpoint).
+ */
+export function isNotFound(err: unknown, pathPart: string): boolean {
+  const http = asHttpError(err);
+  if (http?.response?.status !== 404) return false;
+  const url = http.config?.url;
+  return (typeof url === 'string' || url instanceof URL) && String(url).includes(pathPart);
+}
+
 /** Runs one Google call and rethrows its failure as a ConnectorError. */
 export async function call<T>(opts: MapOptions, fn: () => Promise<T>): Promise<T> {
   try {

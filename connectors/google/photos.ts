@@ -19,7 +19,7 @@ import {
 } from '../types.ts';
 import { adminAuthClient, credentialSecrets, googleCredentialsSchema, secretRedactor, type GoogleCredentials, type Redactor } from './auth.ts';
 import { apiOptions, googleConfigSchema, type GoogleConfig } from './config.ts';
-import { toConnectorError } from './errors.ts';
+import { isNotFound, toConnectorError } from './errors.ts';
 import { GoogleUserPhoto } from './schemas.ts';
 
 export const PHOTO_SCOPES = ['https://www.googleapis.com/auth/admin.directory.user.readonly'] as const;
@@ -78,7 +78,7 @@ export class GooglePhotoSource implements PhotoSource {
       data = res.data;
     } catch (err) {
       // No photo is an answer, not a failure.
-      if ((err as { response?: { status?: number } }).response?.status === 404) return null;
+      if (isNotFound(err, '/photos/')) return null;
       throw toConnectorError(err, { site: 'photo', what: 'users.photos.get', redact: this.#redact });
     }
     const photo = parseProvider(GoogleUserPhoto, data, 'google users.photos.get');

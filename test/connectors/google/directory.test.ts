@@ -244,6 +244,28 @@ describe('Google Workspace directory source', () => {
     expect(last.nextPageToken).toBeNull();
   });
 
+  it('skips a group deleted between groups.list and members.list', async () => {
+    const token = mockTokenExchange();
+    const api = nock(ADMIN_ORIGIN)
+      .get('/admin/directory/v1/groups')
+      .query(true)
+      .reply(200, { groups: [{ id: GROUPS.sales, email: 'sales@acme.example', name: 'Sales' }, { id: GROUPS.engineering, email: 'engineering@acme.example' }] })
+      .get(`/admin/directory/v1/groups/${GROUPS.sales}/members`)
+      .query(true)
+      .reply(404, { error: { code: 404, message: 'Resource Not Found: groupKey', errors: [{ reason: 'notFound', domain: 'global', message: 'Resource Not Found: groupKey' }] } })
+      .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
+      .query(true)
+      .reply(200, fixture('members.engineering.page2.json'))
+      .get(USERS_PATH)
+      .query(true)
+      .reply(200, page3);
+    const page = await source().fetchUsersPage({});
+    token.done();
+    api.done();
+    expect(page.users.find((u) => u.primaryEmail === 'priya.nair@acme.example')?.groups).toEqual([GROUPS.engineering]);
+    expect(page.users.find((u) => u.primaryEmail === 'sales-lead@acme.example')?.groups).toEqual([]);
+  });
+
   it('lists groups and org units (type=all, with the root) as DirectoryGroups', async () => {
     const token = mockTokenExchange();
     const api = nock(ADMIN_ORIGIN);

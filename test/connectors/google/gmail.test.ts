@@ -230,6 +230,24 @@ describe('Gmail installer', () => {
       expect((err as RateLimitedError).retryAfterMs).toBeGreaterThan(0);
     });
 
+    it('401 and a disabled Gmail API concern the whole integration: access_lost', async () => {
+      const token = mockTokenExchange();
+      const api = nock(GMAIL_ORIGIN)
+        .get(LIST_PATH)
+        .reply(401, apiError(401, 'Request had invalid authentication credentials.', 'authError', 'UNAUTHENTICATED'))
+        .get(LIST_PATH)
+        .reply(403, apiError(403, 'Gmail API has not been used in project 4711 before or it is disabled.', 'accessNotConfigured', 'PERMISSION_DENIED', 'usageLimits'));
+      const i = installer();
+      const unauthenticated = await i.install(target, signature()).catch((e: unknown) => e);
+      const disabled = await i.install(target, signature()).catch((e: unknown) => e);
+      token.done();
+      api.done();
+      expect(unauthenticated).toBeInstanceOf(AccessLostError);
+      expect(unauthenticated).toMatchObject({ code: 'access_lost', status: 401 });
+      expect(disabled).toBeInstanceOf(AccessLostError);
+      expect(disabled).toMatchObject({ code: 'access_lost', status: 403, providerCode: 'accessNotConfigured' });
+    });
+
     it('Gmail’s own length refusal is signature_too_long', async () => {
       const token = mockTokenExchange();
       const api = nock(GMAIL_ORIGIN)

@@ -42,6 +42,20 @@ describe('Google photo source', () => {
     api.done();
   });
 
+  it('does not take a 404 from the token endpoint for "no photo"', async () => {
+    const token = nock('https://sandbox.sigsync.test').post('/wrong/token').reply(404, 'Not Found');
+    const def = googlePhotoSource;
+    const src = def.create({
+      config: def.configSchema.parse({ token_url: 'https://sandbox.sigsync.test/wrong/token' }),
+      credentials: def.credentialsSchema.parse(serviceAccountKey()),
+      logger: silentLogger(),
+    });
+    const err = await src.fetchPhoto(user).catch((e: unknown) => e);
+    token.done();
+    expect(err).toBeInstanceOf(AccessLostError);
+    expect(err).toMatchObject({ code: 'access_lost', status: 404 });
+  });
+
   it('makes no call for a user the listing showed without a photo', async () => {
     const unmatched = countUnmatched();
     try {
