@@ -13,8 +13,8 @@
  * |   `dailyLimitExceeded`, and any 429                                  |                       |                                |
  * | 403 `accessNotConfigured` (API disabled in the project)              | access_lost           | access_lost                    |
  * | other 403 ("Not Authorized to access this resource/api", scopes)      | access_lost           | forbidden                      |
- * | 400 `failedPrecondition` "Mail service not enabled"                  | access_lost           | forbidden                      |
- * | 400 "Signature exceeds maximum length"                               | access_lost           | signature_too_long             |
+ * | 400 `failedPrecondition` "Mail service not enabled"                  | access_lost (1)       | forbidden                      |
+ * | 400 "Signature exceeds maximum length"                               | access_lost (1)       | signature_too_long             |
  * | 404                                                                  | access_lost (1)       | user_not_found                 |
  * | other 4xx                                                            | access_lost (1)       | forbidden                      |
  * | 408, 5xx, timeouts, network errors                                   | transient             | transient                      |
