@@ -110,7 +110,7 @@ export async function applyAction(db: Queryable, workspaceId: string, id: string
   const { rows } = await db.query<CampaignRow>(
     `update marketing_campaigns set status = ${move.set}
       where workspace_id = $1 and id = $2 and status = '${move.from}' returning *`,
-    [workspaceId, id, now],
+    action === 'schedule' ? [workspaceId, id, now] : [workspaceId, id],
   );
   const c = rows[0];
   if (!c) return undefined;
