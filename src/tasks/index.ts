@@ -14,6 +14,7 @@ import { fanoutTeammates } from './fanoutTeammates.ts';
 import { fanoutIntegration } from './fanoutIntegration.ts';
 import { dispatchWebhooks } from './dispatchWebhooks.ts';
 import { deliverWebhook } from './deliverWebhook.ts';
+import { campaignTick } from './campaignTick.ts';
 
 export const tasks: TaskDefinition[] = [
   prune,
@@ -25,11 +26,13 @@ export const tasks: TaskDefinition[] = [
   fanoutIntegration,
   dispatchWebhooks,
   deliverWebhook,
+  campaignTick,
 ] as TaskDefinition[];
 
 export function crontab(config: Config): CronItem[] {
   return [
     { task: 'prune', match: '17 3 * * *', identifier: 'prune', options: { backfillPeriod: 0 }, payload: {} },
     { task: 'directory_sync_all', match: config.DIRECTORY_SYNC_CRON, identifier: 'directory_sync_all', options: { backfillPeriod: 0 }, payload: {} },
+    { task: 'campaign_tick', match: '*/30 * * * *', identifier: 'campaign_tick', options: { backfillPeriod: 60 * 60 * 1000 }, payload: {} },
   ];
 }
