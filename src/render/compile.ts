@@ -173,8 +173,9 @@ class CompiledHref {
   private readonly prefix: string;
   private readonly valueSlot: number;
   private readonly valueKind: SmartFieldKind | undefined;
+  /** The query string when no parameter is dynamic; otherwise the parameters in their order. */
   private readonly staticQuery: string;
-  private readonly dynamicParams: { key: string; parts: QueryPart[] }[];
+  private readonly params: { key: string; parts: QueryPart[]; fixed: string | undefined }[];
   /** True when the link's address comes from a smart field: empty field, empty token. */
   readonly smart: boolean;
 
@@ -183,24 +184,19 @@ class CompiledHref {
     this.valueSlot = h.smartFieldUuid === undefined ? -1 : slots.slot(h.smartFieldUuid);
     this.valueKind = h.smartFieldUuid === undefined ? undefined : slots.kind(h.smartFieldUuid);
     this.smart = this.valueSlot >= 0;
-    const fixedParams: string[] = [];
-    this.dynamicParams = [];
-    for (const q of h.queryParams ?? []) {
+    // Parameters keep the order the author gave them; fully literal ones are encoded here, once.
+    this.params = (h.queryParams ?? []).map((q) => {
       const key = encodeURIComponent(singleLine(cleanLiteral(q.key)));
       const parts: QueryPart[] = q.values.map((v) => ({
         literal: v.text === undefined ? '' : singleLine(cleanLiteral(v.text)),
         slot: v.smartFieldUuid === undefined ? -1 : slots.slot(v.smartFieldUuid),
       }));
-      if (parts.every((p) => p.slot < 0)) {
-        const value = parts.map((p) => p.literal).join('');
-        if (value) fixedParams.push(`${key}=${encodeURIComponent(value)}`);
-      } else {
-        // Order is kept: static parameters before dynamic ones only when they come first.
-        this.dynamicParams.push({ key, parts });
-      }
-    }
-    this.staticQuery = fixedParams.join('&');
-    if (!this.smart && this.dynamicParams.length === 0) {
+      const literal = parts.every((p) => p.slot < 0) ? parts.map((p) => p.literal).join('') : undefined;
+      return { key, parts, fixed: literal === undefined ? undefined : literal ? `${key}=${encodeURIComponent(literal)}` : '' };
+    });
+    const dynamicQuery = this.params.some((p) => p.fixed === undefined);
+    this.staticQuery = dynamicQuery ? '' : this.params.map((p) => p.fixed).filter(Boolean).join('&');
+    if (!this.smart && !dynamicQuery) {
       const base = finishUrl(this.prefix, undefined);
       this.fixed = base === null ? null : withQuery(base, this.staticQuery);
       this.urlSlot = -1;
@@ -224,10 +220,16 @@ class CompiledHref {
     }
     if (url !== null) {
       let query = this.staticQuery;
-      for (const p of this.dynamicParams) {
-        let value = '';
-        for (const part of p.parts) value += part.slot >= 0 ? singleLine(env.vals[part.slot]!) : part.literal;
-        if (value) query += `${query ? '&' : ''}${p.key}=${encodeURIComponent(value)}`;
+      if (!query) {
+        for (const p of this.params) {
+          let pair = p.fixed;
+          if (pair === undefined) {
+            let value = '';
+            for (const part of p.parts) value += part.slot >= 0 ? singleLine(env.vals[part.slot]!) : part.literal;
+            pair = value ? `${p.key}=${encodeURIComponent(value)}` : '';
+          }
+          if (pair) query += query ? `&${pair}` : pair;
+        }
       }
       url = withQuery(url, query);
     }

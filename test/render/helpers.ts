@@ -1,0 +1,29 @@
+/** Shared fixtures for the render tests: the fixture smart fields, template, campaign and teammate. */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CampaignInput } from '../../src/render/campaign.ts';
+import type { SmartFieldKind } from '../../src/render/compile.ts';
+import type { ContentTree } from '../../src/render/schema.ts';
+
+export const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/render');
+
+export function readFixture<T>(file: string): T {
+  return JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8')) as T;
+}
+
+export interface FixtureSmartField {
+  id: string;
+  slug: string;
+  label: string;
+  kind: SmartFieldKind;
+}
+
+export const smartFields = readFixture<FixtureSmartField[]>('smart-fields.json');
+export const smartFieldIds: ReadonlySet<string> = new Set(smartFields.map((f) => f.id));
+export const smartFieldKinds: ReadonlyMap<string, SmartFieldKind> = new Map(smartFields.map((f) => [f.id, f.kind]));
+export const sf = Object.fromEntries(smartFields.map((f) => [f.slug, f.id])) as Record<string, string>;
+
+export const template = (): ContentTree => readFixture<ContentTree>('template.json');
+export const campaign = (): CampaignInput => readFixture<CampaignInput>('campaign.json');
+export const teammate = (): Record<string, string> => readFixture<Record<string, string>>('teammate.json');
+export const SIGNATURE_ID = 'a0000000-0000-4000-8000-000000000001';
