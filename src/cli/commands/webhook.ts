@@ -4,7 +4,8 @@ import { out, table } from '../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
 import { createEndpoint, enableEndpoint, listEndpoints, parseEventTypes, removeEndpoint, UnknownEventTypeError } from '../../events/endpoints.ts';
-import { UnsafeUrlError } from '../../events/ssrf.ts';
+import { UnsafeUrlError, validateWebhookUrl } from '../../events/ssrf.ts';
+import { loadConfig } from '../../config.ts';
 import { EVENT_TYPES, type EventType } from '../../events/outbox.ts';
 
 function eventTypesOption(raw: string | undefined): EventType[] | null {
@@ -12,6 +13,15 @@ function eventTypesOption(raw: string | undefined): EventType[] | null {
     return parseEventTypes(raw);
   } catch (e) {
     if (e instanceof UnknownEventTypeError) throw new UsageError(`--events: ${e.message}`);
+    throw e;
+  }
+}
+
+async function refuseUnsafe<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof UnsafeUrlError) throw new UsageError(`--url: refused: ${e.message}`);
     throw e;
   }
 }
@@ -28,16 +38,12 @@ export function webhookCommands(program: Command): void {
     .action(async (opts: { workspace: string; url: string; events: string }) => {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
       const eventTypes = eventTypesOption(opts.events);
+      // Checked before the database is opened, and again by createEndpoint.
+      await refuseUnsafe(() => validateWebhookUrl(opts.url, { allowInsecure: loadConfig().ALLOW_INSECURE_WEBHOOKS }));
       await withContext(async (ctx) => {
         const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
         if (!rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
-        let created: Awaited<ReturnType<typeof createEndpoint>>;
-        try {
-          created = await createEndpoint(ctx, { workspaceId, url: opts.url, eventTypes });
-        } catch (e) {
-          if (e instanceof UnsafeUrlError) throw new UsageError(`--url: refused: ${e.message}`);
-          throw e;
-        }
+        const created = await refuseUnsafe(() => createEndpoint(ctx, { workspaceId, url: opts.url, eventTypes }));
         out(`webhook endpoint ${created.endpoint.id}`);
         out(`url            ${created.endpoint.url}`);
         out(`events         ${created.endpoint.event_types?.join(',') ?? 'all'}`);
