@@ -10,6 +10,9 @@
  *   - generate the OpenAPI 3.1 document (@fastify/swagger), served without authentication at
  *     GET /v1/openapi.json: it describes the public contract and holds no workspace data.
  *
+ * The compilers are installed on the root server, so every route schema on it is a zod schema.
+ * Query strings are not strict (unknown parameters are ignored); bodies are.
+ *
  * The request validator is ours rather than the library's: the library's flattens paths into a
  * string and drops the input, so it cannot tell an absent field from a wrong one. Ours returns the
  * ApiError directly, which the server's error handler sends as is.

@@ -31,6 +31,18 @@ export const Pagination = z
   })
   .meta({ id: 'Pagination' });
 
+/*
+ * The `code` catalogue of the v1 resources (README "REST API" has the full table):
+ *   401 unauthorized · 404 not_found, route_not_found
+ *   422 validation_failed (details: required, unknown_field, invalid_type, invalid_value, invalid_format,
+ *       too_small, too_big, invalid_json, invalid_time_zone, not_found, already_exists, duplicate,
+ *       locked_by_integration, invalid_category, before_start, in_past, and the content tree's own codes)
+ *   422 invalid_campaign_state (detail invalid_state, `allowed`) · 422 campaign_incomplete (detail incomplete, `missing`)
+ *   422 with remediation: signature_not_published (publish_signature), variant_has_no_draft
+ *       (edit_variant_draft), no_signature_integration (connect_integration), integration_access_lost
+ *       (reconnect_integration), integration_not_connected (connect_integration), primary_email
+ *       (change_primary_email), email_managed_by_integration (edit_in_directory)
+ */
 const ErrorObject = z.object({ type: z.string(), code: z.string(), message: z.string() });
 const Detail = z.object({ field: z.string(), code: z.string(), message: z.string(), allowed: z.array(z.unknown()), missing: z.array(z.string()) });
 const Remediation = z.object({ action: z.string(), dashboard_url: z.string(), message: z.string() });
