@@ -42,7 +42,7 @@
  * - In the plain text, a link is written `label (url)`, or just the label when the label already is
  *   the address (`jane@acme.com` for `mailto:jane@acme.com`).
  */
-import { allowedScheme, cleanValue, compactTel, encodeUrl, escapeAttr, escapeMultiline, escapeText, px, singleLine, wellFormed } from './escape.ts';
+import { allowedScheme, cleanLiteral, cleanValue, compactTel, encodeUrl, escapeAttr, escapeMultiline, escapeText, px, singleLine } from './escape.ts';
 import { SOCIAL_ICONS, SOCIAL_NETWORK_NAMES, type SocialNetwork } from './social.ts';
 import {
   DEFAULTS,
@@ -118,13 +118,6 @@ class Slots {
     const k = this.kinds instanceof Map ? this.kinds.get(id) : (this.kinds as Record<string, SmartFieldKind> | undefined)?.[id];
     return k ?? 'text';
   }
-}
-
-function cleanLiteral(s: string): string {
-  const w = wellFormed(s);
-  // Literal text keeps its spaces (separators such as " | " rely on them); controls go.
-  // eslint-disable-next-line no-control-regex
-  return w.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -37,11 +37,14 @@ export function escapeMultiline(s: string): string {
   return e.includes('\n') ? e.replaceAll('\n', '<br>') : e;
 }
 
+// Removed from every value: C0 controls but LF (CR is turned into LF first), DEL and C1 controls,
+// the bidi embedding/override/isolate controls, and Unicode noncharacters (U+FDD0–U+FDEF and every
+// code point ending in FFFE or FFFF), which HTML parsers report as errors.
 // eslint-disable-next-line no-control-regex
-const UNCLEAN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const UNCLEAN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]/;
 const EDGE_SPACE = /\s/;
 // eslint-disable-next-line no-control-regex
-const DROP_G = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const DROP_G = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]/g;
 const CRLF_G = /\r\n?/g;
 const SPACES_AROUND_LF_G = /[ \t]*\n[ \t]*/g;
 const MANY_LF_G = /\n{2,}/g;
@@ -63,6 +66,15 @@ export function cleanValue(raw: string | null | undefined): string {
   s = s.replace(CRLF_G, '\n').replace(DROP_G, '').trim();
   if (s.includes('\n')) s = s.replace(SPACES_AROUND_LF_G, '\n').replace(MANY_LF_G, '\n');
   return s;
+}
+
+/**
+ * Literal template text cleaned like a value, but keeping its spaces: separators such as " | "
+ * rely on them.
+ */
+export function cleanLiteral(s: string): string {
+  const w = wellFormed(s);
+  return UNCLEAN.test(w) ? w.replace(CRLF_G, '\n').replace(DROP_G, '') : w;
 }
 
 /** A value that must stay on one line (link parts, conditions): line feeds become spaces. */
