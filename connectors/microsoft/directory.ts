@@ -108,12 +108,13 @@ function encodePageToken(t: PageToken): string {
   return JSON.stringify(t);
 }
 
+/** A page token this source handed out, or a bare next link. */
 function decodePageToken(s: string): PageToken {
   let raw: unknown;
   try {
     raw = JSON.parse(s);
   } catch {
-    raw = s;
+    raw = { next: s };
   }
   return parseProvider(PageToken, raw, 'Microsoft page token');
 }

@@ -301,6 +301,23 @@ describe('Microsoft Entra directory: full listing', () => {
     graph.done();
   });
 
+  it('accepts a bare next link as page token, and rejects a token that is neither', async () => {
+    tokenScope();
+    const graph = mockGroups(nock(GRAPH))
+      .get('/v1.0/users')
+      .query({ $select: SELECT, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDY' })
+      .reply(200, fixture('users.page3.json'));
+    const src = source();
+    const page = await src.fetchUsersPage({ pageToken: fixture<{ '@odata.nextLink': string }>('users.page2.json')['@odata.nextLink'] });
+    expect(page.users.map((u) => u.externalId)).toEqual([uid(7), uid(8)]);
+    // A bare link carries no delta token: the listing ends without one rather than with a wrong one.
+    expect(page.nextState).toBeUndefined();
+    const err = await src.fetchUsersPage({ pageToken: 'not a link' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect((err as Error).message).toContain('Microsoft page token');
+    graph.done();
+  });
+
   it('uses the configured Graph and authority hosts (national clouds, sandbox) and sends the token to them', async () => {
     const token = tokenScope('https://login.sandbox.test');
     const graph = nock('https://graph.sandbox.test:8443')
