@@ -298,7 +298,7 @@ describe('1,000 random invalid trees', () => {
     let applied = 0;
     fc.assert(
       fc.property(validTree, fc.nat(), fc.nat(), (valid, which, pick) => {
-        const tree = structuredClone(valid) as Json;
+        const tree = structuredClone(valid) as unknown as Json;
         const order = [...MUTATIONS.slice(which % MUTATIONS.length), ...MUTATIONS.slice(0, which % MUTATIONS.length)];
         let path: (string | number)[] | undefined;
         for (const m of order) {
