@@ -139,6 +139,27 @@ describe('webhook dispatch', () => {
     ).toBe(600);
   });
 
+  it('settles a pending delivery without a request once its endpoint is disabled, and ignores one whose endpoint was removed', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const off = await insertEndpointUnchecked(t.ctx, ws, `${receiver.url}/disabled`);
+    const gone = await insertEndpointUnchecked(t.ctx, ws, `${receiver.url}/removed`);
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    await dispatchWorkspace(t.ctx.pool, ws);
+    const byEndpoint = async (id: string) =>
+      (await t.ctx.pool.query<{ id: string }>('select id from webhook_deliveries where endpoint_id = $1', [id])).rows[0]!.id;
+    const offDelivery = await byEndpoint(off.id);
+    const goneDelivery = await byEndpoint(gone.id);
+    await t.ctx.pool.query(`update webhook_endpoints set enabled = false, disabled_reason = 'test' where id = $1`, [off.id]);
+    await t.ctx.pool.query('delete from webhook_endpoints where id = $1', [gone.id]);
+    const before = receiver.received.length;
+    expect(await deliverOnce(t.ctx, offDelivery, silent)).toBe('endpoint_disabled');
+    expect(await deliverOnce(t.ctx, goneDelivery, silent)).toBe('missing');
+    expect(await deliverOnce(t.ctx, offDelivery, silent)).toBe('settled');
+    expect(receiver.received.length).toBe(before);
+    const d = (await t.ctx.pool.query('select status, attempts, last_error from webhook_deliveries where id = $1', [offDelivery])).rows[0];
+    expect(d).toEqual({ status: 'failed', attempts: 0, last_error: 'endpoint disabled' });
+  });
+
   it('refuses at delivery a URL that points at a private or link-local address', async () => {
     const ws = await newWorkspace(t.ctx);
     const meta = await insertEndpointUnchecked(t.ctx, ws, 'https://169.254.169.254/latest/meta-data/');

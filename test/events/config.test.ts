@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('webhook configuration', () => {
+  it('refuses insecure webhook URLs and disables after 20 failures by default', () => {
+    const c = loadConfig({});
+    expect(c.ALLOW_INSECURE_WEBHOOKS).toBe(false);
+    expect(c.WEBHOOK_MAX_CONSECUTIVE_FAILURES).toBe(20);
+  });
+
+  it.each([
+    ['1', true],
+    ['true', true],
+    ['0', false],
+    ['false', false],
+  ])('reads ALLOW_INSECURE_WEBHOOKS=%s as %s', (value, expected) => {
+    expect(loadConfig({ ALLOW_INSECURE_WEBHOOKS: value }).ALLOW_INSECURE_WEBHOOKS).toBe(expected);
+  });
+
+  it.each([
+    ['ALLOW_INSECURE_WEBHOOKS', 'yes', /^ALLOW_INSECURE_WEBHOOKS: invalid value; expected '1' or 'true'/],
+    ['WEBHOOK_MAX_CONSECUTIVE_FAILURES', '0', /^WEBHOOK_MAX_CONSECUTIVE_FAILURES: .*1 to 10000$/],
+    ['WEBHOOK_MAX_CONSECUTIVE_FAILURES', 'many', /^WEBHOOK_MAX_CONSECUTIVE_FAILURES: .*1 to 10000$/],
+  ])('rejects %s=%s with one line naming the variable', (name, value, message) => {
+    let caught: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).variable).toBe(name);
+    expect((caught as ConfigError).message).toMatch(message);
+    expect((caught as ConfigError).message).not.toContain('\n');
+  });
+
+  it('reads WEBHOOK_MAX_CONSECUTIVE_FAILURES', () => {
+    expect(loadConfig({ WEBHOOK_MAX_CONSECUTIVE_FAILURES: '5' }).WEBHOOK_MAX_CONSECUTIVE_FAILURES).toBe(5);
+  });
+});
