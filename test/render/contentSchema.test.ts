@@ -1,0 +1,92 @@
+/** GET /v1/content_schema through the real server with a real API key. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../src/api/server.ts';
+import { createApiKey } from '../../src/db/apiKeys.ts';
+import { createWorkspace } from '../../src/db/workspaces.ts';
+import { CONTENT_SCHEMA_VERSION, contentTreeJsonSchema } from '../../src/render/contentSchema.ts';
+import { renderSignature } from '../../src/render/render.ts';
+import { validateContent } from '../../src/render/schema.ts';
+import { SOCIAL_ICONS, SOCIAL_NETWORKS } from '../../src/render/social.ts';
+import { useTestContext } from '../helpers/db.ts';
+import { smartFields } from './helpers.ts';
+
+describe('GET /v1/content_schema', () => {
+  const t = useTestContext();
+  let server: FastifyInstance;
+  let key: string;
+  let bareKey: string;
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    server = await buildServer(t.ctx);
+    const ws = await createWorkspace(t.ctx.pool, 'Acme');
+    workspaceId = ws.id;
+    key = (await createApiKey(t.ctx.pool, ws.id)).key;
+    for (const [i, f] of smartFields.entries()) {
+      await t.ctx.pool.query('insert into smart_fields (id, workspace_id, label, slug, kind, position) values ($1, $2, $3, $4, $5, $6)', [f.id, ws.id, f.label, f.slug, f.kind, i]);
+    }
+    const bare = await createWorkspace(t.ctx.pool, 'Globex');
+    bareKey = (await createApiKey(t.ctx.pool, bare.id)).key;
+  });
+  afterAll(() => server.close());
+
+  const get = (k?: string) => server.inject({ url: '/v1/content_schema', headers: k ? { authorization: `Bearer ${k}` } : {} });
+
+  it('needs an API key', async () => {
+    const r = await get();
+    expect(r.statusCode).toBe(401);
+    expect(r.json().error.code).toBe('unauthorized');
+  });
+
+  it('answers {data:{version, schema, enums, social_icons, example, guidance}}', async () => {
+    const r = await get(key);
+    expect(r.statusCode).toBe(200);
+    const { data } = r.json();
+    expect(Object.keys(data).sort()).toEqual(['enums', 'example', 'guidance', 'schema', 'social_icons', 'version']);
+    expect(data.version).toBe(CONTENT_SCHEMA_VERSION);
+    expect(data.guidance.procedure[0]).toMatch(/GET \/v1\/signatures/);
+    expect(data.enums.block_types).toEqual(['stack', 'text', 'list', 'socialList', 'listItem', 'listItemLabel', 'socialListItem']);
+    expect(data.enums.href_schemes).toEqual(['https:', 'http:', 'mailto:', 'tel:']);
+    expect(data.enums.size_limits).toEqual({ gmail: 10_000, outlook: 30_000, slack: 39_000 });
+  });
+
+  it('serves the JSON Schema generated from the validator schema', async () => {
+    const { data } = (await get(key)).json();
+    expect(data.schema).toEqual(JSON.parse(JSON.stringify(contentTreeJsonSchema())));
+    expect(data.schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(data.schema.$ref).toBe('#/$defs/stack');
+  });
+
+  it("lists the workspace's smart fields, and its example uses them and passes the validator", async () => {
+    const { data } = (await get(key)).json();
+    expect(data.enums.smart_fields.map((f: { slug: string }) => f.slug)).toEqual(smartFields.map((f) => f.slug));
+    const { rows } = await t.ctx.pool.query<{ id: string }>('select id from smart_fields where workspace_id = $1', [workspaceId]);
+    const ids = new Set(rows.map((r) => r.id));
+    const used = new Set<string>();
+    JSON.stringify(data.example, (k, v: unknown) => {
+      if (k === 'smartFieldUuid') used.add(v as string);
+      return v;
+    });
+    expect([...used].sort()).toEqual(expect.arrayContaining(smartFields.filter((f) => ['first_name', 'job_title', 'phone', 'email', 'photo', 'linkedin'].includes(f.slug)).map((f) => f.id)));
+    expect(validateContent(data.example, { field: 'example', smartFieldIds: ids })).toMatchObject({ ok: true });
+  });
+
+  it('gives a workspace without smart fields an example that still validates', async () => {
+    const { data } = (await get(bareKey)).json();
+    expect(data.enums.smart_fields).toEqual([]);
+    expect(JSON.stringify(data.example)).not.toContain('smartFieldUuid');
+    expect(validateContent(data.example, { field: 'example', smartFieldIds: new Set() })).toMatchObject({ ok: true });
+  });
+
+  it('lists an https icon for every network, the same URLs the renderer uses', async () => {
+    const { data } = (await get(key)).json();
+    expect(Object.keys(data.social_icons)).toEqual([...SOCIAL_NETWORKS]);
+    expect(data.social_icons).toEqual(SOCIAL_ICONS);
+    for (const url of Object.values<string>(data.social_icons)) expect(url).toMatch(/^https:\/\/[^/]+\/.+\.png$/);
+    const out = renderSignature({ tree: data.example, values: {}, signatureId: 'x' });
+    const srcs = [...out.html.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1]);
+    expect(srcs.length).toBeGreaterThan(0);
+    for (const src of srcs) expect(Object.values(data.social_icons)).toContain(src);
+  });
+});
