@@ -25,6 +25,7 @@ export interface CampaignCondition {
 
 export interface CampaignInput {
   id?: string | undefined;
+  name?: string | undefined;
   status: string;
   /** The banner, a validated content tree. */
   content: ContentTree | null;
