@@ -5,6 +5,7 @@
  * goal it is measured against and `ratio` (measured / goal), and never fails for missing the goal.
  */
 import { renderScenario } from './render.ts';
+import { syncGoogleScenario } from './sync.ts';
 
 export interface BenchArgs {
   /** `--quick`: one tenth of the size, for a fast pass over every scenario. */
@@ -21,4 +22,5 @@ export type Scenario = (args: BenchArgs) => Promise<Figures>;
 
 export const scenarios: Record<string, Scenario> = {
   render: renderScenario,
+  'sync-google': syncGoogleScenario,
 };

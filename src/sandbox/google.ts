@@ -172,8 +172,9 @@ export async function startGoogleEmulator(tenant: GoogleTenant = generateGoogleT
         handler: ({ url }, m) => {
           const g = tenant.groups.find((x) => x.id === decodeURIComponent(m[1]!) || x.email === decodeURIComponent(m[1]!));
           if (!g) return googleError(404, 'Resource Not Found: groupKey', 'notFound');
+          const byId = new Map(tenant.users.map((u) => [u.id, u]));
           const members = g.members.map((id) => {
-            const u = tenant.users.find((x) => x.id === id);
+            const u = byId.get(id);
             return { kind: 'admin#directory#member', id, email: u?.primaryEmail, role: 'MEMBER', type: 'USER', status: 'ACTIVE' };
           });
           const p = page(members, url, 200, 200);

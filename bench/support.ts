@@ -1,0 +1,127 @@
+/**
+ * What benchmarks share: a real Postgres (DATABASE_URL, or embedded Postgres in a temp directory),
+ * migrated, with an AppContext on it; emulated tenants in a child process, so that the figures of
+ * the process under test (peak RSS above all) are its own; medians.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { makeWorkerUtils } from 'graphile-worker';
+import { createLogger } from '../src/log.ts';
+import { loadConfig } from '../src/config.ts';
+import { Secrets } from '../src/crypto/secrets.ts';
+import { createMetrics } from '../src/metrics.ts';
+import { createPool } from '../src/db/pool.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { startEmbedded } from '../src/db/embedded.ts';
+import { graphileLogger } from '../src/worker/logger.ts';
+import type { AppContext } from '../src/context.ts';
+
+export interface BenchDb {
+  ctx: AppContext;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function openBenchDb(): Promise<BenchDb> {
+  const logger = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn');
+  let adminUrl = process.env.DATABASE_URL;
+  let stopCluster: (() => Promise<void>) | undefined;
+  let tmp: string | undefined;
+  if (!adminUrl) {
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'sigsync-bench-'));
+    await fs.chmod(tmp, 0o755);
+    const cluster = await startEmbedded(tmp, logger);
+    adminUrl = cluster.url;
+    stopCluster = cluster.stop;
+  }
+  const name = `sigsync_bench_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  await migrate(url, logger);
+  const pool = createPool(url, 20);
+  const jobs = await makeWorkerUtils({ pgPool: pool, logger: graphileLogger(logger) });
+  const ctx: AppContext = {
+    config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex') }),
+    pool,
+    logger,
+    secrets: new Secrets(crypto.randomBytes(32)),
+    metrics: createMetrics(),
+    jobs,
+  };
+  return {
+    ctx,
+    url,
+    async close() {
+      await jobs.release();
+      await pool.end();
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+      await stopCluster?.();
+      if (tmp) await fs.rm(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface EmulatorProcess {
+  url: string;
+  /** Sends a control command (knobs, mutations) and waits for its answer. */
+  send(cmd: Record<string, unknown>): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+/** Starts bench/emulator.ts in a child process. */
+export async function startEmulatorProcess(args: Record<string, string | number>): Promise<EmulatorProcess> {
+  const child: ChildProcess = spawn(process.execPath, [path.join(import.meta.dirname, 'emulator.ts'), JSON.stringify(args)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let buffer = '';
+  const waiting: ((line: Record<string, unknown>) => void)[] = [];
+  child.stdout!.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    let i: number;
+    while ((i = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, i);
+      buffer = buffer.slice(i + 1);
+      waiting.shift()?.(JSON.parse(line) as Record<string, unknown>);
+    }
+  });
+  const next = () => new Promise<Record<string, unknown>>((resolve) => waiting.push(resolve));
+  const ready = await next();
+  return {
+    url: String(ready.url),
+    send: (cmd) => {
+      const p = next();
+      child.stdin!.write(JSON.stringify(cmd) + '\n');
+      return p;
+    },
+    stop: async () => {
+      const done = new Promise((r) => child.on('close', r));
+      child.kill('SIGTERM');
+      await done;
+    },
+  };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Peak resident set size of this process so far, in MB. */
+export function peakRssMb(): number {
+  return Math.round(process.resourceUsage().maxRSS / 1024);
+}
+
+export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
