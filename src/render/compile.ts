@@ -83,7 +83,13 @@ interface Env {
   esc: (string | undefined)[];
   urls: (string | null | undefined)[];
   assets: ReadonlyMap<string, AssetRef> | undefined;
-  scratch: (string | null)[];
+  /** Per-line scratch: HTML and text of the smart tokens (lines never nest, so one pair serves all). */
+  scratchHtml: (string | null)[];
+  scratchText: (string | null)[];
+  /** The text of the line just rendered. */
+  text: string;
+  /** Plain-text lines, appended in document order by the blocks that are shown. */
+  lines: string[];
 }
 
 /**
@@ -457,52 +463,55 @@ class Line {
     }
   }
 
-  /** HTML of the line, or null when it is dropped. */
-  html(env: Env, droppable: boolean): string | null {
-    if (this.fixedHtml !== undefined) return this.fixedHtml;
-    return this.assemble(env, droppable, true);
-  }
-
-  text(env: Env, droppable: boolean): string | null {
-    if (this.fixedText !== undefined) return this.fixedText;
-    return this.assemble(env, droppable, false);
-  }
-
-  private assemble(env: Env, droppable: boolean, html: boolean): string | null {
+  /**
+   * HTML of the line, or null when it is dropped; its plain text is left in `env.text`. HTML and
+   * text come from one pass, so they always agree on what is shown.
+   */
+  render(env: Env, droppable: boolean): string | null {
+    if (this.fixedHtml !== undefined) {
+      env.text = this.fixedText!;
+      return this.fixedHtml;
+    }
     const tokens = this.tokens;
-    const r = env.scratch;
+    const rh = env.scratchHtml;
+    const rt = env.scratchText;
     let any = false;
     if (this.hasSmart) {
       for (let i = this.first; i <= this.last; i++) {
         const t = tokens[i]!;
         if (!t.smart) continue;
-        const v = html ? t.html(env) : t.text(env);
-        r[i] = v;
-        if (v !== null) any = true;
+        const h = t.html(env);
+        rh[i] = h;
+        if (h !== null) {
+          rt[i] = t.text(env);
+          any = true;
+        }
       }
       if (!any && droppable) return null;
     }
-    let out = '';
+    let html = '';
+    let text = '';
     let shown = false;
     for (let i = 0; i < tokens.length; i++) {
       const t = tokens[i]!;
       if (t.smart) {
-        const v = r[i]!;
-        if (v !== null) {
-          out += v;
+        const h = rh[i]!;
+        if (h !== null) {
+          html += h;
+          text += rt[i]!;
           shown = true;
         }
-      } else if (i < this.first || i > this.last) {
-        out += html ? t.html(env)! : t.text(env)!;
-      } else if (shown && r[this.nextSmart[i]!] !== null) {
-        out += html ? t.html(env)! : t.text(env)!;
+      } else if (i < this.first || i > this.last || (shown && rh[this.nextSmart[i]!] !== null)) {
+        html += t.html(env)!;
+        text += t.text(env)!;
       }
     }
-    return out;
+    env.text = text;
+    return html;
   }
 }
 
-const EMPTY_ENV: Env = { vals: [], esc: [], urls: [], assets: undefined, scratch: [] };
+const EMPTY_ENV: Env = { vals: [], esc: [], urls: [], assets: undefined, scratchHtml: [], scratchText: [], text: '', lines: [] };
 
 function compileTokens(tokens: TextToken[], cell: ResolvedTextStyle, slots: Slots, imageWidth: number): Line {
   const alone = tokens.length === 1;
@@ -527,10 +536,11 @@ function cellStyleOf(tokens: readonly TextToken[] | undefined): ResolvedTextStyl
 // Blocks
 
 interface CBlock {
-  /** The block's own cell(s) with content, or '' when it is dropped. */
+  /**
+   * The block's own cell(s) with content, or '' when it is dropped. A block that is shown appends
+   * its plain-text lines to `env.lines`; a dropped one appends nothing.
+   */
   slot(env: Env): string;
-  /** Appends the block's plain-text lines; returns false when it is dropped. */
-  text(env: Env, out: string[]): boolean;
 }
 
 interface SlotContext {
@@ -560,26 +570,28 @@ class TextNode implements CBlock {
   private readonly open: string;
   private readonly close: string;
   private readonly fixed: string | undefined;
+  private readonly fixedText: string | undefined;
 
   constructor(b: TextBlock, ctx: SlotContext, slots: Slots) {
     const box = resolveBox(b.blockStyle);
     const cell = cellStyleOf(b.tokens);
     this.line = compileTokens(b.tokens, cell, slots, box.width ?? DEFAULTS.imageWidth);
     ({ open: this.open, close: this.close } = cellFrame(box, ctx, fullTextCss(cell)));
-    if (this.line.fixedHtml !== undefined) this.fixed = this.open + this.line.fixedHtml + this.close;
+    if (this.line.fixedHtml !== undefined) {
+      this.fixed = this.open + this.line.fixedHtml + this.close;
+      this.fixedText = this.line.fixedText;
+    }
   }
 
   slot(env: Env): string {
-    if (this.fixed !== undefined) return this.fixed;
-    const h = this.line.html(env, true);
-    return h === null ? '' : this.open + h + this.close;
-  }
-
-  text(env: Env, out: string[]): boolean {
-    const t = this.line.text(env, true);
-    if (t === null) return false;
-    if (t) out.push(t);
-    return true;
+    if (this.fixed !== undefined) {
+      if (this.fixedText) env.lines.push(this.fixedText);
+      return this.fixed;
+    }
+    const h = this.line.render(env, true);
+    if (h === null) return '';
+    if (env.text) env.lines.push(env.text);
+    return this.open + h + this.close;
   }
 }
 
@@ -637,12 +649,6 @@ class StackNode implements CBlock {
     return inner ? this.open + inner + this.close : '';
   }
 
-  text(env: Env, out: string[]): boolean {
-    if (this.emptyByDesign !== undefined) return true;
-    let shown = false;
-    for (const c of this.children) if (c.text(env, out)) shown = true;
-    return shown;
-  }
 }
 
 /** One list item: an optional label and the value line. */
@@ -659,16 +665,15 @@ class ItemNode {
     this.close = frame.close;
   }
 
-  html(env: Env): string | null {
-    const v = this.value.html(env, true);
+  /** HTML of the item, or null when it is dropped; its text is left in `env.text`. */
+  render(env: Env): string | null {
+    const v = this.value.render(env, true);
     if (v === null) return null;
-    return this.label ? (this.label.html(env, false) ?? '') + v : v;
-  }
-
-  text(env: Env): string | null {
-    const v = this.value.text(env, true);
-    if (v === null) return null;
-    return this.label ? (this.label.text(env, false) ?? '') + v : v;
+    if (!this.label) return v;
+    const valueText = env.text;
+    const l = this.label.render(env, false) ?? '';
+    env.text += valueText;
+    return l + v;
   }
 }
 
@@ -703,35 +708,31 @@ class ListNode implements CBlock {
 
   slot(env: Env): string {
     let body = '';
+    let line = '';
     let n = 0;
     for (const item of this.items) {
-      const h = item.html(env);
+      const h = item.render(env);
       if (h === null) continue;
       if (this.vertical) {
         if (n > 0) body += this.spacer;
         body += `<tr>${item.open}${h}${item.close}</tr>`;
+        if (env.text) env.lines.push(env.text);
       } else {
-        if (n > 0) body += this.separatorHtml;
+        if (n > 0) {
+          body += this.separatorHtml;
+          line += this.separatorText;
+        }
         body += h;
+        line += env.text;
       }
       n++;
     }
     if (n === 0) return '';
-    return this.vertical ? this.open + TABLE_OPEN + body + TABLE_CLOSE + this.close : this.open + body + this.close;
-  }
-
-  text(env: Env, out: string[]): boolean {
-    let line = '';
-    let n = 0;
-    for (const item of this.items) {
-      const t = item.text(env);
-      if (t === null) continue;
-      if (this.vertical) out.push(t);
-      else line += (n > 0 ? this.separatorText : '') + t;
-      n++;
+    if (!this.vertical) {
+      if (line) env.lines.push(line);
+      return this.open + body + this.close;
     }
-    if (!this.vertical && n > 0) out.push(line);
-    return n > 0;
+    return this.open + TABLE_OPEN + body + TABLE_CLOSE + this.close;
   }
 }
 
@@ -774,20 +775,10 @@ class SocialListNode implements CBlock {
       if (url === null) continue;
       if (n > 0) cells += this.spacer;
       cells += `<td><a href="${escapeAttr(url)}${item.tail}`;
+      env.lines.push(`${item.name}: ${url}`);
       n++;
     }
     return n === 0 ? '' : `${this.open}${TABLE_OPEN}<tr>${cells}</tr>${TABLE_CLOSE}${this.close}`;
-  }
-
-  text(env: Env, out: string[]): boolean {
-    let n = 0;
-    for (const item of this.items) {
-      const url = item.href.empty(env) ? null : item.href.url(env);
-      if (url === null) continue;
-      out.push(`${item.name}: ${url}`);
-      n++;
-    }
-    return n > 0;
   }
 }
 
@@ -827,6 +818,9 @@ export class CompiledTemplate {
   readonly smartFieldIds: readonly string[];
   private readonly root: CBlock | null;
   private readonly urlCount: number;
+  /** Reused by every render of this template: rendering is synchronous, so renders never overlap. */
+  private readonly scratchHtml: (string | null)[] = [];
+  private readonly scratchText: (string | null)[] = [];
 
   constructor(tree: ContentTree, opts: CompileOptions = {}) {
     const slots = new Slots(opts.smartFieldKinds);
@@ -845,7 +839,7 @@ export class CompiledTemplate {
       const rec = values as Readonly<Record<string, string | null | undefined>>;
       for (let i = 0; i < ids.length; i++) vals[i] = cleanValue(Object.hasOwn(rec, ids[i]!) ? rec[ids[i]!] : undefined);
     }
-    return { vals, esc: new Array(ids.length), urls: new Array(this.urlCount), assets: input.assets, scratch: [] };
+    return { vals, esc: new Array(ids.length), urls: new Array(this.urlCount), assets: input.assets, scratchHtml: this.scratchHtml, scratchText: this.scratchText, text: '', lines: [] };
   }
 
   /** The HTML (a single table, or '' when every block is dropped) and the plain-text alternative. */
@@ -853,9 +847,7 @@ export class CompiledTemplate {
     if (!this.root) return { html: '', text: '' };
     const env = this.env(input);
     const cell = this.root.slot(env);
-    const lines: string[] = [];
-    this.root.text(env, lines);
-    return { html: cell ? `${TABLE_OPEN}<tr>${cell}</tr>${TABLE_CLOSE}` : '', text: lines.join('\n') };
+    return { html: cell ? `${TABLE_OPEN}<tr>${cell}</tr>${TABLE_CLOSE}` : '', text: env.lines.join('\n') };
   }
 }
 
