@@ -1,0 +1,108 @@
+/** `sigsync integration ...`, `sigsync sync` and `sigsync runs` as real child processes. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { useTestContext, TEST_KEY } from '../helpers/db.ts';
+import { runCli } from '../helpers/cli.ts';
+import { eventCount, googleServiceAccount, workspaceWithKey } from '../helpers/fixtures.ts';
+
+describe('sync and integration CLI', () => {
+  const t = useTestContext();
+  let google: GoogleEmulator;
+  let dir: string;
+  let workspaceId: string;
+  let integrationId: string;
+  const env = () => ({ DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY });
+  const file = (name: string, value: unknown) => {
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, JSON.stringify(value));
+    return p;
+  };
+
+  beforeAll(async () => {
+    google = await startGoogleEmulator(generateGoogleTenant(30));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-cli-'));
+    ({ workspaceId } = await workspaceWithKey(t.ctx));
+  });
+  afterAll(async () => {
+    await google.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('integration connect refuses credentials the provider rejects, and stores nothing', async () => {
+    google.knobs.revokeAtRequest = 1;
+    const r = await runCli(
+      ['integration', 'connect', '--workspace', workspaceId, '--kind', 'google_workspace', '--category', 'teammates',
+        '--credentials-file', file('key.json', googleServiceAccount()), '--config', file('config.json', { base_url: `${google.url}/`, token_url: `${google.url}/token` })],
+      env(),
+    );
+    google.knobs.revokeAtRequest = null;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/the provider refused these credentials \(access_lost\)/);
+    expect(r.stderr).not.toContain('PRIVATE KEY');
+    expect((await t.ctx.pool.query('select count(*)::int as n from integrations where workspace_id = $1', [workspaceId])).rows[0].n).toBe(0);
+  });
+
+  it('integration connect refuses malformed credentials with the field at fault', async () => {
+    const r = await runCli(
+      ['integration', 'connect', '--workspace', workspaceId, '--kind', 'google_workspace', '--category', 'teammates', '--credentials-file', file('bad.json', { type: 'service_account' })],
+      env(),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/credentials: client_email/);
+  });
+
+  it('integration connect checks access, stores the credentials encrypted and fires integration.connected', async () => {
+    const r = await runCli(
+      ['integration', 'connect', '--workspace', workspaceId, '--kind', 'google_workspace', '--category', 'teammates', '--name', 'Google',
+        '--credentials-file', file('key.json', googleServiceAccount()), '--config', file('config.json', { base_url: `${google.url}/`, token_url: `${google.url}/token` })],
+      env(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    integrationId = /integration (\S+) connected/.exec(r.stdout)![1]!;
+    const row = await t.ctx.pool.query('select credentials from integrations where id = $1', [integrationId]);
+    expect(row.rows[0].credentials.toString('latin1')).not.toContain('PRIVATE KEY');
+    expect(await eventCount(t.ctx, workspaceId, 'integration.connected')).toBe(1);
+  });
+
+  it('sync --follow runs the sync and prints the final counters', async () => {
+    const r = await runCli(['sync', '--integration', integrationId, '--follow'], env());
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/succeeded: pages 1 · seen 30 · created 30 · updated 0 · unchanged 0 · deleted 0/);
+  });
+
+  it('runs lists the run, newest first', async () => {
+    const r = await runCli(['runs', '--workspace', workspaceId], env());
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Google\s+succeeded\s+full\s+cli\s+1\s+30\s+30/);
+  });
+
+  it('sync needs exactly one of --integration and --workspace', async () => {
+    const r = await runCli(['sync'], env());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/exactly one of --integration ID or --workspace ID/);
+  });
+
+  it('integration list shows the status; disconnect fires integration.disconnected once', async () => {
+    const list = await runCli(['integration', 'list', '--workspace', workspaceId], env());
+    expect(list.stdout).toMatch(new RegExp(`${integrationId}.*google_workspace\\s+teammates\\s+Google\\s+active`));
+    const d1 = await runCli(['integration', 'disconnect', integrationId], env());
+    expect(d1.stdout).toMatch(/disconnected/);
+    const d2 = await runCli(['integration', 'disconnect', integrationId], env());
+    expect(d2.stdout).toMatch(/was already disconnected/);
+    expect(await eventCount(t.ctx, workspaceId, 'integration.disconnected')).toBe(1);
+    const s = await runCli(['sync', '--integration', integrationId], env());
+    expect(s.code).toBe(2);
+    expect(s.stderr).toMatch(/is disconnected; reconnect it first/);
+  });
+
+  it('integration reconnect returns it to active without a second integration.connected, and starts a sync', async () => {
+    const r = await runCli(['integration', 'reconnect', integrationId, '--credentials-file', file('key.json', googleServiceAccount())], env());
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/reconnected, status active/);
+    expect(r.stdout).toMatch(/sync run \S+ started/);
+    expect(await eventCount(t.ctx, workspaceId, 'integration.connected')).toBe(1);
+  });
+});
