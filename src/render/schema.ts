@@ -314,7 +314,9 @@ export function formatPath(base: string, path: readonly PropertyKey[]): string {
 
 /**
  * Validates a content tree. Never throws: whatever `tree` holds, the answer is the parsed tree or a
- * non-empty list of details (at most 50), each with the path of the offending member.
+ * non-empty list of details (at most 50), each with the path of the offending member. Shape errors
+ * are reported first; references (smart fields, depth, block count) are checked once the shape is
+ * right.
  */
 export function validateContent(tree: unknown, opts: ValidateOptions): ValidationResult {
   try {
@@ -478,7 +480,9 @@ function issueDetails(issue: z.core.$ZodIssue, root: unknown, base: string): Val
       return [detail(field, issue.code, what, { allowed: range ? [range] : rangeOf(issue) })];
     }
     case 'invalid_format': {
-      if (last === 'text') return [detail(field, 'invalid_href', `${issue.message} (javascript:, data: and relative links are not allowed).`, { allowed: [...HREF_SCHEMES] })];
+      if (last === 'text') {
+        return [detail(field, 'invalid_href', 'Must start with https://, http://, mailto: or tel: (javascript:, data: and relative links are not allowed; no spaces outside tel:).', { allowed: [...HREF_SCHEMES] })];
+      }
       return [detail(field, 'invalid_color', `Must be a CSS colour; got ${JSON.stringify(valueAt(root, path))}.`, { allowed: COLOR_FORMS })];
     }
     default:
