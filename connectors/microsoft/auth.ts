@@ -26,7 +26,7 @@ export interface GraphAuth {
   token(): Promise<string>;
 }
 
-export function createGraphAuth(config: Pick<MicrosoftConfig, 'base_url' | 'token_url'>, credentials: MicrosoftCredentials): GraphAuth {
+export function createGraphAuth(config: Pick<MicrosoftConfig, 'base_url' | 'token_url' | 'ca_cert'>, credentials: MicrosoftCredentials): GraphAuth {
   const authorityHost = (config.token_url ?? DEFAULT_AUTHORITY_HOST).replace(/\/+$/, '');
   const credential = new ClientSecretCredential(credentials.tenant_id, credentials.client_id, credentials.client_secret, {
     authorityHost,
@@ -34,6 +34,8 @@ export function createGraphAuth(config: Pick<MicrosoftConfig, 'base_url' | 'toke
     disableInstanceDiscovery: !KNOWN_AUTHORITY_HOSTS.has(new URL(authorityHost).host),
     // The sync engine retries from the error code; no hidden retries here.
     retryOptions: { maxRetries: 0 },
+    // A configured CA replaces the public ones for this credential only.
+    ...(config.ca_cert ? { tlsOptions: { ca: config.ca_cert } } : {}),
   });
   const scope = `${new URL(config.base_url ?? DEFAULT_GRAPH_URL).origin}/.default`;
   return {

@@ -22,6 +22,7 @@ import {
   TelemetryHandler,
 } from '@microsoft/microsoft-graph-client';
 import type { Logger } from 'pino';
+import { Agent } from 'undici';
 import { z } from 'zod';
 import {
   AccessLostError,
@@ -172,6 +173,8 @@ export class GraphApi {
     const customHosts = new Set([new URL(this.baseUrl).hostname, new URL(this.betaUrl).hostname]);
     this.client = Client.initWithMiddleware({
       customHosts,
+      // A configured CA is trusted by this client's requests only (an undici dispatcher on the global fetch).
+      ...(ctx.config.ca_cert ? { fetchOptions: { dispatcher: new Agent({ connect: { ca: ctx.config.ca_cert } }) } as RequestInit } : {}),
       middleware: [
         new AuthenticationHandler({ getAccessToken: () => this.auth.token() }),
         new RetryHandler(new RetryHandlerOptions(0, 0)),

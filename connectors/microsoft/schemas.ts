@@ -32,6 +32,11 @@ export const microsoftConfigSchema = baseConfigSchema.extend({
   extension_attributes: z.array(extensionName).default([]),
   /** Largest signature HTML the Outlook install writes (characters). Default 8,000. */
   max_html_length: z.number().int().positive().max(100_000).optional(),
+  /**
+   * A PEM certificate this integration's Graph and token requests trust instead of the public CAs
+   * (a private cloud gateway, the sandbox's loopback emulator). Unset: the system's CAs.
+   */
+  ca_cert: z.string().startsWith('-----BEGIN CERTIFICATE-----').optional(),
 });
 export type MicrosoftConfig = z.infer<typeof microsoftConfigSchema>;
 

@@ -1,0 +1,506 @@
+/**
+ * An emulated Microsoft 365 tenant on loopback, over HTTPS with a certificate generated at start:
+ * the Entra ID token endpoint (with its OpenID configuration and AADSTS errors), Graph v1.0
+ * `/users` ($select, $top ≤ 999, @odata.nextLink paging), `/users/delta` with real deltaLink
+ * semantics (a change log: a token replays every change made after it was issued, `$deltatoken=latest`
+ * starts from now, `expireDeltaTokens()` makes older tokens answer 410), `/groups` and
+ * `transitiveMembers`, photos, and the beta mailbox configuration item OWA.UserOptions
+ * (get, create, update) in which Outlook on the web keeps its signature.
+ *
+ * The certificate is trusted only by clients given `emulator.caCert`: point an integration at it with
+ * `microsoftIntegrationConfig(emulator)` (base_url, beta_url, token_url and ca_cert).
+ */
+import crypto from 'node:crypto';
+import { defaultKnobs, parseBody, serve, type EmulatorServer, type Knobs, type Reply } from './http.ts';
+import { selfSignedCert } from './tls.ts';
+
+export interface GraphUserRaw {
+  id: string;
+  displayName: string;
+  givenName?: string | null;
+  surname?: string | null;
+  jobTitle?: string | null;
+  department?: string | null;
+  companyName?: string | null;
+  mail?: string | null;
+  userPrincipalName: string;
+  businessPhones?: string[];
+  mobilePhone?: string | null;
+  officeLocation?: string | null;
+  proxyAddresses?: string[];
+  accountEnabled?: boolean;
+  /** Whether the user has a profile photo. */
+  hasPhoto?: boolean;
+}
+
+export interface GraphGroupRaw {
+  id: string;
+  displayName: string;
+  mail?: string | null;
+  /** Ids of member users and nested groups. */
+  members: string[];
+}
+
+export interface StructuredEntry {
+  keyEntry: { type: string; values: string[] };
+  valueEntry: { type: string; values: string[] };
+}
+
+export interface MicrosoftTenant {
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+  users: GraphUserRaw[];
+  groups: GraphGroupRaw[];
+  /** OWA.UserOptions structuredData per user id (absent: the item was never created). */
+  mailboxes: Map<string, StructuredEntry[]>;
+  /** Users without an Exchange Online mailbox (404 on the mailbox configuration item). */
+  noMailbox: Set<string>;
+}
+
+const DEPARTMENTS = ['Sales', 'Engineering', 'Marketing', 'Support', 'Finance'];
+const TITLES = ['Account Executive', 'Software Engineer', 'Product Marketer', 'Support Specialist', 'Analyst'];
+
+export function microsoftUserId(i: number): string {
+  return `0d1e2f30-0000-4000-8000-${String(i).padStart(12, '0')}`;
+}
+
+/** A deterministic tenant of `n` users across five departments, each department a group, plus an all-staff group nesting them. */
+export function generateMicrosoftTenant(n: number, domain = 'contoso.test'): MicrosoftTenant {
+  const users: GraphUserRaw[] = [];
+  for (let i = 0; i < n; i++) {
+    const d = i % DEPARTMENTS.length;
+    const mail = `user${i}@${domain}`;
+    users.push({
+      id: microsoftUserId(i),
+      displayName: `Given${i} Family${i}`,
+      givenName: `Given${i}`,
+      surname: `Family${i}`,
+      jobTitle: TITLES[d]!,
+      department: DEPARTMENTS[d]!,
+      companyName: 'Contoso',
+      mail,
+      userPrincipalName: mail,
+      businessPhones: [`+1 555 02${String(i % 10000).padStart(4, '0')}`],
+      mobilePhone: null,
+      officeLocation: null,
+      proxyAddresses: [`SMTP:${mail}`],
+      accountEnabled: true,
+    });
+  }
+  const groups: GraphGroupRaw[] = DEPARTMENTS.map((dep, d) => ({
+    id: `9a000000-0000-4000-8000-00000000000${d}`,
+    displayName: dep,
+    mail: `${dep.toLowerCase()}@${domain}`,
+    members: users.filter((_, i) => i % DEPARTMENTS.length === d).map((u) => u.id),
+  }));
+  groups.push({ id: '9a000000-0000-4000-8000-0000000000ff', displayName: 'All staff', mail: `all@${domain}`, members: groups.map((g) => g.id) });
+  return {
+    tenantId: 'b7c1d5e2-0000-4000-8000-00000000acme',
+    clientId: '6731de76-14a6-49ae-97bc-6eba6914391e',
+    clientSecret: 'sandbox-client-secret',
+    users,
+    groups,
+    mailboxes: new Map(),
+    noMailbox: new Set(),
+  };
+}
+
+const graphError = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
+  status,
+  body: { error: { code, message, innerError: { date: new Date().toISOString(), 'request-id': crypto.randomUUID(), 'client-request-id': crypto.randomUUID() } } },
+  ...(headers ? { headers } : {}),
+});
+
+/** An Entra ID token endpoint error, the way login.microsoftonline.com words it. */
+function aadsts(status: number, error: string, code: number, description: string): Reply {
+  const trace = crypto.randomUUID();
+  const correlation = crypto.randomUUID();
+  const timestamp = new Date().toISOString().replace('T', ' ').slice(0, 19) + 'Z';
+  return {
+    status,
+    body: {
+      error,
+      error_description: `AADSTS${code}: ${description} Trace ID: ${trace} Correlation ID: ${correlation} Timestamp: ${timestamp}`,
+      error_codes: [code],
+      timestamp,
+      trace_id: trace,
+      correlation_id: correlation,
+    },
+  };
+}
+
+type Change = { seq: number; id: string };
+
+export interface MicrosoftEmulator extends EmulatorServer {
+  tenant: MicrosoftTenant;
+  /** PEM certificate of the emulator: the only thing a client needs to trust it. */
+  caCert: string;
+  /** Each mailbox's current OWA signature HTML, by primary address (lowercase). */
+  signatures(): Record<string, string>;
+  /** Configuration item writes (create or update) per primary address. */
+  writes: Map<string, number>;
+  addUser(user: GraphUserRaw): void;
+  /** Changes properties of a user; the change is recorded for delta. */
+  updateUser(id: string, patch: Partial<GraphUserRaw>): void;
+  /** Deletes a user; delta reports it as `@removed: deleted`. */
+  removeUser(id: string): void;
+  /** Makes every delta token issued so far answer 410 Gone (as an expired token does after 7 days). */
+  expireDeltaTokens(): void;
+}
+
+/** Integration config pointing a Microsoft integration at the emulator. */
+export function microsoftIntegrationConfig(emulator: Pick<MicrosoftEmulator, 'url' | 'caCert'>): Record<string, string> {
+  return { base_url: `${emulator.url}/v1.0`, beta_url: `${emulator.url}/beta`, token_url: emulator.url, ca_cert: emulator.caCert };
+}
+
+/** The emulated tenant's client credentials. */
+export function microsoftCredentials(tenant: Pick<MicrosoftTenant, 'tenantId' | 'clientId' | 'clientSecret'>) {
+  return { tenant_id: tenant.tenantId, client_id: tenant.clientId, client_secret: tenant.clientSecret };
+}
+
+const DEFAULT_PAGE = 100;
+const DELTA_PAGE = 200;
+const USER_PROPERTIES = [
+  'businessPhones',
+  'displayName',
+  'givenName',
+  'id',
+  'jobTitle',
+  'mail',
+  'mobilePhone',
+  'officeLocation',
+  'preferredLanguage',
+  'surname',
+  'userPrincipalName',
+] as const;
+
+export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateMicrosoftTenant(25), knobs: Knobs = defaultKnobs()): Promise<MicrosoftEmulator> {
+  const tls = selfSignedCert('sigsync sandbox: Microsoft Graph');
+  const writes = new Map<string, number>();
+  const changes: Change[] = [];
+  let seq = 0;
+  /** Delta tokens issued before this sequence number are expired. */
+  let oldestValidSeq = 0;
+  const tokens = new Set<string>();
+  let base = '';
+
+  const record = (id: string) => changes.push({ seq: ++seq, id });
+  const findUser = (key: string) => {
+    const k = decodeURIComponent(key).toLowerCase();
+    return tenant.users.find((u) => u.id === k || u.userPrincipalName.toLowerCase() === k || (u.mail ?? '').toLowerCase() === k);
+  };
+  const primaryOf = (u: GraphUserRaw) =>
+    (u.proxyAddresses?.find((a) => a.startsWith('SMTP:'))?.slice(5) ?? u.mail ?? u.userPrincipalName).toLowerCase();
+
+  const selectOf = (url: URL): string[] => {
+    const s = url.searchParams.get('$select');
+    return s ? s.split(',').map((x) => x.trim()) : [...USER_PROPERTIES];
+  };
+  const project = (u: GraphUserRaw, select: string[]) => {
+    const out: Record<string, unknown> = { id: u.id };
+    for (const p of select) if (p !== 'id') out[p] = (u as unknown as Record<string, unknown>)[p] ?? (p === 'businessPhones' || p === 'proxyAddresses' ? [] : null);
+    return out;
+  };
+  const encode = (o: Record<string, unknown>) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const decode = (s: string): Record<string, unknown> | null => {
+    try {
+      return JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  };
+  const link = (path: string, params: Record<string, string>) =>
+    `${base}${path}?${Object.entries(params)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&')}`;
+  const deltaLink = (select: string) => link('/v1.0/users/delta', { ...(select ? { $select: select } : {}), $deltatoken: encode({ s: seq }) });
+  const checkBearer = (auth: string | undefined): Reply | null => {
+    const token = /^Bearer (.+)$/.exec(auth ?? '')?.[1];
+    if (!token || !tokens.has(token)) return graphError(401, 'InvalidAuthenticationToken', 'Access token validation failure. Invalid audience.');
+    return null;
+  };
+
+  const transitiveMembers = (groupId: string, seen = new Set<string>()): { id: string; type: string }[] => {
+    const g = tenant.groups.find((x) => x.id === groupId);
+    if (!g || seen.has(groupId)) return [];
+    seen.add(groupId);
+    const out: { id: string; type: string }[] = [];
+    for (const m of g.members) {
+      if (tenant.groups.some((x) => x.id === m)) {
+        out.push({ id: m, type: '#microsoft.graph.group' });
+        out.push(...transitiveMembers(m, seen));
+      } else if (tenant.users.some((u) => u.id === m)) {
+        out.push({ id: m, type: '#microsoft.graph.user' });
+      }
+    }
+    return [...new Map(out.map((o) => [o.id, o])).values()];
+  };
+
+  const mailboxItem = (userKey: string): { user: GraphUserRaw } | Reply => {
+    const u = findUser(userKey);
+    if (!u) return graphError(404, 'ErrorInvalidUser', `The requested user '${decodeURIComponent(userKey)}' is invalid.`);
+    if (tenant.noMailbox.has(u.id)) return graphError(404, 'MailboxNotEnabledForRESTAPI', 'The mailbox is either inactive, soft-deleted, or is hosted on-premise.');
+    return { user: u };
+  };
+  const countWrite = (u: GraphUserRaw) => writes.set(primaryOf(u), (writes.get(primaryOf(u)) ?? 0) + 1);
+  const cleanEntries = (raw: unknown): StructuredEntry[] =>
+    (Array.isArray(raw) ? raw : []).map((e: { keyEntry?: { type?: string; values?: string[] }; valueEntry?: { type?: string; values?: string[] } }) => ({
+      keyEntry: { type: e.keyEntry?.type ?? 'string', values: e.keyEntry?.values ?? [] },
+      valueEntry: { type: e.valueEntry?.type ?? 'string', values: e.valueEntry?.values ?? [] },
+    }));
+  const annotate = (entries: StructuredEntry[]) =>
+    entries.map((e) => ({
+      '@odata.type': '#microsoft.graph.structuredDataEntry',
+      keyEntry: { '@odata.type': '#microsoft.graph.structuredDataEntryTypedValue', ...e.keyEntry },
+      valueEntry: { '@odata.type': '#microsoft.graph.structuredDataEntryTypedValue', ...e.valueEntry },
+    }));
+
+  const server = await serve(
+    [
+      {
+        method: 'GET',
+        pattern: /^\/([^/]+)\/v2\.0\/\.well-known\/openid-configuration$/,
+        name: 'openid-configuration',
+        control: true,
+        handler: (_c, m) => ({
+          status: 200,
+          body: {
+            token_endpoint: `${base}/${m[1]}/oauth2/v2.0/token`,
+            authorization_endpoint: `${base}/${m[1]}/oauth2/v2.0/authorize`,
+            issuer: `${base}/${m[1]}/v2.0`,
+            jwks_uri: `${base}/${m[1]}/discovery/v2.0/keys`,
+            token_endpoint_auth_methods_supported: ['client_secret_post', 'private_key_jwt', 'client_secret_basic'],
+            response_types_supported: ['code', 'id_token', 'code id_token', 'id_token token'],
+          },
+        }),
+      },
+      {
+        method: 'POST',
+        pattern: /^\/([^/]+)\/oauth2\/v2\.0\/token$/,
+        name: 'token',
+        control: true,
+        handler: ({ body }, m) => {
+          const form = parseBody(body);
+          if (decodeURIComponent(m[1]!) !== tenant.tenantId) return aadsts(400, 'invalid_request', 90002, `Tenant '${m[1]}' not found.`);
+          if (form.grant_type !== 'client_credentials') return aadsts(400, 'unsupported_grant_type', 70003, 'The app requested an unsupported grant type.');
+          if (form.client_id !== tenant.clientId) {
+            return aadsts(400, 'unauthorized_client', 700016, `Application with identifier '${form.client_id}' was not found in the directory '${tenant.tenantId}'.`);
+          }
+          if (form.client_secret !== tenant.clientSecret) return aadsts(401, 'invalid_client', 7000215, 'Invalid client secret provided.');
+          if (knobs.revokeAtRequest !== null && server.counters.requests + 1 >= knobs.revokeAtRequest) {
+            return aadsts(401, 'invalid_client', 7000222, `The provided client secret keys for app '${tenant.clientId}' are expired.`);
+          }
+          const token = `eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.${crypto.randomBytes(24).toString('base64url')}.sandbox`;
+          tokens.add(token);
+          return { status: 200, body: { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: token } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: /^\/v1\.0\/users$/,
+        name: 'users.list',
+        handler: ({ url, req }) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const top = Number(url.searchParams.get('$top') ?? DEFAULT_PAGE);
+          if (!Number.isInteger(top) || top < 1 || top > 999) return graphError(400, 'Request_UnsupportedQuery', 'Invalid page size specified: ' + String(top) + '. Must be between 1 and 999 inclusive.');
+          const skip = url.searchParams.get('$skiptoken');
+          const offset = skip ? Number(decode(skip)?.o ?? NaN) : 0;
+          if (!Number.isInteger(offset)) return graphError(400, 'Directory_InvalidPagingToken', 'The specified paging token is invalid.');
+          const select = selectOf(url);
+          const slice = tenant.users.slice(offset, offset + top);
+          const next = offset + top < tenant.users.length ? link('/v1.0/users', { ...(url.searchParams.get('$select') ? { $select: url.searchParams.get('$select')! } : {}), $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
+          return { status: 200, body: { '@odata.context': `${base}/v1.0/$metadata#users`, ...(next ? { '@odata.nextLink': next } : {}), value: slice.map((u) => project(u, select)) } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: /^\/v1\.0\/users\/delta$/,
+        name: 'users.delta',
+        handler: ({ url, req }) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const selectParam = url.searchParams.get('$select') ?? '';
+          const select = selectOf(url);
+          const deltaToken = url.searchParams.get('$deltatoken');
+          const skipToken = url.searchParams.get('$skiptoken');
+          if (deltaToken === 'latest') return { status: 200, body: { '@odata.context': `${base}/v1.0/$metadata#users`, '@odata.deltaLink': deltaLink(selectParam), value: [] } };
+          // A round is a list of user ids (current state) or removals, paged by $skiptoken {o, s: since, e: end seq}.
+          let since: number | null = null;
+          let end = seq;
+          let offset = 0;
+          if (deltaToken) {
+            const t = decode(deltaToken);
+            if (typeof t?.s !== 'number') return graphError(400, 'BadRequest', 'Invalid delta token.');
+            since = t.s;
+          } else if (skipToken) {
+            const t = decode(skipToken);
+            if (typeof t?.o !== 'number' || typeof t.e !== 'number') return graphError(400, 'Directory_InvalidPagingToken', 'The specified paging token is invalid.');
+            since = typeof t.s === 'number' ? t.s : null;
+            end = t.e;
+            offset = t.o;
+          }
+          if (since !== null && since < oldestValidSeq) {
+            return graphError(410, 'SyncStateNotFound', 'The sync state generation is not found. Resync required: replace any local cached copies with a full synchronization.', { location: link('/v1.0/users/delta', selectParam ? { $select: selectParam } : {}) });
+          }
+          let items: Record<string, unknown>[];
+          if (since === null) {
+            items = tenant.users.map((u) => project(u, select));
+          } else {
+            const ids = [...new Set(changes.filter((c) => c.seq > since && c.seq <= end).map((c) => c.id))];
+            items = ids.map((id) => {
+              const u = tenant.users.find((x) => x.id === id);
+              return u ? project(u, select) : { id, '@removed': { reason: 'deleted' } };
+            });
+          }
+          const slice = items.slice(offset, offset + DELTA_PAGE);
+          const more = offset + DELTA_PAGE < items.length;
+          const tail = more
+            ? { '@odata.nextLink': link('/v1.0/users/delta', { ...(selectParam ? { $select: selectParam } : {}), $skiptoken: encode({ o: offset + DELTA_PAGE, e: end, ...(since === null ? {} : { s: since }) }) }) }
+            : { '@odata.deltaLink': link('/v1.0/users/delta', { ...(selectParam ? { $select: selectParam } : {}), $deltatoken: encode({ s: end }) }) };
+          return { status: 200, body: { '@odata.context': `${base}/v1.0/$metadata#users`, ...tail, value: slice } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: /^\/v1\.0\/users\/([^/]+)\/photo\/(?:\$|%24)value$/,
+        name: 'photo.get',
+        handler: ({ req }, m) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const u = findUser(m[1]!);
+          if (!u) return graphError(404, 'Request_ResourceNotFound', `Resource '${decodeURIComponent(m[1]!)}' does not exist or one of its queried reference-property objects are not present.`);
+          if (!u.hasPhoto) return graphError(404, 'ImageNotFound', 'Exception of type \'Microsoft.Fast.Profile.Core.Exception.ImageNotFoundException\' was thrown.');
+          const data = crypto.createHash('sha256').update(u.id).digest();
+          return { status: 200, raw: data, headers: { 'content-type': 'image/jpeg', etag: `"${data.subarray(0, 6).toString('hex')}"` } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: /^\/v1\.0\/groups$/,
+        name: 'groups.list',
+        handler: ({ url, req }) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const top = Math.min(Number(url.searchParams.get('$top') ?? DEFAULT_PAGE) || DEFAULT_PAGE, 999);
+          const skip = url.searchParams.get('$skiptoken');
+          const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
+          const slice = tenant.groups.slice(offset, offset + top);
+          const next = offset + top < tenant.groups.length ? link('/v1.0/groups', { $select: url.searchParams.get('$select') ?? 'id', $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
+          return { status: 200, body: { ...(next ? { '@odata.nextLink': next } : {}), value: slice.map((g) => ({ id: g.id, displayName: g.displayName, mail: g.mail ?? null })) } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: /^\/v1\.0\/groups\/([^/]+)\/transitiveMembers$/,
+        name: 'groups.transitiveMembers',
+        handler: ({ url, req }, m) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const id = decodeURIComponent(m[1]!);
+          if (!tenant.groups.some((g) => g.id === id)) return graphError(404, 'Request_ResourceNotFound', `Resource '${id}' does not exist or one of its queried reference-property objects are not present.`);
+          const top = Math.min(Number(url.searchParams.get('$top') ?? DEFAULT_PAGE) || DEFAULT_PAGE, 999);
+          const skip = url.searchParams.get('$skiptoken');
+          const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
+          const all = transitiveMembers(id);
+          const next = offset + top < all.length ? link(`/v1.0/groups/${id}/transitiveMembers`, { $select: 'id', $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
+          return { status: 200, body: { ...(next ? { '@odata.nextLink': next } : {}), value: all.slice(offset, offset + top).map((o) => ({ '@odata.type': o.type, id: o.id })) } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations\/([^/]+)$/,
+        name: 'userConfiguration.get',
+        handler: ({ req }, m) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const found = mailboxItem(m[1]!);
+          if ('status' in found) return found;
+          const entries = decodeURIComponent(m[2]!) === 'OWA.UserOptions' ? tenant.mailboxes.get(found.user.id) : undefined;
+          if (!entries) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+          return { status: 200, body: { '@odata.context': `${base}/beta/$metadata#users('${found.user.id}')/mailFolders('root')/userConfigurations/$entity`, id: 'OWA.UserOptions', binaryData: null, xmlData: null, structuredData: annotate(entries) } };
+        },
+      },
+      {
+        method: 'POST',
+        pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations$/,
+        name: 'userConfiguration.create',
+        handler: ({ req, body }, m) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const found = mailboxItem(m[1]!);
+          if ('status' in found) return found;
+          const item = JSON.parse(body || '{}') as { id?: string; structuredData?: unknown };
+          if (item.id !== 'OWA.UserOptions') return graphError(400, 'ErrorInvalidRequest', 'Only OWA.UserOptions is emulated.');
+          if (tenant.mailboxes.has(found.user.id)) return graphError(409, 'ErrorItemSave', 'The configuration object already exists.');
+          tenant.mailboxes.set(found.user.id, cleanEntries(item.structuredData));
+          countWrite(found.user);
+          return { status: 201, body: { id: 'OWA.UserOptions', structuredData: annotate(tenant.mailboxes.get(found.user.id)!) } };
+        },
+      },
+      {
+        method: 'PATCH',
+        pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations\/([^/]+)$/,
+        name: 'userConfiguration.update',
+        handler: ({ req, body }, m) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const found = mailboxItem(m[1]!);
+          if ('status' in found) return found;
+          if (decodeURIComponent(m[2]!) !== 'OWA.UserOptions' || !tenant.mailboxes.has(found.user.id)) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+          const patch = JSON.parse(body || '{}') as { structuredData?: unknown };
+          tenant.mailboxes.set(found.user.id, cleanEntries(patch.structuredData));
+          countWrite(found.user);
+          return { status: 200, body: { id: 'OWA.UserOptions', structuredData: annotate(tenant.mailboxes.get(found.user.id)!) } };
+        },
+      },
+    ],
+    {
+      tls,
+      revokedReply: () => graphError(401, 'InvalidAuthenticationToken', 'Lifetime validation failed, the token is expired.'),
+      rateLimitedReply: (s) => graphError(429, 'TooManyRequests', 'Too many requests.', { 'retry-after': String(s) }),
+      faultReply: () => graphError(503, 'serviceNotAvailable', 'The service is temporarily unavailable.'),
+      malformedReply: () => ({ status: 200, body: { value: [{ id: 42, displayName: ['not', 'a', 'string'] }] } }),
+    },
+    knobs,
+  );
+  base = server.url;
+
+  return Object.assign(server, {
+    tenant,
+    caCert: tls.cert,
+    writes,
+    signatures() {
+      const out: Record<string, string> = {};
+      for (const [id, entries] of tenant.mailboxes) {
+        const u = tenant.users.find((x) => x.id === id);
+        const html = entries.find((e) => e.keyEntry.values[0]?.toLowerCase() === 'signaturehtml')?.valueEntry.values[0];
+        if (u && html !== undefined) out[primaryOf(u)] = html;
+      }
+      return out;
+    },
+    addUser(user: GraphUserRaw) {
+      tenant.users.push(user);
+      record(user.id);
+    },
+    updateUser(id: string, patch: Partial<GraphUserRaw>) {
+      const u = tenant.users.find((x) => x.id === id);
+      if (!u) throw new Error(`no Microsoft user ${id}`);
+      Object.assign(u, patch, { id });
+      record(id);
+    },
+    removeUser(id: string) {
+      const i = tenant.users.findIndex((x) => x.id === id);
+      if (i < 0) throw new Error(`no Microsoft user ${id}`);
+      tenant.users.splice(i, 1);
+      for (const g of tenant.groups) g.members = g.members.filter((m) => m !== id);
+      record(id);
+    },
+    expireDeltaTokens() {
+      oldestValidSeq = seq + 1;
+      // Every token issued so far carries a sequence number ≤ seq; bump seq so new ones are valid.
+      seq++;
+    },
+  });
+}
