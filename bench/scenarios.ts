@@ -6,6 +6,7 @@
  */
 import { renderScenario } from './render.ts';
 import { syncGoogleScenario } from './sync.ts';
+import { installNoChangeScenario, installScenario } from './install.ts';
 
 export interface BenchArgs {
   /** `--quick`: one tenth of the size, for a fast pass over every scenario. */
@@ -23,4 +24,6 @@ export type Scenario = (args: BenchArgs) => Promise<Figures>;
 export const scenarios: Record<string, Scenario> = {
   render: renderScenario,
   'sync-google': syncGoogleScenario,
+  install: installScenario,
+  'install-nochange': installNoChangeScenario,
 };

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
-import { verifyApiKey } from '../db/apiKeys.ts';
+import { verifyApiKey, type KeyScope } from '../db/apiKeys.ts';
 import { ApiError } from './errors.ts';
 
 declare module 'fastify' {
@@ -20,11 +20,11 @@ export function bearerToken(req: FastifyRequest): string | undefined {
   return m?.[1];
 }
 
-export function requireApiKey(scope: FastifyInstance, pool: pg.Pool): void {
+export function requireApiKey(scope: FastifyInstance, pool: pg.Pool, keyScope: KeyScope = 'api'): void {
   scope.decorateRequest('workspaceId', '');
   scope.addHook('onRequest', async (req) => {
     const token = bearerToken(req);
-    const found = token ? await verifyApiKey(pool, token) : undefined;
+    const found = token ? await verifyApiKey(pool, token, keyScope) : undefined;
     if (!found) throw ApiError.unauthorized();
     req.workspaceId = found.workspaceId;
   });

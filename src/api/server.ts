@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { requireApiKey } from './auth.ts';
+import { addinRoutes } from './addin.ts';
 import { ApiError, detail } from './errors.ts';
 import { registerOpenApi } from './openapi.ts';
 import { v1Routes } from './v1/index.ts';
@@ -59,6 +60,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
   });
 
   await registerOpenApi(server, app);
+  await addinRoutes(server, app);
 
   await server.register(
     async (v1) => {

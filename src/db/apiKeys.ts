@@ -21,24 +21,30 @@ export function randomToken(length: number): string {
 
 const hash = (key: string) => crypto.createHash('sha256').update(key).digest();
 
-export async function createApiKey(db: Queryable, workspaceId: string, name = 'default'): Promise<{ id: string; key: string; prefix: string }> {
+/** `api` keys call the API; `addin` keys only fetch rendered signatures for the Outlook add-in. */
+export type KeyScope = 'api' | 'addin';
+
+export async function createApiKey(db: Queryable, workspaceId: string, name = 'default', scope: KeyScope = 'api'): Promise<{ id: string; key: string; prefix: string }> {
   const key = `sgs_${randomToken(32)}`;
   const prefix = key.slice(0, PREFIX_LENGTH);
   const { rows } = await db.query<{ id: string }>(
-    'insert into api_keys (workspace_id, name, prefix, key_hash) values ($1, $2, $3, $4) returning id',
-    [workspaceId, name, prefix, hash(key)],
+    'insert into api_keys (workspace_id, name, prefix, key_hash, scope) values ($1, $2, $3, $4, $5) returning id',
+    [workspaceId, name, prefix, hash(key), scope],
   );
   return { id: rows[0]!.id, key, prefix };
 }
 
-/** The workspace a key belongs to, or undefined for a missing, malformed, wrong or revoked key. */
-export async function verifyApiKey(db: Queryable, key: string): Promise<{ workspaceId: string; keyId: string } | undefined> {
+/**
+ * The workspace a key of this scope belongs to, or undefined for a missing, malformed, wrong,
+ * revoked or other-scope key.
+ */
+export async function verifyApiKey(db: Queryable, key: string, scope: KeyScope = 'api'): Promise<{ workspaceId: string; keyId: string } | undefined> {
   if (!/^sgs_[A-Za-z0-9]{32}$/.test(key)) return undefined;
-  const { rows } = await db.query<{ id: string; workspace_id: string; key_hash: Buffer }>(
-    'select id, workspace_id, key_hash from api_keys where prefix = $1 and revoked_at is null',
+  const { rows } = await db.query<{ id: string; workspace_id: string; key_hash: Buffer; scope: KeyScope }>(
+    'select id, workspace_id, key_hash, scope from api_keys where prefix = $1 and revoked_at is null',
     [key.slice(0, PREFIX_LENGTH)],
   );
   const row = rows[0];
-  if (!row || !crypto.timingSafeEqual(row.key_hash, hash(key))) return undefined;
+  if (!row || !crypto.timingSafeEqual(row.key_hash, hash(key)) || row.scope !== scope) return undefined;
   return { workspaceId: row.workspace_id, keyId: row.id };
 }

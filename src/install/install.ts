@@ -123,6 +123,8 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
   if (!rendered.available) return decide('not_supported', rendered.unavailableReason ?? 'this variant is not published');
   if (integration.status === 'access_lost') return decide('access_lost', integration.error_message ?? 'the integration lost access');
 
+  if (isAddinMode(integration)) return addinInstall(ctx, job, key(winner.signature_id), rendered, opts);
+
   const installer = (opts.installerFor ?? ((i) => cachedInstaller(ctx, i, logger)))(integration);
   if (!installer.slots.includes(job.kind)) {
     return decide('not_supported', `${integration.kind} holds no separate ${job.kind} signature`, 'multi_signatures_not_supported');
@@ -181,4 +183,31 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     }
     throw err; // transient: the job runner retries with backoff
   }
+}
+
+/**
+ * Outlook in add-in mode (integration config `mode: "addin"`): nothing is pushed. The Outlook
+ * add-in fetches the rendered signature at compose time (GET /v1/addin/signature); until its first
+ * fetch of the current version, the installation is `pending`.
+ */
+export function isAddinMode(integration: Pick<IntegrationRow, 'kind' | 'config'>): boolean {
+  return integration.kind === 'microsoft_entra' && integration.config.mode === 'addin';
+}
+
+async function addinInstall(ctx: AppContext, job: InstallJob, key: Parameters<typeof transition>[1], rendered: RenderedForInstall, opts: InstallOptions): Promise<InstallOutcome> {
+  if (job.kind !== 'primary') {
+    const reason = 'the Outlook add-in serves one signature per mailbox';
+    if (opts.dryRun) return { outcome: 'skipped', status: 'not_supported', reason };
+    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'not_supported', errorCode: 'multi_signatures_not_supported', errorMessage: reason }));
+    return { outcome: 'skipped', status: 'not_supported', reason, transition: t };
+  }
+  const current = await ctx.pool.query<{ status: InstallStatus; content_hash: string | null }>(
+    `select status, content_hash from installations where email_id = $1 and signature_id = $2 and kind = $3 and integration_id = $4`,
+    [key.emailId, key.signatureId, key.kind, key.integrationId],
+  );
+  if (current.rows[0]?.status === 'installed' && current.rows[0].content_hash === rendered.hash) return { outcome: 'unchanged', rendered };
+  const reason = 'waiting for the Outlook add-in to fetch the signature';
+  if (opts.dryRun) return { outcome: 'skipped', status: 'pending', reason, rendered };
+  const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'pending' }));
+  return { outcome: 'skipped', status: 'pending', reason, transition: t, rendered };
 }

@@ -52,13 +52,14 @@ export function adminCommands(program: Command): void {
     .description('Create another API key for a workspace (printed once).')
     .requiredOption('--workspace <id>', 'workspace id')
     .option('--name <name>', 'a label for the key', 'default')
-    .action(async (opts: { workspace: string; name: string }) => {
+    .option('--addin', 'a key for the Outlook add-in: it can only fetch rendered signatures')
+    .action(async (opts: { workspace: string; name: string; addin?: boolean }) => {
       const id = requireUuid(opts.workspace, '--workspace');
       await withContext(async (ctx) => {
         const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [id]);
         if (!rowCount) throw new UsageError(`--workspace: no workspace ${id}`);
-        const key = await createApiKey(ctx.pool, id, opts.name);
-        out(`api key ${key.key}`);
+        const key = await createApiKey(ctx.pool, id, opts.name, opts.addin ? 'addin' : 'api');
+        out(`${opts.addin ? 'add-in key' : 'api key'} ${key.key}`);
         out('The key is shown only this once; store it now.');
       });
     });

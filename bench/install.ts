@@ -1,0 +1,137 @@
+/**
+ * Install fan-out against the emulated Gmail tenant in another process: a publish to N mailboxes
+ * through graphile-worker, the install pipeline and the real Gmail SDK.
+ *
+ *   npm run bench -- install [--mailboxes 2000] [--quota 0] [--concurrency 16]
+ *   npm run bench -- install-nochange [--mailboxes 2000]
+ *
+ * Figures: installs/s, provider writes per mailbox (sendAs patches on primary addresses), the 429s
+ * received. With --quota (requests/s the emulator accepts), the floor is the provider requests the
+ * run needs divided by the quota, and `ratio` = wall / floor.
+ */
+import { withTx } from '../src/db/tx.ts';
+import { createWorkspace } from '../src/db/workspaces.ts';
+import { insertIntegration } from '../src/integrations/repository.ts';
+import { requestSignatureInstall } from '../src/install/triggers.ts';
+import { executeRun } from '../src/sync/engine.ts';
+import { startRuns } from '../src/sync/runs.ts';
+import { startWorker } from '../src/worker/runner.ts';
+import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
+import type { BenchArgs, Figures } from './scenarios.ts';
+import { openBenchDb, round, startEmulatorProcess, type BenchDb, type EmulatorProcess } from './support.ts';
+
+async function until(fn: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface Setup {
+  db: BenchDb;
+  emulator: EmulatorProcess;
+  workspaceId: string;
+  signatureId: string;
+  mailboxes: number;
+}
+
+async function setup(mailboxes: number, quota: number, log: (l: string) => void): Promise<Setup> {
+  const db = await openBenchDb();
+  const emulator = await startEmulatorProcess({ users: mailboxes });
+  const ws = await createWorkspace(db.ctx.pool, 'bench');
+  const config = { base_url: `${emulator.url}/`, token_url: `${emulator.url}/token`, concurrency: 32 };
+  const creds = googleServiceAccount();
+  const [directory, gmail] = await withTx(db.ctx.pool, async (c) => [
+    await insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'Directory', credentials: creds, config }),
+    await insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'signatures', name: 'Gmail', credentials: creds, config }),
+  ]);
+  void gmail;
+  const title = await mapSmartFieldSql(db.ctx.pool, ws.id, directory.id, 'job_title', 'organizations.primary.title');
+  const [run] = await startRuns(db.ctx.pool, ws.id, [directory.id], { trigger: 'cli' });
+  await executeRun(db.ctx, run!.id);
+  await db.ctx.pool.query(`delete from graphile_worker._private_jobs`);
+  const tree = {
+    type: 'stack',
+    children: [
+      { type: 'text', tokens: [{ type: 'textToken', value: 'Best regards' }] },
+      { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: title, value: '' }] },
+    ],
+  };
+  const { rows } = await db.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [ws.id, tree]);
+  const signatureId = rows[0]!.id;
+  await db.ctx.pool.query(
+    `insert into assignments (workspace_id, signature_id, target_kind, group_id, priority)
+     select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`,
+    [ws.id, signatureId],
+  );
+  await emulator.send({ cmd: 'knobs', knobs: { quotaPerSecond: quota } });
+  log(`${mailboxes} mailboxes synced and assigned`);
+  return { db, emulator, workspaceId: ws.id, signatureId, mailboxes };
+}
+
+async function publish(s: Setup, text: string): Promise<number> {
+  const t0 = performance.now();
+  await withTx(s.db.ctx.pool, async (c) => {
+    await c.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', to_jsonb($2::text)) where id = $1`, [s.signatureId, text]);
+    await c.query(`update signatures set content = draft_content, last_published_at = now() where id = $1`, [s.signatureId]);
+    await requestSignatureInstall(c, s.workspaceId, s.signatureId, { kinds: ['primary'], forced: false });
+  });
+  await until(async () => (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs`)).rows[0]!.n === 0, 30 * 60_000);
+  return performance.now() - t0;
+}
+
+export async function installScenario({ quick, options, log }: BenchArgs): Promise<Figures> {
+  const mailboxes = Number(options.mailboxes ?? (quick ? 1000 : 2000));
+  const quota = Number(options.quota ?? 0);
+  const concurrency = Number(options.concurrency ?? 16);
+  const s = await setup(mailboxes, quota, log);
+  const runner = await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency });
+  try {
+    const before = await s.emulator.send({ cmd: 'counters' });
+    const wall = await publish(s, 'Kind regards');
+    const after = await s.emulator.send({ cmd: 'counters' });
+    const installed = (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from installations where status = 'installed' and last_html like '%Kind regards%'`)).rows[0]!.n;
+    const requests = Number(after.requests) - Number(before.requests) - (Number(after.rateLimited) - Number(before.rateLimited));
+    const writes = Number(after.writes) - Number(before.writes);
+    const floorMs = quota ? (requests / quota) * 1000 : 0;
+    log(`published to ${mailboxes} mailboxes in ${(wall / 1000).toFixed(2)} s; ${installed} installed`);
+    return {
+      mailboxes,
+      installed,
+      lost: mailboxes - installed,
+      wall_s: round(wall / 1000, 3),
+      installs_per_s: Math.round(installed / (wall / 1000)),
+      provider_requests: requests,
+      provider_writes: writes,
+      writes_per_mailbox: round(writes / mailboxes, 3),
+      max_writes_per_address: after.maxWritesPerAddress,
+      rate_limited_429: Number(after.rateLimited) - Number(before.rateLimited),
+      worker_concurrency: concurrency,
+      ...(quota ? { quota_per_s: quota, floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.11 } : {}),
+    };
+  } finally {
+    await runner.stop();
+    await s.emulator.stop();
+    await s.db.close();
+  }
+}
+
+export async function installNoChangeScenario({ quick, options, log }: BenchArgs): Promise<Figures> {
+  const mailboxes = Number(options.mailboxes ?? (quick ? 1000 : 2000));
+  const s = await setup(mailboxes, 0, log);
+  const runner = await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency: 16 });
+  try {
+    await publish(s, 'Kind regards');
+    const before = await s.emulator.send({ cmd: 'counters' });
+    const wall = await publish(s, 'Kind regards');
+    const after = await s.emulator.send({ cmd: 'counters' });
+    const writes = Number(after.writes) - Number(before.writes);
+    log(`republished unchanged content to ${mailboxes} mailboxes in ${(wall / 1000).toFixed(2)} s: ${writes} provider writes`);
+    return { mailboxes, wall_s: round(wall / 1000, 3), provider_writes: writes, provider_requests: Number(after.requests) - Number(before.requests), goal_writes: 0 };
+  } finally {
+    await runner.stop();
+    await s.emulator.stop();
+    await s.db.close();
+  }
+}
