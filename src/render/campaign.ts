@@ -13,7 +13,7 @@
  *   rather than to everyone.
  */
 import { cleanValue } from './escape.ts';
-import type { SmartFieldValues } from './compile.ts';
+import type { CompiledTemplate, SmartFieldValues } from './compile.ts';
 import type { ContentTree } from './schema.ts';
 
 export interface CampaignCondition {
@@ -27,8 +27,8 @@ export interface CampaignInput {
   id?: string | undefined;
   name?: string | undefined;
   status: string;
-  /** The banner, a validated content tree. */
-  content: ContentTree | null;
+  /** The banner: a validated content tree, or the template compiled from it. */
+  content: ContentTree | CompiledTemplate | null;
   signature_template_ids: readonly string[];
   smart_fields_conditions: readonly (readonly CampaignCondition[])[];
 }

@@ -4,8 +4,9 @@
  * the order of object keys in the values.
  *
  * Templates are compiled on first use and cached per tree object (and smart-field kinds object), so
- * rendering one template for many teammates compiles it once. Callers holding a template for long
- * may compile it themselves (`compileTemplate`) and pass the compiled template as `tree`.
+ * rendering one template for many teammates compiles it once; trees are treated as immutable once
+ * rendered. Callers holding a template for long may compile it themselves (`compileTemplate`) and
+ * pass the compiled template as `tree` (or as the campaign's `content`).
  */
 import crypto from 'node:crypto';
 import { campaignApplies, type CampaignInput, type VariantSettings } from './campaign.ts';
