@@ -132,13 +132,14 @@ class Slots {
 const LIKELY_HOST = /^[^\s:/?#@]+\.[^\s:/?#@]{2,}(?:[/?#].*)?$/;
 const LIKELY_EMAIL = /^[^\s@:/]+@[^\s@:/]+$/;
 const TEL_NOISE_G = /[\s().-]/g;
+const ANY_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 
 /** Turns a resolved address into a safe, encoded URL, or null when it must not be linked. */
 function finishUrl(raw: string, kind: SmartFieldKind | undefined): string | null {
   let s = singleLine(raw).trim();
   if (!s) return null;
   let scheme = allowedScheme(s);
-  if (!scheme && kind !== undefined && !/^[a-z][a-z0-9+.-]*:/i.test(s)) {
+  if (!scheme && kind !== undefined && !ANY_SCHEME.test(s)) {
     if (kind === 'email' || LIKELY_EMAIL.test(s)) s = `mailto:${s}`;
     else if (kind === 'phone') s = `tel:${s}`;
     else if (LIKELY_HOST.test(s)) s = `https://${s}`;
@@ -283,6 +284,8 @@ class LiteralToken implements CToken {
   readonly dynamic: boolean;
   private readonly fixedHtml: string;
   private readonly fixedText: string | undefined;
+  /** The token without its link (a link that resolves to nothing safe). */
+  private readonly plainHtml: string;
   private readonly value: string;
   private readonly open: string;
   private readonly close: string;
@@ -303,14 +306,15 @@ class LiteralToken implements CToken {
       this.close = diff ? '</span>' : '';
     }
     const fixed = href?.fixed;
-    this.fixedHtml = !href ? this.open + body + this.close : fixed === null ? spanFor(style, cell, body) : fixed !== undefined ? this.open + escapeAttr(fixed) + this.close : '';
+    this.plainHtml = spanFor(style, cell, body);
+    this.fixedHtml = !href ? this.open + body + this.close : fixed === null ? this.plainHtml : fixed !== undefined ? this.open + escapeAttr(fixed) + this.close : '';
     this.fixedText = !href ? this.value : fixed !== undefined ? linkText(this.value, fixed) : undefined;
   }
 
   html(env: Env): string {
     if (!this.href || this.href.fixed !== undefined) return this.fixedHtml;
     const url = this.href.url(env);
-    return url === null ? escapeMultiline(this.value) : this.open + escapeAttr(url) + this.close;
+    return url === null ? this.plainHtml : this.open + escapeAttr(url) + this.close;
   }
 
   text(env: Env): string {
@@ -349,8 +353,6 @@ class ValueToken implements CToken {
   readonly smart = true;
   readonly dynamic = true;
   private readonly slot: number;
-  private readonly style: ResolvedTextStyle;
-  private readonly cell: ResolvedTextStyle;
   private readonly open: string;
   private readonly close: string;
   private readonly linkClose: string;
@@ -358,13 +360,12 @@ class ValueToken implements CToken {
 
   constructor(t: TextToken, cell: ResolvedTextStyle, slots: Slots, href: CompiledHref | undefined) {
     this.slot = slots.slot(t.smartFieldUuid!);
-    this.style = resolveTextStyle(t.textStyle);
-    this.cell = cell;
     this.href = href;
-    const diff = diffTextCss(this.style, cell);
+    const style = resolveTextStyle(t.textStyle);
+    const diff = diffTextCss(style, cell);
     this.open = diff ? `<span style="${escapeAttr(diff)}">` : '';
     this.close = diff ? '</span>' : '';
-    this.linkClose = `" style="${escapeAttr(linkTextCss(this.style, cell))}">`;
+    this.linkClose = `" style="${escapeAttr(linkTextCss(style, cell))}">`;
   }
 
   private escaped(env: Env): string {
