@@ -1,0 +1,295 @@
+/**
+ * The sandbox workspace "Acme": its emulated tenants (built from fixtures/sandbox/acme.json: about
+ * 25 people, part on Google Workspace, part on Microsoft 365, all of them in Slack) and its rows:
+ * the workspace and an API key, the five integrations pointed at the emulators, smart fields mapped
+ * to directory attributes, a signature draft and a live campaign whose banner the signature shows.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AppContext } from '../context.ts';
+import { createApiKey } from '../db/apiKeys.ts';
+import { withTx } from '../db/tx.ts';
+import { createWorkspace } from '../db/workspaces.ts';
+import { insertIntegration, type IntegrationRow } from '../integrations/repository.ts';
+import { validateContent } from '../render/index.ts';
+import { startGoogleEmulator, type GoogleEmulator, type GoogleTenant, type GoogleUserRaw } from './google.ts';
+import { defaultKnobs } from './http.ts';
+import { microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type GraphUserRaw, type MicrosoftEmulator, type MicrosoftTenant } from './microsoft.ts';
+import { startSlackEmulator, type SlackEmulator, type SlackMemberRaw, type SlackTenant } from './slack.ts';
+
+export interface AcmePerson {
+  given_name: string;
+  family_name: string;
+  title: string;
+  department: string;
+  email: string;
+  phone: string;
+  provider: 'google' | 'microsoft';
+  no_mailbox?: boolean;
+}
+
+export interface AcmeFixture {
+  workspace: string;
+  company: string;
+  website: string;
+  people: AcmePerson[];
+  campaign: { name: string; text: string; link_text: string; href: string };
+}
+
+const FIXTURE = path.resolve(import.meta.dirname, '../../fixtures/sandbox/acme.json');
+
+export function loadAcme(): AcmeFixture {
+  return JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as AcmeFixture;
+}
+
+export interface SandboxEmulators {
+  google: GoogleEmulator;
+  microsoft: MicrosoftEmulator;
+  slack: SlackEmulator;
+  close(): Promise<void>;
+}
+
+const googleId = (i: number) => String(200000000000000000000n + BigInt(i));
+const slackId = (i: number) => `U0ACME${String(i).padStart(4, '0')}`;
+
+export function googleUserOf(p: AcmePerson, i: number): GoogleUserRaw {
+  return {
+    id: googleId(i),
+    primaryEmail: p.email,
+    name: { givenName: p.given_name, familyName: p.family_name, fullName: `${p.given_name} ${p.family_name}` },
+    suspended: false,
+    archived: false,
+    aliases: [],
+    orgUnitPath: `/${p.department}`,
+    organizations: [{ title: p.title, department: p.department, primary: true }],
+    phones: [{ value: p.phone, type: 'work', primary: true }],
+  };
+}
+
+export function microsoftUserOf(p: AcmePerson, i: number): GraphUserRaw {
+  return {
+    id: `ac3e0000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    displayName: `${p.given_name} ${p.family_name}`,
+    givenName: p.given_name,
+    surname: p.family_name,
+    jobTitle: p.title,
+    department: p.department,
+    companyName: 'Acme Europe',
+    mail: p.email,
+    userPrincipalName: p.email,
+    businessPhones: [p.phone],
+    mobilePhone: null,
+    officeLocation: null,
+    proxyAddresses: [`SMTP:${p.email}`],
+    accountEnabled: true,
+  };
+}
+
+export function slackMemberOf(p: AcmePerson, i: number): SlackMemberRaw {
+  const real = `${p.given_name} ${p.family_name}`;
+  return {
+    id: slackId(i),
+    name: p.email.split('@')[0]!,
+    real_name: real,
+    profile: { real_name: real, display_name: p.given_name, first_name: p.given_name, last_name: p.family_name, title: p.title, phone: p.phone, email: p.email },
+  };
+}
+
+/** The three tenants of the Acme fixture. */
+export function acmeTenants(fixture: AcmeFixture = loadAcme()): { google: GoogleTenant; microsoft: MicrosoftTenant; slack: SlackTenant } {
+  const people = fixture.people.map((p, i) => ({ p, i }));
+  const gUsers = people.filter(({ p }) => p.provider === 'google').map(({ p, i }) => googleUserOf(p, i));
+  const mUsers = people.filter(({ p }) => p.provider === 'microsoft').map(({ p, i }) => microsoftUserOf(p, i));
+  const departments = [...new Set(fixture.people.map((p) => p.department))];
+  const google: GoogleTenant = {
+    users: gUsers,
+    groups: [{ id: 'acme-everyone', email: 'everyone@acme.test', name: 'Everyone', members: gUsers.map((u) => u.id) }],
+    orgUnits: departments.map((d, i) => ({ orgUnitPath: `/${d}`, name: d, orgUnitId: `id:acme${i}`, parentOrgUnitPath: '/' })),
+    sendAs: new Map(),
+    noMailbox: new Set(fixture.people.filter((p) => p.provider === 'google' && p.no_mailbox).map((p) => p.email.toLowerCase())),
+  };
+  const microsoft: MicrosoftTenant = {
+    tenantId: 'ac3e0000-7e4a-4000-8000-00000000e0e0',
+    clientId: '5a4d8b1c-0000-4000-8000-00000000acme',
+    clientSecret: 'sandbox~client-secret',
+    users: mUsers,
+    groups: [{ id: 'ac3e9999-0000-4000-8000-000000000001', displayName: 'All staff EMEA', mail: 'all@eu.acme.test', members: mUsers.map((u) => u.id) }],
+    mailboxes: new Map(),
+    noMailbox: new Set(),
+  };
+  const slack: SlackTenant = { teamId: 'T0ACME001', botToken: 'xoxb-0000-acme-sandbox-bot-token', members: people.map(({ p, i }) => slackMemberOf(p, i)) };
+  return { google, microsoft, slack };
+}
+
+/** Starts the three emulators, each on a free loopback port. */
+export async function startSandboxEmulators(tenants = acmeTenants()): Promise<SandboxEmulators> {
+  const google = await startGoogleEmulator(tenants.google, defaultKnobs());
+  const microsoft = await startMicrosoftEmulator(tenants.microsoft, defaultKnobs());
+  const slack = await startSlackEmulator(tenants.slack, defaultKnobs());
+  return {
+    google,
+    microsoft,
+    slack,
+    close: async () => {
+      await Promise.all([google.close(), microsoft.close(), slack.close()]);
+    },
+  };
+}
+
+let serviceKey: string | undefined;
+/** A service-account key for the emulated Google tenant (which does not check the JWT's signature). */
+function sandboxServiceAccount() {
+  serviceKey ??= crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return { type: 'service_account', client_email: 'sigsync@acme-sandbox.iam.gserviceaccount.com', private_key: serviceKey, private_key_id: 'sandbox', subject: 'admin@acme.test' };
+}
+
+export type SandboxIntegrationKey = 'googleDirectory' | 'gmail' | 'microsoftDirectory' | 'outlook' | 'slack';
+
+/** Config (emulator URLs, the Microsoft CA) and credentials of each sandbox integration. */
+export function sandboxConnections(e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>) {
+  const google = { kind: 'google_workspace' as const, credentials: sandboxServiceAccount(), config: { base_url: `${e.google.url}/`, token_url: `${e.google.url}/token` } };
+  const microsoft = { kind: 'microsoft_entra' as const, credentials: microsoftCredentials(e.microsoft.tenant), config: microsoftIntegrationConfig(e.microsoft) };
+  const slack = { kind: 'slack' as const, credentials: { bot_token: e.slack.tenant.botToken }, config: { base_url: `${e.slack.url}/api/` } };
+  return {
+    googleDirectory: { ...google, category: 'teammates' as const, name: 'Google Workspace (sandbox)' },
+    gmail: { ...google, category: 'signatures' as const, name: 'Gmail (sandbox)' },
+    microsoftDirectory: { ...microsoft, category: 'teammates' as const, name: 'Microsoft Entra ID (sandbox)' },
+    outlook: { ...microsoft, category: 'signatures' as const, name: 'Outlook (sandbox)' },
+    slack: { ...slack, category: 'signatures' as const, name: 'Slack (sandbox)' },
+  } satisfies Record<SandboxIntegrationKey, unknown>;
+}
+
+/** Connects the five integrations of a workspace to the emulators. */
+export async function connectSandbox(ctx: AppContext, workspaceId: string, e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>): Promise<Record<SandboxIntegrationKey, IntegrationRow>> {
+  const conns = sandboxConnections(e);
+  const out = {} as Record<SandboxIntegrationKey, IntegrationRow>;
+  for (const key of Object.keys(conns) as SandboxIntegrationKey[]) {
+    out[key] = await withTx(ctx.pool, (c) => insertIntegration(ctx, c, { workspaceId, ...conns[key] }));
+  }
+  return out;
+}
+
+/**
+ * Points existing sandbox integrations at freshly started emulators (new ports, new certificate):
+ * config and credentials are rewritten, and incremental state from the previous emulators is dropped.
+ */
+export async function repointSandbox(ctx: AppContext, workspaceId: string, e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>): Promise<void> {
+  const conns = sandboxConnections(e);
+  for (const conn of Object.values(conns)) {
+    await ctx.pool.query(
+      `update integrations set config = $4, credentials = $5, sync_cursor = null, sync_cursor_at = null, updated_at = now()
+        where workspace_id = $1 and kind = $2 and category = $3 and status <> 'disconnected'`,
+      [workspaceId, conn.kind, conn.category, conn.config, ctx.secrets.encryptJson(conn.credentials)],
+    );
+  }
+}
+
+export interface SmartFieldSpec {
+  slug: string;
+  label: string;
+  kind: 'text' | 'phone';
+  integration: SandboxIntegrationKey;
+  attribute: string;
+}
+
+/** One smart field per attribute and directory (a smart field takes its values from one integration). */
+export const SANDBOX_SMART_FIELDS: readonly SmartFieldSpec[] = [
+  { slug: 'full_name', label: 'Full name', kind: 'text', integration: 'googleDirectory', attribute: 'name.fullName' },
+  { slug: 'job_title', label: 'Job title', kind: 'text', integration: 'googleDirectory', attribute: 'organizations.primary.title' },
+  { slug: 'phone', label: 'Phone', kind: 'phone', integration: 'googleDirectory', attribute: 'phones.work' },
+  { slug: 'full_name_m365', label: 'Full name (Microsoft 365)', kind: 'text', integration: 'microsoftDirectory', attribute: 'displayName' },
+  { slug: 'job_title_m365', label: 'Job title (Microsoft 365)', kind: 'text', integration: 'microsoftDirectory', attribute: 'jobTitle' },
+  { slug: 'phone_m365', label: 'Phone (Microsoft 365)', kind: 'phone', integration: 'microsoftDirectory', attribute: 'phones.work' },
+];
+
+export async function mapSandboxSmartFields(ctx: AppContext, workspaceId: string, integrations: Record<SandboxIntegrationKey, IntegrationRow>): Promise<Record<string, string>> {
+  const ids: Record<string, string> = {};
+  for (const [position, f] of SANDBOX_SMART_FIELDS.entries()) {
+    const { rows } = await ctx.pool.query<{ id: string }>(
+      `insert into smart_fields (workspace_id, label, slug, kind, position, integration_id, integration_attribute) values ($1, $2, $3, $4, $5, $6, $7) returning id`,
+      [workspaceId, f.label, f.slug, f.kind, position, integrations[f.integration].id, f.attribute],
+    );
+    ids[f.slug] = rows[0]!.id;
+  }
+  return ids;
+}
+
+/** The signature template: name, title and phone (from whichever directory the teammate is in), and the company line. */
+export function sandboxSignatureTree(fields: Record<string, string>, company = 'Acme Inc.') {
+  const token = (id: string, slug: string, textStyle?: Record<string, unknown>) => ({ type: 'textToken', id, smartFieldUuid: fields[slug]!, ...(textStyle ? { textStyle } : {}) });
+  const bold = { fontWeight: 'bold', fontSize: 15, color: '#0b2545' };
+  return {
+    type: 'stack',
+    id: 'root',
+    children: [
+      { type: 'text', id: 'name', tokens: [token('t-name', 'full_name', bold), token('t-name-m', 'full_name_m365', bold)] },
+      { type: 'text', id: 'title', tokens: [token('t-title', 'job_title'), token('t-title-m', 'job_title_m365')] },
+      { type: 'text', id: 'phone', tokens: [token('t-phone', 'phone'), token('t-phone-m', 'phone_m365')] },
+      { type: 'text', id: 'company', tokens: [{ type: 'textToken', id: 't-company', value: company, textStyle: { color: '#5c677d' } }] },
+    ],
+  };
+}
+
+export function sandboxBannerTree(c: AcmeFixture['campaign']) {
+  return {
+    type: 'stack',
+    id: 'banner',
+    blockStyle: { paddingTop: 8, paddingRight: 12, paddingBottom: 8, paddingLeft: 12, backgroundColor: '#0b2545', width: 420 },
+    children: [
+      {
+        type: 'text',
+        id: 'banner-line',
+        tokens: [
+          { type: 'textToken', id: 'b1', value: c.text, textStyle: { color: '#ffffff', fontWeight: 'bold' } },
+          { type: 'textToken', id: 'b2', value: c.link_text, textStyle: { color: '#8fd3ff', textDecoration: 'underline' }, href: { text: c.href } },
+        ],
+      },
+    ],
+  };
+}
+
+export async function createSandboxSignature(ctx: AppContext, workspaceId: string, fields: Record<string, string>, name = 'Acme standard'): Promise<string> {
+  const tree = sandboxSignatureTree(fields);
+  const valid = validateContent(tree, { field: 'signature.draft_content', smartFieldIds: new Set(Object.values(fields)) });
+  if (!valid.ok) throw new Error(`the sandbox signature is not valid content: ${JSON.stringify(valid)}`);
+  const { rows } = await ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, $2, $3) returning id`, [workspaceId, name, tree]);
+  return rows[0]!.id;
+}
+
+/** A campaign on the signature, in draft; `live` makes it active now for 30 days. */
+export async function createSandboxCampaign(ctx: AppContext, workspaceId: string, signatureId: string, opts: { live?: boolean; fixture?: AcmeFixture } = {}): Promise<string> {
+  const c = (opts.fixture ?? loadAcme()).campaign;
+  const { rows } = await ctx.pool.query<{ id: string }>(
+    `insert into marketing_campaigns (workspace_id, name, status, content, signature_template_ids, start_time, end_time)
+     values ($1, $2, $3, $4, array[$5::uuid], $6, $7) returning id`,
+    [workspaceId, c.name, opts.live ? 'active' : 'draft', sandboxBannerTree(c), signatureId, opts.live ? new Date(Date.now() - 60_000) : null, opts.live ? new Date(Date.now() + 30 * 86_400_000) : null],
+  );
+  return rows[0]!.id;
+}
+
+export interface SeededSandbox {
+  workspaceId: string;
+  apiKey: string;
+  integrations: Record<SandboxIntegrationKey, IntegrationRow>;
+  smartFields: Record<string, string>;
+  signatureId: string;
+  campaignId: string;
+}
+
+/** Seeds the whole Acme workspace against running emulators. Assignments need the synced groups: see `assignEveryone`. */
+export async function seedSandbox(ctx: AppContext, e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>, fixture: AcmeFixture = loadAcme()): Promise<SeededSandbox> {
+  const ws = await createWorkspace(ctx.pool, fixture.workspace);
+  const { key } = await createApiKey(ctx.pool, ws.id, 'sandbox');
+  const integrations = await connectSandbox(ctx, ws.id, e);
+  const smartFields = await mapSandboxSmartFields(ctx, ws.id, integrations);
+  const signatureId = await createSandboxSignature(ctx, ws.id, smartFields);
+  const campaignId = await createSandboxCampaign(ctx, ws.id, signatureId, { live: true, fixture });
+  return { workspaceId: ws.id, apiKey: key, integrations, smartFields, signatureId, campaignId };
+}
+
+/** The synced all-staff groups of the two directories, as assignment targets. */
+export async function everyoneGroups(ctx: AppContext, workspaceId: string): Promise<string[]> {
+  const { rows } = await ctx.pool.query<{ id: string }>(`select id from groups where workspace_id = $1 and kind = 'group' and name in ('Everyone', 'All staff EMEA') order by name`, [workspaceId]);
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,197 @@
+/**
+ * End to end through the public API, the worker, Postgres and the real provider SDKs against the
+ * loopback emulators (Google over HTTP, Microsoft Graph over HTTPS with its generated certificate,
+ * Slack): no request interception anywhere.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Runner } from 'graphile-worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../../src/api/server.ts';
+import { applyAction, runCampaignTick } from '../../src/campaigns/campaigns.ts';
+import { withTx } from '../../src/db/tx.ts';
+import { getIntegration, updateCredentials } from '../../src/integrations/repository.ts';
+import { ApiClient, waitForIdle, waitForRuns } from '../../src/sandbox/flow.ts';
+import { defaultKnobs } from '../../src/sandbox/http.ts';
+import { microsoftCredentials } from '../../src/sandbox/microsoft.ts';
+import {
+  connectSandbox,
+  createSandboxCampaign,
+  createSandboxSignature,
+  everyoneGroups,
+  loadAcme,
+  mapSandboxSmartFields,
+  microsoftUserOf,
+  slackMemberOf,
+  startSandboxEmulators,
+  type SandboxEmulators,
+  type SandboxIntegrationKey,
+} from '../../src/sandbox/seed.ts';
+import { onIntegrationReconnected } from '../../src/sync/hooks.ts';
+import { startWorker } from '../../src/worker/runner.ts';
+import type { IntegrationRow } from '../../src/integrations/repository.ts';
+import { useTestContext } from '../helpers/db.ts';
+import { eventCount, workspaceWithKey } from '../helpers/fixtures.ts';
+
+const acme = loadAcme();
+const GOOGLE_PEOPLE = acme.people.filter((p) => p.provider === 'google');
+const MS_PEOPLE = acme.people.filter((p) => p.provider === 'microsoft');
+const NO_GMAIL = GOOGLE_PEOPLE.find((p) => p.no_mailbox)!.email;
+
+describe('sandbox end to end', () => {
+  const t = useTestContext();
+  let emu: SandboxEmulators;
+  let server: FastifyInstance;
+  let runner: Runner;
+  let api: ApiClient;
+  let workspaceId: string;
+  let integrations: Record<SandboxIntegrationKey, IntegrationRow>;
+  let signatureId: string;
+
+  const count = async (sql: string, params: unknown[] = []) => (await t.ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
+  const sync = async () => {
+    const runs = await waitForRuns(t.ctx.pool, await api.sync());
+    await waitForIdle(t.ctx.pool);
+    return runs;
+  };
+  const teammates = () => count(`select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null`, [workspaceId]);
+  const snapshot = () => ({ gmail: new Map(emu.google.writes), outlook: new Map(emu.microsoft.writes), dms: emu.slack.dms.length });
+  const diff = (before: Map<string, number>, after: Map<string, number>) =>
+    [...after.entries()].filter(([k, v]) => v !== (before.get(k) ?? 0)).map(([k]) => k).sort();
+
+  beforeAll(async () => {
+    emu = await startSandboxEmulators();
+    let key: string;
+    ({ workspaceId, key } = await workspaceWithKey(t.ctx));
+    server = await buildServer(t.ctx);
+    api = new ApiClient(await server.listen({ host: '127.0.0.1', port: 0 }), key);
+    runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 8 });
+  });
+  afterAll(async () => {
+    await runner?.stop();
+    await server?.close();
+    await emu?.close();
+  });
+
+  it('connect → sync → assign → publish: installed in Gmail and Outlook and DMed in Slack', async () => {
+    integrations = await connectSandbox(t.ctx, workspaceId, emu);
+    const fields = await mapSandboxSmartFields(t.ctx, workspaceId, integrations);
+    signatureId = await createSandboxSignature(t.ctx, workspaceId, fields);
+
+    const runs = await sync();
+    expect(runs.map((r) => [r.integration, r.status, r.mode, r.created])).toEqual([
+      ['Google Workspace (sandbox)', 'succeeded', 'full', GOOGLE_PEOPLE.length],
+      ['Microsoft Entra ID (sandbox)', 'succeeded', 'full', MS_PEOPLE.length],
+    ]);
+    expect(await teammates()).toBe(acme.people.length);
+
+    await api.assignGroups(signatureId, await everyoneGroups(t.ctx, workspaceId));
+    await api.publish(signatureId);
+    await waitForIdle(t.ctx.pool);
+
+    const gmail = emu.google.signatures();
+    for (const p of GOOGLE_PEOPLE.filter((x) => !x.no_mailbox)) {
+      expect(gmail[p.email], p.email).toContain(p.title);
+      expect(gmail[p.email]).toContain(p.phone);
+    }
+    expect(gmail[NO_GMAIL]).toBeFalsy();
+    const outlook = emu.microsoft.signatures();
+    expect(Object.keys(outlook).sort()).toEqual(MS_PEOPLE.map((p) => p.email).sort());
+    for (const p of MS_PEOPLE) expect(outlook[p.email], p.email).toContain(p.title);
+    for (const p of acme.people) {
+      const dms = emu.slack.dmsTo(p.email);
+      expect(dms, p.email).toHaveLength(1);
+      expect(JSON.stringify(dms[0]!.blocks)).toContain(p.title);
+    }
+    const failed = await t.ctx.pool.query(
+      `select e.address, i.error_code from installations i join emails e on e.id = i.email_id where i.workspace_id = $1 and i.status = 'failed'`,
+      [workspaceId],
+    );
+    expect(failed.rows).toEqual([{ address: NO_GMAIL, error_code: 'forbidden' }]);
+  });
+
+  it('a title changed in the directory reaches only that teammate’s mailboxes on the next sync', async () => {
+    const g = GOOGLE_PEOPLE[2]!;
+    const m = MS_PEOPLE[3]!;
+    const before = snapshot();
+    emu.google.tenant.users.find((u) => u.primaryEmail === g.email)!.organizations = [{ title: 'Head of Partnerships', department: g.department, primary: true }];
+    emu.microsoft.updateUser(emu.microsoft.tenant.users.find((u) => u.mail === m.email)!.id, { jobTitle: 'Principal Engineer' });
+
+    const runs = await sync();
+    expect(runs.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'succeeded', mode: 'delta', seen: 1, updated: 1 });
+    expect(diff(before.gmail, emu.google.writes)).toEqual([g.email]);
+    expect(diff(before.outlook, emu.microsoft.writes)).toEqual([m.email]);
+    expect(emu.slack.dms.slice(before.dms).map((d) => d.email).sort()).toEqual([g.email, m.email].sort());
+    expect(emu.google.signatures()[g.email]).toContain('Head of Partnerships');
+    expect(emu.microsoft.signatures()[m.email]).toContain('Principal Engineer');
+  });
+
+  it('a revoked token → access_lost once → reconnect → recovery', async () => {
+    const ms = integrations.microsoftDirectory;
+    emu.microsoft.knobs.revokeAtRequest = emu.microsoft.counters.requests + 1;
+    const first = await sync();
+    expect(first.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'failed', error_code: 'access_lost' });
+    expect((await getIntegration(t.ctx.pool, workspaceId, ms.id))?.status).toBe('access_lost');
+    // A second sync leaves the lost integration out: no second event.
+    const second = await sync();
+    expect(second.map((r) => r.integration)).toEqual(['Google Workspace (sandbox)']);
+    expect(await eventCount(t.ctx, workspaceId, 'integration.access_lost')).toBe(1);
+    expect(await teammates()).toBe(acme.people.length);
+
+    Object.assign(emu.microsoft.knobs, defaultKnobs());
+    await withTx(t.ctx.pool, async (c) => {
+      const r = await updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, ms.id))!, microsoftCredentials(emu.microsoft.tenant));
+      if (r.wasLost) await onIntegrationReconnected(c, r.row);
+    });
+    emu.microsoft.updateUser(emu.microsoft.tenant.users[0]!.id, { jobTitle: 'Managing Director, Europe' });
+    const after = await sync();
+    expect(after.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'succeeded' });
+    expect((await getIntegration(t.ctx.pool, workspaceId, ms.id))?.status).toBe('active');
+    expect(emu.microsoft.signatures()[MS_PEOPLE[0]!.email]).toContain('Managing Director, Europe');
+    expect(await eventCount(t.ctx, workspaceId, 'integration.access_lost')).toBe(1);
+  });
+
+  it('an expired delta token → a full listing → nothing lost', async () => {
+    const newcomer = { ...MS_PEOPLE[0]!, given_name: 'Nadia', family_name: 'Petrova', email: 'nadia.petrova@eu.acme.test', title: 'Account Manager' };
+    const user = microsoftUserOf(newcomer, 90);
+    emu.microsoft.addUser(user);
+    emu.microsoft.tenant.groups[0]!.members.push(user.id);
+    emu.slack.addMember(slackMemberOf(newcomer, 90));
+    emu.microsoft.expireDeltaTokens();
+    const listedBefore = emu.microsoft.counters.byRoute['users.list'] ?? 0;
+
+    const runs = await sync();
+    const run = runs.find((r) => r.integration.startsWith('Microsoft'))!;
+    expect(run).toMatchObject({ status: 'succeeded', mode: 'full', created: 1, deleted: 0 });
+    expect(emu.microsoft.counters.byRoute['users.list']! - listedBefore).toBeGreaterThan(0);
+    expect(await teammates()).toBe(acme.people.length + 1);
+    expect(emu.microsoft.signatures()[newcomer.email]).toContain('Account Manager');
+    // The next round is a delta round again, from the token the full listing saved.
+    const next = await sync();
+    expect(next.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'succeeded', mode: 'delta', seen: 0 });
+  });
+
+  it('a campaign start installs banners and its end removes them', async () => {
+    const campaignId = await createSandboxCampaign(t.ctx, workspaceId, signatureId);
+    const start = new Date();
+    const end = new Date(start.getTime() + 3600_000);
+    await t.ctx.pool.query(`update marketing_campaigns set start_time = $2, end_time = $3 where id = $1`, [campaignId, start, end]);
+    const banner = acme.campaign.href;
+    const installedEverywhere = (contains: boolean) => {
+      const all = [...Object.values(emu.google.signatures()).filter(Boolean), ...Object.values(emu.microsoft.signatures())];
+      expect(all.length).toBe(GOOGLE_PEOPLE.length - 1 + MS_PEOPLE.length + 1);
+      for (const html of all) expect(html.includes(banner)).toBe(contains);
+    };
+    installedEverywhere(false);
+
+    const moved = await withTx(t.ctx.pool, (c) => applyAction(c, workspaceId, campaignId, 'schedule', new Date(start.getTime() + 1000)));
+    expect(moved?.status).toBe('active');
+    await waitForIdle(t.ctx.pool);
+    installedEverywhere(true);
+
+    const tick = await runCampaignTick(t.ctx.pool, new Date(end.getTime() + 1000));
+    expect(tick.ended).toBe(1);
+    await waitForIdle(t.ctx.pool);
+    installedEverywhere(false);
+    expect(await eventCount(t.ctx, workspaceId, 'campaign.ended')).toBe(1);
+  });
+});
