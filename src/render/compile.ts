@@ -649,7 +649,6 @@ class StackNode implements CBlock {
     const inner = this.inner(env);
     return inner ? this.open + inner + this.close : '';
   }
-
 }
 
 /** One list item: an optional label and the value line. */
@@ -672,9 +671,9 @@ class ItemNode {
     if (v === null) return null;
     if (!this.label) return v;
     const valueText = env.text;
-    const l = this.label.render(env, false) ?? '';
-    env.text += valueText;
-    return l + v;
+    const l = this.label.render(env, false);
+    env.text = (l === null ? '' : env.text) + valueText;
+    return (l ?? '') + v;
   }
 }
 
