@@ -5,8 +5,9 @@
  *
  * Each signature is a full `renderSignature` call (HTML, plain text and sha256), the way the install
  * pipeline calls it: the template is compiled on first use and reused. One warm-up pass, then
- * `--runs` timed passes (default 5); the figure is the median pass. Options: `--teammates N`,
- * `--runs N`, `--quick` (1,000 teammates).
+ * `--runs` timed passes (default 5); the figure is the median pass, in signatures per second of CPU
+ * time of this single-threaded loop (on an idle core the same as wall time, which is reported too as
+ * `wall_signatures_per_s`). Options: `--teammates N`, `--runs N`, `--quick` (1,000 teammates).
  */
 import fs from 'node:fs';
 import path from 'node:path';
