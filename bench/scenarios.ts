@@ -5,7 +5,9 @@
  * goal it is measured against and `ratio` (measured / goal), and never fails for missing the goal.
  */
 import { renderScenario } from './render.ts';
-import { syncGoogleScenario } from './sync.ts';
+import { syncFullScenario, syncGoogleScenario, syncNoChangeScenario } from './sync.ts';
+import { ingestScenario } from './ingest.ts';
+import { publishLatencyScenario } from './publishLatency.ts';
 import { installNoChangeScenario, installScenario } from './install.ts';
 
 export interface BenchArgs {
@@ -24,6 +26,10 @@ export type Scenario = (args: BenchArgs) => Promise<Figures>;
 export const scenarios: Record<string, Scenario> = {
   render: renderScenario,
   'sync-google': syncGoogleScenario,
+  'sync-full': syncFullScenario,
+  'sync-nochange': syncNoChangeScenario,
+  ingest: ingestScenario,
+  'publish-latency': publishLatencyScenario,
   install: installScenario,
   'install-nochange': installNoChangeScenario,
 };

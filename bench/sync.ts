@@ -3,6 +3,8 @@
  * the engine's write path into a real Postgres.
  *
  *   npm run bench -- sync-google [--users 20000] [--latency 0] [--repeat 3]
+ *   npm run bench -- sync-full [--users 100000] [--latency 50]
+ *   npm run bench -- sync-nochange [--users 100000] [--latency 50]
  *
  * Figures: users/s, pages, and the process's peak RSS; with --latency, the floor is pages × latency
  * (the time the provider alone takes) and `ratio` = wall / floor.
@@ -16,17 +18,23 @@ import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
 import { median, openBenchDb, peakRssMb, round, startEmulatorProcess } from './support.ts';
 
-export async function syncGoogleScenario({ quick, options, log }: BenchArgs): Promise<Figures> {
-  const users = Number(options.users ?? (quick ? 2000 : 20000));
-  const latencyMs = Number(options.latency ?? 0);
-  const repeat = Number(options.repeat ?? (quick ? 1 : 3));
+interface SyncOptions {
+  users: number;
+  latencyMs: number;
+  repeat: number;
+  /** Measure a second sync of an unchanged directory instead of the first one. */
+  nochange: boolean;
+}
+
+async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figures> {
   const db = await openBenchDb();
-  const emulator = await startEmulatorProcess({ users, latencyMs });
+  const emulator = await startEmulatorProcess({ users: o.users, latencyMs: o.latencyMs });
   try {
     const walls: number[] = [];
     let pages = 0;
+    let second = { updated: 0, created: 0, deleted: 0, events: 0 };
     // Warm-up run (not counted), then `repeat` measured runs, each into a fresh workspace.
-    for (let i = 0; i <= repeat; i++) {
+    for (let i = 0; i <= o.repeat; i++) {
       const ws = await createWorkspace(db.ctx.pool, `bench ${i}`);
       const integration = await withTx(db.ctx.pool, (c) =>
         insertIntegration(db.ctx, c, {
@@ -40,29 +48,57 @@ export async function syncGoogleScenario({ quick, options, log }: BenchArgs): Pr
       );
       await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'job_title', 'organizations.primary.title');
       await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work');
-      const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
-      const t0 = performance.now();
-      const result = await executeRun(db.ctx, run!.id);
-      const wall = performance.now() - t0;
-      if (result?.status !== 'succeeded' || result.created !== users) throw new Error(`sync ${result?.status}: ${result?.error ?? ''} (${result?.created} created)`);
+      const sync = async () => {
+        const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
+        const t0 = performance.now();
+        const result = await executeRun(db.ctx, run!.id);
+        const wall = performance.now() - t0;
+        if (result?.status !== 'succeeded') throw new Error(`sync ${result?.status}: ${result?.error ?? ''}`);
+        return { result, wall };
+      };
+      let { result, wall } = await sync();
+      if (o.nochange) {
+        const eventsBefore = (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from events where workspace_id = $1', [ws.id])).rows[0]!.n;
+        ({ result, wall } = await sync());
+        const eventsAfter = (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from events where workspace_id = $1', [ws.id])).rows[0]!.n;
+        second = { updated: result.updated, created: result.created, deleted: result.deleted, events: eventsAfter - eventsBefore };
+      } else if (result.created !== o.users) {
+        throw new Error(`created ${result.created} of ${o.users}`);
+      }
       pages = result.pages;
-      log(`${i === 0 ? 'warm-up' : `run ${i}`}: ${users} users in ${(wall / 1000).toFixed(2)} s (${Math.round(users / (wall / 1000))} users/s, ${pages} pages)`);
+      log(`${i === 0 ? 'warm-up' : `run ${i}`}: ${o.users} users in ${(wall / 1000).toFixed(2)} s (${Math.round(o.users / (wall / 1000))} users/s, ${pages} pages)`);
       if (i > 0) walls.push(wall);
     }
     const wall = median(walls);
-    const floorMs = pages * latencyMs;
+    const floorMs = pages * o.latencyMs;
     return {
-      users,
+      users: o.users,
       pages,
-      latency_ms: latencyMs,
+      latency_ms: o.latencyMs,
       wall_s: round(wall / 1000, 3),
-      users_per_s: Math.round(users / (wall / 1000)),
+      users_per_s: Math.round(o.users / (wall / 1000)),
       peak_rss_mb: peakRssMb(),
-      ...(latencyMs ? { floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.15 } : {}),
-      runs: repeat,
+      ...(o.nochange ? { second_run: second } : {}),
+      ...(o.latencyMs ? { floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.15 } : {}),
+      ...(o.nochange ? {} : { goal_peak_rss_mb: 300 }),
+      runs: o.repeat,
     };
   } finally {
     await emulator.stop();
     await db.close();
   }
 }
+
+const num = (v: string | boolean | undefined, d: number) => (v === undefined || v === true ? d : Number(v));
+
+/** `sync-google`: the directory sync at a chosen size (default 20,000 users, no latency). */
+export const syncGoogleScenario = ({ quick, options, log }: BenchArgs) =>
+  syncBench({ users: num(options.users, quick ? 2000 : 20000), latencyMs: num(options.latency, 0), repeat: num(options.repeat, quick ? 1 : 3), nochange: false }, log);
+
+/** `sync-full`: 100,000 users, 500 per page, 50 ms per page; wall vs pages × latency, peak RSS. */
+export const syncFullScenario = ({ quick, options, log }: BenchArgs) =>
+  syncBench({ users: num(options.users, quick ? 10000 : 100000), latencyMs: num(options.latency, 50), repeat: num(options.repeat, quick ? 1 : 2), nochange: false }, log);
+
+/** `sync-nochange`: the same directory synced twice; the second run writes nothing. */
+export const syncNoChangeScenario = ({ quick, options, log }: BenchArgs) =>
+  syncBench({ users: num(options.users, quick ? 10000 : 100000), latencyMs: num(options.latency, 50), repeat: num(options.repeat, quick ? 1 : 2), nochange: true }, log);

@@ -6,6 +6,7 @@
  * `{ "base_url": url + "/", "token_url": url + "/token" }`.
  */
 import crypto from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { defaultKnobs, parseBody, serve, type EmulatorServer, type Knobs, type Reply } from './http.ts';
 
 export interface GoogleUserRaw {
@@ -100,10 +101,13 @@ export interface GoogleEmulator extends EmulatorServer {
   signatures(): Record<string, string>;
   /** sendAs patches received, per address. */
   writes: Map<string, number>;
+  /** Emits 'write' (address) for every sendAs signature patch. */
+  events: EventEmitter;
 }
 
 export async function startGoogleEmulator(tenant: GoogleTenant = generateGoogleTenant(25), knobs: Knobs = defaultKnobs()): Promise<GoogleEmulator> {
   const writes = new Map<string, number>();
+  const events = new EventEmitter();
   const sendAsOf = (email: string): SendAs[] => {
     const key = email.toLowerCase();
     let list = tenant.sendAs.get(key);
@@ -212,6 +216,7 @@ export async function startGoogleEmulator(tenant: GoogleTenant = generateGoogleT
             if (patch.signature.length > 10_000) return googleError(400, 'Signature exceeds maximum length of 10000 characters', 'invalidArgument');
             entry.signature = patch.signature;
             writes.set(entry.sendAsEmail.toLowerCase(), (writes.get(entry.sendAsEmail.toLowerCase()) ?? 0) + 1);
+            events.emit('write', entry.sendAsEmail.toLowerCase());
           }
           return { status: 200, body: entry };
         },
@@ -228,6 +233,7 @@ export async function startGoogleEmulator(tenant: GoogleTenant = generateGoogleT
   return Object.assign(server, {
     tenant,
     writes,
+    events,
     signatures: () => Object.fromEntries([...tenant.sendAs.entries()].map(([k, list]) => [k, list.find((s) => s.isPrimary)?.signature ?? ''])),
   });
 }

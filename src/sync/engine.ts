@@ -20,6 +20,7 @@ import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 import { getRun, type SyncRunRow } from './runs.ts';
 import { writePage, type MappedField, type PageResult } from './write.ts';
 import { onTeammatesChanged } from './hooks.ts';
+import { recordDirectoryPhotos, requestPhotoSync } from '../assets/directoryPhotos.ts';
 
 /** Incremental tokens are trusted for this long; a full listing also runs at least this often. */
 export const FULL_SYNC_EVERY_MS = 7 * 24 * 3600 * 1000;
@@ -191,6 +192,9 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
     const page = await pending;
     if (page.nextPageToken) pending = fetch(page.nextPageToken);
     await withTx(ctx.pool, async (client) => {
+      // A page whose commit is lost in a database crash loses its checkpoint with it and is written
+      // again on resume (the writes are idempotent upserts), so the page need not wait for fsync.
+      await client.query('set local synchronous_commit = off');
       const r: PageResult = await writePage(
         client,
         { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds },
@@ -207,6 +211,7 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
         [run.id, r.seen, r.created, r.updated, r.unchanged, r.skipped + page.skipped.length, r.errors.length, JSON.stringify(r.errors.slice(0, MAX_ERROR_DETAILS)), page.nextPageToken],
       );
       if (r.changedTeammateIds.length) await onTeammatesChanged(client, run.workspace_id, r.changedTeammateIds);
+      if (loop.category === 'teammates') await recordDirectoryPhotos(client, run.workspace_id, run.integration_id, page.users);
     });
     if (!page.nextPageToken) return page.nextState;
   }
@@ -267,6 +272,7 @@ async function complete(ctx: AppContext, integration: IntegrationRow, run: SyncR
         where id = $1`,
       [integration.id, nextState ? JSON.stringify(nextState) : null, mode === 'full'],
     );
+    if (integration.category === 'teammates') await requestPhotoSync(client, integration.workspace_id, integration.kind);
     await client.query(
       `update sync_runs set status = 'succeeded', finished_at = now(), deleted = $2, checkpoint = null where id = $1 and status = 'running'`,
       [run.id, deleted],

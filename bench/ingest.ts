@@ -1,0 +1,109 @@
+/**
+ * `ingest`: 100,000 teammates with addresses and smart-field values through the engine's write path
+ * (src/sync/write.ts, pages of 500, one transaction each), against a raw COPY of the same rows into
+ * an unindexed table in the same database: ratio = write path / COPY. No provider is involved.
+ *
+ *   npm run bench -- ingest [--users 100000]
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { DirectoryUser } from '../connectors/types.ts';
+import { withTx } from '../src/db/tx.ts';
+import { createWorkspace } from '../src/db/workspaces.ts';
+import { insertIntegration } from '../src/integrations/repository.ts';
+import { startRuns } from '../src/sync/runs.ts';
+import { writePage } from '../src/sync/write.ts';
+import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
+import type { BenchArgs, Figures } from './scenarios.ts';
+import { median, openBenchDb, round, type BenchDb } from './support.ts';
+
+const PAGE = 500;
+
+function user(i: number): DirectoryUser {
+  return {
+    externalId: `u${i}`,
+    primaryEmail: `user${i}@example.test`,
+    aliases: i % 10 === 0 ? [`alias${i}@example.test`] : [],
+    givenName: `Given${i}`,
+    familyName: `Family${i}`,
+    displayName: `Given${i} Family${i}`,
+    removed: false,
+    attributes: { 'organizations.primary.title': `Title ${i % 50}`, 'phones.work': `+1 555 ${String(i).padStart(7, '0')}` },
+    groups: [],
+    orgUnits: [],
+    photo: null,
+  };
+}
+
+async function writePath(db: BenchDb, users: number, round_: number): Promise<number> {
+  const ws = await createWorkspace(db.ctx.pool, `ingest ${round_}`);
+  const integration = await withTx(db.ctx.pool, (c) =>
+    insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'G', credentials: googleServiceAccount(), config: {} }),
+  );
+  const fields = [
+    { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'job_title', 'organizations.primary.title'), attribute: 'organizations.primary.title' },
+    { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work'), attribute: 'phones.work' },
+  ];
+  const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
+  const t0 = performance.now();
+  for (let p = 0; p < users; p += PAGE) {
+    const page = Array.from({ length: Math.min(PAGE, users - p) }, (_, k) => user(p + k));
+    await withTx(db.ctx.pool, async (c) => {
+      await c.query('set local synchronous_commit = off');
+      await writePage(c, { workspaceId: ws.id, integrationId: integration.id, runId: run!.id, category: 'teammates', fields, groupIds: new Map() }, page, []);
+    });
+  }
+  return performance.now() - t0;
+}
+
+/** The same rows (teammate, address, alias, two values) as text lines, COPYed into an unindexed table. */
+async function rawCopy(db: BenchDb, users: number, round_: number): Promise<number> {
+  const table = `ingest_copy_${round_}`;
+  await db.ctx.pool.query(`create table ${table} (kind text, ext_id text, a text, b text, c text)`);
+  const client = await db.ctx.pool.connect();
+  try {
+    const t0 = performance.now();
+    await client.query('begin');
+    await client.query('set local synchronous_commit = off');
+    const lines = function* () {
+      for (let i = 0; i < users; i++) {
+        const u = user(i);
+        let chunk = `teammate\t${u.externalId}\t${u.displayName}\t${u.givenName}\t${u.familyName}\n`;
+        chunk += `email\t${u.externalId}\t${u.primaryEmail}\tprimary\t\\N\n`;
+        for (const a of u.aliases) chunk += `email\t${u.externalId}\t${a}\talias\t\\N\n`;
+        for (const [k, v] of Object.entries(u.attributes)) chunk += `value\t${u.externalId}\t${k}\t${v}\t\\N\n`;
+        yield chunk;
+      }
+    };
+    await pipeline(Readable.from(lines()), client.query(copyFrom(`copy ${table} from stdin`)));
+    await client.query('commit');
+    return performance.now() - t0;
+  } finally {
+    client.release();
+  }
+}
+
+export async function ingestScenario({ quick, options, log }: BenchArgs): Promise<Figures> {
+  const users = Number(options.users ?? (quick ? 10000 : 100000));
+  const repeat = Number(options.repeat ?? (quick ? 1 : 3));
+  const db = await openBenchDb();
+  try {
+    const writes: number[] = [];
+    const copies: number[] = [];
+    for (let i = 0; i <= repeat; i++) {
+      const w = await writePath(db, users, i);
+      const c = await rawCopy(db, users, i);
+      log(`${i === 0 ? 'warm-up' : `run ${i}`}: write path ${(w / 1000).toFixed(2)} s, raw COPY ${(c / 1000).toFixed(2)} s`);
+      if (i > 0) {
+        writes.push(w);
+        copies.push(c);
+      }
+    }
+    const w = median(writes);
+    const c = median(copies);
+    return { users, write_path_s: round(w / 1000, 3), copy_s: round(c / 1000, 3), users_per_s: Math.round(users / (w / 1000)), ratio: round(w / c, 2), goal_ratio: 2, runs: repeat };
+  } finally {
+    await db.close();
+  }
+}
