@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { requireApiKey } from './auth.ts';
 import { addinRoutes } from './addin.ts';
+import { assetRoutes } from './assets.ts';
 import { ApiError, detail } from './errors.ts';
 import { registerOpenApi } from './openapi.ts';
 import { v1Routes } from './v1/index.ts';
@@ -61,6 +62,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
 
   await registerOpenApi(server, app);
   await addinRoutes(server, app);
+  await assetRoutes(server, app);
 
   await server.register(
     async (v1) => {

@@ -15,6 +15,7 @@ import { fanoutIntegration } from './fanoutIntegration.ts';
 import { dispatchWebhooks } from './dispatchWebhooks.ts';
 import { deliverWebhook } from './deliverWebhook.ts';
 import { campaignTick } from './campaignTick.ts';
+import { syncPhotos } from './syncPhotos.ts';
 
 export const tasks: TaskDefinition[] = [
   prune,
@@ -27,6 +28,7 @@ export const tasks: TaskDefinition[] = [
   dispatchWebhooks,
   deliverWebhook,
   campaignTick,
+  syncPhotos,
 ] as TaskDefinition[];
 
 export function crontab(config: Config): CronItem[] {

@@ -1,0 +1,52 @@
+/**
+ * The link between directory syncs and the photo sync:
+ *
+ * - recordDirectoryPhotos: inside a directory page's transaction, remembers where each listed user's
+ *   photo is (URL and etag), since a photo source needs the URL (Slack) and the engine stores only
+ *   one reference per user.
+ * - requestPhotoSync: after a directory run of a provider kind succeeds, queues the photo sync of
+ *   every active `assets` integration of the same kind in the workspace (one job per integration;
+ *   a burst of directory runs coalesces into one).
+ */
+import type { DirectoryUser } from '../../connectors/types.ts';
+import type { Queryable } from '../db/tx.ts';
+
+export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, integrationId: string, users: readonly DirectoryUser[]): Promise<void> {
+  const listed = users.filter((u) => !u.removed);
+  if (!listed.length) return;
+  // Users the page did not store (no email, duplicate address) have no teammate_sources row and are left out.
+  await db.query(
+    `insert into teammate_photos (workspace_id, integration_id, external_id, teammate_id, photo_url, photo_etag)
+     select ts.workspace_id, ts.integration_id, ts.external_id, ts.teammate_id, x.url, x.etag
+       from unnest($3::text[], $4::text[], $5::text[]) x(ext, url, etag)
+       join teammate_sources ts on ts.workspace_id = $1 and ts.integration_id = $2 and ts.external_id = x.ext
+     on conflict (integration_id, external_id) do update
+        set teammate_id = excluded.teammate_id, photo_url = excluded.photo_url, photo_etag = excluded.photo_etag
+      where (teammate_photos.teammate_id, teammate_photos.photo_url, teammate_photos.photo_etag)
+            is distinct from (excluded.teammate_id, excluded.photo_url, excluded.photo_etag)`,
+    [
+      workspaceId,
+      integrationId,
+      listed.map((u) => u.externalId),
+      listed.map((u) => (u.photo ? (u.photo.url ?? null) : null)),
+      listed.map((u) => (u.photo ? (u.photo.etag ?? null) : null)),
+    ],
+  );
+}
+
+/** Queues `sync_photos` for the workspace's active assets integrations of this provider kind. */
+export async function requestPhotoSync(db: Queryable, workspaceId: string, kind: string, assetsIntegrationId?: string): Promise<number> {
+  const { rows } = await db.query<{ id: string }>(
+    `select i.id from integrations i
+      where i.workspace_id = $1 and i.kind = $2 and i.category = 'assets' and i.status = 'active' and i.activated
+        and ($3::uuid is null or i.id = $3::uuid)`,
+    [workspaceId, kind, assetsIntegrationId ?? null],
+  );
+  for (const r of rows) {
+    await db.query(`select graphile_worker.add_job('sync_photos', $1::json, job_key := $2, max_attempts := 10)`, [
+      JSON.stringify({ workspaceId, integrationId: r.id }),
+      `photos:${r.id}`,
+    ]);
+  }
+  return rows.length;
+}

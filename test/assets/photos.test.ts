@@ -1,0 +1,190 @@
+/**
+ * Profile photos through the assets category: a Slack directory sync lists where each photo is,
+ * the photo sync copies changed photos into deduplicated assets, points the photo smart field at
+ * their public URL and requests installs, and GET /assets/{token} serves the bytes.
+ */
+import nock from 'nock';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../../src/api/server.ts';
+import { syncPhotos } from '../../src/assets/photoSync.ts';
+import { withTx } from '../../src/db/tx.ts';
+import { insertIntegration } from '../../src/integrations/repository.ts';
+import { executeRun } from '../../src/sync/engine.ts';
+import { startRuns } from '../../src/sync/runs.ts';
+import { useTestContext } from '../helpers/db.ts';
+import { workspaceWithKey } from '../helpers/fixtures.ts';
+import { CREDENTIALS, SCOPES } from '../connectors/slack/helpers.ts';
+
+const CDN = 'https://avatars.slack-edge.com';
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('alice-photo-v1')]);
+const PNG2 = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('alice-photo-v2')]);
+const HTML = Buffer.from('<!doctype html><html><body>Sign in</body></html>');
+
+function member(id: string, email: string, photo: { hash: string; path: string } | null) {
+  return {
+    id,
+    team_id: 'T0ACME01',
+    name: id.toLowerCase(),
+    deleted: false,
+    real_name: id,
+    profile: {
+      real_name: id,
+      email,
+      first_name: id,
+      last_name: '',
+      ...(photo ? { avatar_hash: photo.hash, image_512: `${CDN}${photo.path}`, is_custom_image: true } : { avatar_hash: 'g0', image_512: `${CDN}/default.png`, is_custom_image: false }),
+    },
+  };
+}
+
+beforeAll(() => {
+  nock.disableNetConnect();
+  nock.enableNetConnect((host) => host.startsWith('127.0.0.1') || host.startsWith('localhost'));
+});
+
+afterEach(() => {
+  nock.cleanAll();
+});
+
+describe('profile photos into assets', () => {
+  const t = useTestContext({ PUBLIC_BASE_URL: 'https://sig.example.com' });
+
+  async function setup() {
+    const { workspaceId } = await workspaceWithKey(t.ctx);
+    const connect = (category: 'teammates' | 'assets') =>
+      withTx(t.ctx.pool, (client) =>
+        insertIntegration(t.ctx, client, { workspaceId, kind: 'slack', category, name: `Slack ${category}`, credentials: CREDENTIALS, config: {} }),
+      );
+    const directory = await connect('teammates');
+    const assets = await connect('assets');
+    const field = (
+      await t.ctx.pool.query<{ id: string }>(
+        `insert into smart_fields (workspace_id, label, slug, kind, integration_id, integration_attribute)
+         values ($1, 'Photo', 'photo', 'image', $2, 'photo') returning id`,
+        [workspaceId, assets.id],
+      )
+    ).rows[0]!.id;
+    const listDirectory = async (members: unknown[]) => {
+      const scope = nock('https://slack.com').post('/api/users.list').reply(200, { ok: true, members, response_metadata: { next_cursor: '' } }, SCOPES);
+      const [run] = await startRuns(t.ctx.pool, workspaceId, [directory.id], { trigger: 'cli' });
+      const done = await executeRun(t.ctx, run!.id, { retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 20 } });
+      scope.done();
+      expect(done?.status).toBe('succeeded');
+    };
+    const values = async () =>
+      new Map(
+        (
+          await t.ctx.pool.query<{ external_id: string; value: string }>(
+            `select s.external_id, v.value from smart_field_values v join teammate_sources s on s.teammate_id = v.teammate_id
+              where v.workspace_id = $1 and v.smart_field_id = $2`,
+            [workspaceId, field],
+          )
+        ).rows.map((r) => [r.external_id, r.value]),
+      );
+    const teammateId = async (externalId: string) =>
+      (await t.ctx.pool.query<{ teammate_id: string }>('select teammate_id from teammate_sources where workspace_id = $1 and external_id = $2', [workspaceId, externalId])).rows[0]!
+        .teammate_id;
+    const fanouts = async () =>
+      (
+        await t.ctx.pool.query<{ payload: { workspaceId: string; teammateIds: string[] } }>(
+          `select p.payload from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = 'fanout_teammates'`,
+        )
+      ).rows
+        .filter((r) => r.payload.workspaceId === workspaceId)
+        .flatMap((r) => r.payload.teammateIds);
+    const clearJobs = () => t.ctx.pool.query(`delete from graphile_worker._private_jobs`);
+    return { workspaceId, directory, assets, field, listDirectory, values, teammateId, fanouts, clearJobs };
+  }
+
+  const MEMBERS = [
+    member('UALICE', 'alice@acme.example', { hash: 'a1', path: '/alice-1_512.png' }),
+    member('UERIN', 'erin@acme.example', { hash: 'e1', path: '/erin-1_512.png' }),
+    member('UBOB', 'bob@acme.example', { hash: 'b1', path: '/bob-1_512.png' }),
+    member('UCAROL', 'carol@acme.example', { hash: 'c1', path: '/carol-1_512.png' }),
+    member('UDAVE', 'dave@acme.example', null),
+  ];
+
+  it('copies photos into deduplicated assets, rejects non-images, accepts missing photos, and fills the photo field', async () => {
+    const s = await setup();
+    await s.clearJobs();
+    await s.listDirectory(MEMBERS);
+    // The directory run queued the photo sync of the workspace's Slack assets integration.
+    const queued = await t.ctx.pool.query(
+      `select p.payload from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = 'sync_photos'`,
+    );
+    expect(queued.rows.map((r) => r.payload)).toContainEqual({ workspaceId: s.workspaceId, integrationId: s.assets.id });
+
+    const cdn = nock(CDN)
+      .get('/alice-1_512.png').reply(200, PNG, { 'content-type': 'image/png' })
+      .get('/erin-1_512.png').reply(200, PNG, { 'content-type': 'image/png' })
+      .get('/bob-1_512.png').reply(200, HTML, { 'content-type': 'image/png' })
+      .get('/carol-1_512.png').reply(404);
+    const result = await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
+    cdn.done();
+    expect(result).toMatchObject({ status: 'succeeded', fetched: 3, stored: 2, rejected: 1, missing: 2, unchanged: 0, teammatesChanged: 2 });
+
+    // Alice and Erin share the same bytes: one asset, one URL.
+    const assets = await t.ctx.pool.query('select role, content_type, byte_size, public_token from assets where workspace_id = $1', [s.workspaceId]);
+    expect(assets.rows).toHaveLength(1);
+    expect(assets.rows[0]).toMatchObject({ role: 'profile_photo', content_type: 'image/png', byte_size: PNG.length });
+    const url = `https://sig.example.com/assets/${assets.rows[0].public_token}`;
+    expect(Object.fromEntries(await s.values())).toEqual({ UALICE: url, UERIN: url });
+  });
+
+  it('does not download an unchanged photo again, and downloads a changed one and requests installs for it', async () => {
+    const s = await setup();
+    await s.listDirectory(MEMBERS.slice(0, 1));
+    nock(CDN).get('/alice-1_512.png').reply(200, PNG, { 'content-type': 'image/png' });
+    await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
+    await s.clearJobs();
+
+    // Same listing: the photo's etag did not change, so nothing is fetched.
+    await s.listDirectory(MEMBERS.slice(0, 1));
+    const again = nock(CDN).get('/alice-1_512.png').reply(200, PNG, { 'content-type': 'image/png' });
+    const second = await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
+    expect(again.isDone()).toBe(false);
+    expect(second).toMatchObject({ fetched: 0, stored: 0, teammatesChanged: 0 });
+    expect(await s.fanouts()).toEqual([]);
+    nock.cleanAll();
+
+    // Alice uploads a new picture.
+    await s.listDirectory([member('UALICE', 'alice@acme.example', { hash: 'a2', path: '/alice-2_512.png' })]);
+    const changed = nock(CDN).get('/alice-2_512.png').reply(200, PNG2, { 'content-type': 'image/png' });
+    const third = await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
+    changed.done();
+    expect(third).toMatchObject({ fetched: 1, stored: 1, teammatesChanged: 1 });
+    const token = (await t.ctx.pool.query(`select public_token from assets where workspace_id = $1 and byte_size = $2 and sha256 = encode(sha256($3), 'hex')`, [s.workspaceId, PNG2.length, PNG2])).rows[0].public_token;
+    expect((await s.values()).get('UALICE')).toBe(`https://sig.example.com/assets/${token}`);
+    expect(await s.fanouts()).toContain(await s.teammateId('UALICE'));
+  });
+
+  it('serves an asset at its public URL with its type, a strong ETag and cache headers, and 404 for unknown tokens', async () => {
+    const s = await setup();
+    await s.listDirectory(MEMBERS.slice(0, 1));
+    nock(CDN).get('/alice-1_512.png').reply(200, PNG, { 'content-type': 'image/png' });
+    await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
+    const url = (await s.values()).get('UALICE')!;
+    const path = new URL(url).pathname;
+
+    const server = await buildServer(t.ctx);
+    try {
+      const res = await server.inject({ method: 'GET', url: path });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('image/png');
+      expect(res.rawPayload.equals(PNG)).toBe(true);
+      const etag = res.headers.etag as string;
+      expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
+      expect(res.headers['cache-control']).toContain('max-age=');
+
+      const cached = await server.inject({ method: 'GET', url: path, headers: { 'if-none-match': etag } });
+      expect(cached.statusCode).toBe(304);
+
+      const unknown = await server.inject({ method: 'GET', url: `/assets/${'x'.repeat(43)}` });
+      expect(unknown.statusCode).toBe(404);
+      const malformed = await server.inject({ method: 'GET', url: '/assets/nope' });
+      expect(malformed.statusCode).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+});
