@@ -21,7 +21,6 @@ import { getRun, type SyncRunRow } from './runs.ts';
 import { writePage, type MappedField, type PageResult } from './write.ts';
 import { onTeammatesChanged } from './hooks.ts';
 import { recordDirectoryPhotos, requestPhotoSync } from '../assets/directoryPhotos.ts';
-import { recordDirectoryPhotos, requestPhotoSync } from '../assets/directoryPhotos.ts';
 
 /** Incremental tokens are trusted for this long; a full listing also runs at least this often. */
 export const FULL_SYNC_EVERY_MS = 7 * 24 * 3600 * 1000;
@@ -213,7 +212,6 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
       );
       if (r.changedTeammateIds.length) await onTeammatesChanged(client, run.workspace_id, r.changedTeammateIds);
       if (loop.category === 'teammates') await recordDirectoryPhotos(client, run.workspace_id, run.integration_id, page.users);
-      if (loop.category === 'teammates') await recordDirectoryPhotos(client, run.workspace_id, run.integration_id, page.users);
     });
     if (!page.nextPageToken) return page.nextState;
   }
@@ -274,7 +272,6 @@ async function complete(ctx: AppContext, integration: IntegrationRow, run: SyncR
         where id = $1`,
       [integration.id, nextState ? JSON.stringify(nextState) : null, mode === 'full'],
     );
-    if (integration.category === 'teammates') await requestPhotoSync(client, integration.workspace_id, integration.kind);
     if (integration.category === 'teammates') await requestPhotoSync(client, integration.workspace_id, integration.kind);
     await client.query(
       `update sync_runs set status = 'succeeded', finished_at = now(), deleted = $2, checkpoint = null where id = $1 and status = 'running'`,
