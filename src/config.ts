@@ -49,6 +49,14 @@ const schema = z.object({
     .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow http and loopback webhook URLs, '0' or 'false' to refuse them" })
     .transform((v) => v === '1' || v === 'true')
     .default(false),
+  /**
+   * The first-run sandbox of `serve`: emulated Google, Microsoft and Slack tenants and the "Acme"
+   * workspace. Unset: on without DATABASE_URL, off with it. '0' or 'false' turns it off.
+   */
+  SANDBOX: z
+    .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to run the sandbox, '0' or 'false' to turn it off" })
+    .transform((v) => v === '1' || v === 'true')
+    .optional(),
   /** A webhook endpoint is disabled after this many deliveries in a row end in failure. */
   WEBHOOK_MAX_CONSECUTIVE_FAILURES: z
     .string()

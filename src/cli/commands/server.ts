@@ -6,6 +6,7 @@ import { startApp, type App } from '../../app.ts';
 import { openDatabase } from '../../db/database.ts';
 import { migrate } from '../../db/migrate.ts';
 import { out } from '../output.ts';
+import { withSandbox } from '../../sandbox/demo.ts';
 
 /** Grace period for a clean shutdown after SIGINT/SIGTERM. */
 const SHUTDOWN_GRACE_MS = 15_000;
@@ -50,7 +51,8 @@ export function serverCommands(program: Command): void {
     .action(async () => {
       const config = loadConfig();
       const logger = createLogger(config.LOG_LEVEL);
-      await runUntilSignal(() => startApp(config, logger, { api: true, worker: true }));
+      // The sandbox (emulated tenants and the "Acme" workspace) runs beside the app unless SANDBOX=0.
+      await runUntilSignal(async () => withSandbox(await startApp(config, logger, { api: true, worker: true })));
     });
 
   program

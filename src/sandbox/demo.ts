@@ -1,0 +1,258 @@
+/**
+ * The first-run demo of `serve`: starts the emulated tenants in-process, seeds the "Acme" workspace
+ * into an empty database (or points an already seeded one at the new emulators), then runs the
+ * product through its own API — sync, assign, publish — and tells what happened: teammates synced,
+ * smart-field values mapped, signatures installed, the failure and its reason. It ends with the API
+ * key, the base URL and curl commands to try.
+ *
+ * A control surface on loopback lets the CLI (`sigsync sandbox ...`) and tests see and change the
+ * emulated tenants of the running server:
+ *   GET  /_sandbox/state      each mailbox's signature (Gmail, Outlook), each Slack DM, request counts
+ *   POST /_sandbox/directory  {"action":"add"|"rename"|"remove"|"title", "email", "name"?, "title"?, "provider"?}
+ * Its address, the workspace and the sandbox API key are kept in DATA_DIR/sandbox.json (mode 0600).
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { App } from '../app.ts';
+import type { Config } from '../config.ts';
+import type { AppContext } from '../context.ts';
+import { out } from '../cli/output.ts';
+import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
+import { everyoneGroups, googleUserOf, loadAcme, microsoftUserOf, repointSandbox, seedSandbox, slackMemberOf, startSandboxEmulators, type AcmePerson, type SandboxEmulators } from './seed.ts';
+
+export interface SandboxRecord {
+  workspace_id: string;
+  api_key: string;
+  signature_id: string;
+  /** The running server's control surface, while it runs. */
+  control_url?: string;
+  base_url?: string;
+}
+
+export const sandboxFile = (config: Pick<Config, 'DATA_DIR'>) => path.join(config.DATA_DIR, 'sandbox.json');
+
+export function readSandboxRecord(config: Pick<Config, 'DATA_DIR'>): SandboxRecord | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(sandboxFile(config), 'utf8')) as SandboxRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeSandboxRecord(config: Pick<Config, 'DATA_DIR'>, record: SandboxRecord): void {
+  fs.mkdirSync(config.DATA_DIR, { recursive: true });
+  fs.writeFileSync(sandboxFile(config), JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
+}
+
+/** Whether `serve` runs the sandbox: SANDBOX when set, else only without DATABASE_URL. */
+export function sandboxEnabled(config: Pick<Config, 'SANDBOX' | 'DATABASE_URL'>): boolean {
+  return config.SANDBOX ?? !config.DATABASE_URL;
+}
+
+/** What the inspection endpoint answers. */
+export function sandboxState(e: SandboxEmulators) {
+  return {
+    gmail: e.google.signatures(),
+    outlook: e.microsoft.signatures(),
+    slack_dms: e.slack.dms.map((d) => ({ email: d.email, channel: d.channel, ts: d.ts, text: d.text })),
+    requests: { google: e.google.counters, microsoft: e.microsoft.counters, slack: e.slack.counters },
+    directory: {
+      google: e.google.tenant.users.map((u) => ({ email: u.primaryEmail, name: u.name.fullName, title: u.organizations?.[0]?.title ?? null })),
+      microsoft: e.microsoft.tenant.users.map((u) => ({ email: u.mail, name: u.displayName, title: u.jobTitle ?? null })),
+    },
+  };
+}
+
+export interface DirectoryChange {
+  action: 'add' | 'rename' | 'remove' | 'title';
+  email: string;
+  name?: string;
+  title?: string;
+  /** For `add`: which directory (default: by the address's domain, eu.acme.test is Microsoft). */
+  provider?: 'google' | 'microsoft';
+}
+
+let added = 100;
+
+/** Applies a change to the emulated directories (and Slack, which mirrors everyone). */
+export function changeDirectory(e: SandboxEmulators, c: DirectoryChange): string {
+  const email = c.email.toLowerCase();
+  const g = e.google.tenant.users.find((u) => u.primaryEmail.toLowerCase() === email);
+  const m = e.microsoft.tenant.users.find((u) => (u.mail ?? '').toLowerCase() === email);
+  const s = e.slack.tenant.members.find((x) => (x.profile.email ?? '').toLowerCase() === email);
+  if (c.action === 'add') {
+    if (g || m) throw new Error(`${email} is already in the directory`);
+    const [given = 'New', ...rest] = (c.name ?? email.split('@')[0]!).split(' ');
+    const provider = c.provider ?? (email.endsWith('@eu.acme.test') ? 'microsoft' : 'google');
+    const p: AcmePerson = { given_name: given, family_name: rest.join(' ') || 'Teammate', title: c.title ?? 'Teammate', department: 'New hires', email, phone: '', provider };
+    const i = added++;
+    if (provider === 'google') {
+      const u = googleUserOf(p, i);
+      e.google.tenant.users.push(u);
+      e.google.tenant.groups[0]?.members.push(u.id);
+    } else {
+      const u = microsoftUserOf(p, i);
+      e.microsoft.addUser(u);
+      e.microsoft.tenant.groups[0]?.members.push(u.id);
+    }
+    e.slack.addMember(slackMemberOf(p, i));
+    return `added ${p.given_name} ${p.family_name} <${email}> to the ${provider === 'google' ? 'Google Workspace' : 'Microsoft 365'} directory`;
+  }
+  if (!g && !m) throw new Error(`${email} is not in the emulated directories`);
+  if (c.action === 'remove') {
+    if (g) {
+      e.google.tenant.users.splice(e.google.tenant.users.indexOf(g), 1);
+      for (const grp of e.google.tenant.groups) grp.members = grp.members.filter((id) => id !== g.id);
+    }
+    if (m) e.microsoft.removeUser(m.id);
+    if (s) e.slack.removeMember(s.id);
+    return `removed ${email}`;
+  }
+  if (c.action === 'rename') {
+    if (!c.name) throw new Error('rename needs a name');
+    const [given = c.name, ...rest] = c.name.split(' ');
+    if (g) g.name = { givenName: given, familyName: rest.join(' '), fullName: c.name };
+    if (m) e.microsoft.updateUser(m.id, { displayName: c.name, givenName: given, surname: rest.join(' ') });
+    if (s) Object.assign(s, { real_name: c.name, profile: { ...s.profile, real_name: c.name } });
+    return `renamed ${email} to ${c.name}`;
+  }
+  if (!c.title) throw new Error('title needs a title');
+  if (g) g.organizations = [{ ...(g.organizations?.[0] ?? {}), title: c.title, primary: true }];
+  if (m) e.microsoft.updateUser(m.id, { jobTitle: c.title });
+  if (s) s.profile.title = c.title;
+  return `changed the title of ${email} to ${c.title}`;
+}
+
+async function startControl(e: SandboxEmulators): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        if (req.method === 'GET' && req.url === '/_sandbox/state') return reply(200, sandboxState(e));
+        if (req.method === 'POST' && req.url === '/_sandbox/directory') {
+          const change = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as DirectoryChange;
+          if (!['add', 'rename', 'remove', 'title'].includes(change.action) || typeof change.email !== 'string') return reply(400, { error: 'expected {"action":"add|rename|remove|title","email":...}' });
+          return reply(200, { ok: true, message: changeDirectory(e, change) });
+        }
+        reply(404, { error: `no route ${req.method} ${req.url}` });
+      } catch (err) {
+        reply(422, { error: err instanceof Error ? err.message : String(err) });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const count = async (ctx: AppContext, sql: string, params: unknown[]) => (await ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
+
+/** The story of the first run: sync, map, assign, publish, install. */
+async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, signatureId: string): Promise<void> {
+  const runs = await waitForRuns(ctx.pool, await api.sync());
+  const synced = runs.reduce((n, r) => n + r.seen, 0);
+  log.info({ runs: runs.map((r) => ({ integration: r.integration, status: r.status, seen: r.seen })) }, `synced ${synced} teammates (${runs.map((r) => `${r.integration}: ${r.seen}`).join(', ')})`);
+  for (const r of runs.filter((x) => x.status !== 'succeeded')) log.warn({ run: r.id }, `${r.integration} sync ${r.status}: ${r.error ?? ''}`);
+  const values = await count(ctx, 'select count(*)::int as n from smart_field_values where workspace_id = $1', [workspaceId]);
+  const fields = await count(ctx, 'select count(*)::int as n from smart_fields where workspace_id = $1 and integration_id is not null', [workspaceId]);
+  log.info(`mapped ${values} smart-field values from ${fields} directory attributes (name, job title, phone)`);
+  const groups = await everyoneGroups(ctx, workspaceId);
+  await api.assignGroups(signatureId, groups);
+  await api.publish(signatureId);
+  log.info(`assigned the "Acme standard" signature to ${groups.length} all-staff groups and published it`);
+  await waitForIdle(ctx.pool);
+  const { rows } = await ctx.pool.query<{ kind: string; name: string; status: string; n: number }>(
+    `select i.kind, i.name, s.status, count(*)::int as n from installations s join integrations i on i.id = s.integration_id
+      where s.workspace_id = $1 group by i.kind, i.name, s.status order by i.name`,
+    [workspaceId],
+  );
+  const installed = rows.filter((r) => r.status === 'installed');
+  log.info(`installed ${installed.reduce((n, r) => n + r.n, 0)} signatures (${installed.map((r) => `${r.name}: ${r.n}`).join(', ')}), each with the campaign banner`);
+  const failures = await ctx.pool.query<{ address: string; name: string; error_message: string | null }>(
+    `select e.address, i.name, s.error_message from installations s join emails e on e.id = s.email_id join integrations i on i.id = s.integration_id
+      where s.workspace_id = $1 and s.status = 'failed' order by e.address`,
+    [workspaceId],
+  );
+  for (const f of failures.rows) log.warn(`1 install failed: ${f.address} in ${f.name}: ${f.error_message ?? 'unknown reason'}`);
+}
+
+function printWelcome(baseUrl: string, key: string, controlUrl: string): void {
+  const lines = [
+    '',
+    'Sandbox workspace "Acme" is ready.',
+    `  API base URL: ${baseUrl}`,
+    `  API key:      ${key}`,
+    `  Inspect the emulated mailboxes: ${controlUrl}/_sandbox/state`,
+    '',
+    'Try:',
+    `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/teammates`,
+    `  curl -X POST -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync`,
+    `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations`,
+    '',
+    'Change the emulated directory, then sync again:',
+    '  npx sigsync sandbox directory title priya.natarajan@acme.test "Head of Sales"',
+    '',
+  ];
+  for (const l of lines) out(l);
+}
+
+/**
+ * Runs the sandbox beside a started app when enabled; answers the app with a `stop` that also stops
+ * the emulators. A failure of the demo is logged and the server keeps running.
+ */
+export async function withSandbox(app: App): Promise<App> {
+  const { ctx } = app;
+  if (!sandboxEnabled(ctx.config) || !app.url) return app;
+  const log = ctx.logger.child({ component: 'sandbox' });
+  const emulators = await startSandboxEmulators();
+  const control = await startControl(emulators);
+  const stop = app.stop.bind(app);
+  const wrapped: App = {
+    ...app,
+    stop: async () => {
+      await stop();
+      await control.close();
+      await emulators.close();
+    },
+  };
+  log.info(`started the emulated tenants: Google Workspace at ${emulators.google.url}, Microsoft 365 at ${emulators.microsoft.url} (HTTPS, its own certificate), Slack at ${emulators.slack.url}`);
+  try {
+    let record = readSandboxRecord(ctx.config);
+    const exists = record && (await count(ctx, 'select count(*)::int as n from workspaces where id = $1', [record.workspace_id])) > 0;
+    if (record && exists) {
+      await repointSandbox(ctx, record.workspace_id, emulators);
+      log.info('pointed the sandbox workspace "Acme" at the new emulators');
+    } else if (!ctx.config.DATABASE_URL && (await count(ctx, 'select count(*)::int as n from workspaces', [])) === 0) {
+      const acme = loadAcme();
+      const seeded = await seedSandbox(ctx, emulators, acme);
+      record = { workspace_id: seeded.workspaceId, api_key: seeded.apiKey, signature_id: seeded.signatureId };
+      const google = acme.people.filter((p) => p.provider === 'google').length;
+      log.info(`seeded the sandbox workspace "Acme": ${acme.people.length} people (${google} on Google Workspace, ${acme.people.length - google} on Microsoft 365, everyone in Slack), the "Acme standard" signature and the "${acme.campaign.name}" campaign banner`);
+    } else {
+      log.info('the database already holds workspaces: the sandbox is not seeded (run `sigsync sandbox seed` to add it)');
+      record = undefined;
+    }
+    if (record) {
+      writeSandboxRecord(ctx.config, { ...record, control_url: control.url, base_url: app.url });
+      await runStory(ctx, log, new ApiClient(app.url, record.api_key), record.workspace_id, record.signature_id);
+      printWelcome(app.url, record.api_key, control.url);
+    }
+  } catch (err) {
+    log.error({ err }, 'the sandbox demo failed; the server keeps running');
+  }
+  return wrapped;
+}
