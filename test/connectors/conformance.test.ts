@@ -228,3 +228,64 @@ describe.each(PROVIDERS)('directory conformance: $fixtures', (provider) => {
     expect(await activeIds()).toEqual(listed);
   });
 });
+
+describe('incremental listing (Microsoft Entra delta) through the engine', () => {
+  const t = useTestContext();
+  const GRAPH = 'https://graph.microsoft.com';
+  const microsoft = PROVIDERS.find((p) => p.kind === 'microsoft_entra')!;
+  const id = (n: number) => `d0d0d0d0-0000-4000-8000-${String(n).padStart(12, '0')}`;
+  const user = (n: number, title = 'Engineer') => ({
+    id: id(n),
+    displayName: `Person ${n} (${title})`,
+    givenName: `Person${n}`,
+    surname: 'Delta',
+    jobTitle: title,
+    mail: `person${n}@acme.example`,
+    userPrincipalName: `person${n}@acme.example`,
+    businessPhones: [],
+    proxyAddresses: [`SMTP:person${n}@acme.example`],
+    accountEnabled: true,
+  });
+
+  it('writes only the 1% of users a delta round reports as changed', async () => {
+    const { workspaceId } = await workspaceWithKey(t.ctx);
+    const integration = await withTx(t.ctx.pool, (client) =>
+      insertIntegration(t.ctx, client, { workspaceId, kind: 'microsoft_entra', category: 'teammates', name: 'Entra', credentials: microsoft.credentials, config: {} }),
+    );
+    const run = async () => {
+      const [r] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
+      return (await executeRun(t.ctx, r!.id, { retry: FAST }))!;
+    };
+    const N = 200;
+
+    intercept(microsoft, 'background.json', true);
+    const full = nock(GRAPH)
+      .get('/v1.0/users')
+      .query((q) => q.$skiptoken === undefined)
+      .reply(200, { value: Array.from({ length: N }, (_, i) => user(i + 1)) });
+    expect(await run()).toMatchObject({ status: 'succeeded', mode: 'full', created: N });
+    full.done();
+    nock.cleanAll();
+    const before = new Map(
+      (await t.ctx.pool.query<{ id: string; updated_at: Date }>('select id, updated_at from teammates where workspace_id = $1', [workspaceId])).rows.map((r) => [r.id, r.updated_at.getTime()]),
+    );
+
+    // 1% of the directory changed: two people got a new title.
+    intercept(microsoft, 'background.json', true);
+    const delta = nock(GRAPH)
+      .get('/v1.0/users/delta')
+      .query({ $deltatoken: 'CONF-LATEST-1' })
+      .reply(200, { '@odata.deltaLink': `${GRAPH}/v1.0/users/delta?$deltatoken=CONF-NEXT-2`, value: [user(17, 'Staff Engineer'), user(142, 'Manager')] });
+    const second = await run();
+    delta.done();
+    expect(second).toMatchObject({ status: 'succeeded', mode: 'delta', pages: 1, seen: 2, created: 0, updated: 2, deleted: 0 });
+
+    const after = await t.ctx.pool.query<{ id: string; updated_at: Date; external_id: string }>(
+      'select t.id, t.updated_at, s.external_id from teammates t join teammate_sources s on s.teammate_id = t.id where t.workspace_id = $1',
+      [workspaceId],
+    );
+    expect(after.rows).toHaveLength(N);
+    const touched = after.rows.filter((r) => r.updated_at.getTime() !== before.get(r.id)).map((r) => r.external_id);
+    expect(touched.sort()).toEqual([id(17), id(142)]);
+  });
+});
