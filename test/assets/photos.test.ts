@@ -11,7 +11,8 @@ import { withTx } from '../../src/db/tx.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/sync/runs.ts';
-import { useTestContext } from '../helpers/db.ts';
+import { runCli } from '../helpers/cli.ts';
+import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 import { workspaceWithKey } from '../helpers/fixtures.ts';
 import { CREDENTIALS, SCOPES } from '../connectors/slack/helpers.ts';
 
@@ -186,5 +187,17 @@ describe('profile photos into assets', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('sigsync sync --integration <assets integration> queues its photo sync', async () => {
+    const s = await setup();
+    await s.clearJobs();
+    const r = await runCli(['sync', '--integration', s.assets.id], { DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('photo sync queued');
+    const jobs = await t.ctx.pool.query(
+      `select p.payload from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = 'sync_photos'`,
+    );
+    expect(jobs.rows.map((x) => x.payload)).toEqual([{ workspaceId: s.workspaceId, integrationId: s.assets.id }]);
   });
 });

@@ -8,6 +8,7 @@ import cliProgress from 'cli-progress';
 import type { AppContext } from '../../context.ts';
 import { getRun, startRuns, type StartedRun, type SyncRunRow } from '../../sync/runs.ts';
 import { startWorker } from '../../worker/runner.ts';
+import { requestPhotoSync } from '../../assets/directoryPhotos.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../output.ts';
 import { requireUuid, withContext } from './admin.ts';
@@ -71,9 +72,14 @@ export function syncCommands(program: Command): void {
         let ids: string[] | 'all';
         if (opts.integration) {
           const id = requireUuid(opts.integration, '--integration');
-          const { rows } = await ctx.pool.query<{ workspace_id: string; status: string; category: string }>('select workspace_id, status, category from integrations where id = $1', [id]);
+          const { rows } = await ctx.pool.query<{ workspace_id: string; status: string; category: string; kind: string }>('select workspace_id, status, category, kind from integrations where id = $1', [id]);
           const row = rows[0];
           if (!row) throw new UsageError(`--integration: no integration ${id}`);
+          if (row.category === 'assets' && row.status === 'active') {
+            const queued = await requestPhotoSync(ctx.pool, row.workspace_id, row.kind, id);
+            out(queued ? `photo sync queued for ${id}; a running worker (npm start, or sigsync worker) carries it out` : `nothing to start: ${id} is not activated`);
+            return;
+          }
           if (row.category !== 'teammates' && row.category !== 'smart_fields') throw new UsageError(`--integration: ${id} is a ${row.category} integration; only teammates and smart_fields integrations sync`);
           if (row.status !== 'active') throw new UsageError(`--integration: ${id} is ${row.status}; reconnect it first (sigsync integration reconnect ${id} --credentials-file ...)`);
           workspaceId = row.workspace_id;
