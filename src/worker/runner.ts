@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import type { TaskDefinition } from '../tasks/define.ts';
 import { tasks as registeredTasks, crontab } from '../tasks/index.ts';
 import { graphileLogger } from './logger.ts';
+import { registerWorkerProcess, type LivenessOptions } from './liveness.ts';
 
 export function buildTaskList(app: AppContext, tasks: TaskDefinition[]): TaskList {
   const list: TaskList = {};
@@ -43,18 +44,52 @@ export interface WorkerOptions {
   concurrency?: number;
   pollInterval?: number;
   noCron?: boolean;
+  /** Recovery of jobs locked by dead worker processes (see liveness.ts). */
+  liveness?: LivenessOptions;
 }
 
+/**
+ * Starts graphile-worker on the app's pool. The process registers itself first and releases the
+ * jobs of worker processes that died holding them (liveness.ts); stopping the runner unregisters it.
+ */
 export async function startWorker(app: AppContext, opts: WorkerOptions = {}): Promise<Runner> {
   const tasks = [...registeredTasks, ...(opts.tasks ?? [])].filter((t) => !opts.only || opts.only.includes(t.name));
-  return run({
-    pgPool: app.pool,
-    taskList: buildTaskList(app, tasks),
-    parsedCronItems: opts.noCron ? [] : parseCronItems(crontab(app.config)),
-    concurrency: opts.concurrency ?? app.config.WORKER_CONCURRENCY,
-    pollInterval: opts.pollInterval ?? 1000,
-    noHandleSignals: true,
-    gracefulShutdownAbortTimeout: 10_000,
-    logger: graphileLogger(app.logger),
-  });
+  const liveness = await registerWorkerProcess(app.pool, app.jobs, app.logger.child({ component: 'worker' }), opts.liveness);
+  let runner: Runner;
+  try {
+    await liveness.recover();
+    runner = await run({
+      pgPool: app.pool,
+      taskList: buildTaskList(app, tasks),
+      parsedCronItems: opts.noCron ? [] : parseCronItems(crontab(app.config)),
+      concurrency: opts.concurrency ?? app.config.WORKER_CONCURRENCY,
+      pollInterval: opts.pollInterval ?? 1000,
+      noHandleSignals: true,
+      gracefulShutdownAbortTimeout: 10_000,
+      logger: graphileLogger(app.logger),
+      events: liveness.events,
+    });
+  } catch (err) {
+    await liveness.close();
+    throw err;
+  }
+  const unregistered = runner.promise.finally(() => liveness.close());
+  unregistered.catch(() => {});
+  const stop = runner.stop;
+  const kill = runner.kill;
+  return {
+    ...runner,
+    async stop(reason?: string) {
+      await stop(reason);
+      await liveness.close();
+    },
+    async kill(reason?: string) {
+      await kill(reason);
+      await liveness.close();
+    },
+    async [Symbol.asyncDispose]() {
+      await stop('asyncDispose');
+      await liveness.close();
+    },
+  };
 }

@@ -1,0 +1,149 @@
+/**
+ * Recovery of jobs locked by dead worker processes.
+ *
+ * graphile-worker marks a job it runs with `locked_by` (the worker id) and only frees it on its own
+ * after 4 hours. A worker process that is killed (SIGKILL, OOM, a lost host) would thus hold its
+ * jobs for hours. Here each worker process registers itself in `worker_heartbeats` together with the
+ * ids its graphile-worker pool locks jobs with, and holds a session-level advisory lock keyed by its row id on a
+ * connection of its own for as long as it lives. Postgres drops that lock as soon as the
+ * connection goes away, so a row whose lock another session can take belongs to a dead process.
+ *
+ * `recover()` runs before the runner starts and then every `recoverEveryMs` (default 10 s) in every
+ * live worker process: it unlocks (graphile-worker's `forceUnlockWorkers`) the jobs and queues of
+ * dead processes' worker ids and deletes their rows. Jobs locked by an id that no row knows (a
+ * process killed in the instant between its worker taking a job and the id being recorded, or a
+ * worker from before this table) are unlocked once their lock is older than `unregisteredAfterMs`
+ * (default 10 minutes). Unlocked jobs run again: jobs are at-least-once, and every task is written
+ * to be safe to repeat.
+ */
+import { EventEmitter } from 'node:events';
+import os from 'node:os';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { WorkerEvents, WorkerUtils } from 'graphile-worker';
+
+/** First half of the two-int advisory lock key; the second half is the row id. */
+const LOCK_NAMESPACE = 0x5167_7711;
+
+export interface LivenessOptions {
+  /** How often a live process looks for dead ones (default 10 000 ms; 0 = only at start). */
+  recoverEveryMs?: number;
+  /** Age after which a lock held by an unregistered worker id is released (default 10 minutes). */
+  unregisteredAfterMs?: number;
+}
+
+export interface WorkerLiveness {
+  /** This process's row id. */
+  readonly id: number;
+  /** Pass to graphile-worker's `run({ events })`: records every worker id the pool creates. */
+  readonly events: WorkerEvents;
+  /** Releases the jobs of dead processes now; returns the worker ids it unlocked. */
+  recover(): Promise<string[]>;
+  /** Stops the timer, deletes this process's row and frees its connection. */
+  close(): Promise<void>;
+}
+
+export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, logger: Logger, opts: LivenessOptions = {}): Promise<WorkerLiveness> {
+  const recoverEveryMs = opts.recoverEveryMs ?? 10_000;
+  const unregisteredAfterMs = opts.unregisteredAfterMs ?? 10 * 60_000;
+  const workerIds: string[] = [];
+  let client: pg.PoolClient | undefined;
+  let id = 0;
+  let pending: Promise<unknown> = Promise.resolve();
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  /** Inserts the row and takes its lock in one transaction, so nobody sees the row unlocked. */
+  const register = async () => {
+    const c = await pool.connect();
+    c.on('error', () => {
+      // The connection is gone and our lock with it: other processes will release our jobs (they
+      // run again, at least once). Register anew on the next tick.
+      if (client === c) client = undefined;
+    });
+    await c.query('begin');
+    const { rows } = await c.query<{ id: number }>(`insert into worker_heartbeats (worker_ids, hostname, pid) values ($1, $2, $3) returning id`, [workerIds, os.hostname(), process.pid]);
+    id = rows[0]!.id;
+    await c.query('select pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, id]);
+    await c.query('commit');
+    client = c;
+  };
+
+  const recover = async (): Promise<string[]> => {
+    const dead: string[] = [];
+    const c = await pool.connect();
+    try {
+      const { rows } = await c.query<{ id: number; worker_ids: string[] }>('select id, worker_ids from worker_heartbeats where id <> $1', [id]);
+      for (const row of rows) {
+        const { rows: got } = await c.query<{ ok: boolean }>('select pg_try_advisory_lock($1, $2) as ok', [LOCK_NAMESPACE, row.id]);
+        if (!got[0]!.ok) continue;
+        try {
+          dead.push(...row.worker_ids);
+          await c.query('delete from worker_heartbeats where id = $1', [row.id]);
+        } finally {
+          await c.query('select pg_advisory_unlock($1, $2)', [LOCK_NAMESPACE, row.id]);
+        }
+      }
+      const { rows: orphans } = await c.query<{ locked_by: string }>(
+        `select distinct locked_by from graphile_worker._private_jobs j
+          where locked_by is not null and locked_at < now() - make_interval(secs => $1::float8 / 1000)
+            and not exists (select 1 from worker_heartbeats h where j.locked_by = any(h.worker_ids))`,
+        [unregisteredAfterMs],
+      );
+      dead.push(...orphans.map((o) => o.locked_by));
+    } finally {
+      c.release();
+    }
+    if (dead.length) {
+      await utils.forceUnlockWorkers(dead);
+      logger.warn({ workerIds: dead }, 'released the jobs of worker processes that no longer run');
+    }
+    return dead;
+  };
+
+  const tick = async () => {
+    if (closed) return;
+    if (!client) await register();
+    else await client.query('update worker_heartbeats set seen_at = now(), worker_ids = $2 where id = $1', [id, workerIds]);
+    await recover();
+  };
+
+  await register();
+  const events: WorkerEvents = new EventEmitter();
+  // graphile-worker 0.18 locks jobs with its pool's id (older versions: the worker's); record both.
+  const remember = (workerId: string) => {
+    workerIds.push(workerId);
+    const c = client;
+    if (!c) return;
+    pending = pending.then(() => c.query('update worker_heartbeats set worker_ids = array_append(worker_ids, $2) where id = $1', [id, workerId])).catch(() => {});
+  };
+  events.on('pool:create', ({ workerPool }) => remember(workerPool.id));
+  events.on('worker:create', ({ worker }) => remember(worker.workerId));
+  const timer = recoverEveryMs > 0 ? setInterval(() => void tick().catch((err: unknown) => logger.warn({ err }, 'worker liveness check failed')), recoverEveryMs) : undefined;
+  timer?.unref();
+
+  return {
+    get id() {
+      return id;
+    },
+    events,
+    recover,
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        if (timer) clearInterval(timer);
+        await pending;
+        const c = client;
+        client = undefined;
+        if (!c) return;
+        try {
+          await c.query('delete from worker_heartbeats where id = $1', [id]);
+          await c.query('select pg_advisory_unlock($1, $2)', [LOCK_NAMESPACE, id]);
+        } finally {
+          c.release();
+        }
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * What the reliability scenarios share: worker processes (`sigsync worker`) on a test database,
+ * killed or stopped by signal; waiting on SQL counts; a directory synced from the emulated Google
+ * tenant with one signature assigned to everyone.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { AppContext } from '../../src/context.ts';
+import { withTx } from '../../src/db/tx.ts';
+import { requestSignatureInstall } from '../../src/install/triggers.ts';
+import { BIN, childEnv, waitFor } from '../helpers/cli.ts';
+import { TEST_KEY } from '../helpers/db.ts';
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `sigsync worker` on the database; resolves once it is looking for jobs. */
+export async function startWorkerProcess(url: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [BIN, 'worker'], {
+    env: childEnv({ DATABASE_URL: url, ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'info', WORKER_CONCURRENCY: '8', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  await waitFor(async () => out.includes('looking for jobs') || (child.exitCode !== null && Promise.reject(new Error(`worker exited: ${out}`))), 30_000, 50);
+  return { child, output: () => out, exited };
+}
+
+export async function killWorker(w: WorkerProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill(signal);
+  return w.exited;
+}
+
+export const count = async (ctx: AppContext, sql: string, params: unknown[] = []): Promise<number> => (await ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
+
+/** A signature with the job title in it, assigned to every group of the workspace. */
+export async function signatureForEveryone(ctx: AppContext, workspaceId: string, titleFieldId: string): Promise<string> {
+  const tree = {
+    type: 'stack',
+    id: 'root',
+    children: [
+      { type: 'text', id: 'name', tokens: [{ type: 'textToken', id: 't1', value: 'Best regards' }] },
+      { type: 'text', id: 'title', tokens: [{ type: 'textToken', id: 't2', smartFieldUuid: titleFieldId }] },
+    ],
+  };
+  const { rows } = await ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [workspaceId, tree]);
+  const id = rows[0]!.id;
+  await ctx.pool.query(
+    `insert into assignments (workspace_id, signature_id, target_kind, group_id, priority)
+     select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`,
+    [workspaceId, id],
+  );
+  return id;
+}
+
+/** Publishes the draft and requests the installs in one transaction, as the API does. */
+export async function publish(ctx: AppContext, workspaceId: string, signatureId: string, forced = false): Promise<void> {
+  await withTx(ctx.pool, async (c) => {
+    await c.query(`update signatures set content = draft_content, last_published_at = now() where id = $1`, [signatureId]);
+    await requestSignatureInstall(c, workspaceId, signatureId, { kinds: ['primary'], forced });
+  });
+}
+
+export { waitFor };
