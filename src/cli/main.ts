@@ -13,6 +13,7 @@ import { syncCommands } from './commands/sync.ts';
 import { installCommands } from './commands/install.ts';
 import { webhookCommands } from './commands/webhook.ts';
 import { renderCommands } from './commands/render.ts';
+import { sandboxCommands } from './commands/sandbox.ts';
 
 export function buildProgram(): Command {
   const program = new Command('sigsync')
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   installCommands(program);
   webhookCommands(program);
   renderCommands(program);
+  sandboxCommands(program);
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
     c.showHelpAfterError(`(run sigsync ${c.name()} --help for usage)`);

@@ -1,0 +1,93 @@
+/**
+ * `npm start` on a fresh data directory, as a newcomer runs it: the server seeds the sandbox, syncs,
+ * publishes and installs by itself; the emulated mailboxes are read through the inspection API.
+ * Then the CLI changes the emulated directory and a sync through the printed API call carries the
+ * change into the mailbox.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readSandboxRecord } from '../../src/sandbox/demo.ts';
+import { loadAcme } from '../../src/sandbox/seed.ts';
+import { runCli, spawnCli, waitFor } from '../helpers/cli.ts';
+
+interface State {
+  gmail: Record<string, string>;
+  outlook: Record<string, string>;
+  slack_dms: { email: string }[];
+}
+
+describe('npm start on a fresh data directory', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-demo-'));
+  // Embedded Postgres runs as the postgres user when the tests run as root: it must reach the directory.
+  fs.chmodSync(dataDir, 0o755);
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' };
+  const child = spawnCli(['serve'], env);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const acme = loadAcme();
+
+  afterAll(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const state = async () => {
+    const record = readSandboxRecord({ DATA_DIR: dataDir });
+    if (!record?.control_url) return undefined;
+    return (await (await fetch(`${record.control_url}/_sandbox/state`)).json()) as State;
+  };
+
+  it('installs the demo signatures within 60 s and prints the API key and working curl commands', async () => {
+    const google = acme.people.filter((p) => p.provider === 'google');
+    const microsoft = acme.people.filter((p) => p.provider === 'microsoft');
+    const s = await waitFor(
+      async () => {
+        const st = await state();
+        return st && Object.keys(st.gmail).filter((k) => st.gmail[k]).length === google.length - 1 && Object.keys(st.outlook).length === microsoft.length && st.slack_dms.length === acme.people.length ? st : undefined;
+      },
+      60_000,
+      250,
+    );
+    for (const p of microsoft) expect(s.outlook[p.email], p.email).toContain(p.title);
+    for (const p of google.filter((x) => !x.no_mailbox)) expect(s.gmail[p.email], p.email).toContain(acme.campaign.href);
+
+    const output = await waitFor(async () => (child.output().includes('/v1/integrations\n') ? child.output() : undefined), 10_000);
+    expect(output).toMatch(/synced 25 teammates/);
+    expect(output).toMatch(/installed \d+ signatures/);
+    expect(output).toMatch(/install failed: hannah\.cole@acme\.test in Gmail \(sandbox\): .*Mail service not enabled/);
+    const key = /API key:\s+(sgs_\w+)/.exec(output)?.[1];
+    const base = /API base URL:\s+(\S+)/.exec(output)?.[1];
+    expect(key).toBeDefined();
+    const curls = [...output.matchAll(/curl (-X POST )?-H "Authorization: Bearer (sgs_\w+)" (\S+)/g)];
+    expect(curls).toHaveLength(3);
+    for (const [, post, k, url] of curls) {
+      expect(k).toBe(key);
+      expect(url!.startsWith(base!)).toBe(true);
+      const res = await fetch(url!, { method: post ? 'POST' : 'GET', headers: { authorization: `Bearer ${k}` } });
+      expect(res.status, url).toBe(200);
+    }
+    const teammates = (await (await fetch(`${base}/v1/teammates?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
+    expect(teammates.data).toHaveLength(acme.people.length);
+  }, 90_000);
+
+  it('sigsync sandbox directory changes the running emulators; the next sync reinstalls that mailbox', async () => {
+    const who = acme.people.find((p) => p.provider === 'microsoft')!;
+    const r = await runCli(['sandbox', 'directory', 'title', who.email, 'Chief Revenue Officer'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`changed the title of ${who.email}`);
+    const record = readSandboxRecord({ DATA_DIR: dataDir })!;
+    const res = await waitFor(async () => {
+      const x = await fetch(`${record.base_url}/v1/integrations/sync`, { method: 'POST', headers: { authorization: `Bearer ${record.api_key}` } });
+      return x.status === 200 ? x : undefined;
+    }, 20_000, 250);
+    expect(res.status).toBe(200);
+    await waitFor(async () => (await state())?.outlook[who.email]?.includes('Chief Revenue Officer'), 30_000, 250);
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 60_000);
+});
