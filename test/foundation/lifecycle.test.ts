@@ -19,7 +19,7 @@ function alive(pid: number): boolean {
 }
 
 async function startServe(dataDir: string, port: number) {
-  const child = spawnCli(['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' });
+  const child = spawnCli(['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', SANDBOX: '0' });
   await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 60_000, 200);
   return child;
 }

@@ -11,22 +11,30 @@ import { withSandbox } from '../../sandbox/demo.ts';
 /** Grace period for a clean shutdown after SIGINT/SIGTERM. */
 const SHUTDOWN_GRACE_MS = 15_000;
 
+/**
+ * Starts the app and runs it until SIGINT or SIGTERM, then stops it within the grace period. A
+ * signal that arrives while the app is still starting is honoured as soon as it has started; a
+ * second signal exits at once.
+ */
 async function runUntilSignal(start: () => Promise<App>): Promise<void> {
+  let received: NodeJS.Signals | undefined;
+  let onSignal = (signal: NodeJS.Signals) => {
+    if (received) process.exit(1);
+    received = signal;
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+  };
+  const handler = (signal: NodeJS.Signals) => onSignal(signal);
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+
   const app = await start();
   await new Promise<void>((resolve) => {
-    let signalled = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) {
-        app.ctx.logger.warn({ signal }, 'second signal: exiting now');
-        process.exit(1);
-      }
-      signalled = true;
+    const shutDown = (signal: NodeJS.Signals) => {
       app.ctx.logger.info({ signal }, 'shutting down');
-      const timer = setTimeout(() => {
+      setTimeout(() => {
         app.ctx.logger.error('shutdown took longer than the grace period; exiting');
         process.exit(1);
-      }, SHUTDOWN_GRACE_MS);
-      timer.unref();
+      }, SHUTDOWN_GRACE_MS).unref();
       app.stop().then(
         () => {
           app.ctx.logger.info('stopped');
@@ -39,8 +47,15 @@ async function runUntilSignal(start: () => Promise<App>): Promise<void> {
         },
       );
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    onSignal = (signal) => {
+      if (received) {
+        app.ctx.logger.warn({ signal }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      received = signal;
+      shutDown(signal);
+    };
+    if (received) shutDown(received);
   });
 }
 
