@@ -162,7 +162,7 @@ async function startControl(e: SandboxEmulators): Promise<{ url: string; close()
 const count = async (ctx: AppContext, sql: string, params: unknown[]) => (await ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
 
 /** The story of the first run: sync, map, assign, publish, install. */
-async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, signatureId: string): Promise<void> {
+async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, signatureId: string, restarted: boolean): Promise<void> {
   const runs = await waitForRuns(ctx.pool, await api.sync());
   const synced = runs.reduce((n, r) => n + r.seen, 0);
   log.info({ runs: runs.map((r) => ({ integration: r.integration, status: r.status, seen: r.seen })) }, `synced ${synced} teammates (${runs.map((r) => `${r.integration}: ${r.seen}`).join(', ')})`);
@@ -173,6 +173,8 @@ async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceI
   const groups = await everyoneGroups(ctx, workspaceId);
   await api.assignGroups(signatureId, groups);
   await api.publish(signatureId);
+  // Fresh emulators start with empty mailboxes, while the installations remember what was written before.
+  if (restarted) await api.reinstall(signatureId);
   log.info(`assigned the "Acme standard" signature to ${groups.length} all-staff groups and published it`);
   await waitForIdle(ctx.pool);
   const { rows } = await ctx.pool.query<{ kind: string; name: string; status: string; n: number }>(
@@ -232,9 +234,11 @@ export async function withSandbox(app: App): Promise<App> {
   log.info(`started the emulated tenants: Google Workspace at ${emulators.google.url}, Microsoft 365 at ${emulators.microsoft.url} (HTTPS, its own certificate), Slack at ${emulators.slack.url}`);
   try {
     let record = readSandboxRecord(ctx.config);
+    let restarted = false;
     const exists = record && (await count(ctx, 'select count(*)::int as n from workspaces where id = $1', [record.workspace_id])) > 0;
     if (record && exists) {
       await repointSandbox(ctx, record.workspace_id, emulators);
+      restarted = true;
       log.info('pointed the sandbox workspace "Acme" at the new emulators');
     } else if (!ctx.config.DATABASE_URL && (await count(ctx, 'select count(*)::int as n from workspaces', [])) === 0) {
       const acme = loadAcme();
@@ -246,9 +250,9 @@ export async function withSandbox(app: App): Promise<App> {
       log.info('the database already holds workspaces: the sandbox is not seeded (run `sigsync sandbox seed` to add it)');
       record = undefined;
     }
-    if (record) {
+    if (record && record.signature_id) {
       writeSandboxRecord(ctx.config, { ...record, control_url: control.url, base_url: app.url });
-      await runStory(ctx, log, new ApiClient(app.url, record.api_key), record.workspace_id, record.signature_id);
+      await runStory(ctx, log, new ApiClient(app.url, record.api_key), record.workspace_id, record.signature_id, restarted);
       printWelcome(app.url, record.api_key, control.url);
     }
   } catch (err) {

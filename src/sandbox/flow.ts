@@ -36,6 +36,12 @@ export class ApiClient {
     if (r.status !== 200) throw new Error(`PUT assignments answered ${r.status}: ${JSON.stringify(r.body)}`);
   }
 
+  /** POST /v1/signatures/{id}/install: a forced reinstall everywhere the signature applies. */
+  async reinstall(signatureId: string): Promise<void> {
+    const r = await this.request('POST', `/v1/signatures/${signatureId}/install`);
+    if (r.status !== 202) throw new Error(`POST install answered ${r.status}: ${JSON.stringify(r.body)}`);
+  }
+
   async publish(signatureId: string): Promise<void> {
     const r = await this.request('POST', `/v1/signatures/${signatureId}/publish`);
     if (r.status !== 200) throw new Error(`POST publish answered ${r.status}: ${JSON.stringify(r.body)}`);
