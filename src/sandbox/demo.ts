@@ -192,7 +192,7 @@ async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceI
   for (const f of failures.rows) log.warn(`1 install failed: ${f.address} in ${f.name}: ${f.error_message ?? 'unknown reason'}`);
 }
 
-function printWelcome(baseUrl: string, key: string, controlUrl: string): void {
+function printWelcome(baseUrl: string, key: string, controlUrl: string, runId: string | undefined): void {
   const lines = [
     '',
     'Sandbox workspace "Acme" is ready.',
@@ -203,7 +203,7 @@ function printWelcome(baseUrl: string, key: string, controlUrl: string): void {
     'Try:',
     `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/teammates`,
     `  curl -X POST -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync`,
-    `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations`,
+    runId ? `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync/${runId}` : `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations`,
     '',
     'Change the emulated directory, then sync again:',
     '  npx sigsync sandbox directory title priya.natarajan@acme.test "Head of Sales"',
@@ -253,7 +253,8 @@ export async function withSandbox(app: App): Promise<App> {
     if (record && record.signature_id) {
       writeSandboxRecord(ctx.config, { ...record, control_url: control.url, base_url: app.url });
       await runStory(ctx, log, new ApiClient(app.url, record.api_key), record.workspace_id, record.signature_id, restarted);
-      printWelcome(app.url, record.api_key, control.url);
+      const lastRun = await app.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [record.workspace_id]);
+      printWelcome(app.url, record.api_key, control.url, lastRun.rows[0]?.id);
     }
   } catch (err) {
     log.error({ err }, 'the sandbox demo failed; the server keeps running');

@@ -71,6 +71,15 @@ describe('integrations API', () => {
     expect(r.body.details[0]).toMatchObject({ field: 'per_page' });
   });
 
+  it('GET /v1/integrations/sync/{id} reads a run with its counters; another workspace gets 404', async () => {
+    const run = (await pool().query<{ id: string }>(`select id from sync_runs where workspace_id = $1 limit 1`, [api.ws])).rows[0]!.id;
+    const r = await api.call('GET', `/v1/integrations/sync/${run}`);
+    expect(r.status).toBe(200);
+    expect(r.body.data).toMatchObject({ id: run, status: 'succeeded', mode: 'full', counters: { pages: 0, seen: 0, created: 0 }, error: null });
+    expect((await api.call('GET', `/v1/integrations/sync/${run}`, undefined, api.otherKey)).status).toBe(404);
+    expect((await api.call('GET', '/v1/integrations/sync/not-an-id')).status).toBe(404);
+  });
+
   it('answers 401 without a key', async () => {
     expect((await api.call('GET', '/v1/integrations', undefined, null)).status).toBe(401);
     expect((await api.call('POST', '/v1/integrations/sync', undefined, null)).status).toBe(401);

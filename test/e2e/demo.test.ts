@@ -55,7 +55,7 @@ describe('npm start on a fresh data directory', () => {
     for (const p of microsoft) expect(s.outlook[p.email], p.email).toContain(p.title);
     for (const p of google.filter((x) => !x.no_mailbox)) expect(s.gmail[p.email], p.email).toContain(acme.campaign.href);
 
-    const output = await waitFor(async () => (child.output().includes('/v1/integrations\n') ? child.output() : undefined), 10_000);
+    const output = await waitFor(async () => (/\/v1\/integrations\/sync\/[0-9a-f-]{36}\n/.test(child.output()) ? child.output() : undefined), 10_000);
     expect(output).toMatch(/synced 25 teammates/);
     expect(output).toMatch(/installed \d+ signatures/);
     expect(output).toMatch(/install failed: hannah\.cole@acme\.test in Gmail \(sandbox\): .*Mail service not enabled/);

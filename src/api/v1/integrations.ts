@@ -1,6 +1,9 @@
 /**
  * GET /v1/integrations (paged) and POST /v1/integrations/sync (spec 4.9).
  *
+ * GET /v1/integrations/sync/{id} reads one sync run with its counters (not in the spec, which shows
+ * the run only as the answer of POST /sync; a client follows a run it started with it).
+ *
  * POST /sync starts one run per active, activated integration of category teammates or
  * smart_fields, leaving out those already running or without access. When nothing can start it
  * answers with an error with remediation:
@@ -11,7 +14,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES, type IntegrationRow } from '../../integrations/repository.ts';
-import { startRuns } from '../../sync/runs.ts';
+import { startRuns, type SyncRunRow } from '../../sync/runs.ts';
 import { ApiError } from '../errors.ts';
 import { pageParams, paginate } from '../pagination.ts';
 
@@ -43,6 +46,35 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
     );
     const total = rows[0]?.total ?? (await app.pool.query<{ n: number }>(`select count(*)::int as n from integrations where workspace_id = $1 and status <> 'disconnected'`, [req.workspaceId])).rows[0]!.n;
     return paginate(rows.map(integrationView), p, total);
+  });
+
+  v1.get('/integrations/sync/:id', async (req) => {
+    const { id } = req.params as { id: string };
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw ApiError.notFound('sync run');
+    const { rows } = await app.pool.query<SyncRunRow & { integration_name: string; category: string }>(
+      `select r.*, i.name as integration_name, i.category from sync_runs r join integrations i on i.id = r.integration_id
+        where r.workspace_id = $1 and r.id = $2`,
+      [req.workspaceId, id],
+    );
+    const r = rows[0];
+    if (!r) throw ApiError.notFound('sync run');
+    return {
+      data: {
+        id: r.id,
+        integration_id: r.integration_id,
+        integration_name: r.integration_name,
+        category: r.category,
+        status: r.status,
+        mode: r.mode,
+        trigger: r.trigger,
+        counters: { pages: r.pages, seen: r.seen, created: r.created, updated: r.updated, unchanged: r.unchanged, deleted: r.deleted, skipped: r.skipped, errors: r.errors, rate_limit_waits: r.rate_limit_waits, pending_deletions: r.pending_deletions },
+        error: r.error ? { code: r.error_code, message: r.error } : null,
+        error_details: r.error_details,
+        fallback_reason: r.fallback_reason,
+        started_at: r.started_at,
+        finished_at: r.finished_at,
+      },
+    };
   });
 
   v1.post('/integrations/sync', async (req, reply) => {
