@@ -7,6 +7,7 @@
 import { renderScenario } from './render.ts';
 import { syncFullScenario, syncGoogleScenario, syncNoChangeScenario } from './sync.ts';
 import { ingestScenario } from './ingest.ts';
+import { syncDeltaScenario } from './syncDelta.ts';
 import { publishLatencyScenario } from './publishLatency.ts';
 import { installNoChangeScenario, installScenario } from './install.ts';
 
@@ -28,6 +29,7 @@ export const scenarios: Record<string, Scenario> = {
   'sync-google': syncGoogleScenario,
   'sync-full': syncFullScenario,
   'sync-nochange': syncNoChangeScenario,
+  'sync-delta': syncDeltaScenario,
   ingest: ingestScenario,
   'publish-latency': publishLatencyScenario,
   install: installScenario,

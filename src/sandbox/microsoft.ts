@@ -221,7 +221,7 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
     return null;
   };
 
-  const transitiveMembers = (groupId: string, seen = new Set<string>()): { id: string; type: string }[] => {
+  const transitiveMembers = (groupId: string, seen = new Set<string>(), userIds = new Set(tenant.users.map((u) => u.id))): { id: string; type: string }[] => {
     const g = tenant.groups.find((x) => x.id === groupId);
     if (!g || seen.has(groupId)) return [];
     seen.add(groupId);
@@ -229,8 +229,8 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
     for (const m of g.members) {
       if (tenant.groups.some((x) => x.id === m)) {
         out.push({ id: m, type: '#microsoft.graph.group' });
-        out.push(...transitiveMembers(m, seen));
-      } else if (tenant.users.some((u) => u.id === m)) {
+        out.push(...transitiveMembers(m, seen, userIds));
+      } else if (userIds.has(m)) {
         out.push({ id: m, type: '#microsoft.graph.user' });
       }
     }
@@ -349,8 +349,9 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
             items = tenant.users.map((u) => project(u, select));
           } else {
             const ids = [...new Set(changes.filter((c) => c.seq > since && c.seq <= end).map((c) => c.id))];
+            const byId = new Map(tenant.users.map((u) => [u.id, u]));
             items = ids.map((id) => {
-              const u = tenant.users.find((x) => x.id === id);
+              const u = byId.get(id);
               return u ? project(u, select) : { id, '@removed': { reason: 'deleted' } };
             });
           }

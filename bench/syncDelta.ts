@@ -1,0 +1,61 @@
+/**
+ * `sync-delta`: Microsoft Entra, a full sync of N users, then 1% of them change and an incremental
+ * (delta) sync runs. Goal: the delta run takes ≤ 5% of the full run's wall time.
+ *
+ *   npm run bench -- sync-delta [--users 100000] [--changed 0.01]
+ */
+import { withTx } from '../src/db/tx.ts';
+import { createWorkspace } from '../src/db/workspaces.ts';
+import { insertIntegration } from '../src/integrations/repository.ts';
+import { executeRun } from '../src/sync/engine.ts';
+import { startRuns } from '../src/sync/runs.ts';
+import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator } from '../src/sandbox/microsoft.ts';
+import { mapSmartFieldSql } from './fixtures.ts';
+import type { BenchArgs, Figures } from './scenarios.ts';
+import { openBenchDb, round } from './support.ts';
+
+export async function syncDeltaScenario({ quick, options, log }: BenchArgs): Promise<Figures> {
+  const users = Number(options.users ?? (quick ? 10000 : 100000));
+  const share = Number(options.changed ?? 0.01);
+  const db = await openBenchDb();
+  const tenant = generateMicrosoftTenant(users);
+  const ms = await startMicrosoftEmulator(tenant);
+  try {
+    const ws = await createWorkspace(db.ctx.pool, 'delta');
+    const integration = await withTx(db.ctx.pool, (c) =>
+      insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'microsoft_entra', category: 'teammates', name: 'Entra', credentials: microsoftCredentials(tenant), config: microsoftIntegrationConfig(ms) }),
+    );
+    await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'job_title', 'jobTitle');
+    const sync = async () => {
+      const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
+      const t0 = performance.now();
+      const r = await executeRun(db.ctx, run!.id);
+      if (r?.status !== 'succeeded') throw new Error(`sync ${r?.status}: ${r?.error ?? ''}`);
+      return { r, wall: performance.now() - t0 };
+    };
+    const full = await sync();
+    log(`full: ${users} users in ${(full.wall / 1000).toFixed(2)} s (${full.r.pages} pages)`);
+    const step = Math.max(1, Math.round(1 / share));
+    let changed = 0;
+    for (let i = 0; i < tenant.users.length; i += step) {
+      ms.updateUser(tenant.users[i]!.id, { jobTitle: `Changed title ${i}` });
+      changed++;
+    }
+    const delta = await sync();
+    log(`delta: ${changed} changed users in ${(delta.wall / 1000).toFixed(3)} s (mode ${delta.r.mode}, updated ${delta.r.updated})`);
+    return {
+      users,
+      changed,
+      full_wall_s: round(full.wall / 1000, 3),
+      delta_wall_s: round(delta.wall / 1000, 3),
+      delta_mode: delta.r.mode,
+      delta_updated: delta.r.updated,
+      delta_pages: delta.r.pages,
+      ratio: round(delta.wall / full.wall, 4),
+      goal_ratio: 0.05,
+    };
+  } finally {
+    await ms.close();
+    await db.close();
+  }
+}
