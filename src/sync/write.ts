@@ -4,6 +4,7 @@
  * smart-field values from it. Rows are updated only where they differ (IS DISTINCT FROM), so an
  * unchanged directory writes nothing but the run's bookkeeping.
  */
+import crypto from 'node:crypto';
 import type pg from 'pg';
 import type { DirectoryUser } from '../../connectors/types.ts';
 import { teammatePayloadSql } from '../events/outbox.ts';
@@ -46,7 +47,7 @@ const norm = (email: string) => email.trim().toLowerCase();
 async function ensureStaging(client: pg.PoolClient): Promise<void> {
   await client.query(`
     create temp table if not exists stage_users (
-      ext_id text primary key, display_name text, given_name text, family_name text, email text, photo_ref text,
+      ext_id text primary key, display_name text, given_name text, family_name text, email text, photo_ref text, fingerprint text,
       teammate_id uuid, is_new boolean not null default false, revived boolean not null default false
     ) on commit delete rows;
     create temp table if not exists stage_emails (ext_id text, address text, is_primary boolean) on commit delete rows;
@@ -54,6 +55,30 @@ async function ensureStaging(client: pg.PoolClient): Promise<void> {
     create temp table if not exists stage_groups (ext_id text, group_id uuid) on commit delete rows;
     create temp table if not exists stage_changed (teammate_id uuid primary key) on commit delete rows;
   `);
+}
+
+/**
+ * Everything a directory user contributes to the database, hashed. A user whose fingerprint equals
+ * the stored one (and whose teammate is not deleted) is unchanged: the page only records that it was
+ * seen. The mapped fields are part of it, so a new or re-mapped smart field rewrites everyone once.
+ */
+function fingerprint(u: DirectoryUser, ctx: PageContext, fieldsSignature: string): string {
+  return crypto
+    .createHash('sha256')
+    .update(
+      JSON.stringify([
+        fieldsSignature,
+        u.displayName,
+        u.givenName,
+        u.familyName,
+        u.primaryEmail,
+        [...u.aliases].sort(),
+        ctx.fields.map((f) => attribute(u, f.attribute) ?? null),
+        [...new Set([...u.groups, ...u.orgUnits].map((g) => ctx.groupIds.get(g) ?? null))].sort(),
+        u.photo ? (u.photo.etag ?? u.photo.url ?? null) : null,
+      ]),
+    )
+    .digest('base64url');
 }
 
 /** Attribute lookup: exact path, then case-insensitive, so `phones.Work` finds `phones.work`. */
@@ -65,13 +90,24 @@ function attribute(user: DirectoryUser, path: string): string | undefined {
   return undefined;
 }
 
+/** Records who a run saw, as active or as removed, for the removals after a complete listing. */
+async function recordSeen(client: pg.PoolClient, runId: string, active: string[], removed: string[]): Promise<void> {
+  await client.query(
+    `insert into sync_run_seen (run_id, external_id, removed)
+     select $1::uuid, x, false from unnest($2::text[]) x
+     union all select $1::uuid, x, true from unnest($3::text[]) x
+     on conflict (run_id, external_id) do update set removed = excluded.removed`,
+    [runId, active, removed],
+  );
+}
+
 export async function writePage(client: pg.PoolClient, ctx: PageContext, users: DirectoryUser[], removedIds: string[]): Promise<PageResult> {
   await ensureStaging(client);
   const errors: RunErrorDetail[] = [];
   let skipped = 0;
 
   // In-page checks: users without an address are skipped; an address used twice keeps its first user.
-  const active: DirectoryUser[] = [];
+  let active: DirectoryUser[] = [];
   const removed = new Set(removedIds);
   const seenEmails = new Map<string, string>();
   // A user listed twice in one page (incremental listings may repeat one) counts once, last wins.
@@ -95,6 +131,28 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
     active.push(u);
   }
 
+  // Unchanged users (same fingerprint as stored) are only recorded as seen.
+  const fieldsSignature = ctx.fields.map((f) => `${f.id}=${f.attribute}`).join(',');
+  const fingerprints = new Map(active.map((u) => [u.externalId, fingerprint(u, ctx, fieldsSignature)]));
+  let unchanged: string[] = [];
+  if (ctx.category === 'teammates' && active.length) {
+    const { rows } = await client.query<{ external_id: string }>(
+      `select ts.external_id from teammate_sources ts
+         join unnest($2::text[], $3::text[]) x(ext_id, fingerprint) on x.ext_id = ts.external_id and x.fingerprint = ts.fingerprint
+         join teammates t on t.id = ts.teammate_id and t.deleted_at is null
+        where ts.integration_id = $1`,
+      [ctx.integrationId, [...fingerprints.keys()], [...fingerprints.values()]],
+    );
+    unchanged = rows.map((r) => r.external_id);
+    const same = new Set(unchanged);
+    active = active.filter((u) => !same.has(u.externalId));
+  }
+
+  if (!active.length) {
+    await recordSeen(client, ctx.runId, unchanged, [...removed]);
+    return { seen: unchanged.length, created: 0, updated: 0, unchanged: unchanged.length, skipped, errors, changedTeammateIds: [] };
+  }
+
   const emailRows: [string, string, boolean][] = [];
   const valueRows: [string, string, string][] = [];
   const groupRows: [string, string][] = [];
@@ -116,8 +174,8 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
   const w = ctx.workspaceId;
   const i = ctx.integrationId;
   await client.query(
-    `insert into stage_users (ext_id, display_name, given_name, family_name, email, photo_ref)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+    `insert into stage_users (ext_id, display_name, given_name, family_name, email, photo_ref, fingerprint)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`,
     [
       active.map((u) => u.externalId),
       active.map((u) => u.displayName),
@@ -125,6 +183,7 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
       active.map((u) => u.familyName),
       active.map((u) => u.primaryEmail!.trim()),
       active.map((u) => (u.photo ? (u.photo.etag ?? u.photo.url ?? null) : null)),
+      active.map((u) => fingerprints.get(u.externalId)!),
     ],
   );
   await client.query(`insert into stage_emails select * from unnest($1::text[], $2::text[], $3::boolean[])`, [
@@ -192,11 +251,12 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
       [w],
     );
     await client.query(
-      `insert into teammate_sources (workspace_id, integration_id, external_id, teammate_id, photo_ref)
-       select $1, $2, ext_id, teammate_id, photo_ref from stage_users
+      `insert into teammate_sources (workspace_id, integration_id, external_id, teammate_id, photo_ref, fingerprint)
+       select $1, $2, ext_id, teammate_id, photo_ref, fingerprint from stage_users
        on conflict (integration_id, external_id) do update
-          set teammate_id = excluded.teammate_id, photo_ref = excluded.photo_ref
-        where (teammate_sources.teammate_id, teammate_sources.photo_ref) is distinct from (excluded.teammate_id, excluded.photo_ref)`,
+          set teammate_id = excluded.teammate_id, photo_ref = excluded.photo_ref, fingerprint = excluded.fingerprint
+        where (teammate_sources.teammate_id, teammate_sources.photo_ref, teammate_sources.fingerprint)
+              is distinct from (excluded.teammate_id, excluded.photo_ref, excluded.fingerprint)`,
       [w, i],
     );
 
@@ -209,6 +269,10 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
       [w],
     );
     for (const d of aliasDup.rows) errors.push({ externalId: d.ext_id, email: d.address, message: `alias ${d.address} already belongs to another teammate; not added` });
+    // A user written only in part is written again next time, not skipped as unchanged.
+    if (aliasDup.rows.length) {
+      await client.query('update teammate_sources set fingerprint = null where integration_id = $1 and external_id = any($2::text[])', [i, aliasDup.rows.map((r) => r.ext_id)]);
+    }
     await client.query(`delete from stage_emails se where not exists (select 1 from stage_users s where s.ext_id = se.ext_id)`);
     await client.query(
       `with demoted as (
@@ -289,13 +353,8 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
   }
 
   // Bookkeeping: who this run saw, as active or removed.
-  await client.query(
-    `insert into sync_run_seen (run_id, external_id, removed)
-     select $1::uuid, ext_id, false from stage_users
-     union all select $1::uuid, x, true from unnest($2::text[]) x
-     on conflict (run_id, external_id) do update set removed = excluded.removed`,
-    [ctx.runId, [...removed]],
-  );
+  const written = await client.query<{ ext_id: string }>('select ext_id from stage_users');
+  await recordSeen(client, ctx.runId, [...unchanged, ...written.rows.map((r) => r.ext_id)], [...removed]);
 
   // teammate.created for new and returning teammates, with their addresses, in this transaction.
   const created = await client.query<{ teammate_id: string }>(
@@ -313,13 +372,13 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
       where s.is_new or s.revived or exists (select 1 from stage_changed c where c.teammate_id = s.teammate_id)`,
   );
   const changedTeammateIds = changed.rows.map((r) => r.teammate_id);
-  const stagedCount = (await client.query<{ n: number }>(`select count(*)::int as n from stage_users`)).rows[0]!.n;
+  const stagedCount = written.rows.length;
   const updated = changedTeammateIds.filter((id) => !createdIds.has(id)).length;
   return {
-    seen: stagedCount,
+    seen: stagedCount + unchanged.length,
     created: createdIds.size,
     updated,
-    unchanged: stagedCount - createdIds.size - updated,
+    unchanged: stagedCount - createdIds.size - updated + unchanged.length,
     skipped,
     errors,
     changedTeammateIds,
