@@ -19,7 +19,8 @@ export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, 
     `insert into teammate_photos (workspace_id, integration_id, external_id, teammate_id, photo_url, photo_etag)
      select ts.workspace_id, ts.integration_id, ts.external_id, ts.teammate_id, x.url, x.etag
        from unnest($3::text[], $4::text[], $5::text[]) x(ext, url, etag)
-       join teammate_sources ts on ts.workspace_id = $1 and ts.integration_id = $2 and ts.external_id = x.ext
+       join teammate_sources ts on ts.external_id = x.ext
+      where ts.workspace_id = $1 and ts.integration_id = $2 and ts.external_id = any($3::text[])
      on conflict (integration_id, external_id) do update
         set teammate_id = excluded.teammate_id, photo_url = excluded.photo_url, photo_etag = excluded.photo_etag
       where (teammate_photos.teammate_id, teammate_photos.photo_url, teammate_photos.photo_etag)

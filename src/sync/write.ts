@@ -48,9 +48,9 @@ async function ensureStaging(client: pg.PoolClient): Promise<void> {
   await client.query(`
     create temp table if not exists stage_users (
       ext_id text primary key, display_name text, given_name text, family_name text, email text, photo_ref text, fingerprint text,
-      teammate_id uuid, is_new boolean not null default false, revived boolean not null default false
+      teammate_id uuid, holder uuid, is_new boolean not null default false, revived boolean not null default false
     ) on commit delete rows;
-    create temp table if not exists stage_emails (ext_id text, address text, is_primary boolean) on commit delete rows;
+    create temp table if not exists stage_emails (ext_id text, address text, is_primary boolean, holder uuid) on commit delete rows;
     create temp table if not exists stage_values (ext_id text, field_id uuid, value text) on commit delete rows;
     create temp table if not exists stage_groups (ext_id text, group_id uuid) on commit delete rows;
     create temp table if not exists stage_changed (teammate_id uuid primary key) on commit delete rows;
@@ -136,14 +136,13 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
   const fingerprints = new Map(active.map((u) => [u.externalId, fingerprint(u, ctx, fieldsSignature)]));
   let unchanged: string[] = [];
   if (ctx.category === 'teammates' && active.length) {
-    const { rows } = await client.query<{ external_id: string }>(
-      `select ts.external_id from teammate_sources ts
-         join unnest($2::text[], $3::text[]) x(ext_id, fingerprint) on x.ext_id = ts.external_id and x.fingerprint = ts.fingerprint
-         join teammates t on t.id = ts.teammate_id and t.deleted_at is null
-        where ts.integration_id = $1`,
+    const { rows } = await client.query<{ ext_id: string }>(
+      `select x.ext_id from unnest($2::text[], $3::text[]) x(ext_id, fingerprint)
+        where x.fingerprint = (select ts.fingerprint from teammate_sources ts join teammates t on t.id = ts.teammate_id and t.deleted_at is null
+                                where ts.integration_id = $1 and ts.external_id = x.ext_id)`,
       [ctx.integrationId, [...fingerprints.keys()], [...fingerprints.values()]],
     );
-    unchanged = rows.map((r) => r.external_id);
+    unchanged = rows.map((r) => r.ext_id);
     const same = new Set(unchanged);
     active = active.filter((u) => !same.has(u.externalId));
   }
@@ -186,7 +185,7 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
       active.map((u) => fingerprints.get(u.externalId)!),
     ],
   );
-  await client.query(`insert into stage_emails select * from unnest($1::text[], $2::text[], $3::boolean[])`, [
+  await client.query(`insert into stage_emails (ext_id, address, is_primary) select * from unnest($1::text[], $2::text[], $3::boolean[])`, [
     emailRows.map((r) => r[0]),
     emailRows.map((r) => r[1]),
     emailRows.map((r) => r[2]),
@@ -197,30 +196,32 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
     valueRows.map((r) => r[2]),
   ]);
   await client.query(`insert into stage_groups select * from unnest($1::text[], $2::uuid[])`, [groupRows.map((r) => r[0]), groupRows.map((r) => r[1])]);
-
+  // A page is a few hundred rows; the directory tables can hold millions. Every lookup into them
+  // below is a correlated subquery on a unique index or an `= any(ids)` on an indexed column, so each
+  // page costs index probes for its own rows instead of a hash join over the whole workspace, which
+  // made every page slower than the last. (The engine keeps their statistics fresh: stats.ts.)
   // Who is who: the source row for this integration, else an existing teammate with the address.
   await client.query(
-    `update stage_users s set teammate_id = ts.teammate_id
-       from teammate_sources ts where ts.integration_id = $1 and ts.external_id = s.ext_id`,
-    [i],
+    `update stage_users s set
+        teammate_id = (select ts.teammate_id from teammate_sources ts where ts.integration_id = $2 and ts.external_id = s.ext_id),
+        holder = (select e.teammate_id from emails e where e.workspace_id = $1 and lower(e.address) = lower(s.email))`,
+    [w, i],
   );
   await client.query(
-    `update stage_users s set teammate_id = e.teammate_id
-       from emails e
-      where s.teammate_id is null and e.workspace_id = $1 and lower(e.address) = lower(s.email)
-        and ($3 = 'smart_fields' or not exists (
-              select 1 from teammate_sources ts where ts.teammate_id = e.teammate_id and ts.integration_id = $2))`,
-    [w, i, ctx.category],
+    `update stage_emails se set holder = (select e.teammate_id from emails e where e.workspace_id = $1 and lower(e.address) = lower(se.address))`,
+    [w],
+  );
+  await client.query(
+    `update stage_users s set teammate_id = s.holder
+      where s.teammate_id is null and s.holder is not null
+        and ($2 = 'smart_fields' or (select 1 from teammate_sources ts where ts.teammate_id = s.holder and ts.integration_id = $1 limit 1) is null)`,
+    [i, ctx.category],
   );
 
   // An address held by another teammate is reported on the run, and that user skipped.
   const dup = await client.query<{ ext_id: string; email: string }>(
-    `delete from stage_users s
-      using emails e
-      where e.workspace_id = $1 and lower(e.address) = lower(s.email)
-        and (s.teammate_id is null or e.teammate_id <> s.teammate_id)
+    `delete from stage_users s where s.holder is not null and (s.teammate_id is null or s.holder <> s.teammate_id)
       returning s.ext_id, s.email`,
-    [w],
   );
   for (const d of dup.rows) errors.push({ externalId: d.ext_id, email: d.email, message: `email ${d.email} already belongs to another teammate; skipped` });
 
@@ -230,8 +231,13 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
     skipped += unmatched.rowCount ?? 0;
   } else {
     await client.query(`update stage_users s set teammate_id = gen_random_uuid(), is_new = true where s.teammate_id is null`);
+  }
+  const written = (await client.query<{ ext_id: string; teammate_id: string }>('select ext_id, teammate_id from stage_users')).rows;
+  const ids = written.map((r) => r.teammate_id);
+
+  if (ctx.category === 'teammates') {
     await client.query(
-      `update stage_users s set revived = true from teammates t where t.id = s.teammate_id and t.deleted_at is not null`,
+      `update stage_users s set revived = true where not s.is_new and (select t.deleted_at from teammates t where t.id = s.teammate_id) is not null`,
     );
     await client.query(
       `insert into teammates (id, workspace_id, display_name, given_name, family_name)
@@ -243,12 +249,12 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
          update teammates t set display_name = coalesce(s.display_name, ''), given_name = s.given_name,
                 family_name = s.family_name, deleted_at = null
            from stage_users s
-          where t.id = s.teammate_id and not s.is_new and t.workspace_id = $1
+          where t.id = any($2::uuid[]) and t.id = s.teammate_id and not s.is_new and t.workspace_id = $1
             and (t.display_name, t.given_name, t.family_name, t.deleted_at)
                 is distinct from (coalesce(s.display_name, ''), s.given_name, s.family_name, null::timestamptz)
          returning t.id)
        insert into stage_changed select id from changed on conflict do nothing`,
-      [w],
+      [w, ids],
     );
     await client.query(
       `insert into teammate_sources (workspace_id, integration_id, external_id, teammate_id, photo_ref, fingerprint)
@@ -262,11 +268,8 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
 
     // Emails: aliases already held by someone else are reported; then demote, drop stale, upsert.
     const aliasDup = await client.query<{ ext_id: string; address: string }>(
-      `delete from stage_emails se
-        using stage_users s, emails e
-        where se.ext_id = s.ext_id and e.workspace_id = $1 and lower(e.address) = lower(se.address) and e.teammate_id <> s.teammate_id
+      `delete from stage_emails se using stage_users s where se.ext_id = s.ext_id and se.holder <> s.teammate_id
         returning se.ext_id, se.address`,
-      [w],
     );
     for (const d of aliasDup.rows) errors.push({ externalId: d.ext_id, email: d.address, message: `alias ${d.address} already belongs to another teammate; not added` });
     // A user written only in part is written again next time, not skipped as unchanged.
@@ -278,18 +281,19 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
       `with demoted as (
          update emails e set is_primary = false
            from stage_users s
-          where e.teammate_id = s.teammate_id and e.is_primary and lower(e.address) <> lower(s.email)
+          where e.teammate_id = any($1::uuid[]) and e.teammate_id = s.teammate_id and e.is_primary and lower(e.address) <> lower(s.email)
          returning e.teammate_id)
        insert into stage_changed select teammate_id from demoted on conflict do nothing`,
+      [ids],
     );
     await client.query(
       `with stale as (
          delete from emails e using stage_users s
-          where e.teammate_id = s.teammate_id and e.integration_id = $1
+          where e.teammate_id = any($2::uuid[]) and e.teammate_id = s.teammate_id and e.integration_id = $1
             and not exists (select 1 from stage_emails se where se.ext_id = s.ext_id and lower(se.address) = lower(e.address))
          returning e.teammate_id)
        insert into stage_changed select teammate_id from stale on conflict do nothing`,
-      [i],
+      [i, ids],
     );
     await client.query(
       `with up as (
@@ -310,11 +314,11 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
     await client.query(
       `with gone as (
          delete from memberships m using stage_users s, groups g
-          where m.teammate_id = s.teammate_id and g.id = m.group_id and g.integration_id = $1
+          where m.teammate_id = any($2::uuid[]) and m.teammate_id = s.teammate_id and g.id = m.group_id and g.integration_id = $1
             and not exists (select 1 from stage_groups sg where sg.ext_id = s.ext_id and sg.group_id = m.group_id)
          returning m.teammate_id)
        insert into stage_changed select teammate_id from gone on conflict do nothing`,
-      [i],
+      [i, ids],
     );
     await client.query(
       `with added as (
@@ -344,26 +348,25 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
     await client.query(
       `with cleared as (
          delete from smart_field_values v using stage_users s
-          where v.teammate_id = s.teammate_id and v.smart_field_id = any($1::uuid[])
+          where v.teammate_id = any($2::uuid[]) and v.teammate_id = s.teammate_id and v.smart_field_id = any($1::uuid[])
             and not exists (select 1 from stage_values sv where sv.ext_id = s.ext_id and sv.field_id = v.smart_field_id)
          returning v.teammate_id)
        insert into stage_changed select teammate_id from cleared on conflict do nothing`,
-      [ctx.fields.map((f) => f.id)],
+      [ctx.fields.map((f) => f.id), ids],
     );
   }
 
   // Bookkeeping: who this run saw, as active or removed.
-  const written = await client.query<{ ext_id: string }>('select ext_id from stage_users');
-  await recordSeen(client, ctx.runId, [...unchanged, ...written.rows.map((r) => r.ext_id)], [...removed]);
+  await recordSeen(client, ctx.runId, [...unchanged, ...written.map((r) => r.ext_id)], [...removed]);
 
   // teammate.created for new and returning teammates, with their addresses, in this transaction.
   const created = await client.query<{ teammate_id: string }>(
     `insert into events (workspace_id, type, payload)
      select $1, 'teammate.created', ${teammatePayloadSql('teammate.created')}
        from stage_users s join teammates t on t.id = s.teammate_id
-      where s.is_new or s.revived
+      where t.id = any($2::uuid[]) and (s.is_new or s.revived)
      returning (payload->'teammate'->>'uuid') as teammate_id`,
-    [w],
+    [w, ids],
   );
   const createdIds = new Set(created.rows.map((r) => r.teammate_id));
 
@@ -372,7 +375,7 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
       where s.is_new or s.revived or exists (select 1 from stage_changed c where c.teammate_id = s.teammate_id)`,
   );
   const changedTeammateIds = changed.rows.map((r) => r.teammate_id);
-  const stagedCount = written.rows.length;
+  const stagedCount = written.length;
   const updated = changedTeammateIds.filter((id) => !createdIds.has(id)).length;
   return {
     seen: stagedCount + unchanged.length,
