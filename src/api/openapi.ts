@@ -22,6 +22,7 @@ import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { createJsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
+import { invalidCharacterDetails } from './characters.ts';
 import { ApiError, detail, type ValidationDetail } from './errors.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -78,9 +79,12 @@ const ROOTS: Record<string, string> = { body: 'body', querystring: 'query', para
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
   ({ schema, httpPart }) =>
   (data) => {
+    const root = ROOTS[httpPart ?? 'body'] ?? 'body';
+    // Strings Postgres cannot store (NUL, lone surrogates) are refused here for every body, next to the schema's own problems.
+    const characters = httpPart === 'body' ? invalidCharacterDetails(data, root) : [];
     const result = schema.safeParse(data, { reportInput: true });
-    if (result.success) return { value: result.data };
-    return { error: ApiError.validation(zodDetails(result.error.issues, ROOTS[httpPart ?? 'body'] ?? 'body')) };
+    if (result.success && !characters.length) return { value: result.data };
+    return { error: ApiError.validation([...characters, ...(result.success ? [] : zodDetails(result.error.issues, root))]) };
   };
 
 /**

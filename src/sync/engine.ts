@@ -6,6 +6,9 @@
  *                 └─ fetch page 2 (prefetched while page 1 is written) ...
  *   complete listing -> removals (deletion guard) -> save the incremental cursor -> succeeded
  *
+ * Directory text is cleaned first, for every connector (src/sync/clean.ts: no NUL, no lone
+ * surrogates; addresses the database cannot hold are reported and left out).
+ *
  * Deletions happen only after a complete listing: a run that fails or is cut off part-way deletes
  * nothing. A crashed run resumes from its checkpoint (the page token after the last written page);
  * the seen set is in Postgres, so resuming adds no duplicates.
@@ -21,6 +24,7 @@ import { getRun, type SyncRunRow } from './runs.ts';
 import { writePage, type MappedField, type PageResult } from './write.ts';
 import { onTeammatesChanged } from './hooks.ts';
 import { recordDirectoryPhotos, requestPhotoSync } from '../assets/directoryPhotos.ts';
+import { cleanDirectoryGroup, cleanPageUsers, cleanText } from './clean.ts';
 
 /** Incremental tokens are trusted for this long; a full listing also runs at least this often. */
 export const FULL_SYNC_EVERY_MS = 7 * 24 * 3600 * 1000;
@@ -143,7 +147,8 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
     )
   ).rows;
   const category = integration.category === 'smart_fields' ? 'smart_fields' : 'teammates';
-  const groupIds = category === 'teammates' ? await syncGroups(ctx, integration, await withRetry(() => source.listGroups(), policy, observer)) : new Map<string, string>();
+  const groupIds =
+    category === 'teammates' ? await syncGroups(ctx, integration, (await withRetry(() => source.listGroups(), policy, observer)).map(cleanDirectoryGroup)) : new Map<string, string>();
 
   let pageToken = run.pages > 0 ? (run.checkpoint?.pageToken ?? undefined) : undefined;
   let nextState: IncrementalState | undefined;
@@ -191,6 +196,10 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
   for (;;) {
     const page = await pending;
     if (page.nextPageToken) pending = fetch(page.nextPageToken);
+    // Text Postgres cannot store (NUL, lone surrogates, impossible addresses) is cleaned here, once
+    // for every connector, before the fingerprints are computed, so an unchanged directory still
+    // compares equal.
+    const { users, errors: refused } = cleanPageUsers(page.users);
     await withTx(ctx.pool, async (client) => {
       // A page whose commit is lost in a database crash loses its checkpoint with it and is written
       // again on resume (the writes are idempotent upserts), so the page need not wait for fsync.
@@ -198,8 +207,8 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
       const r: PageResult = await writePage(
         client,
         { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds },
-        page.users,
-        page.removedIds,
+        users,
+        page.removedIds.map(cleanText),
       );
       await client.query(
         `update sync_runs set pages = pages + 1, seen = seen + $2, created = created + $3, updated = updated + $4,
@@ -208,10 +217,10 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
                                      else error_details || $8::jsonb end,
                 checkpoint = jsonb_build_object('pageToken', $9::text)
           where id = $1`,
-        [run.id, r.seen, r.created, r.updated, r.unchanged, r.skipped + page.skipped.length, r.errors.length, JSON.stringify(r.errors.slice(0, MAX_ERROR_DETAILS)), page.nextPageToken],
+        [run.id, r.seen, r.created, r.updated, r.unchanged, r.skipped + page.skipped.length, refused.length + r.errors.length, JSON.stringify([...refused, ...r.errors].slice(0, MAX_ERROR_DETAILS)), page.nextPageToken],
       );
       if (r.changedTeammateIds.length) await onTeammatesChanged(client, run.workspace_id, r.changedTeammateIds);
-      if (loop.category === 'teammates') await recordDirectoryPhotos(client, run.workspace_id, run.integration_id, page.users);
+      if (loop.category === 'teammates') await recordDirectoryPhotos(client, run.workspace_id, run.integration_id, users);
     });
     if (!page.nextPageToken) return page.nextState;
   }

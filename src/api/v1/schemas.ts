@@ -35,7 +35,7 @@ export const Pagination = z
  * The `code` catalogue of the v1 resources (README "REST API" has the full table):
  *   401 unauthorized · 404 not_found, route_not_found
  *   422 validation_failed (details: required, unknown_field, invalid_type, invalid_value, invalid_format,
- *       too_small, too_big, invalid_json, invalid_time_zone, not_found, already_exists, duplicate,
+ *       too_small, too_big, invalid_json, invalid_characters, invalid_time_zone, not_found, already_exists, duplicate,
  *       locked_by_integration, invalid_category, before_start, in_past, and the content tree's own codes)
  *   422 invalid_campaign_state (detail invalid_state, `allowed`) · 422 campaign_incomplete (detail incomplete, `missing`)
  *   422 with remediation: signature_not_published (publish_signature), variant_has_no_draft
