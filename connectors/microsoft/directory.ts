@@ -63,7 +63,7 @@ import {
 export const DELTA_TOKEN_LIFETIME_MS = 7 * 24 * 3600 * 1000;
 /** Largest page /users allows. */
 const PAGE_SIZE = '999';
-/** Groups whose members are fetched at the same time. */
+/** Groups (full listing) or users (delta round) whose memberships are fetched at the same time. */
 const MEMBER_FETCH_CONCURRENCY = 4;
 
 export const USER_PROPERTIES = [
@@ -193,17 +193,15 @@ export function toDirectoryUser(u: GraphUser, opts: { baseUrl: string; extension
   };
 }
 
-interface GroupIndex {
-  list: DirectoryGroup[];
-  /** user id -> ids of the groups they belong to, directly or through nested groups */
-  byUser: Map<string, string[]>;
-}
+/** user id -> ids of the groups they belong to, directly or through nested groups */
+type Memberships = Map<string, string[]>;
 
 export class MicrosoftDirectory implements DirectorySource {
   readonly incremental = true;
   private readonly graph: GraphApi;
   private readonly extensionAttributes: readonly string[];
-  private groupsLoad: Promise<GroupIndex> | undefined;
+  private groupList: Promise<DirectoryGroup[]> | undefined;
+  private memberIndex: Promise<Memberships> | undefined;
 
   constructor(graph: GraphApi, extensionAttributes: readonly string[]) {
     this.graph = graph;
@@ -220,20 +218,29 @@ export class MicrosoftDirectory implements DirectorySource {
     await this.graph.json('GET', this.graph.url('groups', { $select: 'id', $top: '1' }), GraphGroupCollection, 'Microsoft Graph groups', { scope: 'directory' });
   }
 
-  async listGroups(): Promise<DirectoryGroup[]> {
-    return (await this.groups()).list;
-  }
-
-  /** Groups and memberships, loaded once per source instance (one sync run) and shared by every page. */
-  private groups(): Promise<GroupIndex> {
-    this.groupsLoad ??= this.loadGroups().catch((err: unknown) => {
-      this.groupsLoad = undefined;
+  /** The groups, listed once per source instance (one sync run). */
+  listGroups(): Promise<DirectoryGroup[]> {
+    this.groupList ??= this.loadGroupList().catch((err: unknown) => {
+      this.groupList = undefined;
       throw err;
     });
-    return this.groupsLoad;
+    return this.groupList;
   }
 
-  private async loadGroups(): Promise<GroupIndex> {
+  /**
+   * Every group's transitive members, loaded once per full listing and shared by its pages. A delta
+   * round does not load it: it asks for the memberships of the users it changed (userMemberships),
+   * so its cost follows the changes, not the size of the directory.
+   */
+  private memberships(): Promise<Memberships> {
+    this.memberIndex ??= this.loadMemberships().catch((err: unknown) => {
+      this.memberIndex = undefined;
+      throw err;
+    });
+    return this.memberIndex;
+  }
+
+  private async loadGroupList(): Promise<DirectoryGroup[]> {
     const list: DirectoryGroup[] = [];
     // https://learn.microsoft.com/graph/api/group-list
     for (let url: string | undefined = this.graph.url('groups', { $select: 'id,displayName,mail', $top: PAGE_SIZE }); url; ) {
@@ -241,14 +248,51 @@ export class MicrosoftDirectory implements DirectorySource {
       for (const g of page.value) list.push({ externalId: g.id, kind: 'group', name: text(g.displayName) ?? g.id, email: text(g.mail) ?? null });
       url = page['@odata.nextLink'];
     }
-    const byUser = new Map<string, string[]>();
+    return list;
+  }
+
+  private async loadMemberships(): Promise<Memberships> {
+    const list = await this.listGroups();
+    const byUser: Memberships = new Map();
     const limit = pLimit(MEMBER_FETCH_CONCURRENCY);
     await Promise.all(list.map((g) => limit(() => this.loadMembers(g.externalId, byUser))));
     // Member pages arrive in any order; list each user's groups in the order Graph lists the groups.
-    const order = new Map(list.map((g, i) => [g.externalId, i]));
-    for (const groups of byUser.values()) groups.sort((a, b) => order.get(a)! - order.get(b)!);
+    await this.sortByListOrder(byUser);
     this.graph.logger.debug({ groups: list.length, members: byUser.size }, 'Microsoft groups loaded');
-    return { list, byUser };
+    return byUser;
+  }
+
+  private async sortByListOrder(byUser: Memberships): Promise<void> {
+    const order = new Map((await this.listGroups()).map((g, i) => [g.externalId, i]));
+    for (const [user, groups] of byUser) byUser.set(user, groups.filter((g) => order.has(g)).sort((a, b) => order.get(a)! - order.get(b)!));
+  }
+
+  /** https://learn.microsoft.com/graph/api/user-list-transitivememberof */
+  private async userMemberships(userIds: string[]): Promise<Memberships> {
+    const byUser: Memberships = new Map();
+    const limit = pLimit(MEMBER_FETCH_CONCURRENCY);
+    await Promise.all(
+      userIds.map((id) =>
+        limit(async () => {
+          const groups: string[] = [];
+          for (let url: string | undefined = this.graph.url(`users/${encodeURIComponent(id)}/transitiveMemberOf`, { $select: 'id', $top: PAGE_SIZE }); url; ) {
+            let page: z.infer<typeof GraphDirectoryObjectCollection>;
+            try {
+              page = await this.graph.json('GET', url, GraphDirectoryObjectCollection, 'Microsoft Graph user memberships page', { scope: 'directory' });
+            } catch (err) {
+              // The user was deleted after the delta page listed them: the next round reports the removal.
+              if (err instanceof ConnectorError && err.status === 404) break;
+              throw err;
+            }
+            for (const o of page.value) if (o['@odata.type'] === '#microsoft.graph.group') groups.push(o.id);
+            url = page['@odata.nextLink'];
+          }
+          byUser.set(id, groups);
+        }),
+      ),
+    );
+    await this.sortByListOrder(byUser);
+    return byUser;
   }
 
   /** https://learn.microsoft.com/graph/api/group-list-transitivemembers */
@@ -281,21 +325,21 @@ export class MicrosoftDirectory implements DirectorySource {
         throw new CursorExpiredError(`the delta token from ${opts.since.obtainedAt} is older than Graph's 7-day lifetime`);
       }
     }
-    const groups = await this.groups();
-    return opts.since ? this.deltaPage(opts.since, opts.pageToken, groups) : this.fullPage(opts.pageToken, groups);
+    return opts.since ? this.deltaPage(opts.since, opts.pageToken) : this.fullPage(opts.pageToken);
   }
 
-  private map(users: GraphUser[], groups: GroupIndex, page: Omit<DirectoryPage, 'users' | 'skipped'>): DirectoryPage {
+  private map(users: GraphUser[], groups: Memberships, page: Omit<DirectoryPage, 'users' | 'skipped'>): DirectoryPage {
     const out: DirectoryPage = { ...page, users: [], skipped: [] };
     for (const u of users) {
-      const m = toDirectoryUser(u, { baseUrl: this.graph.baseUrl, extensionAttributes: this.extensionAttributes, groups: groups.byUser.get(u.id) ?? [] });
+      const m = toDirectoryUser(u, { baseUrl: this.graph.baseUrl, extensionAttributes: this.extensionAttributes, groups: groups.get(u.id) ?? [] });
       if ('user' in m) out.users.push(m.user);
       else out.skipped.push(m.skipped);
     }
     return out;
   }
 
-  private async fullPage(pageToken: string | undefined, groups: GroupIndex): Promise<DirectoryPage> {
+  private async fullPage(pageToken: string | undefined): Promise<DirectoryPage> {
+    const groups = await this.memberships();
     let token: PageToken;
     if (pageToken) {
       token = decodePageToken(pageToken);
@@ -320,15 +364,17 @@ export class MicrosoftDirectory implements DirectorySource {
     );
   }
 
-  private async deltaPage(since: IncrementalState, pageToken: string | undefined, groups: GroupIndex): Promise<DirectoryPage> {
+  private async deltaPage(since: IncrementalState, pageToken: string | undefined): Promise<DirectoryPage> {
     const url = pageToken ? decodePageToken(pageToken).next : since.token;
     const page = await this.graph.json('GET', url, GraphUserCollection, 'Microsoft Graph users delta page', { scope: 'directory' });
     const next = page['@odata.nextLink'];
     const deltaLink = page['@odata.deltaLink'];
     if (!next && !deltaLink) throw new InvalidResponseError('Microsoft Graph users delta page: neither @odata.nextLink nor @odata.deltaLink', []);
     const removedIds = page.value.filter((u) => u['@removed']).map((u) => u.id);
+    const changed = page.value.filter((u) => !u['@removed']);
+    const groups = await this.userMemberships(changed.filter((u) => u.accountEnabled !== false).map((u) => u.id));
     return this.map(
-      page.value.filter((u) => !u['@removed']),
+      changed,
       groups,
       {
         removedIds,

@@ -3,8 +3,8 @@
  * the Entra ID token endpoint (with its OpenID configuration and AADSTS errors), Graph v1.0
  * `/users` ($select, $top ≤ 999, @odata.nextLink paging), `/users/delta` with real deltaLink
  * semantics (a change log: a token replays every change made after it was issued, `$deltatoken=latest`
- * starts from now, `expireDeltaTokens()` makes older tokens answer 410), `/groups` and
- * `transitiveMembers`, photos, and the beta mailbox configuration item OWA.UserOptions
+ * starts from now, `expireDeltaTokens()` makes older tokens answer 410), `/groups` with
+ * `transitiveMembers`, a user's `transitiveMemberOf`, photos, and the beta mailbox configuration item OWA.UserOptions
  * (get, create, update) in which Outlook on the web keeps its signature.
  *
  * The certificate is trusted only by clients given `emulator.caCert`: point an integration at it with
@@ -237,6 +237,30 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
     return [...new Map(out.map((o) => [o.id, o])).values()];
   };
 
+  // Group member sets, rebuilt when a group's member array is replaced or grows.
+  const memberSets = new WeakMap<string[], { n: number; set: Set<string> }>();
+  const membersOf = (g: GraphGroupRaw): Set<string> => {
+    const cached = memberSets.get(g.members);
+    if (cached && cached.n === g.members.length) return cached.set;
+    const set = new Set(g.members);
+    memberSets.set(g.members, { n: g.members.length, set });
+    return set;
+  };
+  /** The groups an object belongs to, directly or through nested groups. */
+  const transitiveMemberOf = (objectId: string): string[] => {
+    const out = new Set<string>();
+    for (const queue = [objectId]; queue.length; ) {
+      const id = queue.shift()!;
+      for (const g of tenant.groups) {
+        if (!out.has(g.id) && membersOf(g).has(id)) {
+          out.add(g.id);
+          queue.push(g.id);
+        }
+      }
+    }
+    return [...out];
+  };
+
   const mailboxItem = (userKey: string): { user: GraphUserRaw } | Reply => {
     const u = findUser(userKey);
     if (!u) return graphError(404, 'ErrorInvalidUser', `The requested user '${decodeURIComponent(userKey)}' is invalid.`);
@@ -407,6 +431,23 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
           const all = transitiveMembers(id);
           const next = offset + top < all.length ? link(`/v1.0/groups/${id}/transitiveMembers`, { $select: 'id', $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
           return { status: 200, body: { ...(next ? { '@odata.nextLink': next } : {}), value: all.slice(offset, offset + top).map((o) => ({ '@odata.type': o.type, id: o.id })) } };
+        },
+      },
+      {
+        method: 'GET',
+        pattern: /^\/v1\.0\/users\/([^/]+)\/transitiveMemberOf$/,
+        name: 'users.transitiveMemberOf',
+        handler: ({ url, req }, m) => {
+          const denied = checkBearer(req.headers.authorization);
+          if (denied) return denied;
+          const u = findUser(m[1]!);
+          if (!u) return graphError(404, 'Request_ResourceNotFound', `Resource '${decodeURIComponent(m[1]!)}' does not exist or one of its queried reference-property objects are not present.`);
+          const top = Math.min(Number(url.searchParams.get('$top') ?? DEFAULT_PAGE) || DEFAULT_PAGE, 999);
+          const skip = url.searchParams.get('$skiptoken');
+          const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
+          const all = transitiveMemberOf(u.id);
+          const next = offset + top < all.length ? link(`/v1.0/users/${u.id}/transitiveMemberOf`, { $select: 'id', $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
+          return { status: 200, body: { ...(next ? { '@odata.nextLink': next } : {}), value: all.slice(offset, offset + top).map((id) => ({ '@odata.type': '#microsoft.graph.group', id })) } };
         },
       },
       {

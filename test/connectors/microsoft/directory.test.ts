@@ -12,7 +12,7 @@ import {
   RateLimitedError,
   TransientError,
 } from '../../../connectors/types.ts';
-import { ACCESS_TOKEN, captureLogger, config, CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockGroups, tokenScope, uid } from './helpers.ts';
+import { ACCESS_TOKEN, captureLogger, config, CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockGroupList, mockGroups, mockMemberOf, tokenScope, uid } from './helpers.ts';
 
 const SELECT = `id,displayName,givenName,surname,jobTitle,department,companyName,mail,userPrincipalName,businessPhones,mobilePhone,officeLocation,proxyAddresses,accountEnabled,${EXT}`;
 const LATEST = 'https://graph.microsoft.com/v1.0/users/delta?$deltatoken=LATEST-Xk9qfR2';
@@ -274,20 +274,26 @@ describe('Microsoft Entra directory: full listing', () => {
 
   it('keeps going when a group disappears between the group list and its members', async () => {
     tokenScope();
-    const graph = nock(GRAPH)
-      .get('/v1.0/groups')
-      .query(true)
-      .reply(200, fixture('groups.json'))
-      .get('/v1.0/groups/g-sales-0001/transitiveMembers')
-      .query(true)
-      .reply(404, graphErrorBody('Request_ResourceNotFound', "Resource 'g-sales-0001' does not exist."))
-      .get('/v1.0/groups/g-all-0002/transitiveMembers')
-      .query({ $select: 'id', $top: '999' })
-      .reply(200, fixture('groups.g-all-0002.members.page1.json'))
-      .get('/v1.0/groups/g-all-0002/transitiveMembers')
-      .query(true)
-      .reply(200, fixture('groups.g-all-0002.members.page2.json'));
-    expect((await source().listGroups()).map((g) => g.externalId)).toEqual(['g-sales-0001', 'g-all-0002']);
+    const graph = mockFullListing(
+      nock(GRAPH)
+        .get('/v1.0/groups')
+        .query(true)
+        .reply(200, fixture('groups.json'))
+        .get('/v1.0/groups/g-sales-0001/transitiveMembers')
+        .query(true)
+        .reply(404, graphErrorBody('Request_ResourceNotFound', "Resource 'g-sales-0001' does not exist."))
+        .get('/v1.0/groups/g-all-0002/transitiveMembers')
+        .query({ $select: 'id', $top: '999' })
+        .reply(200, fixture('groups.g-all-0002.members.page1.json'))
+        .get('/v1.0/groups/g-all-0002/transitiveMembers')
+        .query(true)
+        .reply(200, fixture('groups.g-all-0002.members.page2.json')),
+    );
+    const src = source();
+    expect((await src.listGroups()).map((g) => g.externalId)).toEqual(['g-sales-0001', 'g-all-0002']);
+    const users = (await listAll(src)).flatMap((p) => p.users);
+    expect(users.some((u) => u.groups.includes('g-sales-0001'))).toBe(false);
+    expect(users.filter((u) => u.groups.includes('g-all-0002')).length).toBeGreaterThan(0);
     graph.done();
   });
 
@@ -360,7 +366,8 @@ describe('Microsoft Entra directory: full listing', () => {
 describe('Microsoft Entra directory: delta', () => {
   it('follows nextLink until the deltaLink, reports @removed ids and disabled users, and hands back the deltaLink on the last page only', async () => {
     tokenScope();
-    const graph = mockGroups(nock(GRAPH))
+    // Only the changed, enabled user's memberships are asked for: not every group's members.
+    const graph = mockMemberOf(mockGroupList(nock(GRAPH)), uid(2), ['g-all-0002', 'g-sales-0001'])
       .get('/v1.0/users/delta')
       .query({ $deltatoken: 'LATEST-Xk9qfR2' })
       .reply(200, fixture('users.delta.page1.json'))
@@ -414,6 +421,7 @@ describe('Microsoft Entra directory: delta', () => {
       .get('/v1.0/users/delta')
       .query({ $deltatoken: 'T1' })
       .reply(200, { '@odata.deltaLink': `${GRAPH}/v1.0/users/delta?$deltatoken=T2`, value: changed });
+    for (const u of changed) mockMemberOf(delta, u.id, []);
     const pages = await listAll(src, { since: listing.at(-1)!.nextState! });
     expect(pages).toHaveLength(1);
     expect(pages[0]!.users.map((u) => u.externalId)).toEqual(['u-7', 'u-150', 'u-299']);
@@ -424,7 +432,7 @@ describe('Microsoft Entra directory: delta', () => {
 
   it('throws CursorExpiredError on 410 Gone', async () => {
     tokenScope();
-    const graph = mockGroups(nock(GRAPH))
+    const graph = nock(GRAPH)
       .get('/v1.0/users/delta')
       .query({ $deltatoken: 'LATEST-Xk9qfR2' })
       .reply(410, graphErrorBody('syncStateNotFound', 'The sync state generation is not found.'));

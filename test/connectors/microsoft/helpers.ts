@@ -81,11 +81,27 @@ export function aadstsError(error: string, code: number, description: string) {
 }
 
 /** The fixture groups and their transitive members (three member pages). */
-export function mockGroups(scope: nock.Scope): nock.Scope {
+/** The group list alone, as a delta round asks for it. */
+export function mockGroupList(scope: nock.Scope): nock.Scope {
+  return scope.get('/v1.0/groups').query({ $select: 'id,displayName,mail', $top: '999' }).reply(200, fixture('groups.json'));
+}
+
+/** One user's transitive memberships, as a delta round asks for each changed user's; a directory role among them is ignored. */
+export function mockMemberOf(scope: nock.Scope, userId: string, groupIds: string[]): nock.Scope {
   return scope
-    .get('/v1.0/groups')
-    .query({ $select: 'id,displayName,mail', $top: '999' })
-    .reply(200, fixture('groups.json'))
+    .get(`/v1.0/users/${userId}/transitiveMemberOf`)
+    .query({ $select: 'id', $top: '999' })
+    .reply(200, {
+      value: [
+        ...groupIds.map((id) => ({ '@odata.type': '#microsoft.graph.group', id })),
+        { '@odata.type': '#microsoft.graph.directoryRole', id: 'r-global-reader' },
+      ],
+    });
+}
+
+/** The group list and every group's transitive members, as a full listing asks for them. */
+export function mockGroups(scope: nock.Scope): nock.Scope {
+  return mockGroupList(scope)
     .get('/v1.0/groups/g-sales-0001/transitiveMembers')
     .query({ $select: 'id', $top: '999' })
     .reply(200, fixture('groups.g-sales-0001.members.json'))
