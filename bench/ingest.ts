@@ -13,6 +13,7 @@ import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
 import { startRuns } from '../src/sync/runs.ts';
+import { SyncStatistics } from '../src/sync/stats.ts';
 import { writePage } from '../src/sync/write.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
@@ -46,13 +47,16 @@ async function writePath(db: BenchDb, users: number, round_: number): Promise<nu
     { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work'), attribute: 'phones.work' },
   ];
   const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
+  // As the engine does: each page one transaction, statistics refreshed as the run grows the tables.
+  const statistics = new SyncStatistics();
   const t0 = performance.now();
   for (let p = 0; p < users; p += PAGE) {
     const page = Array.from({ length: Math.min(PAGE, users - p) }, (_, k) => user(p + k));
-    await withTx(db.ctx.pool, async (c) => {
+    const created = await withTx(db.ctx.pool, async (c) => {
       await c.query('set local synchronous_commit = off');
-      await writePage(c, { workspaceId: ws.id, integrationId: integration.id, runId: run!.id, category: 'teammates', fields, groupIds: new Map() }, page, []);
+      return (await writePage(c, { workspaceId: ws.id, integrationId: integration.id, runId: run!.id, category: 'teammates', fields, groupIds: new Map() }, page, [])).created;
     });
+    await statistics.afterPage(db.ctx.pool, created);
   }
   return performance.now() - t0;
 }

@@ -21,6 +21,7 @@ import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } f
 import { teammatePayloadSql } from '../events/outbox.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 import { getRun, type SyncRunRow } from './runs.ts';
+import { SyncStatistics } from './stats.ts';
 import { writePage, type MappedField, type PageResult } from './write.ts';
 import { onTeammatesChanged } from './hooks.ts';
 import { recordDirectoryPhotos, requestPhotoSync } from '../assets/directoryPhotos.ts';
@@ -192,6 +193,7 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
     p.catch(() => {}); // awaited below; this only keeps a prefetch failure from being "unhandled" meanwhile
     return p;
   };
+  const statistics = new SyncStatistics();
   let pending = fetch(loop.pageToken);
   for (;;) {
     const page = await pending;
@@ -200,7 +202,7 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
     // for every connector, before the fingerprints are computed, so an unchanged directory still
     // compares equal.
     const { users, errors: refused } = cleanPageUsers(page.users);
-    await withTx(ctx.pool, async (client) => {
+    const created = await withTx(ctx.pool, async (client) => {
       // A page whose commit is lost in a database crash loses its checkpoint with it and is written
       // again on resume (the writes are idempotent upserts), so the page need not wait for fsync.
       await client.query('set local synchronous_commit = off');
@@ -221,7 +223,9 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
       );
       if (r.changedTeammateIds.length) await onTeammatesChanged(client, run.workspace_id, r.changedTeammateIds);
       if (loop.category === 'teammates') await recordDirectoryPhotos(client, run.workspace_id, run.integration_id, users);
+      return r.created;
     });
+    await statistics.afterPage(ctx.pool, created);
     if (!page.nextPageToken) return page.nextState;
   }
 }
