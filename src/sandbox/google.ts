@@ -101,7 +101,7 @@ export interface GoogleEmulator extends EmulatorServer {
   signatures(): Record<string, string>;
   /** sendAs patches received, per address. */
   writes: Map<string, number>;
-  /** Emits 'write' (address) for every sendAs signature patch. */
+  /** Emits 'write' (address, signature html) for every sendAs signature patch. */
   events: EventEmitter;
 }
 
@@ -216,7 +216,7 @@ export async function startGoogleEmulator(tenant: GoogleTenant = generateGoogleT
             if (patch.signature.length > 10_000) return googleError(400, 'Signature exceeds maximum length of 10000 characters', 'invalidArgument');
             entry.signature = patch.signature;
             writes.set(entry.sendAsEmail.toLowerCase(), (writes.get(entry.sendAsEmail.toLowerCase()) ?? 0) + 1);
-            events.emit('write', entry.sendAsEmail.toLowerCase());
+            events.emit('write', entry.sendAsEmail.toLowerCase(), entry.signature);
           }
           return { status: 200, body: entry };
         },

@@ -1,8 +1,9 @@
-/** Installs the signature of one (address, kind, integration); see src/install/install.ts. */
+/** Installs the signature of one (address, kind, integration), one job at a time per slot; see src/install/install.ts and slots.ts. */
 import { z } from 'zod';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { installMailbox } from '../install/install.ts';
 import { enqueueInstalls, INSTALL_TASK } from '../install/fanout.ts';
+import { withInstallSlot } from '../install/slots.ts';
 import { defineTask } from './define.ts';
 
 const payload = z.object({
@@ -40,7 +41,9 @@ export const installMailboxTask = defineTask({
       await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, integ.not_before);
       return;
     }
-    const outcome = await limitFor(job.integrationId, Math.max(1, integ?.concurrency ?? 4))(() => installMailbox(app, job, { logger }));
+    // One install at a time per mailbox slot: a second job for it waits, then sees this one's outcome.
+    const limit = limitFor(job.integrationId, Math.max(1, integ?.concurrency ?? 4));
+    const outcome = await withInstallSlot(app.pool, job, helpers.job.id, () => limit(() => installMailbox(app, job, { logger })), { logger, signal: helpers.abortSignal });
     if (outcome.outcome === 'rescheduled') {
       await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, new Date(Date.now() + outcome.retryAfterMs));
     }

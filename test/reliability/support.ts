@@ -5,8 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AppContext } from '../../src/context.ts';
+import { buildServer } from '../../src/api/server.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { requestSignatureInstall } from '../../src/install/triggers.ts';
+import type { GoogleEmulator } from '../../src/sandbox/google.ts';
 import { BIN, childEnv, waitFor } from '../helpers/cli.ts';
 import { TEST_KEY } from '../helpers/db.ts';
 
@@ -63,6 +65,68 @@ export async function publish(ctx: AppContext, workspaceId: string, signatureId:
     await c.query(`update signatures set content = draft_content, last_published_at = now() where id = $1`, [signatureId]);
     await requestSignatureInstall(c, workspaceId, signatureId, { kinds: ['primary'], forced });
   });
+}
+
+/** The HTTP API on loopback (the server `sigsync api` runs), called with a workspace's bearer key. */
+export interface ApiServer {
+  base: string;
+  call(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  close(): Promise<void>;
+}
+
+export async function startApi(ctx: AppContext): Promise<ApiServer> {
+  const server = await buildServer(ctx);
+  await server.listen({ host: '127.0.0.1', port: 0 });
+  const addr = server.server.address();
+  if (!addr || typeof addr === 'string') throw new Error('the API has no address');
+  const base = `http://127.0.0.1:${addr.port}`;
+  return {
+    base,
+    async call(key, method, path, body) {
+      const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const r = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const text = await r.text();
+      return { status: r.status, body: text ? JSON.parse(text) : null };
+    },
+    close: () => server.close(),
+  };
+}
+
+/** Every signature the emulator received, in order, per sendAs address (lowercase). */
+export function recordWrites(google: GoogleEmulator): Map<string, string[]> {
+  const log = new Map<string, string[]>();
+  google.events.on('write', (address: string, html: string) => {
+    const list = log.get(address) ?? [];
+    list.push(html);
+    log.set(address, list);
+  });
+  return log;
+}
+
+/**
+ * Samples, every `everyMs` until stopped, the largest number of `running` sync runs any one
+ * integration has.
+ */
+export function sampleRunningRuns(ctx: AppContext, everyMs = 10): { stop(): Promise<{ samples: number; maxRunningPerIntegration: number }> } {
+  let stopped = false;
+  let samples = 0;
+  let max = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      const n = await count(ctx, `select coalesce(max(n), 0)::int as n from (select count(*) as n from sync_runs where status = 'running' group by integration_id) r`);
+      samples++;
+      max = Math.max(max, n);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return { samples, maxRunningPerIntegration: max };
+    },
+  };
 }
 
 export { waitFor };
