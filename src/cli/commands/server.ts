@@ -9,7 +9,7 @@ import { out } from '../output.ts';
 import { withSandbox } from '../../sandbox/demo.ts';
 
 /** Grace period for a clean shutdown after SIGINT/SIGTERM. */
-const SHUTDOWN_GRACE_MS = 15_000;
+export const SHUTDOWN_GRACE_MS = 15_000;
 
 /**
  * Starts the app and runs it until SIGINT or SIGTERM, then stops it within the grace period. A
