@@ -186,9 +186,16 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
   let base = '';
 
   const record = (id: string) => changes.push({ seq: ++seq, id });
+  // Users by id, user principal name and mail (lowercase), rebuilt after any change to the tenant.
+  let userIndex: { version: string; byKey: Map<string, GraphUserRaw> } | undefined;
   const findUser = (key: string) => {
-    const k = decodeURIComponent(key).toLowerCase();
-    return tenant.users.find((u) => u.id === k || u.userPrincipalName.toLowerCase() === k || (u.mail ?? '').toLowerCase() === k);
+    const version = `${seq}:${tenant.users.length}`;
+    if (userIndex?.version !== version) {
+      const byKey = new Map<string, GraphUserRaw>();
+      for (const u of [...tenant.users].reverse()) for (const k of [u.mail, u.userPrincipalName, u.id]) if (k) byKey.set(k.toLowerCase(), u);
+      userIndex = { version, byKey };
+    }
+    return userIndex.byKey.get(decodeURIComponent(key).toLowerCase());
   };
   const primaryOf = (u: GraphUserRaw) =>
     (u.proxyAddresses?.find((a) => a.startsWith('SMTP:'))?.slice(5) ?? u.mail ?? u.userPrincipalName).toLowerCase();
