@@ -42,13 +42,38 @@ export interface ConnectorErrorData {
   cause?: unknown;
 }
 
+/**
+ * Credentials a provider may quote back in an error text: a 401 that repeats the request's
+ * Authorization header, a token endpoint that repeats the form it was sent. Bearer and Basic
+ * credentials, Google access and refresh tokens, JWTs, Slack tokens, and secret-named form or JSON
+ * fields. Connectors scrub the secrets of their own credentials; this catches the tokens issued at
+ * run time, which no connector holds as credentials.
+ */
+const TOKEN_PATTERNS: [RegExp, string][] = [
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]'],
+  [/\bya29\.[A-Za-z0-9._-]+/g, '[redacted]'],
+  [/\b1\/\/[A-Za-z0-9._-]{20,}/g, '[redacted]'],
+  [/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[redacted]'],
+  [/\bxox[a-z]-[A-Za-z0-9-]+/g, '[redacted]'],
+  [/\b(client_secret|client_assertion|assertion|refresh_token|access_token|id_token|password)=[^&\s"']+/gi, '$1=[redacted]'],
+  [/("(?:client_secret|client_assertion|assertion|refresh_token|access_token|id_token|password|private_key)"\s*:\s*")(?:[^"\\]|\\.)*"/gi, '$1[redacted]"'],
+];
+
+/** The text with every token-shaped credential replaced by `[redacted]`. */
+export function redactTokens(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of TOKEN_PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
 export abstract class ConnectorError extends Error {
   abstract readonly code: ConnectorErrorCode;
   readonly status: number | undefined;
   readonly providerCode: string | undefined;
 
+  /** `message` is scrubbed of token-shaped credentials (redactTokens): it reaches logs, runs and installations. */
   constructor(message: string, data: ConnectorErrorData = {}) {
-    super(message, data.cause === undefined ? undefined : { cause: data.cause });
+    super(redactTokens(message), data.cause === undefined ? undefined : { cause: data.cause });
     this.status = data.status;
     this.providerCode = data.providerCode;
   }

@@ -67,6 +67,39 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** Query parameters whose values are never logged (`?api_key=`, `?access_token=`, `?client_secret=`...). */
+const SECRET_PARAM = /key|token|secret|password|passwd|auth|credential|signature|session|code/i;
+/** An API key anywhere in a URL (a client that put it in the path or under another name). */
+const API_KEY = /sgs_[A-Za-z0-9]{32}/g;
+
+/**
+ * A request URL as logged: the values of secret-named query parameters and any API key replaced
+ * by `[redacted]`. Clients do send keys in query strings; the access log must not keep them.
+ */
+export function redactRequestUrl(url: string): string {
+  const q = url.indexOf('?');
+  let out = url;
+  if (q >= 0) {
+    const query = url
+      .slice(q + 1)
+      .split('&')
+      .map((part) => {
+        const eq = part.indexOf('=');
+        if (eq < 0) return part;
+        let name = part.slice(0, eq);
+        try {
+          name = decodeURIComponent(name.replace(/\+/g, ' '));
+        } catch {
+          // a malformed escape: test the name as sent
+        }
+        return SECRET_PARAM.test(name) ? `${part.slice(0, eq)}=[redacted]` : part;
+      })
+      .join('&');
+    out = `${url.slice(0, q)}?${query}`;
+  }
+  return out.replace(API_KEY, '[redacted]');
+}
+
 export const log: Logger = createLogger();
 export type { Logger };
 

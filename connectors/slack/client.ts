@@ -9,7 +9,7 @@
  */
 import { LogLevel, type Logger as SlackLogger, WebClient, WebAPIHTTPError, WebAPIPlatformError, WebAPIRateLimitedError, WebAPIRequestError } from '@slack/web-api';
 import type { Logger } from 'pino';
-import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, TransientError } from '../types.ts';
+import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, redactTokens, TransientError } from '../types.ts';
 import type { SlackConfig, SlackCredentials } from './schemas.ts';
 
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
@@ -86,10 +86,17 @@ export async function call<T>(method: string, fn: () => Promise<T>): Promise<T> 
   }
 }
 
-/** The SDK's logger interface on top of the connector's pino logger (the SDK never logs to the console). */
-function slackLogger(logger: Logger): SlackLogger {
+/**
+ * The SDK's logger interface on top of the connector's pino logger (the SDK never logs to the
+ * console). Its debug lines carry whole responses, which may quote the token back: every line is
+ * scrubbed of the bot token and of anything token-shaped.
+ */
+function slackLogger(logger: Logger, botToken: string): SlackLogger {
   const log = logger.child({ component: 'slack-web-api' });
-  const line = (msg: unknown[]) => msg.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join(' ');
+  const line = (msg: unknown[]) => {
+    const text = msg.map((m) => (typeof m === 'string' ? m : JSON.stringify(m))).join(' ');
+    return redactTokens(botToken ? text.split(botToken).join('[redacted]') : text);
+  };
   return {
     debug: (...msg: unknown[]) => log.debug(line(msg)),
     info: (...msg: unknown[]) => log.info(line(msg)),
@@ -105,7 +112,7 @@ export function createSlackClient(ctx: { config: SlackConfig; credentials: Slack
   const url = ctx.config.base_url ?? DEFAULT_SLACK_API_URL;
   return new WebClient(ctx.credentials.bot_token, {
     slackApiUrl: url.endsWith('/') ? url : `${url}/`,
-    logger: slackLogger(ctx.logger),
+    logger: slackLogger(ctx.logger, ctx.credentials.bot_token),
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
     timeout: REQUEST_TIMEOUT_MS,

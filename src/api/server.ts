@@ -1,9 +1,10 @@
 /**
  * The HTTP server (fastify 5): health, readiness, metrics, and the bearer-authenticated /v1 routes.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
+import { redactRequestUrl } from '../log.ts';
 import { requireApiKey } from './auth.ts';
 import { addinRoutes } from './addin.ts';
 import { assetRoutes } from './assets.ts';
@@ -15,7 +16,15 @@ export const BODY_LIMIT = 1024 * 1024;
 
 export async function buildServer(app: AppContext): Promise<FastifyInstance> {
   const server = Fastify({
-    loggerInstance: app.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    // Fastify's request serializer, with secrets in query strings redacted (fastify keeps a logger's own serializers).
+    loggerInstance: app.logger.child(
+      { component: 'http' },
+      {
+        serializers: {
+          req: (req: FastifyRequest) => ({ method: req.method, url: redactRequestUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
+        },
+      },
+    ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     trustProxy: false,
   });
