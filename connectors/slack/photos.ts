@@ -4,7 +4,12 @@
  *
  * Only Slack's image hosts (*.slack-edge.com, secure.gravatar.com) and the configured base URL's
  * host are fetched, redirects included, so a crafted profile can never make the worker fetch an
- * internal address. The etag is the profile's avatar_hash, which changes when the picture does.
+ * internal address. Slack's image hosts are connected to only at public addresses: the socket's DNS
+ * lookup is the webhook guard's (src/events/ssrf.ts), which refuses loopback, private, link-local
+ * and reserved addresses at connect time, so a name that resolves (or rebinds) inside the network is
+ * refused too. The configured base URL is the operator's own setting, trusted like the API calls
+ * that go there (the sandbox and tests point it at a loopback emulator). The etag is the profile's
+ * avatar_hash, which changes when the picture does.
  */
 import {
   definePhotoSource,
@@ -16,6 +21,8 @@ import {
   retryAfterMs,
   TransientError,
 } from '../types.ts';
+import { Agent } from 'undici';
+import { guardedLookup, UnsafeUrlError } from '../../src/events/ssrf.ts';
 import { DEFAULT_SLACK_API_URL } from './client.ts';
 import { slackConfigSchema, slackCredentialsSchema } from './schemas.ts';
 
@@ -23,6 +30,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const MAX_REDIRECTS = 3;
 /** A profile picture is a few hundred kilobytes; anything far larger is not one. */
 const MAX_BYTES = 20 * 1024 * 1024;
+/** Connections to Slack's image hosts: public addresses only, checked by the socket's own lookup. */
+const PUBLIC_ONLY = new Agent({ connect: { lookup: guardedLookup({ allowInsecure: false }, false) } });
 
 export class SlackPhotoSource implements PhotoSource {
   private readonly extraHost: string;
@@ -44,8 +53,11 @@ export class SlackPhotoSource implements PhotoSource {
       if (!this.allowed(url)) throw new InvalidResponseError(`Slack photo URL on ${url.host}, which is not a Slack image host`, []);
       let res: Response;
       try {
-        res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        const init = { redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...(url.host === this.extraHost ? {} : { dispatcher: PUBLIC_ONLY }) };
+        res = await fetch(url, init as RequestInit);
       } catch (err) {
+        const refused = err instanceof UnsafeUrlError ? err : (err as { cause?: unknown }).cause instanceof UnsafeUrlError ? ((err as { cause: UnsafeUrlError }).cause) : undefined;
+        if (refused) throw new InvalidResponseError(`Slack photo URL refused: ${refused.message}`, []);
         throw new TransientError(`downloading the Slack photo failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
       if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {

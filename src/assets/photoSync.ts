@@ -6,7 +6,8 @@
  *     -> candidates: listed reference (etag, else URL) differs from the one last fetched,
  *        or, for providers that list no photo version (Graph), the last check is older than a week
  *     -> fetch through the PhotoSource, PHOTO_CONCURRENCY at a time, PHOTO_BATCH per transaction
- *     -> null: no photo (not an error); too large or not PNG/JPEG/GIF/WebP: rejected and counted;
+ *     -> null: no photo (not an error); too large, not PNG/JPEG/GIF/WebP, or refused by the source
+ *        (a URL off the provider's image hosts or at a private address): rejected and counted;
  *        same sha256 as last time: unchanged; else an asset, deduplicated by sha256
  *     -> photo smart fields (kind `image`, mapped to this integration with attribute `photo`) get
  *        the public URL; teammates whose value changed get their mailboxes reinstalled, in the
@@ -21,7 +22,7 @@ import type { AppContext } from '../context.ts';
 import { withTx, type Queryable } from '../db/tx.ts';
 import { requestTeammateInstalls } from '../install/triggers.ts';
 import { buildConnector, getIntegration, markAccessLost } from '../integrations/repository.ts';
-import { AccessLostError } from '../../connectors/types.ts';
+import { AccessLostError, InvalidResponseError } from '../../connectors/types.ts';
 import { checkImage, sha256Hex, upsertAsset } from './store.ts';
 
 /** Photos downloaded at the same time. */
@@ -162,10 +163,19 @@ async function fetchOne(source: PhotoSource, c: Candidate, result: PhotoSyncResu
     result.missing++;
     return { kind: 'missing' };
   }
-  const photo = await source.fetchPhoto({
-    externalId: c.external_id,
-    photo: { ...(c.photo_url ? { url: c.photo_url } : {}), ...(c.photo_etag ? { etag: c.photo_etag } : {}) },
-  });
+  let photo: Awaited<ReturnType<PhotoSource['fetchPhoto']>>;
+  try {
+    photo = await source.fetchPhoto({
+      externalId: c.external_id,
+      photo: { ...(c.photo_url ? { url: c.photo_url } : {}), ...(c.photo_etag ? { etag: c.photo_etag } : {}) },
+    });
+  } catch (err) {
+    // A photo the source refuses (a URL on a host it does not fetch from, an answer it cannot read)
+    // is that user's problem: it is rejected, and the other users' photos still sync.
+    if (!(err instanceof InvalidResponseError)) throw err;
+    result.rejected++;
+    return { kind: 'rejected', reason: err.message };
+  }
   if (photo === null) {
     result.missing++;
     return { kind: 'missing' };
