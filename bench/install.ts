@@ -2,12 +2,12 @@
  * Install fan-out against the emulated Gmail tenant in another process: a publish to N mailboxes
  * through graphile-worker, the install pipeline and the real Gmail SDK.
  *
- *   npm run bench -- install [--mailboxes 2000] [--quota 0] [--concurrency 16]
+ *   npm run bench -- install [--mailboxes 10000] [--quota 200] [--concurrency 16]
  *   npm run bench -- install-nochange [--mailboxes 2000]
  *
  * Figures: installs/s, provider writes per mailbox (sendAs patches on primary addresses), the 429s
- * received. With --quota (requests/s the emulator accepts), the floor is the provider requests the
- * run needs divided by the quota, and `ratio` = wall / floor.
+ * received. The emulator answers 429 with Retry-After past --quota requests/s (0: no quota); the
+ * floor is the provider requests the run needs divided by the quota, and `ratio` = wall / floor.
  */
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
@@ -82,8 +82,8 @@ async function publish(s: Setup, text: string): Promise<number> {
 }
 
 export async function installScenario({ quick, options, log }: BenchArgs): Promise<Figures> {
-  const mailboxes = Number(options.mailboxes ?? (quick ? 1000 : 2000));
-  const quota = Number(options.quota ?? 0);
+  const mailboxes = Number(options.mailboxes ?? (quick ? 1000 : 10000));
+  const quota = Number(options.quota ?? 200);
   const concurrency = Number(options.concurrency ?? 16);
   const s = await setup(mailboxes, quota, log);
   const runner = await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency });

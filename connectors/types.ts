@@ -243,12 +243,21 @@ export interface InstallResult {
   providerResponse: unknown;
 }
 
+export interface InstallOptions {
+  /**
+   * Write even where the destination already shows this signature (a forced re-install). Otherwise
+   * an installer that can read the current signature may skip writing an identical one, so that a
+   * job retried after a partial install (a 429 on the second address) does not write the first again.
+   */
+  force?: boolean;
+}
+
 export interface MailboxInstaller {
   /** Signature kinds the destination can hold separately. */
   readonly slots: readonly RenderedSignature['kind'][];
   /** Largest HTML the destination accepts, in characters. */
   readonly maxHtmlLength: number;
-  install(target: MailboxTarget, signature: RenderedSignature): Promise<InstallResult>;
+  install(target: MailboxTarget, signature: RenderedSignature, opts?: InstallOptions): Promise<InstallResult>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import {
   defineMailboxInstaller,
   parseProvider,
   type ConnectorContext,
+  type InstallOptions,
   type InstallResult,
   type MailboxInstaller,
   type MailboxTarget,
@@ -89,7 +90,7 @@ export class GmailInstaller implements MailboxInstaller {
     return client;
   }
 
-  async install(target: MailboxTarget, signature: RenderedSignature): Promise<InstallResult> {
+  async install(target: MailboxTarget, signature: RenderedSignature, opts: InstallOptions = {}): Promise<InstallResult> {
     if (signature.kind !== 'primary') {
       throw new MailboxError('multi_signatures_not_supported', `Gmail keeps one signature per address; cannot install a ${signature.kind} variant`);
     }
@@ -118,15 +119,19 @@ export class GmailInstaller implements MailboxInstaller {
     toPatch.sort((a, b) => Number(b.isPrimary === true) - Number(a.isPrimary === true));
 
     const patched = [];
-    for (const s of toPatch) {
+    // An address that already shows this exact signature (written by an earlier attempt of this
+    // install) is not written again unless forced. Gmail sanitises what it stores, so after a
+    // real write the listed signature may differ from ours, which only means writing once more.
+    const alreadyShown = opts.force ? [] : toPatch.filter((s) => s.signature === signature.html).map((s) => s.sendAsEmail);
+    for (const s of toPatch.filter((x) => !alreadyShown.includes(x.sendAsEmail))) {
       // https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.settings.sendAs/patch
       const res = await call(this.#site('sendAs.patch'), () =>
         api.users.settings.sendAs.patch({ userId: target.email, sendAsEmail: s.sendAsEmail, requestBody: { signature: signature.html } }),
       );
       patched.push(publicSendAs(parseProvider(GmailSendAs, res.data, 'gmail sendAs.patch')));
     }
-    this.#logger.debug({ patched: patched.length, skipped: skipped.length }, 'gmail signature installed');
-    return { providerResponse: { sendAs: patched, skipped } };
+    this.#logger.debug({ patched: patched.length, alreadyShown: alreadyShown.length, skipped: skipped.length }, 'gmail signature installed');
+    return { providerResponse: { sendAs: patched, ...(alreadyShown.length ? { alreadyShown } : {}), skipped } };
   }
 }
 

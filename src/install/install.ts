@@ -148,6 +148,7 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     const result = await installer.install(
       { email: email.address, aliases: email.aliases, externalId: email.external_id ?? undefined, displayName: email.display_name },
       { html: rendered.html, text: rendered.text, hash: rendered.hash, kind: job.kind },
+      { force: job.forced },
     );
     const t = await withTx(ctx.pool, (c) =>
       transition(c, key(winner.signature_id), { status: 'installed', contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse, attempted: true }),

@@ -96,6 +96,28 @@ describe('Gmail installer', () => {
     expect(JSON.stringify(result.providerResponse)).not.toContain('smtp.mail.example');
   });
 
+  it('does not write again an address that already shows the signature (a retry after a 429 on the alias), unless forced', async () => {
+    const html = signature().html;
+    // The first attempt wrote the primary address, then the alias answered 429.
+    const listed = { sendAs: sendAsList.sendAs.map((s) => (s.sendAsEmail === MAILBOX ? { ...s, signature: html } : s)) };
+    mockTokenExchange();
+    const retry = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, listed).patch(patchPath('alice@acme.example')).reply(200, { ...sendAsList.sendAs[1], signature: html });
+    const result = await installer().install(target, signature(html));
+    retry.done();
+    expect(result.providerResponse).toMatchObject({ sendAs: [{ sendAsEmail: 'alice@acme.example' }], alreadyShown: [MAILBOX] });
+
+    mockTokenExchange();
+    const forced = nock(GMAIL_ORIGIN)
+      .get(LIST_PATH)
+      .reply(200, listed)
+      .patch(patchPath(MAILBOX))
+      .reply(200, listed.sendAs[0])
+      .patch(patchPath('alice@acme.example'))
+      .reply(200, { ...sendAsList.sendAs[1], signature: html });
+    await installer().install(target, signature(html), { force: true });
+    forced.done();
+  });
+
   it('honours base_url and token_url overrides', async () => {
     const token = mockTokenExchange(undefined, 'https://sandbox.sigsync.test', '/oauth2/token');
     const api = nock('https://sandbox.sigsync.test')
