@@ -3,6 +3,7 @@ import { z } from 'zod';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { installMailbox } from '../install/install.ts';
 import { enqueueInstalls, INSTALL_TASK } from '../install/fanout.ts';
+import { InstallPacer } from '../install/pacing.ts';
 import { withInstallSlot } from '../install/slots.ts';
 import { defineTask } from './define.ts';
 
@@ -16,6 +17,10 @@ const payload = z.object({
 
 /** Provider calls in flight per integration in one worker process (integration config `concurrency`, default 4). */
 const limits = new Map<string, LimitFunction>();
+/** The pace of installs per integration in this process, learned from 429s (pacing.ts). */
+const pacers = new Map<string, InstallPacer>();
+/** A job whose turn is further away than this waits in the queue instead of in a worker. */
+const MAX_PACING_WAIT_MS = 1000;
 function limitFor(integrationId: string, concurrency: number): LimitFunction {
   let l = limits.get(integrationId);
   if (!l || l.concurrency !== concurrency) {
@@ -41,11 +46,22 @@ export const installMailboxTask = defineTask({
       await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, integ.not_before);
       return;
     }
+    let pacer = pacers.get(job.integrationId);
+    if (!pacer) pacers.set(job.integrationId, (pacer = new InstallPacer()));
+    const wait = pacer.reserve();
+    if (wait > MAX_PACING_WAIT_MS) {
+      await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, new Date(Date.now() + wait));
+      return;
+    }
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     // One install at a time per mailbox slot: a second job for it waits, then sees this one's outcome.
     const limit = limitFor(job.integrationId, Math.max(1, integ?.concurrency ?? 4));
     const outcome = await withInstallSlot(app.pool, job, helpers.job.id, () => limit(() => installMailbox(app, job, { logger })), { logger, signal: helpers.abortSignal });
     if (outcome.outcome === 'rescheduled') {
+      pacer.rateLimited(outcome.retryAfterMs);
       await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, new Date(Date.now() + outcome.retryAfterMs));
+    } else if (outcome.outcome === 'installed' || outcome.outcome === 'failed') {
+      pacer.completed();
     }
     logger.debug({ outcome: outcome.outcome }, 'install done');
   },
