@@ -222,7 +222,11 @@ async function pages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, 
         [run.id, r.seen, r.created, r.updated, r.unchanged, r.skipped + page.skipped.length, refused.length + r.errors.length, JSON.stringify([...refused, ...r.errors].slice(0, MAX_ERROR_DETAILS)), page.nextPageToken],
       );
       if (r.changedTeammateIds.length) await onTeammatesChanged(client, run.workspace_id, r.changedTeammateIds);
-      if (loop.category === 'teammates') await recordDirectoryPhotos(client, run.workspace_id, run.integration_id, users);
+      // An unchanged user's photo reference is unchanged too (it is part of the fingerprint).
+      if (loop.category === 'teammates') {
+        const unchanged = new Set(r.unchangedExternalIds);
+        await recordDirectoryPhotos(client, run.workspace_id, run.integration_id, unchanged.size ? users.filter((u) => !unchanged.has(u.externalId)) : users);
+      }
       return r.created;
     });
     await statistics.afterPage(ctx.pool, created);

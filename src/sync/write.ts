@@ -40,6 +40,8 @@ export interface PageResult {
   errors: RunErrorDetail[];
   /** Teammates whose signature inputs changed (new, names, emails or smart-field values). */
   changedTeammateIds: string[];
+  /** Directory users found unchanged (same fingerprint), only recorded as seen. */
+  unchangedExternalIds: string[];
 }
 
 const norm = (email: string) => email.trim().toLowerCase();
@@ -75,7 +77,8 @@ function fingerprint(u: DirectoryUser, ctx: PageContext, fieldsSignature: string
         [...u.aliases].sort(),
         ctx.fields.map((f) => attribute(u, f.attribute) ?? null),
         [...new Set([...u.groups, ...u.orgUnits].map((g) => ctx.groupIds.get(g) ?? null))].sort(),
-        u.photo ? (u.photo.etag ?? u.photo.url ?? null) : null,
+        // Both parts of the photo reference: an unchanged user's teammate_photos row is not rewritten.
+        u.photo ? [u.photo.etag ?? null, u.photo.url ?? null] : null,
       ]),
     )
     .digest('base64url');
@@ -149,7 +152,7 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
 
   if (!active.length) {
     await recordSeen(client, ctx.runId, unchanged, [...removed]);
-    return { seen: unchanged.length, created: 0, updated: 0, unchanged: unchanged.length, skipped, errors, changedTeammateIds: [] };
+    return { seen: unchanged.length, created: 0, updated: 0, unchanged: unchanged.length, skipped, errors, changedTeammateIds: [], unchangedExternalIds: unchanged };
   }
 
   const emailRows: [string, string, boolean][] = [];
@@ -385,5 +388,6 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
     skipped,
     errors,
     changedTeammateIds,
+    unchangedExternalIds: unchanged,
   };
 }
