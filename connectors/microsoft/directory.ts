@@ -274,20 +274,12 @@ export class MicrosoftDirectory implements DirectorySource {
     await Promise.all(
       userIds.map((id) =>
         limit(async () => {
-          const groups: string[] = [];
-          for (let url: string | undefined = this.graph.url(`users/${encodeURIComponent(id)}/transitiveMemberOf`, { $select: 'id', $top: PAGE_SIZE }); url; ) {
-            let page: z.infer<typeof GraphDirectoryObjectCollection>;
-            try {
-              page = await this.graph.json('GET', url, GraphDirectoryObjectCollection, 'Microsoft Graph user memberships page', { scope: 'directory' });
-            } catch (err) {
-              // The user was deleted after the delta page listed them: the next round reports the removal.
-              if (err instanceof ConnectorError && err.status === 404) break;
-              throw err;
-            }
-            for (const o of page.value) if (o['@odata.type'] === '#microsoft.graph.group') groups.push(o.id);
-            url = page['@odata.nextLink'];
-          }
-          byUser.set(id, groups);
+          // A user deleted after the delta page listed them has none: the next round reports the removal.
+          const memberOf = await this.directoryObjects(`users/${encodeURIComponent(id)}/transitiveMemberOf`, 'Microsoft Graph user memberships page');
+          byUser.set(
+            id,
+            memberOf.filter((o) => o['@odata.type'] === '#microsoft.graph.group').map((o) => o.id),
+          );
         }),
       ),
     );
@@ -296,26 +288,33 @@ export class MicrosoftDirectory implements DirectorySource {
   }
 
   /** https://learn.microsoft.com/graph/api/group-list-transitivemembers */
-  private async loadMembers(groupId: string, byUser: Map<string, string[]>): Promise<void> {
-    let url: string | undefined = this.graph.url(`groups/${encodeURIComponent(groupId)}/transitiveMembers`, { $select: 'id', $top: PAGE_SIZE });
-    while (url) {
+  private async loadMembers(groupId: string, byUser: Memberships): Promise<void> {
+    // A group deleted after it was listed simply has no members in this run.
+    const members = await this.directoryObjects(`groups/${encodeURIComponent(groupId)}/transitiveMembers`, 'Microsoft Graph group members page');
+    for (const m of members) {
+      if (m['@odata.type'] !== '#microsoft.graph.user') continue;
+      const groups = byUser.get(m.id);
+      if (groups) {
+        if (!groups.includes(groupId)) groups.push(groupId);
+      } else byUser.set(m.id, [groupId]);
+    }
+  }
+
+  /** Every object of a directory-object collection at `path` ($select=id), following nextLink; none on 404. */
+  private async directoryObjects(path: string, what: string): Promise<z.infer<typeof GraphDirectoryObjectCollection>['value']> {
+    const out: z.infer<typeof GraphDirectoryObjectCollection>['value'] = [];
+    for (let url: string | undefined = this.graph.url(path, { $select: 'id', $top: PAGE_SIZE }); url; ) {
       let page: z.infer<typeof GraphDirectoryObjectCollection>;
       try {
-        page = await this.graph.json('GET', url, GraphDirectoryObjectCollection, 'Microsoft Graph group members page', { scope: 'directory' });
+        page = await this.graph.json('GET', url, GraphDirectoryObjectCollection, what, { scope: 'directory' });
       } catch (err) {
-        // The group was deleted after it was listed: it simply has no members in this run.
-        if (err instanceof ConnectorError && err.status === 404) return;
+        if (err instanceof ConnectorError && err.status === 404) return [];
         throw err;
       }
-      for (const m of page.value) {
-        if (m['@odata.type'] !== '#microsoft.graph.user') continue;
-        const groups = byUser.get(m.id);
-        if (groups) {
-          if (!groups.includes(groupId)) groups.push(groupId);
-        } else byUser.set(m.id, [groupId]);
-      }
+      out.push(...page.value);
       url = page['@odata.nextLink'];
     }
+    return out;
   }
 
   async fetchUsersPage(opts: FetchUsersOptions): Promise<DirectoryPage> {

@@ -244,6 +244,15 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
     return [...new Map(out.map((o) => [o.id, o])).values()];
   };
 
+  /** One page of a collection: `$top` (≤ 999) items from the `$skiptoken` offset, and the next link. */
+  const collectionPage = <T>(url: URL, all: T[], path: string, select: string): { slice: T[]; next: { '@odata.nextLink'?: string } } => {
+    const top = Math.min(Number(url.searchParams.get('$top') ?? DEFAULT_PAGE) || DEFAULT_PAGE, 999);
+    const skip = url.searchParams.get('$skiptoken');
+    const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
+    const more = offset + top < all.length;
+    return { slice: all.slice(offset, offset + top), next: more ? { '@odata.nextLink': link(path, { $select: select, $top: String(top), $skiptoken: encode({ o: offset + top }) }) } : {} };
+  };
+
   // Group member sets, rebuilt when a group's member array is replaced or grows.
   const memberSets = new WeakMap<string[], { n: number; set: Set<string> }>();
   const membersOf = (g: GraphGroupRaw): Set<string> => {
@@ -415,12 +424,8 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
         handler: ({ url, req }) => {
           const denied = checkBearer(req.headers.authorization);
           if (denied) return denied;
-          const top = Math.min(Number(url.searchParams.get('$top') ?? DEFAULT_PAGE) || DEFAULT_PAGE, 999);
-          const skip = url.searchParams.get('$skiptoken');
-          const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
-          const slice = tenant.groups.slice(offset, offset + top);
-          const next = offset + top < tenant.groups.length ? link('/v1.0/groups', { $select: url.searchParams.get('$select') ?? 'id', $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
-          return { status: 200, body: { ...(next ? { '@odata.nextLink': next } : {}), value: slice.map((g) => ({ id: g.id, displayName: g.displayName, mail: g.mail ?? null })) } };
+          const p = collectionPage(url, tenant.groups, '/v1.0/groups', url.searchParams.get('$select') ?? 'id');
+          return { status: 200, body: { ...p.next, value: p.slice.map((g) => ({ id: g.id, displayName: g.displayName, mail: g.mail ?? null })) } };
         },
       },
       {
@@ -432,12 +437,8 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
           if (denied) return denied;
           const id = decodeURIComponent(m[1]!);
           if (!tenant.groups.some((g) => g.id === id)) return graphError(404, 'Request_ResourceNotFound', `Resource '${id}' does not exist or one of its queried reference-property objects are not present.`);
-          const top = Math.min(Number(url.searchParams.get('$top') ?? DEFAULT_PAGE) || DEFAULT_PAGE, 999);
-          const skip = url.searchParams.get('$skiptoken');
-          const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
-          const all = transitiveMembers(id);
-          const next = offset + top < all.length ? link(`/v1.0/groups/${id}/transitiveMembers`, { $select: 'id', $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
-          return { status: 200, body: { ...(next ? { '@odata.nextLink': next } : {}), value: all.slice(offset, offset + top).map((o) => ({ '@odata.type': o.type, id: o.id })) } };
+          const p = collectionPage(url, transitiveMembers(id), `/v1.0/groups/${id}/transitiveMembers`, 'id');
+          return { status: 200, body: { ...p.next, value: p.slice.map((o) => ({ '@odata.type': o.type, id: o.id })) } };
         },
       },
       {
@@ -449,12 +450,8 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
           if (denied) return denied;
           const u = findUser(m[1]!);
           if (!u) return graphError(404, 'Request_ResourceNotFound', `Resource '${decodeURIComponent(m[1]!)}' does not exist or one of its queried reference-property objects are not present.`);
-          const top = Math.min(Number(url.searchParams.get('$top') ?? DEFAULT_PAGE) || DEFAULT_PAGE, 999);
-          const skip = url.searchParams.get('$skiptoken');
-          const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
-          const all = transitiveMemberOf(u.id);
-          const next = offset + top < all.length ? link(`/v1.0/users/${u.id}/transitiveMemberOf`, { $select: 'id', $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
-          return { status: 200, body: { ...(next ? { '@odata.nextLink': next } : {}), value: all.slice(offset, offset + top).map((id) => ({ '@odata.type': '#microsoft.graph.group', id })) } };
+          const p = collectionPage(url, transitiveMemberOf(u.id), `/v1.0/users/${u.id}/transitiveMemberOf`, 'id');
+          return { status: 200, body: { ...p.next, value: p.slice.map((id) => ({ '@odata.type': '#microsoft.graph.group', id })) } };
         },
       },
       {
