@@ -25,7 +25,7 @@ import {
 import { adminAuthClient, credentialSecrets, googleCredentialsSchema, secretRedactor, type GoogleCredentials, type Redactor } from './auth.ts';
 import { apiOptions, googleConfigSchema, type GoogleConfig } from './config.ts';
 import { call, isNotFound, toConnectorError, type MapOptions } from './errors.ts';
-import { GoogleGroupsPage, GoogleMembersPage, GoogleOrgUnits, GoogleUsersPage, type GoogleGroup } from './schemas.ts';
+import { GoogleGroupsPage, GoogleMembersPage, GoogleOrgUnits, GoogleUsersPage, type GoogleGroup, type GoogleMember } from './schemas.ts';
 import { toDirectoryUser, type Memberships } from './user.ts';
 
 /** OAuth scopes to delegate for the directory (and the photo source, which needs the first one). */
@@ -57,6 +57,11 @@ export class GoogleDirectorySource implements DirectorySource {
   readonly #api: admin_directory_v1.Admin;
   #groups: Promise<GoogleGroup[]> | undefined;
   #memberships: Promise<Memberships> | undefined;
+  /**
+   * Each group's members as listed so far, and the page to list next. A failed call (a 429 on page
+   * 7 of 50) fails the memberships load, and its retry resumes from there instead of starting over.
+   */
+  readonly #memberProgress = new Map<string, { members: GoogleMember[]; pageToken: string | undefined; done: boolean }>();
   #scope: Promise<ScopeMatcher | undefined> | undefined;
 
   constructor(ctx: Ctx) {
@@ -190,11 +195,11 @@ export class GoogleDirectorySource implements DirectorySource {
     return { byUserId, byEmail, everyone };
   }
 
-  async #fetchMembers(group: GoogleGroup) {
-    const members = [];
-    let pageToken: string | undefined;
-    do {
-      const token = pageToken;
+  async #fetchMembers(group: GoogleGroup): Promise<GoogleMember[]> {
+    let progress = this.#memberProgress.get(group.id);
+    if (!progress) this.#memberProgress.set(group.id, (progress = { members: [], pageToken: undefined, done: false }));
+    while (!progress.done) {
+      const token = progress.pageToken;
       let data: unknown;
       try {
         // https://developers.google.com/workspace/admin/directory/reference/rest/v1/members/list
@@ -209,15 +214,17 @@ export class GoogleDirectorySource implements DirectorySource {
         // A group deleted since groups.list has no members; anything else fails the listing.
         if (isNotFound(err, '/members')) {
           this.#logger.info({ groupId: group.id }, 'google group vanished while listing members');
-          return [];
+          Object.assign(progress, { members: [], done: true });
+          break;
         }
         throw toConnectorError(err, this.#site('members.list'));
       }
       const page = parseProvider(GoogleMembersPage, data, 'google members.list');
-      members.push(...(page.members ?? []));
-      pageToken = page.nextPageToken || undefined;
-    } while (pageToken);
-    return members;
+      progress.members.push(...(page.members ?? []));
+      progress.pageToken = page.nextPageToken || undefined;
+      progress.done = !progress.pageToken;
+    }
+    return progress.members;
   }
 
   /** The configured scope, with group emails resolved to ids; undefined when everyone is in scope. */

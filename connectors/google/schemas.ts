@@ -158,6 +158,7 @@ export const GoogleMember = z.object({
   role: str,
   status: str,
 });
+export type GoogleMember = z.infer<typeof GoogleMember>;
 
 /** members.list answer: https://developers.google.com/workspace/admin/directory/reference/rest/v1/members/list */
 export const GoogleMembersPage = z.object({

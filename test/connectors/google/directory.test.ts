@@ -2,13 +2,14 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { directorySources, mailboxInstallers, photoSources } from '../../../connectors/registry.ts';
 import { DIRECTORY_SCOPES, googleDirectorySource } from '../../../connectors/google/directory.ts';
-import type { DirectoryUser } from '../../../connectors/types.ts';
+import { RateLimitedError, type DirectoryUser } from '../../../connectors/types.ts';
 import {
   ADMIN_ORIGIN,
   ADMIN_SUBJECT,
   CLIENT_EMAIL,
   TOKEN_RESPONSE,
   USERS_PATH,
+  apiError,
   fixture,
   formBody,
   mockTokenExchange,
@@ -218,6 +219,48 @@ describe('Google Workspace directory source', () => {
     // engineering's members come on two pages; priya is on the second
     expect(byEmail(users, 'priya.nair@acme.example').groups).toEqual([GROUPS.allStaff, GROUPS.engineering]);
     expect(byEmail(users, 'jose.nunez@acme.example').orgUnits).toEqual(['/']);
+  });
+
+  it('resumes the member listing where a 429 stopped it, instead of listing every group again', async () => {
+    mockTokenExchange();
+    const api = nock(ADMIN_ORIGIN)
+      .get('/admin/directory/v1/groups')
+      .query({ customer: 'my_customer', maxResults: '200' })
+      .reply(200, fixture('groups.list.page1.json'))
+      .get('/admin/directory/v1/groups')
+      .query({ customer: 'my_customer', maxResults: '200', pageToken: fixture<{ nextPageToken: string }>('groups.list.page1.json').nextPageToken })
+      .reply(200, fixture('groups.list.page2.json'));
+    const members = { includeDerivedMembership: 'true', maxResults: '200' };
+    const page2Query = { ...members, pageToken: fixture<{ nextPageToken: string }>('members.engineering.page1.json').nextPageToken };
+    // Every members page is answered once; engineering's second page first answers 429.
+    api
+      .get(`/admin/directory/v1/groups/${GROUPS.sales}/members`)
+      .query(members)
+      .reply(200, fixture('members.sales.json'))
+      .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
+      .query(members)
+      .reply(200, fixture('members.engineering.page1.json'))
+      .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
+      .query(page2Query)
+      .reply(429, apiError(429, 'Quota exceeded for quota metric', 'rateLimitExceeded', 'RESOURCE_EXHAUSTED'), { 'Retry-After': '1' })
+      .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
+      .query(page2Query)
+      .reply(200, fixture('members.engineering.page2.json'))
+      .get(`/admin/directory/v1/groups/${GROUPS.allStaff}/members`)
+      .query(members)
+      .reply(200, fixture('members.all-staff.json'))
+      .get(`/admin/directory/v1/groups/${GROUPS.salesEmea}/members`)
+      .query(members)
+      .reply(200, fixture('members.sales-emea.json'))
+      .get(USERS_PATH)
+      .query({ ...usersQuery, pageToken: page1.nextPageToken })
+      .reply(200, page2);
+
+    const src = source();
+    await expect(src.fetchUsersPage({ pageToken: page1.nextPageToken })).rejects.toBeInstanceOf(RateLimitedError);
+    const page = await src.fetchUsersPage({ pageToken: page1.nextPageToken });
+    api.done(); // no members page was asked for twice, but the one that answered 429
+    expect(page.users.find((u) => u.primaryEmail === 'layla@acme.example')?.groups).toEqual([GROUPS.allStaff, GROUPS.sales]);
   });
 
   it('loads memberships before the first page it returns, also when resuming from a page token', async () => {
