@@ -195,6 +195,7 @@ export function toDirectoryUser(u: GraphUser, opts: { baseUrl: string; extension
 
 /** user id -> ids of the groups they belong to, directly or through nested groups */
 type Memberships = Map<string, string[]>;
+type DirectoryObject = z.infer<typeof GraphDirectoryObjectCollection>['value'][number];
 
 export class MicrosoftDirectory implements DirectorySource {
   readonly incremental = true;
@@ -202,6 +203,8 @@ export class MicrosoftDirectory implements DirectorySource {
   private readonly extensionAttributes: readonly string[];
   private groupList: Promise<DirectoryGroup[]> | undefined;
   private memberIndex: Promise<Memberships> | undefined;
+  /** Directory-object listings of this run: the objects so far and the next page (none when complete). */
+  private readonly listed = new Map<string, { objects: DirectoryObject[]; next: string | undefined }>();
 
   constructor(graph: GraphApi, extensionAttributes: readonly string[]) {
     this.graph = graph;
@@ -300,21 +303,27 @@ export class MicrosoftDirectory implements DirectorySource {
     }
   }
 
-  /** Every object of a directory-object collection at `path` ($select=id), following nextLink; none on 404. */
-  private async directoryObjects(path: string, what: string): Promise<z.infer<typeof GraphDirectoryObjectCollection>['value']> {
-    const out: z.infer<typeof GraphDirectoryObjectCollection>['value'] = [];
-    for (let url: string | undefined = this.graph.url(path, { $select: 'id', $top: PAGE_SIZE }); url; ) {
+  /**
+   * Every object of a directory-object collection at `path` ($select=id), following nextLink; none
+   * on 404. The pages listed so far are kept per path for this run, so the retry of a listing that
+   * failed part-way (a 429 on page 7) resumes from the failed page.
+   */
+  private async directoryObjects(path: string, what: string): Promise<DirectoryObject[]> {
+    let progress = this.listed.get(path);
+    if (!progress) this.listed.set(path, (progress = { objects: [], next: this.graph.url(path, { $select: 'id', $top: PAGE_SIZE }) }));
+    while (progress.next) {
       let page: z.infer<typeof GraphDirectoryObjectCollection>;
       try {
-        page = await this.graph.json('GET', url, GraphDirectoryObjectCollection, what, { scope: 'directory' });
+        page = await this.graph.json('GET', progress.next, GraphDirectoryObjectCollection, what, { scope: 'directory' });
       } catch (err) {
-        if (err instanceof ConnectorError && err.status === 404) return [];
-        throw err;
+        if (!(err instanceof ConnectorError && err.status === 404)) throw err;
+        Object.assign(progress, { objects: [], next: undefined });
+        break;
       }
-      out.push(...page.value);
-      url = page['@odata.nextLink'];
+      progress.objects.push(...page.value);
+      progress.next = page['@odata.nextLink'];
     }
-    return out;
+    return progress.objects;
   }
 
   async fetchUsersPage(opts: FetchUsersOptions): Promise<DirectoryPage> {
