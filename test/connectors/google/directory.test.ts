@@ -29,7 +29,8 @@ function source(config: Record<string, unknown> = {}, credentials: Record<string
 }
 
 /** groups.list (two pages) and members.list for each group (engineering on two pages), each answered once. */
-function mockGroupsAndMembers(api: nock.Scope, order?: string[]) {
+/** groups.list and members.list as recorded; with `throttled`, engineering's second members page first answers 429. */
+function mockGroupsAndMembers(api: nock.Scope, order?: string[], throttled = false) {
   const note = (what: string) => () => order?.push(what);
   api
     .get('/admin/directory/v1/groups')
@@ -46,15 +47,16 @@ function mockGroupsAndMembers(api: nock.Scope, order?: string[]) {
     .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
     .query(members)
     .reply(200, fixture('members.engineering.page1.json'))
-    .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
-    .query({ ...members, pageToken: fixture<{ nextPageToken: string }>('members.engineering.page1.json').nextPageToken })
-    .reply(200, fixture('members.engineering.page2.json'))
     .get(`/admin/directory/v1/groups/${GROUPS.allStaff}/members`)
     .query(members)
     .reply(200, fixture('members.all-staff.json'))
     .get(`/admin/directory/v1/groups/${GROUPS.salesEmea}/members`)
     .query(members)
     .reply(200, fixture('members.sales-emea.json'));
+  const engineeringPage2 = () =>
+    api.get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`).query({ ...members, pageToken: fixture<{ nextPageToken: string }>('members.engineering.page1.json').nextPageToken });
+  if (throttled) engineeringPage2().reply(429, apiError(429, 'Quota exceeded for quota metric', 'rateLimitExceeded', 'RESOURCE_EXHAUSTED'), { 'Retry-After': '1' });
+  engineeringPage2().reply(200, fixture('members.engineering.page2.json'));
 }
 
 const usersQuery = { customer: 'my_customer', maxResults: '500', projection: 'full' };
@@ -223,35 +225,10 @@ describe('Google Workspace directory source', () => {
 
   it('resumes the member listing where a 429 stopped it, instead of listing every group again', async () => {
     mockTokenExchange();
-    const api = nock(ADMIN_ORIGIN)
-      .get('/admin/directory/v1/groups')
-      .query({ customer: 'my_customer', maxResults: '200' })
-      .reply(200, fixture('groups.list.page1.json'))
-      .get('/admin/directory/v1/groups')
-      .query({ customer: 'my_customer', maxResults: '200', pageToken: fixture<{ nextPageToken: string }>('groups.list.page1.json').nextPageToken })
-      .reply(200, fixture('groups.list.page2.json'));
-    const members = { includeDerivedMembership: 'true', maxResults: '200' };
-    const page2Query = { ...members, pageToken: fixture<{ nextPageToken: string }>('members.engineering.page1.json').nextPageToken };
-    // Every members page is answered once; engineering's second page first answers 429.
+    // Every page is answered once; engineering's second members page first answers 429.
+    const api = nock(ADMIN_ORIGIN);
+    mockGroupsAndMembers(api, undefined, true);
     api
-      .get(`/admin/directory/v1/groups/${GROUPS.sales}/members`)
-      .query(members)
-      .reply(200, fixture('members.sales.json'))
-      .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
-      .query(members)
-      .reply(200, fixture('members.engineering.page1.json'))
-      .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
-      .query(page2Query)
-      .reply(429, apiError(429, 'Quota exceeded for quota metric', 'rateLimitExceeded', 'RESOURCE_EXHAUSTED'), { 'Retry-After': '1' })
-      .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
-      .query(page2Query)
-      .reply(200, fixture('members.engineering.page2.json'))
-      .get(`/admin/directory/v1/groups/${GROUPS.allStaff}/members`)
-      .query(members)
-      .reply(200, fixture('members.all-staff.json'))
-      .get(`/admin/directory/v1/groups/${GROUPS.salesEmea}/members`)
-      .query(members)
-      .reply(200, fixture('members.sales-emea.json'))
       .get(USERS_PATH)
       .query({ ...usersQuery, pageToken: page1.nextPageToken })
       .reply(200, page2);

@@ -276,24 +276,7 @@ describe('Microsoft Entra directory: full listing', () => {
   it('resumes a member listing where a 429 stopped it, instead of listing every group again', async () => {
     tokenScope();
     // Every page is answered once; All staff's second members page first answers 429.
-    const graph = mockFullListing(
-      nock(GRAPH)
-        .get('/v1.0/groups')
-        .query(true)
-        .reply(200, fixture('groups.json'))
-        .get('/v1.0/groups/g-sales-0001/transitiveMembers')
-        .query(true)
-        .reply(200, fixture('groups.g-sales-0001.members.json'))
-        .get('/v1.0/groups/g-all-0002/transitiveMembers')
-        .query({ $select: 'id', $top: '999' })
-        .reply(200, fixture('groups.g-all-0002.members.page1.json'))
-        .get('/v1.0/groups/g-all-0002/transitiveMembers')
-        .query({ $select: 'id', $top: '999', $skiptoken: 'TWVtYmVyc18y' })
-        .reply(429, graphErrorBody('TooManyRequests', 'Too many requests'), { 'Retry-After': '1' })
-        .get('/v1.0/groups/g-all-0002/transitiveMembers')
-        .query({ $select: 'id', $top: '999', $skiptoken: 'TWVtYmVyc18y' })
-        .reply(200, fixture('groups.g-all-0002.members.page2.json')),
-    );
+    const graph = mockGroups(mockFullListing(nock(GRAPH)), true);
     const src = source();
     await expect(src.fetchUsersPage({})).rejects.toBeInstanceOf(RateLimitedError);
     const users = (await listAll(src)).flatMap((p) => p.users);

@@ -99,18 +99,21 @@ export function mockMemberOf(scope: nock.Scope, userId: string, groupIds: string
     });
 }
 
-/** The group list and every group's transitive members, as a full listing asks for them. */
-export function mockGroups(scope: nock.Scope): nock.Scope {
-  return mockGroupList(scope)
+/**
+ * The group list and every group's transitive members, as a full listing asks for them; with
+ * `throttled`, All staff's second members page first answers 429.
+ */
+export function mockGroups(scope: nock.Scope, throttled = false): nock.Scope {
+  mockGroupList(scope)
     .get('/v1.0/groups/g-sales-0001/transitiveMembers')
     .query({ $select: 'id', $top: '999' })
     .reply(200, fixture('groups.g-sales-0001.members.json'))
     .get('/v1.0/groups/g-all-0002/transitiveMembers')
     .query({ $select: 'id', $top: '999' })
-    .reply(200, fixture('groups.g-all-0002.members.page1.json'))
-    .get('/v1.0/groups/g-all-0002/transitiveMembers')
-    .query({ $select: 'id', $top: '999', $skiptoken: 'TWVtYmVyc18y' })
-    .reply(200, fixture('groups.g-all-0002.members.page2.json'));
+    .reply(200, fixture('groups.g-all-0002.members.page1.json'));
+  const allStaffPage2 = () => scope.get('/v1.0/groups/g-all-0002/transitiveMembers').query({ $select: 'id', $top: '999', $skiptoken: 'TWVtYmVyc18y' });
+  if (throttled) allStaffPage2().reply(429, graphErrorBody('TooManyRequests', 'Too many requests'), { 'Retry-After': '1' });
+  return allStaffPage2().reply(200, fixture('groups.g-all-0002.members.page2.json'));
 }
 
 export function graphErrorBody(code: string, message: string) {
