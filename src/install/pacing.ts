@@ -4,10 +4,11 @@
  * Unpaced until the first 429. A 429 pauses every worker for its Retry-After (install_not_before,
  * see install.ts), and here sets the pace to 90% of the rate at which this process completed
  * installs while it was sending since the last pause ended (over at most the last two seconds):
- * the rate the provider just refused. The other 429s of the same burst, answered before the pause, change nothing. Each second without a
- * 429 the pace rises by 1% (at least one install per second), so it probes back towards the quota
- * slowly: a pause costs a whole Retry-After of the integration's throughput, so it should come
- * rarely (multiplicative decrease, slow increase, as in TCP congestion control).
+ * the rate the provider just refused. The other 429s of the same burst, answered before the pause,
+ * change nothing. Each second without a 429 the pace rises by 1% (at least one install per
+ * second), so it probes back towards the quota slowly: a pause costs a whole Retry-After of the
+ * integration's throughput, so it should come rarely (multiplicative decrease, slow increase, as
+ * in TCP congestion control).
  */
 const WINDOW_MS = 2000;
 const DECREASE = 0.9;
@@ -39,12 +40,15 @@ export class InstallPacer {
     return this.rate;
   }
 
-  /** How long the next install must wait for its turn, in ms; the turn is taken. */
-  reserve(): number {
+  /**
+   * How long the next install must wait for its turn, in ms. The turn is taken only when the wait
+   * is at most `maxWaitMs`; a job that would wait longer goes back to the queue without one.
+   */
+  reserve(maxWaitMs = Infinity): number {
     if (!Number.isFinite(this.rate)) return 0;
     const now = this.now();
     const at = Math.max(now, this.next);
-    this.next = at + 1000 / this.rate;
+    if (at - now <= maxWaitMs) this.next = at + 1000 / this.rate;
     return at - now;
   }
 

@@ -48,7 +48,7 @@ export const installMailboxTask = defineTask({
     }
     let pacer = pacers.get(job.integrationId);
     if (!pacer) pacers.set(job.integrationId, (pacer = new InstallPacer()));
-    const wait = pacer.reserve();
+    const wait = pacer.reserve(MAX_PACING_WAIT_MS);
     if (wait > MAX_PACING_WAIT_MS) {
       await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, new Date(Date.now() + wait));
       return;

@@ -54,6 +54,22 @@ describe('InstallPacer', () => {
     expect(waits[2]).toBeCloseTo(2000 / 18, 5);
   });
 
+  it('gives no turn to a job that would wait longer than it may (it goes back to the queue)', () => {
+    const c = clock();
+    const p = new InstallPacer(c.now);
+    for (let i = 0; i < 20; i++) {
+      c.advance(100);
+      p.completed();
+    }
+    p.rateLimited(1000); // 10/s -> 9/s: turns 111 ms apart
+    expect(p.reserve(200)).toBe(0);
+    expect(p.reserve(200)).toBeCloseTo(1000 / 9, 5);
+    expect(p.reserve(200)).toBeCloseTo(2000 / 9, 5); // too far: not taken
+    expect(p.reserve(200)).toBeCloseTo(2000 / 9, 5); // the same turn is still free
+    c.advance(100);
+    expect(p.reserve(200)).toBeCloseTo(2000 / 9 - 100, 5);
+  });
+
   it('does not read idle time before a fan-out as slow sending', () => {
     const c = clock();
     const p = new InstallPacer(c.now);
