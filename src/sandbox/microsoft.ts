@@ -13,98 +13,9 @@
 import crypto from 'node:crypto';
 import { defaultKnobs, parseBody, serve, type EmulatorServer, type Knobs, type Reply } from './http.ts';
 import { selfSignedCert } from './tls.ts';
+import { generateMicrosoftTenant, transitiveMemberOf, transitiveMembers, type GraphUserRaw, type MicrosoftTenant, type StructuredEntry } from './microsoftTenant.ts';
 
-export interface GraphUserRaw {
-  id: string;
-  displayName: string;
-  givenName?: string | null;
-  surname?: string | null;
-  jobTitle?: string | null;
-  department?: string | null;
-  companyName?: string | null;
-  mail?: string | null;
-  userPrincipalName: string;
-  businessPhones?: string[];
-  mobilePhone?: string | null;
-  officeLocation?: string | null;
-  proxyAddresses?: string[];
-  accountEnabled?: boolean;
-  /** Whether the user has a profile photo. */
-  hasPhoto?: boolean;
-}
-
-export interface GraphGroupRaw {
-  id: string;
-  displayName: string;
-  mail?: string | null;
-  /** Ids of member users and nested groups. */
-  members: string[];
-}
-
-export interface StructuredEntry {
-  keyEntry: { type: string; values: string[] };
-  valueEntry: { type: string; values: string[] };
-}
-
-export interface MicrosoftTenant {
-  tenantId: string;
-  clientId: string;
-  clientSecret: string;
-  users: GraphUserRaw[];
-  groups: GraphGroupRaw[];
-  /** OWA.UserOptions structuredData per user id (absent: the item was never created). */
-  mailboxes: Map<string, StructuredEntry[]>;
-  /** Users without an Exchange Online mailbox (404 on the mailbox configuration item). */
-  noMailbox: Set<string>;
-}
-
-const DEPARTMENTS = ['Sales', 'Engineering', 'Marketing', 'Support', 'Finance'];
-const TITLES = ['Account Executive', 'Software Engineer', 'Product Marketer', 'Support Specialist', 'Analyst'];
-
-export function microsoftUserId(i: number): string {
-  return `0d1e2f30-0000-4000-8000-${String(i).padStart(12, '0')}`;
-}
-
-/** A deterministic tenant of `n` users across five departments, each department a group, plus an all-staff group nesting them. */
-export function generateMicrosoftTenant(n: number, domain = 'contoso.test'): MicrosoftTenant {
-  const users: GraphUserRaw[] = [];
-  for (let i = 0; i < n; i++) {
-    const d = i % DEPARTMENTS.length;
-    const mail = `user${i}@${domain}`;
-    users.push({
-      id: microsoftUserId(i),
-      displayName: `Given${i} Family${i}`,
-      givenName: `Given${i}`,
-      surname: `Family${i}`,
-      jobTitle: TITLES[d]!,
-      department: DEPARTMENTS[d]!,
-      companyName: 'Contoso',
-      mail,
-      userPrincipalName: mail,
-      businessPhones: [`+1 555 02${String(i % 10000).padStart(4, '0')}`],
-      mobilePhone: null,
-      officeLocation: null,
-      proxyAddresses: [`SMTP:${mail}`],
-      accountEnabled: true,
-    });
-  }
-  const groups: GraphGroupRaw[] = DEPARTMENTS.map((dep, d) => ({
-    id: `9a000000-0000-4000-8000-00000000000${d}`,
-    displayName: dep,
-    mail: `${dep.toLowerCase()}@${domain}`,
-    members: users.filter((_, i) => i % DEPARTMENTS.length === d).map((u) => u.id),
-  }));
-  groups.push({ id: '9a000000-0000-4000-8000-0000000000ff', displayName: 'All staff', mail: `all@${domain}`, members: groups.map((g) => g.id) });
-  return {
-    tenantId: 'b7c1d5e2-0000-4000-8000-00000000acme',
-    clientId: '6731de76-14a6-49ae-97bc-6eba6914391e',
-    clientSecret: 'sandbox-client-secret',
-    users,
-    groups,
-    mailboxes: new Map(),
-    noMailbox: new Set(),
-  };
-}
+export { generateMicrosoftTenant, microsoftUserId, type GraphGroupRaw, type GraphUserRaw, type MicrosoftTenant, type StructuredEntry } from './microsoftTenant.ts';
 
 const graphError = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
   status,
@@ -228,22 +139,6 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
     return null;
   };
 
-  const transitiveMembers = (groupId: string, seen = new Set<string>(), userIds = new Set(tenant.users.map((u) => u.id))): { id: string; type: string }[] => {
-    const g = tenant.groups.find((x) => x.id === groupId);
-    if (!g || seen.has(groupId)) return [];
-    seen.add(groupId);
-    const out: { id: string; type: string }[] = [];
-    for (const m of g.members) {
-      if (tenant.groups.some((x) => x.id === m)) {
-        out.push({ id: m, type: '#microsoft.graph.group' });
-        out.push(...transitiveMembers(m, seen, userIds));
-      } else if (userIds.has(m)) {
-        out.push({ id: m, type: '#microsoft.graph.user' });
-      }
-    }
-    return [...new Map(out.map((o) => [o.id, o])).values()];
-  };
-
   /** One page of a collection: `$top` (≤ 999) items from the `$skiptoken` offset, and the next link. */
   const collectionPage = <T>(url: URL, all: T[], path: string, select: string): { slice: T[]; next: { '@odata.nextLink'?: string } } => {
     const top = Math.min(Number(url.searchParams.get('$top') ?? DEFAULT_PAGE) || DEFAULT_PAGE, 999);
@@ -251,30 +146,6 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
     const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
     const more = offset + top < all.length;
     return { slice: all.slice(offset, offset + top), next: more ? { '@odata.nextLink': link(path, { $select: select, $top: String(top), $skiptoken: encode({ o: offset + top }) }) } : {} };
-  };
-
-  // Group member sets, rebuilt when a group's member array is replaced or grows.
-  const memberSets = new WeakMap<string[], { n: number; set: Set<string> }>();
-  const membersOf = (g: GraphGroupRaw): Set<string> => {
-    const cached = memberSets.get(g.members);
-    if (cached && cached.n === g.members.length) return cached.set;
-    const set = new Set(g.members);
-    memberSets.set(g.members, { n: g.members.length, set });
-    return set;
-  };
-  /** The groups an object belongs to, directly or through nested groups. */
-  const transitiveMemberOf = (objectId: string): string[] => {
-    const out = new Set<string>();
-    for (const queue = [objectId]; queue.length; ) {
-      const id = queue.shift()!;
-      for (const g of tenant.groups) {
-        if (!out.has(g.id) && membersOf(g).has(id)) {
-          out.add(g.id);
-          queue.push(g.id);
-        }
-      }
-    }
-    return [...out];
   };
 
   const mailboxItem = (userKey: string): { user: GraphUserRaw } | Reply => {
@@ -437,7 +308,7 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
           if (denied) return denied;
           const id = decodeURIComponent(m[1]!);
           if (!tenant.groups.some((g) => g.id === id)) return graphError(404, 'Request_ResourceNotFound', `Resource '${id}' does not exist or one of its queried reference-property objects are not present.`);
-          const p = collectionPage(url, transitiveMembers(id), `/v1.0/groups/${id}/transitiveMembers`, 'id');
+          const p = collectionPage(url, transitiveMembers(tenant, id), `/v1.0/groups/${id}/transitiveMembers`, 'id');
           return { status: 200, body: { ...p.next, value: p.slice.map((o) => ({ '@odata.type': o.type, id: o.id })) } };
         },
       },
@@ -450,7 +321,7 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
           if (denied) return denied;
           const u = findUser(m[1]!);
           if (!u) return graphError(404, 'Request_ResourceNotFound', `Resource '${decodeURIComponent(m[1]!)}' does not exist or one of its queried reference-property objects are not present.`);
-          const p = collectionPage(url, transitiveMemberOf(u.id), `/v1.0/users/${u.id}/transitiveMemberOf`, 'id');
+          const p = collectionPage(url, transitiveMemberOf(tenant, u.id), `/v1.0/users/${u.id}/transitiveMemberOf`, 'id');
           return { status: 200, body: { ...p.next, value: p.slice.map((id) => ({ '@odata.type': '#microsoft.graph.group', id })) } };
         },
       },
