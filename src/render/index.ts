@@ -1,5 +1,6 @@
 /** Signature content: validation (schema.ts), rendering (render.ts), size limits (limits.ts). */
-export { validateContent, contentTreeSchema, LIMITS, type ContentTree, type ValidationResult } from './schema.ts';
+export { contentTreeSchema, LIMITS, type ContentTree } from './schema.ts';
+export { validateContent, type ValidationResult } from './validate.ts';
 export { compileTemplate, CompiledTemplate, type AssetRef, type SmartFieldKind, type SmartFieldValues } from './compile.ts';
 export { renderSignature, hashHtml, type RenderInput, type RenderOutput } from './render.ts';
 export { campaignApplies, matchesConditions, type CampaignInput, type VariantSettings } from './campaign.ts';

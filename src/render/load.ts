@@ -12,7 +12,8 @@ import type { Queryable } from '../db/tx.ts';
 import { campaignApplies, type CampaignCondition, type CampaignInput, type VariantSettings } from './campaign.ts';
 import type { SmartFieldKind } from './compile.ts';
 import type { RenderInput } from './render.ts';
-import { validateContent, type ContentTree } from './schema.ts';
+import type { ContentTree } from './schema.ts';
+import { validateContent } from './validate.ts';
 
 export class RenderSourceNotFoundError extends Error {
   override readonly name = 'RenderSourceNotFoundError';

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fieldPath } from '../../src/api/openapi.ts';
 import { BODY_LIMIT } from '../../src/api/server.ts';
 import { renderForInstall } from '../../src/install/content.ts';
-import { validateContent } from '../../src/render/schema.ts';
+import { validateContent } from '../../src/render/validate.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { cleanDirectoryUser } from '../../src/sync/clean.ts';
 import { executeRun } from '../../src/sync/engine.ts';

@@ -6,7 +6,7 @@ import { createApiKey } from '../../src/db/apiKeys.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { CONTENT_SCHEMA_VERSION, contentTreeJsonSchema } from '../../src/render/contentSchema.ts';
 import { renderSignature } from '../../src/render/render.ts';
-import { validateContent } from '../../src/render/schema.ts';
+import { validateContent } from '../../src/render/validate.ts';
 import { SOCIAL_ICONS, SOCIAL_NETWORKS } from '../../src/render/social.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { smartFields } from './helpers.ts';

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderSignature } from '../../src/render/render.ts';
-import { validateContent, type ContentTree } from '../../src/render/schema.ts';
+import type { ContentTree } from '../../src/render/schema.ts';
+import { validateContent } from '../../src/render/validate.ts';
 import type { CampaignInput, VariantSettings } from '../../src/render/campaign.ts';
 import { FIXTURES, smartFieldIds, smartFieldKinds } from './helpers.ts';
 

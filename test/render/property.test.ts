@@ -10,7 +10,7 @@ import { parse, type DefaultTreeAdapterMap } from 'parse5';
 import { describe, expect, it } from 'vitest';
 import { cleanValue } from '../../src/render/escape.ts';
 import { renderSignature } from '../../src/render/render.ts';
-import { validateContent } from '../../src/render/schema.ts';
+import { validateContent } from '../../src/render/validate.ts';
 import { CLOSE, OPEN, validTree, values } from './arbitraries.ts';
 import { smartFieldIds, smartFieldKinds } from './helpers.ts';
 

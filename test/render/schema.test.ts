@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.ts';
 import { contentTreeJsonSchema, buildExample } from '../../src/render/contentSchema.ts';
-import { contentTreeSchema, formatPath, LIMITS, validateContent } from '../../src/render/schema.ts';
+import { contentTreeSchema, LIMITS } from '../../src/render/schema.ts';
+import { formatPath, validateContent } from '../../src/render/validate.ts';
 import { validTree } from './arbitraries.ts';
 import { sf, smartFieldIds, smartFields, template, campaign } from './helpers.ts';
 

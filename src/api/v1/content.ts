@@ -4,7 +4,7 @@
  * and all problems are reported together as one 422.
  */
 import type { Queryable } from '../../db/tx.ts';
-import { validateContent } from '../../render/schema.ts';
+import { validateContent } from '../../render/validate.ts';
 import { ApiError, type ValidationDetail } from '../errors.ts';
 
 export async function smartFieldIds(db: Queryable, workspaceId: string): Promise<Set<string>> {
