@@ -1,0 +1,282 @@
+/**
+ * Blocks of a compiled template: stacks, text, lists and social lists laid out as nested tables.
+ * See compile.ts (Layout).
+ */
+import { cleanLiteral, escapeAttr, escapeText, px } from './escape.ts';
+import { SOCIAL_ICONS, SOCIAL_NETWORK_NAMES, type SocialNetwork } from './social.ts';
+import { type Block, DEFAULTS, type ListBlock, type ListItemBlock, type SocialListBlock, type StackBlock, type TextBlock } from './schema.ts';
+import { type Box, fullTextCss, hasMargin, joinCss, paddingCss, resolveBox, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
+import type { Slots} from './program.ts';
+import { type Env, TABLE_CLOSE, TABLE_OPEN } from './program.ts';
+import { CompiledHref } from './links.ts';
+import type { Line} from './lines.ts';
+import { cellStyleOf, compileTokens, spanFor } from './lines.ts';
+
+export interface CBlock {
+  /**
+   * The block's own cell(s) with content, or '' when it is dropped. A block that is shown appends
+   * its plain-text lines to `env.lines`; a dropped one appends nothing.
+   */
+  slot(env: Env): string;
+}
+
+interface SlotContext {
+  /** Parent is a horizontal stack: the cell gets a vertical alignment. */
+  valign?: 'top' | 'middle' | 'bottom';
+}
+
+/** Opening and closing of the cell(s) a block renders into. */
+function cellFrame(box: Box, ctx: SlotContext, extraCss = ''): { open: string; close: string } {
+  const valignAttr = ctx.valign ? ` valign="${ctx.valign}"` : '';
+  const valignCss = ctx.valign ? `vertical-align:${ctx.valign}` : '';
+  const widthAttr = box.width !== undefined ? ` width="${Math.round(box.width)}"` : '';
+  const inner = joinCss(paddingCss(box.padding), box.background ? `background-color:${box.background}` : '', box.width !== undefined ? `width:${px(box.width)}` : '', extraCss);
+  if (!hasMargin(box)) {
+    const css = joinCss(inner, valignCss);
+    return { open: `<td${widthAttr}${valignAttr}${css ? ` style="${escapeAttr(css)}"` : ''}>`, close: '</td>' };
+  }
+  const outer = joinCss(paddingCss(box.margin), valignCss);
+  return {
+    open: `<td${valignAttr} style="${escapeAttr(outer)}">${TABLE_OPEN}<tr><td${widthAttr}${inner ? ` style="${escapeAttr(inner)}"` : ''}>`,
+    close: `</td></tr>${TABLE_CLOSE}</td>`,
+  };
+}
+
+class TextNode implements CBlock {
+  private readonly line: Line;
+  private readonly open: string;
+  private readonly close: string;
+  private readonly fixed: string | undefined;
+  private readonly fixedText: string | undefined;
+
+  constructor(b: TextBlock, ctx: SlotContext, slots: Slots) {
+    const box = resolveBox(b.blockStyle);
+    const cell = cellStyleOf(b.tokens);
+    this.line = compileTokens(b.tokens, cell, slots, box.width ?? DEFAULTS.imageWidth);
+    ({ open: this.open, close: this.close } = cellFrame(box, ctx, fullTextCss(cell)));
+    if (this.line.fixedHtml !== undefined) {
+      this.fixed = this.open + this.line.fixedHtml + this.close;
+      this.fixedText = this.line.fixedText;
+    }
+  }
+
+  slot(env: Env): string {
+    if (this.fixed !== undefined) {
+      if (this.fixedText) env.lines.push(this.fixedText);
+      return this.fixed;
+    }
+    const h = this.line.render(env, true);
+    if (h === null) return '';
+    if (env.text) env.lines.push(env.text);
+    return this.open + h + this.close;
+  }
+}
+
+/** A spacer row: the height attribute for Outlook, font-size = line-height = gap for everyone else. */
+function spacerRow(gap: number): string {
+  return `<tr><td height="${Math.round(gap)}" style="font-size:${px(gap)};line-height:${px(gap)}">&nbsp;</td></tr>`;
+}
+
+function spacerCell(gap: number): string {
+  return `<td width="${Math.round(gap)}" style="width:${px(gap)};font-size:0">&nbsp;</td>`;
+}
+
+class StackNode implements CBlock {
+  private readonly children: CBlock[];
+  private readonly vertical: boolean;
+  private readonly spacer: string;
+  private readonly open: string;
+  private readonly close: string;
+  /** A stack with no children by design renders its box (a divider, a coloured band). */
+  private readonly emptyByDesign: string | undefined;
+
+  constructor(b: StackBlock, ctx: SlotContext, slots: Slots) {
+    const box = resolveBox(b.blockStyle);
+    this.vertical = b.direction !== 'horizontal';
+    const childCtx: SlotContext = this.vertical ? {} : { valign: b.verticalAlign ?? 'top' };
+    this.children = b.children.map((c) => compileBlock(c, childCtx, slots)).filter((c): c is CBlock => c !== null);
+    this.spacer = box.gap > 0 ? (this.vertical ? spacerRow(box.gap) : spacerCell(box.gap)) : '';
+    const empty = b.children.length === 0;
+    ({ open: this.open, close: this.close } = cellFrame(box, ctx, empty ? 'font-size:0;line-height:0' : ''));
+    if (empty) this.emptyByDesign = `${this.open}&nbsp;${this.close}`;
+  }
+
+  /** Stacks whose children were all hidden are removed at compile time by compileBlock. */
+  get isEmpty(): boolean {
+    return this.children.length === 0 && this.emptyByDesign === undefined;
+  }
+
+  inner(env: Env): string {
+    let rows = '';
+    let n = 0;
+    for (const c of this.children) {
+      const h = c.slot(env);
+      if (!h) continue;
+      if (n > 0) rows += this.spacer;
+      rows += this.vertical ? `<tr>${h}</tr>` : h;
+      n++;
+    }
+    if (n === 0) return '';
+    return this.vertical ? TABLE_OPEN + rows + TABLE_CLOSE : `${TABLE_OPEN}<tr>${rows}</tr>${TABLE_CLOSE}`;
+  }
+
+  slot(env: Env): string {
+    if (this.emptyByDesign !== undefined) return this.emptyByDesign;
+    const inner = this.inner(env);
+    return inner ? this.open + inner + this.close : '';
+  }
+}
+
+/** One list item: an optional label and the value line. */
+class ItemNode {
+  private readonly label: Line | undefined;
+  private readonly value: Line;
+  readonly open: string;
+  readonly close: string;
+
+  constructor(b: ListItemBlock, cell: ResolvedTextStyle, slots: Slots, frame: { open: string; close: string }) {
+    this.label = b.label && b.label.visible !== false ? compileTokens(b.label.tokens, cell, slots, DEFAULTS.imageWidth) : undefined;
+    this.value = compileTokens(b.tokens, cell, slots, DEFAULTS.imageWidth);
+    this.open = frame.open;
+    this.close = frame.close;
+  }
+
+  /** HTML of the item, or null when it is dropped; its text is left in `env.text`. */
+  render(env: Env): string | null {
+    const v = this.value.render(env, true);
+    if (v === null) return null;
+    if (!this.label) return v;
+    const valueText = env.text;
+    const l = this.label.render(env, false);
+    env.text = (l === null ? '' : env.text) + valueText;
+    return (l ?? '') + v;
+  }
+}
+
+class ListNode implements CBlock {
+  private readonly items: ItemNode[];
+  private readonly vertical: boolean;
+  private readonly spacer: string;
+  private readonly separatorHtml: string;
+  private readonly separatorText: string;
+  private readonly open: string;
+  private readonly close: string;
+
+  constructor(b: ListBlock, ctx: SlotContext, slots: Slots) {
+    const box = resolveBox(b.blockStyle);
+    this.vertical = b.direction !== 'horizontal';
+    const visible = b.children.filter((c) => c.visible !== false);
+    const listCell = cellStyleOf(visible[0]?.tokens);
+    this.items = visible.map((c) => {
+      const cell = this.vertical ? cellStyleOf(c.tokens) : listCell;
+      const frame = this.vertical ? cellFrame(resolveBox(c.blockStyle), {}, fullTextCss(cell)) : { open: '', close: '' };
+      return new ItemNode(c, cell, slots, frame);
+    });
+    this.spacer = this.vertical && box.gap > 0 ? spacerRow(box.gap) : '';
+    this.separatorText = cleanLiteral(b.separator ?? DEFAULTS.separator);
+    this.separatorHtml = spanFor(b.separatorStyle ? resolveTextStyle(b.separatorStyle) : listCell, listCell, escapeText(this.separatorText));
+    ({ open: this.open, close: this.close } = cellFrame(box, ctx, this.vertical ? '' : fullTextCss(listCell)));
+  }
+
+  get isEmpty(): boolean {
+    return this.items.length === 0;
+  }
+
+  slot(env: Env): string {
+    let body = '';
+    let line = '';
+    let n = 0;
+    for (const item of this.items) {
+      const h = item.render(env);
+      if (h === null) continue;
+      if (this.vertical) {
+        if (n > 0) body += this.spacer;
+        body += `<tr>${item.open}${h}${item.close}</tr>`;
+        if (env.text) env.lines.push(env.text);
+      } else {
+        if (n > 0) {
+          body += this.separatorHtml;
+          line += this.separatorText;
+        }
+        body += h;
+        line += env.text;
+      }
+      n++;
+    }
+    if (n === 0) return '';
+    if (!this.vertical) {
+      if (line) env.lines.push(line);
+      return this.open + body + this.close;
+    }
+    return this.open + TABLE_OPEN + body + TABLE_CLOSE + this.close;
+  }
+}
+
+class SocialItem {
+  readonly href: CompiledHref;
+  readonly name: string;
+  readonly tail: string;
+
+  constructor(network: SocialNetwork, href: CompiledHref, size: number) {
+    this.href = href;
+    this.name = SOCIAL_NETWORK_NAMES[network];
+    const s = Math.round(size);
+    this.tail = `"><img src="${escapeAttr(SOCIAL_ICONS[network])}" width="${s}" height="${s}" alt="${escapeAttr(this.name)}" style="display:block;border:0;width:${s}px;height:${s}px"></a></td>`;
+  }
+}
+
+class SocialListNode implements CBlock {
+  private readonly items: SocialItem[];
+  private readonly spacer: string;
+  private readonly open: string;
+  private readonly close: string;
+
+  constructor(b: SocialListBlock, ctx: SlotContext, slots: Slots) {
+    const box = resolveBox(b.blockStyle, 6);
+    const size = b.iconSize ?? DEFAULTS.iconSize;
+    this.items = b.children.filter((c) => c.visible !== false && Object.hasOwn(SOCIAL_ICONS, c.network)).map((c) => new SocialItem(c.network, new CompiledHref(c.href, slots), size));
+    this.spacer = box.gap > 0 ? spacerCell(box.gap) : '';
+    ({ open: this.open, close: this.close } = cellFrame(box, ctx));
+  }
+
+  get isEmpty(): boolean {
+    return this.items.length === 0;
+  }
+
+  slot(env: Env): string {
+    let cells = '';
+    let n = 0;
+    for (const item of this.items) {
+      const url = item.href.empty(env) ? null : item.href.url(env);
+      if (url === null) continue;
+      if (n > 0) cells += this.spacer;
+      cells += `<td><a href="${escapeAttr(url)}${item.tail}`;
+      env.lines.push(`${item.name}: ${url}`);
+      n++;
+    }
+    return n === 0 ? '' : `${this.open}${TABLE_OPEN}<tr>${cells}</tr>${TABLE_CLOSE}${this.close}`;
+  }
+}
+
+export function compileBlock(b: Block, ctx: SlotContext, slots: Slots): CBlock | null {
+  if (b.visible === false) return null;
+  let node: CBlock & { isEmpty?: boolean };
+  switch (b.type) {
+    case 'stack':
+      node = new StackNode(b, ctx, slots);
+      break;
+    case 'text':
+      node = new TextNode(b, ctx, slots);
+      break;
+    case 'list':
+      node = new ListNode(b, ctx, slots);
+      break;
+    case 'socialList':
+      node = new SocialListNode(b, ctx, slots);
+      break;
+    default:
+      // Item blocks only appear inside their lists; the schema rejects them elsewhere.
+      return null;
+  }
+  return node.isEmpty ? null : node;
+}

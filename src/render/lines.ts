@@ -1,0 +1,274 @@
+/**
+ * Tokens and lines of a compiled template: literal, smart-value, smart-link and image tokens,
+ * rendered to HTML and plain text per teammate. See compile.ts.
+ */
+import { allowedScheme, cleanLiteral, cleanValue, encodeUrl, escapeAttr, escapeMultiline, singleLine } from './escape.ts';
+import type { TextToken } from './schema.ts';
+import { diffTextCss, linkTextCss, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
+import type { Slots } from './program.ts';
+import { type Env } from './program.ts';
+import { CompiledHref, linkText } from './links.ts';
+
+interface CToken {
+  /** Depends on a smart field: may resolve empty. */
+  readonly smart: boolean;
+  /** Output differs between teammates (smart, or a link with smart query parameters). */
+  readonly dynamic: boolean;
+  /** HTML, or null when the token resolves empty. */
+  html(env: Env): string | null;
+  text(env: Env): string | null;
+}
+
+class LiteralToken implements CToken {
+  readonly smart = false;
+  readonly dynamic: boolean;
+  private readonly fixedHtml: string;
+  private readonly fixedText: string | undefined;
+  /** The token without its link (a link that resolves to nothing safe). */
+  private readonly plainHtml: string;
+  private readonly value: string;
+  private readonly open: string;
+  private readonly close: string;
+  private readonly href: CompiledHref | undefined;
+
+  constructor(t: TextToken, cell: ResolvedTextStyle, href: CompiledHref | undefined) {
+    const style = resolveTextStyle(t.textStyle);
+    this.value = cleanLiteral(t.value ?? '');
+    this.href = href;
+    this.dynamic = href !== undefined && href.fixed === undefined;
+    const body = escapeMultiline(this.value);
+    if (href) {
+      this.open = `<a href="`;
+      this.close = `" style="${escapeAttr(linkTextCss(style, cell))}">${body}</a>`;
+    } else {
+      const diff = diffTextCss(style, cell);
+      this.open = diff ? `<span style="${escapeAttr(diff)}">` : '';
+      this.close = diff ? '</span>' : '';
+    }
+    const fixed = href?.fixed;
+    this.plainHtml = spanFor(style, cell, body);
+    this.fixedHtml = !href ? this.open + body + this.close : fixed === null ? this.plainHtml : fixed !== undefined ? this.open + escapeAttr(fixed) + this.close : '';
+    this.fixedText = !href ? this.value : fixed !== undefined ? linkText(this.value, fixed) : undefined;
+  }
+
+  html(env: Env): string {
+    if (!this.href || this.href.fixed !== undefined) return this.fixedHtml;
+    const url = this.href.url(env);
+    return url === null ? this.plainHtml : this.open + escapeAttr(url) + this.close;
+  }
+
+  text(env: Env): string {
+    return this.fixedText ?? linkText(this.value, this.href!.url(env));
+  }
+}
+
+export function spanFor(style: ResolvedTextStyle, cell: ResolvedTextStyle, body: string): string {
+  const diff = diffTextCss(style, cell);
+  return diff ? `<span style="${escapeAttr(diff)}">${body}</span>` : body;
+}
+
+/** A literal token whose link comes from a smart field: it resolves empty with that field. */
+class SmartLinkToken implements CToken {
+  readonly smart = true;
+  readonly dynamic = true;
+  private readonly inner: LiteralToken;
+  private readonly href: CompiledHref;
+
+  constructor(t: TextToken, cell: ResolvedTextStyle, href: CompiledHref) {
+    this.inner = new LiteralToken(t, cell, href);
+    this.href = href;
+  }
+
+  html(env: Env): string | null {
+    return this.href.empty(env) ? null : this.inner.html(env);
+  }
+
+  text(env: Env): string | null {
+    return this.href.empty(env) ? null : this.inner.text(env);
+  }
+}
+
+/** A token showing a teammate's value. */
+class ValueToken implements CToken {
+  readonly smart = true;
+  readonly dynamic = true;
+  private readonly slot: number;
+  private readonly open: string;
+  private readonly close: string;
+  private readonly linkClose: string;
+  private readonly href: CompiledHref | undefined;
+
+  constructor(t: TextToken, cell: ResolvedTextStyle, slots: Slots, href: CompiledHref | undefined) {
+    this.slot = slots.slot(t.smartFieldUuid!);
+    this.href = href;
+    const style = resolveTextStyle(t.textStyle);
+    const diff = diffTextCss(style, cell);
+    this.open = diff ? `<span style="${escapeAttr(diff)}">` : '';
+    this.close = diff ? '</span>' : '';
+    this.linkClose = `" style="${escapeAttr(linkTextCss(style, cell))}">`;
+  }
+
+  private escaped(env: Env): string {
+    let e = env.esc[this.slot];
+    if (e === undefined) {
+      e = escapeMultiline(env.vals[this.slot]!);
+      env.esc[this.slot] = e;
+    }
+    return e;
+  }
+
+  html(env: Env): string | null {
+    if (env.vals[this.slot] === '' || this.href?.empty(env)) return null;
+    const body = this.escaped(env);
+    if (this.href) {
+      const url = this.href.url(env);
+      if (url !== null) return `<a href="${escapeAttr(url)}${this.linkClose}${body}</a>`;
+    }
+    return this.open + body + this.close;
+  }
+
+  text(env: Env): string | null {
+    const v = env.vals[this.slot]!;
+    if (v === '' || this.href?.empty(env)) return null;
+    return this.href ? linkText(v, this.href.url(env)) : v;
+  }
+}
+
+/** A smart token whose field is an image: `<img>`, optionally linked. */
+class ImageToken implements CToken {
+  readonly smart = true;
+  readonly dynamic = true;
+  private readonly slot: number;
+  private readonly imgTail: string;
+  private readonly href: CompiledHref | undefined;
+
+  constructor(t: TextToken, width: number, alone: boolean, slots: Slots, href: CompiledHref | undefined) {
+    this.slot = slots.slot(t.smartFieldUuid!);
+    this.href = href;
+    const w = Math.round(width);
+    const alt = escapeAttr(singleLine(cleanLiteral(t.value ?? '')));
+    this.imgTail = `" width="${w}" alt="${alt}" style="${alone ? 'display:block;' : 'vertical-align:middle;'}border:0;width:${w}px;max-width:${w}px;height:auto">`;
+  }
+
+  private src(env: Env): string | null {
+    const v = env.vals[this.slot]!;
+    if (!v) return null;
+    const asset = env.assets?.get(v);
+    const url = asset ? cleanValue(asset.url) : singleLine(v);
+    const scheme = allowedScheme(url);
+    return scheme === 'https' || scheme === 'http' ? encodeUrl(url) : null;
+  }
+
+  html(env: Env): string | null {
+    const src = this.src(env);
+    if (src === null || this.href?.empty(env)) return null;
+    const img = `<img src="${escapeAttr(src)}${this.imgTail}`;
+    const url = this.href?.url(env) ?? null;
+    return url === null ? img : `<a href="${escapeAttr(url)}" style="text-decoration:none">${img}</a>`;
+  }
+
+  text(env: Env): string | null {
+    // Images have no plain-text form; the line still counts as shown.
+    return this.src(env) === null || this.href?.empty(env) ? null : '';
+  }
+}
+
+/**
+ * Tokens of one line with the empty-field rules. `droppable` lines (text blocks, list item values)
+ * vanish when every smart token is empty; labels are not droppable by themselves.
+ */
+export class Line {
+  private readonly tokens: CToken[];
+  private readonly first: number;
+  private readonly last: number;
+  /** For a literal between smart tokens, the index of the next smart token. */
+  private readonly nextSmart: Int32Array;
+  readonly hasSmart: boolean;
+  readonly fixedHtml: string | undefined;
+  readonly fixedText: string | undefined;
+
+  constructor(tokens: CToken[]) {
+    this.tokens = tokens;
+    this.first = tokens.findIndex((t) => t.smart);
+    this.last = tokens.findLastIndex((t) => t.smart);
+    this.hasSmart = this.first >= 0;
+    this.nextSmart = new Int32Array(tokens.length).fill(-1);
+    for (let i = tokens.length - 2, next = -1; i >= 0; i--) {
+      if (tokens[i + 1]!.smart) next = i + 1;
+      this.nextSmart[i] = next;
+    }
+    if (!tokens.some((t) => t.dynamic)) {
+      const env = EMPTY_ENV;
+      this.fixedHtml = tokens.map((t) => t.html(env) ?? '').join('');
+      this.fixedText = tokens.map((t) => t.text(env) ?? '').join('');
+    }
+  }
+
+  /**
+   * HTML of the line, or null when it is dropped; its plain text is left in `env.text`. HTML and
+   * text come from one pass, so they always agree on what is shown.
+   */
+  render(env: Env, droppable: boolean): string | null {
+    if (this.fixedHtml !== undefined) {
+      env.text = this.fixedText!;
+      return this.fixedHtml;
+    }
+    const tokens = this.tokens;
+    const rh = env.scratchHtml;
+    const rt = env.scratchText;
+    let any = false;
+    if (this.hasSmart) {
+      for (let i = this.first; i <= this.last; i++) {
+        const t = tokens[i]!;
+        if (!t.smart) continue;
+        const h = t.html(env);
+        rh[i] = h;
+        if (h !== null) {
+          rt[i] = t.text(env);
+          any = true;
+        }
+      }
+      if (!any && droppable) return null;
+    }
+    let html = '';
+    let text = '';
+    let shown = false;
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i]!;
+      if (t.smart) {
+        const h = rh[i]!;
+        if (h !== null) {
+          html += h;
+          text += rt[i]!;
+          shown = true;
+        }
+      } else if (i < this.first || i > this.last || (shown && rh[this.nextSmart[i]!] !== null)) {
+        html += t.html(env)!;
+        text += t.text(env)!;
+      }
+    }
+    env.text = text;
+    return html;
+  }
+}
+
+const EMPTY_ENV: Env = { vals: [], esc: [], urls: [], assets: undefined, scratchHtml: [], scratchText: [], text: '', lines: [] };
+
+export function compileTokens(tokens: TextToken[], cell: ResolvedTextStyle, slots: Slots, imageWidth: number): Line {
+  const alone = tokens.length === 1;
+  const out: CToken[] = tokens.map((t) => {
+    const href = t.href ? new CompiledHref(t.href, slots) : undefined;
+    if (t.smartFieldUuid !== undefined) {
+      if (slots.kind(t.smartFieldUuid) === 'image') return new ImageToken(t, imageWidth, alone, slots, href);
+      return new ValueToken(t, cell, slots, href);
+    }
+    if (href?.smart) return new SmartLinkToken(t, cell, href);
+    return new LiteralToken(t, cell, href);
+  });
+  return new Line(out);
+}
+
+/** The style a text cell sets: its first token's. */
+export function cellStyleOf(tokens: readonly TextToken[] | undefined): ResolvedTextStyle {
+  return resolveTextStyle(tokens?.[0]?.textStyle);
+}

@@ -1,0 +1,71 @@
+/**
+ * What compiled templates share: the smart-field registry filled at compile time, the per-render
+ * state, and the table markup. See compile.ts.
+ */
+export type SmartFieldKind = 'text' | 'email' | 'phone' | 'url' | 'image';
+
+export interface CompileOptions {
+  /** Kinds of the workspace's smart fields by id; a field not listed is `text`. */
+  smartFieldKinds?: ReadonlyMap<string, SmartFieldKind> | Readonly<Record<string, SmartFieldKind>>;
+}
+
+/** A workspace asset an image field may name by id. */
+export interface AssetRef {
+  url: string;
+}
+
+export type SmartFieldValues = ReadonlyMap<string, string | null | undefined> | Readonly<Record<string, string | null | undefined>>;
+
+export interface RenderEnvInput {
+  values: SmartFieldValues;
+  assets?: ReadonlyMap<string, AssetRef> | undefined;
+}
+
+/** Per-render state: the template's smart-field values, cleaned once, and lazily built pieces. */
+export interface Env {
+  vals: string[];
+  esc: (string | undefined)[];
+  urls: (string | null | undefined)[];
+  assets: ReadonlyMap<string, AssetRef> | undefined;
+  /** Per-line scratch: HTML and text of the smart tokens (lines never nest, so one pair serves all). */
+  scratchHtml: (string | null)[];
+  scratchText: (string | null)[];
+  /** The text of the line just rendered. */
+  text: string;
+  /** Plain-text lines, appended in document order by the blocks that are shown. */
+  lines: string[];
+}
+
+/**
+ * Every table: presentation role for screen readers; cellpadding and cellspacing 0 (they default to
+ * 1 and 2). No `border` (absent means none) and no border-collapse (there are no borders to collapse).
+ */
+export const TABLE_OPEN = '<table role="presentation" cellpadding="0" cellspacing="0">';
+export const TABLE_CLOSE = '</table>';
+
+/** Compile-time registry of smart fields and dynamic links used by one template. */
+export class Slots {
+  readonly ids: string[] = [];
+  readonly index = new Map<string, number>();
+  urlCount = 0;
+  readonly kinds: CompileOptions['smartFieldKinds'];
+
+  constructor(kinds: CompileOptions['smartFieldKinds']) {
+    this.kinds = kinds;
+  }
+
+  slot(id: string): number {
+    let i = this.index.get(id);
+    if (i === undefined) {
+      i = this.ids.length;
+      this.ids.push(id);
+      this.index.set(id, i);
+    }
+    return i;
+  }
+
+  kind(id: string): SmartFieldKind {
+    const k = this.kinds instanceof Map ? this.kinds.get(id) : (this.kinds as Record<string, SmartFieldKind> | undefined)?.[id];
+    return k ?? 'text';
+  }
+}
