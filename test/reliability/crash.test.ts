@@ -4,40 +4,26 @@
  * graphile-worker's 4-hour lock timeout), the sync resumes from its checkpoint to the exact count,
  * and every mailbox gets installed with no more provider writes than mailboxes plus jobs in flight.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startRuns } from '../../src/sync/runs.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
-import { createDatabase, openTestContext } from '../helpers/db.ts';
+import { generateGoogleTenant, startGoogleEmulator } from '../../src/sandbox/google.ts';
 import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import type { AppContext } from '../../src/context.ts';
-import { count, killWorker, publish, signatureForEveryone, startWorkerProcess, waitFor, type WorkerProcess } from './support.ts';
+import { count, killWorker, useWorkerDatabase, publish, signatureForEveryone, startWorkerProcess, waitFor } from './support.ts';
 
 const SYNC_USERS = Number(process.env.R1_SYNC_USERS ?? 20_000);
 const MAILBOXES = Number(process.env.R1_MAILBOXES ?? 1_000);
 
 describe('R1 crash recovery', () => {
-  let ctx: AppContext & { close(): Promise<void> };
-  let drop: () => Promise<void>;
+  const db = useWorkerDatabase();
+  const workers = db.workers;
+  let ctx: AppContext;
   let url: string;
-  const workers: WorkerProcess[] = [];
-  const emulators: GoogleEmulator[] = [];
-
-  beforeAll(async () => {
-    const db = await createDatabase();
-    drop = db.drop;
-    url = db.url;
-    ctx = await openTestContext(url);
-  });
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => killWorker(w)));
-    await Promise.all(emulators.map((e) => e.close()));
-    await ctx?.close();
-    await drop?.();
-  });
+  beforeAll(() => ({ ctx, url } = db));
 
   it(`a SIGKILL in the middle of a ${SYNC_USERS}-user sync: the restarted worker completes it with the exact count`, async () => {
     const google = await startGoogleEmulator(generateGoogleTenant(SYNC_USERS, 'big.test'));
-    emulators.push(google);
+    db.closers.push(() => google.close());
     google.knobs.latencyMs = 20;
     const { workspaceId } = await workspaceWithKey(ctx, 'Big');
     const directory = await connectGoogle(ctx, workspaceId, google.url);
@@ -78,7 +64,7 @@ describe('R1 crash recovery', () => {
 
   it(`a SIGKILL in the middle of a ${MAILBOXES}-mailbox fan-out: every mailbox installed, writes ≤ mailboxes + in flight`, async () => {
     const google = await startGoogleEmulator(generateGoogleTenant(MAILBOXES, 'fan.test'));
-    emulators.push(google);
+    db.closers.push(() => google.close());
     const { workspaceId } = await workspaceWithKey(ctx, 'Fan');
     const directory = await connectGoogle(ctx, workspaceId, google.url);
     await connectGoogle(ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });

@@ -4,14 +4,13 @@
  * the grace period; no job is left locked by it. A new worker then installs every remaining
  * mailbox, with no more provider writes than mailboxes plus the installs in flight at the signal.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startRuns } from '../../src/sync/runs.ts';
 import { SHUTDOWN_GRACE_MS } from '../../src/cli/commands/server.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import type { AppContext } from '../../src/context.ts';
-import { createDatabase, openTestContext } from '../helpers/db.ts';
 import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
-import { count, killWorker, publish, signatureForEveryone, startWorkerProcess, waitFor, type WorkerProcess } from './support.ts';
+import { count, killWorker, useWorkerDatabase, publish, signatureForEveryone, startWorkerProcess, waitFor } from './support.ts';
 
 const MAILBOXES = Number(process.env.R6_MAILBOXES ?? 1500);
 /** Emulated Gmail latency during the fan-out, so that it lasts several seconds. */
@@ -20,27 +19,16 @@ const LATENCY_MS = Number(process.env.R6_LATENCY_MS ?? 10);
 const SLOW_MS = 1000;
 
 describe('R6 graceful shutdown', () => {
-  let ctx: AppContext & { close(): Promise<void> };
-  let drop: () => Promise<void>;
+  const db = useWorkerDatabase();
+  const workers = db.workers;
+  let ctx: AppContext;
   let url: string;
   let google: GoogleEmulator;
-  const workers: WorkerProcess[] = [];
-
-  beforeAll(async () => {
-    const db = await createDatabase();
-    drop = db.drop;
-    url = db.url;
-    ctx = await openTestContext(url);
-  });
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => killWorker(w)));
-    await google?.close();
-    await ctx?.close();
-    await drop?.();
-  });
+  beforeAll(() => ({ ctx, url } = db));
 
   it(`a SIGTERM in the middle of a ${MAILBOXES}-mailbox fan-out: exit 0 within the grace period, no job left locked, nothing lost`, async () => {
     google = await startGoogleEmulator(generateGoogleTenant(MAILBOXES, 'term.test'));
+    db.closers.push(() => google.close());
     const { workspaceId } = await workspaceWithKey(ctx, 'Term');
     const directory = await connectGoogle(ctx, workspaceId, google.url);
     await connectGoogle(ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });

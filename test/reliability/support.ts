@@ -10,7 +10,8 @@ import { withTx } from '../../src/db/tx.ts';
 import { requestSignatureInstall } from '../../src/install/triggers.ts';
 import type { GoogleEmulator } from '../../src/sandbox/google.ts';
 import { BIN, childEnv, waitFor } from '../helpers/cli.ts';
-import { TEST_KEY } from '../helpers/db.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { createDatabase, openTestContext, TEST_KEY } from '../helpers/db.ts';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -35,6 +36,34 @@ export async function startWorkerProcess(url: string, env: Record<string, string
 export async function killWorker(w: WorkerProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill(signal);
   return w.exited;
+}
+
+export interface WorkerDatabase {
+  url: string;
+  ctx: AppContext & { close(): Promise<void> };
+  /** Worker processes to kill after the file. */
+  workers: WorkerProcess[];
+  /** Anything else to close after the file (emulators, servers). */
+  closers: (() => Promise<unknown>)[];
+}
+
+/** A fresh database for one test file and a context on it; after the file, its workers and closers are stopped and the database dropped. */
+export function useWorkerDatabase(): WorkerDatabase {
+  const db = { url: '', ctx: undefined, workers: [], closers: [] } as unknown as WorkerDatabase;
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const created = await createDatabase();
+    drop = created.drop;
+    db.url = created.url;
+    db.ctx = await openTestContext(created.url);
+  });
+  afterAll(async () => {
+    await Promise.all(db.workers.map((w) => killWorker(w)));
+    await Promise.all(db.closers.map((close) => close()));
+    await db.ctx?.close();
+    await drop?.();
+  });
+  return db;
 }
 
 export const count = async (ctx: AppContext, sql: string, params: unknown[] = []): Promise<number> => (await ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
