@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config.ts';
+import { configError } from '../helpers/config.ts';
 
 describe('webhook configuration', () => {
   it('refuses insecure webhook URLs and disables after 20 failures by default', () => {
@@ -22,16 +23,10 @@ describe('webhook configuration', () => {
     ['WEBHOOK_MAX_CONSECUTIVE_FAILURES', '0', /^WEBHOOK_MAX_CONSECUTIVE_FAILURES: .*1 to 10000$/],
     ['WEBHOOK_MAX_CONSECUTIVE_FAILURES', 'many', /^WEBHOOK_MAX_CONSECUTIVE_FAILURES: .*1 to 10000$/],
   ])('rejects %s=%s with one line naming the variable', (name, value, message) => {
-    let caught: unknown;
-    try {
-      loadConfig({ [name]: value });
-    } catch (e) {
-      caught = e;
-    }
-    expect(caught).toBeInstanceOf(ConfigError);
-    expect((caught as ConfigError).variable).toBe(name);
-    expect((caught as ConfigError).message).toMatch(message);
-    expect((caught as ConfigError).message).not.toContain('\n');
+    const err = configError({ [name]: value });
+    expect(err.variable).toBe(name);
+    expect(err.message).toMatch(message);
+    expect(err.message).not.toContain('\n');
   });
 
   it('reads WEBHOOK_MAX_CONSECUTIVE_FAILURES', () => {

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, ConfigError } from '../../src/config.ts';
+import { loadConfig } from '../../src/config.ts';
 import { runCli } from '../helpers/cli.ts';
+import { configError } from '../helpers/config.ts';
 
 describe('configuration', () => {
   it('applies the documented defaults', () => {
@@ -22,15 +23,9 @@ describe('configuration', () => {
     ['ENCRYPTION_KEY', 'short', /ENCRYPTION_KEY.*32 bytes/],
     ['PUBLIC_BASE_URL', 'not a url', /PUBLIC_BASE_URL.*absolute/],
   ])('rejects %s=%s with a line naming the variable', (name, value, message) => {
-    let caught: unknown;
-    try {
-      loadConfig({ [name]: value });
-    } catch (e) {
-      caught = e;
-    }
-    expect(caught).toBeInstanceOf(ConfigError);
-    expect((caught as ConfigError).variable).toBe(name);
-    expect((caught as ConfigError).message).toMatch(message);
+    const err = configError({ [name]: value });
+    expect(err.variable).toBe(name);
+    expect(err.message).toMatch(message);
   });
 
   it('treats empty variables as unset', () => {
