@@ -41,7 +41,7 @@ async function claim(pool: pg.Pool, job: Pick<InstallJob, 'emailId' | 'kind' | '
     `insert into install_slots as s (email_id, kind, integration_id, job_id) values ($1, $2, $3, $4)
      on conflict (email_id, kind, integration_id) do update set job_id = excluded.job_id, acquired_at = now()
       where s.job_id = excluded.job_id
-         or not exists (select 1 from graphile_worker._private_jobs j where j.id = s.job_id and j.locked_at is not null)
+         or not exists (select 1 from graphile_worker.jobs j where j.id = s.job_id and j.locked_at is not null)
      returning job_id`,
     [job.emailId, job.kind, job.integrationId, jobId],
   );

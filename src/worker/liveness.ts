@@ -85,7 +85,7 @@ export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, l
         }
       }
       const { rows: orphans } = await c.query<{ locked_by: string }>(
-        `select distinct locked_by from graphile_worker._private_jobs j
+        `select distinct locked_by from graphile_worker.jobs j
           where locked_by is not null and locked_at < now() - make_interval(secs => $1::float8 / 1000)
             and not exists (select 1 from worker_heartbeats h where j.locked_by = any(h.worker_ids))`,
         [unregisteredAfterMs],
