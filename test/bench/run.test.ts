@@ -1,0 +1,43 @@
+/** `npm run bench` reports failure through its exit code, with a closing JSON line that says why. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+function bench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', '-s', 'bench', '--', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+
+describe('npm run bench', () => {
+  it('exits 0 with the figures as the last line when the scenario completes', async () => {
+    const r = await bench(['render', '--quick', '--teammates', '200', '--runs', '1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lastJson(r.stdout)).toMatchObject({ scenario: 'render', teammates: 200, ratio: expect.any(Number) });
+  }, 120_000);
+
+  it('exits 1 with an error line when the run passes its deadline', async () => {
+    const r = await bench(['render', '--quick', '--teammates', '200', '--runs', '1', '--deadline', '0.01']);
+    expect(r.code).toBe(1);
+    expect(lastJson(r.stdout)).toMatchObject({ scenario: 'render', error: 'deadline passed: still running after 0.01 s (--deadline)' });
+  }, 120_000);
+
+  it('exits 2 on an unknown scenario or a bad deadline', async () => {
+    const unknown = await bench(['no-such-scenario']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/scenarios: render, /);
+    const bad = await bench(['render', '--deadline', 'soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--deadline: a number of seconds above 0; got "soon"/);
+  }, 120_000);
+});
