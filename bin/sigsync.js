@@ -9,4 +9,8 @@ if (major < 22 || (major === 22 && minor < 18)) {
   );
   process.exit(2);
 }
+// Compiled code (and the stripped TypeScript) is cached on disk between runs: NODE_COMPILE_CACHE
+// when set, otherwise Node's default directory under the system temp dir.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache?.();
 await import('../src/cli/main.ts');

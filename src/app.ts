@@ -4,18 +4,14 @@
  * stop accepting requests, let running jobs finish (or release them after the grace period),
  * close the pool, stop embedded Postgres.
  */
-import { makeWorkerUtils, type Runner } from 'graphile-worker';
+import type { Runner } from 'graphile-worker';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from './config.ts';
-import type { AppContext } from './context.ts';
-import { openDatabase, type Database } from './db/database.ts';
-import { migrate } from './db/migrate.ts';
-import { loadSecrets } from './crypto/secrets.ts';
-import { createMetrics } from './metrics.ts';
+import { openContext, type AppContext } from './context.ts';
+import type { Database } from './db/database.ts';
 import { buildServer } from './api/server.ts';
 import { startWorker, type WorkerOptions } from './worker/runner.ts';
-import { graphileLogger } from './worker/logger.ts';
 
 export interface App {
   ctx: AppContext;
@@ -32,28 +28,6 @@ export interface StartOptions {
   worker?: boolean | WorkerOptions;
   /** Run migrations first (default true). */
   migrate?: boolean;
-}
-
-/** Opens the database and builds the context, without starting the server or the worker. */
-export async function openContext(config: Config, logger: Logger, opts: { migrate?: boolean } = {}): Promise<{ ctx: AppContext; db: Database; close(): Promise<void> }> {
-  const db = await openDatabase(config, logger);
-  try {
-    if (opts.migrate !== false) await migrate(db.url, logger);
-    const secrets = loadSecrets({ encryptionKey: config.ENCRYPTION_KEY, dataDir: config.DATA_DIR, logger });
-    const jobs = await makeWorkerUtils({ pgPool: db.pool, logger: graphileLogger(logger) });
-    const ctx: AppContext = { config, pool: db.pool, logger, secrets, metrics: createMetrics(), jobs };
-    return {
-      ctx,
-      db,
-      async close() {
-        await jobs.release();
-        await db.close();
-      },
-    };
-  } catch (err) {
-    await db.close();
-    throw err;
-  }
 }
 
 /** Listens on HOST:PORT; an address that is taken or not allowed is a configuration error (exit 2). */

@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './configError.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -73,15 +74,7 @@ export type Config = Omit<z.infer<typeof schema>, 'DATA_DIR' | 'PUBLIC_BASE_URL'
   PUBLIC_BASE_URL: string;
 };
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  readonly variable: string;
-
-  constructor(variable: string, accepts: string) {
-    super(`${variable}: invalid value; expected ${accepts}`);
-    this.variable = variable;
-  }
-}
+export { ConfigError };
 
 /** Empty strings count as unset, the way shells and .env files usually mean them. */
 function pickEnv(env: NodeJS.ProcessEnv): Record<string, string> {

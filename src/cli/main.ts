@@ -3,7 +3,7 @@
  * usage and exits 2; a bad environment variable prints one line and exits 2.
  */
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config.ts';
+import { ConfigError } from '../configError.ts';
 import { err } from './output.ts';
 import { UsageError } from './errors.ts';
 import { serverCommands } from './commands/server.ts';

@@ -1,17 +1,24 @@
-/** Administrative one-shot commands: workspaces and API keys. */
+/**
+ * Administrative one-shot commands (workspaces and API keys), and what every command shares:
+ * `withContext` and `requireUuid`.
+ *
+ * Command modules import only what defining the command needs (commander, output, errors); the
+ * work is imported inside each action, so that `sigsync --help` and a command that only queries the
+ * database do not load the HTTP server, the worker or the provider SDKs.
+ */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.ts';
-import { createLogger } from '../../log.ts';
-import { openContext } from '../../app.ts';
 import type { AppContext } from '../../context.ts';
-import { createWorkspace } from '../../db/workspaces.ts';
-import { createApiKey } from '../../db/apiKeys.ts';
 import { out } from '../output.ts';
 import { UsageError } from '../errors.ts';
-import { pino } from 'pino';
 
 /** Opens the database for one command (starting embedded Postgres only if none runs) and closes it after. */
 export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
+  const [{ loadConfig }, { createLogger }, { openContext }, { pino }] = await Promise.all([
+    import('../../config.ts'),
+    import('../../log.ts'),
+    import('../../context.ts'),
+    import('pino'),
+  ]);
   const config = loadConfig();
   // One-shot commands print results on stdout; their logs go to stderr, quietly by default.
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
@@ -37,6 +44,7 @@ export function adminCommands(program: Command): void {
     .description('Create a workspace and its first API key (printed once).')
     .requiredOption('--name <name>', 'workspace name')
     .action(async (opts: { name: string }) => {
+      const [{ createWorkspace }, { createApiKey }] = await Promise.all([import('../../db/workspaces.ts'), import('../../db/apiKeys.ts')]);
       await withContext(async (ctx) => {
         const ws = await createWorkspace(ctx.pool, opts.name);
         const key = await createApiKey(ctx.pool, ws.id);
@@ -55,6 +63,7 @@ export function adminCommands(program: Command): void {
     .option('--addin', 'a key for the Outlook add-in: it can only fetch rendered signatures')
     .action(async (opts: { workspace: string; name: string; addin?: boolean }) => {
       const id = requireUuid(opts.workspace, '--workspace');
+      const { createApiKey } = await import('../../db/apiKeys.ts');
       await withContext(async (ctx) => {
         const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [id]);
         if (!rowCount) throw new UsageError(`--workspace: no workspace ${id}`);

@@ -9,10 +9,8 @@
  */
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
-import { installMailbox, type InstallOutcome } from '../../install/install.ts';
-import { signaturesFor, targetsForTeammates } from '../../install/recipients.ts';
+import type { InstallOutcome } from '../../install/install.ts';
 import type { SignatureKind } from '../../install/triggers.ts';
-import { redactDeep } from '../../log.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../output.ts';
 import { requireUuid, withContext } from './admin.ts';
@@ -72,6 +70,11 @@ export function installCommands(program: Command): void {
       if (!['primary', 'reply', 'internal'].includes(opts.kind)) throw new UsageError('--kind: expected primary, reply or internal');
       const kind = opts.kind as SignatureKind;
       const signatureId = opts.signature ? requireUuid(opts.signature, '--signature') : undefined;
+      const [{ installMailbox }, { signaturesFor, targetsForTeammates }, { redactDeep }] = await Promise.all([
+        import('../../install/install.ts'),
+        import('../../install/recipients.ts'),
+        import('../../log.ts'),
+      ]);
       await withContext(async (ctx) => {
         const email = await findEmail(ctx, opts.email);
         const choices = await signaturesFor(ctx.pool, email.workspace_id, email.teammate_id);

@@ -8,21 +8,8 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import type { ConnectorKind } from '../../../connectors/registry.ts';
 import type { DirectorySource } from '../../../connectors/types.ts';
-import { ConnectorError } from '../../../connectors/types.ts';
 import type { AppContext } from '../../context.ts';
-import { withTx } from '../../db/tx.ts';
-import {
-  DIRECTORY_CATEGORIES,
-  IntegrationSetupError,
-  insertIntegration,
-  markDisconnected,
-  updateCredentials,
-  validateSetup,
-  type IntegrationCategory,
-  type IntegrationRow,
-} from '../../integrations/repository.ts';
-import { startRuns } from '../../sync/runs.ts';
-import { onIntegrationReconnected } from '../../sync/hooks.ts';
+import type { IntegrationCategory, IntegrationRow } from '../../integrations/repository.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../output.ts';
 import { requireUuid, withContext } from './admin.ts';
@@ -46,6 +33,10 @@ async function readJsonFile(file: string, flag: string): Promise<unknown> {
 
 /** One cheap provider call with the given credentials; a rejection is explained and nothing is stored. */
 async function checkCredentials(kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown, logger: Logger): Promise<void> {
+  const [{ DIRECTORY_CATEGORIES, IntegrationSetupError, validateSetup }, { ConnectorError }] = await Promise.all([
+    import('../../integrations/repository.ts'),
+    import('../../../connectors/types.ts'),
+  ]);
   let setup;
   try {
     setup = validateSetup(kind, category, credentials, config);
@@ -89,6 +80,7 @@ export function integrationCommands(program: Command): void {
       const category = opts.category as IntegrationCategory;
       const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
       const config = (opts.config ? await readJsonFile(opts.config, '--config') : {}) as Record<string, unknown>;
+      const [{ withTx }, { insertIntegration }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts')]);
       await withContext(async (ctx) => {
         const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
         if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
@@ -108,6 +100,12 @@ export function integrationCommands(program: Command): void {
     .action(async (id: string, opts: { credentialsFile: string }) => {
       const integrationId = requireUuid(id, 'id');
       const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
+      const [{ withTx }, { DIRECTORY_CATEGORIES, updateCredentials }, { startRuns }, { onIntegrationReconnected }] = await Promise.all([
+        import('../../db/tx.ts'),
+        import('../../integrations/repository.ts'),
+        import('../../sync/runs.ts'),
+        import('../../sync/hooks.ts'),
+      ]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
         await checkCredentials(current.kind, current.category, credentials, current.config, ctx.logger);
@@ -130,6 +128,7 @@ export function integrationCommands(program: Command): void {
     .argument('<id>', 'integration id')
     .action(async (id: string) => {
       const integrationId = requireUuid(id, 'id');
+      const [{ withTx }, { markDisconnected }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts')]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
         const changed = await withTx(ctx.pool, (client) => markDisconnected(client, current));

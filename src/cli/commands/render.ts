@@ -8,10 +8,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { loadRenderSource, RenderSourceNotFoundError } from '../../render/load.ts';
-import { previewPage } from '../../render/preview.ts';
-import { renderSignature } from '../../render/render.ts';
-import { sizeReport } from '../../render/limits.ts';
 import { err, out } from '../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
@@ -72,6 +68,12 @@ export function renderCommands(program: Command): void {
         throw new Error(`--png needs Chromium, and ${opts.chromium} does not exist; install it (apt-get install chromium) or pass --chromium <path>`);
       }
 
+      const [{ loadRenderSource, RenderSourceNotFoundError }, { previewPage }, { renderSignature }, { sizeReport }] = await Promise.all([
+        import('../../render/load.ts'),
+        import('../../render/preview.ts'),
+        import('../../render/render.ts'),
+        import('../../render/limits.ts'),
+      ]);
       const page = await withContext(async (ctx) => {
         let source;
         try {

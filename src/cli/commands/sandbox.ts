@@ -13,14 +13,13 @@
  * into the mailboxes.
  */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.ts';
-import { readSandboxRecord, writeSandboxRecord, type DirectoryChange } from '../../sandbox/demo.ts';
-import { seedSandbox, startSandboxEmulators } from '../../sandbox/seed.ts';
+import type { DirectoryChange } from '../../sandbox/demo.ts';
 import { UsageError } from '../errors.ts';
 import { out } from '../output.ts';
 import { withContext } from './admin.ts';
 
-function controlUrl(): string {
+async function controlUrl(): Promise<string> {
+  const [{ loadConfig }, { readSandboxRecord }] = await Promise.all([import('../../config.ts'), import('../../sandbox/demo.ts')]);
   const record = readSandboxRecord(loadConfig());
   if (!record?.control_url) throw new UsageError('no sandbox is running: start the server with `npm start` (same DATA_DIR) first');
   return record.control_url;
@@ -29,7 +28,7 @@ function controlUrl(): string {
 async function control(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
   let res: Response;
   try {
-    res = await fetch(`${controlUrl()}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    res = await fetch(`${await controlUrl()}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   } catch {
     throw new UsageError('the sandbox of the running server does not answer: is `npm start` still running with this DATA_DIR?');
   }
@@ -51,6 +50,11 @@ export function sandboxCommands(program: Command): void {
     .command('seed')
     .description('Seed the sandbox workspace "Acme" (its integrations point at the emulators of the next `serve` with SANDBOX=1).')
     .action(async () => {
+      const [{ loadConfig }, { readSandboxRecord, writeSandboxRecord }, { seedSandbox, startSandboxEmulators }] = await Promise.all([
+        import('../../config.ts'),
+        import('../../sandbox/demo.ts'),
+        import('../../sandbox/seed.ts'),
+      ]);
       const config = loadConfig();
       const existing = readSandboxRecord(config);
       await withContext(async (ctx) => {

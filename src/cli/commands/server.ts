@@ -1,12 +1,9 @@
 /** Long-running commands: serve (API + worker), api, worker; and migrate. */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.ts';
-import { createLogger } from '../../log.ts';
-import { startApp, type App } from '../../app.ts';
-import { openDatabase } from '../../db/database.ts';
-import { migrate } from '../../db/migrate.ts';
+import type { Logger } from 'pino';
+import type { App, startApp } from '../../app.ts';
+import type { Config } from '../../config.ts';
 import { out } from '../output.ts';
-import { withSandbox } from '../../sandbox/demo.ts';
 
 /** Grace period for a clean shutdown after SIGINT/SIGTERM. */
 export const SHUTDOWN_GRACE_MS = 15_000;
@@ -59,13 +56,20 @@ async function runUntilSignal(start: () => Promise<App>): Promise<void> {
   });
 }
 
+/** The configuration and the logger of a long-running command, and the app's start function. */
+async function boot(): Promise<{ config: Config; logger: Logger; startApp: typeof startApp }> {
+  const [{ loadConfig }, { createLogger }, app] = await Promise.all([import('../../config.ts'), import('../../log.ts'), import('../../app.ts')]);
+  const config = loadConfig();
+  return { config, logger: createLogger(config.LOG_LEVEL), startApp: app.startApp };
+}
+
 export function serverCommands(program: Command): void {
   program
     .command('serve')
     .description('Run the API and the worker in one process (what npm start runs).')
     .action(async () => {
-      const config = loadConfig();
-      const logger = createLogger(config.LOG_LEVEL);
+      const { config, logger, startApp } = await boot();
+      const { withSandbox } = await import('../../sandbox/demo.ts');
       // The sandbox (emulated tenants and the "Acme" workspace) runs beside the app unless SANDBOX=0.
       await runUntilSignal(async () => withSandbox(await startApp(config, logger, { api: true, worker: true })));
     });
@@ -74,8 +78,7 @@ export function serverCommands(program: Command): void {
     .command('api')
     .description('Run only the HTTP API.')
     .action(async () => {
-      const config = loadConfig();
-      const logger = createLogger(config.LOG_LEVEL);
+      const { config, logger, startApp } = await boot();
       await runUntilSignal(() => startApp(config, logger, { api: true }));
     });
 
@@ -83,8 +86,7 @@ export function serverCommands(program: Command): void {
     .command('worker')
     .description('Run only the job worker (several may run against one database).')
     .action(async () => {
-      const config = loadConfig();
-      const logger = createLogger(config.LOG_LEVEL);
+      const { config, logger, startApp } = await boot();
       await runUntilSignal(() => startApp(config, logger, { worker: true }));
     });
 
@@ -92,6 +94,12 @@ export function serverCommands(program: Command): void {
     .command('migrate')
     .description('Apply pending database migrations (a no-op when up to date).')
     .action(async () => {
+      const [{ loadConfig }, { createLogger }, { openDatabase }, { migrate }] = await Promise.all([
+        import('../../config.ts'),
+        import('../../log.ts'),
+        import('../../db/database.ts'),
+        import('../../db/migrate.ts'),
+      ]);
       const config = loadConfig();
       const logger = createLogger(config.LOG_LEVEL);
       const db = await openDatabase(config, logger, 2);

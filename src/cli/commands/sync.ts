@@ -4,11 +4,8 @@
  * final counters. `sigsync runs` lists recent runs.
  */
 import type { Command } from 'commander';
-import cliProgress from 'cli-progress';
 import type { AppContext } from '../../context.ts';
-import { getRun, startRuns, type StartedRun, type SyncRunRow } from '../../sync/runs.ts';
-import { startWorker } from '../../worker/runner.ts';
-import { requestPhotoSync } from '../../assets/directoryPhotos.ts';
+import type { StartedRun, SyncRunRow } from '../../sync/runs.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../output.ts';
 import { requireUuid, withContext } from './admin.ts';
@@ -17,6 +14,7 @@ const counters = (r: SyncRunRow) =>
   `pages ${r.pages} · seen ${r.seen} · created ${r.created} · updated ${r.updated} · unchanged ${r.unchanged} · deleted ${r.deleted} · skipped ${r.skipped} · errors ${r.errors}`;
 
 async function follow(ctx: AppContext, started: StartedRun[]): Promise<SyncRunRow[]> {
+  const [{ default: cliProgress }, { startWorker }, { getRun }] = await Promise.all([import('cli-progress'), import('../../worker/runner.ts'), import('../../sync/runs.ts')]);
   const runner = await startWorker(ctx, { only: ['sync_integration'], noCron: true, pollInterval: 200 });
   const bars = new cliProgress.MultiBar(
     { format: '{name} |{bar}| {value}/{total} users · pages {pages} · +{created} ~{updated} -{deleted} · {status}', hideCursor: true, clearOnComplete: false },
@@ -67,6 +65,7 @@ export function syncCommands(program: Command): void {
     .option('--full', 'force a full listing where an incremental one is possible')
     .action(async (opts: { integration?: string; workspace?: string; follow?: boolean; confirmDeletions?: boolean; full?: boolean }) => {
       if (!!opts.integration === !!opts.workspace) throw new UsageError('give exactly one of --integration ID or --workspace ID');
+      const [{ startRuns }, { requestPhotoSync }] = await Promise.all([import('../../sync/runs.ts'), import('../../assets/directoryPhotos.ts')]);
       await withContext(async (ctx) => {
         let workspaceId: string;
         let ids: string[] | 'all';

@@ -3,12 +3,12 @@ import type { Command } from 'commander';
 import { out, table } from '../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
-import { createEndpoint, enableEndpoint, listEndpoints, parseEventTypes, removeEndpoint, UnknownEventTypeError } from '../../events/endpoints.ts';
-import { UnsafeUrlError, validateWebhookUrl } from '../../events/ssrf.ts';
-import { loadConfig } from '../../config.ts';
 import { EVENT_TYPES, type EventType } from '../../events/outbox.ts';
 
-function eventTypesOption(raw: string | undefined): EventType[] | null {
+const endpoints = () => import('../../events/endpoints.ts');
+
+async function eventTypesOption(raw: string | undefined): Promise<EventType[] | null> {
+  const { parseEventTypes, UnknownEventTypeError } = await endpoints();
   try {
     return parseEventTypes(raw);
   } catch (e) {
@@ -18,6 +18,7 @@ function eventTypesOption(raw: string | undefined): EventType[] | null {
 }
 
 async function refuseUnsafe<T>(fn: () => Promise<T>): Promise<T> {
+  const { UnsafeUrlError } = await import('../../events/ssrf.ts');
   try {
     return await fn();
   } catch (e) {
@@ -37,7 +38,8 @@ export function webhookCommands(program: Command): void {
     .option('--events <types>', `"all" or a comma-separated list of: ${EVENT_TYPES.join(', ')}`, 'all')
     .action(async (opts: { workspace: string; url: string; events: string }) => {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
-      const eventTypes = eventTypesOption(opts.events);
+      const eventTypes = await eventTypesOption(opts.events);
+      const [{ createEndpoint }, { validateWebhookUrl }, { loadConfig }] = await Promise.all([endpoints(), import('../../events/ssrf.ts'), import('../../config.ts')]);
       // Checked before the database is opened, and again by createEndpoint.
       await refuseUnsafe(() => validateWebhookUrl(opts.url, { allowInsecure: loadConfig().ALLOW_INSECURE_WEBHOOKS }));
       await withContext(async (ctx) => {
@@ -58,6 +60,7 @@ export function webhookCommands(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .action(async (opts: { workspace: string }) => {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
+      const { listEndpoints } = await endpoints();
       await withContext(async (ctx) => {
         const rows = await listEndpoints(ctx.pool, workspaceId);
         table(
@@ -81,6 +84,7 @@ export function webhookCommands(program: Command): void {
     .argument('<id>', 'endpoint id')
     .action(async (rawId: string) => {
       const id = requireUuid(rawId, 'id');
+      const { removeEndpoint } = await endpoints();
       await withContext(async (ctx) => {
         if (!(await removeEndpoint(ctx.pool, id))) throw new UsageError(`id: no webhook endpoint ${id}`);
         out(`removed webhook endpoint ${id}`);
@@ -93,6 +97,7 @@ export function webhookCommands(program: Command): void {
     .argument('<id>', 'endpoint id')
     .action(async (rawId: string) => {
       const id = requireUuid(rawId, 'id');
+      const { enableEndpoint } = await endpoints();
       await withContext(async (ctx) => {
         if (!(await enableEndpoint(ctx.pool, id))) throw new UsageError(`id: no webhook endpoint ${id}`);
         out(`enabled webhook endpoint ${id}`);

@@ -1,0 +1,14 @@
+/**
+ * A bad configuration value: one line naming the variable and what it accepts; the CLI prints it
+ * and exits 2. Apart from src/config.ts so that the CLI entry point can recognise it without
+ * loading the config schema.
+ */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly variable: string;
+
+  constructor(variable: string, accepts: string) {
+    super(`${variable}: invalid value; expected ${accepts}`);
+    this.variable = variable;
+  }
+}
