@@ -4,8 +4,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'connectors/**/*.test.ts'],
     globalSetup: ['test/globalSetup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Generous: tests wait for states (test/helpers/cli.ts DEADLINE_MS), and a busy machine is
+    // several times slower than an idle one. A hung test still ends.
+    testTimeout: 180_000,
+    hookTimeout: 300_000,
     pool: 'forks',
     maxWorkers: 2,
     restoreMocks: true,

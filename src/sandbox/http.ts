@@ -25,15 +25,33 @@ export interface Knobs {
    * (e.g. 'users.list': "the third users page is malformed").
    */
   faultRoute: string | null;
+  /**
+   * Holds requests unanswered: the API requests of `route` (of every route when null) past the
+   * `after`-th wait until the knob is cleared or raised, then go on as usual. Tests stop a provider
+   * at a known point this way (after the 14th users page, the 75th signature write) and act on the
+   * state there, instead of racing the clock with latency.
+   */
+  hold: { route: string | null; after: number } | null;
 }
 
-export const defaultKnobs = (): Knobs => ({ latencyMs: 0, quotaPerSecond: 0, faultRate: 0, revokeAtRequest: null, malformedAtRequest: null, outageFromRequest: null, faultRoute: null });
+export const defaultKnobs = (): Knobs => ({
+  latencyMs: 0,
+  quotaPerSecond: 0,
+  faultRate: 0,
+  revokeAtRequest: null,
+  malformedAtRequest: null,
+  outageFromRequest: null,
+  faultRoute: null,
+  hold: null,
+});
 
 export interface Counters {
   requests: number;
   byRoute: Record<string, number>;
   rateLimited: number;
   faults: number;
+  /** Requests waiting on the `hold` knob right now. */
+  held: number;
 }
 
 export interface Ctx {
@@ -86,7 +104,7 @@ export interface ServeOptions {
 }
 
 export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = defaultKnobs()): Promise<EmulatorServer> {
-  const counters: Counters = { requests: 0, byRoute: {}, rateLimited: 0, faults: 0 };
+  const counters: Counters = { requests: 0, byRoute: {}, rateLimited: 0, faults: 0, held: 0 };
   let windowStart = Date.now();
   let windowCount = 0;
 
@@ -106,6 +124,12 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
       const n = ++counters.requests;
       const nRoute = (counters.byRoute[route.name] = (counters.byRoute[route.name] ?? 0) + 1);
       const faultN = knobs.faultRoute === null ? n : knobs.faultRoute === route.name ? nRoute : -1;
+      const isHeld = () => knobs.hold !== null && (knobs.hold.route === null ? n : knobs.hold.route === route.name ? nRoute : 0) > knobs.hold.after;
+      if (isHeld()) {
+        counters.held++;
+        while (isHeld()) await sleep(5);
+        counters.held--;
+      }
       if (knobs.latencyMs) await sleep(knobs.latencyMs);
       if (knobs.quotaPerSecond) {
         const now = Date.now();

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HEAVY_TEST_MS } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -24,13 +25,13 @@ describe('npm run bench', () => {
     const r = await bench(['render', '--quick', '--teammates', '200', '--runs', '1']);
     expect(r.code, r.stderr).toBe(0);
     expect(lastJson(r.stdout)).toMatchObject({ scenario: 'render', teammates: 200, ratio: expect.any(Number) });
-  }, 120_000);
+  }, HEAVY_TEST_MS);
 
   it('exits 1 with an error line when the run passes its deadline', async () => {
     const r = await bench(['render', '--quick', '--teammates', '200', '--runs', '1', '--deadline', '0.01']);
     expect(r.code).toBe(1);
     expect(lastJson(r.stdout)).toMatchObject({ scenario: 'render', error: 'deadline passed: still running after 0.01 s (--deadline)' });
-  }, 120_000);
+  }, HEAVY_TEST_MS);
 
   it('exits 2 on an unknown scenario or a bad deadline', async () => {
     const unknown = await bench(['no-such-scenario']);
@@ -39,5 +40,5 @@ describe('npm run bench', () => {
     const bad = await bench(['render', '--deadline', 'soon']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--deadline: a number of seconds above 0; got "soon"/);
-  }, 120_000);
+  }, HEAVY_TEST_MS);
 });

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readReport, summarize, type VitestReport } from '../../scripts/test-summary.ts';
+import { HEAVY_TEST_MS } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -56,14 +57,14 @@ describe('exit codes of the test run and of CI', () => {
     expect(summary.stdout).toMatch(/load-error\.planted\.ts: the file failed outside its tests \(planted load error\)/);
     expect(summary.stdout).toMatch(/hook\.planted\.ts: the file failed outside its tests \(planted hook failure\); 2 test\(s\) did not run/);
     expect(summary.code).toBe(1);
-  }, 180_000);
+  }, HEAVY_TEST_MS);
 
   it('npm test and the summary exit 0 when every test passed', async () => {
     const { npm, summary } = await plantedRun('test/ci/planted/passing.planted.ts');
     expect(npm.code, npm.stderr).toBe(0);
     expect(lastLine(summary.stdout)).toBe('tests: 1 passed, 0 failed');
     expect(summary.code).toBe(0);
-  }, 180_000);
+  }, HEAVY_TEST_MS);
 
   describe('the summary', () => {
     const file = (status: string, ...tests: string[]) => ({ name: 'x.test.ts', status, message: '', assertionResults: tests.map((s, i) => ({ status: s, title: `t${i}` })) });

@@ -5,8 +5,7 @@ import { createPool } from '../../src/db/pool.ts';
 import { Secrets } from '../../src/crypto/secrets.ts';
 import { EVENT_TYPES } from '../../src/events/outbox.ts';
 
-// Each command is a child process; allow for a loaded machine.
-describe('sigsync webhook', { timeout: 60_000 }, async () => {
+describe('sigsync webhook', async () => {
   const db = await createDatabase();
   const pool = createPool(db.url, 2);
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runner } from 'graphile-worker';
 import { useTestContext } from '../helpers/db.ts';
 import { createLogger } from '../../src/log.ts';
-import { waitFor } from '../helpers/cli.ts';
+import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { deliverWebhookTask } from '../../src/tasks/deliverWebhook.ts';
 import { emitEvent, type CampaignEventBody } from '../../src/events/outbox.ts';
@@ -62,7 +62,7 @@ describe('webhook delivery', () => {
     waitFor(async () => {
       const rows = await deliveryOf(endpointId);
       return rows.length >= n && rows.every((d) => d.status !== 'pending') ? rows : undefined;
-    }, 15_000, 50);
+    }, DEADLINE_MS, 50);
 
   it('delivers an event, signed, with exactly the spec payload, to a subscribed endpoint and not to an unsubscribed one', async () => {
     const ws = await newWorkspace(t.ctx);

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, spawnCli, waitFor } from '../helpers/cli.ts';
+import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
 import { freePort } from '../../src/db/embedded.ts';
 
 function alive(pid: number): boolean {
@@ -21,7 +21,7 @@ function alive(pid: number): boolean {
 
 async function startServe(dataDir: string, port: number) {
   const child = spawnCli(['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info', SANDBOX: '0' });
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 60_000, 200);
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, DEADLINE_MS, 200);
   return child;
 }
 
@@ -64,7 +64,7 @@ describe('serve lifecycle on embedded Postgres', () => {
     const again = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } });
     expect(((await again.json()) as { data: { name: string } }).data.name).toBe('Initech');
     expect((await stop(second)).code).toBe(0);
-  }, 120_000);
+  }, HEAVY_TEST_MS);
 
   it('exits 2 with one line naming PORT when the port is taken, and leaves no postgres behind', async () => {
     const blocker = net.createServer();
@@ -76,9 +76,9 @@ describe('serve lifecycle on embedded Postgres', () => {
       expect(r.stderr.trim().split('\n').at(-1)).toBe(`PORT: invalid value; expected a port nothing else listens on (127.0.0.1:${port} is in use; 0 picks a free one)`);
       // The cluster this process started is stopped on the way out.
       const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
-      await waitFor(async () => !fs.existsSync(pidFile) || !alive(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0])), 30_000, 100);
+      await waitFor(async () => !fs.existsSync(pidFile) || !alive(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0])), DEADLINE_MS, 100);
     } finally {
       blocker.close();
     }
-  }, 120_000);
+  }, HEAVY_TEST_MS);
 });

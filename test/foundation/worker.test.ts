@@ -75,6 +75,6 @@ describe('worker', () => {
     await runner.stop();
     expect(finished).toBe(true);
     // The completion is written as the worker releases; the job leaves the queue, not to run again.
-    await waitFor(async () => (await t.ctx.pool.query(`select 1 from graphile_worker.jobs where task_identifier = 'test_slow'`)).rowCount === 0, 5_000);
+    await waitFor(async () => (await t.ctx.pool.query(`select 1 from graphile_worker.jobs where task_identifier = 'test_slow'`)).rowCount === 0);
   });
 });

@@ -43,7 +43,18 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): Chil
   return Object.assign(child, { output: () => output });
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
+/**
+ * How long a test waits for a state before it gives up: generous, because a busy machine (CI, or
+ * a developer's) can be several times slower than an idle one. Tests wait for the state they
+ * assert, never for a span of time, so an idle machine does not wait longer for it.
+ */
+export const DEADLINE_MS = 180_000;
+
+/** The timeout of a test that waits for several such states (a crash or shutdown scenario). */
+export const HEAVY_TEST_MS = 600_000;
+
+/** Polls `fn` until it returns something truthy, for at most `timeoutMs`. */
+export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = DEADLINE_MS, intervalMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   while (Date.now() < deadline) {

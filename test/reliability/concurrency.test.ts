@@ -19,18 +19,7 @@ import type { IntegrationRow } from '../../src/integrations/repository.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createDatabase, openTestContext } from '../helpers/db.ts';
 import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
-import {
-  count,
-  killWorker,
-  recordWrites,
-  sampleRunningRuns,
-  signatureForEveryone,
-  startApi,
-  startWorkerProcess,
-  waitFor,
-  type ApiServer,
-  type WorkerProcess,
-} from './support.ts';
+import { count, DEADLINE_MS, HEAVY_TEST_MS, killWorker, recordWrites, sampleRunningRuns, signatureForEveryone, startApi, startWorkerProcess, type ApiServer, type WorkerProcess, waitFor } from './support.ts';
 
 /** People per workspace at the first sync; more join and change titles before the second. */
 const USERS = Number(process.env.R3_USERS ?? 60);
@@ -80,7 +69,7 @@ describe('R3 concurrency', () => {
   const workers: WorkerProcess[] = [];
   const spaces: Workspace[] = [];
 
-  const drained = () => waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0, 120_000, 100);
+  const drained = () => waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0, DEADLINE_MS, 100);
   const runsOf = (w: Workspace) =>
     ctx.pool.query<{ id: string; status: string; started_at: Date; finished_at: Date | null }>('select id, status, started_at, finished_at from sync_runs where integration_id = $1', [w.directory.id]);
   /** Pairs of runs of one integration whose lifetimes overlap. */
@@ -123,7 +112,7 @@ describe('R3 concurrency', () => {
       spaces.push({ name, google, full, workspaceId, key, directory, gmail, titleField, signatureId: '', writes: recordWrites(google) });
     }
     workers.push(...(await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(db.url)))));
-  }, 120_000);
+  }, HEAVY_TEST_MS);
 
   afterAll(async () => {
     await Promise.all(workers.map((w) => killWorker(w)));
@@ -137,7 +126,7 @@ describe('R3 concurrency', () => {
   it(`${SYNC_CALLS} concurrent sync calls on ${WORKERS} workers: one running run per integration, one teammate.created per teammate`, async () => {
     const sampler = sampleRunningRuns(ctx);
     const burst = await syncBurst(SYNC_CALLS);
-    await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where status = 'running'`)) === 0, 120_000, 50);
+    await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where status = 'running'`)) === 0, DEADLINE_MS, 50);
     await drained();
     const sampled = await sampler.stop();
 
@@ -179,7 +168,7 @@ describe('R3 concurrency', () => {
       expect(s.distinctCreated).toBe(USERS);
       expect(s.deleted).toBe(0);
     }
-  }, 180_000);
+  }, HEAVY_TEST_MS);
 
   it(`${PUBLISHES} concurrent publishes with draft changes beside ${SYNC_CALLS} sync calls: one provider write per mailbox per content, one event per transition`, async () => {
     for (const w of spaces) w.signatureId = await signatureForEveryone(ctx, w.workspaceId, w.titleField);
@@ -206,7 +195,7 @@ describe('R3 concurrency', () => {
       }
     }
     const [burst, published, patched] = await Promise.all([syncBurst(SYNC_CALLS), Promise.all(publishes), Promise.all(changes)]);
-    await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where status = 'running'`)) === 0, 120_000, 50);
+    await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where status = 'running'`)) === 0, DEADLINE_MS, 50);
     await drained();
     const sampled = await sampler.stop();
 
@@ -308,7 +297,7 @@ describe('R3 concurrency', () => {
         distinct: f.distinct,
       });
     }
-  }, 240_000);
+  }, HEAVY_TEST_MS);
   it(`a trigger while a mailbox's install runs: the second job waits and writes nothing (${OVERLAPPED} mailboxes)`, async () => {
     // A higher-priority signature for OVERLAPPED people: new content for their mailboxes only.
     const w = spaces[0]!;
@@ -335,7 +324,7 @@ describe('R3 concurrency', () => {
     await enqueueInstalls(ctx.jobs.addJobs, w.workspaceId, targets, false);
     // While the first jobs are in the provider call, the same installs are triggered again: their
     // job keys are locked, so these are second jobs, which idle workers take at once.
-    await waitFor(async () => listed() >= listedBefore + OVERLAPPED, 30_000, 5);
+    await waitFor(async () => listed() >= listedBefore + OVERLAPPED, DEADLINE_MS, 5);
     const inFlight = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox' and locked_at is not null`);
     await enqueueInstalls(ctx.jobs.addJobs, w.workspaceId, targets, false);
     const queuedAgain = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox'`);
@@ -359,5 +348,5 @@ describe('R3 concurrency', () => {
     expect(waits).toBeGreaterThan(0);
     expect(writes).toBe(OVERLAPPED);
     expect(latest).toBe(OVERLAPPED);
-  }, 120_000);
+  }, HEAVY_TEST_MS);
 });

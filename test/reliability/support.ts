@@ -9,7 +9,7 @@ import { buildServer } from '../../src/api/server.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { requestSignatureInstall } from '../../src/install/triggers.ts';
 import type { GoogleEmulator } from '../../src/sandbox/google.ts';
-import { BIN, childEnv, waitFor } from '../helpers/cli.ts';
+import { BIN, childEnv, DEADLINE_MS, HEAVY_TEST_MS, waitFor } from '../helpers/cli.ts';
 import { afterAll, beforeAll } from 'vitest';
 import { createDatabase, openTestContext, TEST_KEY } from '../helpers/db.ts';
 
@@ -29,7 +29,7 @@ export async function startWorkerProcess(url: string, env: Record<string, string
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  await waitFor(async () => out.includes('looking for jobs') || (child.exitCode !== null && Promise.reject(new Error(`worker exited: ${out}`))), 30_000, 50);
+  await waitFor(async () => out.includes('looking for jobs') || (child.exitCode !== null && Promise.reject(new Error(`worker exited: ${out}`))));
   return { child, output: () => out, exited };
 }
 
@@ -158,4 +158,4 @@ export function sampleRunningRuns(ctx: AppContext, everyMs = 10): { stop(): Prom
   };
 }
 
-export { waitFor };
+export { DEADLINE_MS, HEAVY_TEST_MS, waitFor };
