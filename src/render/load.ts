@@ -1,53 +1,89 @@
 /**
- * Loads everything a render needs from the database, scoped to the signature's workspace: the tree
- * (published content, or the draft), the teammate's smart-field values, the smart fields' kinds, the
- * variant's settings, and the live campaign that applies to this teammate.
+ * What a signature renders from, for every caller: installs, the Outlook add-in, `sigsync render`
+ * and `install replay`. One loader, so that a preview and the installed HTML cannot differ.
  *
- * Where several active campaigns target the signature, the most recently started one whose
- * conditions match the teammate wins. Stored trees are validated again before rendering; a tree
- * that no longer validates (a smart field was deleted since) is an error naming the member, and a
- * campaign whose content does not validate is skipped with a warning.
+ * It loads, scoped to the signature's workspace: the tree (the published content, the draft, or for
+ * a preview the published content falling back to the draft), the variant's settings, the
+ * teammate's smart-field values, the smart fields' kinds, and the live campaign.
+ *
+ * The campaign rule: among the workspace's `active` campaigns that name the signature in
+ * `signature_template_ids`, taken newest `start_time` first (unset last), then newest
+ * `created_at`, then by id, the first whose banner validates and that applies to this teammate
+ * and kind (campaign.ts: conditions, and `show_marketing_campaigns` for variants) is the banner.
+ *
+ * Stored trees are validated again before rendering, once per published version and smart-field
+ * set, and compiled once: the compiled template is cached (a bounded map, keyed by signature,
+ * kind, publication time and the smart fields' version), so a fan-out to thousands of mailboxes
+ * validates and compiles each template once. Drafts are validated and compiled on every load.
  */
 import type { Queryable } from '../db/tx.ts';
 import { campaignApplies, type CampaignCondition, type CampaignInput, type VariantSettings } from './campaign.ts';
-import type { SmartFieldKind } from './compile.ts';
+import { compileTemplate, type CompiledTemplate, type SmartFieldKind } from './compile.ts';
 import type { RenderInput } from './render.ts';
-import type { ContentTree } from './schema.ts';
 import { validateContent } from './validate.ts';
 
-export class RenderSourceNotFoundError extends Error {
-  override readonly name = 'RenderSourceNotFoundError';
-  /** Which input named the missing thing: signature, teammate, email or variant. */
-  readonly what: 'signature' | 'teammate' | 'email' | 'variant';
+export type RenderKind = 'primary' | 'reply' | 'internal';
 
-  constructor(what: RenderSourceNotFoundError['what'], message: string) {
-    super(message);
-    this.what = what;
-  }
+export interface RenderQuery {
+  signatureId: string;
+  /** The workspace the caller works in; without it, the signature's own (previews from the CLI). */
+  workspaceId?: string | undefined;
+  teammate: { id: string } | { email: string };
+  kind: RenderKind;
+  /**
+   * `published`: only published content (installs, the add-in); `draft`: the draft; `preview`:
+   * the published content, or the draft when the signature was never published.
+   */
+  content: 'published' | 'draft' | 'preview';
 }
 
+export interface RenderSource {
+  input: RenderInput & { tree: CompiledTemplate };
+  workspaceId: string;
+  signature: { id: string; name: string; installationActivated: boolean };
+  teammate: { id: string; displayName: string; email: string | null };
+  /** Which content was used. */
+  content: 'published' | 'draft';
+  campaign: { id: string; name: string } | null;
+  /** The smart-field values used, by slug (for the support replay). */
+  valuesBySlug: Record<string, string>;
+  /** Campaigns skipped because their stored banner no longer validates. */
+  warnings: string[];
+}
+
+/** Why there is nothing to render: which input named what is missing, in words. */
+export interface RenderUnavailable {
+  what: 'signature' | 'teammate' | 'email' | 'variant' | 'content';
+  message: string;
+  /** Known when the signature exists: installs report `not_activated` before anything else. */
+  installationActivated?: boolean;
+}
+
+export type RenderSourceResult = { ok: true; source: RenderSource } | ({ ok: false } & RenderUnavailable);
+
+/** The stored tree no longer validates (for example, a smart field it names was deleted). */
 export class InvalidStoredContentError extends Error {
   override readonly name = 'InvalidStoredContentError';
 }
 
-export interface RenderSourceQuery {
-  signatureId: string;
-  teammateId?: string | undefined;
-  email?: string | undefined;
-  variant?: 'reply' | 'internal' | undefined;
-  /** Render draft_content instead of the published content. */
-  draft?: boolean | undefined;
+interface SignatureRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  installation_activated: boolean;
+  content: unknown;
+  draft_content: unknown;
+  published_at: Date | null;
+  updated_at: Date;
 }
 
-export interface RenderSource {
-  input: RenderInput;
-  workspaceId: string;
-  signature: { id: string; name: string };
-  teammate: { id: string; displayName: string; email: string | null };
-  /** Which content was used: the published one, or the draft (asked for, or never published). */
-  content: 'published' | 'draft';
-  campaign: { id: string; name: string } | null;
-  warnings: string[];
+interface VariantRow {
+  activated: boolean;
+  content: unknown;
+  draft_content: unknown;
+  published_at: Date | null;
+  updated_at: Date;
+  show_marketing_campaigns: boolean;
 }
 
 interface CampaignRow {
@@ -57,113 +93,161 @@ interface CampaignRow {
   content: unknown;
   signature_template_ids: string[];
   smart_fields_conditions: CampaignCondition[][];
+  updated_at: Date;
 }
 
-export async function loadRenderSource(db: Queryable, q: RenderSourceQuery): Promise<RenderSource> {
-  const sig = (
-    await db.query<{ id: string; workspace_id: string; name: string; content: unknown; draft_content: unknown }>(
-      'select id, workspace_id, name, content, draft_content from signatures where id = $1',
-      [q.signatureId],
-    )
-  ).rows[0];
-  if (!sig) throw new RenderSourceNotFoundError('signature', `no signature ${q.signatureId}`);
-  const ws = sig.workspace_id;
+interface FieldRow {
+  id: string;
+  slug: string;
+  kind: SmartFieldKind;
+  updated_at: Date;
+}
 
-  const teammate = q.teammateId
-    ? (
-        await db.query<{ id: string; display_name: string; address: string | null }>(
-          `select t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address
-             from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`,
-          [ws, q.teammateId],
-        )
-      ).rows[0]
-    : (
-        await db.query<{ id: string; display_name: string; address: string | null }>(
-          `select t.id, t.display_name, e.address from emails e join teammates t on t.id = e.teammate_id
-            where e.workspace_id = $1 and lower(e.address) = lower($2) and t.deleted_at is null`,
-          [ws, q.email ?? ''],
-        )
-      ).rows[0];
-  if (!teammate) {
-    throw q.teammateId
-      ? new RenderSourceNotFoundError('teammate', `no teammate ${q.teammateId} in the signature's workspace`)
-      : new RenderSourceNotFoundError('email', `no teammate with the address ${q.email ?? ''} in the signature's workspace`);
-  }
+const MAX_CACHED = 500;
+/** The one cache of compiled templates: signatures, variants and campaign banners. */
+const compiled = new Map<string, CompiledTemplate>();
 
-  let rawTree: unknown = q.draft ? sig.draft_content : (sig.content ?? sig.draft_content);
-  let content: RenderSource['content'] = q.draft || sig.content === null ? 'draft' : 'published';
-  let variant: VariantSettings | undefined;
-  if (q.variant) {
-    const v = (
-      await db.query<{ content: unknown; draft_content: unknown; show_marketing_campaigns: boolean }>(
-        'select content, draft_content, show_marketing_campaigns from signature_variants where workspace_id = $1 and signature_id = $2 and kind = $3',
-        [ws, sig.id, q.variant],
-      )
-    ).rows[0];
-    const vTree = v ? (q.draft ? v.draft_content : (v.content ?? v.draft_content)) : null;
-    if (!v || vTree === null) throw new RenderSourceNotFoundError('variant', `signature ${sig.id} has no ${q.variant} variant`);
-    rawTree = vTree;
-    content = q.draft || v.content === null ? 'draft' : 'published';
-    variant = { kind: q.variant, show_marketing_campaigns: v.show_marketing_campaigns };
-  }
-
-  const fields = (await db.query<{ id: string; kind: SmartFieldKind }>('select id, kind from smart_fields where workspace_id = $1', [ws])).rows;
-  const smartFieldIds = new Set(fields.map((f) => f.id));
-  const smartFieldKinds = new Map(fields.map((f) => [f.id, f.kind]));
-  const field = `${q.variant ? 'signature_variants' : 'signatures'}.${content === 'draft' ? 'draft_content' : 'content'}`;
-  const checked = validateContent(rawTree, { field, smartFieldIds });
+/**
+ * The tree validated and compiled, cached under `version` when there is one (published content,
+ * banners); a tree that does not validate throws InvalidStoredContentError naming the field.
+ */
+function compileStored(version: string | null, tree: unknown, field: string, fields: FieldRow[]): CompiledTemplate {
+  const hit = version === null ? undefined : compiled.get(version);
+  if (hit) return hit;
+  const checked = validateContent(tree, { field, smartFieldIds: new Set(fields.map((f) => f.id)) });
   if (!checked.ok) {
     const first = checked.details[0]!;
-    throw new InvalidStoredContentError(`the stored content of signature ${sig.id} is invalid: ${first.field}: ${first.message}`);
+    throw new InvalidStoredContentError(`${first.field}: ${first.message}`);
   }
+  const template = compileTemplate(checked.tree, { smartFieldKinds: Object.fromEntries(fields.map((f) => [f.id, f.kind])) });
+  if (version !== null) {
+    if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value!);
+    compiled.set(version, template);
+  }
+  return template;
+}
 
-  const values = new Map(
-    (
-      await db.query<{ smart_field_id: string; value: string }>('select smart_field_id, value from smart_field_values where workspace_id = $1 and teammate_id = $2', [
-        ws,
-        teammate.id,
-      ])
-    ).rows.map((r) => [r.smart_field_id, r.value]),
-  );
+/** Changes whenever a smart field is added, removed or changed (its kind decides how values render). */
+function fieldsVersion(fields: FieldRow[]): string {
+  return `${fields.length}.${fields.reduce((m, f) => Math.max(m, f.updated_at.getTime()), 0)}`;
+}
 
-  const warnings: string[] = [];
-  let campaign: (CampaignInput & { id: string; name: string }) | undefined;
-  const candidates = (
-    await db.query<CampaignRow>(
-      `select id, name, status, content, signature_template_ids::text[] as signature_template_ids, smart_fields_conditions
-         from marketing_campaigns
-        where workspace_id = $1 and status = 'active' and $2::uuid = any(signature_template_ids)
-        order by start_time desc nulls last, created_at desc, id`,
-      [ws, sig.id],
-    )
-  ).rows;
-  for (const c of candidates) {
-    const banner = validateContent(c.content, { field: 'marketing_campaigns.content', smartFieldIds });
-    if (!banner.ok) {
-      warnings.push(`campaign ${c.id} (${c.name}) skipped: ${banner.details[0]!.field}: ${banner.details[0]!.message}`);
+async function loadTeammate(db: Queryable, ws: string, who: RenderQuery['teammate']) {
+  const sql =
+    'id' in who
+      ? `select t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address
+           from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`
+      : `select t.id, t.display_name, e.address from emails e join teammates t on t.id = e.teammate_id
+          where e.workspace_id = $1 and lower(e.address) = lower($2) and t.deleted_at is null`;
+  return (await db.query<{ id: string; display_name: string; address: string | null }>(sql, [ws, 'id' in who ? who.id : who.email])).rows[0];
+}
+
+/** The tree to render and which content it is, or why there is none. */
+function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undefined): { tree: unknown; content: 'published' | 'draft'; publishedAt: Date | null } | RenderUnavailable {
+  const row = q.kind === 'primary' ? sig : variant;
+  if (q.kind !== 'primary' && !variant) return { what: 'variant', message: `signature ${sig.id} has no ${q.kind} variant`, installationActivated: sig.installation_activated };
+  if (q.kind !== 'primary' && q.content === 'published' && !variant!.activated) {
+    return { what: 'variant', message: `the ${q.kind} variant is not activated and published`, installationActivated: sig.installation_activated };
+  }
+  const useDraft = q.content === 'draft' || (q.content === 'preview' && row!.content === null);
+  const tree = useDraft ? row!.draft_content : row!.content;
+  if (tree === null || tree === undefined) {
+    return q.kind === 'primary'
+      ? { what: 'content', message: 'the signature is not published', installationActivated: sig.installation_activated }
+      : { what: 'variant', message: q.content === 'published' ? `the ${q.kind} variant is not activated and published` : `signature ${sig.id} has no ${q.kind} variant`, installationActivated: sig.installation_activated };
+  }
+  return { tree, content: useDraft ? 'draft' : 'published', publishedAt: useDraft ? null : row!.published_at };
+}
+
+/** The first campaign, in the documented order, whose banner validates and applies. */
+function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: string, values: Map<string, string>, variant: VariantSettings | null, warnings: string[]) {
+  for (const c of rows) {
+    let banner: CompiledTemplate;
+    try {
+      banner = compileStored(`campaign:${c.id}:${c.updated_at.getTime()}:${fieldsVersion(fields)}`, c.content, 'marketing_campaigns.content', fields);
+    } catch (e) {
+      if (!(e instanceof InvalidStoredContentError)) throw e;
+      warnings.push(`campaign ${c.id} (${c.name}) skipped: ${e.message}`);
       continue;
     }
-    const input: CampaignInput & { id: string; name: string } = { ...c, content: banner.tree };
-    if (campaignApplies(input, sig.id, values, variant)) {
-      campaign = input;
-      break;
-    }
+    const input: CampaignInput & { id: string; name: string } = { ...c, content: banner };
+    if (campaignApplies(input, signatureId, values, variant)) return input;
+  }
+  return null;
+}
+
+export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<RenderSourceResult> {
+  const sig = (
+    await db.query<SignatureRow>(
+      `select id, workspace_id, name, installation_activated, content, draft_content, last_published_at as published_at, updated_at
+         from signatures where id = $1 and ($2::uuid is null or workspace_id = $2)`,
+      [q.signatureId, q.workspaceId ?? null],
+    )
+  ).rows[0];
+  if (!sig) return { ok: false, what: 'signature', message: `no signature ${q.signatureId}` };
+  const ws = sig.workspace_id;
+  const variant =
+    q.kind === 'primary'
+      ? undefined
+      : (
+          await db.query<VariantRow>(
+            `select activated, content, draft_content, last_published_at as published_at, updated_at, show_marketing_campaigns
+               from signature_variants where workspace_id = $1 and signature_id = $2 and kind = $3`,
+            [ws, sig.id, q.kind],
+          )
+        ).rows[0];
+  const picked = pickTree(q, sig, variant);
+  if ('what' in picked) return { ok: false, ...picked };
+
+  const teammate = await loadTeammate(db, ws, q.teammate);
+  if (!teammate) {
+    return 'id' in q.teammate
+      ? { ok: false, what: 'teammate', message: `no teammate ${q.teammate.id} in the signature's workspace`, installationActivated: sig.installation_activated }
+      : { ok: false, what: 'email', message: `no teammate with the address ${q.teammate.email} in the signature's workspace`, installationActivated: sig.installation_activated };
   }
 
+  const [fields, valueRows, campaignRows] = await Promise.all([
+    db.query<FieldRow>('select id, slug, kind, updated_at from smart_fields where workspace_id = $1', [ws]).then((r) => r.rows),
+    db.query<{ smart_field_id: string; value: string }>('select smart_field_id, value from smart_field_values where workspace_id = $1 and teammate_id = $2', [ws, teammate.id]).then((r) => r.rows),
+    db
+      .query<CampaignRow>(
+        `select id, name, status, content, signature_template_ids::text[] as signature_template_ids, smart_fields_conditions, updated_at
+           from marketing_campaigns
+          where workspace_id = $1 and status = 'active' and $2::uuid = any(signature_template_ids) and content is not null
+          order by start_time desc nulls last, created_at desc, id`,
+        [ws, sig.id],
+      )
+      .then((r) => r.rows),
+  ]);
+
+  const field = `${q.kind === 'primary' ? 'signatures' : 'signature_variants'}.${picked.content === 'draft' ? 'draft_content' : 'content'}`;
+  const version = picked.publishedAt ? `${sig.id}:${q.kind}:${picked.publishedAt.getTime()}:${fieldsVersion(fields)}` : null;
+  let tree: CompiledTemplate;
+  try {
+    tree = compileStored(version, picked.tree, field, fields);
+  } catch (e) {
+    if (e instanceof InvalidStoredContentError) throw new InvalidStoredContentError(`the stored content of signature ${sig.id} is invalid: ${e.message}`);
+    throw e;
+  }
+
+  const values = new Map(valueRows.map((r) => [r.smart_field_id, r.value]));
+  const slugOf = new Map(fields.map((f) => [f.id, f.slug]));
+  const valuesBySlug = Object.fromEntries(valueRows.map((r) => [slugOf.get(r.smart_field_id) ?? r.smart_field_id, r.value]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
+  const variantSettings: VariantSettings | null = q.kind === 'primary' ? null : { kind: q.kind, show_marketing_campaigns: variant!.show_marketing_campaigns };
+  const warnings: string[] = [];
+  const campaign = pickCampaign(campaignRows, fields, sig.id, values, variantSettings, warnings);
+
   return {
-    input: {
-      tree: checked.tree as ContentTree,
-      values,
-      smartFieldKinds,
-      campaign: campaign ?? null,
-      signatureId: sig.id,
-      variant: variant ?? null,
+    ok: true,
+    source: {
+      input: { tree, values, campaign, signatureId: sig.id, variant: variantSettings },
+      workspaceId: ws,
+      signature: { id: sig.id, name: sig.name, installationActivated: sig.installation_activated },
+      teammate: { id: teammate.id, displayName: teammate.display_name, email: teammate.address },
+      content: picked.content,
+      campaign: campaign ? { id: campaign.id, name: campaign.name } : null,
+      valuesBySlug,
+      warnings,
     },
-    workspaceId: ws,
-    signature: { id: sig.id, name: sig.name },
-    teammate: { id: teammate.id, displayName: teammate.display_name, email: teammate.address },
-    content,
-    campaign: campaign ? { id: campaign.id, name: campaign.name } : null,
-    warnings,
   };
 }

@@ -3,10 +3,9 @@
  * sha256 of the HTML. Identical inputs give identical bytes: nothing depends on time, randomness or
  * the order of object keys in the values.
  *
- * Templates are compiled on first use and cached per tree object (and smart-field kinds object), so
- * rendering one template for many teammates compiles it once; trees are treated as immutable once
- * rendered. Callers holding a template for long may compile it themselves (`compileTemplate`) and
- * pass the compiled template as `tree` (or as the campaign's `content`).
+ * A tree passed as it is gets compiled for this one render. Callers that render one template for
+ * many teammates pass it compiled (`compileTemplate`), as the render-input loader does (load.ts: the
+ * one cache of compiled templates, per published version).
  */
 import crypto from 'node:crypto';
 import { campaignApplies, type CampaignInput, type VariantSettings } from './campaign.ts';
@@ -42,16 +41,9 @@ export interface RenderOutput {
 /** Space between the signature and the banner, px. */
 const BANNER_GAP = 16;
 
-const cache = new WeakMap<object, { kinds: CompileOptions['smartFieldKinds']; compiled: CompiledTemplate }>();
-
-/** The compiled form of a tree, compiled once per tree object and kinds object. */
-export function compiledFor(tree: ContentTree | CompiledTemplate, kinds?: CompileOptions['smartFieldKinds']): CompiledTemplate {
-  if (tree instanceof CompiledTemplate) return tree;
-  const hit = cache.get(tree);
-  if (hit && hit.kinds === kinds) return hit.compiled;
-  const compiled = new CompiledTemplate(tree, kinds ? { smartFieldKinds: kinds } : {});
-  cache.set(tree, { kinds, compiled });
-  return compiled;
+/** The compiled form of a tree: the tree itself when it is compiled already. */
+function compiledFor(tree: ContentTree | CompiledTemplate, kinds?: CompileOptions['smartFieldKinds']): CompiledTemplate {
+  return tree instanceof CompiledTemplate ? tree : new CompiledTemplate(tree, kinds ? { smartFieldKinds: kinds } : {});
 }
 
 export function hashHtml(html: string): string {

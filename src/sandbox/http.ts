@@ -12,6 +12,11 @@ export interface Knobs {
   latencyMs: number;
   /** Requests per second the tenant accepts before answering 429 with Retry-After (0 = no limit). */
   quotaPerSecond: number;
+  /**
+   * The next this many API requests are answered 429 with Retry-After: 1, whatever their pace: a
+   * burst of refusals on any machine (a quota refuses only a client fast enough to exceed it).
+   */
+  rateLimitNext: number;
   /** Share of requests answered with a 503 (0..1). */
   faultRate: number;
   /** From this request number on (1-based, API requests only), credentials are revoked. */
@@ -37,6 +42,7 @@ export interface Knobs {
 export const defaultKnobs = (): Knobs => ({
   latencyMs: 0,
   quotaPerSecond: 0,
+  rateLimitNext: 0,
   faultRate: 0,
   revokeAtRequest: null,
   malformedAtRequest: null,
@@ -131,6 +137,12 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
         counters.held--;
       }
       if (knobs.latencyMs) await sleep(knobs.latencyMs);
+      if (knobs.rateLimitNext > 0) {
+        knobs.rateLimitNext--;
+        counters.rateLimited++;
+        reply = opts.rateLimitedReply(1);
+        break;
+      }
       if (knobs.quotaPerSecond) {
         const now = Date.now();
         if (now - windowStart >= 1000) {

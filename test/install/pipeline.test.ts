@@ -214,7 +214,7 @@ describe('install pipeline (Gmail)', () => {
   // Last of the file: after a 429 this process paces the integration's installs (pacing.ts), which
   // would slow every install after it.
   it('a 429 with Retry-After reschedules installs instead of failing them', async () => {
-    google.knobs.quotaPerSecond = 40;
+    google.knobs.rateLimitNext = 20;
     const limitedBefore = google.counters.rateLimited;
     await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Kind regards"') where id = $1`, [signatureId]);
     await publish();

@@ -68,20 +68,21 @@ export function renderCommands(program: Command): void {
         throw new Error(`--png needs Chromium, and ${opts.chromium} does not exist; install it (apt-get install chromium) or pass --chromium <path>`);
       }
 
-      const [{ loadRenderSource, RenderSourceNotFoundError }, { previewPage }, { renderSignature }, { sizeReport }] = await Promise.all([
+      const [{ loadRenderSource }, { previewPage }, { renderSignature }, { sizeReport }] = await Promise.all([
         import('../../render/load.ts'),
         import('../../render/preview.ts'),
         import('../../render/render.ts'),
         import('../../render/limits.ts'),
       ]);
       const page = await withContext(async (ctx) => {
-        let source;
-        try {
-          source = await loadRenderSource(ctx.pool, { signatureId, teammateId, email: opts.email, variant: opts.variant as 'reply' | 'internal' | undefined, draft: opts.draft });
-        } catch (e) {
-          if (e instanceof RenderSourceNotFoundError) throw new UsageError(`--${e.what === 'email' ? 'email' : e.what}: ${e.message}`);
-          throw e;
-        }
+        const loaded = await loadRenderSource(ctx.pool, {
+          signatureId,
+          teammate: teammateId ? { id: teammateId } : { email: opts.email! },
+          kind: (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary',
+          content: opts.draft ? 'draft' : 'preview',
+        });
+        if (!loaded.ok) throw new UsageError(`--${loaded.what === 'content' ? 'signature' : loaded.what}: ${loaded.message}`);
+        const { source } = loaded;
         for (const w of source.warnings) err(`warning: ${w}`);
         const rendered = renderSignature(source.input);
         const facts: [string, string][] = [
