@@ -91,12 +91,13 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
         })),
       });
     }
-    const { rows } = await app.pool.query<{ status: string; running: boolean }>(
-      `select i.status, exists (select 1 from sync_runs r where r.integration_id = i.id and r.status = 'running') as running
-         from integrations i where i.workspace_id = $1 and i.activated and i.status <> 'disconnected' and i.category = any($2::text[])`,
+    // startRuns starts every active directory integration that is not syncing: an active one that
+    // did not start was syncing (its run may have ended since, so the running run is not looked up).
+    const { rows } = await app.pool.query<{ status: string }>(
+      `select i.status from integrations i where i.workspace_id = $1 and i.activated and i.status <> 'disconnected' and i.category = any($2::text[])`,
       [req.workspaceId, DIRECTORY_CATEGORIES],
     );
-    if (rows.some((r) => r.running)) {
+    if (rows.some((r) => r.status === 'active')) {
       throw new ApiError(409, 'conflict_error', 'sync_already_running', 'A sync is already running for every directory integration.', {
         remediation: { action: 'wait_for_sync', dashboard_url: dashboard, message: 'Wait for the running sync to finish, then try again.' },
       });
