@@ -18,6 +18,7 @@
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { ConnectorKind } from './kinds.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -291,10 +292,35 @@ export const baseConfigSchema = z.object({
   token_url: z.url().optional(),
 });
 
+/**
+ * What the engine needs to know about a connector, declared by the connector, so that the engine
+ * never compares provider kind names. Every flag defaults to the common case.
+ */
+export interface ConnectorCapabilities {
+  /**
+   * Mailbox installers: `mailbox` (the default) writes the person's signature into a mailbox slot,
+   * and an address is installed by one such integration; `additional` delivers the signature
+   * beside it (a Slack DM), to every address, never instead of a mailbox.
+   */
+  delivery?: 'mailbox' | 'additional';
+  /**
+   * Mailbox installers: with integration config `mode: "addin"` nothing is pushed; the provider's
+   * add-in fetches the rendered signature (GET /v1/addin/signature). Default false.
+   */
+  addinMode?: boolean;
+  /**
+   * Photo sources: the listing carries no photo version (a constant URL), so photos are downloaded
+   * again after a while and kept only when the bytes changed. Default false.
+   */
+  unversionedPhotos?: boolean;
+}
+
 export interface ConnectorDefinition<C extends z.ZodType, K extends z.ZodType, T> {
-  kind: 'google_workspace' | 'microsoft_entra' | 'slack';
+  kind: ConnectorKind;
   /** OAuth scopes or permissions the admin must grant (shown in docs and errors). */
   scopes: readonly string[];
+  /** See ConnectorCapabilities; absent means every default. */
+  capabilities?: ConnectorCapabilities;
   configSchema: C;
   credentialsSchema: K;
   create(ctx: ConnectorContext<z.infer<C>, z.infer<K>>): T;

@@ -139,6 +139,7 @@ export class OutlookInstaller implements MailboxInstaller {
 
 export const outlookInstaller = defineMailboxInstaller({
   kind: 'microsoft_entra',
+  capabilities: { addinMode: true },
   scopes: OUTLOOK_PERMISSIONS,
   configSchema: microsoftConfigSchema,
   credentialsSchema: microsoftCredentialsSchema,

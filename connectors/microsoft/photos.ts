@@ -41,6 +41,7 @@ export class MicrosoftPhotoSource implements PhotoSource {
 
 export const microsoftPhotoSource = definePhotoSource({
   kind: 'microsoft_entra',
+  capabilities: { unversionedPhotos: true },
   scopes: PHOTO_PERMISSIONS,
   configSchema: microsoftConfigSchema,
   credentialsSchema: microsoftCredentialsSchema,

@@ -121,6 +121,7 @@ export class SlackDelivery implements MailboxInstaller {
 
 export const slackDelivery = defineMailboxInstaller({
   kind: 'slack',
+  capabilities: { delivery: 'additional' },
   scopes: SLACK_DELIVERY_SCOPES,
   configSchema: slackConfigSchema,
   credentialsSchema: slackCredentialsSchema,

@@ -6,12 +6,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { kindsWhere } from '../../connectors/registry.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { renderForInstall } from '../install/content.ts';
 import { isAddinMode } from '../install/install.ts';
 import { signaturesFor } from '../install/recipients.ts';
-import { transition } from '../install/transitions.ts';
+import { transition } from '../db/installations.ts';
 import type { IntegrationRow } from '../integrations/repository.ts';
 import { requireApiKey } from './auth.ts';
 import { ApiError, detail } from './errors.ts';
@@ -39,8 +40,8 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext): Pro
           throw new ApiError(404, 'not_found_error', 'no_signature', rendered.unavailableReason ?? 'Signature installation is switched off for this signature.');
         }
         const outlook = await app.pool.query<IntegrationRow>(
-          `select * from integrations where workspace_id = $1 and kind = 'microsoft_entra' and category = 'signatures' and status = 'active' and activated`,
-          [req.workspaceId],
+          `select * from integrations where workspace_id = $1 and kind = any($2::text[]) and category = 'signatures' and status = 'active' and activated`,
+          [req.workspaceId, kindsWhere('signatures', (c) => c.addinMode === true)],
         );
         await withTx(app.pool, async (c) => {
           for (const i of outlook.rows.filter(isAddinMode)) {

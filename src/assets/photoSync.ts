@@ -17,6 +17,7 @@
  */
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
+import { capabilitiesOf } from '../../connectors/registry.ts';
 import type { PhotoSource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx, type Queryable } from '../db/tx.ts';
@@ -36,7 +37,6 @@ export const PHOTO_ATTRIBUTE = 'photo';
  * downloaded again when the last check is older than this, and kept only when the bytes changed.
  */
 export const UNVERSIONED_RECHECK_MS = 7 * 24 * 3600 * 1000;
-const UNVERSIONED_KINDS: ReadonlySet<string> = new Set(['microsoft_entra']);
 
 export interface PhotoSyncResult {
   status: 'succeeded' | 'skipped' | 'access_lost';
@@ -85,7 +85,7 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
       [workspaceId, integrationId, PHOTO_ATTRIBUTE],
     )
   ).rows.map((r) => r.id);
-  const recheckBefore = UNVERSIONED_KINDS.has(integration.kind) ? new Date(Date.now() - UNVERSIONED_RECHECK_MS) : null;
+  const recheckBefore = capabilitiesOf(integration.kind, 'assets').unversionedPhotos ? new Date(Date.now() - UNVERSIONED_RECHECK_MS) : null;
   const limit = pLimit(PHOTO_CONCURRENCY);
   const ctxFill = { workspaceId, integrationId, kind: integration.kind, fieldIds, baseUrl: ctx.config.PUBLIC_BASE_URL };
 

@@ -22,7 +22,8 @@ import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
 import { withTx } from '../db/tx.ts';
 import { emitEvent, type CampaignEventBody } from '../events/outbox.ts';
-import { requestSignatureInstall, type SignatureKind } from '../install/triggers.ts';
+import type { SignatureKind } from '../domain.ts';
+import { requestSignatureInstall } from '../install/triggers.ts';
 
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'active', 'paused', 'archived'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];

@@ -1,14 +1,19 @@
 /**
- * Installation status transitions. Each is one conditional UPDATE (an upsert for a row seen for the
- * first time) that locks the row, so concurrent workers agree on the previous status; the failure
- * event is written in the same transaction, only when the row moves into `failed` from any other
- * status. Staying failed writes nothing; a success followed by a new failure writes it again.
+ * The installations aggregate: the only module that writes `installations`. Every status change,
+ * of one row or in bulk, happens here, with its event in the caller's transaction.
+ *
+ * A single transition is one conditional UPDATE (an upsert for a row seen for the first time) that
+ * locks the row, so concurrent workers agree on the previous status; signature.installation.failed
+ * is written in the same transaction, only when the row moves into `failed` from any other status.
+ * Staying failed writes nothing; a success followed by a new failure writes it again. The bulk
+ * changes (a removed teammate's rows stop, rows held back while access is lost, released after a
+ * reconnect) move no row into `failed`, so they write no event.
  */
-import type { Queryable } from '../db/tx.ts';
+import type { Queryable } from './tx.ts';
 import { emitEvent } from '../events/outbox.ts';
-import type { SignatureKind } from './triggers.ts';
+import type { InstallStatus, SignatureKind } from '../domain.ts';
 
-export type InstallStatus = 'installed' | 'pending' | 'not_activated' | 'not_installed' | 'failed' | 'not_supported' | 'access_lost';
+export type { InstallStatus };
 
 export interface InstallationKey {
   workspaceId: string;
@@ -106,4 +111,52 @@ async function emitFailed(db: Queryable, key: InstallationKey, errorCode: string
     signature: { uuid: key.signatureId, name: r.signature_name, kind: key.kind === 'primary' ? 'primary' : key.kind === 'reply' ? 'reply_variant' : 'internal_variant' },
     integration: { uuid: key.integrationId, kind: r.integration_kind },
   });
+}
+
+/** The status and content hash of one installation, when it exists. */
+export async function currentInstallation(db: Queryable, key: InstallationKey): Promise<{ status: InstallStatus; content_hash: string | null } | undefined> {
+  const { rows } = await db.query<{ status: InstallStatus; content_hash: string | null }>(
+    `select status, content_hash from installations
+      where workspace_id = $1 and email_id = $2 and signature_id = $3 and kind = $4 and integration_id = $5`,
+    [key.workspaceId, key.emailId, key.signatureId, key.kind, key.integrationId],
+  );
+  return rows[0];
+}
+
+const STOPPED = `status = 'not_installed', error_code = null, error_message = null, failing_since = null`;
+
+/** Nothing is installed in this slot (address, kind, integration) any more: no signature applies. */
+export async function stopSlot(db: Queryable, slot: Omit<InstallationKey, 'signatureId'>): Promise<void> {
+  await db.query(
+    `update installations set ${STOPPED}
+      where workspace_id = $1 and email_id = $2 and kind = $3 and integration_id = $4 and status <> 'not_installed'`,
+    [slot.workspaceId, slot.emailId, slot.kind, slot.integrationId],
+  );
+}
+
+/** The installations of every address of these teammates stop (teammates that were removed). */
+export async function stopTeammates(db: Queryable, workspaceId: string, teammateIds: string[], opts: { onlyRemoved: boolean }): Promise<void> {
+  await db.query(
+    `update installations i set ${STOPPED}
+       from emails e join teammates t on t.id = e.teammate_id
+      where i.email_id = e.id and i.workspace_id = $1 and e.workspace_id = $1 and t.id = any($2::uuid[])
+        and ($3::boolean is false or t.deleted_at is not null) and i.status <> 'not_installed'`,
+    [workspaceId, teammateIds, opts.onlyRemoved],
+  );
+}
+
+/** The integration lost access: its installs still waiting are held back, with no provider call. */
+export async function holdPendingAsAccessLost(db: Queryable, workspaceId: string, integrationId: string): Promise<void> {
+  await db.query(`update installations set status = 'access_lost' where workspace_id = $1 and integration_id = $2 and status = 'pending'`, [workspaceId, integrationId]);
+}
+
+/** The integration has access again: the installs held back become pending; returns their slots, once each. */
+export async function releaseAccessLost(db: Queryable, workspaceId: string, integrationId: string): Promise<{ emailId: string; kind: SignatureKind; integrationId: string }[]> {
+  const { rows } = await db.query<{ email_id: string; kind: SignatureKind }>(
+    `update installations set status = 'pending', error_code = null, error_message = null
+      where workspace_id = $1 and integration_id = $2 and status = 'access_lost'
+      returning email_id, kind`,
+    [workspaceId, integrationId],
+  );
+  return [...new Map(rows.map((r) => [`${r.email_id}:${r.kind}`, { emailId: r.email_id, kind: r.kind, integrationId }])).values()];
 }

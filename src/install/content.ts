@@ -3,7 +3,7 @@
  * (src/render/load.ts), which previews use too.
  */
 import type { AppContext } from '../context.ts';
-import type { SignatureKind } from './triggers.ts';
+import type { SignatureKind } from '../domain.ts';
 import { renderSignature } from '../render/index.ts';
 import { InvalidStoredContentError, loadRenderSource } from '../render/load.ts';
 

@@ -11,14 +11,15 @@
  *   -> provider call -> installed | failed (event once per transition) | rate limited (rescheduled)
  */
 import type { Logger } from 'pino';
+import { capabilitiesOf } from '../../connectors/registry.ts';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxInstaller } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
 import { integrationInstallsEmail, signaturesFor } from './recipients.ts';
 import { renderForInstall, type RenderedForInstall } from './content.ts';
-import { transition, type InstallStatus, type TransitionResult } from './transitions.ts';
-import type { SignatureKind } from './triggers.ts';
+import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, type InstallStatus, type TransitionResult } from '../db/installations.ts';
+import type { SignatureKind } from '../domain.ts';
 
 export interface InstallJob {
   workspaceId: string;
@@ -95,11 +96,7 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
   // Nothing to install any more: a deleted teammate, or no signature assigned.
   if (email.deleted || !winner || !(await integrationInstallsEmail(ctx.pool, job.emailId, job.integrationId)) || integration.status === 'disconnected') {
     if (opts.dryRun) return { outcome: 'skipped', status: 'not_installed', reason: 'no signature applies to this address' };
-    await ctx.pool.query(
-      `update installations set status = 'not_installed', error_code = null, error_message = null, failing_since = null
-        where workspace_id = $1 and email_id = $2 and kind = $3 and integration_id = $4 and status <> 'not_installed'`,
-      [job.workspaceId, job.emailId, job.kind, job.integrationId],
-    );
+    await stopSlot(ctx.pool, job);
     return { outcome: 'skipped', status: 'not_installed', reason: email.deleted ? 'the teammate was removed' : 'no signature applies to this address' };
   }
 
@@ -137,11 +134,8 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     return { outcome: 'failed', transition: t, errorCode: 'signature_too_long', message, rendered };
   }
 
-  const current = await ctx.pool.query<{ status: InstallStatus; content_hash: string | null }>(
-    `select status, content_hash from installations where email_id = $1 and signature_id = $2 and kind = $3 and integration_id = $4`,
-    [job.emailId, winner.signature_id, job.kind, job.integrationId],
-  );
-  const unchanged = current.rows[0]?.status === 'installed' && current.rows[0].content_hash === rendered.hash;
+  const current = await currentInstallation(ctx.pool, key(winner.signature_id));
+  const unchanged = current?.status === 'installed' && current.content_hash === rendered.hash;
   if (opts.dryRun) return { outcome: 'dry_run', wouldWrite: job.forced || !unchanged, rendered, signatureId: winner.signature_id };
   if (unchanged && !job.forced) return { outcome: 'unchanged', rendered };
 
@@ -170,7 +164,7 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
         await markAccessLost(ctx, c, integration, err.message);
         await transition(c, key(winner.signature_id), { status: 'access_lost', errorCode: null, errorMessage: err.message, attempted: true });
         // Every install still waiting on this integration is held back too, with no further calls.
-        await c.query(`update installations set status = 'access_lost' where integration_id = $1 and status = 'pending'`, [integration.id]);
+        await holdPendingAsAccessLost(c, integration.workspace_id, integration.id);
       });
       return { outcome: 'skipped', status: 'access_lost', reason: err.message };
     }
@@ -188,12 +182,13 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
 }
 
 /**
- * Outlook in add-in mode (integration config `mode: "addin"`): nothing is pushed. The Outlook
- * add-in fetches the rendered signature at compose time (GET /v1/addin/signature); until its first
- * fetch of the current version, the installation is `pending`.
+ * Add-in mode (integration config `mode: "addin"`, for connectors that declare `addinMode`, such as
+ * Outlook): nothing is pushed. The add-in fetches the rendered signature at compose time
+ * (GET /v1/addin/signature); until its first fetch of the current version, the installation is
+ * `pending`.
  */
 export function isAddinMode(integration: Pick<IntegrationRow, 'kind' | 'config'>): boolean {
-  return integration.kind === 'microsoft_entra' && integration.config.mode === 'addin';
+  return integration.config.mode === 'addin' && capabilitiesOf(integration.kind, 'signatures').addinMode === true;
 }
 
 async function addinInstall(ctx: AppContext, job: InstallJob, key: Parameters<typeof transition>[1], rendered: RenderedForInstall, opts: InstallOptions): Promise<InstallOutcome> {
@@ -203,11 +198,8 @@ async function addinInstall(ctx: AppContext, job: InstallJob, key: Parameters<ty
     const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'not_supported', errorCode: 'multi_signatures_not_supported', errorMessage: reason }));
     return { outcome: 'skipped', status: 'not_supported', reason, transition: t };
   }
-  const current = await ctx.pool.query<{ status: InstallStatus; content_hash: string | null }>(
-    `select status, content_hash from installations where email_id = $1 and signature_id = $2 and kind = $3 and integration_id = $4`,
-    [key.emailId, key.signatureId, key.kind, key.integrationId],
-  );
-  if (current.rows[0]?.status === 'installed' && current.rows[0].content_hash === rendered.hash) return { outcome: 'unchanged', rendered };
+  const current = await currentInstallation(ctx.pool, key);
+  if (current?.status === 'installed' && current.content_hash === rendered.hash) return { outcome: 'unchanged', rendered };
   const reason = 'waiting for the Outlook add-in to fetch the signature';
   if (opts.dryRun) return { outcome: 'skipped', status: 'pending', reason, rendered };
   const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'pending' }));

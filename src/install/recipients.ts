@@ -13,8 +13,9 @@
  *   directory integration takes it, and a workspace with a single mailbox integration sends
  *   everything there. A Slack integration applies to every recipient, in addition to the mailbox.
  */
+import { kindsWhere } from '../../connectors/registry.ts';
 import type { Queryable } from '../db/tx.ts';
-import type { SignatureKind } from './triggers.ts';
+import type { SignatureKind } from '../domain.ts';
 
 export interface InstallTarget {
   emailId: string;
@@ -41,19 +42,27 @@ export async function signaturesFor(db: Queryable, workspaceId: string, teammate
   return rows;
 }
 
-/** SQL for the integrations that install the addresses in `emails` (alias e, teammate id column e.teammate_id). */
+/**
+ * SQL for the integrations that install the addresses in `emails` (alias e, teammate id column
+ * e.teammate_id). `$3` holds the kinds whose delivery is additional (a Slack DM): they install
+ * every address, beside the one mailbox integration chosen by domains, by the directory that lists
+ * the teammate, or by being the only one.
+ */
 const INTEGRATIONS_FOR_EMAIL = `
   select i.id from integrations i
    where i.workspace_id = e.workspace_id and i.category = 'signatures' and i.status <> 'disconnected' and i.activated
      and (
-       i.kind = 'slack'
+       i.kind = any($3::text[])
        or (i.config ? 'domains' and lower(split_part(e.address, '@', 2)) in (select lower(d) from jsonb_array_elements_text(i.config->'domains') d))
        or (not i.config ? 'domains' and (
              exists (select 1 from teammate_sources ts join integrations d on d.id = ts.integration_id
                       where ts.teammate_id = e.teammate_id and d.kind = i.kind)
              or (select count(*) from integrations m where m.workspace_id = i.workspace_id and m.category = 'signatures'
-                   and m.status <> 'disconnected' and m.activated and m.kind <> 'slack') = 1))
+                   and m.status <> 'disconnected' and m.activated and m.kind <> all($3::text[])) = 1))
      )`;
+
+/** Kinds whose delivery is additional (ConnectorCapabilities.delivery). */
+const additionalKinds = () => kindsWhere('signatures', (c) => c.delivery === 'additional');
 
 /** Install targets for the primary addresses of the given teammates. */
 export async function targetsForTeammates(db: Queryable, workspaceId: string, teammateIds: string[], kinds: SignatureKind[]): Promise<InstallTarget[]> {
@@ -62,7 +71,7 @@ export async function targetsForTeammates(db: Queryable, workspaceId: string, te
        from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
        cross join lateral (${INTEGRATIONS_FOR_EMAIL}) ig
       where e.workspace_id = $1 and e.teammate_id = any($2::uuid[]) and e.is_primary`,
-    [workspaceId, teammateIds],
+    [workspaceId, teammateIds, additionalKinds()],
   );
   return rows.flatMap((r) => kinds.map((kind) => ({ emailId: r.email_id, kind, integrationId: r.integration_id })));
 }
@@ -83,7 +92,7 @@ export async function assignedTeammates(db: Queryable, workspaceId: string, sign
 export async function integrationInstallsEmail(db: Queryable, emailId: string, integrationId: string): Promise<boolean> {
   const { rowCount } = await db.query(
     `select 1 from emails e where e.id = $1 and $2::uuid in (${INTEGRATIONS_FOR_EMAIL})`,
-    [emailId, integrationId],
+    [emailId, integrationId, additionalKinds()],
   );
   return (rowCount ?? 0) > 0;
 }

@@ -10,8 +10,7 @@
  *   integration reconnected        -> requestIntegrationInstalls
  */
 import type { Queryable } from '../db/tx.ts';
-
-export type SignatureKind = 'primary' | 'reply' | 'internal';
+import type { SignatureKind } from '../domain.ts';
 
 async function addJob(db: Queryable, task: string, payload: unknown, jobKey: string): Promise<void> {
   await db.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, max_attempts := 10)`, [task, JSON.stringify(payload), jobKey]);

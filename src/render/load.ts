@@ -22,14 +22,14 @@ import { compileTemplate, type CompiledTemplate, type SmartFieldKind } from './c
 import type { RenderInput } from './render.ts';
 import { validateContent } from './validate.ts';
 
-export type RenderKind = 'primary' | 'reply' | 'internal';
+import type { SignatureKind } from '../domain.ts';
 
 export interface RenderQuery {
   signatureId: string;
   /** The workspace the caller works in; without it, the signature's own (previews from the CLI). */
   workspaceId?: string | undefined;
   teammate: { id: string } | { email: string };
-  kind: RenderKind;
+  kind: SignatureKind;
   /**
    * `published`: only published content (installs, the add-in); `draft`: the draft; `preview`:
    * the published content, or the draft when the signature was never published.

@@ -1,5 +1,6 @@
 /** A directory sync or a hand edit changed these teammates: reinstall their mailboxes (unchanged ones are skipped by hash). */
 import { z } from 'zod';
+import { stopTeammates } from '../db/installations.ts';
 import { targetsForTeammates } from '../install/recipients.ts';
 import { enqueueInstalls } from '../install/fanout.ts';
 import { defineTask } from './define.ts';
@@ -9,12 +10,7 @@ export const fanoutTeammates = defineTask({
   payload: z.object({ workspaceId: z.uuid(), teammateIds: z.array(z.uuid()) }),
   async run({ workspaceId, teammateIds }, { app, helpers, logger }) {
     // Removed teammates: their installations stop.
-    await app.pool.query(
-      `update installations i set status = 'not_installed', error_code = null, error_message = null, failing_since = null
-         from emails e join teammates t on t.id = e.teammate_id
-        where i.email_id = e.id and i.workspace_id = $1 and t.id = any($2::uuid[]) and t.deleted_at is not null and i.status <> 'not_installed'`,
-      [workspaceId, teammateIds],
-    );
+    await stopTeammates(app.pool, workspaceId, teammateIds, { onlyRemoved: true });
     const kinds = (
       await app.pool.query<{ kind: 'primary' | 'reply' | 'internal' }>(
         `select 'primary' as kind union select distinct v.kind from signature_variants v

@@ -27,6 +27,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
+import { stopTeammates } from '../../db/installations.ts';
 import { teammatePayloadSql } from '../../events/outbox.ts';
 import { requestTeammateInstalls } from '../../install/triggers.ts';
 import { ApiError, detail, type ValidationDetail } from '../errors.ts';
@@ -145,12 +146,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
         [req.workspaceId, id],
       );
       if (!gone.rowCount) throw ApiError.notFound('teammate');
-      await c.query(
-        `update installations set status = 'not_installed', error_code = null, error_message = null, failing_since = null
-          where workspace_id = $1 and status <> 'not_installed'
-            and email_id in (select e.id from emails e where e.workspace_id = $1 and e.teammate_id = $2)`,
-        [req.workspaceId, id],
-      );
+      await stopTeammates(c, req.workspaceId, [id], { onlyRemoved: false });
     });
     return reply.status(204).send(null);
   });

@@ -10,7 +10,7 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
 import type { InstallOutcome } from '../../install/install.ts';
-import type { SignatureKind } from '../../install/triggers.ts';
+import type { SignatureKind } from '../../domain.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../output.ts';
 import { requireUuid, withContext } from './admin.ts';

@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
-import type { ConnectorKind } from '../../../connectors/registry.ts';
+import { CONNECTOR_KINDS, type ConnectorKind } from '../../../connectors/kinds.ts';
 import type { DirectorySource } from '../../../connectors/types.ts';
 import type { AppContext } from '../../context.ts';
 import type { IntegrationCategory, IntegrationRow } from '../../integrations/repository.ts';
@@ -14,7 +14,7 @@ import { UsageError } from '../errors.ts';
 import { out, table } from '../output.ts';
 import { requireUuid, withContext } from './admin.ts';
 
-const KINDS: ConnectorKind[] = ['google_workspace', 'microsoft_entra', 'slack'];
+const KINDS: readonly ConnectorKind[] = CONNECTOR_KINDS;
 const CATEGORIES: IntegrationCategory[] = ['teammates', 'signatures', 'smart_fields', 'assets'];
 
 async function readJsonFile(file: string, flag: string): Promise<unknown> {
