@@ -1,0 +1,42 @@
+/**
+ * Finds which source files write which tables: INSERT INTO, UPDATE, DELETE FROM, MERGE INTO,
+ * TRUNCATE and COPY ... FROM statements naming a table, in the SQL strings of src/ and connectors/.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export function sourceFiles(dirs = ['src', 'connectors']): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, e.name);
+      if (e.isDirectory()) walk(rel);
+      else if (e.name.endsWith('.ts')) out.push(rel);
+    }
+  };
+  dirs.forEach(walk);
+  return out.sort();
+}
+
+/** Tables created by the migrations. */
+export function migrationTables(): string[] {
+  const dir = path.join(ROOT, 'migrations');
+  const sql = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
+  return [...sql.matchAll(/create table (?:if not exists )?(\w+)/gi)].map((m) => m[1]!.toLowerCase());
+}
+
+/** table -> files that write it, for the given files' texts. */
+export function writers(files: Record<string, string>, tables: string[]): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>(tables.map((t) => [t, new Set<string>()]));
+  const write = /\b(insert\s+into|update|delete\s+from|merge\s+into|truncate(?:\s+table)?|copy)\s+(?:only\s+)?(?:public\.)?(\w+)/gi;
+  for (const [file, text] of Object.entries(files)) {
+    for (const m of text.matchAll(write)) found.get(m[2]!.toLowerCase())?.add(file);
+  }
+  return found;
+}
+
+export function readSources(): Record<string, string> {
+  return Object.fromEntries(sourceFiles().map((f) => [f, fs.readFileSync(path.join(ROOT, f), 'utf8')]));
+}
