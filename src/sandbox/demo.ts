@@ -20,6 +20,7 @@ import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { out } from '../cli/output.ts';
+import { sandboxEnabled } from './mode.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { everyoneGroups, googleUserOf, loadAcme, microsoftUserOf, repointSandbox, seedSandbox, slackMemberOf, startSandboxEmulators, type AcmePerson, type SandboxEmulators } from './seed.ts';
 
@@ -47,10 +48,7 @@ export function writeSandboxRecord(config: Pick<Config, 'DATA_DIR'>, record: San
   fs.writeFileSync(sandboxFile(config), JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
 }
 
-/** Whether `serve` runs the sandbox: SANDBOX when set, else only without DATABASE_URL. */
-export function sandboxEnabled(config: Pick<Config, 'SANDBOX' | 'DATABASE_URL'>): boolean {
-  return config.SANDBOX ?? !config.DATABASE_URL;
-}
+export { sandboxEnabled };
 
 /** What the inspection endpoint answers. */
 export function sandboxState(e: SandboxEmulators) {
