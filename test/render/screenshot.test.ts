@@ -28,6 +28,12 @@ describe('the demo signature as a PNG', () => {
     const campaign = { name: acme.campaign.name, status: 'active', content: sandboxBannerTree(acme.campaign), signature_template_ids: [signatureId], smart_fields_conditions: [] };
     const rendered = renderSignature({ tree: sandboxSignatureTree(fields) as never, values, smartFieldKinds: kinds as never, signatureId, campaign: campaign as never });
     expect(rendered.banner).toBe(true);
+    // What a company's signature has: a logo mark, a tel: link, an email and a website line, social icons.
+    expect(rendered.html).toContain(`href="tel:${person.phone.replace(/ /g, '')}"`);
+    expect(rendered.html).toContain('href="mailto:hello@acme.test"');
+    expect(rendered.html).toContain('href="https://acme.test"');
+    expect(rendered.html.match(/social-icons\/v1\/\w+\.png/g)).toHaveLength(4);
+    expect(rendered.text).toContain(`${person.given_name} ${person.family_name}`);
     const page = path.join(dir, 'demo.html');
     fs.writeFileSync(page, previewPage(rendered, [['teammate', person.email]]));
 
@@ -39,7 +45,8 @@ describe('the demo signature as a PNG', () => {
     expect(shot.height).toBeLessThan(600);
     expect(shot.inked).toBeGreaterThan(0.03);
     expect(shot.colours).toBeGreaterThan(8);
-    // The banner's navy background (#0b2545) is on the image.
+    // The logo mark's and the banner's navy (#0b2545), and the rule's steel blue (#8da9c4), are on the image.
+    expect(shot.has([0x8d, 0xa9, 0xc4])).toBe(true);
     expect(shot.has([0x0b, 0x25, 0x45])).toBe(true);
   }, HEAVY_TEST_MS);
 });
