@@ -274,10 +274,11 @@ export async function withSandbox(app: App): Promise<App> {
     let restarted = false;
     const exists = record && (await count(ctx, 'select count(*)::int as n from workspaces where id = $1', [record.workspace_id])) > 0;
     if (record && exists) {
+      // Before the integrations point at the emulators: a sync that repointing starts must see them.
+      const restored = restoreDirectoryChanges(ctx.config, emulators, log);
       await repointSandbox(ctx, record.workspace_id, emulators);
       restarted = true;
       log.info('pointed the sandbox workspace "Acme" at the new emulators');
-      const restored = restoreDirectoryChanges(ctx.config, emulators, log);
       if (restored) log.info(`restored ${restored} directory change(s) made with sigsync sandbox directory (kept in ${directoryJournal(ctx.config)})`);
     } else if (!ctx.config.DATABASE_URL && (await count(ctx, 'select count(*)::int as n from workspaces', [])) === 0) {
       const acme = loadAcme();

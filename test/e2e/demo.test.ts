@@ -99,13 +99,14 @@ describe('npm start on a fresh data directory', () => {
 
   it('delivers webhook events to a loopback receiver in sandbox mode; the directory hint names the real key and base URL', async () => {
     const record = readSandboxRecord({ DATA_DIR: dataDir })!;
+    const cli = { ...env, LOG_LEVEL: 'warn' };
     receiver = await startReceiver();
-    const add = await runCli(['webhook', 'add', '--workspace', record.workspace_id, '--url', `${receiver.url}/hooks`, '--events', 'teammate.created'], env);
+    const add = await runCli(['webhook', 'add', '--workspace', record.workspace_id, '--url', `${receiver.url}/hooks`, '--events', 'teammate.created'], cli);
     expect(add.stderr).toBe('');
     expect(add.code).toBe(0);
     const secret = /signing secret\s+(whsec_\S+)/.exec(add.stdout)![1]!;
 
-    const r = await runCli(['sandbox', 'directory', 'add', newcomer, '--name', 'Nora Quinn', '--title', 'Solutions Engineer'], env);
+    const r = await runCli(['sandbox', 'directory', 'add', newcomer, '--name', 'Nora Quinn', '--title', 'Solutions Engineer'], cli);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`Run a sync to pick it up: curl -X POST -H "Authorization: Bearer ${record.api_key}" ${record.base_url}/v1/integrations/sync`);
     await waitFor(async () => {
@@ -115,9 +116,9 @@ describe('npm start on a fresh data directory', () => {
     const got = await waitFor(async () => receiver!.received.find((q) => q.body.includes(newcomer)), DEADLINE_MS, 250);
     expect(verify(secret, got)).toMatchObject({ type: 'teammate.created', teammate: { display_name: 'Nora Quinn' } });
 
-    const deliveries = await runCli(['webhook', 'list', '--workspace', record.workspace_id], env);
+    const deliveries = await runCli(['webhook', 'list', '--workspace', record.workspace_id], cli);
     const endpointId = /^([0-9a-f-]{36})\s/m.exec(deliveries.stdout)![1]!;
-    const listed = await runCli(['webhook', 'deliveries', endpointId], env);
+    const listed = await runCli(['webhook', 'deliveries', endpointId], cli);
     expect(listed.stdout).toMatch(/teammate\.created\s+succeeded\s+1\s+succeeded\s+204|teammate\.created\s+succeeded\s+1\s+succeeded\s+200/);
   }, HEAVY_TEST_MS);
 
@@ -131,7 +132,7 @@ describe('npm start on a fresh data directory', () => {
     const s = await state();
     expect((s as unknown as { directory: { google: { email: string }[] } }).directory.google.map((u) => u.email)).toContain(newcomer);
     const record = readSandboxRecord({ DATA_DIR: dataDir })!;
-    const teammates = (await (await fetch(`${record.base_url}/v1/teammates?limit=100`, { headers: { authorization: `Bearer ${record.api_key}` } })).json()) as { data: unknown[] };
+    const teammates = (await (await fetch(`${record.base_url}/v1/teammates?per_page=100`, { headers: { authorization: `Bearer ${record.api_key}` } })).json()) as { data: unknown[] };
     expect(teammates.data).toHaveLength(acme.people.length + 1);
     expect(JSON.stringify(teammates.data)).toContain('Nora Quinn');
 
