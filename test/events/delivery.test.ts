@@ -148,7 +148,8 @@ describe('webhook delivery', () => {
     const e = (await t.ctx.pool.query('select enabled, consecutive_failures from webhook_endpoints where id = $1', [ep.id])).rows[0];
     expect(e).toEqual({ enabled: true, consecutive_failures: 0 });
     // No job is left behind for the delivery.
-    expect(await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])).toBe(0);
+    // The delivery settles inside the job; the job row goes when the job completes, a moment later.
+    await waitFor(async () => (await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])) === 0, DEADLINE_MS, 50);
   });
 
   it('gives up after the last scheduled retry', async () => {
@@ -173,7 +174,8 @@ describe('webhook delivery', () => {
     expect(d).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 400, last_error: 'HTTP 400 Bad Request', next_attempt_at: null });
     const attempts = (await t.ctx.pool.query('select outcome, status_code from webhook_delivery_attempts where delivery_id = $1', [d.id])).rows;
     expect(attempts).toEqual([{ outcome: 'failed', status_code: 400 }]);
-    expect(await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])).toBe(0);
+    // The delivery settles inside the job; the job row goes when the job completes, a moment later.
+    await waitFor(async () => (await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])) === 0, DEADLINE_MS, 50);
     // Nothing more arrives: the job is gone and the delivery settled.
     expect(r.received).toHaveLength(1);
   });
