@@ -10,6 +10,7 @@ import { ingestScenario } from './ingest.ts';
 import { syncDeltaScenario } from './syncDelta.ts';
 import { publishLatencyScenario } from './publishLatency.ts';
 import { installNoChangeScenario, installScenario } from './install.ts';
+import { cliScenario } from './cli.ts';
 
 export interface BenchArgs {
   /** `--quick`: one tenth of the size, for a fast pass over every scenario. */
@@ -34,4 +35,5 @@ export const scenarios: Record<string, Scenario> = {
   'publish-latency': publishLatencyScenario,
   install: installScenario,
   'install-nochange': installNoChangeScenario,
+  cli: cliScenario,
 };

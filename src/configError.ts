@@ -7,8 +7,9 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
   readonly variable: string;
 
-  constructor(variable: string, accepts: string) {
-    super(`${variable}: invalid value; expected ${accepts}`);
+  /** `message` replaces the default line when the value is valid but its surroundings are not. */
+  constructor(variable: string, accepts: string, message?: string) {
+    super(message ?? `${variable}: invalid value; expected ${accepts}`);
     this.variable = variable;
   }
 }

@@ -100,7 +100,14 @@ export function redactRequestUrl(url: string): string {
   return out.replace(API_KEY, '[redacted]');
 }
 
-export const log: Logger = createLogger();
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/**
+ * The process logger before the configuration is read. A LOG_LEVEL pino does not know falls back to
+ * `info` here, so that importing this module never throws; loadConfig reports the bad value as one
+ * line (exit 2).
+ */
+export const log: Logger = createLogger(LEVELS.has(process.env.LOG_LEVEL ?? '') ? process.env.LOG_LEVEL : 'info');
 export type { Logger };
 
 /** A copy of a value with every secret-named field replaced, for printing provider answers. */

@@ -6,6 +6,12 @@ export interface Metrics {
   jobs: Counter<'task' | 'outcome'>;
   jobDuration: Histogram<'task'>;
   providerRequests: Counter<'provider' | 'outcome'>;
+  /**
+   * Webhook delivery attempts by outcome: succeeded, retrying (failed, another attempt scheduled),
+   * failed (no attempt left, or a permanent failure), endpoint_disabled. The `deliver_webhook` job
+   * itself succeeds whatever the receiver answered, so `sigsync_jobs_total` does not tell these apart.
+   */
+  webhookDeliveries: Counter<'outcome'>;
 }
 
 export function createMetrics(): Metrics {
@@ -30,6 +36,12 @@ export function createMetrics(): Metrics {
       name: 'sigsync_provider_requests_total',
       help: 'Provider API calls by provider and outcome.',
       labelNames: ['provider', 'outcome'],
+      registers: [registry],
+    }),
+    webhookDeliveries: new Counter({
+      name: 'sigsync_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome (succeeded, retrying, failed, endpoint_disabled).',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

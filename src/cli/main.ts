@@ -28,9 +28,10 @@ export function buildProgram(): Command {
   webhookCommands(program);
   renderCommands(program);
   sandboxCommands(program);
+  const pathOf = (c: Command): string => (c.parent ? `${pathOf(c.parent)} ${c.name()}` : c.name());
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
-    c.showHelpAfterError(`(run sigsync ${c.name()} --help for usage)`);
+    c.showHelpAfterError(`(run ${pathOf(c)} --help for usage)`);
     c.commands.forEach(override);
   });
   return program;

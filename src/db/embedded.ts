@@ -6,7 +6,10 @@
  * - A second process with the same DATA_DIR (a CLI command while `npm start` runs) finds the live
  *   postmaster through postmaster.pid and connects to it; it never starts a second cluster on the
  *   same data.
- * - Running as root works: the cluster runs as the `postgres` user, created if missing.
+ * - Running as root works: the cluster runs as the `postgres` user, created if missing. That user
+ *   must be able to enter DATA_DIR: a DATA_DIR without search permission for others (`mktemp -d`
+ *   makes 0700) gets `o+x` (passage only, not listing); a parent directory without it is not
+ *   changed, and the start stops with one line naming it.
  */
 import fs from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
@@ -14,6 +17,7 @@ import net from 'node:net';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
+import { ConfigError } from '../configError.ts';
 
 export interface EmbeddedCluster {
   url: string;
@@ -138,8 +142,34 @@ function stopPostmasterNow(pgdata: string): void {
   }
 }
 
+/**
+ * As root, lets the `postgres` user reach DATA_DIR/postgres: adds `o+x` to DATA_DIR, and refuses
+ * with one line when a parent directory keeps it out.
+ */
+export async function ensurePostgresCanEnter(dataDir: string, logger: Logger): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const dir = path.resolve(dataDir);
+  const mode = (await fs.stat(dir)).mode & 0o7777;
+  if (!(mode & 0o001)) {
+    await fs.chmod(dir, mode | 0o001);
+    logger.info({ dir, mode: (mode | 0o001).toString(8) }, 'DATA_DIR: added o+x so that embedded Postgres (the postgres user) can enter it');
+  }
+  for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
+    const m = (await fs.stat(parent)).mode & 0o7777;
+    if (!(m & 0o001)) {
+      throw new ConfigError(
+        'DATA_DIR',
+        'a directory the postgres user can reach',
+        `DATA_DIR: embedded Postgres runs as the postgres user, which cannot enter ${parent} (mode ${m.toString(8).padStart(4, '0')}); choose a DATA_DIR outside it, or run chmod o+x ${parent}`,
+      );
+    }
+    if (path.dirname(parent) === parent) return;
+  }
+}
+
 export async function startEmbedded(dataDir: string, logger: Logger): Promise<EmbeddedCluster> {
   await fs.mkdir(dataDir, { recursive: true });
+  await ensurePostgresCanEnter(dataDir, logger);
   const pgdata = path.join(dataDir, 'postgres');
   const metaFile = path.join(dataDir, 'embedded.json');
 

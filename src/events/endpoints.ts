@@ -69,10 +69,12 @@ export async function createEndpoint(
   return { endpoint: rows[0]!, secret };
 }
 
-export async function listEndpoints(db: Queryable, workspaceId: string): Promise<EndpointRow[]> {
-  const { rows } = await db.query<EndpointRow>(`select ${COLUMNS} from webhook_endpoints where workspace_id = $1 order by created_at desc, id`, [
-    workspaceId,
-  ]);
+/** The endpoints of one workspace, or of every workspace when `workspaceId` is undefined. */
+export async function listEndpoints(db: Queryable, workspaceId?: string): Promise<EndpointRow[]> {
+  const { rows } = await db.query<EndpointRow>(
+    `select ${COLUMNS} from webhook_endpoints where $1::uuid is null or workspace_id = $1 order by created_at desc, id`,
+    [workspaceId ?? null],
+  );
   return rows;
 }
 

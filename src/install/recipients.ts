@@ -12,6 +12,9 @@
  *   domain; without `domains`, the mailbox integration whose provider also lists the teammate in a
  *   directory integration takes it, and a workspace with a single mailbox integration sends
  *   everything there. A Slack integration applies to every recipient, in addition to the mailbox.
+ *   The rules do not pick one mailbox over another: a teammate listed by both a Google and a
+ *   Microsoft directory, with a Gmail and an Outlook integration and no `domains`, is installed in
+ *   both (what a migration between the two needs). `domains` settles such a tie.
  */
 import { kindsWhere } from '../../connectors/registry.ts';
 import type { Queryable } from '../db/tx.ts';
@@ -95,4 +98,41 @@ export async function integrationInstallsEmail(db: Queryable, emailId: string, i
     [emailId, integrationId, additionalKinds()],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/** Why an integration installs an address: the routing rule that chose it. */
+export interface RoutingReason {
+  integration_id: string;
+  name: string;
+  kind: string;
+  rule: 'slack' | 'domains' | 'directory' | 'single_mailbox';
+  /** The rule in words, for `sigsync install replay`. */
+  explanation: string;
+}
+
+/**
+ * The integrations that install a primary address of a current teammate (as targetsForTeammates),
+ * each with the rule that chose it (the first that applies).
+ */
+export async function routingFor(db: Queryable, emailId: string): Promise<RoutingReason[]> {
+  const { rows } = await db.query<Omit<RoutingReason, 'explanation'> & { domain: string }>(
+    `select i.id as integration_id, i.name, i.kind, lower(split_part(e.address, '@', 2)) as domain,
+            case when i.kind = 'slack' then 'slack'
+                 when i.config ? 'domains' then 'domains'
+                 when exists (select 1 from teammate_sources ts join integrations d on d.id = ts.integration_id
+                               where ts.teammate_id = e.teammate_id and d.kind = i.kind) then 'directory'
+                 else 'single_mailbox' end as rule
+       from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
+       join integrations i on i.id in (${INTEGRATIONS_FOR_EMAIL})
+      where e.id = $1 and e.is_primary
+      order by i.kind, i.name`,
+    [emailId],
+  );
+  const words: Record<RoutingReason['rule'], (r: { kind: string; domain: string }) => string> = {
+    slack: () => 'a Slack integration applies to every recipient',
+    domains: (r) => `its config "domains" lists ${r.domain}`,
+    directory: (r) => `no "domains" in its config, and a ${r.kind} directory lists this teammate`,
+    single_mailbox: () => 'no "domains" in its config, and it is the workspace\'s only mailbox integration',
+  };
+  return rows.map(({ domain, ...r }) => ({ ...r, explanation: words[r.rule]({ kind: r.kind, domain }) }));
 }

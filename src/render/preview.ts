@@ -19,7 +19,7 @@ export function previewPage(rendered: RenderOutput, facts: readonly (readonly [s
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeText(title)}</title></head>
 <body style="margin:0;background:#f5f7fa;font-family:Arial, Helvetica, sans-serif;font-size:13px;color:#1f2933">
 <div style="max-width:860px;margin:24px auto;padding:0 16px">
-<div style="background:#ffffff;border:1px solid #e4e7eb;border-radius:6px;padding:24px 28px">
+<div id="signature" style="background:#ffffff;border:1px solid #e4e7eb;border-radius:6px;padding:24px 28px">
 <p style="margin:0 0 4px 0">Best regards,</p>
 <p style="margin:0 0 16px 0;color:#7b8794">--</p>
 ${rendered.html}

@@ -10,6 +10,9 @@
  *   GET  /_sandbox/state      each mailbox's signature (Gmail, Outlook), each Slack DM, request counts
  *   POST /_sandbox/directory  {"action":"add"|"rename"|"remove"|"title", "email", "name"?, "title"?, "provider"?}
  * Its address, the workspace and the sandbox API key are kept in DATA_DIR/sandbox.json (mode 0600).
+ * Directory changes made through it are appended to DATA_DIR/sandbox-directory.json and applied again
+ * to the fresh emulators of the next start, so people added by hand survive a restart (and are not
+ * removed by the next sync).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -20,6 +23,7 @@ import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { out } from '../cli/output.ts';
+import { sandboxEnabled } from './mode.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { everyoneGroups, googleUserOf, loadAcme, microsoftUserOf, repointSandbox, seedSandbox, slackMemberOf, startSandboxEmulators, type AcmePerson, type SandboxEmulators } from './seed.ts';
 
@@ -33,6 +37,35 @@ export interface SandboxRecord {
 }
 
 export const sandboxFile = (config: Pick<Config, 'DATA_DIR'>) => path.join(config.DATA_DIR, 'sandbox.json');
+export const directoryJournal = (config: Pick<Config, 'DATA_DIR'>) => path.join(config.DATA_DIR, 'sandbox-directory.json');
+
+/** The directory changes made by hand so far, oldest first. */
+export function readDirectoryChanges(config: Pick<Config, 'DATA_DIR'>): DirectoryChange[] {
+  try {
+    return JSON.parse(fs.readFileSync(directoryJournal(config), 'utf8')) as DirectoryChange[];
+  } catch {
+    return [];
+  }
+}
+
+function recordDirectoryChange(config: Pick<Config, 'DATA_DIR'>, change: DirectoryChange): void {
+  const all = [...readDirectoryChanges(config), change];
+  fs.writeFileSync(directoryJournal(config), JSON.stringify(all, null, 2) + '\n', { mode: 0o600 });
+}
+
+/** Applies the recorded changes to fresh emulators; answers how many applied. */
+function restoreDirectoryChanges(config: Pick<Config, 'DATA_DIR'>, e: SandboxEmulators, log: Logger): number {
+  let applied = 0;
+  for (const c of readDirectoryChanges(config)) {
+    try {
+      changeDirectory(e, c);
+      applied++;
+    } catch (err) {
+      log.warn({ change: c }, `a recorded directory change no longer applies: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return applied;
+}
 
 export function readSandboxRecord(config: Pick<Config, 'DATA_DIR'>): SandboxRecord | undefined {
   try {
@@ -47,10 +80,7 @@ export function writeSandboxRecord(config: Pick<Config, 'DATA_DIR'>, record: San
   fs.writeFileSync(sandboxFile(config), JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
 }
 
-/** Whether `serve` runs the sandbox: SANDBOX when set, else only without DATABASE_URL. */
-export function sandboxEnabled(config: Pick<Config, 'SANDBOX' | 'DATABASE_URL'>): boolean {
-  return config.SANDBOX ?? !config.DATABASE_URL;
-}
+export { sandboxEnabled };
 
 /** What the inspection endpoint answers. */
 export function sandboxState(e: SandboxEmulators) {
@@ -126,7 +156,7 @@ export function changeDirectory(e: SandboxEmulators, c: DirectoryChange): string
   return `changed the title of ${email} to ${c.title}`;
 }
 
-async function startControl(e: SandboxEmulators): Promise<{ url: string; close(): Promise<void> }> {
+async function startControl(e: SandboxEmulators, onChange: (c: DirectoryChange) => void): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -140,7 +170,9 @@ async function startControl(e: SandboxEmulators): Promise<{ url: string; close()
         if (req.method === 'POST' && req.url === '/_sandbox/directory') {
           const change = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as DirectoryChange;
           if (!['add', 'rename', 'remove', 'title'].includes(change.action) || typeof change.email !== 'string') return reply(400, { error: 'expected {"action":"add|rename|remove|title","email":...}' });
-          return reply(200, { ok: true, message: changeDirectory(e, change) });
+          const message = changeDirectory(e, change);
+          onChange(change);
+          return reply(200, { ok: true, message });
         }
         reply(404, { error: `no route ${req.method} ${req.url}` });
       } catch (err) {
@@ -192,10 +224,11 @@ async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceI
   for (const f of failures.rows) log.warn(`1 install failed: ${f.address} in ${f.name}: ${f.error_message ?? 'unknown reason'}`);
 }
 
-function printWelcome(baseUrl: string, key: string, controlUrl: string, runId: string | undefined): void {
+function printWelcome(workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined): void {
   const lines = [
     '',
     'Sandbox workspace "Acme" is ready.',
+    `  Workspace id: ${workspaceId}`,
     `  API base URL: ${baseUrl}`,
     `  API key:      ${key}`,
     `  Inspect the emulated mailboxes: ${controlUrl}/_sandbox/state`,
@@ -205,8 +238,12 @@ function printWelcome(baseUrl: string, key: string, controlUrl: string, runId: s
     `  curl -X POST -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync`,
     runId ? `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync/${runId}` : `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations`,
     '',
-    'Change the emulated directory, then sync again:',
-    '  npx sigsync sandbox directory title priya.natarajan@acme.test "Head of Sales"',
+    'Change the emulated directory, then sync again (changes are kept across restarts):',
+    '  ./bin/sigsync.js sandbox directory title priya.natarajan@acme.test "Head of Sales"',
+    `  ./bin/sigsync.js sync --workspace ${workspaceId} --follow`,
+    '',
+    'Receive its events on a loopback receiver (sandbox mode allows http on 127.0.0.1):',
+    `  ./bin/sigsync.js webhook add --workspace ${workspaceId} --url http://127.0.0.1:8080/hooks`,
     '',
   ];
   for (const l of lines) out(l);
@@ -221,7 +258,7 @@ export async function withSandbox(app: App): Promise<App> {
   if (!sandboxEnabled(ctx.config) || !app.url) return app;
   const log = ctx.logger.child({ component: 'sandbox' });
   const emulators = await startSandboxEmulators();
-  const control = await startControl(emulators);
+  const control = await startControl(emulators, (c) => recordDirectoryChange(ctx.config, c));
   const stop = app.stop.bind(app);
   const wrapped: App = {
     ...app,
@@ -237,11 +274,16 @@ export async function withSandbox(app: App): Promise<App> {
     let restarted = false;
     const exists = record && (await count(ctx, 'select count(*)::int as n from workspaces where id = $1', [record.workspace_id])) > 0;
     if (record && exists) {
+      // Before the integrations point at the emulators: a sync that repointing starts must see them.
+      const restored = restoreDirectoryChanges(ctx.config, emulators, log);
       await repointSandbox(ctx, record.workspace_id, emulators);
       restarted = true;
       log.info('pointed the sandbox workspace "Acme" at the new emulators');
+      if (restored) log.info(`restored ${restored} directory change(s) made with sigsync sandbox directory (kept in ${directoryJournal(ctx.config)})`);
     } else if (!ctx.config.DATABASE_URL && (await count(ctx, 'select count(*)::int as n from workspaces', [])) === 0) {
       const acme = loadAcme();
+      // A new sandbox workspace starts from the fixture's directory.
+      fs.rmSync(directoryJournal(ctx.config), { force: true });
       const seeded = await seedSandbox(ctx, emulators, acme);
       record = { workspace_id: seeded.workspaceId, api_key: seeded.apiKey, signature_id: seeded.signatureId };
       const google = acme.people.filter((p) => p.provider === 'google').length;
@@ -254,7 +296,7 @@ export async function withSandbox(app: App): Promise<App> {
       writeSandboxRecord(ctx.config, { ...record, control_url: control.url, base_url: app.url });
       await runStory(ctx, log, new ApiClient(app.url, record.api_key), record.workspace_id, record.signature_id, restarted);
       const lastRun = await app.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [record.workspace_id]);
-      printWelcome(app.url, record.api_key, control.url, lastRun.rows[0]?.id);
+      printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id);
     }
   } catch (err) {
     log.error({ err }, 'the sandbox demo failed; the server keeps running');

@@ -215,18 +215,89 @@ export async function mapSandboxSmartFields(ctx: AppContext, workspaceId: string
   return ids;
 }
 
-/** The signature template: name, title and phone (from whichever directory the teammate is in), and the company line. */
-export function sandboxSignatureTree(fields: Record<string, string>, company = 'Acme Inc.') {
-  const token = (id: string, slug: string, textStyle?: Record<string, unknown>) => ({ type: 'textToken', id, smartFieldUuid: fields[slug]!, ...(textStyle ? { textStyle } : {}) });
-  const bold = { fontWeight: 'bold', fontSize: 15, color: '#0b2545' };
+const NAVY = '#0b2545';
+const STEEL = '#8da9c4';
+const GREY = '#5c677d';
+
+/** A thin coloured rule: a block whose background shows through one tiny line of text. */
+function rule(id: string, style: Record<string, unknown>) {
+  return { type: 'stack', id, blockStyle: { backgroundColor: STEEL, ...style }, children: [{ type: 'text', id: `${id}-line`, tokens: [{ type: 'textToken', id: `${id}-t`, value: '\u00a0', textStyle: { fontSize: 6, lineHeight: 0.5 } }] }] };
+}
+
+/**
+ * The demo signature, as a company's would look with what the renderer has: a logo mark (the
+ * company's initial on its colour; a text mark until the sandbox seeds an uploaded logo), a vertical
+ * divider, name, title and company; a rule; a contact line with the phone as a `tel:` link, the
+ * company's email address (`mailto:`) and website; and a row of social icons. Name, title and phone
+ * come from whichever directory lists the teammate (both fields are in the tree; one is empty).
+ */
+export function sandboxSignatureTree(fields: Record<string, string>, company = 'Acme Inc.', website = 'https://acme.test') {
+  const token = (id: string, slug: string, textStyle?: Record<string, unknown>, href?: Record<string, unknown>) => ({
+    type: 'textToken',
+    id,
+    smartFieldUuid: fields[slug]!,
+    ...(textStyle ? { textStyle } : {}),
+    ...(href ? { href } : {}),
+  });
+  const literal = (id: string, value: string, textStyle?: Record<string, unknown>, href?: string) => ({ type: 'textToken', id, value, ...(textStyle ? { textStyle } : {}), ...(href ? { href: { text: href } } : {}) });
+  const name = { fontWeight: 'bold', fontSize: 16, color: NAVY };
+  const small = { fontSize: 13, color: GREY };
+  const link = { fontSize: 13, color: NAVY };
+  const host = website.replace(/^https?:\/\//, '').replace(/\/$/, '');
   return {
     type: 'stack',
     id: 'root',
     children: [
-      { type: 'text', id: 'name', tokens: [token('t-name', 'full_name', bold), token('t-name-m', 'full_name_m365', bold)] },
-      { type: 'text', id: 'title', tokens: [token('t-title', 'job_title'), token('t-title-m', 'job_title_m365')] },
-      { type: 'text', id: 'phone', tokens: [token('t-phone', 'phone'), token('t-phone-m', 'phone_m365')] },
-      { type: 'text', id: 'company', tokens: [{ type: 'textToken', id: 't-company', value: company, textStyle: { color: '#5c677d' } }] },
+      {
+        type: 'stack',
+        id: 'card',
+        direction: 'horizontal',
+        verticalAlign: 'middle',
+        blockStyle: { gap: 14 },
+        children: [
+          {
+            type: 'stack',
+            id: 'logo',
+            blockStyle: { backgroundColor: NAVY, paddingTop: 14, paddingBottom: 14, paddingLeft: 18, paddingRight: 18 },
+            children: [{ type: 'text', id: 'logo-mark', tokens: [literal('logo-a', company.slice(0, 1).toUpperCase(), { fontSize: 28, fontWeight: 'bold', color: '#ffffff', fontFamily: 'georgia', lineHeight: 1 })] }],
+          },
+          rule('divider', { width: 2 }),
+          {
+            type: 'stack',
+            id: 'who',
+            children: [
+              { type: 'text', id: 'name', tokens: [token('t-name', 'full_name', name), token('t-name-m', 'full_name_m365', name)] },
+              { type: 'text', id: 'title', tokens: [token('t-title', 'job_title', small), token('t-title-m', 'job_title_m365', small)] },
+              { type: 'text', id: 'company', tokens: [literal('t-company', company, { fontSize: 13, fontWeight: 'bold', color: NAVY })] },
+            ],
+          },
+        ],
+      },
+      rule('rule', { width: 420, marginTop: 10, marginBottom: 8 }),
+      {
+        type: 'list',
+        id: 'contact',
+        direction: 'horizontal',
+        separator: ' | ',
+        separatorStyle: { color: STEEL, fontSize: 13 },
+        children: [
+          { type: 'listItem', id: 'phone', tokens: [token('t-phone', 'phone', link, { smartFieldUuid: fields.phone }), token('t-phone-m', 'phone_m365', link, { smartFieldUuid: fields.phone_m365 })] },
+          { type: 'listItem', id: 'email', tokens: [literal('t-email', `hello@${host}`, link, `mailto:hello@${host}`)] },
+          { type: 'listItem', id: 'website', tokens: [literal('t-web', host, link, website)] },
+        ],
+      },
+      {
+        type: 'socialList',
+        id: 'social',
+        iconSize: 20,
+        blockStyle: { marginTop: 8, gap: 6 },
+        children: [
+          { type: 'socialListItem', id: 's-linkedin', network: 'linkedin', href: { text: 'https://www.linkedin.com/company/acme' } },
+          { type: 'socialListItem', id: 's-x', network: 'x', href: { text: 'https://x.com/acme' } },
+          { type: 'socialListItem', id: 's-youtube', network: 'youtube', href: { text: 'https://www.youtube.com/@acme' } },
+          { type: 'socialListItem', id: 's-web', network: 'website', href: { text: website } },
+        ],
+      },
     ],
   };
 }

@@ -1,7 +1,8 @@
 /**
  * One attempt of one webhook delivery (src/events/delivery.ts); on a retryable failure the task
  * re-adds its own job key with the next `run_at` of the retry schedule. `deliverWebhookTask(policy)`
- * builds the task with another schedule or timeout (tests pass a fast one to startWorker).
+ * builds the task with another schedule or timeout (tests pass a fast one to startWorker). Each
+ * attempt's outcome is counted in `sigsync_webhook_deliveries_total{outcome}`.
  */
 import { z } from 'zod';
 import { defineTask } from './define.ts';
@@ -14,7 +15,9 @@ export function deliverWebhookTask(policy: Partial<DeliveryPolicy> = {}) {
     name: DELIVER_TASK,
     payload: z.object({ deliveryId: z.uuid() }).loose(),
     async run({ deliveryId }, { app, logger }) {
-      await deliverOnce(app, deliveryId, logger, full);
+      const outcome = await deliverOnce(app, deliveryId, logger, full);
+      // missing and settled: no attempt was made.
+      if (outcome !== 'missing' && outcome !== 'settled') app.metrics.webhookDeliveries.inc({ outcome });
     },
   });
 }

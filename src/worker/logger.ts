@@ -1,12 +1,31 @@
-/** Bridges graphile-worker's logger onto pino, so worker output is JSON with the same redaction. */
+/**
+ * Bridges graphile-worker's logger onto pino, so worker output is JSON with the same redaction.
+ *
+ * graphile-worker logs every completed job at info with the whole job row (its payload included):
+ * hundreds of lines for one fan-out. Here a completed job is a `debug` line, and a job row in any
+ * line is reduced to its id, task and attempt; the fan-out tasks log one summary line at info.
+ */
 import { Logger as GraphileLogger } from 'graphile-worker';
 import type { Logger } from 'pino';
+
+interface JobLike {
+  id?: unknown;
+  task_identifier?: unknown;
+  attempts?: unknown;
+  max_attempts?: unknown;
+}
+
+function slimJob(job: JobLike) {
+  return { id: job.id, task: job.task_identifier, attempts: job.attempts, max_attempts: job.max_attempts };
+}
 
 export function graphileLogger(logger: Logger): GraphileLogger {
   const base = logger.child({ component: 'worker' });
   return new GraphileLogger((scope) => (level, message, meta) => {
-    const fields = { ...scope, ...(meta ?? {}) };
-    const lvl = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
+    const fields: Record<string, unknown> = { ...scope, ...(meta ?? {}) };
+    if (fields.job && typeof fields.job === 'object') fields.job = slimJob(fields.job as JobLike);
+    const completed = message.startsWith('Completed task ');
+    const lvl = completed ? 'debug' : level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
     base[lvl](fields, message);
   });
 }

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSandboxRecord } from '../../src/sandbox/demo.ts';
+import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
 import { loadAcme } from '../../src/sandbox/seed.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
 
@@ -22,16 +23,20 @@ describe('npm start on a fresh data directory', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-demo-'));
   // Embedded Postgres runs as the postgres user when the tests run as root: it must reach the directory.
   fs.chmodSync(dataDir, 0o755);
-  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' };
-  const child = spawnCli(['serve'], env);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // No ALLOW_INSECURE_WEBHOOKS: sandbox mode alone must allow the loopback receiver below.
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', ALLOW_INSECURE_WEBHOOKS: '' };
+  let child = spawnCli(['serve'], env);
+  let exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const acme = loadAcme();
+  let receiver: Receiver | undefined;
+  const newcomer = 'nora.quinn@acme.test';
 
   afterAll(async () => {
     if (child.exitCode === null) {
       child.kill('SIGTERM');
       await exited;
     }
+    await receiver?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -59,6 +64,10 @@ describe('npm start on a fresh data directory', () => {
     expect(output).toMatch(/synced 25 teammates/);
     expect(output).toMatch(/installed \d+ signatures/);
     expect(output).toMatch(/install failed: hannah\.cole@acme\.test in Gmail \(sandbox\): .*Mail service not enabled/);
+    const record = readSandboxRecord({ DATA_DIR: dataDir })!;
+    expect(output).toContain(`  Workspace id: ${record.workspace_id}\n`);
+    expect(output).toContain(`sync --workspace ${record.workspace_id} --follow`);
+    expect(output).toMatch(/sandbox mode: webhook endpoints may use http on loopback/);
     const key = /API key:\s+(sgs_\w+)/.exec(output)?.[1];
     const base = /API base URL:\s+(\S+)/.exec(output)?.[1];
     expect(key).toBeDefined();
@@ -86,6 +95,46 @@ describe('npm start on a fresh data directory', () => {
     }, DEADLINE_MS, 250);
     expect(res.status).toBe(200);
     await waitFor(async () => (await state())?.outlook[who.email]?.includes('Chief Revenue Officer'), DEADLINE_MS, 250);
+  }, HEAVY_TEST_MS);
+
+  it('delivers webhook events to a loopback receiver in sandbox mode; the directory hint names the real key and base URL', async () => {
+    const record = readSandboxRecord({ DATA_DIR: dataDir })!;
+    const cli = { ...env, LOG_LEVEL: 'warn' };
+    receiver = await startReceiver();
+    const add = await runCli(['webhook', 'add', '--workspace', record.workspace_id, '--url', `${receiver.url}/hooks`, '--events', 'teammate.created'], cli);
+    expect(add.stderr).toBe('');
+    expect(add.code).toBe(0);
+    const secret = /signing secret\s+(whsec_\S+)/.exec(add.stdout)![1]!;
+
+    const r = await runCli(['sandbox', 'directory', 'add', newcomer, '--name', 'Nora Quinn', '--title', 'Solutions Engineer'], cli);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`Run a sync to pick it up: curl -X POST -H "Authorization: Bearer ${record.api_key}" ${record.base_url}/v1/integrations/sync`);
+    await waitFor(async () => {
+      const x = await fetch(`${record.base_url}/v1/integrations/sync`, { method: 'POST', headers: { authorization: `Bearer ${record.api_key}` } });
+      return x.status === 200;
+    }, DEADLINE_MS, 250);
+    const got = await waitFor(async () => receiver!.received.find((q) => q.body.includes(newcomer)), DEADLINE_MS, 250);
+    expect(verify(secret, got)).toMatchObject({ type: 'teammate.created', teammate: { display_name: 'Nora Quinn' } });
+
+    const deliveries = await runCli(['webhook', 'list', '--workspace', record.workspace_id], cli);
+    const endpointId = /^([0-9a-f-]{36})\s/m.exec(deliveries.stdout)![1]!;
+    const listed = await runCli(['webhook', 'deliveries', endpointId], cli);
+    expect(listed.stdout).toMatch(/teammate\.created\s+succeeded\s+1\s+succeeded\s+204|teammate\.created\s+succeeded\s+1\s+succeeded\s+200/);
+  }, HEAVY_TEST_MS);
+
+  it('a restart keeps the people added by hand: the next sync does not remove them', async () => {
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    child = spawnCli(['serve'], env);
+    exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const output = await waitFor(async () => (/is ready\.[\s\S]*\/v1\/integrations\/sync\/[0-9a-f-]{36}\n/.test(child.output()) ? child.output() : undefined), DEADLINE_MS, 250);
+    expect(output).toMatch(/restored 2 directory change\(s\) made with sigsync sandbox directory/);
+    const s = await state();
+    expect((s as unknown as { directory: { google: { email: string }[] } }).directory.google.map((u) => u.email)).toContain(newcomer);
+    const record = readSandboxRecord({ DATA_DIR: dataDir })!;
+    const teammates = (await (await fetch(`${record.base_url}/v1/teammates?per_page=100`, { headers: { authorization: `Bearer ${record.api_key}` } })).json()) as { data: unknown[] };
+    expect(teammates.data).toHaveLength(acme.people.length + 1);
+    expect(JSON.stringify(teammates.data)).toContain('Nora Quinn');
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -1,9 +1,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDatabase, TEST_KEY } from '../helpers/db.ts';
+import { parseSince } from '../../src/cli/commands/webhookDeliveries.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { Secrets } from '../../src/crypto/secrets.ts';
-import { EVENT_TYPES } from '../../src/events/outbox.ts';
+import { EVENT_TYPES, emitEvent } from '../../src/events/outbox.ts';
+import { dispatchWorkspace } from '../../src/events/dispatch.ts';
+import { deliverOnce } from '../../src/events/delivery.ts';
+import { createLogger } from '../../src/log.ts';
+import { testConfig } from '../helpers/db.ts';
+import { startReceiver } from './receiver.ts';
+import { teammateBody } from './fixtures.ts';
 
 describe('sigsync webhook', async () => {
   const db = await createDatabase();
@@ -98,5 +105,83 @@ describe('sigsync webhook', async () => {
     expect(r.code).toBe(0);
     const row = (await pool.query('select enabled, consecutive_failures, disabled_reason from webhook_endpoints where id = $1', [id])).rows[0];
     expect(row).toEqual({ enabled: true, consecutive_failures: 0, disabled_reason: null });
+  });
+
+  it('refuses a loopback receiver with ALLOW_INSECURE_WEBHOOKS off, naming the variable; sandbox mode allows it', async () => {
+    const strict = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], strictEnv);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr.trim().split('\n')).toHaveLength(1);
+    expect(strict.stderr).toMatch(/^--url: refused: the URL must use https; set ALLOW_INSECURE_WEBHOOKS=1/);
+    // SANDBOX=1 (as without DATABASE_URL) allows it unless the variable is set.
+    const sandbox = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], { ...strictEnv, ALLOW_INSECURE_WEBHOOKS: '', SANDBOX: '1' });
+    expect(sandbox.stderr).toBe('');
+    expect(sandbox.code).toBe(0);
+    const off = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], { ...strictEnv, SANDBOX: '1' });
+    expect(off.code).toBe(2);
+  });
+
+  it('list without --workspace shows every workspace; a bad flag names the real command', async () => {
+    const other = (await pool.query<{ id: string }>(`insert into workspaces (name) values ('Other Inc') returning id`)).rows[0]!.id;
+    const add = await runCli(['webhook', 'add', '--workspace', other, '--url', 'http://127.0.0.1:9/other'], env);
+    expect(add.code).toBe(0);
+    const all = await runCli(['webhook', 'list'], env);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/^ID\s+WORKSPACE\s+URL/);
+    expect(all.stdout).toMatch(new RegExp(`${other}\\s+http://127.0.0.1:9/other`));
+    expect(all.stdout).toContain(ws);
+    const one = await runCli(['webhook', 'list', '--workspace', other], env);
+    expect(one.stdout).not.toContain(ws);
+    const bad = await runCli(['webhook', 'list', '--bogus'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('(run sigsync webhook list --help for usage)');
+  });
+
+  it('deliveries lists the attempts of an endpoint; redeliver queues one delivery, or the failed ones since a time, with the same id', async () => {
+    const receiver = await startReceiver(() => 400);
+    try {
+      const add = await runCli(['webhook', 'add', '--workspace', ws, '--url', `${receiver.url}/in`, '--events', 'teammate.created'], env);
+      const endpointId = /webhook endpoint\s+(\S+)/.exec(add.stdout)![1]!;
+      await emitEvent(pool, ws, 'teammate.created', teammateBody());
+      await emitEvent(pool, ws, 'teammate.created', teammateBody('Grace Hopper'));
+      await dispatchWorkspace(pool, ws);
+      const app = { pool, secrets: new Secrets(Buffer.from(TEST_KEY, 'hex')), config: testConfig({ ALLOW_INSECURE_WEBHOOKS: '1' }) };
+      const ids = (await pool.query<{ id: string }>('select id from webhook_deliveries where endpoint_id = $1 order by created_at', [endpointId])).rows.map((r) => r.id);
+      expect(ids).toHaveLength(2);
+      for (const id of ids) expect(await deliverOnce(app, id, createLogger('silent'))).toBe('failed');
+
+      const list = await runCli(['webhook', 'deliveries', endpointId, '--failed'], env);
+      expect(list.code, list.stderr).toBe(0);
+      expect(list.stdout).toMatch(/^DELIVERY\s+EVENT\s+STATUS\s+ATTEMPT\s+OUTCOME\s+CODE\s+DURATION\s+AT\s+ERROR/);
+      for (const id of ids) expect(list.stdout).toMatch(new RegExp(`${id}\\s+teammate.created\\s+failed\\s+1\\s+failed\\s+400\\s+\\d+ ms .*HTTP 400 Bad Request`));
+
+      const one = await runCli(['webhook', 'redeliver', ids[0]!], env);
+      expect(one.code, one.stderr).toBe(0);
+      expect(one.stdout).toContain(`redelivery queued: ${ids[0]} (teammate.created) to endpoint ${endpointId}, same webhook-id`);
+      const job = await pool.query(`select task_identifier from graphile_worker.jobs where key = $1`, [`deliver_webhook:${ids[0]}`]);
+      expect(job.rows).toEqual([{ task_identifier: 'deliver_webhook' }]);
+      expect((await runCli(['webhook', 'deliveries', endpointId, '--failed'], env)).stdout).not.toContain(ids[0]);
+      const again = await runCli(['webhook', 'redeliver', ids[0]!], env);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toMatch(/still pending/);
+
+      const bulk = await runCli(['webhook', 'redeliver', '--failed-since', '1h', '--endpoint', endpointId], env);
+      expect(bulk.code, bulk.stderr).toBe(0);
+      expect(bulk.stdout).toMatch(/^1 failed delivery since \S+ queued again/);
+      expect(bulk.stdout).toContain(ids[1]);
+      const statuses = (await pool.query('select status from webhook_deliveries where endpoint_id = $1', [endpointId])).rows.map((r) => r.status);
+      expect(statuses).toEqual(['pending', 'pending']);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('redeliver refuses bad input with one line and exit 2', async () => {
+    for (const args of [['redeliver'], ['redeliver', '--failed-since', 'yesterday'], ['redeliver', 'nope'], ['deliveries', '00000000-0000-4000-8000-000000000000']]) {
+      const r = await runCli(['webhook', ...args], env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+    }
+    expect(parseSince('2h', Date.parse('2026-03-01T12:00:00Z')).toISOString()).toBe('2026-03-01T10:00:00.000Z');
+    expect(parseSince('2026-03-01T09:00Z').toISOString()).toBe('2026-03-01T09:00:00.000Z');
   });
 });

@@ -13,6 +13,7 @@ import { startWorker } from '../../src/worker/runner.ts';
 import { deliverWebhookTask } from '../../src/tasks/deliverWebhook.ts';
 import { emitEvent, type CampaignEventBody } from '../../src/events/outbox.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
+import { redeliver, redeliverFailed, RedeliveryError } from '../../src/events/deliveries.ts';
 import { count, newWorkspace, teammateBody } from './fixtures.ts';
 import { startReceiver, verify, type Receiver, type Responder } from './receiver.ts';
 
@@ -147,7 +148,8 @@ describe('webhook delivery', () => {
     const e = (await t.ctx.pool.query('select enabled, consecutive_failures from webhook_endpoints where id = $1', [ep.id])).rows[0];
     expect(e).toEqual({ enabled: true, consecutive_failures: 0 });
     // No job is left behind for the delivery.
-    expect(await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])).toBe(0);
+    // The delivery settles inside the job; the job row goes when the job completes, a moment later.
+    await waitFor(async () => (await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])) === 0, DEADLINE_MS, 50);
   });
 
   it('gives up after the last scheduled retry', async () => {
@@ -172,7 +174,8 @@ describe('webhook delivery', () => {
     expect(d).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 400, last_error: 'HTTP 400 Bad Request', next_attempt_at: null });
     const attempts = (await t.ctx.pool.query('select outcome, status_code from webhook_delivery_attempts where delivery_id = $1', [d.id])).rows;
     expect(attempts).toEqual([{ outcome: 'failed', status_code: 400 }]);
-    expect(await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])).toBe(0);
+    // The delivery settles inside the job; the job row goes when the job completes, a moment later.
+    await waitFor(async () => (await count(t.ctx, `select 1 from graphile_worker.jobs where key = 'deliver_webhook:' || $1`, [d.id])) === 0, DEADLINE_MS, 50);
     // Nothing more arrives: the job is gone and the delivery settled.
     expect(r.received).toHaveLength(1);
   });
@@ -242,6 +245,86 @@ describe('webhook delivery', () => {
     const [d] = await settled(ep.id);
     expect(d).toMatchObject({ status: 'succeeded', attempts: 1 });
     expect(verify(ep.secret, r.received[0]!)).toMatchObject({ type: 'teammate.created' });
+  });
+
+  const metric = async (name: string, labels: Record<string, string>) => {
+    const m = (await t.ctx.metrics.registry.getSingleMetric(name)!.get()).values;
+    return m.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value ?? 0;
+  };
+
+  it('counts each delivery outcome in sigsync_webhook_deliveries_total, while the job itself counts as succeeded', async () => {
+    const before = {
+      failed: await metric('sigsync_webhook_deliveries_total', { outcome: 'failed' }),
+      retrying: await metric('sigsync_webhook_deliveries_total', { outcome: 'retrying' }),
+      succeeded: await metric('sigsync_webhook_deliveries_total', { outcome: 'succeeded' }),
+      jobs: await metric('sigsync_jobs_total', { task: 'deliver_webhook', outcome: 'succeeded' }),
+    };
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver((n) => (n === 1 ? 503 : 400));
+    const ep = await endpoint(ws, `${r.url}/counted`);
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    await settled(ep.id);
+    const exposition = await t.ctx.metrics.registry.metrics();
+    expect(exposition).toMatch(/sigsync_webhook_deliveries_total\{outcome="failed"\} \d+/);
+    expect(await metric('sigsync_webhook_deliveries_total', { outcome: 'retrying' })).toBe(before.retrying + 1);
+    expect(await metric('sigsync_webhook_deliveries_total', { outcome: 'failed' })).toBe(before.failed + 1);
+    expect(await metric('sigsync_webhook_deliveries_total', { outcome: 'succeeded' })).toBe(before.succeeded);
+    expect(await metric('sigsync_jobs_total', { task: 'deliver_webhook', outcome: 'succeeded' })).toBe(before.jobs + 2);
+  });
+
+  it('redelivers a failed delivery with the same webhook-id, as its next attempt', async () => {
+    const ws = await newWorkspace(t.ctx);
+    const r = await receiver((n) => (n === 1 ? 400 : 200));
+    const ep = await endpoint(ws, `${r.url}/again`);
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    const [failed] = await settled(ep.id);
+    expect(failed).toMatchObject({ status: 'failed', attempts: 1 });
+
+    await expect(redeliver(t.ctx.pool, crypto.randomUUID())).rejects.toThrow(RedeliveryError);
+    const queued = await redeliver(t.ctx.pool, failed.id);
+    expect(queued).toMatchObject({ id: failed.id, endpointId: ep.id, eventType: 'teammate.created' });
+    await expect(redeliver(t.ctx.pool, failed.id)).rejects.toThrow(/still pending/);
+    const [d] = await settled(ep.id);
+    expect(d).toMatchObject({ id: failed.id, status: 'succeeded', attempts: 2, last_status_code: 200 });
+    expect(r.received.map((q) => q.headers['webhook-id'])).toEqual([failed.id, failed.id]);
+    expect(verify(ep.secret, r.received[1]!)).toMatchObject({ type: 'teammate.created' });
+    const attempts = (await t.ctx.pool.query('select attempt, outcome from webhook_delivery_attempts where delivery_id = $1 order by attempt', [d.id])).rows;
+    expect(attempts).toEqual([
+      { attempt: 1, outcome: 'failed' },
+      { attempt: 2, outcome: 'succeeded' },
+    ]);
+  });
+
+  it('redelivers every delivery that failed since a time, and none of a disabled endpoint', async () => {
+    const ws = await newWorkspace(t.ctx);
+    let down = true;
+    const r = await receiver(() => (down ? 400 : 204));
+    const ep = await endpoint(ws, `${r.url}/outage`);
+    const other = await endpoint(ws, `${r.url}/other`);
+    // A delivery that failed before the time stays as it is.
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    const old = (await settled(ep.id, 1))[0]!.id;
+    await settled(other.id, 1);
+    const start = (await t.ctx.pool.query<{ now: Date }>('select clock_timestamp() as now')).rows[0]!.now;
+    await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
+    const failed = await settled(ep.id, 2);
+    expect(failed.map((d) => d.status)).toEqual(['failed', 'failed']);
+    expect((await settled(other.id, 2)).map((d) => d.status)).toEqual(['failed', 'failed']);
+    await t.ctx.pool.query(`update webhook_endpoints set enabled = false, disabled_reason = 'test' where id = $1`, [other.id]);
+
+    down = false;
+    expect(await redeliverFailed(t.ctx.pool, start, other.id)).toEqual([]);
+    expect(await redeliverFailed(t.ctx.pool, start, ep.id)).toEqual([failed[1]!.id]);
+    const after = await settled(ep.id, 2);
+    expect(after.map((d) => [d.id, d.status])).toEqual([
+      [old, 'failed'],
+      [failed[1]!.id, 'succeeded'],
+    ]);
+    expect(r.received.filter((q) => q.path === '/other')).toHaveLength(2);
+    expect(r.received.filter((q) => q.path === '/outage')).toHaveLength(3);
+    await expect(redeliver(t.ctx.pool, old)).resolves.toMatchObject({ id: old });
+    await expect(redeliver(t.ctx.pool, (await deliveryOf(other.id))[0]!.id)).rejects.toThrow(/disabled; run sigsync webhook enable/);
+    await settled(ep.id, 2);
   });
 
   it('never logs a signing secret', () => {

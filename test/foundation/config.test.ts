@@ -42,4 +42,11 @@ describe('configuration', () => {
     expect(lines[0]).toMatch(/^PORT: /);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it.each([['serve'], ['runs'], ['webhook', 'list']])('LOG_LEVEL=verbose makes sigsync %s print one line naming LOG_LEVEL and exit 2', async (...args) => {
+    const r = await runCli(args, { LOG_LEVEL: 'verbose' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('LOG_LEVEL: invalid value; expected one of fatal, error, warn, info, debug, trace, silent\n');
+    expect(r.stdout).toBe('');
+  });
 });

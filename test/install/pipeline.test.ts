@@ -211,6 +211,29 @@ describe('install pipeline (Gmail)', () => {
     expect(r.stdout).toMatch(/Standard\s+primary\s+google_workspace\s+installed/);
   });
 
+  it('replay names each destination by name and kind with the rule that chose it, prints no log line, and exits 1 when the install fails; status shows the provider message', async () => {
+    const env = { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY };
+    google.tenant.noMailbox.add('user7@example.test');
+    try {
+      const r = await runCli(['install', 'replay', '--email', 'user7@example.test'], env);
+      expect(r.code, r.stdout).toBe(1);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).not.toMatch(/^\s*\{/m);
+      expect(r.stdout).toContain(`Gmail (google_workspace, ${gmail.id}): failed`);
+      expect(r.stdout).toContain('  chosen because no "domains" in its config, and a google_workspace directory lists this teammate');
+      expect(r.stdout).toContain("  error forbidden: sendAs.list: Mail service not enabled");
+      const status = await runCli(['install', 'status', '--email', 'user7@example.test'], env);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toMatch(/^SIGNATURE\s+KIND\s+PROVIDER\s+STATUS\s+ERROR\s+.*MESSAGE$/m);
+      expect(status.stdout).toMatch(/Standard\s+primary\s+google_workspace\s+failed\s+\S+\s+.*Mail service not enabled/);
+    } finally {
+      google.tenant.noMailbox.delete('user7@example.test');
+    }
+    const ok = await runCli(['install', 'replay', '--email', 'user7@example.test', '--json'], env);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout).installs[0]).toMatchObject({ outcome: 'installed', integration: { name: 'Gmail', kind: 'google_workspace' }, routing: { rule: 'directory' } });
+  });
+
   // Last of the file: after a 429 this process paces the integration's installs (pacing.ts), which
   // would slow every install after it.
   it('a 429 with Retry-After reschedules installs instead of failing them', async () => {

@@ -71,6 +71,10 @@ describe('sync and integration CLI', () => {
     const r = await runCli(['sync', '--integration', integrationId, '--follow'], env());
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/succeeded: pages 1 · seen 30 · created 30 · updated 0 · unchanged 0 · deleted 0/);
+    // Piped: plain progress lines on stderr, no template placeholders or cursor codes.
+    expect(r.stderr).toMatch(/^Google: 30 users · pages 1 · \+30 ~0 -0 · succeeded$/m);
+    expect(r.stderr).not.toMatch(/[{}]/);
+    expect(r.stderr).not.toContain(String.fromCharCode(27));
   });
 
   it('sync --follow exits 1 when the run fails, with the provider error', async () => {

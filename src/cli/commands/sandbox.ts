@@ -13,22 +13,22 @@
  * into the mailboxes.
  */
 import type { Command } from 'commander';
-import type { DirectoryChange } from '../../sandbox/demo.ts';
+import type { DirectoryChange, SandboxRecord } from '../../sandbox/demo.ts';
 import { UsageError } from '../errors.ts';
 import { out } from '../output.ts';
 import { withContext } from './admin.ts';
 
-async function controlUrl(): Promise<string> {
+async function runningSandbox(): Promise<SandboxRecord & { control_url: string }> {
   const [{ loadConfig }, { readSandboxRecord }] = await Promise.all([import('../../config.ts'), import('../../sandbox/demo.ts')]);
   const record = readSandboxRecord(loadConfig());
   if (!record?.control_url) throw new UsageError('no sandbox is running: start the server with `npm start` (same DATA_DIR) first');
-  return record.control_url;
+  return { ...record, control_url: record.control_url };
 }
 
 async function control(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
   let res: Response;
   try {
-    res = await fetch(`${await controlUrl()}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    res = await fetch(`${(await runningSandbox()).control_url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   } catch {
     throw new UsageError('the sandbox of the running server does not answer: is `npm start` still running with this DATA_DIR?');
   }
@@ -39,8 +39,9 @@ async function control(method: 'GET' | 'POST', path: string, body?: unknown): Pr
 
 async function change(c: DirectoryChange): Promise<void> {
   const r = await control('POST', '/_sandbox/directory', c);
+  const record = await runningSandbox();
   out(String(r.message));
-  out('Run a sync to pick it up: curl -X POST -H "Authorization: Bearer <key>" <base URL>/v1/integrations/sync');
+  out(`Run a sync to pick it up: curl -X POST -H "Authorization: Bearer ${record.api_key}" ${record.base_url ?? 'http://127.0.0.1:3000'}/v1/integrations/sync`);
 }
 
 export function sandboxCommands(program: Command): void {

@@ -68,9 +68,12 @@ export function serverCommands(program: Command): void {
     .command('serve')
     .description('Run the API and the worker in one process (what npm start runs).')
     .action(async () => {
-      const { config, logger, startApp } = await boot();
-      const { withSandbox } = await import('../../sandbox/demo.ts');
-      // The sandbox (emulated tenants and the "Acme" workspace) runs beside the app unless SANDBOX=0.
+      const { config: base, logger, startApp } = await boot();
+      const [{ withSandbox }, { sandboxConfig }] = await Promise.all([import('../../sandbox/demo.ts'), import('../../sandbox/mode.ts')]);
+      // The sandbox (emulated tenants and the "Acme" workspace) runs beside the app unless SANDBOX=0;
+      // in sandbox mode the server also delivers webhooks to loopback receivers.
+      const config = sandboxConfig(base);
+      if (config !== base) logger.info('sandbox mode: webhook endpoints may use http on loopback (ALLOW_INSECURE_WEBHOOKS=0 turns this off)');
       await runUntilSignal(async () => withSandbox(await startApp(config, logger, { api: true, worker: true })));
     });
 

@@ -1,5 +1,5 @@
 /**
- * `sigsync sync` starts directory sync runs; with --follow it shows a progress bar per run (and runs
+ * `sigsync sync` starts directory sync runs; with --follow it shows progress per run (src/cli/progress.ts: a bar on a terminal, lines on a pipe; and runs
  * a worker in-process for them, so they finish even when no server is running) and prints the
  * final counters. `sigsync runs` lists recent runs.
  */
@@ -14,12 +14,9 @@ const counters = (r: SyncRunRow) =>
   `pages ${r.pages} · seen ${r.seen} · created ${r.created} · updated ${r.updated} · unchanged ${r.unchanged} · deleted ${r.deleted} · skipped ${r.skipped} · errors ${r.errors}`;
 
 async function follow(ctx: AppContext, started: StartedRun[]): Promise<SyncRunRow[]> {
-  const [{ default: cliProgress }, { startWorker }, { getRun }] = await Promise.all([import('cli-progress'), import('../../worker/runner.ts'), import('../../sync/runs.ts')]);
+  const [{ startWorker }, { getRun }, { runProgress }] = await Promise.all([import('../../worker/runner.ts'), import('../../sync/runs.ts'), import('../progress.ts')]);
   const runner = await startWorker(ctx, { only: ['sync_integration'], noCron: true, pollInterval: 200 });
-  const bars = new cliProgress.MultiBar(
-    { format: '{name} |{bar}| {value}/{total} users · pages {pages} · +{created} ~{updated} -{deleted} · {status}', hideCursor: true, clearOnComplete: false },
-    cliProgress.Presets.shades_classic,
-  );
+  let progress: Awaited<ReturnType<typeof runProgress>> | undefined;
   try {
     const estimates = await ctx.pool.query<{ integration_id: string; seen: number }>(
       `select distinct on (integration_id) integration_id, seen from sync_runs
@@ -27,29 +24,21 @@ async function follow(ctx: AppContext, started: StartedRun[]): Promise<SyncRunRo
       [started.map((r) => r.integration_id)],
     );
     const estimate = new Map(estimates.rows.map((r) => [r.integration_id, r.seen]));
-    const tracked = started.map((r) => ({
-      run: r,
-      bar: bars.create(Math.max(estimate.get(r.integration_id) ?? 0, 1), 0, { name: r.integration_name, pages: 0, created: 0, updated: 0, deleted: 0, status: 'running' }),
-    }));
+    progress = await runProgress(started.map((r) => ({ id: r.id, name: r.integration_name, estimate: estimate.get(r.integration_id) ?? 0 })));
     const done = new Map<string, SyncRunRow>();
-    while (done.size < tracked.length) {
-      for (const t of tracked) {
-        if (done.has(t.run.id)) continue;
-        const r = await getRun(ctx.pool, t.run.id);
+    while (done.size < started.length) {
+      for (const s of started) {
+        if (done.has(s.id)) continue;
+        const r = await getRun(ctx.pool, s.id);
         if (!r) continue;
-        if (r.seen > t.bar.getTotal()) t.bar.setTotal(r.seen);
-        t.bar.update(r.seen, { pages: r.pages, created: r.created, updated: r.updated, deleted: r.deleted, status: r.status });
-        if (r.status !== 'running') {
-          if (r.status === 'succeeded') t.bar.setTotal(Math.max(r.seen, 1));
-          done.set(r.id, r);
-        }
+        progress.update(r);
+        if (r.status !== 'running') done.set(r.id, r);
       }
-      if (done.size < tracked.length) await new Promise((res) => setTimeout(res, 250));
+      if (done.size < started.length) await new Promise((res) => setTimeout(res, 250));
     }
-    bars.stop();
     return [...done.values()];
   } finally {
-    bars.stop();
+    progress?.stop();
     await runner.stop();
   }
 }

@@ -1,9 +1,13 @@
-/** `sigsync webhook add|list|remove|enable`: the endpoints a workspace's events are delivered to. */
+/**
+ * `sigsync webhook add|list|remove|enable|deliveries|redeliver`: the endpoints a workspace's events
+ * are delivered to, and their deliveries.
+ */
 import type { Command } from 'commander';
 import { out, table } from '../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
 import { EVENT_TYPES, type EventType } from '../../events/outbox.ts';
+import { deliveryCommands } from './webhookDeliveries.ts';
 
 const endpoints = () => import('../../events/endpoints.ts');
 
@@ -17,14 +21,26 @@ async function eventTypesOption(raw: string | undefined): Promise<EventType[] | 
   }
 }
 
-async function refuseUnsafe<T>(fn: () => Promise<T>): Promise<T> {
+/** What to change when a loopback or http receiver is refused because ALLOW_INSECURE_WEBHOOKS is off. */
+const INSECURE_HINT = 'set ALLOW_INSECURE_WEBHOOKS=1 to allow an http or loopback receiver (tests; sandbox mode allows it by default)';
+
+async function refuseUnsafe<T>(fn: () => Promise<T>, allowInsecure: boolean): Promise<T> {
   const { UnsafeUrlError } = await import('../../events/ssrf.ts');
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof UnsafeUrlError) throw new UsageError(`--url: refused: ${e.message}`);
+    if (e instanceof UnsafeUrlError) {
+      const hint = !allowInsecure && /https|loopback/.test(e.message) && !e.message.includes('ALLOW_INSECURE_WEBHOOKS') ? `; ${INSECURE_HINT}` : '';
+      throw new UsageError(`--url: refused: ${e.message}${hint}`);
+    }
     throw e;
   }
+}
+
+/** The configuration of a webhook command: in sandbox mode, loopback receivers are allowed. */
+async function webhookConfig() {
+  const [{ loadConfig }, { sandboxConfig }] = await Promise.all([import('../../config.ts'), import('../../sandbox/mode.ts')]);
+  return sandboxConfig(loadConfig());
 }
 
 export function webhookCommands(program: Command): void {
@@ -39,13 +55,14 @@ export function webhookCommands(program: Command): void {
     .action(async (opts: { workspace: string; url: string; events: string }) => {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
       const eventTypes = await eventTypesOption(opts.events);
-      const [{ createEndpoint }, { validateWebhookUrl }, { loadConfig }] = await Promise.all([endpoints(), import('../../events/ssrf.ts'), import('../../config.ts')]);
+      const [{ createEndpoint }, { validateWebhookUrl }, config] = await Promise.all([endpoints(), import('../../events/ssrf.ts'), webhookConfig()]);
+      const allowInsecure = config.ALLOW_INSECURE_WEBHOOKS;
       // Checked before the database is opened, and again by createEndpoint.
-      await refuseUnsafe(() => validateWebhookUrl(opts.url, { allowInsecure: loadConfig().ALLOW_INSECURE_WEBHOOKS }));
+      await refuseUnsafe(() => validateWebhookUrl(opts.url, { allowInsecure }), allowInsecure);
       await withContext(async (ctx) => {
         const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
         if (!rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
-        const created = await refuseUnsafe(() => createEndpoint(ctx, { workspaceId, url: opts.url, eventTypes }));
+        const created = await refuseUnsafe(() => createEndpoint({ ...ctx, config }, { workspaceId, url: opts.url, eventTypes }), allowInsecure);
         out(`webhook endpoint ${created.endpoint.id}`);
         out(`url            ${created.endpoint.url}`);
         out(`events         ${created.endpoint.event_types?.join(',') ?? 'all'}`);
@@ -56,16 +73,17 @@ export function webhookCommands(program: Command): void {
 
   webhook
     .command('list')
-    .description("List a workspace's endpoints (secrets are never shown).")
-    .requiredOption('--workspace <id>', 'workspace id')
-    .action(async (opts: { workspace: string }) => {
-      const workspaceId = requireUuid(opts.workspace, '--workspace');
+    .description('List the endpoints of every workspace, or of one (secrets are never shown).')
+    .option('--workspace <id>', 'only this workspace')
+    .action(async (opts: { workspace?: string }) => {
+      const workspaceId = opts.workspace === undefined ? undefined : requireUuid(opts.workspace, '--workspace');
       const { listEndpoints } = await endpoints();
       await withContext(async (ctx) => {
         const rows = await listEndpoints(ctx.pool, workspaceId);
         table(
           rows.map((r) => ({
             id: r.id,
+            workspace: r.workspace_id,
             url: r.url,
             events: r.event_types?.join(',') ?? 'all',
             enabled: r.enabled ? 'yes' : 'no',
@@ -73,7 +91,7 @@ export function webhookCommands(program: Command): void {
             disabled_reason: r.disabled_reason,
             created_at: r.created_at,
           })),
-          ['id', 'url', 'events', 'enabled', 'failures', 'disabled_reason', 'created_at'],
+          ['id', ...(workspaceId ? [] : ['workspace']), 'url', 'events', 'enabled', 'failures', 'disabled_reason', 'created_at'],
         );
       });
     });
@@ -103,4 +121,6 @@ export function webhookCommands(program: Command): void {
         out(`enabled webhook endpoint ${id}`);
       });
     });
+
+  deliveryCommands(webhook);
 }
