@@ -5,6 +5,7 @@
  */
 import type { AppContext } from '../context.ts';
 import type { SignatureKind } from './triggers.ts';
+import { assetRefs } from '../assets/store.ts';
 import { compileTemplate, renderSignature, type CampaignInput, type CompiledTemplate, type ContentTree, type SmartFieldKind } from '../render/index.ts';
 
 export interface RenderedForInstall {
@@ -96,9 +97,12 @@ export async function renderForInstall(
   const campaign = live
     ? { ...live, content: compiledVersion(`campaign:${live.id}:${live.updated_at.getTime()}:${kindsVersion}`, live.content, kinds) as unknown as ContentTree }
     : null;
+  const assetIds = [...template.assetIds, ...(campaign ? (campaign.content as unknown as CompiledTemplate).assetIds : [])];
+  const assets = assetIds.length ? await assetRefs(ctx.pool, req.workspaceId, assetIds, ctx.config.PUBLIC_BASE_URL) : undefined;
   const out = renderSignature({
     tree: template,
     values: byId,
+    assets,
     smartFieldKinds: kinds,
     campaign,
     signatureId: req.signatureId,

@@ -13,7 +13,8 @@ import { campaignApplies, type CampaignCondition, type CampaignInput, type Varia
 import type { SmartFieldKind } from './compile.ts';
 import type { RenderInput } from './render.ts';
 import type { ContentTree } from './schema.ts';
-import { validateContent } from './validate.ts';
+import { assetUuidsIn, validateContent } from './validate.ts';
+import { assetRefs } from '../assets/store.ts';
 
 export class RenderSourceNotFoundError extends Error {
   override readonly name = 'RenderSourceNotFoundError';
@@ -37,6 +38,8 @@ export interface RenderSourceQuery {
   variant?: 'reply' | 'internal' | undefined;
   /** Render draft_content instead of the published content. */
   draft?: boolean | undefined;
+  /** PUBLIC_BASE_URL, for the URLs of the assets the tree shows (assetUuid tokens); without it they render nothing. */
+  publicBaseUrl?: string | undefined;
 }
 
 export interface RenderSource {
@@ -150,10 +153,14 @@ export async function loadRenderSource(db: Queryable, q: RenderSourceQuery): Pro
     }
   }
 
+  const assetIds = q.publicBaseUrl ? [...assetUuidsIn(checked.tree), ...(campaign ? assetUuidsIn(campaign.content) : [])] : [];
+  const assets = assetIds.length ? await assetRefs(db, ws, assetIds, q.publicBaseUrl!) : undefined;
+
   return {
     input: {
       tree: checked.tree as ContentTree,
       values,
+      assets,
       smartFieldKinds,
       campaign: campaign ?? null,
       signatureId: sig.id,

@@ -10,6 +10,7 @@ import { teammateRoutes } from './teammates.ts';
 import { folderRoutes } from './folders.ts';
 import { campaignRoutes } from './campaigns.ts';
 import { contentSchemaRoutes } from './contentSchema.ts';
+import { assetRoutes } from './assets.ts';
 
 export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<void> {
   workspaceRoutes(v1, app);
@@ -21,4 +22,5 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   folderRoutes(v1, app);
   campaignRoutes(v1, app);
   contentSchemaRoutes(v1, app);
+  assetRoutes(v1, app);
 }

@@ -77,7 +77,7 @@ export function renderCommands(program: Command): void {
       const page = await withContext(async (ctx) => {
         let source;
         try {
-          source = await loadRenderSource(ctx.pool, { signatureId, teammateId, email: opts.email, variant: opts.variant as 'reply' | 'internal' | undefined, draft: opts.draft });
+          source = await loadRenderSource(ctx.pool, { signatureId, teammateId, email: opts.email, variant: opts.variant as 'reply' | 'internal' | undefined, draft: opts.draft, publicBaseUrl: ctx.config.PUBLIC_BASE_URL });
         } catch (e) {
           if (e instanceof RenderSourceNotFoundError) throw new UsageError(`--${e.what === 'email' ? 'email' : e.what}: ${e.message}`);
           throw e;
