@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { useApi } from './helpers.ts';
 
-/** The endpoints of spec section 4 (4.2 to 4.8) that this API serves, plus assignments. */
+/** The endpoints of spec section 4 (4.2 to 4.10) that this API serves. */
 const SPEC_OPERATIONS = [
   'get /v1/signatures',
   'post /v1/signatures',
@@ -30,12 +30,13 @@ const SPEC_OPERATIONS = [
   'post /v1/marketing_campaigns/{id}/pause',
   'post /v1/marketing_campaigns/{id}/resume',
   'get /v1/workspace',
+  'get /v1/financial_documents',
   'get /v1/integrations',
   'post /v1/integrations/sync',
 ];
 /** Not in the spec: reading and deleting assets, assignments, reading one sync run, and the Outlook add-in's fetch (add-in keys only). */
 const EXTRA_OPERATIONS = ['get /v1/assets', 'get /v1/assets/{id}', 'delete /v1/assets/{id}', 'get /v1/signatures/{id}/assignments', 'put /v1/signatures/{id}/assignments', 'get /v1/integrations/sync/{id}', 'get /v1/addin/signature'];
-const LISTS = ['/v1/signatures', '/v1/smart_fields', '/v1/teammates', '/v1/folders', '/v1/marketing_campaigns', '/v1/assets'];
+const LISTS = ['/v1/signatures', '/v1/smart_fields', '/v1/teammates', '/v1/folders', '/v1/marketing_campaigns', '/v1/assets', '/v1/financial_documents'];
 
 type Doc = {
   openapi: string;

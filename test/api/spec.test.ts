@@ -156,9 +156,9 @@ describe('spec section 4, endpoint by endpoint', () => {
       expectEnvelope(op, r);
       if (r.status === 422) expect(r.body.remediation, op).toMatchObject({ action: 'connect_integration' });
     }
-    // Not served yet: analytics (#11) and financial documents.
-    expect(missing.filter((op) => !/analytics|anchors/.test(op))).toEqual(['get /v1/financial_documents']);
-    expect(missing).toHaveLength(12);
+    // Not served yet: analytics (#11).
+    expect(missing.filter((op) => !/analytics|anchors/.test(op))).toEqual([]);
+    expect(missing).toHaveLength(11);
   });
 
   it('auth comes before routing: an unknown /v1 path with a missing or wrong key is 401, with the right key 404', async () => {

@@ -462,6 +462,7 @@ describe('R5 security', () => {
       'post /v1/signatures': (r) => expect(r.body.details).toEqual([expect.objectContaining({ field: 'signature.folder_uuid', code: 'not_found' })]),
       'post /v1/smart_fields': (r) => expect(r.body.details).toEqual([expect.objectContaining({ field: 'smart_field.integration_id', code: 'not_found' })]),
       'post /v1/folders': (r) => expect(r.status).toBe(201),
+      'get /v1/financial_documents': (r) => expect(r.body.data).toEqual([]),
       'get /v1/assets': (r) => expect(r.body.data.every((x: { name: string }) => x.name.startsWith(MARK_B))).toBe(true),
       // The same bytes as A's logo make a new asset of B's (deduplication is per workspace).
       'post /v1/assets': (r) => expect([r.status, r.body.data.name]).toEqual([201, `${MARK_B} logo`]),

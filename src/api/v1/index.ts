@@ -11,6 +11,7 @@ import { folderRoutes } from './folders.ts';
 import { campaignRoutes } from './campaigns.ts';
 import { contentSchemaRoutes } from './contentSchema.ts';
 import { assetRoutes } from './assets.ts';
+import { financialDocumentRoutes } from './financialDocuments.ts';
 
 /**
  * Operations without a body (publish, install, schedule, pause, resume, the variant publish, the
@@ -38,4 +39,5 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   campaignRoutes(v1, app);
   contentSchemaRoutes(v1, app);
   assetRoutes(v1, app);
+  financialDocumentRoutes(v1, app);
 }
