@@ -29,3 +29,14 @@ export function requireApiKey(scope: FastifyInstance, pool: pg.Pool, keyScope: K
     req.workspaceId = found.workspaceId;
   });
 }
+
+/**
+ * Whether the request carries a live key of either scope. The not-found handler asks it for unknown
+ * /v1 paths, so authentication comes before routing: without a valid key every /v1 path is 401, and
+ * probing cannot tell which routes exist.
+ */
+export async function hasValidKey(pool: pg.Pool, req: FastifyRequest): Promise<boolean> {
+  const token = bearerToken(req);
+  if (!token) return false;
+  return (await verifyApiKey(pool, token, 'api')) !== undefined || (await verifyApiKey(pool, token, 'addin')) !== undefined;
+}

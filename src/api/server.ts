@@ -5,7 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { AppContext } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { redactRequestUrl } from '../log.ts';
-import { requireApiKey } from './auth.ts';
+import { hasValidKey, requireApiKey } from './auth.ts';
 import { addinRoutes } from './addin.ts';
 import { assetRoutes } from './assets.ts';
 import { ApiError, detail } from './errors.ts';
@@ -48,8 +48,9 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
     return reply.status(500).send(new ApiError(500, 'api_error', 'internal_error', 'Something went wrong on our side.').toBody());
   });
 
-  server.setNotFoundHandler((_req, reply) => {
-    reply.status(404).send(new ApiError(404, 'not_found_error', 'route_not_found', 'No such route.').toBody());
+  server.setNotFoundHandler(async (req, reply) => {
+    if (/^\/v1(?:[/?#]|$)/.test(req.url) && !(await hasValidKey(app.pool, req))) return reply.status(401).send(ApiError.unauthorized().toBody());
+    return reply.status(404).send(new ApiError(404, 'not_found_error', 'route_not_found', 'No such route.').toBody());
   });
 
   server.get('/healthz', async () => ({ status: 'ok' }));

@@ -1,11 +1,22 @@
 /**
  * Assets: images stored in Postgres, one row per distinct content per workspace (sha256), read by
  * anyone holding their unguessable public token at `${PUBLIC_BASE_URL}/assets/{public_token}`.
+ * This module owns the `assets` table: the photo sync and the API (POST/PATCH/GET/DELETE
+ * /v1/assets) both write through it.
  *
  * Only PNG, JPEG, GIF and WebP are stored, up to MAX_ASSET_BYTES; the type is read from the bytes,
- * never taken from the provider's Content-Type.
+ * never taken from the provider's Content-Type or the file name. SVG is refused: Gmail and Outlook do
+ * not display SVG images in mail, and an SVG is a document that can carry scripts and external
+ * references, so a signature with one would show a broken image at best.
+ *
+ * Derived on read (see DERIVED): `signature_template_count` (signatures whose published or draft
+ * tree, or a variant's, shows the asset through an `assetUuid` token), `in_use` (such a signature, a
+ * campaign's content, or a teammate's directory photo), and `role`: `profile_photo` for photos
+ * copied from a directory, else `company_logo` when a signature shows it, `banner` when only campaigns
+ * do, `image` otherwise.
  */
 import crypto from 'node:crypto';
+import { fileTypeFromBuffer } from 'file-type';
 import type { Queryable } from '../db/tx.ts';
 
 /** Largest image stored (5 MiB). A signature image is a few kilobytes to a few hundred. */
@@ -75,4 +86,106 @@ export async function upsertAsset(db: Queryable, workspaceId: string, a: NewAsse
     [workspaceId, a.name.slice(0, 200) || 'image', a.role, a.contentType, a.data.length, sha, a.data, filename.slice(0, 255), newPublicToken()],
   );
   return rows[0]!;
+}
+
+/** Whether the bytes are an SVG document (text, possibly after a BOM, an XML declaration, comments or a doctype). */
+export function looksLikeSvg(data: Buffer): boolean {
+  const head = data.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
+  const rest = head.replace(/^(\s|<\?xml[^>]*>|<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)*/i, '');
+  return /^<svg[\s>]/i.test(rest);
+}
+
+export type UploadCheck = { ok: true; contentType: ImageType } | { ok: false; reason: 'too_large' | 'svg' | 'unsupported' | 'empty'; detected?: string };
+
+/**
+ * The type of an uploaded file, read from its bytes by `file-type` (the maintained magic-number
+ * library, which knows far more formats than we accept, so the answer can name what was sent).
+ */
+export async function checkUpload(data: Buffer): Promise<UploadCheck> {
+  if (data.length === 0) return { ok: false, reason: 'empty' };
+  if (data.length > MAX_ASSET_BYTES) return { ok: false, reason: 'too_large' };
+  const found = await fileTypeFromBuffer(data);
+  if (found && (ACCEPTED as readonly string[]).includes(found.mime)) return { ok: true, contentType: found.mime as ImageType };
+  if ((!found || found.mime === 'application/xml' || found.mime === 'image/svg+xml') && looksLikeSvg(data)) return { ok: false, reason: 'svg', detected: 'image/svg+xml' };
+  return found ? { ok: false, reason: 'unsupported', detected: found.mime } : { ok: false, reason: 'unsupported' };
+}
+
+export const ACCEPTED = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const satisfies readonly ImageType[];
+
+export interface AssetRow {
+  id: string;
+  name: string;
+  role: AssetRole;
+  in_use: boolean;
+  signature_template_count: number;
+  filename: string | null;
+  content_type: ImageType;
+  byte_size: number;
+  public_token: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const SHOWS = (tree: string) => `jsonb_path_exists(${tree}, '$.** ? (@.assetUuid == $id)', jsonb_build_object('id', a.id::text))`;
+const SIGNATURES = `(select count(*)::int from signatures s where s.workspace_id = a.workspace_id and (${SHOWS('s.draft_content')} or ${SHOWS('s.content')}
+   or exists (select 1 from signature_variants v where v.workspace_id = s.workspace_id and v.signature_id = s.id and (${SHOWS('v.draft_content')} or ${SHOWS('v.content')}))))`;
+const CAMPAIGNS = `exists (select 1 from marketing_campaigns c where c.workspace_id = a.workspace_id and ${SHOWS('c.content')})`;
+const PHOTOS = 'exists (select 1 from teammate_photos p where p.workspace_id = a.workspace_id and p.asset_id = a.id)';
+/** The derived columns (module comment), over `assets a`. */
+const DERIVED = `select a.id, a.name, a.filename, a.content_type, a.byte_size, a.public_token, a.created_at, a.updated_at,
+    d.signature_template_count, (d.signature_template_count > 0 or d.campaigns or d.photos) as in_use,
+    case when a.role = 'profile_photo' or d.photos then 'profile_photo' when d.signature_template_count > 0 then 'company_logo'
+         when d.campaigns then 'banner' else a.role end as role
+  from assets a cross join lateral (select ${SIGNATURES} as signature_template_count, ${CAMPAIGNS} as campaigns, ${PHOTOS} as photos) d`;
+
+export async function getAsset(db: Queryable, workspaceId: string, id: string): Promise<AssetRow | undefined> {
+  const { rows } = await db.query<AssetRow>(`${DERIVED} where a.workspace_id = $1 and a.id = $2`, [workspaceId, id]);
+  return rows[0];
+}
+
+/** One page of the workspace's assets, newest first. */
+export async function listAssets(db: Queryable, workspaceId: string, limit: number, offset: number): Promise<{ rows: AssetRow[]; total: number }> {
+  const count = await db.query<{ n: number }>('select count(*)::int as n from assets where workspace_id = $1', [workspaceId]);
+  const { rows } = await db.query<AssetRow>(`${DERIVED} where a.workspace_id = $1 order by a.created_at desc, a.id desc limit $2 offset $3`, [workspaceId, limit, offset]);
+  return { rows, total: count.rows[0]?.n ?? 0 };
+}
+
+/** Stores an uploaded image, or finds the workspace's asset with the same bytes; `created` says which. */
+export async function createAsset(db: Queryable, workspaceId: string, a: Omit<NewAsset, 'role'>): Promise<{ id: string; created: boolean }> {
+  const before = await db.query<{ id: string }>('select id from assets where workspace_id = $1 and sha256 = $2', [workspaceId, sha256Hex(a.data)]);
+  if (before.rows[0]) return { id: before.rows[0].id, created: false };
+  const stored = await upsertAsset(db, workspaceId, { ...a, role: 'image' });
+  return { id: stored.id, created: true };
+}
+
+export async function renameAsset(db: Queryable, workspaceId: string, id: string, name: string): Promise<boolean> {
+  const { rowCount } = await db.query('update assets set name = $3 where workspace_id = $1 and id = $2', [workspaceId, id, name]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Deletes an asset nothing uses; answers what stopped it otherwise. */
+export async function deleteAsset(db: Queryable, workspaceId: string, id: string): Promise<'deleted' | 'not_found' | 'in_use'> {
+  const found = await getAsset(db, workspaceId, id);
+  if (!found) return 'not_found';
+  if (found.in_use) return 'in_use';
+  await db.query('delete from assets where workspace_id = $1 and id = $2', [workspaceId, id]);
+  return 'deleted';
+}
+
+/** The existing assets of the workspace among `ids` (lowercased), for validating trees that name them. */
+const uuidsOf = (ids: readonly string[]) => ids.map((i) => i.toLowerCase()).filter((i) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(i));
+
+export async function existingAssetIds(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
+  const uuids = uuidsOf(ids);
+  if (!uuids.length) return new Set();
+  const { rows } = await db.query<{ id: string }>('select id from assets where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, uuids]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Public URLs of the workspace's assets among `ids`, for rendering assetUuid tokens. */
+export async function assetRefs(db: Queryable, workspaceId: string, ids: readonly string[], publicBaseUrl: string): Promise<Map<string, { url: string }>> {
+  const uuids = uuidsOf(ids);
+  if (!uuids.length) return new Map();
+  const { rows } = await db.query<{ id: string; public_token: string }>('select id, public_token from assets where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, uuids]);
+  return new Map(rows.map((r) => [r.id, { url: assetPublicUrl(publicBaseUrl, r.public_token) }]));
 }

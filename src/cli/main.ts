@@ -14,6 +14,7 @@ import { installCommands } from './commands/install.ts';
 import { webhookCommands } from './commands/webhook.ts';
 import { renderCommands } from './commands/render.ts';
 import { sandboxCommands } from './commands/sandbox.ts';
+import { billingCommands } from './commands/billing.ts';
 
 export function buildProgram(): Command {
   const program = new Command('sigsync')
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   webhookCommands(program);
   renderCommands(program);
   sandboxCommands(program);
+  billingCommands(program);
   const pathOf = (c: Command): string => (c.parent ? `${pathOf(c.parent)} ${c.name()}` : c.name());
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();

@@ -31,7 +31,7 @@ export async function renderForInstall(
   const empty = { html: '', text: '', hash: '', values: {}, campaignId: null, signatureName: '' };
   let loaded;
   try {
-    loaded = await loadRenderSource(ctx.pool, { workspaceId: req.workspaceId, signatureId: req.signatureId, teammate: { id: req.teammateId }, kind: req.kind, content: 'published' });
+    loaded = await loadRenderSource(ctx.pool, { workspaceId: req.workspaceId, signatureId: req.signatureId, teammate: { id: req.teammateId }, kind: req.kind, content: 'published', publicBaseUrl: ctx.config.PUBLIC_BASE_URL });
   } catch (e) {
     if (!(e instanceof InvalidStoredContentError)) throw e;
     return { ...empty, installationActivated: true, available: false, unavailableReason: e.message, errorCode: 'invalid_content' };

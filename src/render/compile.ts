@@ -20,7 +20,8 @@
  *   inline, joined by `separator`. A socialList is one row of linked square icons.
  * - A smart token whose smart field has kind `image` renders as `<img>`; its value is an http(s)
  *   URL or the id of a workspace asset. The image is as wide as the text block's `width` (80 px by
- *   default), and the token's literal `value` is the alt text.
+ *   default), and the token's literal `value` is the alt text. A token with `assetUuid` is an image
+ *   of that workspace asset, sized the same way; the render's `assets` map gives its URL.
  *
  * Empty smart fields
  * - A text line or list item whose smart tokens all resolve empty is dropped entirely, label
@@ -57,6 +58,8 @@ export interface RenderedParts {
 export class CompiledTemplate {
   /** Ids of the smart fields the template reads. */
   readonly smartFieldIds: readonly string[];
+  /** Ids of the assets the template shows; the render's `assets` map must hold their URLs. */
+  readonly assetIds: readonly string[];
   private readonly root: CBlock | null;
   private readonly urlCount: number;
   /** Reused by every render of this template: rendering is synchronous, so renders never overlap. */
@@ -67,6 +70,7 @@ export class CompiledTemplate {
     const slots = new Slots(opts.smartFieldKinds);
     this.root = tree && tree.type === 'stack' ? compileBlock(tree, {}, slots) : null;
     this.smartFieldIds = slots.ids;
+    this.assetIds = [...slots.assetIds];
     this.urlCount = slots.urlCount;
   }
 

@@ -174,6 +174,41 @@ class ImageToken implements CToken {
 }
 
 /**
+ * A token naming a workspace asset (`assetUuid`): `<img>` of the asset's public URL, optionally
+ * linked. The URL comes from the render's asset map; an asset missing there (deleted since) renders
+ * nothing. It is not a smart token: its line is never dropped because of it.
+ */
+class AssetToken implements CToken {
+  readonly smart = false;
+  readonly dynamic = true;
+  private readonly id: string;
+  private readonly imgTail: string;
+  private readonly href: CompiledHref | undefined;
+
+  constructor(t: TextToken, width: number, alone: boolean, slots: Slots, href: CompiledHref | undefined) {
+    this.id = t.assetUuid!.toLowerCase();
+    slots.assetIds.add(this.id);
+    this.href = href;
+    const w = Math.round(width);
+    const alt = escapeAttr(singleLine(cleanLiteral(t.value ?? '')));
+    this.imgTail = `" width="${w}" alt="${alt}" style="${alone ? 'display:block;' : 'vertical-align:middle;'}border:0;width:${w}px;max-width:${w}px;height:auto">`;
+  }
+
+  html(env: Env): string {
+    const asset = env.assets?.get(this.id);
+    const url = asset ? encodeUrl(cleanValue(asset.url)) : null;
+    if (url === null) return '';
+    const img = `<img src="${escapeAttr(url)}${this.imgTail}`;
+    const link = this.href?.url(env) ?? null;
+    return link === null ? img : `<a href="${escapeAttr(link)}" style="text-decoration:none">${img}</a>`;
+  }
+
+  text(): string {
+    return '';
+  }
+}
+
+/**
  * Tokens of one line with the empty-field rules. `droppable` lines (text blocks, list item values)
  * vanish when every smart token is empty; labels are not droppable by themselves.
  */
@@ -258,6 +293,7 @@ export function compileTokens(tokens: TextToken[], cell: ResolvedTextStyle, slot
   const alone = tokens.length === 1;
   const out: CToken[] = tokens.map((t) => {
     const href = t.href ? new CompiledHref(t.href, slots) : undefined;
+    if (t.assetUuid !== undefined) return new AssetToken(t, imageWidth, alone, slots, href);
     if (t.smartFieldUuid !== undefined) {
       if (slots.kind(t.smartFieldUuid) === 'image') return new ImageToken(t, imageWidth, alone, slots, href);
       return new ValueToken(t, cell, slots, href);

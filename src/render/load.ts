@@ -17,6 +17,7 @@
  * validates and compiles each template once. Drafts are validated and compiled on every load.
  */
 import type { Queryable } from '../db/tx.ts';
+import { assetRefs } from '../assets/store.ts';
 import { campaignApplies, type CampaignCondition, type CampaignInput, type VariantSettings } from './campaign.ts';
 import { compileTemplate, type CompiledTemplate, type SmartFieldKind } from './compile.ts';
 import type { RenderInput } from './render.ts';
@@ -35,6 +36,8 @@ export interface RenderQuery {
    * the published content, or the draft when the signature was never published.
    */
   content: 'published' | 'draft' | 'preview';
+  /** PUBLIC_BASE_URL, for the URLs of the assets the tree shows (assetUuid tokens); without it they render nothing. */
+  publicBaseUrl?: string | undefined;
 }
 
 export interface RenderSource {
@@ -236,11 +239,13 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
   const variantSettings: VariantSettings | null = q.kind === 'primary' ? null : { kind: q.kind, show_marketing_campaigns: variant!.show_marketing_campaigns };
   const warnings: string[] = [];
   const campaign = pickCampaign(campaignRows, fields, sig.id, values, variantSettings, warnings);
+  const assetIds = q.publicBaseUrl ? [...tree.assetIds, ...(campaign ? (campaign.content as CompiledTemplate).assetIds : [])] : [];
+  const assets = assetIds.length ? await assetRefs(db, ws, assetIds, q.publicBaseUrl!) : undefined;
 
   return {
     ok: true,
     source: {
-      input: { tree, values, campaign, signatureId: sig.id, variant: variantSettings },
+      input: { tree, values, assets, campaign, signatureId: sig.id, variant: variantSettings },
       workspaceId: ws,
       signature: { id: sig.id, name: sig.name, installationActivated: sig.installation_activated },
       teammate: { id: teammate.id, displayName: teammate.display_name, email: teammate.address },

@@ -48,6 +48,8 @@ export class Slots {
   readonly ids: string[] = [];
   readonly index = new Map<string, number>();
   urlCount = 0;
+  /** Ids of the assets the template shows (assetUuid tokens). */
+  readonly assetIds = new Set<string>();
   readonly kinds: CompileOptions['smartFieldKinds'];
 
   constructor(kinds: CompileOptions['smartFieldKinds']) {

@@ -181,10 +181,11 @@ export const textTokenSchema = z
     type: z.literal('textToken'),
     value: z.string().max(LIMITS.maxValueLength).optional().describe('Literal text; for a smart token only the alt text of image fields.'),
     smartFieldUuid: smartFieldUuid.optional(),
+    assetUuid: z.string().min(1).max(LIMITS.maxIdLength).optional().describe('An image: the id of a workspace asset (POST /v1/assets), as wide as the text block (blockStyle.width, default 80 px); value is its alt text. Not with smartFieldUuid.'),
     textStyle: textStyleSchema.optional(),
     href: hrefSchema.optional(),
   })
-  .meta({ id: 'textToken', description: 'A run of text. At least one of value and smartFieldUuid.' });
+  .meta({ id: 'textToken', description: 'A run of text, or an image with assetUuid. At least one of value, smartFieldUuid and assetUuid.' });
 
 const tokens = z.array(textTokenSchema).min(1).max(LIMITS.maxTokens);
 

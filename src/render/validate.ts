@@ -4,7 +4,7 @@
  * nested deeper than any valid tree can be, or with too many values, before zod sees it. Errors come
  * back as the spec's validation details (section 7) with a field path such as
  * `signature.draft_content.children[2].tokens[0].textStyle.fontSize`; referential checks follow
- * (every smartFieldUuid names a smart field of the workspace).
+ * (every smartFieldUuid names a smart field of the workspace, every assetUuid one of its assets).
  */
 import type { z } from 'zod';
 import { detail, type ValidationDetail } from '../api/errors.ts';
@@ -47,6 +47,28 @@ export interface ValidateOptions {
   field: string;
   /** Ids of the workspace's smart fields; every smartFieldUuid must be one of them. */
   smartFieldIds: ReadonlySet<string>;
+  /** Ids of the workspace's assets the tree may name; every assetUuid must be one of them. Unchecked when absent. */
+  assetIds?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * The assetUuid strings anywhere in a JSON value (before validation), to look up the assets a tree
+ * names. Iterative and bounded like the shape check, so hostile nesting cannot overflow the stack.
+ */
+export function assetUuidsIn(tree: unknown): string[] {
+  const out = new Set<string>();
+  const stack: unknown[] = [tree];
+  for (let nodes = 0; stack.length && nodes < MAX_JSON_NODES; nodes++) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) stack.push(...v.slice(0, MAX_JSON_NODES));
+    else {
+      const o = v as Record<string, unknown>;
+      if (typeof o.assetUuid === 'string' && o.assetUuid.length <= LIMITS.maxIdLength) out.add(o.assetUuid);
+      for (const k of Object.keys(o)) if (k !== 'assetUuid') stack.push(o[k]);
+    }
+  }
+  return [...out];
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -273,6 +295,10 @@ function checkReferences(tree: ContentTree, opts: ValidateOptions): ValidationDe
       add(detail(formatPath(opts.field, path), 'unknown_smart_field', `No smart field ${JSON.stringify(id)} in this workspace.`, { allowed: allowedIds }));
     }
   };
+  const asset = (id: string, withSmartField: boolean, path: PropertyKey[]) => {
+    if (withSmartField) add(detail(formatPath(opts.field, path), 'invalid_value', 'A token shows either an asset or a smart field, not both.'));
+    else if (opts.assetIds && !opts.assetIds.has(id.toLowerCase())) add(detail(formatPath(opts.field, path), 'unknown_asset', `No asset ${JSON.stringify(id)} in this workspace.`));
+  };
   const href = (h: Href, path: PropertyKey[]) => {
     if (h.text === undefined && h.smartFieldUuid === undefined) {
       add(detail(formatPath(opts.field, path), 'required', 'A link needs text (the URL) or smartFieldUuid.', { missing: ['text'] }));
@@ -283,10 +309,11 @@ function checkReferences(tree: ContentTree, opts: ValidateOptions): ValidationDe
   const tokenList = (list: TextToken[], path: PropertyKey[]) =>
     list.forEach((t, i) => {
       const p = [...path, i];
-      if (t.value === undefined && t.smartFieldUuid === undefined) {
-        add(detail(formatPath(opts.field, p), 'required', 'A token needs a value or a smartFieldUuid.', { missing: ['value'] }));
+      if (t.value === undefined && t.smartFieldUuid === undefined && t.assetUuid === undefined) {
+        add(detail(formatPath(opts.field, p), 'required', 'A token needs a value, a smartFieldUuid or an assetUuid.', { missing: ['value'] }));
       }
       smartField(t.smartFieldUuid, [...p, 'smartFieldUuid']);
+      if (t.assetUuid !== undefined) asset(t.assetUuid, t.smartFieldUuid !== undefined, [...p, 'assetUuid']);
       if (t.href) href(t.href, [...p, 'href']);
     });
   const walk = (b: Block, path: PropertyKey[], depth: number) => {

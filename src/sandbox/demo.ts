@@ -25,6 +25,8 @@ import type { AppContext } from '../context.ts';
 import { out } from '../cli/output.ts';
 import { sandboxEnabled } from './mode.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
+import { connectSandboxBilling } from './billing.ts';
+import { startStripeEmulator, generateStripeAccount } from './stripe.ts';
 import { everyoneGroups, googleUserOf, loadAcme, microsoftUserOf, repointSandbox, seedSandbox, slackMemberOf, startSandboxEmulators, type AcmePerson, type SandboxEmulators } from './seed.ts';
 
 export interface SandboxRecord {
@@ -258,6 +260,7 @@ export async function withSandbox(app: App): Promise<App> {
   if (!sandboxEnabled(ctx.config) || !app.url) return app;
   const log = ctx.logger.child({ component: 'sandbox' });
   const emulators = await startSandboxEmulators();
+  const stripe = await startStripeEmulator(generateStripeAccount(loadAcme().people.length));
   const control = await startControl(emulators, (c) => recordDirectoryChange(ctx.config, c));
   const stop = app.stop.bind(app);
   const wrapped: App = {
@@ -266,9 +269,11 @@ export async function withSandbox(app: App): Promise<App> {
       await stop();
       await control.close();
       await emulators.close();
+      await stripe.close();
     },
   };
   log.info(`started the emulated tenants: Google Workspace at ${emulators.google.url}, Microsoft 365 at ${emulators.microsoft.url} (HTTPS, its own certificate), Slack at ${emulators.slack.url}`);
+  log.info(`started the emulated payment provider (Stripe) at ${stripe.url}`);
   try {
     let record = readSandboxRecord(ctx.config);
     let restarted = false;
@@ -294,6 +299,7 @@ export async function withSandbox(app: App): Promise<App> {
     }
     if (record && record.signature_id) {
       writeSandboxRecord(ctx.config, { ...record, control_url: control.url, base_url: app.url });
+      await connectSandboxBilling(ctx, log, record.workspace_id, stripe);
       await runStory(ctx, log, new ApiClient(app.url, record.api_key), record.workspace_id, record.signature_id, restarted);
       const lastRun = await app.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [record.workspace_id]);
       printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id);

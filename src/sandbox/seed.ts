@@ -16,6 +16,7 @@ import { validateContent } from '../render/index.ts';
 import { startGoogleEmulator, type GoogleEmulator, type GoogleTenant, type GoogleUserRaw } from './google.ts';
 import { defaultKnobs } from './http.ts';
 import { microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type GraphUserRaw, type MicrosoftEmulator, type MicrosoftTenant } from './microsoft.ts';
+import { addSandboxLogo } from './logo.ts';
 import { startSlackEmulator, type SlackEmulator, type SlackMemberRaw, type SlackTenant } from './slack.ts';
 
 export interface AcmePerson {
@@ -355,6 +356,7 @@ export async function seedSandbox(ctx: AppContext, e: Pick<SandboxEmulators, 'go
   const integrations = await connectSandbox(ctx, ws.id, e);
   const smartFields = await mapSandboxSmartFields(ctx, ws.id, integrations);
   const signatureId = await createSandboxSignature(ctx, ws.id, smartFields);
+  await addSandboxLogo(ctx, ws.id, signatureId);
   const campaignId = await createSandboxCampaign(ctx, ws.id, signatureId, { live: true, fixture });
   return { workspaceId: ws.id, apiKey: key, integrations, smartFields, signatureId, campaignId };
 }

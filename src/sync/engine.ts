@@ -25,6 +25,7 @@ import { SyncStatistics } from './stats.ts';
 import { writePage, type MappedField, type PageResult } from './write.ts';
 import { onTeammatesChanged } from './hooks.ts';
 import { recordDirectoryPhotos, requestPhotoSync } from '../assets/directoryPhotos.ts';
+import { requestSeatSync } from '../db/billing.ts';
 import { cleanDirectoryGroup, cleanPageUsers, cleanText } from './clean.ts';
 
 /** Incremental tokens are trusted for this long; a full listing also runs at least this often. */
@@ -289,7 +290,10 @@ async function complete(ctx: AppContext, integration: IntegrationRow, run: SyncR
         where id = $1`,
       [integration.id, nextState ? JSON.stringify(nextState) : null, mode === 'full'],
     );
-    if (integration.category === 'teammates') await requestPhotoSync(client, integration.workspace_id, integration.kind);
+    if (integration.category === 'teammates') {
+      await requestPhotoSync(client, integration.workspace_id, integration.kind);
+      await requestSeatSync(client, integration.workspace_id, run.id);
+    }
     await client.query(
       `update sync_runs set status = 'succeeded', finished_at = now(), deleted = $2, checkpoint = null where id = $1 and status = 'running'`,
       [run.id, deleted],

@@ -16,6 +16,7 @@ import { dispatchWebhooks } from './dispatchWebhooks.ts';
 import { deliverWebhook } from './deliverWebhook.ts';
 import { campaignTick } from './campaignTick.ts';
 import { syncPhotos } from './syncPhotos.ts';
+import { syncBillingTask, syncSeatsTask } from './billing.ts';
 
 export const tasks: TaskDefinition[] = [
   prune,
@@ -29,6 +30,8 @@ export const tasks: TaskDefinition[] = [
   deliverWebhook,
   campaignTick,
   syncPhotos,
+  syncBillingTask,
+  syncSeatsTask,
 ] as TaskDefinition[];
 
 export function crontab(config: Config): CronItem[] {

@@ -75,12 +75,23 @@ describe('smart fields API', () => {
     expect(r2.body.remediation.action).toBe('connect_integration');
   });
 
-  it('PATCH /v1/smart_fields/{id} linking to a foreign or non-directory integration is 422 on smart_field.integration_id', async () => {
-    const f = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Region' } })).body.data;
+  it('PATCH /v1/smart_fields/{id} linking to an id that is no connected integration (unknown, foreign, malformed) answers remediation connect_integration', async () => {
+    const f = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Unlinked' } })).body.data;
     const foreignIntegration = await seedIntegration(api.t.ctx.pool, api.otherWs);
+    for (const id of [FOREIGN_UUID, foreignIntegration, 'nope']) {
+      const r = await api.call('PATCH', `/v1/smart_fields/${f.id}`, { smart_field: { integration_id: id, integration_attribute: 'a' } });
+      expect(r.status).toBe(422);
+      expect(r.body).toEqual({
+        error: { type: 'invalid_request_error', code: 'integration_not_connected', message: expect.any(String) },
+        remediation: { action: 'connect_integration', dashboard_url: expect.any(String), message: expect.any(String) },
+      });
+    }
+    expect((await api.call('GET', '/v1/smart_fields?per_page=100')).body.data.find((x: { id: string }) => x.id === f.id).integration_id).toBeNull();
+  });
+
+  it('PATCH /v1/smart_fields/{id} linking to a non-directory integration is 422 on smart_field.integration_id', async () => {
+    const f = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Region' } })).body.data;
     const mailbox = await seedIntegration(api.t.ctx.pool, api.ws, { category: 'signatures', name: 'Gmail' });
-    const r = await api.call('PATCH', `/v1/smart_fields/${f.id}`, { smart_field: { integration_id: foreignIntegration, integration_attribute: 'a' } });
-    expect(r.body.details).toEqual([expect.objectContaining({ field: 'smart_field.integration_id', code: 'not_found' })]);
     const r2 = await api.call('PATCH', `/v1/smart_fields/${f.id}`, { smart_field: { integration_id: mailbox, integration_attribute: 'a' } });
     expect(r2.body.details).toEqual([expect.objectContaining({ field: 'smart_field.integration_id', code: 'invalid_category', allowed: ['teammates', 'smart_fields'] })]);
     const r3 = await api.call('PATCH', `/v1/smart_fields/${f.id}`, { smart_field: { required: 'yes' } });

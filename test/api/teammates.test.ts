@@ -156,6 +156,30 @@ describe('teammates and emails API', () => {
     expect((await api.call('DELETE', `/v1/teammates/${t.id}`)).status).toBe(404);
   });
 
+  it('DELETE /v1/teammates/{id} of a teammate a connected directory lists is refused with remediation; after a disconnect it works', async () => {
+    const pool = api.t.ctx.pool;
+    const directory = await seedIntegration(pool, api.ws, { category: 'teammates', name: 'Directory A' });
+    const lost = await seedIntegration(pool, api.ws, { category: 'teammates', name: 'Directory B', status: 'access_lost' });
+    const listed = await seedTeammate(pool, api.ws, 'Listed Person');
+    const stranded = await seedTeammate(pool, api.ws, 'Stranded Person');
+    await pool.query(
+      `insert into teammate_sources (workspace_id, integration_id, external_id, teammate_id) values ($1, $2, 'u-listed', $3), ($1, $4, 'u-stranded', $5)`,
+      [api.ws, directory, listed.id, lost, stranded.id],
+    );
+    const managed = await api.call('DELETE', `/v1/teammates/${listed.id}`);
+    expect(managed.status).toBe(422);
+    expect(managed.body).toEqual({
+      error: { type: 'invalid_request_error', code: 'teammate_managed_by_integration', message: expect.stringContaining('Directory A') },
+      remediation: { action: 'edit_in_directory', dashboard_url: expect.any(String), message: expect.any(String) },
+    });
+    const reconnect = await api.call('DELETE', `/v1/teammates/${stranded.id}`);
+    expect(reconnect.status).toBe(422);
+    expect(reconnect.body).toMatchObject({ error: { code: 'integration_access_lost' }, remediation: { action: 'reconnect_integration' } });
+    expect((await pool.query('select count(*)::int as n from teammates where id = any($1::uuid[]) and deleted_at is null', [[listed.id, stranded.id]])).rows[0].n).toBe(2);
+    await pool.query(`update integrations set status = 'disconnected' where id = $1`, [directory]);
+    expect((await api.call('DELETE', `/v1/teammates/${listed.id}`)).status).toBe(204);
+  });
+
   it('DELETE /v1/teammates/{id} of another workspace is 404 and deletes nothing', async () => {
     const r = await api.call('DELETE', `/v1/teammates/${foreignTeammate.id}`);
     expect(r.status).toBe(404);

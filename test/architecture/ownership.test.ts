@@ -37,6 +37,9 @@ export const OWNERS: Record<string, string> = {
   assets: 'src/assets/store.ts',
   teammate_photos: 'src/assets/directoryPhotos.ts',
   worker_heartbeats: 'src/worker/liveness.ts',
+  billing_accounts: 'src/db/billing.ts',
+  financial_documents: 'src/db/billing.ts',
+  seat_syncs: 'src/db/billing.ts',
 };
 
 /** Writers still to be moved into the owner (issue: one owner per aggregate). */
@@ -49,10 +52,10 @@ export const PENDING: Record<string, string[]> = {
   emails: ['src/api/v1/teammates.ts'],
   smart_fields: ['src/sandbox/seed.ts'],
   smart_field_values: ['src/api/v1/teammates.ts', 'src/assets/photoSync.ts'],
-  signatures: ['src/sandbox/seed.ts'],
+  signatures: ['src/sandbox/logo.ts', 'src/sandbox/seed.ts'],
   events: ['src/api/v1/teammates.ts', 'src/sync/engine.ts', 'src/sync/write.ts'],
   webhook_endpoints: ['src/events/delivery.ts'],
-  webhook_deliveries: ['src/events/delivery.ts'],
+  webhook_deliveries: ['src/events/deliveries.ts', 'src/events/delivery.ts'],
   marketing_campaigns: ['src/api/v1/campaigns.ts', 'src/sandbox/seed.ts'],
   teammate_photos: ['src/assets/photoSync.ts'],
 };

@@ -81,6 +81,20 @@ describe('npm start on a fresh data directory', () => {
     }
     const teammates = (await (await fetch(`${base}/v1/teammates?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
     expect(teammates.data).toHaveLength(acme.people.length);
+
+    // The uploaded company logo is in every installed signature, served by /assets/{token}.
+    const get = async (p: string) => (await (await fetch(`${base}${p}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const [logo] = (await get('/v1/assets')).data as { file: { url: string; content_type: string }; role: string; signature_template_count: number }[];
+    expect(logo).toMatchObject({ role: 'company_logo', signature_template_count: 1, file: { content_type: 'image/png' } });
+    for (const p of microsoft) expect(s.outlook[p.email], p.email).toContain(`<img src="${logo!.file.url}"`);
+    for (const p of google.filter((x) => !x.no_mailbox)) expect(s.gmail[p.email], p.email).toContain(`<img src="${logo!.file.url}"`);
+    // file.url is PUBLIC_BASE_URL's; with PORT=0 that names port 0, so ask the server at its real address.
+    const served = await fetch(`${base}${new URL(logo!.file.url).pathname}`);
+    expect([served.status, served.headers.get('content-type')]).toEqual([200, 'image/png']);
+    // The emulated payment provider: a subscription and two invoices.
+    expect(output).toMatch(/connected the emulated payment provider: a business subscription of 25 seats and 2 invoices/);
+    expect((await get('/v1/financial_documents')).data.map((d: { number: string; status: string }) => `${d.number} ${d.status}`)).toEqual(['SIG-0002 open', 'SIG-0001 paid']);
+    expect((await get('/v1/workspace')).data).toMatchObject({ plan: { tier: 'business', kind: 'paid', status: 'active', billing_interval: 'monthly' }, seat_count: 25 });
   }, HEAVY_TEST_MS);
 
   it('sigsync sandbox directory changes the running emulators; the next sync reinstalls that mailbox', async () => {

@@ -20,6 +20,7 @@ import { parse, type DefaultTreeAdapterMap } from 'parse5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fieldPath } from '../../src/api/openapi.ts';
 import { BODY_LIMIT } from '../../src/api/server.ts';
+import { ASSET_BODY_LIMIT } from '../../src/api/v1/assets.ts';
 import { renderForInstall } from '../../src/install/content.ts';
 import { validateContent } from '../../src/render/validate.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
@@ -42,7 +43,11 @@ interface Ids {
   smartField: string;
   teammate: string;
   campaign: string;
+  asset: string;
 }
+
+/** A real 1×1 PNG, the valid upload the asset bodies start from. */
+const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 /** Valid generated text: NUL and lone surrogates (which the render arbitraries include) made harmless, lengths kept. */
 type Es2024String = string & { toWellFormed(): string };
@@ -99,6 +104,8 @@ function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
     'patch /v1/folders/{id}': fc.record({ folder: fc.record({ name: fc.uuid().map((u) => `Renamed ${u}`) }) }),
     'post /v1/marketing_campaigns': fc.record({ marketing_campaign: fc.record(campaign, { requiredKeys: ['name'] }) }),
     'patch /v1/marketing_campaigns/{id}': fc.record({ marketing_campaign: fc.record(campaign, { requiredKeys: [] }) }),
+    'post /v1/assets': fc.record({ asset: fc.record({ file_base64: fc.constant(PNG_BASE64), filename: fc.constant('logo.png'), name: label }, { requiredKeys: ['file_base64', 'filename'] }) }),
+    'patch /v1/assets/{id}': fc.record({ asset: fc.record({ name: label }) }),
   } as unknown as Record<string, fc.Arbitrary<Json>>;
 }
 
@@ -112,7 +119,9 @@ function urlFor(op: string, ids: Ids): { method: string; path: string } {
         ? ids.teammate
         : template.startsWith('/v1/folders')
           ? ids.folder
-          : ids.campaign;
+          : template.startsWith('/v1/assets')
+            ? ids.asset
+            : ids.campaign;
   return { method: method.toUpperCase(), path: template.replace('{id}', id) };
 }
 
@@ -281,6 +290,7 @@ describe('R4 hostile input', () => {
     ids.smartField = ok(await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Extra' } }));
     ids.campaign = ok(await api.call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: 'Base' } }));
     ids.teammate = (await seedTeammate(pool, api.ws, 'Hostile Person')).id;
+    ids.asset = ok(await api.call('POST', '/v1/assets', { asset: { file_base64: Buffer.concat([Buffer.from(PNG_BASE64, 'base64'), Buffer.from('hostile')]).toString('base64'), filename: 'base.png' } }));
   });
 
   async function bodyOperations(): Promise<string[]> {
@@ -371,9 +381,11 @@ describe('R4 hostile input', () => {
       const pad = ' '.repeat(BODY_LIMIT);
       for (const op of await bodyOperations()) {
         const { method, path } = urlFor(op, ids);
-        const r = await api.raw(method, path, `{"x": 1${pad}}`);
+        // Uploads take a larger body: room for a 5 MiB file in base64.
+        const limit = op === 'post /v1/assets' ? ASSET_BODY_LIMIT : BODY_LIMIT;
+        const r = await api.raw(method, path, `{"x": 1${limit === BODY_LIMIT ? pad : ' '.repeat(limit)}}`);
         expect(r.status, op).toBe(413);
-        expect(r.body).toEqual({ error: { type: 'invalid_request_error', code: 'body_too_large', message: `Request bodies are limited to ${BODY_LIMIT} bytes.` } });
+        expect(r.body).toEqual({ error: { type: 'invalid_request_error', code: 'body_too_large', message: `Request bodies are limited to ${limit} bytes.` } });
       }
     });
 

@@ -386,6 +386,9 @@ describe('R5 security', () => {
     const sigA = (await pool.query<{ id: string }>('select id from signatures where workspace_id = $1', [ws.a])).rows[0]!.id;
     expect((await call('PATCH', `/v1/signatures/${sigA}`, { signature: { folder_uuid: folder, variants: [{ kind: 'reply', draft_content: { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: `${MARK_A} reply` }] }] } }] } })).status).toBe(200);
     const campaign = (await call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: `${MARK_A} campaign`, signature_template_ids: [sigA], smart_fields_conditions: [[{ smart_field_id: field, values: [`${MARK_A} value`] }]] } })).body.data.id as string;
+    // An uploaded logo; B uploads the very same bytes below and must get an asset of its own.
+    const logoBase64 = Buffer.concat([Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'), Buffer.from(MARK_A)]).toString('base64');
+    const assetA = (await call('POST', '/v1/assets', { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_A} logo` } })).body.data.id as string;
     const teammate = (await pool.query<{ id: string }>(`select t.id from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and e.address = 'user1@example.test'`, [ws.a])).rows[0]!.id;
     const alias = (await pool.query<{ id: string; address: string }>(
       `insert into emails (workspace_id, teammate_id, address, is_primary) values ($1, $2, $3, false) returning id, address`,
@@ -424,6 +427,7 @@ describe('R5 security', () => {
       if (template.startsWith('/v1/folders/')) return { id: folder };
       if (template.startsWith('/v1/marketing_campaigns/')) return { id: campaign };
       if (template.startsWith('/v1/integrations/sync/')) return { id: run };
+      if (template.startsWith('/v1/assets/')) return { id: assetA };
       return {};
     };
     const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'x' }] }] };
@@ -440,6 +444,8 @@ describe('R5 security', () => {
       'patch /v1/folders/{id}': { folder: { name: `${MARK_B} renamed` } },
       'post /v1/marketing_campaigns': { marketing_campaign: { name: `${MARK_B} c`, signature_template_ids: [sigA], smart_fields_conditions: [[{ smart_field_id: field, values: ['v'] }]] } },
       'patch /v1/marketing_campaigns/{id}': { marketing_campaign: { name: `${MARK_B} renamed` } },
+      'post /v1/assets': { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_B} logo` } },
+      'patch /v1/assets/{id}': { asset: { name: `${MARK_B} renamed` } },
     };
     // Expected answers of the operations that name no id.
     const withoutId: Record<string, (r: Res) => void> = {
@@ -456,6 +462,10 @@ describe('R5 security', () => {
       'post /v1/signatures': (r) => expect(r.body.details).toEqual([expect.objectContaining({ field: 'signature.folder_uuid', code: 'not_found' })]),
       'post /v1/smart_fields': (r) => expect(r.body.details).toEqual([expect.objectContaining({ field: 'smart_field.integration_id', code: 'not_found' })]),
       'post /v1/folders': (r) => expect(r.status).toBe(201),
+      'get /v1/financial_documents': (r) => expect(r.body.data).toEqual([]),
+      'get /v1/assets': (r) => expect(r.body.data.every((x: { name: string }) => x.name.startsWith(MARK_B))).toBe(true),
+      // The same bytes as A's logo make a new asset of B's (deduplication is per workspace).
+      'post /v1/assets': (r) => expect([r.status, r.body.data.name]).toEqual([201, `${MARK_B} logo`]),
       'post /v1/marketing_campaigns': (r) =>
         expect(r.body.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`).sort()).toEqual(
           ['marketing_campaign.signature_template_ids not_found', 'marketing_campaign.smart_fields_conditions[0][0].smart_field_id not_found'].sort(),

@@ -53,7 +53,7 @@ describe('validateContent', () => {
   it('rejects unknown keys, listing the keys that are allowed', () => {
     const [d] = details(root(textBlock({ value: 'a', colour: 'red' })));
     expect(d).toMatchObject({ field: `${FIELD}.children[0].tokens[0].colour`, code: 'unknown_field' });
-    expect(d!.allowed).toEqual(['id', 'type', 'value', 'smartFieldUuid', 'textStyle', 'href']);
+    expect(d!.allowed).toEqual(['id', 'type', 'value', 'smartFieldUuid', 'assetUuid', 'textStyle', 'href']);
     const [b] = details({ type: 'stack', children: [], blockStyle: { margin: 4 } });
     expect(b).toMatchObject({ field: `${FIELD}.blockStyle.margin`, code: 'unknown_field' });
     expect(b!.allowed).toContain('marginTop');

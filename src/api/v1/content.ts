@@ -1,10 +1,11 @@
 /**
  * Content trees in write bodies: every tree a request carries (signature and variant drafts,
- * campaign content) is checked by the renderer's validator against the workspace's smart fields,
- * and all problems are reported together as one 422.
+ * campaign content) is checked by the renderer's validator against the workspace's smart fields
+ * and assets, and all problems are reported together as one 422.
  */
 import type { Queryable } from '../../db/tx.ts';
-import { validateContent } from '../../render/validate.ts';
+import { existingAssetIds } from '../../assets/store.ts';
+import { assetUuidsIn, validateContent } from '../../render/validate.ts';
 import { ApiError, type ValidationDetail } from '../errors.ts';
 
 export async function smartFieldIds(db: Queryable, workspaceId: string): Promise<Set<string>> {
@@ -19,6 +20,7 @@ export async function smartFieldIds(db: Queryable, workspaceId: string): Promise
 export async function validateTrees(db: Queryable, workspaceId: string, trees: [field: string, tree: unknown][], extra: ValidationDetail[] = []): Promise<unknown[]> {
   const present = trees.filter(([, t]) => t !== undefined && t !== null);
   const ids = present.length ? await smartFieldIds(db, workspaceId) : new Set<string>();
+  const assetIds = await existingAssetIds(db, workspaceId, present.flatMap(([, t]) => assetUuidsIn(t)));
   const details = [...extra];
   const out: unknown[] = [];
   for (const [field, tree] of trees) {
@@ -26,7 +28,7 @@ export async function validateTrees(db: Queryable, workspaceId: string, trees: [
       out.push(tree);
       continue;
     }
-    const r = validateContent(tree, { field, smartFieldIds: ids });
+    const r = validateContent(tree, { field, smartFieldIds: ids, assetIds });
     if (r.ok) out.push(r.tree);
     else {
       details.push(...r.details);

@@ -41,7 +41,8 @@ export const Pagination = z
  *   422 with remediation: signature_not_published (publish_signature), variant_has_no_draft
  *       (edit_variant_draft), no_signature_integration (connect_integration), integration_access_lost
  *       (reconnect_integration), integration_not_connected (connect_integration), primary_email
- *       (change_primary_email), email_managed_by_integration (edit_in_directory)
+ *       (change_primary_email), email_managed_by_integration (edit_in_directory),
+ *       teammate_managed_by_integration (edit_in_directory), asset_in_use (remove_asset_references)
  */
 const ErrorObject = z.object({ type: z.string(), code: z.string(), message: z.string() });
 const Detail = z.object({ field: z.string(), code: z.string(), message: z.string(), allowed: z.array(z.unknown()), missing: z.array(z.string()) });

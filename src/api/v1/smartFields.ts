@@ -15,7 +15,9 @@
  *   `integration_attribute` and cannot be set by hand (PATCH /v1/teammates). `integration_id: null`
  *   unlocks it (and clears the attribute). Linking needs a directory integration (category
  *   teammates or smart_fields) of the workspace, and an attribute; linking to one that lost access
- *   or was disconnected is an error with remediation (reconnect_integration / connect_integration).
+ *   or was disconnected is an error with remediation (reconnect_integration / connect_integration), and
+ *   so is, on PATCH (as the spec lists for it), an id that is no integration of the workspace; POST
+ *   reports that one as a 422 detail `not_found`.
  * - `used_in_signatures` is true when any signature or variant tree, published or draft, holds a
  *   token or link with this field's `smartFieldUuid`.
  */
@@ -124,7 +126,14 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   const integrationsUrl = `${app.config.PUBLIC_BASE_URL}/integrations`;
 
   /** Checks an integration link; answers the details to report, or throws an error with remediation. */
-  async function checkLink(db: Queryable, workspaceId: string, integrationId: string | null | undefined, attribute: string | null | undefined, attributeWas: string | null): Promise<ValidationDetail[]> {
+  async function checkLink(
+    db: Queryable,
+    workspaceId: string,
+    integrationId: string | null | undefined,
+    attribute: string | null | undefined,
+    attributeWas: string | null,
+    unknownIsRemediation = false,
+  ): Promise<ValidationDetail[]> {
     if (integrationId === undefined || integrationId === null) return [];
     const { rows } = isUuid(integrationId)
       ? await db.query<{ category: string; status: string; dashboard_url: string | null; name: string }>(
@@ -134,6 +143,12 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
       : { rows: [] };
     const i = rows[0];
     const out: ValidationDetail[] = [];
+    if (!i && unknownIsRemediation) {
+      // PATCH (spec 4.3): an id that is no connected integration of the workspace is fixed by connecting one.
+      throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', 'No integration with this id is connected to the workspace.', {
+        remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
+      });
+    }
     if (!i) out.push(detail('smart_field.integration_id', 'not_found', 'No integration with this id in the workspace.'));
     else if (!DIRECTORY_CATEGORIES.includes(i.category)) {
       out.push(detail('smart_field.integration_id', 'invalid_category', `Smart fields take their values from a directory integration, not a ${i.category} one.`, { allowed: DIRECTORY_CATEGORIES }));
@@ -200,7 +215,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
       )).rows[0];
       if (!cur) throw ApiError.notFound('smart field');
       const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;
-      const details = f.integration_id !== undefined ? await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute) : [];
+      const details = f.integration_id !== undefined ? await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true) : [];
       if (f.integration_id === undefined && linkTo && f.integration_attribute === null) {
         details.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads; unlink it with integration_id: null.', { missing: ['integration_attribute'] }));
       }

@@ -17,7 +17,7 @@
  * - DELETE of a teammate is a soft delete: it leaves the lists, teammate.deleted is written, and every
  *   installation of the teammate's addresses becomes `not_installed`; the install pipeline skips
  *   removed teammates, so no install happens for them any more. A teammate that a connected directory
- *   still lists comes back at its next sync (remove them in the directory to keep them out).
+ *   lists is refused with remediation (refuseDirectoryTeammate): its next sync would bring them back.
  * - DELETE of an address refuses the primary address (422 primary_email, remediation
  *   change_primary_email) and an address a directory integration manages (422
  *   email_managed_by_integration, remediation edit_in_directory): the next sync would bring it back.
@@ -80,6 +80,33 @@ async function load(db: Queryable, workspaceId: string, id: string): Promise<Tea
   return rows[0];
 }
 
+/**
+ * A teammate a connected directory lists is removed in the directory: deleting them here would be
+ * undone by the next sync. 422 `teammate_managed_by_integration` (remediation `edit_in_directory`),
+ * or `integration_access_lost` (remediation `reconnect_integration`) when that directory lost access.
+ * A teammate only a disconnected integration listed can be deleted.
+ */
+async function refuseDirectoryTeammate(c: Queryable, workspaceId: string, id: string, integrationsUrl: string): Promise<void> {
+  const { rows } = await c.query<{ name: string; status: string; dashboard_url: string | null }>(
+    `select i.name, i.status, i.dashboard_url from teammate_sources ts
+       join integrations i on i.workspace_id = ts.workspace_id and i.id = ts.integration_id
+       join teammates t on t.workspace_id = ts.workspace_id and t.id = ts.teammate_id and t.deleted_at is null
+      where ts.workspace_id = $1 and ts.teammate_id = $2 and i.category = 'teammates' and i.status <> 'disconnected'
+      order by (i.status = 'active') desc, i.created_at limit 1`,
+    [workspaceId, id],
+  );
+  const i = rows[0];
+  if (!i) return;
+  if (i.status === 'access_lost') {
+    throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', `This teammate comes from the directory integration "${i.name}", which has lost access.`, {
+      remediation: { action: 'reconnect_integration', dashboard_url: i.dashboard_url ?? integrationsUrl, message: 'Reconnect the integration, then remove the person in the directory; the next sync removes them here.' },
+    });
+  }
+  throw new ApiError(422, 'invalid_request_error', 'teammate_managed_by_integration', `This teammate comes from the directory integration "${i.name}"; its next sync would add them back.`, {
+    remediation: { action: 'edit_in_directory', dashboard_url: i.dashboard_url ?? integrationsUrl, message: 'Remove or suspend the person in the directory; the next sync removes them here.' },
+  });
+}
+
 export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['teammates'];
@@ -135,9 +162,10 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
     return { data: view(row) };
   });
 
-  r.delete('/teammates/:id', { schema: { tags, summary: 'Remove a teammate', params: IdParams, response: { 204: NoContent, ...errors(401, 404) } } }, async (req, reply) => {
+  r.delete('/teammates/:id', { schema: { tags, summary: 'Remove a teammate', params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'teammate');
     await withTx(app.pool, async (c) => {
+      await refuseDirectoryTeammate(c, req.workspaceId, id, `${app.config.PUBLIC_BASE_URL}/integrations`);
       const gone = await c.query(
         `with gone as (
            update teammates t set deleted_at = now() where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null returning t.*)

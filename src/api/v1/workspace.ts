@@ -1,6 +1,11 @@
-/** GET /v1/workspace: the caller's workspace with its plan and seat count (spec 2.12). */
+/**
+ * GET /v1/workspace: the caller's workspace with its plan and seat count (spec 2.12). With a
+ * payment-provider account (src/billing/), `plan` and `seat_count` come from its subscription as
+ * last synced; without one, from the workspace's own plan columns and its active teammates.
+ */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
+import { workspacePlan } from '../../db/billing.ts';
 import { ApiError } from '../errors.ts';
 
 export function workspaceRoutes(v1: FastifyInstance, app: AppContext): void {
@@ -8,17 +13,18 @@ export function workspaceRoutes(v1: FastifyInstance, app: AppContext): void {
     const { rows } = await app.pool.query(
       `select id, name, plan_tier, plan_kind, plan_status, plan_billing_interval, plan_cancel_at_period_end,
               plan_started_at, plan_ends_at, event_tracking_id, event_tracking_enabled,
-              (select count(*) from teammates t where t.workspace_id = w.id and t.deleted_at is null) as seat_count
+              (select count(*) from teammates t where t.workspace_id = w.id and t.deleted_at is null)::int as seat_count
          from workspaces w where id = $1`,
       [req.workspaceId],
     );
     const w = rows[0];
     if (!w) throw ApiError.notFound('workspace');
+    const billed = await workspacePlan(app.pool, req.workspaceId);
     return {
       data: {
         id: w.id,
         name: w.name,
-        plan: {
+        plan: billed?.plan ?? {
           tier: w.plan_tier,
           kind: w.plan_kind,
           status: w.plan_status,
@@ -27,7 +33,7 @@ export function workspaceRoutes(v1: FastifyInstance, app: AppContext): void {
           started_at: w.plan_started_at,
           ends_at: w.plan_ends_at,
         },
-        seat_count: w.seat_count,
+        seat_count: billed?.seat_count ?? w.seat_count,
         event_tracking: { id: w.event_tracking_id, enabled: w.event_tracking_enabled },
       },
     };

@@ -53,6 +53,7 @@ export function renderCommands(program: Command): void {
           teammate: teammateId ? { id: teammateId } : { email: opts.email! },
           kind: (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary',
           content: opts.draft ? 'draft' : 'preview',
+          publicBaseUrl: ctx.config.PUBLIC_BASE_URL,
         });
         if (!loaded.ok) throw new UsageError(`--${loaded.what === 'content' ? 'signature' : loaded.what}: ${loaded.message}`);
         const { source } = loaded;
