@@ -11,7 +11,8 @@
  *   integration (Gmail, Outlook) takes an address when its config `domains` lists the address's
  *   domain; without `domains`, the mailbox integration whose provider also lists the teammate in a
  *   directory integration takes it, and a workspace with a single mailbox integration sends
- *   everything there. A Slack integration applies to every recipient, in addition to the mailbox.
+ *   everything there. An integration whose delivery is additional (a Slack DM) applies to every
+ *   recipient, in addition to the mailbox.
  *   The rules do not pick one mailbox over another: a teammate listed by both a Google and a
  *   Microsoft directory, with a Gmail and an Outlook integration and no `domains`, is installed in
  *   both (what a migration between the two needs). `domains` settles such a tie.
@@ -47,21 +48,21 @@ export async function signaturesFor(db: Queryable, workspaceId: string, teammate
 
 /**
  * SQL for the integrations that install the addresses in `emails` (alias e, teammate id column
- * e.teammate_id). `$3` holds the kinds whose delivery is additional (a Slack DM): they install
- * every address, beside the one mailbox integration chosen by domains, by the directory that lists
- * the teammate, or by being the only one.
+ * e.teammate_id). The parameter `additional` names the placeholder holding the kinds whose delivery
+ * is additional (a Slack DM): they install every address, beside the one mailbox integration chosen
+ * by domains, by the directory that lists the teammate, or by being the only one.
  */
-const INTEGRATIONS_FOR_EMAIL = `
+const integrationsForEmail = (additional: string) => `
   select i.id from integrations i
    where i.workspace_id = e.workspace_id and i.category = 'signatures' and i.status <> 'disconnected' and i.activated
      and (
-       i.kind = any($3::text[])
+       i.kind = any(${additional}::text[])
        or (i.config ? 'domains' and lower(split_part(e.address, '@', 2)) in (select lower(d) from jsonb_array_elements_text(i.config->'domains') d))
        or (not i.config ? 'domains' and (
              exists (select 1 from teammate_sources ts join integrations d on d.id = ts.integration_id
                       where ts.teammate_id = e.teammate_id and d.kind = i.kind)
              or (select count(*) from integrations m where m.workspace_id = i.workspace_id and m.category = 'signatures'
-                   and m.status <> 'disconnected' and m.activated and m.kind <> all($3::text[])) = 1))
+                   and m.status <> 'disconnected' and m.activated and m.kind <> all(${additional}::text[])) = 1))
      )`;
 
 /** Kinds whose delivery is additional (ConnectorCapabilities.delivery). */
@@ -72,7 +73,7 @@ export async function targetsForTeammates(db: Queryable, workspaceId: string, te
   const { rows } = await db.query<{ email_id: string; integration_id: string }>(
     `select e.id as email_id, ig.id as integration_id
        from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
-       cross join lateral (${INTEGRATIONS_FOR_EMAIL}) ig
+       cross join lateral (${integrationsForEmail('$3')}) ig
       where e.workspace_id = $1 and e.teammate_id = any($2::uuid[]) and e.is_primary`,
     [workspaceId, teammateIds, additionalKinds()],
   );
@@ -94,7 +95,7 @@ export async function assignedTeammates(db: Queryable, workspaceId: string, sign
 /** Does this integration still install this address? */
 export async function integrationInstallsEmail(db: Queryable, emailId: string, integrationId: string): Promise<boolean> {
   const { rowCount } = await db.query(
-    `select 1 from emails e where e.id = $1 and $2::uuid in (${INTEGRATIONS_FOR_EMAIL})`,
+    `select 1 from emails e where e.id = $1 and $2::uuid in (${integrationsForEmail('$3')})`,
     [emailId, integrationId, additionalKinds()],
   );
   return (rowCount ?? 0) > 0;
@@ -105,7 +106,7 @@ export interface RoutingReason {
   integration_id: string;
   name: string;
   kind: string;
-  rule: 'slack' | 'domains' | 'directory' | 'single_mailbox';
+  rule: 'additional' | 'domains' | 'directory' | 'single_mailbox';
   /** The rule in words, for `sigsync install replay`. */
   explanation: string;
 }
@@ -117,19 +118,19 @@ export interface RoutingReason {
 export async function routingFor(db: Queryable, emailId: string): Promise<RoutingReason[]> {
   const { rows } = await db.query<Omit<RoutingReason, 'explanation'> & { domain: string }>(
     `select i.id as integration_id, i.name, i.kind, lower(split_part(e.address, '@', 2)) as domain,
-            case when i.kind = 'slack' then 'slack'
+            case when i.kind = any($2::text[]) then 'additional'
                  when i.config ? 'domains' then 'domains'
                  when exists (select 1 from teammate_sources ts join integrations d on d.id = ts.integration_id
                                where ts.teammate_id = e.teammate_id and d.kind = i.kind) then 'directory'
                  else 'single_mailbox' end as rule
        from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
-       join integrations i on i.id in (${INTEGRATIONS_FOR_EMAIL})
+       join integrations i on i.id in (${integrationsForEmail('$2')})
       where e.id = $1 and e.is_primary
       order by i.kind, i.name`,
-    [emailId],
+    [emailId, additionalKinds()],
   );
   const words: Record<RoutingReason['rule'], (r: { kind: string; domain: string }) => string> = {
-    slack: () => 'a Slack integration applies to every recipient',
+    additional: () => 'its delivery comes beside the mailbox (a Slack DM), for every recipient',
     domains: (r) => `its config "domains" lists ${r.domain}`,
     directory: (r) => `no "domains" in its config, and a ${r.kind} directory lists this teammate`,
     single_mailbox: () => 'no "domains" in its config, and it is the workspace\'s only mailbox integration',
