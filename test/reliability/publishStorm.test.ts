@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/context.ts';
 import { renderForInstall } from '../../src/install/content.ts';
+import { enqueueInstalls } from '../../src/install/fanout.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { createDatabase, openTestContext } from '../helpers/db.ts';
 import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
@@ -125,5 +126,29 @@ describe('probe: publish storm', () => {
     expect(version).toBe(String(DRAFTS));
     expect(latest).toBe(RECIPIENTS);
     expect(total).toBe(distinct);
+  }, HEAVY_TEST_MS);
+
+  it('20 fan-outs enqueueing the same install keys at once, each in its own order, while workers take the jobs: no deadlock', async () => {
+    // What made fan-outs deadlock, without waiting for the planner to pick another join order: the
+    // same keys enqueued concurrently in different orders, beside running installs of those keys.
+    const { rows } = await ctx.pool.query<{ workspace_id: string; email_id: string; integration_id: string }>(
+      `select e.workspace_id, e.id as email_id, i.id as integration_id from emails e
+         join integrations i on i.workspace_id = e.workspace_id and i.category = 'signatures'
+        where e.is_primary order by e.address`,
+    );
+    const workspaceId = rows[0]!.workspace_id;
+    const targets = rows.map((r) => ({ emailId: r.email_id, kind: 'primary' as const, integrationId: r.integration_id }));
+    let seed = 20_260_420;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const shuffled = () => [...targets].map((t) => [random(), t] as const).sort((a, b) => a[0] - b[0]).map(([, t]) => t);
+    const errors: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      const results = await Promise.allSettled(Array.from({ length: 20 }, () => enqueueInstalls(ctx.pool, workspaceId, shuffled(), true)));
+      for (const r of results) if (r.status === 'rejected') errors.push(String((r.reason as Error).message));
+    }
+    await waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0, DEADLINE_MS, 100);
+    const deadlocks = errors.filter((e) => /deadlock/.test(e)).length;
+    console.log(`probe concurrent enqueues (5 rounds of 20 fan-outs of ${targets.length} keys in shuffled orders, workers running): errors expected 0 observed ${errors.length} (deadlocks ${deadlocks})`);
+    expect(errors).toEqual([]);
   }, HEAVY_TEST_MS);
 });
