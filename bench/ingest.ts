@@ -43,8 +43,8 @@ async function writePath(db: BenchDb, users: number, round_: number): Promise<nu
     insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'G', credentials: googleServiceAccount(), config: {} }),
   );
   const fields = [
-    { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'job_title', 'organizations.primary.title'), attribute: 'organizations.primary.title' },
-    { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work'), attribute: 'phones.work' },
+    { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'job_title', 'organizations.primary.title'), attribute: 'organizations.primary.title', kind: 'text' as const },
+    { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work'), attribute: 'phones.work', kind: 'text' as const },
   ];
   const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
   // As the engine does: each page one transaction, statistics refreshed as the run grows the tables.

@@ -16,6 +16,7 @@
  * and fails the run. Provider errors become a `ConnectorError` with a stable `code`; the engine
  * decides retry or transition from the code alone.
  */
+import type { UrlPolicy } from '../src/events/ssrf.ts';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ConnectorKind } from './kinds.ts';
@@ -282,6 +283,11 @@ export interface ConnectorContext<Config, Credentials> {
   config: Config;
   credentials: Credentials;
   logger: Logger;
+  /**
+   * The SSRF rule for the config's own URLs (src/integrations/urls.ts), for connectors that fetch
+   * from them themselves (Slack photos). Unset (tests building a connector directly): not guarded.
+   */
+  urlPolicy?: UrlPolicy;
 }
 
 /** Config keys every connector accepts: provider base URL overrides. */

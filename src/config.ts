@@ -21,6 +21,15 @@ const port = (what: string) =>
     .transform(Number)
     .pipe(z.number().int().min(0, `${what}: an integer from 0 to 65535`).max(65535, `${what}: an integer from 0 to 65535`));
 
+/** A request count per minute: 0 (no limit) to 1,000,000. */
+const perMinute = (fallback: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'requests per minute per API key: an integer from 0 (no limit) to 1000000')
+    .transform(Number)
+    .pipe(z.number().int().max(1_000_000, 'requests per minute per API key: an integer from 0 (no limit) to 1000000'))
+    .default(fallback);
+
 const schema = z.object({
   DATABASE_URL: z
     .string()
@@ -45,11 +54,29 @@ const schema = z.object({
     .default('0 2 * * *'),
   DATA_DIR: z.string().min(1, 'a directory path').default('.data'),
   PUBLIC_BASE_URL: z.url({ error: 'an absolute http(s) URL such as https://sig.example.com' }).optional(),
-  /** Lets webhook endpoints use http:// and loopback addresses (tests, the sandbox). Off by default. */
+  /**
+   * Lets outbound URLs use http:// and loopback addresses: webhook endpoints, and integration config
+   * URLs (`base_url`, `token_url`). For tests and local emulators; the sandbox implies it for its
+   * integrations. Off by default. (The name is historical: it covers every outbound URL.)
+   */
   ALLOW_INSECURE_WEBHOOKS: z
-    .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow http and loopback webhook URLs, '0' or 'false' to refuse them" })
+    .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow http and loopback webhook and integration URLs, '0' or 'false' to refuse them" })
     .transform((v) => v === '1' || v === 'true')
     .default(false),
+  /**
+   * Lets integration config URLs (`base_url`, `token_url`, `beta_url`) point at private addresses
+   * (RFC 1918, unique local, carrier-grade NAT): sovereign clouds, on-premises gateways. Never
+   * webhooks. Link-local and reserved addresses stay refused. Off by default.
+   */
+  ALLOW_PRIVATE_INTEGRATION_URLS: z
+    .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow integration URLs at private addresses, '0' or 'false' to refuse them" })
+    .transform((v) => v === '1' || v === 'true')
+    .default(false),
+  /** Requests per minute per API key, by route group (README "Rate limits"); 0 turns a limit off. */
+  RATE_LIMIT_API: perMinute(600),
+  RATE_LIMIT_PUBLISH: perMinute(60),
+  RATE_LIMIT_INSTALL: perMinute(10),
+  RATE_LIMIT_SYNC: perMinute(20),
   /**
    * The first-run sandbox of `serve`: emulated Google, Microsoft and Slack tenants and the "Acme"
    * workspace. Unset: on without DATABASE_URL, off with it. '0' or 'false' turns it off.

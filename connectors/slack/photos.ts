@@ -4,12 +4,13 @@
  *
  * Only Slack's image hosts (*.slack-edge.com, secure.gravatar.com) and the configured base URL's
  * host are fetched, redirects included, so a crafted profile can never make the worker fetch an
- * internal address. Slack's image hosts are connected to only at public addresses: the socket's DNS
- * lookup is the webhook guard's (src/events/ssrf.ts), which refuses loopback, private, link-local
- * and reserved addresses at connect time, so a name that resolves (or rebinds) inside the network is
- * refused too. The configured base URL is the operator's own setting, trusted like the API calls
- * that go there (the sandbox and tests point it at a loopback emulator). The etag is the profile's
- * avatar_hash, which changes when the picture does.
+ * internal address. Every download goes through the SSRF guard's dispatcher (src/events/ssrf.ts,
+ * the same rule as webhooks): Slack's image hosts are connected to only at public addresses (the
+ * socket's lookup and the connected socket's address are both checked, so a name that resolves, or
+ * rebinds, inside the network is refused too); the configured base URL's host gets the integration
+ * URL rule (src/integrations/urls.ts: loopback with ALLOW_INSECURE_WEBHOOKS or in the sandbox,
+ * private addresses with ALLOW_PRIVATE_INTEGRATION_URLS). The etag is the profile's avatar_hash,
+ * which changes when the picture does.
  */
 import {
   definePhotoSource,
@@ -21,8 +22,8 @@ import {
   retryAfterMs,
   TransientError,
 } from '../types.ts';
-import { Agent } from 'undici';
-import { guardedLookup, UnsafeUrlError } from '../../src/events/ssrf.ts';
+import type { Agent } from 'undici';
+import { guardedAgent, PUBLIC_ONLY, refusalOf, type UrlPolicy } from '../../src/events/ssrf.ts';
 import { DEFAULT_SLACK_API_URL } from './client.ts';
 import { slackConfigSchema, slackCredentialsSchema } from './schemas.ts';
 
@@ -30,14 +31,17 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const MAX_REDIRECTS = 3;
 /** A profile picture is a few hundred kilobytes; anything far larger is not one. */
 const MAX_BYTES = 20 * 1024 * 1024;
-/** Connections to Slack's image hosts: public addresses only, checked by the socket's own lookup. */
-const PUBLIC_ONLY = new Agent({ connect: { lookup: guardedLookup({ allowInsecure: false }, false) } });
+/** Connections to Slack's image hosts: public addresses only. */
+const CDN = guardedAgent(PUBLIC_ONLY);
 
 export class SlackPhotoSource implements PhotoSource {
   private readonly extraHost: string;
+  /** Connections to the configured base URL's host; undefined: not guarded (tests building the source directly). */
+  private readonly baseAgent: Agent | undefined;
 
-  constructor(baseUrl: string) {
+  constructor(baseUrl: string, urlPolicy?: UrlPolicy) {
     this.extraHost = new URL(baseUrl).host;
+    this.baseAgent = urlPolicy ? guardedAgent(urlPolicy) : undefined;
   }
 
   private allowed(url: URL): boolean {
@@ -53,10 +57,11 @@ export class SlackPhotoSource implements PhotoSource {
       if (!this.allowed(url)) throw new InvalidResponseError(`Slack photo URL on ${url.host}, which is not a Slack image host`, []);
       let res: Response;
       try {
-        const init = { redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...(url.host === this.extraHost ? {} : { dispatcher: PUBLIC_ONLY }) };
+        const dispatcher = url.host === this.extraHost ? this.baseAgent : CDN;
+        const init = { redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...(dispatcher ? { dispatcher } : {}) };
         res = await fetch(url, init as RequestInit);
       } catch (err) {
-        const refused = err instanceof UnsafeUrlError ? err : (err as { cause?: unknown }).cause instanceof UnsafeUrlError ? ((err as { cause: UnsafeUrlError }).cause) : undefined;
+        const refused = refusalOf(err);
         if (refused) throw new InvalidResponseError(`Slack photo URL refused: ${refused.message}`, []);
         throw new TransientError(`downloading the Slack photo failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
@@ -94,5 +99,5 @@ export const slackPhotoSource = definePhotoSource({
   scopes: [],
   configSchema: slackConfigSchema,
   credentialsSchema: slackCredentialsSchema,
-  create: (ctx) => new SlackPhotoSource(ctx.config.base_url ?? DEFAULT_SLACK_API_URL),
+  create: (ctx) => new SlackPhotoSource(ctx.config.base_url ?? DEFAULT_SLACK_API_URL, ctx.urlPolicy),
 });

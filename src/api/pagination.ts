@@ -7,6 +7,15 @@ import { ApiError, detail } from './errors.ts';
 
 export const DEFAULT_PER_PAGE = 25;
 export const MAX_PER_PAGE = 100;
+/** The last page number accepted: offsets stay far inside bigint, and no list is that long. */
+export const MAX_PAGE = 1_000_000;
+
+/** An integer query parameter as it may be written: ASCII digits only (no sign, space, exponent, hex). */
+export const DIGITS = /^[0-9]{1,9}$/;
+
+export function integerMessage(field: string, max?: number): string {
+  return `${field} must be an integer from 1${max ? ` to ${max}` : ''}, written in digits only.`;
+}
 
 export interface PageParams {
   page: number;
@@ -22,19 +31,22 @@ export interface Pagination {
   has_more: boolean;
 }
 
-function positiveInt(raw: unknown, field: string, max?: number): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  const s = String(raw);
-  const n = Number(s);
-  if (!/^\d+$/.test(s) || n < 1 || (max !== undefined && n > max)) {
-    throw ApiError.validation([detail(field, 'invalid_integer', `${field} must be an integer from 1${max ? ` to ${max}` : ''}.`)]);
-  }
+/**
+ * A positive integer from the query string. Validated route schemas (PageQuery) hand over numbers
+ * they already checked; raw query strings are checked here with the same rule.
+ */
+function positiveInt(raw: unknown, field: string, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && DIGITS.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n)) throw ApiError.validation([detail(field, 'invalid_integer', integerMessage(field, max))]);
+  if (n < 1) throw ApiError.validation([detail(field, 'too_small', integerMessage(field, max), { allowed: [{ minimum: 1 }] })]);
+  if (n > max) throw ApiError.validation([detail(field, 'too_big', integerMessage(field, max), { allowed: [{ maximum: max }] })]);
   return n;
 }
 
 export function pageParams(query: unknown): PageParams {
   const q = (query ?? {}) as Record<string, unknown>;
-  const page = positiveInt(q.page, 'page') ?? 1;
+  const page = positiveInt(q.page, 'page', MAX_PAGE) ?? 1;
   const limit = positiveInt(q.per_page, 'per_page', MAX_PER_PAGE) ?? DEFAULT_PER_PAGE;
   return { page, limit, offset: (page - 1) * limit };
 }

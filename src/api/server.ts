@@ -1,14 +1,15 @@
 /**
  * The HTTP server (fastify 5): health, readiness, metrics, and the bearer-authenticated /v1 routes.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { redactRequestUrl } from '../log.ts';
 import { hasValidKey, requireApiKey } from './auth.ts';
 import { addinRoutes } from './addin.ts';
 import { assetRoutes } from './assets.ts';
-import { ApiError, detail } from './errors.ts';
+import { ApiError, detail, FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts';
+import { registerRateLimits } from './rateLimits.ts';
 import { registerOpenApi } from './openapi.ts';
 import { v1Routes } from './v1/index.ts';
 
@@ -27,11 +28,28 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
     ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     trustProxy: false,
+    // Errors found before routing (a malformed URL, an over-long path segment) answer the same body
+    // as every other error, without echoing the URL.
+    frameworkErrors: (err, _req, reply) => {
+      const e = frameworkError(err);
+      void (reply as FastifyReply).status(e.status).send(e.toBody());
+    },
+    // Requests Node's HTTP parser refuses (a raw non-ASCII byte in the URL, broken headers) never
+    // reach fastify: the answer is written to the socket, with the same body.
+    clientErrorHandler: (err, socket) => {
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) socket.write(rawErrorResponse(err as NodeJS.ErrnoException));
+      socket.destroy(err);
+    },
   });
 
   server.setErrorHandler((err, req, reply) => {
     if (err instanceof ApiError) return reply.status(err.status).send(err.toBody());
     const e = err as { statusCode?: number; code?: string; message: string; validation?: unknown };
+    if (e.code && FRAMEWORK_ERRORS[e.code]) {
+      const known = frameworkError(e);
+      return reply.status(known.status).send(known.toBody());
+    }
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.status(413).send(new ApiError(413, 'invalid_request_error', 'body_too_large', `Request bodies are limited to ${BODY_LIMIT} bytes.`).toBody());
     }
@@ -42,7 +60,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
       return reply.status(422).send(ApiError.validation([detail('body', 'invalid_json', 'The body is not valid JSON.')]).toBody());
     }
     if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-      return reply.status(e.statusCode).send(new ApiError(e.statusCode, 'invalid_request_error', 'bad_request', e.message).toBody());
+      return reply.status(e.statusCode).send(new ApiError(e.statusCode, 'invalid_request_error', 'bad_request', e.message.slice(0, 200)).toBody());
     }
     req.log.error({ err }, 'unhandled error');
     return reply.status(500).send(new ApiError(500, 'api_error', 'internal_error', 'Something went wrong on our side.').toBody());
@@ -77,6 +95,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
   await server.register(
     async (v1) => {
       requireApiKey(v1, app.pool);
+      await registerRateLimits(v1, app.config);
       await v1Routes(v1, app);
     },
     { prefix: '/v1' },

@@ -21,13 +21,13 @@
  * - The next attempt is the same `deliver_webhook` job key re-added with `run_at`, in the transaction
  *   that records the attempt, so a crash never loses or doubles the schedule.
  */
-import http from 'node:http';
-import https from 'node:https';
+import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
+import { request } from 'undici';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { signatureHeaders } from './signing.ts';
-import { UnsafeUrlError, checkUrlSyntax, guardedLookup, hostOf } from './ssrf.ts';
+import { checkUrlSyntax, guardedAgent, hostOf, refusalOf } from './ssrf.ts';
 import { DELIVER_JOB_MAX_ATTEMPTS, DELIVER_TASK, deliveryJobKey } from './dispatch.ts';
 
 const SECOND = 1000;
@@ -99,45 +99,45 @@ interface PostResponse {
   retryAfter: string | undefined;
 }
 
-function post(url: URL, body: string, headers: Record<string, string>, allowInsecure: boolean, timeoutMs: number): Promise<PostResponse> {
-  return new Promise((resolve, reject) => {
-    const mod = url.protocol === 'https:' ? https : http;
-    const req = mod.request(
-      url,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': USER_AGENT },
-        // A fresh socket per attempt, resolved and checked by the SSRF guard.
-        agent: false,
-        lookup: guardedLookup({ allowInsecure }, url.protocol === 'http:'),
-      },
-      (res) => {
-        let read = 0;
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) res.destroy();
-        });
-        const done = () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            statusText: res.statusMessage ?? '',
-            retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined,
-          });
-        res.on('end', done);
-        // The status is known; a body cut short (by us or the receiver) does not change the outcome.
-        res.on('close', done);
-        res.on('error', () => {});
-      },
-    );
-    const timer = setTimeout(() => req.destroy(new DeliveryTimeoutError(`no complete response within ${timeoutMs} ms`)), timeoutMs);
-    req.on('close', () => clearTimeout(timer));
-    req.on('error', reject);
-    req.end(body);
-  });
+async function post(url: URL, body: string, headers: Record<string, string>, allowInsecure: boolean, timeoutMs: number): Promise<PostResponse> {
+  // A fresh connection per attempt, through the SSRF guard: the name is resolved and checked by the
+  // socket's lookup, and the connected socket's address is checked again before the request is sent.
+  const agent = guardedAgent({ allowInsecure }, { keepAlive: false });
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DeliveryTimeoutError(`no complete response within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
+      body,
+      dispatcher: agent,
+      signal: controller.signal,
+    });
+    // The status is known; a body cut short (by us or the receiver) does not change the outcome.
+    let read = 0;
+    try {
+      for await (const chunk of res.body) {
+        read += (chunk as Buffer).length;
+        if (read > MAX_RESPONSE_BYTES) break;
+      }
+    } catch {
+      // The receiver closed early, or the deadline passed while reading: the status stands.
+    }
+    res.body.destroy();
+    const retryAfter = res.headers['retry-after'];
+    return { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined };
+  } catch (err) {
+    throw controller.signal.aborted && controller.signal.reason instanceof DeliveryTimeoutError ? controller.signal.reason : err;
+  } finally {
+    clearTimeout(timer);
+    void agent.destroy().catch(() => {});
+  }
 }
 
 function describeError(err: unknown): string {
-  if (err instanceof DeliveryTimeoutError || err instanceof UnsafeUrlError) return err.message;
+  const refused = refusalOf(err);
+  if (refused) return refused.message;
+  if (err instanceof DeliveryTimeoutError) return err.message;
   const e = err as NodeJS.ErrnoException;
   return e.code ? `${e.code}: ${e.message}` : String(e.message ?? e);
 }
@@ -172,7 +172,7 @@ export async function attemptDelivery(opts: {
       statusCode: null,
       durationMs: elapsed(),
       error: describeError(err).slice(0, 500),
-      verdict: err instanceof UnsafeUrlError ? 'failed' : 'retry',
+      verdict: refusalOf(err) ? 'failed' : 'retry',
     };
   }
 }

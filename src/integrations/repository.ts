@@ -15,6 +15,8 @@ import type { ConnectorDefinition } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
 import { emitEvent, type IntegrationRef } from '../events/outbox.ts';
+import type { UrlPolicy } from '../events/ssrf.ts';
+import { checkIntegrationUrls, IntegrationUrlError, integrationUrlPolicy } from './urls.ts';
 
 export type IntegrationCategory = 'teammates' | 'signatures' | 'smart_fields' | 'assets';
 export type IntegrationStatus = 'active' | 'access_lost' | 'disconnected';
@@ -83,21 +85,31 @@ function describeIssues(what: string, error: z.ZodError): string {
   return `${what}: ${i.path.join('.') || '(root)'}: ${i.message}`;
 }
 
-/** Validates credentials and config against the connector's schemas; throws IntegrationSetupError. */
-export function validateSetup(kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown) {
+/**
+ * Validates credentials and config against the connector's schemas, and the config's URLs against
+ * the SSRF guard (src/integrations/urls.ts); throws IntegrationSetupError.
+ */
+export function validateSetup(kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown, urlPolicy: UrlPolicy) {
   const def = connectorDefinition(kind, category);
   const creds = def.credentialsSchema.safeParse(credentials);
   if (!creds.success) throw new IntegrationSetupError(describeIssues('credentials', creds.error));
   const conf = def.configSchema.safeParse(config ?? {});
   if (!conf.success) throw new IntegrationSetupError(describeIssues('config', conf.error));
+  try {
+    checkIntegrationUrls(conf.data, urlPolicy);
+  } catch (e) {
+    if (e instanceof IntegrationUrlError) throw new IntegrationSetupError(e.message, { cause: e });
+    throw e;
+  }
   return { def, credentials: creds.data as unknown, config: conf.data as Record<string, unknown> };
 }
 
 /** Builds the connector of an integration. */
 export function buildConnector<T>(ctx: AppContext, integration: IntegrationRow, logger: Logger): T {
   const credentials = ctx.secrets.decryptJson(integration.credentials);
-  const { def, credentials: creds, config } = validateSetup(integration.kind, integration.category, credentials, integration.config);
-  return def.create({ config, credentials: creds, logger: logger.child({ integrationId: integration.id, kind: integration.kind }) }) as T;
+  const urlPolicy = integrationUrlPolicy(ctx.config);
+  const { def, credentials: creds, config } = validateSetup(integration.kind, integration.category, credentials, integration.config, urlPolicy);
+  return def.create({ config, credentials: creds, logger: logger.child({ integrationId: integration.id, kind: integration.kind }), urlPolicy }) as T;
 }
 
 /**

@@ -77,6 +77,16 @@ export function cleanLiteral(s: string): string {
   return UNCLEAN.test(w) ? w.replace(CRLF_G, '\n').replace(DROP_G, '') : w;
 }
 
+/**
+ * Any other text shown on a page next to a signature (the preview's title and fact sheet): cleaned
+ * like the template's own text (control and bidi override characters removed, lone surrogates
+ * replaced; see cleanLiteral), then escaped. The one path from untrusted text to HTML text outside
+ * the template.
+ */
+export function cleanText(s: string): string {
+  return escapeText(cleanLiteral(s));
+}
+
 /** A value that must stay on one line (link parts, conditions): line feeds become spaces. */
 export function singleLine(s: string): string {
   return s.includes('\n') ? s.replaceAll('\n', ' ') : s;

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import { AccessLostError, ConnectorError, CursorExpiredError, type DirectoryGroup, type DirectoryPage, type DirectorySource, type IncrementalState } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
+import { buildConnector, getIntegration, IntegrationSetupError, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
 import { teammatePayloadSql } from '../events/outbox.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 import { getRun, type SyncRunRow } from './runs.ts';
@@ -144,7 +144,7 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
 
   const fields = (
     await ctx.pool.query<MappedField>(
-      `select id, integration_attribute as attribute from smart_fields where workspace_id = $1 and integration_id = $2 and integration_attribute is not null`,
+      `select id, integration_attribute as attribute, kind from smart_fields where workspace_id = $1 and integration_id = $2 and integration_attribute is not null`,
       [integration.workspace_id, integration.id],
     )
   ).rows;
@@ -318,7 +318,7 @@ async function handleFailure(ctx: AppContext, integration: IntegrationRow, runId
     logger.warn({ err: err.message }, 'sync interrupted by provider errors; the job will retry');
     throw err;
   }
-  const code = err instanceof ConnectorError ? err.code : 'internal_error';
+  const code = err instanceof ConnectorError ? err.code : err instanceof IntegrationSetupError ? 'invalid_config' : 'internal_error';
   const message = err instanceof Error ? err.message : String(err);
   if (!(err instanceof ConnectorError)) logger.error({ err }, 'sync run failed');
   else logger.warn({ code, err: message }, 'sync run failed');

@@ -8,10 +8,13 @@ import crypto from 'node:crypto';
 import type pg from 'pg';
 import type { DirectoryUser } from '../../connectors/types.ts';
 import { teammatePayloadSql } from '../events/outbox.ts';
+import { KIND_EXPECTS, valueFitsKind, type SmartFieldKind } from '../render/kinds.ts';
 
 export interface MappedField {
   id: string;
   attribute: string;
+  /** The field's kind: a directory value that does not fit it is left empty and reported. */
+  kind: SmartFieldKind;
 }
 
 export interface PageContext {
@@ -134,8 +137,9 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
     active.push(u);
   }
 
-  // Unchanged users (same fingerprint as stored) are only recorded as seen.
-  const fieldsSignature = ctx.fields.map((f) => `${f.id}=${f.attribute}`).join(',');
+  // Unchanged users (same fingerprint as stored) are only recorded as seen. The kinds are part of
+  // the signature: values stored before they were checked by kind are written once more, checked.
+  const fieldsSignature = ctx.fields.map((f) => `${f.id}=${f.attribute}:${f.kind}`).join(',');
   const fingerprints = new Map(active.map((u) => [u.externalId, fingerprint(u, ctx, fieldsSignature)]));
   let unchanged: string[] = [];
   if (ctx.category === 'teammates' && active.length) {
@@ -165,7 +169,11 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
     }
     for (const f of ctx.fields) {
       const v = attribute(u, f.attribute);
-      if (v !== undefined && v !== '') valueRows.push([u.externalId, f.id, v]);
+      if (v === undefined || v === '') continue;
+      // A value its field's kind refuses (a url field holding `javascript:...`) is left empty, as if
+      // the directory had none, and reported on the run (without the value itself).
+      if (valueFitsKind(f.kind, v)) valueRows.push([u.externalId, f.id, v]);
+      else errors.push({ externalId: u.externalId, email: u.primaryEmail!, message: `${f.attribute}: the value is not ${KIND_EXPECTS[f.kind]}; left empty` });
     }
     for (const g of new Set([...u.groups, ...u.orgUnits])) {
       const id = ctx.groupIds.get(g);

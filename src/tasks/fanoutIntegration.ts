@@ -7,9 +7,9 @@ import { defineTask } from './define.ts';
 export const fanoutIntegration = defineTask({
   name: 'fanout_integration',
   payload: z.object({ workspaceId: z.uuid(), integrationId: z.uuid() }),
-  async run({ workspaceId, integrationId }, { app, helpers, logger }) {
+  async run({ workspaceId, integrationId }, { app, logger }) {
     const targets = await releaseAccessLost(app.pool, workspaceId, integrationId);
-    await enqueueInstalls(helpers.addJobs, workspaceId, targets, false);
+    await enqueueInstalls(app.pool, workspaceId, targets, false);
     logger.info({ integrationId, installs: targets.length }, 'held-back installs queued again');
   },
 });

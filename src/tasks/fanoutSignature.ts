@@ -12,10 +12,10 @@ export const fanoutSignature = defineTask({
     kinds: z.array(z.enum(['primary', 'reply', 'internal'])).min(1),
     forced: z.boolean(),
   }),
-  async run({ workspaceId, signatureId, kinds, forced }, { app, helpers, logger }) {
+  async run({ workspaceId, signatureId, kinds, forced }, { app, logger }) {
     const teammates = await assignedTeammates(app.pool, workspaceId, signatureId);
     const targets = await targetsForTeammates(app.pool, workspaceId, teammates, kinds);
-    await enqueueInstalls(helpers.addJobs, workspaceId, targets, forced);
+    await enqueueInstalls(app.pool, workspaceId, targets, forced);
     logger.info({ signatureId, teammates: teammates.length, installs: targets.length, forced }, 'signature installs queued');
   },
 });

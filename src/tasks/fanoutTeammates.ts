@@ -8,7 +8,7 @@ import { defineTask } from './define.ts';
 export const fanoutTeammates = defineTask({
   name: 'fanout_teammates',
   payload: z.object({ workspaceId: z.uuid(), teammateIds: z.array(z.uuid()) }),
-  async run({ workspaceId, teammateIds }, { app, helpers, logger }) {
+  async run({ workspaceId, teammateIds }, { app, logger }) {
     // Removed teammates: their installations stop.
     await stopTeammates(app.pool, workspaceId, teammateIds, { onlyRemoved: true });
     const kinds = (
@@ -19,7 +19,7 @@ export const fanoutTeammates = defineTask({
       )
     ).rows.map((r) => r.kind);
     const targets = await targetsForTeammates(app.pool, workspaceId, teammateIds, kinds);
-    await enqueueInstalls(helpers.addJobs, workspaceId, targets, false);
+    await enqueueInstalls(app.pool, workspaceId, targets, false);
     logger.info({ teammates: teammateIds.length, installs: targets.length }, 'teammate installs queued');
   },
 });

@@ -43,14 +43,14 @@ export const installMailboxTask = defineTask({
     const integ = rows[0];
     if (integ?.not_before) {
       // The provider asked to slow down: wait in the queue, not in a worker.
-      await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, integ.not_before);
+      await enqueueInstalls(app.pool, job.workspaceId, [job], job.forced, integ.not_before);
       return;
     }
     let pacer = pacers.get(job.integrationId);
     if (!pacer) pacers.set(job.integrationId, (pacer = new InstallPacer()));
     const wait = pacer.reserve(MAX_PACING_WAIT_MS);
     if (wait > MAX_PACING_WAIT_MS) {
-      await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, new Date(Date.now() + wait));
+      await enqueueInstalls(app.pool, job.workspaceId, [job], job.forced, new Date(Date.now() + wait));
       return;
     }
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -59,7 +59,7 @@ export const installMailboxTask = defineTask({
     const outcome = await withInstallSlot(app.pool, job, helpers.job.id, () => limit(() => installMailbox(app, job, { logger })), { logger, signal: helpers.abortSignal });
     if (outcome.outcome === 'rescheduled') {
       pacer.rateLimited(outcome.retryAfterMs);
-      await enqueueInstalls(helpers.addJobs, job.workspaceId, [job], job.forced, new Date(Date.now() + outcome.retryAfterMs));
+      await enqueueInstalls(app.pool, job.workspaceId, [job], job.forced, new Date(Date.now() + outcome.retryAfterMs));
     } else if (outcome.outcome === 'installed' || outcome.outcome === 'failed') {
       pacer.completed();
     }

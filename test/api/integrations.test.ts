@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { useApi, seedIntegration, clearJobs, jobsOf } from './helpers.ts';
 
 describe('integrations API', () => {
-  const api = useApi();
+  // 50 concurrent sync calls on one key: over the default RATE_LIMIT_SYNC (test/reliability/probe.test.ts covers the limits).
+  const api = useApi({ RATE_LIMIT_SYNC: '0' });
   const pool = () => api.t.ctx.pool;
 
   it('POST /v1/integrations/sync without a directory integration answers with the connect remediation', async () => {

@@ -54,6 +54,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     ENCRYPTION_KEY: TEST_KEY,
     LOG_LEVEL: 'silent',
     PORT: '0',
+    // Tests point integrations (and most webhooks) at loopback emulators and receivers.
+    ALLOW_INSECURE_WEBHOOKS: '1',
     ...overrides,
   });
 }

@@ -47,7 +47,7 @@ describe('install pipeline (Gmail)', () => {
   /** A forced install of one address, as a support engineer or a retry would start it. */
   const installOne = async (address: string) => {
     const { rows } = await t.ctx.pool.query<{ id: string }>(`select id from emails where workspace_id = $1 and address = $2`, [workspaceId, address]);
-    await enqueueInstalls(t.ctx.jobs.addJobs, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
+    await enqueueInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
     await drained();
   };
   const publish = async (forced = false) => {
@@ -194,7 +194,7 @@ describe('install pipeline (Gmail)', () => {
   it('replay --dry-run explains the install and changes nothing', async () => {
     const before = await t.ctx.pool.query(`select status, updated_at, content_hash from installations order by id`);
     const writesBefore = writes();
-    const r = await runCli(['install', 'replay', '--email', 'user5@example.test', '--dry-run', '--json'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY });
+    const r = await runCli(['install', 'replay', '--email', 'user5@example.test', '--dry-run', '--json'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '1' });
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({ email: 'user5@example.test', dry_run: true, chosen_because: expect.stringMatching(/highest assignment priority/) });
@@ -206,7 +206,7 @@ describe('install pipeline (Gmail)', () => {
   });
 
   it('install status lists the installations of an address', async () => {
-    const r = await runCli(['install', 'status', '--email', 'user5@example.test'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY });
+    const r = await runCli(['install', 'status', '--email', 'user5@example.test'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '1' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/Standard\s+primary\s+google_workspace\s+installed/);
   });

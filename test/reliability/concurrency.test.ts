@@ -96,7 +96,9 @@ describe('R3 concurrency', () => {
     const db = await createDatabase();
     drop = db.drop;
     ctx = await openTestContext(db.url);
-    apiCtx = await openTestContext(db.url);
+    // The bursts measure concurrency, not rate limits: 25 sync calls per key within seconds are over
+    // the default RATE_LIMIT_SYNC (test/reliability/limits.test.ts covers the limits).
+    apiCtx = await openTestContext(db.url, { RATE_LIMIT_SYNC: '0' });
     api = await startApi(apiCtx);
     for (const name of ['alpha', 'beta']) {
       const full = generateGoogleTenant(USERS + ADDED, `${name}.test`);
@@ -321,12 +323,12 @@ describe('R3 concurrency', () => {
     const targets = people.map((p) => ({ emailId: p.email_id, kind: 'primary' as const, integrationId: w.gmail.id }));
     const listed = () => w.google.counters.byRoute['sendAs.list'] ?? 0;
     const listedBefore = listed();
-    await enqueueInstalls(ctx.jobs.addJobs, w.workspaceId, targets, false);
+    await enqueueInstalls(ctx.pool, w.workspaceId, targets, false);
     // While the first jobs are in the provider call, the same installs are triggered again: their
     // job keys are locked, so these are second jobs, which idle workers take at once.
     await waitFor(async () => listed() >= listedBefore + OVERLAPPED, DEADLINE_MS, 5);
     const inFlight = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox' and locked_at is not null`);
-    await enqueueInstalls(ctx.jobs.addJobs, w.workspaceId, targets, false);
+    await enqueueInstalls(ctx.pool, w.workspaceId, targets, false);
     const queuedAgain = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox'`);
     await drained();
     w.google.knobs.latencyMs = LATENCY_MS;

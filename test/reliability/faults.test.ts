@@ -90,7 +90,7 @@ describe('R2 fault storm', () => {
     // Twice more, forced, still in the storm: the failed mailboxes stay failed without new events.
     const failing = (await t.ctx.pool.query<{ email_id: string }>(`select email_id from installations where signature_id = $1 and status = 'failed'`, [signatureId])).rows;
     for (let round = 0; round < 2; round++) {
-      await enqueueInstalls(t.ctx.jobs.addJobs, workspaceId, failing.map((f) => ({ emailId: f.email_id, kind: 'primary' as const, integrationId: gmail.id })), true);
+      await enqueueInstalls(t.ctx.pool, workspaceId, failing.map((f) => ({ emailId: f.email_id, kind: 'primary' as const, integrationId: gmail.id })), true);
       await drained();
     }
     const afterRetries = await failedEvents();
@@ -98,10 +98,10 @@ describe('R2 fault storm', () => {
     const address = 'user0@storm.test';
     const { rows } = await t.ctx.pool.query<{ id: string }>('select id from emails where workspace_id = $1 and address = $2', [workspaceId, address]);
     google.tenant.noMailbox.delete(address);
-    await enqueueInstalls(t.ctx.jobs.addJobs, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
+    await enqueueInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
     await drained();
     google.tenant.noMailbox.add(address);
-    await enqueueInstalls(t.ctx.jobs.addJobs, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
+    await enqueueInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
     await drained();
     const afterNewFailure = await failedEvents();
     google.knobs.faultRate = 0;

@@ -17,6 +17,7 @@ import { DIRECTORY_CATEGORIES, type IntegrationRow } from '../../integrations/re
 import { startRuns, type SyncRunRow } from '../../sync/runs.ts';
 import { ApiError } from '../errors.ts';
 import { pageParams, paginate } from '../pagination.ts';
+import { rateLimitFor } from '../rateLimits.ts';
 
 export function integrationView(i: IntegrationRow) {
   return {
@@ -77,7 +78,7 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
     };
   });
 
-  v1.post('/integrations/sync', async (req, reply) => {
+  v1.post('/integrations/sync', { config: rateLimitFor(app.config, 'sync') }, async (req, reply) => {
     const started = await startRuns(app.pool, req.workspaceId, 'all', { trigger: 'api' });
     if (started.length) {
       return reply.send({

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/tx.ts';
 import { ApiError } from '../errors.ts';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE, pageParams, paginate, type PageParams } from '../pagination.ts';
+import { DEFAULT_PER_PAGE, DIGITS, integerMessage, MAX_PAGE, MAX_PER_PAGE, pageParams, paginate, type PageParams } from '../pagination.ts';
 
 export const Timestamp = z.iso.datetime().describe('ISO 8601 timestamp in UTC');
 
@@ -16,9 +16,22 @@ export const ContentTree = z
   .describe('A content block tree whose root is a `stack` block. Validated strictly; GET /v1/content_schema serves its full schema.')
   .meta({ id: 'ContentTree' });
 
+/**
+ * An integer query parameter: ASCII digits only, from 1 to `max`. `1e3`, `0x10`, ` 1`, `+1` and
+ * `1.0` are refused with 422 `invalid_integer` naming the parameter (a number parser would read
+ * them); digits out of range are `too_small` or `too_big`.
+ */
+export const queryInteger = (field: string, max: number) =>
+  z
+    .string()
+    .refine((s) => DIGITS.test(s), { message: integerMessage(field, max), params: { code: 'invalid_integer' }, abort: true })
+    .transform(Number)
+    .pipe(z.int().min(1).max(max))
+    .meta({ type: 'integer', minimum: 1, maximum: max });
+
 export const PageQuery = z.object({
-  page: z.coerce.number().int().min(1).optional().describe('Page number, from 1.'),
-  per_page: z.coerce.number().int().min(1).max(MAX_PER_PAGE).optional().describe(`Items per page: default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE}.`),
+  page: queryInteger('page', MAX_PAGE).optional().describe('Page number, from 1.'),
+  per_page: queryInteger('per_page', MAX_PER_PAGE).optional().describe(`Items per page: default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE}.`),
 });
 
 export const Pagination = z
@@ -33,7 +46,7 @@ export const Pagination = z
 
 /*
  * The `code` catalogue of the v1 resources (README "REST API" has the full table):
- *   401 unauthorized · 404 not_found, route_not_found
+ *   401 unauthorized · 404 not_found, route_not_found · 429 rate_limited (src/api/rateLimits.ts)
  *   422 validation_failed (details: required, unknown_field, invalid_type, invalid_value, invalid_format,
  *       too_small, too_big, invalid_json, invalid_characters, invalid_time_zone, not_found, already_exists, duplicate,
  *       locked_by_integration, invalid_category, before_start, in_past, and the content tree's own codes)
@@ -49,12 +62,12 @@ const Detail = z.object({ field: z.string(), code: z.string(), message: z.string
 const Remediation = z.object({ action: z.string(), dashboard_url: z.string(), message: z.string() });
 
 export const ErrorBody = z
-  .object({ error: ErrorObject, details: z.array(Detail).optional(), remediation: Remediation.optional() })
-  .describe('`details` on validation errors (422), `remediation` on errors the caller can fix elsewhere.')
+  .object({ error: ErrorObject, details: z.array(Detail).optional(), details_omitted: z.int().optional(), remediation: Remediation.optional() })
+  .describe('`details` on validation errors (422), at most 100, with `details_omitted` counting the rest; `remediation` on errors the caller can fix elsewhere.')
   .meta({ id: 'Error' });
 
 /** Error responses documented (and serialized) for a route. */
-export function errors(...statuses: (401 | 404 | 409 | 422)[]) {
+export function errors(...statuses: (401 | 404 | 409 | 422 | 429)[]) {
   return Object.fromEntries(statuses.map((s) => [s, ErrorBody])) as Record<number, typeof ErrorBody>;
 }
 

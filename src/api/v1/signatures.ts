@@ -31,6 +31,7 @@ import { withTx, type Queryable } from '../../db/tx.ts';
 import { emitEvent } from '../../events/outbox.ts';
 import { requestSignatureInstall } from '../../install/triggers.ts';
 import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { rateLimitFor } from '../rateLimits.ts';
 import { validateTrees } from './content.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
 
@@ -248,7 +249,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
     return { data: signatureView(row) };
   });
 
-  r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: dataOf(Signature), ...errors(401, 404) } } }, async (req) => {
+  r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: dataOf(Signature), ...errors(401, 404, 429) } }, config: rateLimitFor(app.config, 'publish') }, async (req) => {
     const id = pathId(req.params.id, 'signature');
     const row = await withTx(app.pool, async (c) => {
       const { rows } = await c.query<{ id: string; name: string; folder_id: string | null }>(
@@ -266,7 +267,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   });
 
   const Queued = z.object({ signature_id: z.string(), status: z.literal('queued') });
-  r.post('/signatures/:id/install', { schema: { tags, summary: 'Re-install the published signature everywhere it applies', params: IdParams, response: { 202: dataOf(Queued), ...errors(401, 404, 422) } } }, async (req, reply) => {
+  r.post('/signatures/:id/install', { schema: { tags, summary: 'Re-install the published signature everywhere it applies', params: IdParams, response: { 202: dataOf(Queued), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'install') }, async (req, reply) => {
     const id = pathId(req.params.id, 'signature');
     await withTx(app.pool, async (c) => {
       const { rows } = await c.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2', [req.workspaceId, id]);
@@ -284,7 +285,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const VariantParams = z.object({ signature_id: z.string(), kind: z.enum(VARIANT_KINDS) });
   r.post(
     '/signatures/:signature_id/variants/:kind/publish',
-    { schema: { tags, summary: 'Publish a variant draft and install it', params: VariantParams, response: { 200: dataOf(Variant), ...errors(401, 404, 422) } } },
+    { schema: { tags, summary: 'Publish a variant draft and install it', params: VariantParams, response: { 200: dataOf(Variant), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'publish') },
     async (req) => {
       const id = pathId(req.params.signature_id, 'signature');
       const kind = req.params.kind;

@@ -13,7 +13,9 @@
  *   text, email, phone, url, image (default text) and cannot change after creation.
  * - A field with `integration_id` is locked: its values come from that integration's
  *   `integration_attribute` and cannot be set by hand (PATCH /v1/teammates). `integration_id: null`
- *   unlocks it (and clears the attribute). Linking needs a directory integration (category
+ *   unlocks it (and clears the attribute). `integration_attribute` without an `integration_id` (given
+ *   or already stored) is refused: 422 `requires_integration` on `smart_field.integration_attribute`.
+ *   Linking needs a directory integration (category
  *   teammates or smart_fields) of the workspace, and an attribute; linking to one that lost access
  *   or was disconnected is an error with remediation (reconnect_integration / connect_integration), and
  *   so is, on PATCH (as the spec lists for it), an id that is no integration of the workspace; POST
@@ -120,6 +122,16 @@ export function slugify(label: string): string {
   return s || 'field';
 }
 
+/** `integration_attribute` names an attribute of a directory integration's users: alone it means nothing. */
+function attributeWithoutIntegration(): ValidationDetail {
+  return detail(
+    'smart_field.integration_attribute',
+    'requires_integration',
+    'integration_attribute is read from the directory integration named by integration_id; set integration_id too, or leave integration_attribute out.',
+    { missing: ['integration_id'] },
+  );
+}
+
 export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['smart_fields'];
@@ -181,6 +193,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
       // Serialises creations in the workspace so derived slugs cannot collide.
       await c.query('select 1 from workspaces where id = $1 for update', [req.workspaceId]);
       const details = await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, null);
+      if (!f.integration_id && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
       let slug = f.slug;
       if (slug) {
         const taken = await c.query('select 1 from smart_fields where workspace_id = $1 and slug = $2', [req.workspaceId, slug]);
@@ -216,6 +229,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
       if (!cur) throw ApiError.notFound('smart field');
       const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;
       const details = f.integration_id !== undefined ? await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true) : [];
+      if (!linkTo && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
       if (f.integration_id === undefined && linkTo && f.integration_attribute === null) {
         details.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads; unlink it with integration_id: null.', { missing: ['integration_attribute'] }));
       }

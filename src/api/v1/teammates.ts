@@ -11,7 +11,9 @@
  *   smart_field_values: [{value, smart_field_id, integration_id, source}], created_at, updated_at}`;
  *   `integration_id` is null and `source` "manual" for values set by hand.
  * - PATCH writes hand-set values (source manual). `value: null` removes the teammate's value of that
- *   field. A field locked by an integration (smart field with integration_id) is refused with a 422
+ *   field. A value must fit its field's kind (src/render/kinds.ts: an email address, a phone number,
+ *   an http(s) URL, an image URL or asset id); one that does not is refused with a 422 detail
+ *   `invalid_value` on `teammate.smart_fields[i].value`, nothing being written. A field locked by an integration (smart field with integration_id) is refused with a 422
  *   detail `locked_by_integration` on `teammate.smart_fields[i].smart_field_id`, nothing being
  *   written. When a value changes, the teammate's mailboxes are re-installed.
  * - DELETE of a teammate is a soft delete: it leaves the lists, teammate.deleted is written, and every
@@ -30,6 +32,7 @@ import { withTx, type Queryable } from '../../db/tx.ts';
 import { stopTeammates } from '../../db/installations.ts';
 import { teammatePayloadSql } from '../../events/outbox.ts';
 import { requestTeammateInstalls } from '../../install/triggers.ts';
+import { kindMismatch, valueFitsKind, type SmartFieldKind } from '../../render/kinds.ts';
 import { ApiError, detail, type ValidationDetail } from '../errors.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
 
@@ -123,8 +126,8 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
       const t = await c.query('select 1 from teammates where workspace_id = $1 and id = $2 and deleted_at is null for update', [req.workspaceId, id]);
       if (!t.rowCount) throw ApiError.notFound('teammate');
       const ids = items.map((i) => i.smart_field_id).filter(isUuid);
-      const { rows: fields } = await c.query<{ id: string; label: string; integration_id: string | null; integration_name: string | null }>(
-        `select f.id, f.label, f.integration_id, i.name as integration_name
+      const { rows: fields } = await c.query<{ id: string; label: string; kind: SmartFieldKind; integration_id: string | null; integration_name: string | null }>(
+        `select f.id, f.label, f.kind, f.integration_id, i.name as integration_name
            from smart_fields f left join integrations i on i.workspace_id = f.workspace_id and i.id = f.integration_id
           where f.workspace_id = $1 and f.id = any($2::uuid[]) for share of f`,
         [req.workspaceId, ids],
@@ -139,6 +142,9 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
         else if (f.integration_id) {
           details.push(detail(field, 'locked_by_integration', `"${f.label}" takes its value from the integration "${f.integration_name ?? f.integration_id}" and cannot be set by hand.`));
         } else if (seen.has(f.id)) details.push(detail(field, 'duplicate', 'This smart field is listed twice.'));
+        else if (item.value !== null && !valueFitsKind(f.kind, item.value)) {
+          details.push(detail(`teammate.smart_fields[${i}].value`, 'invalid_value', kindMismatch(f.label, f.kind)));
+        }
         if (f) seen.add(f.id);
       });
       if (details.length) throw ApiError.validation(details);

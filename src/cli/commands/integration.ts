@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { Logger } from 'pino';
 import { CONNECTOR_KINDS, type ConnectorKind } from '../../../connectors/kinds.ts';
 import type { DirectorySource } from '../../../connectors/types.ts';
 import type { AppContext } from '../../context.ts';
@@ -32,20 +31,25 @@ async function readJsonFile(file: string, flag: string): Promise<unknown> {
 }
 
 /** One cheap provider call with the given credentials; a rejection is explained and nothing is stored. */
-async function checkCredentials(kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown, logger: Logger): Promise<void> {
-  const [{ DIRECTORY_CATEGORIES, IntegrationSetupError, validateSetup }, { ConnectorError }] = await Promise.all([
+async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown): Promise<void> {
+  const [{ DIRECTORY_CATEGORIES, IntegrationSetupError, validateSetup }, { ConnectorError }, { integrationUrlPolicy, IntegrationUrlError, validateIntegrationUrls }] = await Promise.all([
     import('../../integrations/repository.ts'),
     import('../../../connectors/types.ts'),
+    import('../../integrations/urls.ts'),
   ]);
+  const logger = ctx.logger;
+  const urlPolicy = integrationUrlPolicy(ctx.config);
   let setup;
   try {
-    setup = validateSetup(kind, category, credentials, config);
+    setup = validateSetup(kind, category, credentials, config, urlPolicy);
+    // base_url and token_url, with every address their host names resolve to.
+    await validateIntegrationUrls(setup.config, urlPolicy);
   } catch (e) {
-    if (e instanceof IntegrationSetupError) throw new UsageError(e.message);
+    if (e instanceof IntegrationSetupError || e instanceof IntegrationUrlError) throw new UsageError(e.message);
     throw e;
   }
   if (!DIRECTORY_CATEGORIES.includes(category)) return;
-  const source = setup.def.create({ config: setup.config, credentials: setup.credentials, logger }) as DirectorySource;
+  const source = setup.def.create({ config: setup.config, credentials: setup.credentials, logger, urlPolicy }) as DirectorySource;
   try {
     await source.checkAccess();
   } catch (e) {
@@ -84,7 +88,7 @@ export function integrationCommands(program: Command): void {
       await withContext(async (ctx) => {
         const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
         if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
-        await checkCredentials(kind, category, credentials, config, ctx.logger);
+        await checkCredentials(ctx, kind, category, credentials, config);
         const row = await withTx(ctx.pool, (client) =>
           insertIntegration(ctx, client, { workspaceId, kind, category, name: opts.name ?? `${kind} ${category}`, credentials, config }),
         );
@@ -108,7 +112,7 @@ export function integrationCommands(program: Command): void {
       ]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
-        await checkCredentials(current.kind, current.category, credentials, current.config, ctx.logger);
+        await checkCredentials(ctx, current.kind, current.category, credentials, current.config);
         const { row, wasLost } = await withTx(ctx.pool, async (client) => {
           const r = await updateCredentials(ctx, client, current, credentials);
           if (r.wasLost) await onIntegrationReconnected(client, r.row);

@@ -1,0 +1,59 @@
+/**
+ * Rate limits of the /v1 API (@fastify/rate-limit), per API key, in a fixed window of one minute.
+ *
+ *   RATE_LIMIT_API      600  every /v1 request without a limit of its own
+ *   RATE_LIMIT_PUBLISH   60  POST /v1/signatures/{id}/publish, and the variant publish (each its own)
+ *   RATE_LIMIT_INSTALL   10  POST /v1/signatures/{id}/install (a forced re-install of every mailbox)
+ *   RATE_LIMIT_SYNC      20  POST /v1/integrations/sync
+ *
+ * 0 turns a limit off. A request over the limit answers 429 with `Retry-After` (seconds) and the
+ * error body `{error: {type: rate_limit_error, code: rate_limited, message}}`; every limited route
+ * also sends `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset`.
+ *
+ * The counters are kept in memory by each API process: behind N processes a key gets up to N times
+ * the limit. The check runs after authentication (the key is known) and before the body is read, so
+ * a limited client costs no body parsing or validation. The key is counted by its sha256, as stored.
+ */
+import crypto from 'node:crypto';
+import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { bearerToken } from './auth.ts';
+import { ApiError } from './errors.ts';
+
+const WINDOW_MS = 60_000;
+
+export type RateLimitGroup = 'publish' | 'install' | 'sync';
+
+type LimitConfig = Pick<Config, 'RATE_LIMIT_API' | 'RATE_LIMIT_PUBLISH' | 'RATE_LIMIT_INSTALL' | 'RATE_LIMIT_SYNC'>;
+
+const SETTING: Record<RateLimitGroup, keyof LimitConfig> = { publish: 'RATE_LIMIT_PUBLISH', install: 'RATE_LIMIT_INSTALL', sync: 'RATE_LIMIT_SYNC' };
+
+function keyOf(req: FastifyRequest): string {
+  const token = bearerToken(req);
+  return token ? crypto.createHash('sha256').update(token).digest('base64url') : `ip:${req.ip}`;
+}
+
+/** The route `config` that gives a route its group's limit (or none, when the setting is 0). */
+export function rateLimitFor(config: LimitConfig, group: RateLimitGroup): { rateLimit: RateLimitOptions | false } {
+  const max = config[SETTING[group]];
+  return { rateLimit: max > 0 ? { max, timeWindow: WINDOW_MS, groupId: group } : false };
+}
+
+/** Registers the limiter in the /v1 scope, before its routes. */
+export async function registerRateLimits(v1: FastifyInstance, config: LimitConfig): Promise<void> {
+  await v1.register(rateLimit, {
+    global: config.RATE_LIMIT_API > 0,
+    max: config.RATE_LIMIT_API,
+    timeWindow: WINDOW_MS,
+    hook: 'preParsing',
+    keyGenerator: keyOf,
+    errorResponseBuilder: (_req, ctx) =>
+      new ApiError(
+        429,
+        'rate_limit_error',
+        'rate_limited',
+        `Too many requests with this API key: at most ${ctx.max} per minute here. Retry in ${Math.max(1, Math.ceil(ctx.ttl / 1000))} s.`,
+      ),
+  });
+}
