@@ -212,7 +212,7 @@ describe('install pipeline (Gmail)', () => {
   });
 
   it('replay names each destination by name and kind with the rule that chose it, prints no log line, and exits 1 when the install fails; status shows the provider message', async () => {
-    const env = { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY };
+    const env = { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '1' };
     google.tenant.noMailbox.add('user7@example.test');
     try {
       const r = await runCli(['install', 'replay', '--email', 'user7@example.test'], env);
