@@ -1,22 +1,11 @@
 /** `npm run bench` reports failure through its exit code, with a closing JSON line that says why. */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HEAVY_TEST_MS } from '../helpers/cli.ts';
+import { HEAVY_TEST_MS, runProcess } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-function bench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '-s', 'bench', '--', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const bench = (args: string[]) => runProcess('npm', ['run', '-s', 'bench', '--', ...args], { cwd: ROOT });
 
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
 

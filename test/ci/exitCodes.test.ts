@@ -3,33 +3,20 @@
  * suite's real global setup, which starts embedded Postgres: its exit hooks once turned failed runs
  * into exit 0. Then CI's summary (scripts/test-summary.ts) reads the JSON report.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readReport, summarize, type VitestReport } from '../../scripts/test-summary.ts';
-import { HEAVY_TEST_MS } from '../helpers/cli.ts';
+import { HEAVY_TEST_MS, runProcess, type CliResult } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Ran = CliResult;
 
 function run(cmd: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'TEST_DATABASE_URL'));
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(cmd, args, { cwd: ROOT, env: { ...base, ...env } });
 }
 
 /** `npm test` on the planted files matching `pattern`, with a JSON report; then the CI summary of it. */

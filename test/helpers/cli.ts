@@ -17,22 +17,32 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...base, ...env };
 }
 
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliResult> {
+/** Runs a command to its end and collects its output; it is killed after `timeoutMs`. */
+export function runProcess(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env: opts.env ?? process.env, ...(opts.cwd ? { cwd: opts.cwd } : {}), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`sigsync ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
-    }, timeoutMs);
+      reject(new Error(`${cmd} ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
+    }, opts.timeoutMs ?? DEADLINE_MS);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Runs `sigsync` with the test environment plus `env`. */
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = DEADLINE_MS): Promise<CliResult> {
+  return runProcess(process.execPath, [BIN, ...args], { env: childEnv(env), timeoutMs });
 }
 
 export function spawnCli(args: string[], env: Record<string, string> = {}): ChildProcess & { output: () => string } {
