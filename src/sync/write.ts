@@ -4,10 +4,10 @@
  * smart-field values from it. Rows are updated only where they differ (IS DISTINCT FROM), so an
  * unchanged directory writes nothing but the run's bookkeeping.
  */
-import crypto from 'node:crypto';
 import type pg from 'pg';
 import type { DirectoryUser } from '../../connectors/types.ts';
 import { teammatePayloadSql } from '../events/outbox.ts';
+import { attribute, fingerprint } from './fingerprint.ts';
 import { KIND_EXPECTS, valueFitsKind, type SmartFieldKind } from '../render/kinds.ts';
 
 export interface MappedField {
@@ -62,40 +62,6 @@ async function ensureStaging(client: pg.PoolClient): Promise<void> {
   `);
 }
 
-/**
- * Everything a directory user contributes to the database, hashed. A user whose fingerprint equals
- * the stored one (and whose teammate is not deleted) is unchanged: the page only records that it was
- * seen. The mapped fields are part of it, so a new or re-mapped smart field rewrites everyone once.
- */
-function fingerprint(u: DirectoryUser, ctx: PageContext, fieldsSignature: string): string {
-  return crypto
-    .createHash('sha256')
-    .update(
-      JSON.stringify([
-        fieldsSignature,
-        u.displayName,
-        u.givenName,
-        u.familyName,
-        u.primaryEmail,
-        [...u.aliases].sort(),
-        ctx.fields.map((f) => attribute(u, f.attribute) ?? null),
-        [...new Set([...u.groups, ...u.orgUnits].map((g) => ctx.groupIds.get(g) ?? null))].sort(),
-        // Both parts of the photo reference: an unchanged user's teammate_photos row is not rewritten.
-        u.photo ? [u.photo.etag ?? null, u.photo.url ?? null] : null,
-      ]),
-    )
-    .digest('base64url');
-}
-
-/** Attribute lookup: exact path, then case-insensitive, so `phones.Work` finds `phones.work`. */
-function attribute(user: DirectoryUser, path: string): string | undefined {
-  const direct = user.attributes[path];
-  if (direct !== undefined) return direct;
-  const lower = path.toLowerCase();
-  for (const [k, v] of Object.entries(user.attributes)) if (k.toLowerCase() === lower) return v;
-  return undefined;
-}
-
 /** Records who a run saw, as active or as removed, for the removals after a complete listing. */
 async function recordSeen(client: pg.PoolClient, runId: string, active: string[], removed: string[]): Promise<void> {
   await client.query(
@@ -140,7 +106,7 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
   // Unchanged users (same fingerprint as stored) are only recorded as seen. The kinds are part of
   // the signature: values stored before they were checked by kind are written once more, checked.
   const fieldsSignature = ctx.fields.map((f) => `${f.id}=${f.attribute}:${f.kind}`).join(',');
-  const fingerprints = new Map(active.map((u) => [u.externalId, fingerprint(u, ctx, fieldsSignature)]));
+  const fingerprints = new Map(active.map((u) => [u.externalId, fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)]));
   let unchanged: string[] = [];
   if (ctx.category === 'teammates' && active.length) {
     const { rows } = await client.query<{ ext_id: string }>(
