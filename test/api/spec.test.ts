@@ -5,52 +5,8 @@
  * body-less operations accept `Content-Type: application/json` with an empty body.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { seedIntegration, seedTeammate, tree, useApi, type Res } from './helpers.ts';
+import { seedIntegration, seedTeammate, SPEC_SECTION_4, tree, useApi, type Res } from './helpers.ts';
 
-/** Spec section 4, all 41 endpoints, as `method path`. */
-const SPEC_SECTION_4 = [
-  'get /v1/analytics/overview',
-  'get /v1/analytics/campaigns',
-  'get /v1/analytics/countries',
-  'get /v1/analytics/signatures',
-  'get /v1/analytics/teammates',
-  'get /v1/anchors',
-  'get /v1/anchors/{anchor_uuid}/analytics',
-  'get /v1/analytics/visitors',
-  'get /v1/analytics/visitors/{visitor_id}',
-  'get /v1/analytics/events',
-  'post /v1/analytics/events',
-  'get /v1/signatures',
-  'post /v1/signatures',
-  'patch /v1/signatures/{id}',
-  'post /v1/signatures/{id}/publish',
-  'post /v1/signatures/{id}/install',
-  'post /v1/signatures/{signature_id}/variants/{kind}/publish',
-  'get /v1/smart_fields',
-  'post /v1/smart_fields',
-  'patch /v1/smart_fields/{id}',
-  'get /v1/teammates',
-  'patch /v1/teammates/{id}',
-  'delete /v1/teammates/{id}',
-  'delete /v1/emails/{id}',
-  'post /v1/assets',
-  'patch /v1/assets/{id}',
-  'get /v1/folders',
-  'post /v1/folders',
-  'patch /v1/folders/{id}',
-  'delete /v1/folders/{id}',
-  'get /v1/marketing_campaigns',
-  'post /v1/marketing_campaigns',
-  'patch /v1/marketing_campaigns/{id}',
-  'post /v1/marketing_campaigns/{id}/schedule',
-  'post /v1/marketing_campaigns/{id}/pause',
-  'post /v1/marketing_campaigns/{id}/resume',
-  'get /v1/integrations',
-  'post /v1/integrations/sync',
-  'get /v1/financial_documents',
-  'get /v1/workspace',
-  'get /v1/content_schema',
-];
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const BODYLESS = ['publish', 'install', 'schedule', 'pause', 'resume'];
