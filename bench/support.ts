@@ -17,7 +17,7 @@ import { createMetrics } from '../src/metrics.ts';
 import { createPool } from '../src/db/pool.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { startEmbedded } from '../src/db/embedded.ts';
-import { graphileLogger } from '../src/worker/logger.ts';
+import { graphileLogger } from '../src/graphileLogger.ts';
 import type { AppContext } from '../src/context.ts';
 
 export interface BenchDb {

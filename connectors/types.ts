@@ -16,7 +16,7 @@
  * and fails the run. Provider errors become a `ConnectorError` with a stable `code`; the engine
  * decides retry or transition from the code alone.
  */
-import type { UrlPolicy } from '../src/events/ssrf.ts';
+import type { UrlPolicy } from '../src/net/ssrf.ts';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ConnectorKind } from './kinds.ts';

@@ -11,7 +11,7 @@ import { loadSecrets, type Secrets } from './crypto/secrets.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { graphileLogger } from './worker/logger.ts';
+import { graphileLogger } from './graphileLogger.ts';
 
 export interface AppContext {
   config: Config;

@@ -9,3 +9,13 @@ export const SIGNATURE_KINDS: readonly SignatureKind[] = ['primary', 'reply', 'i
 
 /** The state of one (address, signature, kind) pair in one mailbox provider. */
 export type InstallStatus = 'installed' | 'pending' | 'not_activated' | 'not_installed' | 'failed' | 'not_supported' | 'access_lost';
+
+/** What an integration provides: directory people, signatures, smart-field values or assets (photos). */
+export type IntegrationCategory = 'teammates' | 'signatures' | 'smart_fields' | 'assets';
+
+export const INTEGRATION_CATEGORIES: readonly IntegrationCategory[] = ['teammates', 'signatures', 'smart_fields', 'assets'];
+
+/** The categories whose integrations are directories (they list people). */
+export const DIRECTORY_CATEGORIES: readonly IntegrationCategory[] = ['teammates', 'smart_fields'];
+
+export type IntegrationStatus = 'active' | 'access_lost' | 'disconnected';

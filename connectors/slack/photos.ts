@@ -4,7 +4,7 @@
  *
  * Only Slack's image hosts (*.slack-edge.com, secure.gravatar.com) and the configured base URL's
  * host are fetched, redirects included, so a crafted profile can never make the worker fetch an
- * internal address. Every download goes through the SSRF guard's dispatcher (src/events/ssrf.ts,
+ * internal address. Every download goes through the SSRF guard's dispatcher (src/net/ssrf.ts,
  * the same rule as webhooks): Slack's image hosts are connected to only at public addresses (the
  * socket's lookup and the connected socket's address are both checked, so a name that resolves, or
  * rebinds, inside the network is refused too); the configured base URL's host gets the integration
@@ -23,7 +23,7 @@ import {
   TransientError,
 } from '../types.ts';
 import type { Agent } from 'undici';
-import { guardedAgent, PUBLIC_ONLY, refusalOf, type UrlPolicy } from '../../src/events/ssrf.ts';
+import { guardedAgent, PUBLIC_ONLY, refusalOf, type UrlPolicy } from '../../src/net/ssrf.ts';
 import { DEFAULT_SLACK_API_URL } from './client.ts';
 import { slackConfigSchema, slackCredentialsSchema } from './schemas.ts';
 

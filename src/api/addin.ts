@@ -15,7 +15,7 @@ import { signaturesFor } from '../install/recipients.ts';
 import { transition } from '../db/installations.ts';
 import type { IntegrationRow } from '../integrations/repository.ts';
 import { requireApiKey } from './auth.ts';
-import { ApiError, detail } from './errors.ts';
+import { ApiError, detail } from '../errors.ts';
 
 const query = z.object({ email: z.email() });
 

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 

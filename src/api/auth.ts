@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { verifyApiKey, type KeyScope } from '../db/apiKeys.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

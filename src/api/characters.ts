@@ -8,8 +8,7 @@
  * The walk is iterative (a hostile body may nest a few hundred thousand levels within the 1 MiB
  * limit) and builds a path only for the values it reports.
  */
-import { detail, type ValidationDetail } from './errors.ts';
-import { fieldPath } from './openapi.ts';
+import { detail, fieldPath, type ValidationDetail } from '../errors.ts';
 
 /** Details reported at most; a body with more gets the first ones. */
 const MAX_DETAILS = 50;

@@ -23,22 +23,9 @@ import { createJsonSchemaTransform, jsonSchemaTransformObject, serializerCompile
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { invalidCharacterDetails } from './characters.ts';
-import { ApiError, detail, type ValidationDetail } from './errors.ts';
+import { ApiError, detail, fieldPath, type ValidationDetail } from '../errors.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
-
-const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/** `teammate.smart_fields[0].value`: dots between names, brackets around indexes. */
-export function fieldPath(path: readonly PropertyKey[], root = ''): string {
-  let s = root;
-  for (const p of path) {
-    if (typeof p === 'number') s += `[${p}]`;
-    else if (typeof p === 'string' && IDENT.test(p)) s += s ? `.${p}` : p;
-    else s += `[${JSON.stringify(String(p))}]`;
-  }
-  return s;
-}
 
 /** One validation detail per zod issue (unknown keys: one per key). */
 export function zodDetails(issues: readonly z.core.$ZodIssue[], root: string): ValidationDetail[] {

@@ -3,7 +3,7 @@
  * at most 100). Lists are ordered newest first. Responses carry
  * `pagination: {page, limit, total_count, total_pages, has_more}`.
  */
-import { ApiError, detail } from './errors.ts';
+import { ApiError, detail } from '../errors.ts';
 
 export const DEFAULT_PER_PAGE = 25;
 export const MAX_PER_PAGE = 100;

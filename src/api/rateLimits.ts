@@ -19,7 +19,7 @@ import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { bearerToken } from './auth.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 
 const WINDOW_MS = 60_000;
 

@@ -4,6 +4,8 @@
  * - recordDirectoryPhotos: inside a directory page's transaction, remembers where each listed user's
  *   photo is (URL and etag), since a photo source needs the URL (Slack) and the engine stores only
  *   one reference per user.
+ * - recordPhotoFetched: the photo sync's result for one user: what it fetched, and the asset it
+ *   stored (or none when the user has no photo).
  * - requestPhotoSync: after a directory run of a provider kind succeeds, queues the photo sync of
  *   every active `assets` integration of the same kind in the workspace (one job per integration;
  *   a burst of directory runs coalesces into one).
@@ -32,6 +34,20 @@ export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, 
       listed.map((u) => (u.photo ? (u.photo.url ?? null) : null)),
       listed.map((u) => (u.photo ? (u.photo.etag ?? null) : null)),
     ],
+  );
+}
+
+/**
+ * Records that a user's photo was fetched at `ref` (its etag or URL). `asset`: the stored image,
+ * null when the user has no photo, undefined to keep the current one (unchanged or rejected).
+ */
+export async function recordPhotoFetched(db: Queryable, workspaceId: string, integrationId: string, externalId: string, ref: string | null, asset: { id: string; sha256: string } | null | undefined): Promise<void> {
+  await db.query(
+    `update teammate_photos set fetched_ref = $4, fetched_at = now(),
+            asset_id = case when $5 then $6::uuid else asset_id end,
+            fetched_sha256 = case when $5 then $7 else fetched_sha256 end
+      where workspace_id = $1 and integration_id = $2 and external_id = $3`,
+    [workspaceId, integrationId, externalId, ref, asset !== undefined, asset?.id ?? null, asset?.sha256 ?? null],
   );
 }
 

@@ -25,6 +25,7 @@ import { requestTeammateInstalls } from '../install/triggers.ts';
 import { buildConnector, getIntegration, markAccessLost } from '../integrations/repository.ts';
 import { AccessLostError, InvalidResponseError } from '../../connectors/types.ts';
 import { checkImage, sha256Hex, upsertAsset } from './store.ts';
+import { recordPhotoFetched } from './directoryPhotos.ts';
 
 /** Photos downloaded at the same time. */
 export const PHOTO_CONCURRENCY = 4;
@@ -121,26 +122,14 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
     await withTx(ctx.pool, async (client) => {
       for (const [i, c] of batch.entries()) {
         const o = outcomes[i]!;
-        let assetId: string | null | undefined; // undefined: keep the current asset
-        let sha: string | null | undefined;
-        if (o.kind === 'missing') {
-          assetId = null;
-          sha = null;
-        } else if (o.kind === 'rejected') {
-          logger.warn({ externalId: c.external_id, reason: o.reason }, 'directory photo rejected');
-        } else if (o.kind === 'image') {
-          const asset = await upsertAsset(client, workspaceId, { name: `Photo ${c.external_id}`, role: 'profile_photo', contentType: o.contentType, data: o.data, filename: `photo-${c.external_id}` });
-          assetId = asset.id;
-          sha = asset.sha256;
+        let asset: { id: string; sha256: string } | null | undefined; // undefined: keep the current asset
+        if (o.kind === 'missing') asset = null;
+        else if (o.kind === 'rejected') logger.warn({ externalId: c.external_id, reason: o.reason }, 'directory photo rejected');
+        else if (o.kind === 'image') {
+          asset = await upsertAsset(client, workspaceId, { name: `Photo ${c.external_id}`, role: 'profile_photo', contentType: o.contentType, data: o.data, filename: `photo-${c.external_id}` });
           result.stored++;
         }
-        await client.query(
-          `update teammate_photos set fetched_ref = $4, fetched_at = now(),
-                  asset_id = case when $5 then $6::uuid else asset_id end,
-                  fetched_sha256 = case when $5 then $7 else fetched_sha256 end
-            where workspace_id = $1 and integration_id = $2 and external_id = $3`,
-          [workspaceId, c.integration_id, c.external_id, c.ref, assetId !== undefined, assetId ?? null, sha ?? null],
-        );
+        await recordPhotoFetched(client, workspaceId, c.integration_id, c.external_id, c.ref, asset);
       }
       const changed = await fillPhotoFields(client, ctxFill, [...new Set(batch.map((c) => c.teammate_id))]);
       result.teammatesChanged += changed.length;

@@ -19,8 +19,7 @@
  * campaigns. A paused campaign reaching its end changes nothing shown, so it only writes its event.
  */
 import type pg from 'pg';
-import type { Queryable } from '../db/tx.ts';
-import { withTx } from '../db/tx.ts';
+import { setClause, withTx, type Queryable } from '../db/tx.ts';
 import { emitEvent, type CampaignEventBody } from '../events/outbox.ts';
 import type { SignatureKind } from '../domain.ts';
 import { requestSignatureInstall } from '../install/triggers.ts';
@@ -93,6 +92,57 @@ export async function requestBannerInstalls(db: Queryable, workspaceId: string, 
     [workspaceId, [...new Set(signatureIds)]],
   );
   for (const s of rows) await requestSignatureInstall(db, workspaceId, s.id, { kinds: ['primary', ...s.variant_kinds], forced: false });
+}
+
+/** A campaign's stored fields; undefined leaves a column as it is (on create: its default). */
+export interface CampaignWrite {
+  name?: string;
+  /** Create only, for seeded data; a campaign otherwise starts as a draft and moves by actions. */
+  status?: CampaignStatus;
+  startTime?: Date | null;
+  endTime?: Date | null;
+  timeZone?: string;
+  sendEmail?: boolean;
+  content?: unknown;
+  conditions?: CampaignCondition[][];
+  signatureIds?: string[];
+}
+
+export async function createCampaign(db: Queryable, workspaceId: string, w: CampaignWrite & { name: string }): Promise<CampaignRow> {
+  const { rows } = await db.query<CampaignRow>(
+    `insert into marketing_campaigns (workspace_id, name, status, start_time, end_time, time_zone, send_email, content, smart_fields_conditions, signature_template_ids)
+     values ($1, $2, coalesce($3, 'draft'), $4, $5, coalesce($6, 'UTC'), coalesce($7, false), $8, coalesce($9::jsonb, '[]'::jsonb), coalesce($10::uuid[], '{}'))
+     returning *`,
+    [workspaceId, w.name, w.status ?? null, w.startTime ?? null, w.endTime ?? null, w.timeZone ?? null, w.sendEmail ?? null, w.content ?? null, w.conditions ? JSON.stringify(w.conditions) : null, w.signatureIds ?? null],
+  );
+  return rows[0]!;
+}
+
+/**
+ * Writes the given fields of a campaign locked by the caller (`cur`, read `for update`). While it is
+ * active, a change to what it shows or where reinstalls the signatures it left and the ones it reaches.
+ */
+export async function updateCampaign(db: Queryable, cur: CampaignRow, w: Omit<CampaignWrite, 'status'>): Promise<CampaignRow> {
+  const set = setClause(
+    [
+      ['name', w.name],
+      ['start_time', w.startTime],
+      ['end_time', w.endTime],
+      ['time_zone', w.timeZone],
+      ['send_email', w.sendEmail],
+      ['content', w.content],
+      ['smart_fields_conditions::jsonb', w.conditions && JSON.stringify(w.conditions)],
+      ['signature_template_ids::uuid[]', w.signatureIds],
+    ],
+    3,
+  );
+  if (!set.sql) return cur;
+  const { rows } = await db.query<CampaignRow>(`update marketing_campaigns set ${set.sql} where workspace_id = $1 and id = $2 returning *`, [cur.workspace_id, cur.id, ...set.values]);
+  const next = rows[0]!;
+  if (cur.status === 'active' && (w.content !== undefined || w.conditions || w.signatureIds)) {
+    await requestBannerInstalls(db, cur.workspace_id, [...cur.signature_template_ids, ...next.signature_template_ids]);
+  }
+  return next;
 }
 
 const MOVES: Record<CampaignAction, { from: CampaignStatus; set: string }> = {

@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../configError.ts';
-import { err } from './output.ts';
+import { err } from '../output.ts';
 import { UsageError } from './errors.ts';
 import { serverCommands } from './commands/server.ts';
 import { adminCommands } from './commands/admin.ts';

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { runner } from 'node-pg-migrate';
 import { runMigrations } from 'graphile-worker';
 import type { Logger } from 'pino';
-import { graphileLogger } from '../worker/logger.ts';
+import { graphileLogger } from '../graphileLogger.ts';
 import { createPool } from './pool.ts';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');

@@ -18,3 +18,16 @@ export async function withTx<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Pr
     client.release();
   }
 }
+
+/**
+ * `col = $n` assignments for the columns whose value is not undefined (undefined leaves a column as
+ * it is), numbered from `firstParam`; a column name may carry a cast (`content::jsonb`).
+ */
+export function setClause(columns: readonly (readonly [string, unknown])[], firstParam: number): { sql: string; values: unknown[] } {
+  const given = columns.filter(([, v]) => v !== undefined);
+  const sql = given.map(([c], i) => {
+    const [name, cast] = c.split('::');
+    return `${name} = $${firstParam + i}${cast ? `::${cast}` : ''}`;
+  });
+  return { sql: sql.join(', '), values: given.map(([, v]) => v) };
+}

@@ -1,16 +1,150 @@
 /**
- * Reading and replaying webhook deliveries (`sigsync webhook deliveries`, `sigsync webhook redeliver`).
+ * Webhook deliveries: the only module that writes `webhook_deliveries`, their attempts
+ * (`webhook_delivery_attempts`) and the dispatch queue (`webhook_dispatch_queue`).
  *
- * A redelivery puts a settled delivery (succeeded or failed) back to `pending` and enqueues its
- * `deliver_webhook` job, in one transaction. The delivery keeps its id, so the receiver gets the same
- * `webhook-id` header and can deduplicate; the attempt is recorded as the next attempt number. A
- * redelivered attempt that fails is not retried on the schedule again: the delivery is `failed`
- * once more and can be redelivered again.
+ * Dispatch. The `events_webhook_dispatch` trigger (migrations/000003_webhook_dispatch.sql) queues an
+ * event only when its workspace has an enabled endpoint subscribed to its type, and enqueues one
+ * coalescing `dispatch_webhooks` job per workspace. `dispatchBatch` takes a batch of the queue and, in
+ * one transaction:
+ * - deletes it from the queue (rows locked by a concurrent dispatcher are skipped, not waited for);
+ * - inserts one `webhook_deliveries` row per enabled endpoint subscribed to the event's type and
+ *   created no later than the event (`unique (event_id, endpoint_id)` with `on conflict do nothing`,
+ *   so running it twice or concurrently never duplicates a delivery);
+ * - enqueues one `deliver_webhook` job per new delivery in a single `add_jobs` call, with job key
+ *   `deliver_webhook:<delivery id>`.
+ *
+ * Attempts. Each attempt (src/events/delivery.ts sends it) is recorded with `recordAttempt`: the
+ * delivery's status and the attempt row, in one transaction with the endpoint's failure count.
+ *
+ * Redelivery (`sigsync webhook redeliver`). A redelivery puts a settled delivery (succeeded or
+ * failed) back to `pending` and enqueues its `deliver_webhook` job, in one transaction. The delivery
+ * keeps its id, so the receiver gets the same `webhook-id` header and can deduplicate; the attempt is
+ * recorded as the next attempt number. A redelivered attempt that fails is not retried on the
+ * schedule again: the delivery is `failed` once more and can be redelivered again.
  */
 import type pg from 'pg';
-import type { Queryable } from '../db/tx.ts';
-import { withTx } from '../db/tx.ts';
-import { DELIVER_JOB_MAX_ATTEMPTS, DELIVER_TASK } from './dispatch.ts';
+import { withTx, type Queryable } from '../db/tx.ts';
+
+export const DISPATCH_TASK = 'dispatch_webhooks';
+export const DELIVER_TASK = 'deliver_webhook';
+/** Graphile-worker attempts for a delivery job. Delivery retries are scheduled by the task itself
+ * (delivery.ts); these cover only unexpected errors such as a lost database connection. */
+export const DELIVER_JOB_MAX_ATTEMPTS = 10;
+
+export const deliveryJobKey = (deliveryId: string) => `${DELIVER_TASK}:${deliveryId}`;
+
+/** One `deliver_webhook` job per delivery (job key `deliver_webhook:<id>`), in one `add_jobs` call. */
+async function enqueueDeliveries(db: Queryable, ids: readonly string[]): Promise<void> {
+  if (!ids.length) return;
+  await db.query(
+    `select count(*) from graphile_worker.add_jobs(array(
+       select row($2::text, json_build_object('deliveryId', id), null, null, $3::smallint, $2 || ':' || id, null, null)::graphile_worker.job_spec
+         from unnest($1::uuid[]) as id))`,
+    [ids, DELIVER_TASK, DELIVER_JOB_MAX_ATTEMPTS],
+  );
+}
+
+export interface DispatchResult {
+  /** Queued events taken in this batch. */
+  events: number;
+  /** Deliveries created (and delivery jobs enqueued). */
+  deliveries: string[];
+}
+
+/** Dispatches up to `limit` queued events of one workspace. */
+export async function dispatchBatch(pool: pg.Pool, workspaceId: string, limit = 500): Promise<DispatchResult> {
+  return withTx(pool, async (client) => {
+    const { rows } = await client.query<{ events: number; deliveries: string[] }>(
+      `with batch as (
+         delete from webhook_dispatch_queue q
+          where q.event_id in (select event_id from webhook_dispatch_queue
+                                where workspace_id = $1
+                                order by created_at, event_id
+                                limit $2
+                                for update skip locked)
+         returning q.event_id
+       ), created as (
+         insert into webhook_deliveries (workspace_id, event_id, endpoint_id)
+         select e.workspace_id, e.id, ep.id
+           from batch b
+           join events e on e.id = b.event_id
+           join webhook_endpoints ep
+             on ep.workspace_id = e.workspace_id
+            and ep.enabled
+            and (ep.event_types is null or e.type = any (ep.event_types))
+            and ep.created_at <= e.created_at
+         on conflict (event_id, endpoint_id) do nothing
+         returning id
+       )
+       select (select count(*) from batch)::int as events,
+              coalesce((select array_agg(id) from created), '{}') as deliveries`,
+      [workspaceId, limit],
+    );
+    const result = rows[0]!;
+    await enqueueDeliveries(client, result.deliveries);
+    return result;
+  });
+}
+
+/** Dispatches everything queued for a workspace, batch by batch. */
+export async function dispatchWorkspace(pool: pg.Pool, workspaceId: string, batchSize = 500): Promise<{ events: number; deliveries: number }> {
+  let events = 0;
+  let deliveries = 0;
+  for (;;) {
+    const r = await dispatchBatch(pool, workspaceId, batchSize);
+    events += r.events;
+    deliveries += r.deliveries.length;
+    if (r.events < batchSize) return { events, deliveries };
+  }
+}
+
+/** Fails a pending delivery whose endpoint was disabled meanwhile. */
+export async function failForDisabledEndpoint(db: Queryable, deliveryId: string): Promise<void> {
+  await db.query(`update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = 'endpoint disabled' where id = $1 and status = 'pending'`, [deliveryId]);
+}
+
+export interface AttemptRecord {
+  /** The delivery's attempts before this one; the record applies only if no other run moved them. */
+  previousAttempts: number;
+  outcome: 'succeeded' | 'retrying' | 'failed';
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** Delay before the next attempt when retrying. */
+  retryInMs: number | null;
+}
+
+/**
+ * Records an attempt: the delivery's status, the attempt row and, when retrying, the next attempt's
+ * job at its time. False when another run recorded this attempt first (it cannot happen with one
+ * job per delivery key).
+ */
+export async function recordAttempt(db: Queryable, deliveryId: string, a: AttemptRecord): Promise<boolean> {
+  const attempt = a.previousAttempts + 1;
+  const upd = await db.query<{ next_attempt_at: Date | null }>(
+    `update webhook_deliveries
+        set attempts = $2, status = $3, last_status_code = $4, last_duration_ms = $5, last_error = $6,
+            delivered_at = case when $3 = 'succeeded' then now() end,
+            next_attempt_at = case when $7::bigint is null then null else now() + make_interval(secs => $7::bigint / 1000.0) end
+      where id = $1 and status = 'pending' and attempts = $8
+      returning next_attempt_at`,
+    [deliveryId, attempt, a.outcome === 'retrying' ? 'pending' : a.outcome, a.statusCode, a.durationMs, a.error, a.retryInMs, a.previousAttempts],
+  );
+  if (!upd.rowCount) return false;
+  const nextAt = upd.rows[0]!.next_attempt_at;
+  await db.query(
+    `insert into webhook_delivery_attempts (delivery_id, attempt, outcome, status_code, duration_ms, error, next_attempt_at)
+     values ($1, $2, $3, $4, $5, $6, $7)`,
+    [deliveryId, attempt, a.outcome, a.statusCode, a.durationMs, a.error, nextAt],
+  );
+  if (a.outcome === 'retrying') {
+    await db.query(
+      `select graphile_worker.add_job($1, json_build_object('deliveryId', $2::uuid), run_at := $3, max_attempts := $4, job_key := $5)`,
+      [DELIVER_TASK, deliveryId, nextAt, DELIVER_JOB_MAX_ATTEMPTS, deliveryJobKey(deliveryId)],
+    );
+  }
+  return true;
+}
 
 /** One attempt of a delivery, or a delivery not attempted yet (attempt null). */
 export interface DeliveryAttemptRow {
@@ -57,14 +191,7 @@ async function requeue(client: pg.PoolClient, ids: string[]): Promise<string[]> 
     [ids],
   );
   const requeued = rows.map((r) => r.id);
-  if (requeued.length) {
-    await client.query(
-      `select count(*) from graphile_worker.add_jobs(array(
-         select row($2::text, json_build_object('deliveryId', id), null, null, $3::smallint, $2 || ':' || id, null, null)::graphile_worker.job_spec
-           from unnest($1::uuid[]) as id))`,
-      [requeued, DELIVER_TASK, DELIVER_JOB_MAX_ATTEMPTS],
-    );
-  }
+  await enqueueDeliveries(client, requeued);
   return requeued;
 }
 

@@ -27,8 +27,9 @@ import { request } from 'undici';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { signatureHeaders } from './signing.ts';
-import { checkUrlSyntax, guardedAgent, hostOf, refusalOf } from './ssrf.ts';
-import { DELIVER_JOB_MAX_ATTEMPTS, DELIVER_TASK, deliveryJobKey } from './dispatch.ts';
+import { checkUrlSyntax, guardedAgent, hostOf, refusalOf } from '../net/ssrf.ts';
+import { failForDisabledEndpoint, recordAttempt } from './deliveries.ts';
+import { recordEndpointFailure, recordEndpointSuccess } from './endpoints.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -221,11 +222,7 @@ export async function deliverOnce(
   if (!d) return 'missing';
   if (d.status !== 'pending') return 'settled';
   if (!d.enabled) {
-    await app.pool.query(
-      `update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = 'endpoint disabled'
-        where id = $1 and status = 'pending'`,
-      [d.id],
-    );
+    await failForDisabledEndpoint(app.pool, d.id);
     return 'endpoint_disabled';
   }
 
@@ -245,52 +242,11 @@ export async function deliverOnce(
   const log = logger.child({ deliveryId: d.id, endpointId: d.endpoint_id, workspaceId: d.workspace_id, host, attempt });
 
   const recorded = await withTx(app.pool, async (client) => {
-    const upd = await client.query<{ next_attempt_at: Date | null }>(
-      `update webhook_deliveries
-          set attempts = $2, status = $3, last_status_code = $4, last_duration_ms = $5, last_error = $6,
-              delivered_at = case when $3 = 'succeeded' then now() end,
-              next_attempt_at = case when $7::bigint is null then null else now() + make_interval(secs => $7::bigint / 1000.0) end
-        where id = $1 and status = 'pending' and attempts = $8
-        returning next_attempt_at`,
-      [d.id, attempt, outcome === 'retrying' ? 'pending' : outcome, result.statusCode, result.durationMs, result.error, delay, d.attempts],
-    );
-    // Another run recorded this attempt first (it cannot happen with one job per delivery key).
-    if (!upd.rowCount) return null;
-    const nextAt = upd.rows[0]!.next_attempt_at;
-    await client.query(
-      `insert into webhook_delivery_attempts (delivery_id, attempt, outcome, status_code, duration_ms, error, next_attempt_at)
-       values ($1, $2, $3, $4, $5, $6, $7)`,
-      [d.id, attempt, outcome, result.statusCode, result.durationMs, result.error, nextAt],
-    );
-    if (outcome === 'retrying') {
-      await client.query(
-        `select graphile_worker.add_job($1, json_build_object('deliveryId', $2::uuid), run_at := $3, max_attempts := $4, job_key := $5)`,
-        [DELIVER_TASK, d.id, nextAt, DELIVER_JOB_MAX_ATTEMPTS, deliveryJobKey(d.id)],
-      );
-    } else if (outcome === 'succeeded') {
-      await client.query(`update webhook_endpoints set consecutive_failures = 0 where id = $1 and consecutive_failures <> 0`, [d.endpoint_id]);
-    } else {
-      // Lock the endpoint so concurrent failures count one by one.
-      const { rows: ep } = await client.query<{ enabled: boolean; consecutive_failures: number }>(
-        'select enabled, consecutive_failures from webhook_endpoints where id = $1 for no key update',
-        [d.endpoint_id],
-      );
-      const failures = (ep[0]?.consecutive_failures ?? 0) + 1;
-      const max = app.config.WEBHOOK_MAX_CONSECUTIVE_FAILURES;
-      const reason =
-        result.verdict === 'gone' ? 'the receiver answered 410 Gone' : failures >= max ? `${failures} deliveries in a row failed` : null;
-      const disable = Boolean(ep[0]?.enabled && reason);
-      await client.query(
-        `update webhook_endpoints
-            set consecutive_failures = $2,
-                enabled = enabled and not $3,
-                disabled_reason = case when $3 then $4 else disabled_reason end
-          where id = $1`,
-        [d.endpoint_id, failures, disable, reason],
-      );
-      if (disable) return { disabled: { reason: reason!, consecutiveFailures: failures } };
-    }
-    return { disabled: null };
+    const record = { previousAttempts: d.attempts, outcome, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, retryInMs: delay };
+    if (!(await recordAttempt(client, d.id, record))) return null;
+    if (outcome === 'succeeded') await recordEndpointSuccess(client, d.endpoint_id);
+    if (outcome !== 'failed') return { disabled: null };
+    return { disabled: await recordEndpointFailure(client, d.endpoint_id, { gone: result.verdict === 'gone', max: app.config.WEBHOOK_MAX_CONSECUTIVE_FAILURES }) };
   });
   if (!recorded) return 'settled';
   if (recorded.disabled) {

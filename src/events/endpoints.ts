@@ -7,7 +7,7 @@ import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
 import { EVENT_TYPES, type EventType } from './outbox.ts';
 import { generateSigningSecret } from './signing.ts';
-import { validateWebhookUrl } from './ssrf.ts';
+import { validateWebhookUrl } from '../net/ssrf.ts';
 
 export class UnknownEventTypeError extends Error {
   override readonly name = 'UnknownEventTypeError';
@@ -53,7 +53,7 @@ export interface EndpointRow {
 const COLUMNS = 'id, workspace_id, url, event_types, enabled, consecutive_failures, disabled_reason, created_at';
 
 /**
- * Registers an endpoint after checking its URL (https, public address; see ssrf.ts). Returns the row
+ * Registers an endpoint after checking its URL (https, public address; see src/net/ssrf.ts). Returns the row
  * and the signing secret, which is not retrievable afterwards.
  */
 export async function createEndpoint(
@@ -91,4 +91,30 @@ export async function enableEndpoint(db: Queryable, id: string): Promise<boolean
     [id],
   );
   return rowCount === 1;
+}
+
+/** A delivery to the endpoint succeeded: its run of failures ends. */
+export async function recordEndpointSuccess(db: Queryable, id: string): Promise<void> {
+  await db.query(`update webhook_endpoints set consecutive_failures = 0 where id = $1 and consecutive_failures <> 0`, [id]);
+}
+
+/**
+ * A delivery to the endpoint failed for good: counts it, and disables the endpoint after `max`
+ * failures in a row or at once when the receiver answered 410 Gone. Answers why it was disabled now,
+ * or null. The row is locked, so concurrent failures count one by one.
+ */
+export async function recordEndpointFailure(db: Queryable, id: string, opts: { gone: boolean; max: number }): Promise<{ reason: string; consecutiveFailures: number } | null> {
+  const { rows } = await db.query<{ enabled: boolean; consecutive_failures: number }>('select enabled, consecutive_failures from webhook_endpoints where id = $1 for no key update', [id]);
+  const failures = (rows[0]?.consecutive_failures ?? 0) + 1;
+  const reason = opts.gone ? 'the receiver answered 410 Gone' : failures >= opts.max ? `${failures} deliveries in a row failed` : null;
+  const disable = Boolean(rows[0]?.enabled && reason);
+  await db.query(
+    `update webhook_endpoints
+        set consecutive_failures = $2,
+            enabled = enabled and not $3,
+            disabled_reason = case when $3 then $4 else disabled_reason end
+      where id = $1`,
+    [id, failures, disable, reason],
+  );
+  return disable ? { reason: reason!, consecutiveFailures: failures } : null;
 }

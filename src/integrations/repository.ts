@@ -14,12 +14,13 @@ import { directorySources, mailboxInstallers, photoSources, type ConnectorKind }
 import type { ConnectorDefinition } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
+import type { IntegrationCategory, IntegrationStatus } from '../domain.ts';
+import { cancelRunningRuns } from '../sync/runs.ts';
 import { emitEvent, type IntegrationRef } from '../events/outbox.ts';
-import type { UrlPolicy } from '../events/ssrf.ts';
+import type { UrlPolicy } from '../net/ssrf.ts';
 import { checkIntegrationUrls, IntegrationUrlError, integrationUrlPolicy } from './urls.ts';
 
-export type IntegrationCategory = 'teammates' | 'signatures' | 'smart_fields' | 'assets';
-export type IntegrationStatus = 'active' | 'access_lost' | 'disconnected';
+export type { IntegrationCategory, IntegrationStatus };
 
 export interface IntegrationRow {
   id: string;
@@ -40,8 +41,6 @@ export interface IntegrationRow {
   created_at: Date;
   updated_at: Date;
 }
-
-export const DIRECTORY_CATEGORIES: readonly IntegrationCategory[] = ['teammates', 'smart_fields'];
 
 export async function getIntegration(db: Queryable, workspaceId: string, id: string): Promise<IntegrationRow | undefined> {
   const { rows } = await db.query<IntegrationRow>('select * from integrations where workspace_id = $1 and id = $2', [workspaceId, id]);
@@ -154,6 +153,18 @@ export async function insertIntegration(ctx: AppContext, client: pg.PoolClient, 
   return row;
 }
 
+/**
+ * Rewrites config and credentials of a workspace's live integrations of one kind and category, and
+ * drops their incremental sync state (the sandbox repoints them at freshly started emulators).
+ */
+export async function repointIntegrations(ctx: AppContext, db: Queryable, workspaceId: string, conn: Pick<ConnectInput, 'kind' | 'category' | 'credentials' | 'config'>): Promise<void> {
+  await db.query(
+    `update integrations set config = $4, credentials = $5, sync_cursor = null, sync_cursor_at = null, updated_at = now()
+      where workspace_id = $1 and kind = $2 and category = $3 and status <> 'disconnected'`,
+    [workspaceId, conn.kind, conn.category, conn.config, ctx.secrets.encryptJson(conn.credentials)],
+  );
+}
+
 /** Replaces credentials and returns the integration to active, re-arming access_lost. */
 export async function updateCredentials(ctx: AppContext, client: pg.PoolClient, integration: IntegrationRow, credentials: unknown): Promise<{ row: IntegrationRow; wasLost: boolean }> {
   const prev = await client.query<{ status: IntegrationStatus }>(
@@ -177,7 +188,7 @@ export async function markDisconnected(client: pg.PoolClient, integration: Integ
   );
   const row = rows[0];
   if (!row) return false;
-  await client.query(`update sync_runs set status = 'cancelled', finished_at = now(), error = 'integration disconnected' where integration_id = $1 and status = 'running'`, [row.id]);
+  await cancelRunningRuns(client, row.id, 'integration disconnected');
   await emitEvent(client, row.workspace_id, 'integration.disconnected', { integration: integrationRef(row) });
   return true;
 }

@@ -1,6 +1,6 @@
 /**
  * The URLs an integration's config points the provider SDKs at (`base_url`, `token_url`, and
- * Microsoft's `beta_url`) get the SSRF guard's rule (src/events/ssrf.ts), since the SDKs send the
+ * Microsoft's `beta_url`) get the SSRF guard's rule (src/net/ssrf.ts), since the SDKs send the
  * integration's credentials there:
  * - https, except http to a loopback host where loopback is allowed;
  * - loopback only with ALLOW_INSECURE_WEBHOOKS (tests, local emulators), which the sandbox implies:
@@ -14,7 +14,7 @@
  * checked again, so a config that was stored another way, or before the rule existed, is refused too.
  */
 import type { Config } from '../config.ts';
-import { checkUrlSyntax, UnsafeUrlError, validateUrl, type UrlPolicy } from '../events/ssrf.ts';
+import { checkUrlSyntax, UnsafeUrlError, validateUrl, type UrlPolicy } from '../net/ssrf.ts';
 
 export const INTEGRATION_URL_KEYS = ['base_url', 'token_url', 'beta_url'] as const;
 

@@ -7,7 +7,7 @@
  * (every smartFieldUuid names a smart field of the workspace, every assetUuid one of its assets).
  */
 import type { z } from 'zod';
-import { detail, type ValidationDetail } from '../api/errors.ts';
+import { detail, type ValidationDetail } from '../errors.ts';
 import { COLOR_FORMS } from './colors.ts';
 import {
   type Block,

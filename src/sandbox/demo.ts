@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
-import { out } from '../cli/output.ts';
+import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { connectSandboxBilling } from './billing.ts';

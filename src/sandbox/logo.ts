@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkUpload, createAsset } from '../assets/store.ts';
 import type { AppContext } from '../context.ts';
+import { prependDraftBlock } from '../db/signatures.ts';
 
 const LOGO = path.resolve(import.meta.dirname, '../../fixtures/sandbox/acme-logo.png');
 
@@ -17,10 +18,6 @@ export async function addSandboxLogo(ctx: AppContext, workspaceId: string, signa
   if (!check.ok) throw new Error(`the sandbox logo is not an accepted image: ${check.reason}`);
   const { id } = await createAsset(ctx.pool, workspaceId, { name: 'Acme logo', filename: 'acme-logo.png', contentType: check.contentType, data });
   const logo = { type: 'text', id: 'logo', blockStyle: { width: 160, marginBottom: 8 }, tokens: [{ type: 'textToken', id: 't-logo', value: 'Acme', assetUuid: id }] };
-  await ctx.pool.query(
-    `update signatures set draft_content = jsonb_set(draft_content, '{children}', jsonb_build_array($3::jsonb) || coalesce(draft_content->'children', '[]'::jsonb))
-      where workspace_id = $1 and id = $2 and not jsonb_path_exists(draft_content, '$.** ? (@.assetUuid == $id)', jsonb_build_object('id', $4::text))`,
-    [workspaceId, signatureId, JSON.stringify(logo), id],
-  );
+  await prependDraftBlock(ctx.pool, workspaceId, signatureId, logo, id);
   return id;
 }

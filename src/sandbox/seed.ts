@@ -7,11 +7,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createCampaign } from '../campaigns/campaigns.ts';
 import type { AppContext } from '../context.ts';
 import { createApiKey } from '../db/apiKeys.ts';
 import { withTx } from '../db/tx.ts';
 import { createWorkspace } from '../db/workspaces.ts';
-import { insertIntegration, type IntegrationRow } from '../integrations/repository.ts';
+import { createSignature } from '../db/signatures.ts';
+import { createSmartField } from '../db/smartFields.ts';
+import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
 import { validateContent } from '../render/index.ts';
 import { startGoogleEmulator, type GoogleEmulator, type GoogleTenant, type GoogleUserRaw } from './google.ts';
 import { defaultKnobs } from './http.ts';
@@ -177,13 +180,7 @@ export async function connectSandbox(ctx: AppContext, workspaceId: string, e: Pi
  */
 export async function repointSandbox(ctx: AppContext, workspaceId: string, e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>): Promise<void> {
   const conns = sandboxConnections(e);
-  for (const conn of Object.values(conns)) {
-    await ctx.pool.query(
-      `update integrations set config = $4, credentials = $5, sync_cursor = null, sync_cursor_at = null, updated_at = now()
-        where workspace_id = $1 and kind = $2 and category = $3 and status <> 'disconnected'`,
-      [workspaceId, conn.kind, conn.category, conn.config, ctx.secrets.encryptJson(conn.credentials)],
-    );
-  }
+  for (const conn of Object.values(conns)) await repointIntegrations(ctx, ctx.pool, workspaceId, conn);
 }
 
 export interface SmartFieldSpec {
@@ -207,11 +204,7 @@ export const SANDBOX_SMART_FIELDS: readonly SmartFieldSpec[] = [
 export async function mapSandboxSmartFields(ctx: AppContext, workspaceId: string, integrations: Record<SandboxIntegrationKey, IntegrationRow>): Promise<Record<string, string>> {
   const ids: Record<string, string> = {};
   for (const [position, f] of SANDBOX_SMART_FIELDS.entries()) {
-    const { rows } = await ctx.pool.query<{ id: string }>(
-      `insert into smart_fields (workspace_id, label, slug, kind, position, integration_id, integration_attribute) values ($1, $2, $3, $4, $5, $6, $7) returning id`,
-      [workspaceId, f.label, f.slug, f.kind, position, integrations[f.integration].id, f.attribute],
-    );
-    ids[f.slug] = rows[0]!.id;
+    ids[f.slug] = await createSmartField(ctx.pool, workspaceId, { label: f.label, slug: f.slug, kind: f.kind, position, integrationId: integrations[f.integration].id, integrationAttribute: f.attribute });
   }
   return ids;
 }
@@ -325,19 +318,22 @@ export async function createSandboxSignature(ctx: AppContext, workspaceId: strin
   const tree = sandboxSignatureTree(fields);
   const valid = validateContent(tree, { field: 'signature.draft_content', smartFieldIds: new Set(Object.values(fields)) });
   if (!valid.ok) throw new Error(`the sandbox signature is not valid content: ${JSON.stringify(valid)}`);
-  const { rows } = await ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, $2, $3) returning id`, [workspaceId, name, tree]);
-  return rows[0]!.id;
+  return createSignature(ctx.pool, workspaceId, { name, draft: tree });
 }
 
 /** A campaign on the signature, in draft; `live` makes it active now for 30 days. */
 export async function createSandboxCampaign(ctx: AppContext, workspaceId: string, signatureId: string, opts: { live?: boolean; fixture?: AcmeFixture } = {}): Promise<string> {
   const c = (opts.fixture ?? loadAcme()).campaign;
-  const { rows } = await ctx.pool.query<{ id: string }>(
-    `insert into marketing_campaigns (workspace_id, name, status, content, signature_template_ids, start_time, end_time)
-     values ($1, $2, $3, $4, array[$5::uuid], $6, $7) returning id`,
-    [workspaceId, c.name, opts.live ? 'active' : 'draft', sandboxBannerTree(c), signatureId, opts.live ? new Date(Date.now() - 60_000) : null, opts.live ? new Date(Date.now() + 30 * 86_400_000) : null],
-  );
-  return rows[0]!.id;
+  const live = opts.live ?? false;
+  const row = await createCampaign(ctx.pool, workspaceId, {
+    name: c.name,
+    status: live ? 'active' : 'draft',
+    content: sandboxBannerTree(c),
+    signatureIds: [signatureId],
+    startTime: live ? new Date(Date.now() - 60_000) : null,
+    endTime: live ? new Date(Date.now() + 30 * 86_400_000) : null,
+  });
+  return row.id;
 }
 
 export interface SeededSandbox {

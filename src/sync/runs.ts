@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
 import { withTx } from '../db/tx.ts';
-import { DIRECTORY_CATEGORIES } from '../integrations/repository.ts';
+import { DIRECTORY_CATEGORIES } from '../domain.ts';
 
 export type SyncTrigger = 'api' | 'schedule' | 'cli' | 'reconnect' | 'confirm';
 
@@ -105,4 +105,9 @@ export async function startAllRuns(pool: pg.Pool, trigger: SyncTrigger): Promise
 export async function getRun(db: Queryable, runId: string): Promise<SyncRunRow | undefined> {
   const { rows } = await db.query<SyncRunRow>('select * from sync_runs where id = $1', [runId]);
   return rows[0];
+}
+
+/** Cancels the integration's running runs (it was disconnected); their next page finds them cancelled. */
+export async function cancelRunningRuns(db: Queryable, integrationId: string, reason: string): Promise<void> {
+  await db.query(`update sync_runs set status = 'cancelled', finished_at = now(), error = $2 where integration_id = $1 and status = 'running'`, [integrationId, reason]);
 }

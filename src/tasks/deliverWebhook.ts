@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { defineTask } from './define.ts';
-import { DELIVER_TASK } from '../events/dispatch.ts';
+import { DELIVER_TASK } from '../events/deliveries.ts';
 import { DEFAULT_POLICY, deliverOnce, type DeliveryPolicy } from '../events/delivery.ts';
 
 export function deliverWebhookTask(policy: Partial<DeliveryPolicy> = {}) {

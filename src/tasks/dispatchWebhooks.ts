@@ -1,11 +1,11 @@
 /**
- * Fans the queued events of one workspace out to webhook deliveries (src/events/dispatch.ts). Enqueued
+ * Fans the queued events of one workspace out to webhook deliveries (src/events/deliveries.ts). Enqueued
  * by the `events_webhook_dispatch` trigger with job key `dispatch_webhooks:<workspace id>`, so a burst
  * of events makes one job, not one per event.
  */
 import { z } from 'zod';
 import { defineTask } from './define.ts';
-import { DISPATCH_TASK, dispatchWorkspace } from '../events/dispatch.ts';
+import { DISPATCH_TASK, dispatchWorkspace } from '../events/deliveries.ts';
 
 export const dispatchWebhooks = defineTask({
   name: DISPATCH_TASK,

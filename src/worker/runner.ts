@@ -6,7 +6,7 @@ import { run, parseCronItems, type Runner, type TaskList } from 'graphile-worker
 import type { AppContext } from '../context.ts';
 import type { TaskDefinition } from '../tasks/define.ts';
 import { tasks as registeredTasks, crontab } from '../tasks/index.ts';
-import { graphileLogger } from './logger.ts';
+import { graphileLogger } from '../graphileLogger.ts';
 import { registerWorkerProcess, type LivenessOptions } from './liveness.ts';
 
 export function buildTaskList(app: AppContext, tasks: TaskDefinition[]): TaskList {

@@ -5,7 +5,7 @@ import { runCli } from '../helpers/cli.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { Secrets } from '../../src/crypto/secrets.ts';
 import { EVENT_TYPES, emitEvent } from '../../src/events/outbox.ts';
-import { dispatchWorkspace } from '../../src/events/dispatch.ts';
+import { dispatchWorkspace } from '../../src/events/deliveries.ts';
 import { deliverOnce } from '../../src/events/delivery.ts';
 import { createLogger } from '../../src/log.ts';
 import { testConfig } from '../helpers/db.ts';

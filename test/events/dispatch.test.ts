@@ -9,7 +9,7 @@ import { useTestContext } from '../helpers/db.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { emitEvent } from '../../src/events/outbox.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
-import { dispatchWorkspace } from '../../src/events/dispatch.ts';
+import { dispatchWorkspace } from '../../src/events/deliveries.ts';
 import { deliverOnce } from '../../src/events/delivery.ts';
 import { count, insertEndpointUnchecked, newWorkspace, teammateBody } from './fixtures.ts';
 import { startReceiver, type Receiver } from './receiver.ts';

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
-import { graphileLogger } from '../../src/worker/logger.ts';
+import { graphileLogger } from '../../src/graphileLogger.ts';
 
 function capture(level: string) {
   const lines: Record<string, unknown>[] = [];

@@ -15,7 +15,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { Secrets } from '../../src/crypto/secrets.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createPool } from '../../src/db/pool.ts';
-import { graphileLogger } from '../../src/worker/logger.ts';
+import { graphileLogger } from '../../src/graphileLogger.ts';
 import type { AppContext } from '../../src/context.ts';
 
 export const TEST_KEY = crypto.createHash('sha256').update('sigsync test key').digest('hex');

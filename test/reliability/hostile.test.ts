@@ -18,7 +18,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { parse, type DefaultTreeAdapterMap } from 'parse5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fieldPath } from '../../src/api/openapi.ts';
+import { fieldPath } from '../../src/errors.ts';
 import { BODY_LIMIT } from '../../src/api/server.ts';
 import { ASSET_BODY_LIMIT } from '../../src/api/v1/assets.ts';
 import { renderForInstall } from '../../src/install/content.ts';

@@ -24,7 +24,7 @@ import { InvalidResponseError } from '../../connectors/types.ts';
 import { buildServer } from '../../src/api/server.ts';
 import { loadConfig } from '../../src/config.ts';
 import { attemptDelivery } from '../../src/events/delivery.ts';
-import { UnsafeUrlError, validateWebhookUrl, type UrlPolicy } from '../../src/events/ssrf.ts';
+import { UnsafeUrlError, validateWebhookUrl, type UrlPolicy } from '../../src/net/ssrf.ts';
 import { IntegrationSetupError, validateSetup } from '../../src/integrations/repository.ts';
 import { integrationUrlPolicy, validateIntegrationUrls } from '../../src/integrations/urls.ts';
 import { previewPage } from '../../src/render/preview.ts';

@@ -38,7 +38,7 @@ import { createApiKey, verifyApiKey } from '../../src/db/apiKeys.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
-import { UnsafeUrlError, validateWebhookUrl } from '../../src/events/ssrf.ts';
+import { UnsafeUrlError, validateWebhookUrl } from '../../src/net/ssrf.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
 import { createLogger } from '../../src/log.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.ts';
+import { ApiError } from '../../src/errors.ts';
 import { contentTreeJsonSchema, buildExample } from '../../src/render/contentSchema.ts';
 import { contentTreeSchema, LIMITS } from '../../src/render/schema.ts';
 import { formatPath, validateContent } from '../../src/render/validate.ts';

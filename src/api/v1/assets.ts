@@ -22,7 +22,7 @@ import type { AppContext } from '../../context.ts';
 import { fetchSourceUrl, SourceUrlError } from '../../assets/fetchUrl.ts';
 import { ACCEPTED, assetPublicUrl, type AssetRow, checkUpload, createAsset, deleteAsset, getAsset, listAssets, MAX_ASSET_BYTES, renameAsset } from '../../assets/store.ts';
 import { pageParams } from '../pagination.ts';
-import { ApiError, detail } from '../errors.ts';
+import { ApiError, detail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isoRequired, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
 
 /** Base64 of the largest file, with room for the JSON around it. */

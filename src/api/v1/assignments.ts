@@ -18,8 +18,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
-import { requestTeammateInstalls } from '../../install/triggers.ts';
-import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { replaceAssignments } from '../../db/signatures.ts';
+import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, pathId } from './schemas.ts';
 
 const Target = z.strictObject({ id: z.string(), priority: z.int().min(-1000).max(1000).optional().describe('Default 0; higher wins.') });
@@ -57,17 +57,6 @@ async function loadAssignments(db: Queryable, workspaceId: string, signatureId: 
     groups: of('group').map((r) => ({ id: r.id, name: r.name, priority: r.priority })),
     org_units: of('org_unit').map((r) => ({ id: r.id, name: r.name, priority: r.priority })),
   };
-}
-
-/** Teammates who get the signature now: directly, or through a group or org unit. */
-async function recipients(db: Queryable, workspaceId: string, signatureId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `select distinct coalesce(a.teammate_id, m.teammate_id) as id
-       from assignments a left join memberships m on m.workspace_id = a.workspace_id and m.group_id = a.group_id
-      where a.workspace_id = $1 and a.signature_id = $2 and coalesce(a.teammate_id, m.teammate_id) is not null`,
-    [workspaceId, signatureId],
-  );
-  return rows.map((r) => r.id);
 }
 
 type Write = z.infer<typeof AssignmentsWrite>['assignments'];
@@ -127,29 +116,8 @@ export function assignmentRoutes(v1: FastifyInstance, app: AppContext): void {
         if (!sig.rows[0]) throw ApiError.notFound('signature');
         const details = await checkTargets(c, req.workspaceId, w);
         if (details.length) throw ApiError.validation(details);
-        const before = await recipients(c, req.workspaceId, id);
-        await c.query('delete from assignments where workspace_id = $1 and signature_id = $2', [req.workspaceId, id]);
-        const kinds: string[] = [];
-        const teammateIds: (string | null)[] = [];
-        const groupIds: (string | null)[] = [];
-        const priorities: number[] = [];
-        for (const [list, kind] of LISTS) {
-          for (const t of w[list] ?? []) {
-            kinds.push(kind);
-            teammateIds.push(kind === 'teammate' ? t.id.toLowerCase() : null);
-            groupIds.push(kind === 'teammate' ? null : t.id.toLowerCase());
-            priorities.push(t.priority ?? 0);
-          }
-        }
-        await c.query(
-          `insert into assignments (workspace_id, signature_id, target_kind, teammate_id, group_id, priority)
-           select $1, $2, k, t, g, p from unnest($3::text[], $4::uuid[], $5::uuid[], $6::int[]) as x(k, t, g, p)`,
-          [req.workspaceId, id, kinds, teammateIds, groupIds, priorities],
-        );
-        if (sig.rows[0].published) {
-          const after = await recipients(c, req.workspaceId, id);
-          await requestTeammateInstalls(c, req.workspaceId, [...new Set([...before, ...after])]);
-        }
+        const targets = LISTS.flatMap(([list, kind]) => (w[list] ?? []).map((t) => ({ kind, id: t.id, priority: t.priority ?? 0 })));
+        await replaceAssignments(c, req.workspaceId, id, targets, sig.rows[0].published);
         return loadAssignments(c, req.workspaceId, id);
       });
       return { data };

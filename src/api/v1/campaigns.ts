@@ -30,10 +30,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ACCEPTS, applyAction, CAMPAIGN_STATUSES, EDITABLE, requestBannerInstalls, type CampaignAction, type CampaignRow, type CampaignStatus } from '../../campaigns/campaigns.ts';
+import { ACCEPTS, applyAction, CAMPAIGN_STATUSES, createCampaign, EDITABLE, updateCampaign, type CampaignAction, type CampaignRow, type CampaignStatus } from '../../campaigns/campaigns.ts';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
-import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { validateTrees } from './content.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
 
@@ -187,13 +187,17 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   r.post('/marketing_campaigns', { schema: { tags, summary: 'Create a campaign (draft)', body: CampaignCreate, response: { 201: dataOf(Campaign), ...errors(401, 422) } } }, async (req, reply) => {
     const m = req.body.marketing_campaign;
     const w = await checkWrite(app.pool, req.workspaceId, m, undefined);
-    const { rows } = await app.pool.query<CampaignRow>(
-      `insert into marketing_campaigns (workspace_id, name, start_time, end_time, time_zone, send_email, content, smart_fields_conditions, signature_template_ids)
-       values ($1, $2, $3, $4, coalesce($5, 'UTC'), coalesce($6, false), $7, coalesce($8::jsonb, '[]'::jsonb), coalesce($9::uuid[], '{}'))
-       returning *`,
-      [req.workspaceId, m.name, w.start, w.end, m.time_zone ?? null, m.send_email ?? null, w.content ?? null, w.conditions ? JSON.stringify(w.conditions) : null, w.signatureIds ?? null],
-    );
-    return reply.status(201).send({ data: view(rows[0]!) });
+    const row = await createCampaign(app.pool, req.workspaceId, {
+      name: m.name,
+      startTime: w.start,
+      endTime: w.end,
+      timeZone: m.time_zone,
+      sendEmail: m.send_email,
+      content: w.content,
+      conditions: w.conditions,
+      signatureIds: w.signatureIds,
+    });
+    return reply.status(201).send({ data: view(row) });
   });
 
   r.patch(
@@ -215,27 +219,16 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
           });
           if (missing.length) throw incomplete(missing);
         }
-        const sets: string[] = [];
-        const values: unknown[] = [req.workspaceId, id];
-        const set = (col: string, v: unknown, cast = '') => {
-          values.push(v);
-          sets.push(`${col} = $${values.length}${cast}`);
-        };
-        if (m.name !== undefined) set('name', m.name);
-        if (m.start_time !== undefined) set('start_time', w.start);
-        if (m.end_time !== undefined) set('end_time', w.end);
-        if (m.time_zone !== undefined) set('time_zone', m.time_zone);
-        if (m.send_email !== undefined) set('send_email', m.send_email);
-        if (m.content !== undefined) set('content', w.content ?? null);
-        if (w.conditions) set('smart_fields_conditions', JSON.stringify(w.conditions), '::jsonb');
-        if (w.signatureIds) set('signature_template_ids', w.signatureIds, '::uuid[]');
-        if (!sets.length) return cur;
-        const { rows } = await c.query<CampaignRow>(`update marketing_campaigns set ${sets.join(', ')} where workspace_id = $1 and id = $2 returning *`, values);
-        const next = rows[0]!;
-        if (cur.status === 'active' && (m.content !== undefined || w.conditions || w.signatureIds)) {
-          await requestBannerInstalls(c, req.workspaceId, [...cur.signature_template_ids, ...next.signature_template_ids]);
-        }
-        return next;
+        return updateCampaign(c, cur, {
+          name: m.name,
+          startTime: m.start_time === undefined ? undefined : w.start,
+          endTime: m.end_time === undefined ? undefined : w.end,
+          timeZone: m.time_zone,
+          sendEmail: m.send_email,
+          content: m.content === undefined ? undefined : (w.content ?? null),
+          conditions: w.conditions,
+          signatureIds: w.signatureIds,
+        });
       });
       return { data: view(row) };
     },

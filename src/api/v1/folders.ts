@@ -12,8 +12,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
+import { createFolder, deleteFolder, renameFolder } from '../../db/signatures.ts';
 import type { Queryable } from '../../db/tx.ts';
-import { ApiError, detail } from '../errors.ts';
+import { ApiError, detail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
 
 export const Folder = z
@@ -60,21 +61,19 @@ export function folderRoutes(v1: FastifyInstance, app: AppContext): void {
   });
 
   r.post('/folders', { schema: { tags, summary: 'Create a folder', body: FolderWrite, response: { 201: dataOf(Folder), ...errors(401, 422) } } }, async (req, reply) => {
-    const { rows } = await writing(() => app.pool.query<{ id: string }>('insert into folders (workspace_id, name) values ($1, $2) returning id', [req.workspaceId, req.body.folder.name]));
-    return reply.status(201).send({ data: view((await load(app.pool, req.workspaceId, rows[0]!.id))!) });
+    const id = await writing(() => createFolder(app.pool, req.workspaceId, req.body.folder.name));
+    return reply.status(201).send({ data: view((await load(app.pool, req.workspaceId, id))!) });
   });
 
   r.patch('/folders/:id', { schema: { tags, summary: 'Rename a folder', params: IdParams, body: FolderWrite, response: { 200: dataOf(Folder), ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'folder');
-    const { rowCount } = await writing(() => app.pool.query('update folders set name = $3 where workspace_id = $1 and id = $2', [req.workspaceId, id, req.body.folder.name]));
-    if (!rowCount) throw ApiError.notFound('folder');
+    if (!(await writing(() => renameFolder(app.pool, req.workspaceId, id, req.body.folder.name)))) throw ApiError.notFound('folder');
     return { data: view((await load(app.pool, req.workspaceId, id))!) };
   });
 
   r.delete('/folders/:id', { schema: { tags, summary: 'Delete a folder (its signatures stay, outside any folder)', params: IdParams, response: { 204: NoContent, ...errors(401, 404) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'folder');
-    const { rowCount } = await app.pool.query('delete from folders where workspace_id = $1 and id = $2', [req.workspaceId, id]);
-    if (!rowCount) throw ApiError.notFound('folder');
+    if (!(await deleteFolder(app.pool, req.workspaceId, id))) throw ApiError.notFound('folder');
     return reply.status(204).send(null);
   });
 }

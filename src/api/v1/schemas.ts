@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Queryable } from '../../db/tx.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../errors.ts';
 import { DEFAULT_PER_PAGE, DIGITS, integerMessage, MAX_PAGE, MAX_PER_PAGE, pageParams, paginate, type PageParams } from '../pagination.ts';
 
 export const Timestamp = z.iso.datetime().describe('ISO 8601 timestamp in UTC');

@@ -21,22 +21,32 @@
  *   internal_variant, and null name and folder_uuid, as the spec states for variants; the uuid is
  *   the one addressed by /v1/signatures/{signature_id}/variants/{kind} and the one
  *   signature.installation.failed carries.
- * - Each publish, its event and its install request commit in one transaction.
+ * - Each publish, its event and its install request commit in one transaction (src/db/signatures.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
-import { emitEvent } from '../../events/outbox.ts';
-import { requestSignatureInstall } from '../../install/triggers.ts';
-import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import {
+  createSignature,
+  loadSignature,
+  lockSignature,
+  publishSignature,
+  publishVariant,
+  reinstallSignature,
+  SIGNATURE_COLUMNS,
+  updateSignature,
+  VARIANT_KINDS,
+  type SignatureRow,
+  type VariantKind,
+  type VariantRow,
+  type VariantWrite,
+} from '../../db/signatures.ts';
+import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { rateLimitFor } from '../rateLimits.ts';
 import { validateTrees } from './content.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
-
-export const VARIANT_KINDS = ['reply', 'internal'] as const;
-export type VariantKind = (typeof VARIANT_KINDS)[number];
 
 export const Variant = z
   .object({
@@ -90,33 +100,6 @@ const SignatureCreate = z.strictObject({ signature: z.strictObject(signatureFiel
 const SignatureUpdate = z.strictObject({ signature: z.strictObject(signatureFields).partial() });
 type SignatureFields = Partial<z.infer<typeof SignatureCreate>['signature']>;
 
-interface VariantRow {
-  id: string;
-  kind: VariantKind;
-  activated: boolean;
-  hidden: boolean;
-  show_marketing_campaigns: boolean;
-  content: unknown;
-  draft_content: unknown;
-  last_published_at: Date | string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-export interface SignatureRow {
-  id: string;
-  workspace_id: string;
-  folder_id: string | null;
-  name: string;
-  content: Record<string, unknown> | null;
-  draft_content: Record<string, unknown>;
-  last_published_at: Date | null;
-  installation_activated: boolean;
-  created_at: Date;
-  updated_at: Date;
-  variants: VariantRow[];
-}
-
 export function variantView(kind: VariantKind, v: VariantRow | undefined): z.infer<typeof Variant> {
   return {
     kind,
@@ -149,14 +132,6 @@ export function signatureView(r: SignatureRow): z.infer<typeof Signature> {
   };
 }
 
-const SIGNATURE_COLUMNS = `s.*, coalesce((select jsonb_agg(to_jsonb(v) order by v.kind) from signature_variants v
-                                          where v.workspace_id = s.workspace_id and v.signature_id = s.id), '[]'::jsonb) as variants`;
-
-export async function loadSignature(db: Queryable, workspaceId: string, id: string): Promise<SignatureRow | undefined> {
-  const { rows } = await db.query<SignatureRow>(`select ${SIGNATURE_COLUMNS} from signatures s where s.workspace_id = $1 and s.id = $2`, [workspaceId, id]);
-  return rows[0];
-}
-
 async function folderDetails(db: Queryable, workspaceId: string, folder: string | null | undefined): Promise<ValidationDetail[]> {
   if (folder === undefined || folder === null) return [];
   const found = isUuid(folder) && (await db.query('select 1 from folders where workspace_id = $1 and id = $2', [workspaceId, folder])).rowCount;
@@ -183,20 +158,14 @@ async function checkWrite(db: Queryable, workspaceId: string, s: SignatureFields
   return { draft, variantDrafts };
 }
 
-async function writeVariants(db: Queryable, workspaceId: string, signatureId: string, variants: NonNullable<SignatureFields['variants']>, drafts: unknown[]): Promise<void> {
-  for (const [i, v] of variants.entries()) {
-    await db.query(
-      `insert into signature_variants (workspace_id, signature_id, kind, draft_content, activated, hidden, show_marketing_campaigns)
-       values ($1, $2, $3, $4, coalesce($5, false), coalesce($6, false), coalesce($7, false))
-       on conflict (signature_id, kind) do update
-          set draft_content = case when $8 then excluded.draft_content else signature_variants.draft_content end,
-              activated = coalesce($5, signature_variants.activated),
-              hidden = coalesce($6, signature_variants.hidden),
-              show_marketing_campaigns = coalesce($7, signature_variants.show_marketing_campaigns)
-        where signature_variants.workspace_id = $1`,
-      [workspaceId, signatureId, v.kind, drafts[i] ?? null, v.activated ?? null, v.hidden ?? null, v.show_marketing_campaigns ?? null, v.draft_content !== undefined],
-    );
-  }
+function variantWrites(variants: SignatureFields['variants'], drafts: unknown[]): VariantWrite[] {
+  return (variants ?? []).map((v, i) => ({
+    kind: v.kind,
+    draft: v.draft_content === undefined ? undefined : (drafts[i] ?? null),
+    activated: v.activated,
+    hidden: v.hidden,
+    showMarketingCampaigns: v.show_marketing_campaigns,
+  }));
 }
 
 export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
@@ -213,13 +182,8 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
     const s = req.body.signature;
     const row = await withTx(app.pool, async (c) => {
       const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
-      const { rows } = await c.query<{ id: string }>(
-        `insert into signatures (workspace_id, name, folder_id, draft_content, installation_activated)
-         values ($1, $2, $3, $4, coalesce($5, true)) returning id`,
-        [req.workspaceId, s.name, s.folder_uuid ?? null, draft, s.installation_activated ?? null],
-      );
-      const id = rows[0]!.id;
-      if (s.variants) await writeVariants(c, req.workspaceId, id, s.variants, variantDrafts);
+      const fields = { name: s.name, folderId: s.folder_uuid, draft, installationActivated: s.installation_activated };
+      const id = await createSignature(c, req.workspaceId, fields, variantWrites(s.variants, variantDrafts));
       return (await loadSignature(c, req.workspaceId, id))!;
     });
     return reply.status(201).send({ data: signatureView(row) });
@@ -229,21 +193,10 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
     const id = pathId(req.params.id, 'signature');
     const s = req.body.signature;
     const row = await withTx(app.pool, async (c) => {
-      const locked = await c.query('select id from signatures where workspace_id = $1 and id = $2 for update', [req.workspaceId, id]);
-      if (!locked.rowCount) throw ApiError.notFound('signature');
+      if (!(await lockSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
       const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
-      const sets: string[] = [];
-      const values: unknown[] = [req.workspaceId, id];
-      const set = (col: string, v: unknown) => {
-        values.push(v);
-        sets.push(`${col} = $${values.length}`);
-      };
-      if (s.name !== undefined) set('name', s.name);
-      if (s.folder_uuid !== undefined) set('folder_id', s.folder_uuid);
-      if (s.draft_content !== undefined) set('draft_content', draft);
-      if (s.installation_activated !== undefined) set('installation_activated', s.installation_activated);
-      if (sets.length) await c.query(`update signatures set ${sets.join(', ')} where workspace_id = $1 and id = $2`, values);
-      if (s.variants) await writeVariants(c, req.workspaceId, id, s.variants, variantDrafts);
+      const fields = { name: s.name, folderId: s.folder_uuid, draft: s.draft_content === undefined ? undefined : draft, installationActivated: s.installation_activated };
+      await updateSignature(c, req.workspaceId, id, fields, variantWrites(s.variants, variantDrafts));
       return (await loadSignature(c, req.workspaceId, id))!;
     });
     return { data: signatureView(row) };
@@ -252,15 +205,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: dataOf(Signature), ...errors(401, 404, 429) } }, config: rateLimitFor(app.config, 'publish') }, async (req) => {
     const id = pathId(req.params.id, 'signature');
     const row = await withTx(app.pool, async (c) => {
-      const { rows } = await c.query<{ id: string; name: string; folder_id: string | null }>(
-        `update signatures set content = draft_content, last_published_at = now()
-          where workspace_id = $1 and id = $2 returning id, name, folder_id`,
-        [req.workspaceId, id],
-      );
-      const s = rows[0];
-      if (!s) throw ApiError.notFound('signature');
-      await emitEvent(c, req.workspaceId, 'signature.published', { signature: { uuid: s.id, name: s.name, kind: 'primary', folder_uuid: s.folder_id } });
-      await requestSignatureInstall(c, req.workspaceId, s.id, { kinds: ['primary'], forced: false });
+      if (!(await publishSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
       return (await loadSignature(c, req.workspaceId, id))!;
     });
     return { data: signatureView(row) };
@@ -269,16 +214,13 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const Queued = z.object({ signature_id: z.string(), status: z.literal('queued') });
   r.post('/signatures/:id/install', { schema: { tags, summary: 'Re-install the published signature everywhere it applies', params: IdParams, response: { 202: dataOf(Queued), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'install') }, async (req, reply) => {
     const id = pathId(req.params.id, 'signature');
-    await withTx(app.pool, async (c) => {
-      const { rows } = await c.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2', [req.workspaceId, id]);
-      if (!rows[0]) throw ApiError.notFound('signature');
-      if (!rows[0].published) {
-        throw new ApiError(422, 'invalid_request_error', 'signature_not_published', 'The signature has never been published, so there is nothing to install.', {
-          remediation: { action: 'publish_signature', dashboard_url: dashboard(id), message: 'Publish the signature (POST /v1/signatures/{id}/publish); publishing installs it.' },
-        });
-      }
-      await requestSignatureInstall(c, req.workspaceId, id, { forced: true });
-    });
+    const outcome = await withTx(app.pool, (c) => reinstallSignature(c, req.workspaceId, id));
+    if (outcome === 'not_found') throw ApiError.notFound('signature');
+    if (outcome === 'not_published') {
+      throw new ApiError(422, 'invalid_request_error', 'signature_not_published', 'The signature has never been published, so there is nothing to install.', {
+        remediation: { action: 'publish_signature', dashboard_url: dashboard(id), message: 'Publish the signature (POST /v1/signatures/{id}/publish); publishing installs it.' },
+      });
+    }
     return reply.status(202).send({ data: { signature_id: id, status: 'queued' as const } });
   });
 
@@ -290,27 +232,18 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
       const id = pathId(req.params.signature_id, 'signature');
       const kind = req.params.kind;
       const variant = await withTx(app.pool, async (c) => {
-        const sig = await c.query('select id from signatures where workspace_id = $1 and id = $2 for update', [req.workspaceId, id]);
-        if (!sig.rowCount) throw ApiError.notFound('signature');
-        const { rows } = await c.query<VariantRow>(
-          `update signature_variants set content = draft_content, last_published_at = now()
-            where workspace_id = $1 and signature_id = $2 and kind = $3 and draft_content is not null returning *`,
-          [req.workspaceId, id, kind],
-        );
-        const v = rows[0];
-        if (!v) {
-          throw new ApiError(422, 'invalid_request_error', 'variant_has_no_draft', `The ${kind} variant of this signature has no draft to publish.`, {
-            remediation: {
-              action: 'edit_variant_draft',
-              dashboard_url: dashboard(id),
-              message: `Write the ${kind} variant's draft_content (PATCH /v1/signatures/{id} with signature.variants), then publish it.`,
-            },
-          });
-        }
-        await emitEvent(c, req.workspaceId, 'signature.published', { signature: { uuid: id, name: null, kind: kind === 'reply' ? 'reply_variant' : 'internal_variant', folder_uuid: null } });
-        await requestSignatureInstall(c, req.workspaceId, id, { kinds: [kind], forced: false });
-        return v;
+        if (!(await lockSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
+        return publishVariant(c, req.workspaceId, id, kind);
       });
+      if (!variant) {
+        throw new ApiError(422, 'invalid_request_error', 'variant_has_no_draft', `The ${kind} variant of this signature has no draft to publish.`, {
+          remediation: {
+            action: 'edit_variant_draft',
+            dashboard_url: dashboard(id),
+            message: `Write the ${kind} variant's draft_content (PATCH /v1/signatures/{id} with signature.variants), then publish it.`,
+          },
+        });
+      }
       return { data: variantView(kind, variant) };
     },
   );

@@ -27,12 +27,13 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
+import { DIRECTORY_CATEGORIES } from '../../domain.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
-import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { createSmartField, lockSmartFieldCreation, updateSmartField } from '../../db/smartFields.ts';
+import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
 
 const KINDS = ['text', 'email', 'phone', 'url', 'image'] as const;
-const DIRECTORY_CATEGORIES = ['teammates', 'smart_fields'];
 
 export const SmartField = z
   .object({
@@ -162,8 +163,8 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
       });
     }
     if (!i) out.push(detail('smart_field.integration_id', 'not_found', 'No integration with this id in the workspace.'));
-    else if (!DIRECTORY_CATEGORIES.includes(i.category)) {
-      out.push(detail('smart_field.integration_id', 'invalid_category', `Smart fields take their values from a directory integration, not a ${i.category} one.`, { allowed: DIRECTORY_CATEGORIES }));
+    else if (!(DIRECTORY_CATEGORIES as readonly string[]).includes(i.category)) {
+      out.push(detail('smart_field.integration_id', 'invalid_category', `Smart fields take their values from a directory integration, not a ${i.category} one.`, { allowed: [...DIRECTORY_CATEGORIES] }));
     }
     if ((attribute === undefined ? attributeWas : attribute) === null) {
       out.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads.', { missing: ['integration_attribute'] }));
@@ -190,8 +191,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   r.post('/smart_fields', { schema: { tags, summary: 'Create a smart field', body: SmartFieldCreate, response: { 201: dataOf(SmartField), ...errors(401, 422) } } }, async (req, reply) => {
     const f = req.body.smart_field;
     const row = await withTx(app.pool, async (c) => {
-      // Serialises creations in the workspace so derived slugs cannot collide.
-      await c.query('select 1 from workspaces where id = $1 for update', [req.workspaceId]);
+      await lockSmartFieldCreation(c, req.workspaceId);
       const details = await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, null);
       if (!f.integration_id && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
       let slug = f.slug;
@@ -206,14 +206,17 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
         for (let n = 2; used.has(slug); n++) slug = `${base}_${n}`;
       }
       if (details.length) throw ApiError.validation(details);
-      const { rows } = await c.query<{ id: string }>(
-        `insert into smart_fields (workspace_id, label, slug, kind, required, is_default, position, integration_id, integration_attribute)
-         values ($1, $2, $3, coalesce($4, 'text'), coalesce($5, false), coalesce($6, false),
-                 coalesce($7, (select coalesce(max(position) + 1, 0) from smart_fields where workspace_id = $1)), $8, $9)
-         returning id`,
-        [req.workspaceId, f.label, slug, f.kind ?? null, f.required ?? null, f.default ?? null, f.position ?? null, f.integration_id ?? null, f.integration_id ? (f.integration_attribute ?? null) : null],
-      );
-      return (await load(c, req.workspaceId, rows[0]!.id))!;
+      const id = await createSmartField(c, req.workspaceId, {
+        label: f.label,
+        slug,
+        kind: f.kind,
+        required: f.required,
+        isDefault: f.default,
+        position: f.position,
+        integrationId: f.integration_id,
+        integrationAttribute: f.integration_attribute,
+      });
+      return (await load(c, req.workspaceId, id))!;
     });
     return reply.status(201).send({ data: view(row) });
   });
@@ -234,20 +237,14 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
         details.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads; unlink it with integration_id: null.', { missing: ['integration_attribute'] }));
       }
       if (details.length) throw ApiError.validation(details);
-      const sets: string[] = [];
-      const values: unknown[] = [req.workspaceId, id];
-      const set = (col: string, v: unknown) => {
-        values.push(v);
-        sets.push(`${col} = $${values.length}`);
-      };
-      if (f.label !== undefined) set('label', f.label);
-      if (f.required !== undefined) set('required', f.required);
-      if (f.default !== undefined) set('is_default', f.default);
-      if (f.position !== undefined) set('position', f.position);
-      if (f.integration_id !== undefined) set('integration_id', f.integration_id);
-      if (linkTo === null) set('integration_attribute', null);
-      else if (f.integration_attribute !== undefined) set('integration_attribute', f.integration_attribute);
-      if (sets.length) await c.query(`update smart_fields set ${sets.join(', ')} where workspace_id = $1 and id = $2`, values);
+      await updateSmartField(c, req.workspaceId, id, {
+        label: f.label,
+        required: f.required,
+        isDefault: f.default,
+        position: f.position,
+        integrationId: f.integration_id,
+        integrationAttribute: linkTo === null ? null : f.integration_attribute,
+      });
       return (await load(c, req.workspaceId, id))!;
     });
     return { data: view(row) };

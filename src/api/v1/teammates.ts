@@ -29,11 +29,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
-import { stopTeammates } from '../../db/installations.ts';
-import { teammatePayloadSql } from '../../events/outbox.ts';
-import { requestTeammateInstalls } from '../../install/triggers.ts';
+import { lockTeammate, removeEmail, removeTeammate, setManualValues } from '../../db/teammates.ts';
 import { kindMismatch, valueFitsKind, type SmartFieldKind } from '../../render/kinds.ts';
-import { ApiError, detail, type ValidationDetail } from '../errors.ts';
+import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
 
 export const Teammate = z
@@ -123,8 +121,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
     const id = pathId(req.params.id, 'teammate');
     const items = req.body.teammate.smart_fields;
     const row = await withTx(app.pool, async (c) => {
-      const t = await c.query('select 1 from teammates where workspace_id = $1 and id = $2 and deleted_at is null for update', [req.workspaceId, id]);
-      if (!t.rowCount) throw ApiError.notFound('teammate');
+      if (!(await lockTeammate(c, req.workspaceId, id))) throw ApiError.notFound('teammate');
       const ids = items.map((i) => i.smart_field_id).filter(isUuid);
       const { rows: fields } = await c.query<{ id: string; label: string; kind: SmartFieldKind; integration_id: string | null; integration_name: string | null }>(
         `select f.id, f.label, f.kind, f.integration_id, i.name as integration_name
@@ -148,21 +145,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
         if (f) seen.add(f.id);
       });
       if (details.length) throw ApiError.validation(details);
-      const set = items.filter((i) => i.value !== null);
-      const cleared = items.filter((i) => i.value === null).map((i) => i.smart_field_id.toLowerCase());
-      const upserted = await c.query(
-        `insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source)
-         select $1, $2, f, v, 'manual' from unnest($3::uuid[], $4::text[]) as x(f, v)
-         on conflict (teammate_id, smart_field_id) do update set value = excluded.value, source = 'manual', integration_id = null
-          where smart_field_values.workspace_id = $1
-            and (smart_field_values.value, smart_field_values.source) is distinct from (excluded.value, 'manual')`,
-        [req.workspaceId, id, set.map((i) => i.smart_field_id.toLowerCase()), set.map((i) => i.value)],
-      );
-      const removed = await c.query('delete from smart_field_values where workspace_id = $1 and teammate_id = $2 and smart_field_id = any($3::uuid[])', [req.workspaceId, id, cleared]);
-      if ((upserted.rowCount ?? 0) + (removed.rowCount ?? 0) > 0) {
-        await c.query('update teammates set updated_at = now() where workspace_id = $1 and id = $2', [req.workspaceId, id]);
-        await requestTeammateInstalls(c, req.workspaceId, [id]);
-      }
+      await setManualValues(c, req.workspaceId, id, items.map((i) => ({ fieldId: i.smart_field_id.toLowerCase(), value: i.value })));
       return (await load(c, req.workspaceId, id))!;
     });
     return { data: view(row) };
@@ -172,15 +155,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
     const id = pathId(req.params.id, 'teammate');
     await withTx(app.pool, async (c) => {
       await refuseDirectoryTeammate(c, req.workspaceId, id, `${app.config.PUBLIC_BASE_URL}/integrations`);
-      const gone = await c.query(
-        `with gone as (
-           update teammates t set deleted_at = now() where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null returning t.*)
-         insert into events (workspace_id, type, payload)
-         select $1, 'teammate.deleted', ${teammatePayloadSql('teammate.deleted', 'gone')} from gone returning id`,
-        [req.workspaceId, id],
-      );
-      if (!gone.rowCount) throw ApiError.notFound('teammate');
-      await stopTeammates(c, req.workspaceId, [id], { onlyRemoved: false });
+      if (!(await removeTeammate(c, req.workspaceId, id))) throw ApiError.notFound('teammate');
     });
     return reply.status(204).send(null);
   });
@@ -208,8 +183,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
           remediation: { action: 'edit_in_directory', dashboard_url: e.dashboard_url ?? `${app.config.PUBLIC_BASE_URL}/integrations`, message: 'Remove the alias in the directory; the next sync removes it here.' },
         });
       }
-      await c.query('delete from emails where workspace_id = $1 and id = $2', [req.workspaceId, id]);
-      await requestTeammateInstalls(c, req.workspaceId, [e.teammate_id]);
+      await removeEmail(c, req.workspaceId, id, e.teammate_id);
     });
     return reply.status(204).send(null);
   });

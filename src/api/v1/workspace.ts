@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { workspacePlan } from '../../db/billing.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../errors.ts';
 
 export function workspaceRoutes(v1: FastifyInstance, app: AppContext): void {
   v1.get('/workspace', async (req) => {

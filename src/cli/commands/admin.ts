@@ -8,7 +8,7 @@
  */
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
-import { out } from '../output.ts';
+import { out } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 
 /** Opens the database for one command (starting embedded Postgres only if none runs) and closes it after. */

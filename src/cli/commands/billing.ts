@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import { UsageError } from '../errors.ts';
-import { out } from '../output.ts';
+import { out } from '../../output.ts';
 import { requireUuid, withContext } from './admin.ts';
 
 async function readCredentials(file: string): Promise<{ secret_key: string }> {

@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
 import type { ReplayOptions } from './installReplay.ts';
 import { UsageError } from '../errors.ts';
-import { out, table } from '../output.ts';
+import { out, table } from '../../output.ts';
 import { requireUuid, withContext } from './admin.ts';
 
 export interface EmailInfo {

@@ -9,7 +9,7 @@ import type { AppContext } from '../../context.ts';
 import type { InstallOutcome } from '../../install/install.ts';
 import type { RoutingReason } from '../../install/recipients.ts';
 import type { SignatureKind } from '../../domain.ts';
-import { out } from '../output.ts';
+import { out } from '../../output.ts';
 import { lineDiff } from '../diff.ts';
 import type { EmailInfo } from './install.ts';
 

@@ -8,13 +8,13 @@ import type { Command } from 'commander';
 import { CONNECTOR_KINDS, type ConnectorKind } from '../../../connectors/kinds.ts';
 import type { DirectorySource } from '../../../connectors/types.ts';
 import type { AppContext } from '../../context.ts';
-import type { IntegrationCategory, IntegrationRow } from '../../integrations/repository.ts';
+import { DIRECTORY_CATEGORIES, INTEGRATION_CATEGORIES, type IntegrationCategory } from '../../domain.ts';
+import type { IntegrationRow } from '../../integrations/repository.ts';
 import { UsageError } from '../errors.ts';
-import { out, table } from '../output.ts';
+import { out, table } from '../../output.ts';
 import { requireUuid, withContext } from './admin.ts';
 
 const KINDS: readonly ConnectorKind[] = CONNECTOR_KINDS;
-const CATEGORIES: IntegrationCategory[] = ['teammates', 'signatures', 'smart_fields', 'assets'];
 
 async function readJsonFile(file: string, flag: string): Promise<unknown> {
   let text: string;
@@ -32,7 +32,7 @@ async function readJsonFile(file: string, flag: string): Promise<unknown> {
 
 /** One cheap provider call with the given credentials; a rejection is explained and nothing is stored. */
 async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown): Promise<void> {
-  const [{ DIRECTORY_CATEGORIES, IntegrationSetupError, validateSetup }, { ConnectorError }, { integrationUrlPolicy, IntegrationUrlError, validateIntegrationUrls }] = await Promise.all([
+  const [{ IntegrationSetupError, validateSetup }, { ConnectorError }, { integrationUrlPolicy, IntegrationUrlError, validateIntegrationUrls }] = await Promise.all([
     import('../../integrations/repository.ts'),
     import('../../../connectors/types.ts'),
     import('../../integrations/urls.ts'),
@@ -72,14 +72,14 @@ export function integrationCommands(program: Command): void {
     .description('Check credentials with the provider, store them encrypted, and activate the integration.')
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--kind <kind>', `provider: ${KINDS.join(', ')}`)
-    .requiredOption('--category <category>', `what it is used for: ${CATEGORIES.join(', ')}`)
+    .requiredOption('--category <category>', `what it is used for: ${INTEGRATION_CATEGORIES.join(', ')}`)
     .requiredOption('--credentials-file <file>', 'JSON credentials (service-account key, client secret, bot token...)')
     .option('--config <file>', 'JSON config: base_url, token_url, scope, smart-field settings...')
     .option('--name <name>', 'a display name')
     .action(async (opts: { workspace: string; kind: string; category: string; credentialsFile: string; config?: string; name?: string }) => {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
       if (!KINDS.includes(opts.kind as ConnectorKind)) throw new UsageError(`--kind: expected one of ${KINDS.join(', ')}`);
-      if (!CATEGORIES.includes(opts.category as IntegrationCategory)) throw new UsageError(`--category: expected one of ${CATEGORIES.join(', ')}`);
+      if (!INTEGRATION_CATEGORIES.includes(opts.category as IntegrationCategory)) throw new UsageError(`--category: expected one of ${INTEGRATION_CATEGORIES.join(', ')}`);
       const kind = opts.kind as ConnectorKind;
       const category = opts.category as IntegrationCategory;
       const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
@@ -104,7 +104,7 @@ export function integrationCommands(program: Command): void {
     .action(async (id: string, opts: { credentialsFile: string }) => {
       const integrationId = requireUuid(id, 'id');
       const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
-      const [{ withTx }, { DIRECTORY_CATEGORIES, updateCredentials }, { startRuns }, { onIntegrationReconnected }] = await Promise.all([
+      const [{ withTx }, { updateCredentials }, { startRuns }, { onIntegrationReconnected }] = await Promise.all([
         import('../../db/tx.ts'),
         import('../../integrations/repository.ts'),
         import('../../sync/runs.ts'),

@@ -15,7 +15,7 @@
 import type { Command } from 'commander';
 import type { DirectoryChange, SandboxRecord } from '../../sandbox/demo.ts';
 import { UsageError } from '../errors.ts';
-import { out } from '../output.ts';
+import { out } from '../../output.ts';
 import { withContext } from './admin.ts';
 
 async function runningSandbox(): Promise<SandboxRecord & { control_url: string }> {

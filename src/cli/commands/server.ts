@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import type { App, startApp } from '../../app.ts';
 import type { Config } from '../../config.ts';
-import { out } from '../output.ts';
+import { out } from '../../output.ts';
 
 /** Grace period for a clean shutdown after SIGINT/SIGTERM. */
 export const SHUTDOWN_GRACE_MS = 15_000;

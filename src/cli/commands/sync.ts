@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
 import type { StartedRun, SyncRunRow } from '../../sync/runs.ts';
 import { UsageError } from '../errors.ts';
-import { out, table } from '../output.ts';
+import { out, table } from '../../output.ts';
 import { requireUuid, withContext } from './admin.ts';
 
 const counters = (r: SyncRunRow) =>

@@ -3,7 +3,7 @@
  * are delivered to, and their deliveries.
  */
 import type { Command } from 'commander';
-import { out, table } from '../output.ts';
+import { out, table } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
 import { EVENT_TYPES, type EventType } from '../../events/outbox.ts';
@@ -25,7 +25,7 @@ async function eventTypesOption(raw: string | undefined): Promise<EventType[] | 
 const INSECURE_HINT = 'set ALLOW_INSECURE_WEBHOOKS=1 to allow an http or loopback receiver (tests; sandbox mode allows it by default)';
 
 async function refuseUnsafe<T>(fn: () => Promise<T>, allowInsecure: boolean): Promise<T> {
-  const { UnsafeUrlError } = await import('../../events/ssrf.ts');
+  const { UnsafeUrlError } = await import('../../net/ssrf.ts');
   try {
     return await fn();
   } catch (e) {
@@ -55,7 +55,7 @@ export function webhookCommands(program: Command): void {
     .action(async (opts: { workspace: string; url: string; events: string }) => {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
       const eventTypes = await eventTypesOption(opts.events);
-      const [{ createEndpoint }, { validateWebhookUrl }, config] = await Promise.all([endpoints(), import('../../events/ssrf.ts'), webhookConfig()]);
+      const [{ createEndpoint }, { validateWebhookUrl }, config] = await Promise.all([endpoints(), import('../../net/ssrf.ts'), webhookConfig()]);
       const allowInsecure = config.ALLOW_INSECURE_WEBHOOKS;
       // Checked before the database is opened, and again by createEndpoint.
       await refuseUnsafe(() => validateWebhookUrl(opts.url, { allowInsecure }), allowInsecure);

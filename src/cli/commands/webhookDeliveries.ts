@@ -1,6 +1,6 @@
 /** `sigsync webhook deliveries` and `sigsync webhook redeliver`: see and replay what was sent. */
 import type { Command } from 'commander';
-import { out, table } from '../output.ts';
+import { out, table } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
 

@@ -1,0 +1,47 @@
+/**
+ * The import rules of src/ and connectors/, checked by `npm run lint` (dependency-cruiser).
+ * README "Code map" explains the layers. Type-only imports are left out of the cycle rule: they
+ * vanish at run time and cannot order module evaluation.
+ */
+const DOMAIN = '^(src/(db|render|sync|install|campaigns|integrations|assets|events|billing|net|crypto)/|connectors/|src/(?!app[.]ts$)[^/]+[.]ts$)';
+const ENTRY = '^src/(api|cli|sandbox|tasks|worker)/|^src/app[.]ts$';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycle',
+      severity: 'error',
+      comment: 'Two modules that import each other (directly or around a loop): move what both need into a module of its own.',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'domain-not-up',
+      severity: 'error',
+      comment: 'The domain (aggregates, engine, render, connectors, and the shared files at the root of src/) is called by the API, tasks and CLI, never the other way round.',
+      from: { path: DOMAIN },
+      to: { path: ENTRY },
+    },
+    {
+      name: 'surfaces-not-to-entry',
+      severity: 'error',
+      comment: 'Routes and tasks are called by the server and the worker; they do not reach into the CLI or the sandbox.',
+      from: { path: '^src/(api|tasks)/' },
+      to: { path: '^src/(cli|sandbox|worker)/' },
+    },
+    {
+      name: 'connectors-self-contained',
+      severity: 'error',
+      comment: 'A connector may use the shared network guard and domain types only; the engine reads it through connectors/types.ts.',
+      from: { path: '^connectors/' },
+      to: { path: '^src/', pathNot: '^src/(net/|domain[.]ts$|errors[.]ts$)' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+  },
+};
