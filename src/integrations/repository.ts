@@ -15,6 +15,7 @@ import type { ConnectorDefinition } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
 import type { IntegrationCategory, IntegrationStatus } from '../domain.ts';
+import { requestIntegrationInstalls } from '../install/triggers.ts';
 import { cancelRunningRuns } from '../sync/runs.ts';
 import { emitEvent, type IntegrationRef } from '../events/outbox.ts';
 import type { UrlPolicy } from '../net/ssrf.ts';
@@ -165,7 +166,10 @@ export async function repointIntegrations(ctx: AppContext, db: Queryable, worksp
   );
 }
 
-/** Replaces credentials and returns the integration to active, re-arming access_lost. */
+/**
+ * Replaces credentials and returns the integration to active, re-arming access_lost. When it had
+ * lost access, the installs held back meanwhile are released (in the same transaction).
+ */
 export async function updateCredentials(ctx: AppContext, client: pg.PoolClient, integration: IntegrationRow, credentials: unknown): Promise<{ row: IntegrationRow; wasLost: boolean }> {
   const prev = await client.query<{ status: IntegrationStatus }>(
     'select status from integrations where workspace_id = $1 and id = $2 for update',
@@ -177,7 +181,10 @@ export async function updateCredentials(ctx: AppContext, client: pg.PoolClient, 
       where workspace_id = $1 and id = $2 returning *`,
     [integration.workspace_id, integration.id, ctx.secrets.encryptJson(credentials)],
   );
-  return { row: rows[0]!, wasLost: prev.rows[0]?.status === 'access_lost' };
+  const row = rows[0]!;
+  const wasLost = prev.rows[0]?.status === 'access_lost';
+  if (wasLost) await requestIntegrationInstalls(client, row.workspace_id, row.id);
+  return { row, wasLost };
 }
 
 export async function markDisconnected(client: pg.PoolClient, integration: IntegrationRow): Promise<boolean> {

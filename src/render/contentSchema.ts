@@ -86,6 +86,32 @@ function token(id: string, field: SmartFieldSummary | undefined, fallback: strin
   return field ? { id, type: 'textToken', smartFieldUuid: field.id, ...extra } : { id, type: 'textToken', value: fallback, ...extra };
 }
 
+/** The example's phone and email line, linked with tel: and mailto:. */
+function contactList(phone: SmartFieldSummary | undefined, email: SmartFieldSummary | undefined): StackChild {
+  return {
+    type: 'list',
+    id: 'contact',
+    direction: 'horizontal',
+    separator: ' | ',
+    separatorStyle: { color: '#9aa5b1' },
+    blockStyle: { marginTop: 6 },
+    children: [
+      {
+        type: 'listItem',
+        id: 'contact-phone',
+        label: { type: 'listItemLabel', id: 'contact-phone-label', tokens: [{ id: 'contact-phone-label-text', type: 'textToken', value: 'T ', textStyle: { color: '#0b6bcb', fontWeight: 'bold' } }] },
+        tokens: [token('contact-phone-value', phone, '+44 20 7946 0018', { href: phone ? { text: 'tel:', smartFieldUuid: phone.id } : { text: 'tel:+442079460018' } })],
+      },
+      {
+        type: 'listItem',
+        id: 'contact-email',
+        label: { type: 'listItemLabel', id: 'contact-email-label', tokens: [{ id: 'contact-email-label-text', type: 'textToken', value: 'E ', textStyle: { color: '#0b6bcb', fontWeight: 'bold' } }] },
+        tokens: [token('contact-email-value', email, 'ada@example.com', { href: email ? { text: 'mailto:', smartFieldUuid: email.id } : { text: 'mailto:ada@example.com' } })],
+      },
+    ],
+  };
+}
+
 /** A complete, valid tree using the workspace's smart fields where it has fitting ones. */
 export function buildExample(fields: readonly SmartFieldSummary[]): ContentTree {
   const name = pick(fields, ['full_name', 'name', 'display_name', 'first_name', 'given_name']);
@@ -98,28 +124,7 @@ export function buildExample(fields: readonly SmartFieldSummary[]): ContentTree 
   const details: StackChild[] = [
     { type: 'text', id: 'name', tokens: [token('name-value', name, 'Ada Lovelace', { textStyle: { fontSize: 16, fontWeight: 'bold', color: '#0b2545' } })] },
     { type: 'text', id: 'title', tokens: [token('title-value', title, 'Head of Engineering', { textStyle: { color: '#616e7c' } })] },
-    {
-      type: 'list',
-      id: 'contact',
-      direction: 'horizontal',
-      separator: ' | ',
-      separatorStyle: { color: '#9aa5b1' },
-      blockStyle: { marginTop: 6 },
-      children: [
-        {
-          type: 'listItem',
-          id: 'contact-phone',
-          label: { type: 'listItemLabel', id: 'contact-phone-label', tokens: [{ id: 'contact-phone-label-text', type: 'textToken', value: 'T ', textStyle: { color: '#0b6bcb', fontWeight: 'bold' } }] },
-          tokens: [token('contact-phone-value', phone, '+44 20 7946 0018', { href: phone ? { text: 'tel:', smartFieldUuid: phone.id } : { text: 'tel:+442079460018' } })],
-        },
-        {
-          type: 'listItem',
-          id: 'contact-email',
-          label: { type: 'listItemLabel', id: 'contact-email-label', tokens: [{ id: 'contact-email-label-text', type: 'textToken', value: 'E ', textStyle: { color: '#0b6bcb', fontWeight: 'bold' } }] },
-          tokens: [token('contact-email-value', email, 'ada@example.com', { href: email ? { text: 'mailto:', smartFieldUuid: email.id } : { text: 'mailto:ada@example.com' } })],
-        },
-      ],
-    },
+    contactList(phone, email),
     {
       type: 'text',
       id: 'website',

@@ -43,6 +43,43 @@ export interface WorkerLiveness {
   close(): Promise<void>;
 }
 
+/**
+ * Releases the jobs of dead processes: rows of other processes whose lock can be taken (their
+ * session is gone), and jobs locked for longer than `unregisteredAfterMs` by workers no row names.
+ * Answers the worker ids it unlocked.
+ */
+async function releaseDeadWorkers(pool: pg.Pool, utils: WorkerUtils, logger: Logger, ownId: number, unregisteredAfterMs: number): Promise<string[]> {
+  const dead: string[] = [];
+  const c = await pool.connect();
+  try {
+    const { rows } = await c.query<{ id: number; worker_ids: string[] }>('select id, worker_ids from worker_heartbeats where id <> $1', [ownId]);
+    for (const row of rows) {
+      const { rows: got } = await c.query<{ ok: boolean }>('select pg_try_advisory_lock($1, $2) as ok', [LOCK_NAMESPACE, row.id]);
+      if (!got[0]!.ok) continue;
+      try {
+        dead.push(...row.worker_ids);
+        await c.query('delete from worker_heartbeats where id = $1', [row.id]);
+      } finally {
+        await c.query('select pg_advisory_unlock($1, $2)', [LOCK_NAMESPACE, row.id]);
+      }
+    }
+    const { rows: orphans } = await c.query<{ locked_by: string }>(
+      `select distinct locked_by from graphile_worker.jobs j
+        where locked_by is not null and locked_at < now() - make_interval(secs => $1::float8 / 1000)
+          and not exists (select 1 from worker_heartbeats h where j.locked_by = any(h.worker_ids))`,
+      [unregisteredAfterMs],
+    );
+    dead.push(...orphans.map((o) => o.locked_by));
+  } finally {
+    c.release();
+  }
+  if (dead.length) {
+    await utils.forceUnlockWorkers(dead);
+    logger.warn({ workerIds: dead }, 'released the jobs of worker processes that no longer run');
+  }
+  return dead;
+}
+
 export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, logger: Logger, opts: LivenessOptions = {}): Promise<WorkerLiveness> {
   const recoverEveryMs = opts.recoverEveryMs ?? 10_000;
   const unregisteredAfterMs = opts.unregisteredAfterMs ?? 10 * 60_000;
@@ -69,37 +106,7 @@ export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, l
     client = c;
   };
 
-  const recover = async (): Promise<string[]> => {
-    const dead: string[] = [];
-    const c = await pool.connect();
-    try {
-      const { rows } = await c.query<{ id: number; worker_ids: string[] }>('select id, worker_ids from worker_heartbeats where id <> $1', [id]);
-      for (const row of rows) {
-        const { rows: got } = await c.query<{ ok: boolean }>('select pg_try_advisory_lock($1, $2) as ok', [LOCK_NAMESPACE, row.id]);
-        if (!got[0]!.ok) continue;
-        try {
-          dead.push(...row.worker_ids);
-          await c.query('delete from worker_heartbeats where id = $1', [row.id]);
-        } finally {
-          await c.query('select pg_advisory_unlock($1, $2)', [LOCK_NAMESPACE, row.id]);
-        }
-      }
-      const { rows: orphans } = await c.query<{ locked_by: string }>(
-        `select distinct locked_by from graphile_worker.jobs j
-          where locked_by is not null and locked_at < now() - make_interval(secs => $1::float8 / 1000)
-            and not exists (select 1 from worker_heartbeats h where j.locked_by = any(h.worker_ids))`,
-        [unregisteredAfterMs],
-      );
-      dead.push(...orphans.map((o) => o.locked_by));
-    } finally {
-      c.release();
-    }
-    if (dead.length) {
-      await utils.forceUnlockWorkers(dead);
-      logger.warn({ workerIds: dead }, 'released the jobs of worker processes that no longer run');
-    }
-    return dead;
-  };
+  const recover = () => releaseDeadWorkers(pool, utils, logger, id, unregisteredAfterMs);
 
   const tick = async () => {
     if (closed) return;

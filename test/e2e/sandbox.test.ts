@@ -26,7 +26,6 @@ import {
   type SandboxEmulators,
   type SandboxIntegrationKey,
 } from '../../src/sandbox/seed.ts';
-import { onIntegrationReconnected } from '../../src/sync/hooks.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import type { IntegrationRow } from '../../src/integrations/repository.ts';
 import { useTestContext } from '../helpers/db.ts';
@@ -138,10 +137,7 @@ describe('sandbox end to end', () => {
     expect(await teammates()).toBe(acme.people.length);
 
     Object.assign(emu.microsoft.knobs, defaultKnobs());
-    await withTx(t.ctx.pool, async (c) => {
-      const r = await updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, ms.id))!, microsoftCredentials(emu.microsoft.tenant));
-      if (r.wasLost) await onIntegrationReconnected(c, r.row);
-    });
+    await withTx(t.ctx.pool, async (c) => updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, ms.id))!, microsoftCredentials(emu.microsoft.tenant)));
     emu.microsoft.updateUser(emu.microsoft.tenant.users[0]!.id, { jobTitle: 'Managing Director, Europe' });
     const after = await sync();
     expect(after.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'succeeded' });

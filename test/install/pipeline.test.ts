@@ -14,7 +14,6 @@ import { validateContent } from '../../src/render/index.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { defaultKnobs } from '../../src/sandbox/http.ts';
 import { getIntegration, updateCredentials, type IntegrationRow } from '../../src/integrations/repository.ts';
-import { onIntegrationReconnected } from '../../src/sync/hooks.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, eventCount, googleServiceAccount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, runCli, waitFor } from '../helpers/cli.ts';
@@ -183,10 +182,7 @@ describe('install pipeline (Gmail)', () => {
     expect(google.counters.requests).toBe(lostAt);
 
     Object.assign(google.knobs, defaultKnobs());
-    await withTx(t.ctx.pool, async (c) => {
-      const r = await updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, gmail.id))!, googleServiceAccount());
-      if (r.wasLost) await onIntegrationReconnected(c, r.row);
-    });
+    await withTx(t.ctx.pool, async (c) => updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, gmail.id))!, googleServiceAccount()));
     await drained();
     expect(await count(`select count(*)::int as n from installations where signature_id = $1 and status = 'installed' and last_html like '%Cheers%'`, [signatureId])).toBe(200);
   });

@@ -15,7 +15,6 @@ import { enqueueInstalls } from '../../src/install/fanout.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { defaultKnobs } from '../../src/sandbox/http.ts';
 import { getIntegration, updateCredentials, type IntegrationRow } from '../../src/integrations/repository.ts';
-import { onIntegrationReconnected } from '../../src/sync/hooks.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, eventCount, googleServiceAccount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import { count, HEAVY_TEST_MS, publish, signatureForEveryone, waitFor } from './support.ts';
@@ -142,10 +141,7 @@ describe('R2 fault storm', () => {
     const before = { ...google.counters };
     Object.assign(google.knobs, { ...defaultKnobs(), faultRate: 0.1, quotaPerSecond: 3, latencyMs: 450 });
     const slow = setTimeout(() => (google.knobs.latencyMs = 0), 1500);
-    await withTx(t.ctx.pool, async (c) => {
-      const r = await updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, directory.id))!, googleServiceAccount());
-      if (r.wasLost) await onIntegrationReconnected(c, r.row);
-    });
+    await withTx(t.ctx.pool, async (c) => updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, directory.id))!, googleServiceAccount()));
     const converged = await runOnce();
     clearTimeout(slow);
     Object.assign(google.knobs, defaultKnobs());

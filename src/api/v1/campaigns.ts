@@ -174,6 +174,23 @@ async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields,
   return { signatureIds, conditions, content, start, end };
 }
 
+/** Scheduling needs a signature integration that can install the banner. */
+async function requireSignatureIntegration(db: Queryable, workspaceId: string, integrationsUrl: string): Promise<void> {
+  const { rows } = await db.query<{ status: string }>(
+    `select status from integrations where workspace_id = $1 and category = 'signatures' and activated and status <> 'disconnected'`,
+    [workspaceId],
+  );
+  if (rows.some((i) => i.status === 'active')) return;
+  if (rows.length) {
+    throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The signature integrations have lost access, so the campaign banner cannot be installed.', {
+      remediation: { action: 'reconnect_integration', dashboard_url: integrationsUrl, message: 'Reconnect the signature integration, then schedule the campaign.' },
+    });
+  }
+  throw new ApiError(422, 'invalid_request_error', 'no_signature_integration', 'No signature integration is connected, so the campaign banner cannot be installed.', {
+    remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect Gmail, Outlook or Slack as a signature integration, then schedule the campaign.' },
+  });
+}
+
 export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['marketing_campaigns'];
@@ -247,7 +264,7 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
           if (missing.length) throw incomplete(missing);
         }
         if (name !== 'pause' && cur.end_time && cur.end_time <= now) throw endInPast();
-        if (name === 'schedule') await requireSignatureIntegration(c, req.workspaceId);
+        if (name === 'schedule') await requireSignatureIntegration(c, req.workspaceId, integrationsUrl);
         const moved = await applyAction(c, req.workspaceId, id, name, now);
         // The row is locked above, so the state cannot have changed in between.
         if (!moved) throw stateError(cur, past, ACCEPTS[name]);
@@ -255,22 +272,6 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
       });
       return { data: view(row) };
     });
-
-  async function requireSignatureIntegration(db: Queryable, workspaceId: string): Promise<void> {
-    const { rows } = await db.query<{ status: string }>(
-      `select status from integrations where workspace_id = $1 and category = 'signatures' and activated and status <> 'disconnected'`,
-      [workspaceId],
-    );
-    if (rows.some((i) => i.status === 'active')) return;
-    if (rows.length) {
-      throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The signature integrations have lost access, so the campaign banner cannot be installed.', {
-        remediation: { action: 'reconnect_integration', dashboard_url: integrationsUrl, message: 'Reconnect the signature integration, then schedule the campaign.' },
-      });
-    }
-    throw new ApiError(422, 'invalid_request_error', 'no_signature_integration', 'No signature integration is connected, so the campaign banner cannot be installed.', {
-      remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect Gmail, Outlook or Slack as a signature integration, then schedule the campaign.' },
-    });
-  }
 
   action('schedule', 'scheduled', 'Schedule a campaign');
   action('pause', 'paused', 'Pause an active campaign');

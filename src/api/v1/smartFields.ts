@@ -133,55 +133,71 @@ function attributeWithoutIntegration(): ValidationDetail {
   );
 }
 
+/** Checks an integration link; answers the details to report, or throws an error with remediation. */
+async function checkLink(
+  integrationsUrl: string,
+  db: Queryable,
+  workspaceId: string,
+  integrationId: string | null | undefined,
+  attribute: string | null | undefined,
+  attributeWas: string | null,
+  unknownIsRemediation = false,
+): Promise<ValidationDetail[]> {
+  if (integrationId === undefined || integrationId === null) return [];
+  const { rows } = isUuid(integrationId)
+    ? await db.query<{ category: string; status: string; dashboard_url: string | null; name: string }>(
+        'select category, status, dashboard_url, name from integrations where workspace_id = $1 and id = $2',
+        [workspaceId, integrationId],
+      )
+    : { rows: [] };
+  const i = rows[0];
+  const out: ValidationDetail[] = [];
+  if (!i && unknownIsRemediation) {
+    // PATCH (spec 4.3): an id that is no connected integration of the workspace is fixed by connecting one.
+    throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', 'No integration with this id is connected to the workspace.', {
+      remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
+    });
+  }
+  if (!i) out.push(detail('smart_field.integration_id', 'not_found', 'No integration with this id in the workspace.'));
+  else if (!(DIRECTORY_CATEGORIES as readonly string[]).includes(i.category)) {
+    out.push(detail('smart_field.integration_id', 'invalid_category', `Smart fields take their values from a directory integration, not a ${i.category} one.`, { allowed: [...DIRECTORY_CATEGORIES] }));
+  }
+  if ((attribute === undefined ? attributeWas : attribute) === null) {
+    out.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads.', { missing: ['integration_attribute'] }));
+  }
+  if (out.length || !i) return out;
+  if (i.status === 'access_lost') {
+    throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', `The integration "${i.name}" has lost access.`, {
+      remediation: { action: 'reconnect_integration', dashboard_url: i.dashboard_url ?? integrationsUrl, message: 'Reconnect the integration, then link the smart field to it.' },
+    });
+  }
+  if (i.status === 'disconnected') {
+    throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', `The integration "${i.name}" is disconnected.`, {
+      remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
+    });
+  }
+  return out;
+}
+
+/** The slug asked for (a taken one adds a detail), or one derived from the label that no field has. */
+async function chooseSlug(db: Queryable, workspaceId: string, asked: string | undefined, label: string, details: ValidationDetail[]): Promise<string> {
+  if (asked) {
+    const taken = await db.query('select 1 from smart_fields where workspace_id = $1 and slug = $2', [workspaceId, asked]);
+    if (taken.rowCount) details.push(detail('smart_field.slug', 'already_exists', 'Another smart field has this slug.'));
+    return asked;
+  }
+  const base = slugify(label);
+  const { rows } = await db.query<{ slug: string }>(`select slug from smart_fields where workspace_id = $1 and (slug = $2 or slug like $2 || '\\_%')`, [workspaceId, base]);
+  const used = new Set(rows.map((x) => x.slug));
+  let slug = base;
+  for (let n = 2; used.has(slug); n++) slug = `${base}_${n}`;
+  return slug;
+}
+
 export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['smart_fields'];
   const integrationsUrl = `${app.config.PUBLIC_BASE_URL}/integrations`;
-
-  /** Checks an integration link; answers the details to report, or throws an error with remediation. */
-  async function checkLink(
-    db: Queryable,
-    workspaceId: string,
-    integrationId: string | null | undefined,
-    attribute: string | null | undefined,
-    attributeWas: string | null,
-    unknownIsRemediation = false,
-  ): Promise<ValidationDetail[]> {
-    if (integrationId === undefined || integrationId === null) return [];
-    const { rows } = isUuid(integrationId)
-      ? await db.query<{ category: string; status: string; dashboard_url: string | null; name: string }>(
-          'select category, status, dashboard_url, name from integrations where workspace_id = $1 and id = $2',
-          [workspaceId, integrationId],
-        )
-      : { rows: [] };
-    const i = rows[0];
-    const out: ValidationDetail[] = [];
-    if (!i && unknownIsRemediation) {
-      // PATCH (spec 4.3): an id that is no connected integration of the workspace is fixed by connecting one.
-      throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', 'No integration with this id is connected to the workspace.', {
-        remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
-      });
-    }
-    if (!i) out.push(detail('smart_field.integration_id', 'not_found', 'No integration with this id in the workspace.'));
-    else if (!(DIRECTORY_CATEGORIES as readonly string[]).includes(i.category)) {
-      out.push(detail('smart_field.integration_id', 'invalid_category', `Smart fields take their values from a directory integration, not a ${i.category} one.`, { allowed: [...DIRECTORY_CATEGORIES] }));
-    }
-    if ((attribute === undefined ? attributeWas : attribute) === null) {
-      out.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads.', { missing: ['integration_attribute'] }));
-    }
-    if (out.length || !i) return out;
-    if (i.status === 'access_lost') {
-      throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', `The integration "${i.name}" has lost access.`, {
-        remediation: { action: 'reconnect_integration', dashboard_url: i.dashboard_url ?? integrationsUrl, message: 'Reconnect the integration, then link the smart field to it.' },
-      });
-    }
-    if (i.status === 'disconnected') {
-      throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', `The integration "${i.name}" is disconnected.`, {
-        remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
-      });
-    }
-    return out;
-  }
 
   r.get('/smart_fields', { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } }, async (req) => {
     const { rows, params, total } = await listPage<SmartFieldRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from smart_fields f where f.workspace_id = $1', 'f.created_at desc, f.id desc');
@@ -192,19 +208,9 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
     const f = req.body.smart_field;
     const row = await withTx(app.pool, async (c) => {
       await lockSmartFieldCreation(c, req.workspaceId);
-      const details = await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, null);
+      const details = await checkLink(integrationsUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, null);
       if (!f.integration_id && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
-      let slug = f.slug;
-      if (slug) {
-        const taken = await c.query('select 1 from smart_fields where workspace_id = $1 and slug = $2', [req.workspaceId, slug]);
-        if (taken.rowCount) details.push(detail('smart_field.slug', 'already_exists', 'Another smart field has this slug.'));
-      } else {
-        const base = slugify(f.label);
-        const { rows } = await c.query<{ slug: string }>(`select slug from smart_fields where workspace_id = $1 and (slug = $2 or slug like $2 || '\\_%')`, [req.workspaceId, base]);
-        const used = new Set(rows.map((x) => x.slug));
-        slug = base;
-        for (let n = 2; used.has(slug); n++) slug = `${base}_${n}`;
-      }
+      const slug = await chooseSlug(c, req.workspaceId, f.slug, f.label, details);
       if (details.length) throw ApiError.validation(details);
       const id = await createSmartField(c, req.workspaceId, {
         label: f.label,
@@ -231,7 +237,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
       )).rows[0];
       if (!cur) throw ApiError.notFound('smart field');
       const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;
-      const details = f.integration_id !== undefined ? await checkLink(c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true) : [];
+      const details = f.integration_id !== undefined ? await checkLink(integrationsUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true) : [];
       if (!linkTo && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
       if (f.integration_id === undefined && linkTo && f.integration_attribute === null) {
         details.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads; unlink it with integration_id: null.', { missing: ['integration_attribute'] }));

@@ -64,6 +64,35 @@ async function loadIntegration(ctx: AppContext, id: string): Promise<Integration
   return rows[0];
 }
 
+interface ConnectOptions {
+  workspace: string;
+  kind: string;
+  category: string;
+  credentialsFile: string;
+  config?: string;
+  name?: string;
+}
+
+async function connect(opts: ConnectOptions): Promise<void> {
+  const workspaceId = requireUuid(opts.workspace, '--workspace');
+  if (!KINDS.includes(opts.kind as ConnectorKind)) throw new UsageError(`--kind: expected one of ${KINDS.join(', ')}`);
+  if (!INTEGRATION_CATEGORIES.includes(opts.category as IntegrationCategory)) throw new UsageError(`--category: expected one of ${INTEGRATION_CATEGORIES.join(', ')}`);
+  const kind = opts.kind as ConnectorKind;
+  const category = opts.category as IntegrationCategory;
+  const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
+  const config = (opts.config ? await readJsonFile(opts.config, '--config') : {}) as Record<string, unknown>;
+  const [{ withTx }, { insertIntegration }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts')]);
+  await withContext(async (ctx) => {
+    const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
+    if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
+    await checkCredentials(ctx, kind, category, credentials, config);
+    const row = await withTx(ctx.pool, (client) =>
+      insertIntegration(ctx, client, { workspaceId, kind, category, name: opts.name ?? `${kind} ${category}`, credentials, config }),
+    );
+    out(`integration ${row.id} connected (${row.kind}, ${row.category}), status ${row.status}`);
+  });
+}
+
 export function integrationCommands(program: Command): void {
   const integration = program.command('integration').description('Connect and manage provider integrations.');
 
@@ -76,25 +105,7 @@ export function integrationCommands(program: Command): void {
     .requiredOption('--credentials-file <file>', 'JSON credentials (service-account key, client secret, bot token...)')
     .option('--config <file>', 'JSON config: base_url, token_url, scope, smart-field settings...')
     .option('--name <name>', 'a display name')
-    .action(async (opts: { workspace: string; kind: string; category: string; credentialsFile: string; config?: string; name?: string }) => {
-      const workspaceId = requireUuid(opts.workspace, '--workspace');
-      if (!KINDS.includes(opts.kind as ConnectorKind)) throw new UsageError(`--kind: expected one of ${KINDS.join(', ')}`);
-      if (!INTEGRATION_CATEGORIES.includes(opts.category as IntegrationCategory)) throw new UsageError(`--category: expected one of ${INTEGRATION_CATEGORIES.join(', ')}`);
-      const kind = opts.kind as ConnectorKind;
-      const category = opts.category as IntegrationCategory;
-      const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
-      const config = (opts.config ? await readJsonFile(opts.config, '--config') : {}) as Record<string, unknown>;
-      const [{ withTx }, { insertIntegration }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts')]);
-      await withContext(async (ctx) => {
-        const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
-        if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
-        await checkCredentials(ctx, kind, category, credentials, config);
-        const row = await withTx(ctx.pool, (client) =>
-          insertIntegration(ctx, client, { workspaceId, kind, category, name: opts.name ?? `${kind} ${category}`, credentials, config }),
-        );
-        out(`integration ${row.id} connected (${row.kind}, ${row.category}), status ${row.status}`);
-      });
-    });
+    .action(connect);
 
   integration
     .command('reconnect')
@@ -104,20 +115,11 @@ export function integrationCommands(program: Command): void {
     .action(async (id: string, opts: { credentialsFile: string }) => {
       const integrationId = requireUuid(id, 'id');
       const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
-      const [{ withTx }, { updateCredentials }, { startRuns }, { onIntegrationReconnected }] = await Promise.all([
-        import('../../db/tx.ts'),
-        import('../../integrations/repository.ts'),
-        import('../../sync/runs.ts'),
-        import('../../sync/hooks.ts'),
-      ]);
+      const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts'), import('../../sync/runs.ts')]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
         await checkCredentials(ctx, current.kind, current.category, credentials, current.config);
-        const { row, wasLost } = await withTx(ctx.pool, async (client) => {
-          const r = await updateCredentials(ctx, client, current, credentials);
-          if (r.wasLost) await onIntegrationReconnected(client, r.row);
-          return r;
-        });
+        const { row, wasLost } = await withTx(ctx.pool, (client) => updateCredentials(ctx, client, current, credentials));
         out(`integration ${row.id} reconnected, status ${row.status}${wasLost ? ' (access restored)' : ''}`);
         if (DIRECTORY_CATEGORIES.includes(row.category)) {
           const runs = await startRuns(ctx.pool, row.workspace_id, [row.id], { trigger: 'reconnect' });

@@ -43,6 +43,17 @@ async function follow(ctx: AppContext, started: StartedRun[]): Promise<SyncRunRo
   }
 }
 
+/** The final counters of followed runs; a run that failed or waits for confirmation makes the exit code 1. */
+function reportFinished(finished: Awaited<ReturnType<typeof follow>>): void {
+  for (const r of finished) {
+    out(`${r.id} ${r.status}${r.mode === 'delta' ? ' (incremental)' : ''}: ${counters(r)}`);
+    if (r.fallback_reason) out(`  full listing because: ${r.fallback_reason}`);
+    if (r.error) out(`  ${r.error_code ?? 'error'}: ${r.error}`);
+    for (const d of r.error_details.slice(0, 10)) out(`  - ${d.message}`);
+    if (r.status === 'failed' || r.status === 'needs_confirmation') process.exitCode = 1;
+  }
+}
+
 export function syncCommands(program: Command): void {
   program
     .command('sync')
@@ -90,14 +101,7 @@ export function syncCommands(program: Command): void {
           out('a running worker (npm start, or sigsync worker) carries it out; follow it with: sigsync runs');
           return;
         }
-        const finished = await follow(ctx, started);
-        for (const r of finished) {
-          out(`${r.id} ${r.status}${r.mode === 'delta' ? ' (incremental)' : ''}: ${counters(r)}`);
-          if (r.fallback_reason) out(`  full listing because: ${r.fallback_reason}`);
-          if (r.error) out(`  ${r.error_code ?? 'error'}: ${r.error}`);
-          for (const d of r.error_details.slice(0, 10)) out(`  - ${d.message}`);
-          if (r.status === 'failed' || r.status === 'needs_confirmation') process.exitCode = 1;
-        }
+        reportFinished(await follow(ctx, started));
       });
     });
 
