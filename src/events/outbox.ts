@@ -93,3 +93,18 @@ export const teammatePayloadSql = (type: 'teammate.created' | 'teammate.deleted'
   'emails', coalesce((select jsonb_agg(jsonb_build_object('uuid', e.id, 'address', e.address, 'primary', e.is_primary)
                         order by e.is_primary desc, e.address)
                       from emails e where e.teammate_id = ${t}.id), '[]'::jsonb))`;
+
+/**
+ * One teammate.created or teammate.deleted per teammate, set-based (one statement for a page of
+ * teammates), in the caller's transaction. Answers the ids of the teammates it wrote events for.
+ */
+export async function emitTeammateEvents(db: Queryable, workspaceId: string, type: 'teammate.created' | 'teammate.deleted', teammateIds: readonly string[]): Promise<string[]> {
+  if (!teammateIds.length) return [];
+  const { rows } = await db.query<{ id: string }>(
+    `insert into events (workspace_id, type, payload)
+     select $1, '${type}', ${teammatePayloadSql(type)} from teammates t where t.workspace_id = $1 and t.id = any($2::uuid[])
+     returning (payload->'teammate'->>'uuid') as id`,
+    [workspaceId, teammateIds],
+  );
+  return rows.map((r) => r.id);
+}
