@@ -31,10 +31,11 @@ export interface ListingBound {
 }
 
 /**
- * By default: a thousand pages and ten thousand users beyond the directory's known size (its
- * sources, or the last complete run's count), then one page per known user and three times its users.
+ * By default: one page per known user and three times the known users (the directory's sources, or
+ * the last complete run's count), plus 10,000 pages and a million users, so that a first sync (no
+ * known size) and a directory that grew at once still complete, while a listing without end stops.
  */
-export const defaultListingBound = (knownUsers: number): ListingBound => ({ pages: 1000 + knownUsers, users: 10_000 + 3 * knownUsers });
+export const defaultListingBound = (knownUsers: number): ListingBound => ({ pages: 10_000 + knownUsers, users: 1_000_000 + 3 * knownUsers });
 
 /** A listing that does not end the way a provider's listing ends. */
 export class EndlessListingError extends ConnectorError {
