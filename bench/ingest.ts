@@ -4,6 +4,9 @@
  * an unindexed table in the same database: ratio = write path / COPY. No provider is involved.
  *
  *   npm run bench -- ingest [--users 100000]
+ *
+ * `cpu` holds the CPU seconds of this process and of Postgres over the write path (medians; there is
+ * no emulator), and `stage_ms` where the write path's time went, per stage (src/sync/timing.ts).
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,7 +17,9 @@ import { createWorkspace } from '../src/db/workspaces.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
 import { startRuns } from '../src/sync/runs.ts';
 import { SyncStatistics } from '../src/sync/stats.ts';
+import { StageTimer } from '../src/sync/timing.ts';
 import { writePage } from '../src/sync/write.ts';
+import { medianCpu, startCpuMeter, type CpuFigures } from './cpu.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
 import { median, openBenchDb, round, type BenchDb } from './support.ts';
@@ -37,7 +42,7 @@ function user(i: number): DirectoryUser {
   };
 }
 
-async function writePath(db: BenchDb, users: number, round_: number): Promise<number> {
+async function writePath(db: BenchDb, users: number, round_: number): Promise<{ ms: number; cpu: CpuFigures; stageMs: Record<string, number> }> {
   const ws = await createWorkspace(db.ctx.pool, `ingest ${round_}`);
   const integration = await withTx(db.ctx.pool, (c) =>
     insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'G', credentials: googleServiceAccount(), config: {} }),
@@ -49,16 +54,18 @@ async function writePath(db: BenchDb, users: number, round_: number): Promise<nu
   const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
   // As the engine does: each page one transaction, statistics refreshed as the run grows the tables.
   const statistics = new SyncStatistics();
+  const timer = new StageTimer();
+  const cpu = await startCpuMeter(db.ctx.pool, null);
   const t0 = performance.now();
   for (let p = 0; p < users; p += PAGE) {
     const page = Array.from({ length: Math.min(PAGE, users - p) }, (_, k) => user(p + k));
     const created = await withTx(db.ctx.pool, async (c) => {
       await c.query('set local synchronous_commit = off');
-      return (await writePage(c, { workspaceId: ws.id, integrationId: integration.id, runId: run!.id, category: 'teammates', fields, groupIds: new Map() }, page, [])).created;
+      return (await writePage(c, { workspaceId: ws.id, integrationId: integration.id, runId: run!.id, category: 'teammates', fields, groupIds: new Map() }, page, [], timer)).created;
     });
     await statistics.afterPage(db.ctx.pool, created);
   }
-  return performance.now() - t0;
+  return { ms: performance.now() - t0, cpu: cpu(), stageMs: timer.ms };
 }
 
 /** The same rows (teammate, address, alias, two values) as text lines, COPYed into an unindexed table. */
@@ -95,18 +102,22 @@ export async function ingestScenario({ quick, options, log }: BenchArgs): Promis
   try {
     const writes: number[] = [];
     const copies: number[] = [];
+    const cpus: CpuFigures[] = [];
+    let stageMs: Record<string, number> = {};
     for (let i = 0; i <= repeat; i++) {
       const w = await writePath(db, users, i);
       const c = await rawCopy(db, users, i);
-      log(`${i === 0 ? 'warm-up' : `run ${i}`}: write path ${(w / 1000).toFixed(2)} s, raw COPY ${(c / 1000).toFixed(2)} s`);
+      log(`${i === 0 ? 'warm-up' : `run ${i}`}: write path ${(w.ms / 1000).toFixed(2)} s, raw COPY ${(c / 1000).toFixed(2)} s`);
       if (i > 0) {
-        writes.push(w);
+        writes.push(w.ms);
         copies.push(c);
+        cpus.push(w.cpu);
+        stageMs = w.stageMs;
       }
     }
     const w = median(writes);
     const c = median(copies);
-    return { users, write_path_s: round(w / 1000, 3), copy_s: round(c / 1000, 3), users_per_s: Math.round(users / (w / 1000)), ratio: round(w / c, 2), goal_ratio: 2, runs: repeat };
+    return { users, write_path_s: round(w / 1000, 3), copy_s: round(c / 1000, 3), users_per_s: Math.round(users / (w / 1000)), ratio: round(w / c, 2), goal_ratio: 2, cpu: medianCpu(cpus), stage_ms: stageMs, runs: repeat };
   } finally {
     await db.close();
   }

@@ -6,8 +6,12 @@
  *   npm run bench -- install-nochange [--mailboxes 2000]
  *
  * Figures: installs/s, provider writes per mailbox (sendAs patches on primary addresses), the 429s
- * received. The emulator answers 429 with Retry-After past --quota requests/s (0: no quota); the
- * floor is the provider requests the run needs divided by the quota, and `ratio` = wall / floor.
+ * received. The emulator answers 429 with Retry-After past --quota requests/s (0: no quota). The
+ * floor is N ÷ quota, where N is the addresses that need a write (each mailbox's primary address
+ * and its aliases: Gmail keeps one signature per send-as address), whatever requests the code
+ * chooses to make; `ratio` = wall / floor. `requests_floor_s` is the requests the code made ÷ quota,
+ * for comparison. `cpu` holds the CPU seconds of the worker (this process), Postgres and the
+ * emulator over the publish.
  */
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
@@ -18,15 +22,8 @@ import { startRuns } from '../src/sync/runs.ts';
 import { startWorker } from '../src/worker/runner.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { openBenchDb, round, startEmulatorProcess, type BenchDb, type EmulatorProcess } from './support.ts';
-
-async function until(fn: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { openBenchDb, round, startEmulatorProcess, until, type BenchDb, type EmulatorProcess } from './support.ts';
+import { startCpuMeter } from './cpu.ts';
 
 interface Setup {
   db: BenchDb;
@@ -77,7 +74,7 @@ async function publish(s: Setup, text: string): Promise<number> {
     await c.query(`update signatures set content = draft_content, last_published_at = now() where id = $1`, [s.signatureId]);
     await requestSignatureInstall(c, s.workspaceId, s.signatureId, { kinds: ['primary'], forced: false });
   });
-  await until(async () => (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs`)).rows[0]!.n === 0, 30 * 60_000);
+  await until(async () => (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs`)).rows[0]!.n === 0, 30 * 60_000, 'the install jobs');
   return performance.now() - t0;
 }
 
@@ -88,13 +85,16 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
   const s = await setup(mailboxes, quota, log);
   const runner = await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency });
   try {
+    const addresses = (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from emails where workspace_id = $1`, [s.workspaceId])).rows[0]!.n;
     const before = await s.emulator.send({ cmd: 'counters' });
+    const cpu = await startCpuMeter(s.db.ctx.pool, s.emulator.pid);
     const wall = await publish(s, 'Kind regards');
+    const cpuFigures = cpu();
     const after = await s.emulator.send({ cmd: 'counters' });
     const installed = (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from installations where status = 'installed' and last_html like '%Kind regards%'`)).rows[0]!.n;
     const requests = Number(after.requests) - Number(before.requests) - (Number(after.rateLimited) - Number(before.rateLimited));
     const writes = Number(after.writes) - Number(before.writes);
-    const floorMs = quota ? (requests / quota) * 1000 : 0;
+    const floorMs = quota ? (addresses / quota) * 1000 : 0;
     log(`published to ${mailboxes} mailboxes in ${(wall / 1000).toFixed(2)} s; ${installed} installed`);
     return {
       mailboxes,
@@ -102,13 +102,15 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
       lost: mailboxes - installed,
       wall_s: round(wall / 1000, 3),
       installs_per_s: Math.round(installed / (wall / 1000)),
+      addresses,
       provider_requests: requests,
       provider_writes: writes,
       writes_per_mailbox: round(writes / mailboxes, 3),
       max_writes_per_address: after.maxWritesPerAddress,
       rate_limited_429: Number(after.rateLimited) - Number(before.rateLimited),
       worker_concurrency: concurrency,
-      ...(quota ? { quota_per_s: quota, floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.11 } : {}),
+      ...(quota ? { quota_per_s: quota, floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.11, requests_floor_s: round(requests / quota, 3) } : {}),
+      cpu: cpuFigures,
     };
   } finally {
     await runner.stop();
@@ -124,11 +126,13 @@ export async function installNoChangeScenario({ quick, options, log }: BenchArgs
   try {
     await publish(s, 'Kind regards');
     const before = await s.emulator.send({ cmd: 'counters' });
+    const cpu = await startCpuMeter(s.db.ctx.pool, s.emulator.pid);
     const wall = await publish(s, 'Kind regards');
+    const cpuFigures = cpu();
     const after = await s.emulator.send({ cmd: 'counters' });
     const writes = Number(after.writes) - Number(before.writes);
     log(`republished unchanged content to ${mailboxes} mailboxes in ${(wall / 1000).toFixed(2)} s: ${writes} provider writes`);
-    return { mailboxes, wall_s: round(wall / 1000, 3), provider_writes: writes, provider_requests: Number(after.requests) - Number(before.requests), goal_writes: 0 };
+    return { mailboxes, wall_s: round(wall / 1000, 3), provider_writes: writes, provider_requests: Number(after.requests) - Number(before.requests), goal_writes: 0, cpu: cpuFigures };
   } finally {
     await runner.stop();
     await s.emulator.stop();

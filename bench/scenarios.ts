@@ -11,6 +11,7 @@ import { syncDeltaScenario } from './syncDelta.ts';
 import { publishLatencyScenario } from './publishLatency.ts';
 import { installNoChangeScenario, installScenario } from './install.ts';
 import { cliScenario } from './cli.ts';
+import { syncManyScenario } from './syncMany.ts';
 
 export interface BenchArgs {
   /** `--quick`: one tenth of the size, for a fast pass over every scenario. */
@@ -31,6 +32,7 @@ export const scenarios: Record<string, Scenario> = {
   'sync-full': syncFullScenario,
   'sync-nochange': syncNoChangeScenario,
   'sync-delta': syncDeltaScenario,
+  'sync-many': syncManyScenario,
   ingest: ingestScenario,
   'publish-latency': publishLatencyScenario,
   install: installScenario,

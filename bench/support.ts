@@ -23,6 +23,8 @@ import type { AppContext } from '../src/context.ts';
 export interface BenchDb {
   ctx: AppContext;
   url: string;
+  /** The key credentials are sealed with (hex), for worker processes started apart (ENCRYPTION_KEY). */
+  encryptionKey: string;
   close(): Promise<void>;
 }
 
@@ -49,18 +51,20 @@ export async function openBenchDb(): Promise<BenchDb> {
   await migrate(url, logger);
   const pool = createPool(url, 20);
   const jobs = await makeWorkerUtils({ pgPool: pool, logger: graphileLogger(logger) });
+  const encryptionKey = crypto.randomBytes(32).toString('hex');
   const ctx: AppContext = {
     // The emulated tenants are on loopback, which integration URLs may use only with this flag.
-    config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex'), ALLOW_INSECURE_WEBHOOKS: '1' }),
+    config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', ENCRYPTION_KEY: encryptionKey, ALLOW_INSECURE_WEBHOOKS: '1' }),
     pool,
     logger,
-    secrets: new Secrets(crypto.randomBytes(32)),
+    secrets: new Secrets(Buffer.from(encryptionKey, 'hex')),
     metrics: createMetrics(),
     jobs,
   };
   return {
     ctx,
     url,
+    encryptionKey,
     async close() {
       await jobs.release();
       await pool.end();
@@ -76,6 +80,10 @@ export async function openBenchDb(): Promise<BenchDb> {
 
 export interface EmulatorProcess {
   url: string;
+  /** The emulator's process id, for its CPU seconds (bench/cpu.ts). */
+  pid: number;
+  /** Everything the emulator announced when it was ready (its url, and per provider what a client needs). */
+  ready: Record<string, unknown>;
   /** Sends a control command (knobs, mutations) and waits for its answer. */
   send(cmd: Record<string, unknown>): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
@@ -101,6 +109,8 @@ export async function startEmulatorProcess(args: Record<string, string | number>
   const ready = await next();
   return {
     url: String(ready.url),
+    pid: child.pid!,
+    ready,
     send: (cmd) => {
       const p = next();
       child.stdin!.write(JSON.stringify(cmd) + '\n');
@@ -126,3 +136,25 @@ export function peakRssMb(): number {
 }
 
 export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** Waits for `promise`, or rejects after `ms` naming what it waited for: no benchmark step waits forever. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `fn` every 50 ms until it answers true, or throws after `timeoutMs` naming what it waited for. */
+export async function until(fn: () => Promise<boolean>, timeoutMs: number, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not met after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

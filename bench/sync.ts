@@ -7,7 +7,9 @@
  *   npm run bench -- sync-nochange [--users 100000] [--latency 50]
  *
  * Figures: users/s, pages, and the process's peak RSS; with --latency, the floor is pages × latency
- * (the time the provider alone takes) and `ratio` = wall / floor.
+ * (the time the provider alone takes) and `ratio` = wall / floor. `cpu` holds the CPU seconds of the
+ * worker (this process), Postgres and the emulator over one measured run (medians), and the load
+ * average; `stage_ms` where the measured run's time went (src/sync/timing.ts).
  */
 import { executeRun } from '../src/sync/engine.ts';
 import { startRuns } from '../src/sync/runs.ts';
@@ -17,6 +19,7 @@ import { insertIntegration } from '../src/integrations/repository.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
 import { median, openBenchDb, peakRssMb, round, startEmulatorProcess } from './support.ts';
+import { medianCpu, startCpuMeter, type CpuFigures } from './cpu.ts';
 
 interface SyncOptions {
   users: number;
@@ -31,6 +34,8 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
   const emulator = await startEmulatorProcess({ users: o.users, latencyMs: o.latencyMs });
   try {
     const walls: number[] = [];
+    const cpus: CpuFigures[] = [];
+    let stageMs: Record<string, number> = {};
     let pages = 0;
     let second = { updated: 0, created: 0, deleted: 0, events: 0 };
     // Warm-up run (not counted), then `repeat` measured runs, each into a fresh workspace.
@@ -50,16 +55,17 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
       await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work');
       const sync = async () => {
         const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
+        const cpu = await startCpuMeter(db.ctx.pool, emulator.pid);
         const t0 = performance.now();
         const result = await executeRun(db.ctx, run!.id);
         const wall = performance.now() - t0;
         if (result?.status !== 'succeeded') throw new Error(`sync ${result?.status}: ${result?.error ?? ''}`);
-        return { result, wall };
+        return { result, wall, cpu: cpu() };
       };
-      let { result, wall } = await sync();
+      let { result, wall, cpu } = await sync();
       if (o.nochange) {
         const eventsBefore = (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from events where workspace_id = $1', [ws.id])).rows[0]!.n;
-        ({ result, wall } = await sync());
+        ({ result, wall, cpu } = await sync());
         const eventsAfter = (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from events where workspace_id = $1', [ws.id])).rows[0]!.n;
         second = { updated: result.updated, created: result.created, deleted: result.deleted, events: eventsAfter - eventsBefore };
       } else if (result.created !== o.users) {
@@ -67,7 +73,11 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
       }
       pages = result.pages;
       log(`${i === 0 ? 'warm-up' : `run ${i}`}: ${o.users} users in ${(wall / 1000).toFixed(2)} s (${Math.round(o.users / (wall / 1000))} users/s, ${pages} pages)`);
-      if (i > 0) walls.push(wall);
+      if (i > 0) {
+        walls.push(wall);
+        cpus.push(cpu);
+        stageMs = result.stage_ms;
+      }
     }
     const wall = median(walls);
     const floorMs = pages * o.latencyMs;
@@ -81,6 +91,8 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
       ...(o.nochange ? { second_run: second } : {}),
       ...(o.latencyMs ? { floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.15 } : {}),
       ...(o.nochange ? {} : { goal_peak_rss_mb: 300 }),
+      cpu: medianCpu(cpus),
+      stage_ms: stageMs,
       runs: o.repeat,
     };
   } finally {

@@ -6,12 +6,14 @@
  *   full listing (`incremental: false`).
  * - Groups: `groups.list`, and for each group `members.list` with derived (nested) memberships.
  *   Memberships are loaded once per source instance, before the first users page is returned,
- *   also when a run resumes from a stored page token.
+ *   also when a run resumes from a stored page token; meanwhile the users pages are read ahead
+ *   (at most READ_AHEAD_PAGES), so the members listing does not delay the users listing.
  * - Org units: `orgunits.list` with type=all, plus the root `/`.
  * - Sync scope (config `scope`): users outside it are reported as skipped (`out_of_scope`).
  */
 import { admin, type admin_directory_v1 } from '@googleapis/admin';
 import pLimit from 'p-limit';
+import type { z } from 'zod';
 import type { Logger } from 'pino';
 import {
   defineDirectorySource,
@@ -40,6 +42,10 @@ const GROUPS_PAGE_SIZE = 200;
 const MEMBERS_PAGE_SIZE = 200;
 /** members.list calls in flight at once while loading memberships. */
 const MEMBERS_CONCURRENCY = 4;
+/** Users pages read ahead at most while the memberships load (about 0.5 MB each). */
+const READ_AHEAD_PAGES = 40;
+
+type GoogleUsersPageT = z.infer<typeof GoogleUsersPage>;
 
 type Ctx = ConnectorContext<GoogleConfig, GoogleCredentials>;
 
@@ -63,6 +69,9 @@ export class GoogleDirectorySource implements DirectorySource {
    */
   readonly #memberProgress = new Map<string, { members: GoogleMember[]; pageToken: string | undefined; done: boolean }>();
   #scope: Promise<ScopeMatcher | undefined> | undefined;
+  #membershipsLoaded = false;
+  /** Users pages read ahead while the memberships load, by the page token that asks for them ('' for the first). */
+  readonly #readAhead = new Map<string, Promise<GoogleUsersPageT>>();
 
   constructor(ctx: Ctx) {
     this.#config = ctx.config;
@@ -88,25 +97,21 @@ export class GoogleDirectorySource implements DirectorySource {
   }
 
   async fetchUsersPage(opts: FetchUsersOptions): Promise<DirectoryPage> {
-    // Memberships first: a resumed run (opts.pageToken set) needs them just as much.
-    const memberships = await this.#loadMemberships();
+    // Memberships are needed for every page, a resumed run's too; the users pages are read while
+    // they load instead of after.
+    const loading = this.#loadMemberships();
+    loading.catch(() => {}); // awaited below
+    const pending = this.#usersPage(opts.pageToken);
+    const memberships = await loading.catch((err: unknown) => {
+      this.#keepForRetry(opts.pageToken ?? '', pending);
+      throw err;
+    });
     this.#scope ??= this.#scopeMatcher().catch((err: unknown) => {
       this.#scope = undefined;
       throw err;
     });
     const scope = await this.#scope;
-
-    // https://developers.google.com/workspace/admin/directory/reference/rest/v1/users/list
-    const res = await call(this.#site('users.list'), () =>
-      this.#api.users.list({
-        ...this.#account(),
-        maxResults: USERS_PAGE_SIZE,
-        projection: 'full',
-        ...(opts.pageToken ? { pageToken: opts.pageToken } : {}),
-      }),
-    );
-    const page = parseProvider(GoogleUsersPage, res.data, 'google users.list');
-
+    const page = await pending;
     const out: DirectoryPage = { users: [], removedIds: [], skipped: [], nextPageToken: page.nextPageToken || null };
     for (const raw of page.users ?? []) {
       const user = toDirectoryUser(raw, memberships);
@@ -118,6 +123,51 @@ export class GoogleDirectorySource implements DirectorySource {
     }
     this.#logger.debug({ users: out.users.length, skipped: out.skipped.length, more: out.nextPageToken !== null }, 'google users page');
     return out;
+  }
+
+  /** A page read while the memberships failed to load waits for the retry, which reads it no second time (unless it failed too). */
+  #keepForRetry(key: string, page: Promise<GoogleUsersPageT>): void {
+    if (this.#readAhead.has(key)) return;
+    this.#readAhead.set(key, page);
+    page.catch(() => {
+      if (this.#readAhead.get(key) === page) this.#readAhead.delete(key);
+    });
+  }
+
+  /** The users page after `token`: read ahead already, or read now. */
+  #usersPage(token: string | undefined): Promise<GoogleUsersPageT> {
+    const key = token ?? '';
+    const page = this.#readAhead.get(key) ?? this.#fetchUsersPage(token);
+    this.#readAhead.delete(key);
+    this.#readOn(page);
+    return page;
+  }
+
+  /**
+   * While the memberships load (a members listing as long as the users listing, at 100,000 people),
+   * the users pages that follow are read ahead, up to READ_AHEAD_PAGES, so that the users listing
+   * does not wait for it. A page read ahead that fails is answered, and retried, when it is asked for.
+   */
+  #readOn(page: Promise<GoogleUsersPageT>): void {
+    page.then(
+      (p) => {
+        const next = p.nextPageToken;
+        if (this.#membershipsLoaded || !next || this.#readAhead.has(next) || this.#readAhead.size >= READ_AHEAD_PAGES) return;
+        const ahead = this.#fetchUsersPage(next);
+        ahead.catch(() => {}); // answered when asked for
+        this.#readAhead.set(next, ahead);
+        this.#readOn(ahead);
+      },
+      () => {},
+    );
+  }
+
+  async #fetchUsersPage(token: string | undefined): Promise<GoogleUsersPageT> {
+    // https://developers.google.com/workspace/admin/directory/reference/rest/v1/users/list
+    const res = await call(this.#site('users.list'), () =>
+      this.#api.users.list({ ...this.#account(), maxResults: USERS_PAGE_SIZE, projection: 'full', ...(token ? { pageToken: token } : {}) }),
+    );
+    return parseProvider(GoogleUsersPage, res.data, 'google users.list');
   }
 
   async listGroups(): Promise<DirectoryGroup[]> {
@@ -161,10 +211,16 @@ export class GoogleDirectorySource implements DirectorySource {
   }
 
   #loadMemberships(): Promise<Memberships> {
-    this.#memberships ??= this.#fetchMemberships().catch((err: unknown) => {
-      this.#memberships = undefined;
-      throw err;
-    });
+    this.#memberships ??= this.#fetchMemberships().then(
+      (m) => {
+        this.#membershipsLoaded = true;
+        return m;
+      },
+      (err: unknown) => {
+        this.#memberships = undefined;
+        throw err;
+      },
+    );
     return this.#memberships;
   }
 

@@ -20,12 +20,13 @@ import type { Logger } from 'pino';
 import { capabilitiesOf } from '../../connectors/registry.ts';
 import type { PhotoSource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
-import { withTx, type Queryable } from '../db/tx.ts';
+import { withTx } from '../db/tx.ts';
 import { requestTeammateInstalls } from '../install/triggers.ts';
 import { buildConnector, getIntegration, markAccessLost } from '../integrations/repository.ts';
 import { AccessLostError, InvalidResponseError } from '../../connectors/types.ts';
 import { checkImage, sha256Hex, upsertAsset } from './store.ts';
 import { recordPhotoFetched } from './directoryPhotos.ts';
+import { setPhotoValues, type PhotoFieldContext } from '../sync/teammates.ts';
 
 /** Photos downloaded at the same time. */
 export const PHOTO_CONCURRENCY = 4;
@@ -88,7 +89,7 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
   ).rows.map((r) => r.id);
   const recheckBefore = capabilitiesOf(integration.kind, 'assets').unversionedPhotos ? new Date(Date.now() - UNVERSIONED_RECHECK_MS) : null;
   const limit = pLimit(PHOTO_CONCURRENCY);
-  const ctxFill = { workspaceId, integrationId, kind: integration.kind, fieldIds, baseUrl: ctx.config.PUBLIC_BASE_URL };
+  const ctxFill: PhotoFieldContext = { workspaceId, integrationId, kind: integration.kind, fieldIds, baseUrl: ctx.config.PUBLIC_BASE_URL };
 
   let after: [string, string] = ['00000000-0000-0000-0000-000000000000', ''];
   for (;;) {
@@ -131,7 +132,7 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
         }
         await recordPhotoFetched(client, workspaceId, c.integration_id, c.external_id, c.ref, asset);
       }
-      const changed = await fillPhotoFields(client, ctxFill, [...new Set(batch.map((c) => c.teammate_id))]);
+      const changed = await setPhotoValues(client, ctxFill, [...new Set(batch.map((c) => c.teammate_id))]);
       result.teammatesChanged += changed.length;
       await requestTeammateInstalls(client, workspaceId, changed);
     });
@@ -139,7 +140,7 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
 
   // Fields created, remapped or cleared by hand since the photos were fetched.
   await withTx(ctx.pool, async (client) => {
-    const changed = await fillPhotoFields(client, ctxFill, null);
+    const changed = await setPhotoValues(client, ctxFill, null);
     result.teammatesChanged += changed.length;
     await requestTeammateInstalls(client, workspaceId, changed);
   });
@@ -180,49 +181,4 @@ async function fetchOne(source: PhotoSource, c: Candidate, result: PhotoSyncResu
     return { kind: 'unchanged' };
   }
   return { kind: 'image', contentType: check.contentType, data: photo.data };
-}
-
-interface FillContext {
-  workspaceId: string;
-  integrationId: string;
-  kind: string;
-  fieldIds: string[];
-  baseUrl: string;
-}
-
-/**
- * Sets every photo field of the given teammates (null: all) to their photo's public URL, and
- * removes the value where they have no photo. Returns the teammates whose values changed.
- */
-async function fillPhotoFields(db: Queryable, f: FillContext, teammateIds: string[] | null): Promise<string[]> {
-  if (!f.fieldIds.length) return [];
-  const { rows } = await db.query<{ teammate_id: string }>(
-    `with want as (
-       select distinct on (tp.teammate_id) tp.teammate_id, a.public_token
-         from teammate_photos tp
-         join integrations d on d.workspace_id = tp.workspace_id and d.id = tp.integration_id and d.kind = $3 and d.category = 'teammates'
-         join teammates t on t.workspace_id = tp.workspace_id and t.id = tp.teammate_id and t.deleted_at is null
-         left join assets a on a.workspace_id = tp.workspace_id and a.id = tp.asset_id
-        where tp.workspace_id = $1 and tp.fetched_at is not null and ($4::uuid[] is null or tp.teammate_id = any($4::uuid[]))
-        order by tp.teammate_id, (a.id is null), tp.fetched_at desc
-     ), up as (
-       insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, integration_id, source)
-       -- The public URL, as assetPublicUrl() builds it.
-       select $1, w.teammate_id, fid, $6 || '/assets/' || w.public_token, $2, 'integration'
-         from want w cross join unnest($5::uuid[]) fid
-        where w.public_token is not null
-       on conflict (teammate_id, smart_field_id) do update
-          set value = excluded.value, integration_id = excluded.integration_id, source = excluded.source
-        where (smart_field_values.value, smart_field_values.integration_id, smart_field_values.source)
-              is distinct from (excluded.value, excluded.integration_id, excluded.source)
-       returning teammate_id
-     ), cleared as (
-       delete from smart_field_values v using want w
-        where v.workspace_id = $1 and v.teammate_id = w.teammate_id and w.public_token is null and v.smart_field_id = any($5::uuid[])
-       returning v.teammate_id
-     )
-     select teammate_id from up union select teammate_id from cleared`,
-    [f.workspaceId, f.integrationId, f.kind, teammateIds, f.fieldIds, f.baseUrl.replace(/\/+$/, '')],
-  );
-  return rows.map((r) => r.teammate_id);
 }

@@ -15,7 +15,7 @@ import { capabilitiesOf } from '../../connectors/registry.ts';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxInstaller } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
+import { buildConnector, clearInstallPause, deferInstalls, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
 import { integrationInstallsEmail, signaturesFor } from './recipients.ts';
 import { renderForInstall, type RenderedForInstall } from './content.ts';
 import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, type InstallStatus, type TransitionResult } from '../db/installations.ts';
@@ -139,6 +139,21 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
   if (opts.dryRun) return { outcome: 'dry_run', wouldWrite: job.forced || !unchanged, rendered, signatureId: winner.signature_id };
   if (unchanged && !job.forced) return { outcome: 'unchanged', rendered };
 
+  return writeToProvider(ctx, { job, email, integration, installer, key: key(winner.signature_id), rendered, logger });
+}
+
+interface ProviderWrite {
+  job: InstallJob;
+  email: EmailRow;
+  integration: IntegrationRow;
+  installer: MailboxInstaller;
+  key: Parameters<typeof transition>[1];
+  rendered: RenderedForInstall;
+  logger: Logger;
+}
+
+/** The provider call of an install, and the status its answer leads to. */
+async function writeToProvider(ctx: AppContext, { job, email, integration, installer, key, rendered, logger }: ProviderWrite): Promise<InstallOutcome> {
   try {
     const result = await installer.install(
       { email: email.address, aliases: email.aliases, externalId: email.external_id ?? undefined, displayName: email.display_name },
@@ -146,35 +161,32 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
       { force: job.forced },
     );
     const t = await withTx(ctx.pool, (c) =>
-      transition(c, key(winner.signature_id), { status: 'installed', contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse, attempted: true }),
+      transition(c, key, { status: 'installed', contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse, attempted: true }),
     );
-    await ctx.pool.query(`update integrations set install_not_before = null where id = $1 and install_not_before is not null`, [integration.id]);
+    await clearInstallPause(ctx.pool, integration.id);
     return { outcome: 'installed', transition: t, providerResponse: result.providerResponse, rendered };
   } catch (err) {
     if (err instanceof RateLimitedError) {
       // Every worker waits: the integration's "not before" moves to the provider's Retry-After.
-      await ctx.pool.query(
-        `update integrations set install_not_before = greatest(coalesce(install_not_before, now()), now() + make_interval(secs => $2::double precision / 1000)) where id = $1`,
-        [integration.id, err.retryAfterMs],
-      );
+      await deferInstalls(ctx.pool, integration.id, err.retryAfterMs);
       return { outcome: 'rescheduled', retryAfterMs: err.retryAfterMs };
     }
     if (err instanceof AccessLostError) {
       await withTx(ctx.pool, async (c) => {
         await markAccessLost(ctx, c, integration, err.message);
-        await transition(c, key(winner.signature_id), { status: 'access_lost', errorCode: null, errorMessage: err.message, attempted: true });
+        await transition(c, key, { status: 'access_lost', errorCode: null, errorMessage: err.message, attempted: true });
         // Every install still waiting on this integration is held back too, with no further calls.
         await holdPendingAsAccessLost(c, integration.workspace_id, integration.id);
       });
       return { outcome: 'skipped', status: 'access_lost', reason: err.message };
     }
     if (err instanceof MailboxError) {
-      const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+      const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
       logger.warn({ code: err.code, err: err.message, firstFailure: t.previous !== 'failed' }, 'install failed');
       return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
     }
     if (err instanceof ConnectorError && err.code !== 'transient') {
-      const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+      const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
       return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
     }
     throw err; // transient: the job runner retries with backoff

@@ -199,3 +199,29 @@ export async function markDisconnected(client: pg.PoolClient, integration: Integ
   await emitEvent(client, row.workspace_id, 'integration.disconnected', { integration: integrationRef(row) });
   return true;
 }
+
+/**
+ * After a complete listing: the incremental state the next run starts from (when the source gave
+ * one), and when the last full listing was.
+ */
+export async function saveSyncCursor(db: Queryable, integrationId: string, nextState: unknown, fullListing: boolean): Promise<void> {
+  await db.query(
+    `update integrations set sync_cursor = coalesce($2::jsonb, sync_cursor), sync_cursor_at = case when $2::jsonb is null then sync_cursor_at else now() end,
+            last_full_sync_at = case when $3 then now() else last_full_sync_at end
+      where id = $1`,
+    [integrationId, nextState === undefined ? null : JSON.stringify(nextState), fullListing],
+  );
+}
+
+/** The provider refused an install with a 429: no worker process installs for this integration before Retry-After. */
+export async function deferInstalls(db: Queryable, integrationId: string, retryAfterMs: number): Promise<void> {
+  await db.query(
+    `update integrations set install_not_before = greatest(coalesce(install_not_before, now()), now() + make_interval(secs => $2::double precision / 1000)) where id = $1`,
+    [integrationId, retryAfterMs],
+  );
+}
+
+/** An install went through: the pause a 429 asked for is over. */
+export async function clearInstallPause(db: Queryable, integrationId: string): Promise<void> {
+  await db.query(`update integrations set install_not_before = null where id = $1 and install_not_before is not null`, [integrationId]);
+}

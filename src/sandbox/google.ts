@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { defaultKnobs, parseBody, serve, type EmulatorServer, type Knobs, type Reply } from './http.ts';
+import { defaultKnobs, listIndex, parseBody, serve, type EmulatorServer, type Knobs, type Reply, type Route } from './http.ts';
 
 export interface GoogleUserRaw {
   id: string;
@@ -95,6 +95,21 @@ function page<T>(items: T[], url: URL, max: number, defaultSize: number): { slic
   return { slice, ...(next ? { next } : {}) };
 }
 
+/** Users by id and by primary address (lowercase), as a userKey in a URL path names them. */
+function userIndex(tenant: GoogleTenant) {
+  const lookup = listIndex(
+    () => tenant.users,
+    (u) => [`id:${u.id}`, u.primaryEmail.toLowerCase()],
+  );
+  return {
+    byId: (id: string) => lookup([`id:${id}`], (u) => u.id === id),
+    find: (key: string): GoogleUserRaw | undefined => {
+      const email = decodeURIComponent(key).toLowerCase();
+      return lookup([`id:${key}`, email], (u) => u.id === key || u.primaryEmail.toLowerCase() === email);
+    },
+  };
+}
+
 export interface GoogleEmulator extends EmulatorServer {
   tenant: GoogleTenant;
   /** Each mailbox's current signature (sendAs of the primary address). */
@@ -105,14 +120,99 @@ export interface GoogleEmulator extends EmulatorServer {
   events: EventEmitter;
 }
 
-export async function startGoogleEmulator(tenant: GoogleTenant = generateGoogleTenant(25), knobs: Knobs = defaultKnobs()): Promise<GoogleEmulator> {
-  const writes = new Map<string, number>();
-  const events = new EventEmitter();
+interface GoogleState {
+  tenant: GoogleTenant;
+  knobs: Knobs;
+  index: ReturnType<typeof userIndex>;
+  writes: Map<string, number>;
+  events: EventEmitter;
+  /** API requests so far (the token endpoint revokes from `knobs.revokeAtRequest` on). */
+  requests: () => number;
+}
+
+function tokenRoute({ knobs, requests }: GoogleState): Route {
+  return {
+    method: 'POST',
+    pattern: /^\/token$/,
+    name: 'token',
+    control: true,
+    handler: ({ body }) => {
+      const form = parseBody(body);
+      if (!form.grant_type) return { status: 400, body: { error: 'invalid_request', error_description: 'Missing grant_type' } };
+      if (knobs.revokeAtRequest !== null && requests() + 1 >= knobs.revokeAtRequest) {
+        return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } };
+      }
+      return { status: 200, body: { access_token: `ya29.${crypto.randomBytes(24).toString('base64url')}`, expires_in: 3599, token_type: 'Bearer' } };
+    },
+  };
+}
+
+/** Admin SDK Directory: users (paged), photos, groups and their members (paged), org units. */
+function directoryRoutes({ tenant, index }: GoogleState): Route[] {
+  const findUser = (key: string) => index.find(key);
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/admin\/directory\/v1\/users$/,
+      name: 'users.list',
+      handler: ({ url }) => {
+        if (!url.searchParams.get('customer') && !url.searchParams.get('domain')) return googleError(400, 'Bad Request', 'badRequest');
+        const p = page(tenant.users, url, 500, 100);
+        return { status: 200, body: { kind: 'admin#directory#users', etag: '"e"', users: p.slice, ...(p.next ? { nextPageToken: p.next } : {}) } };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/directory\/v1\/users\/([^/]+)\/photos\/thumbnail$/,
+      name: 'users.photos.get',
+      handler: (_c, m) => {
+        const u = findUser(m[1]!);
+        if (!u?.thumbnailPhotoUrl) return googleError(404, 'Resource Not Found: userKey', 'notFound');
+        const data = crypto.createHash('sha256').update(u.id).digest();
+        return { status: 200, body: { kind: 'admin#directory#user#photo', id: u.id, primaryEmail: u.primaryEmail, mimeType: 'image/png', photoData: data.toString('base64url'), etag: u.thumbnailPhotoEtag ?? '"p1"', height: 96, width: 96 } };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/directory\/v1\/groups$/,
+      name: 'groups.list',
+      handler: ({ url }) => {
+        const p = page(tenant.groups.map((g) => ({ kind: 'admin#directory#group', id: g.id, email: g.email, name: g.name, directMembersCount: String(g.members.length) })), url, 200, 200);
+        return { status: 200, body: { kind: 'admin#directory#groups', groups: p.slice, ...(p.next ? { nextPageToken: p.next } : {}) } };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/directory\/v1\/groups\/([^/]+)\/members$/,
+      name: 'members.list',
+      handler: ({ url }, m) => {
+        const g = tenant.groups.find((x) => x.id === decodeURIComponent(m[1]!) || x.email === decodeURIComponent(m[1]!));
+        if (!g) return googleError(404, 'Resource Not Found: groupKey', 'notFound');
+        const p = page(g.members, url, 200, 200);
+        const members = p.slice.map((id) => {
+          const u = index.byId(id);
+          return { kind: 'admin#directory#member', id, email: u?.primaryEmail, role: 'MEMBER', type: 'USER', status: 'ACTIVE' };
+        });
+        return { status: 200, body: { kind: 'admin#directory#members', members, ...(p.next ? { nextPageToken: p.next } : {}) } };
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/directory\/v1\/customer\/([^/]+)\/orgunits$/,
+      name: 'orgunits.list',
+      handler: () => ({ status: 200, body: { kind: 'admin#directory#orgUnits', organizationUnits: tenant.orgUnits.map((o) => ({ kind: 'admin#directory#orgUnit', ...o })) } }),
+    },
+  ];
+}
+
+/** Gmail sendAs: list a mailbox's send-as addresses, patch one's signature. */
+function gmailRoutes({ tenant, index, writes, events }: GoogleState): Route[] {
+  const findUser = (key: string) => index.find(key);
   const sendAsOf = (email: string): SendAs[] => {
     const key = email.toLowerCase();
     let list = tenant.sendAs.get(key);
     if (!list) {
-      const user = tenant.users.find((u) => u.primaryEmail.toLowerCase() === key);
+      const user = index.find(key);
       list = [
         { sendAsEmail: user?.primaryEmail ?? email, displayName: user?.name.fullName ?? '', isPrimary: true, isDefault: true, signature: '', verificationStatus: 'accepted' },
         ...(user?.aliases ?? []).map((a) => ({ sendAsEmail: a, displayName: user?.name.fullName ?? '', isPrimary: false, isDefault: false, signature: '', verificationStatus: 'accepted' as const })),
@@ -121,107 +221,46 @@ export async function startGoogleEmulator(tenant: GoogleTenant = generateGoogleT
     }
     return list;
   };
-  const findUser = (key: string) => tenant.users.find((u) => u.id === key || u.primaryEmail.toLowerCase() === decodeURIComponent(key).toLowerCase());
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/gmail\/v1\/users\/([^/]+)\/settings\/sendAs$/,
+      name: 'sendAs.list',
+      handler: (_c, m) => {
+        const u = findUser(m[1]!);
+        if (!u) return googleError(404, 'Requested entity was not found.', 'notFound');
+        if (tenant.noMailbox.has(u.primaryEmail.toLowerCase())) return googleError(400, 'Mail service not enabled', 'failedPrecondition');
+        return { status: 200, body: { sendAs: sendAsOf(u.primaryEmail) } };
+      },
+    },
+    {
+      method: 'PATCH',
+      pattern: /^\/gmail\/v1\/users\/([^/]+)\/settings\/sendAs\/([^/]+)$/,
+      name: 'sendAs.patch',
+      handler: ({ body }, m) => {
+        const u = findUser(m[1]!);
+        if (!u) return googleError(404, 'Requested entity was not found.', 'notFound');
+        const entry = sendAsOf(u.primaryEmail).find((s) => s.sendAsEmail.toLowerCase() === decodeURIComponent(m[2]!).toLowerCase());
+        if (!entry) return googleError(404, 'Requested entity was not found.', 'notFound');
+        const patch = parseBody(body);
+        if (typeof patch.signature === 'string') {
+          if (patch.signature.length > 10_000) return googleError(400, 'Signature exceeds maximum length of 10000 characters', 'invalidArgument');
+          entry.signature = patch.signature;
+          writes.set(entry.sendAsEmail.toLowerCase(), (writes.get(entry.sendAsEmail.toLowerCase()) ?? 0) + 1);
+          events.emit('write', entry.sendAsEmail.toLowerCase(), entry.signature);
+        }
+        return { status: 200, body: entry };
+      },
+    },
+  ];
+}
 
+export async function startGoogleEmulator(tenant: GoogleTenant = generateGoogleTenant(25), knobs: Knobs = defaultKnobs()): Promise<GoogleEmulator> {
+  const writes = new Map<string, number>();
+  const events = new EventEmitter();
+  const state: GoogleState = { tenant, knobs, index: userIndex(tenant), writes, events, requests: () => server.counters.requests };
   const server = await serve(
-    [
-      {
-        method: 'POST',
-        pattern: /^\/token$/,
-        name: 'token',
-        control: true,
-        handler: ({ body }) => {
-          const form = parseBody(body);
-          if (!form.grant_type) return { status: 400, body: { error: 'invalid_request', error_description: 'Missing grant_type' } };
-          if (knobs.revokeAtRequest !== null && server.counters.requests + 1 >= knobs.revokeAtRequest) {
-            return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } };
-          }
-          return { status: 200, body: { access_token: `ya29.${crypto.randomBytes(24).toString('base64url')}`, expires_in: 3599, token_type: 'Bearer' } };
-        },
-      },
-      {
-        method: 'GET',
-        pattern: /^\/admin\/directory\/v1\/users$/,
-        name: 'users.list',
-        handler: ({ url }) => {
-          if (!url.searchParams.get('customer') && !url.searchParams.get('domain')) return googleError(400, 'Bad Request', 'badRequest');
-          const p = page(tenant.users, url, 500, 100);
-          return { status: 200, body: { kind: 'admin#directory#users', etag: '"e"', users: p.slice, ...(p.next ? { nextPageToken: p.next } : {}) } };
-        },
-      },
-      {
-        method: 'GET',
-        pattern: /^\/admin\/directory\/v1\/users\/([^/]+)\/photos\/thumbnail$/,
-        name: 'users.photos.get',
-        handler: (_c, m) => {
-          const u = findUser(m[1]!);
-          if (!u?.thumbnailPhotoUrl) return googleError(404, 'Resource Not Found: userKey', 'notFound');
-          const data = crypto.createHash('sha256').update(u.id).digest();
-          return { status: 200, body: { kind: 'admin#directory#user#photo', id: u.id, primaryEmail: u.primaryEmail, mimeType: 'image/png', photoData: data.toString('base64url'), etag: u.thumbnailPhotoEtag ?? '"p1"', height: 96, width: 96 } };
-        },
-      },
-      {
-        method: 'GET',
-        pattern: /^\/admin\/directory\/v1\/groups$/,
-        name: 'groups.list',
-        handler: ({ url }) => {
-          const p = page(tenant.groups.map((g) => ({ kind: 'admin#directory#group', id: g.id, email: g.email, name: g.name, directMembersCount: String(g.members.length) })), url, 200, 200);
-          return { status: 200, body: { kind: 'admin#directory#groups', groups: p.slice, ...(p.next ? { nextPageToken: p.next } : {}) } };
-        },
-      },
-      {
-        method: 'GET',
-        pattern: /^\/admin\/directory\/v1\/groups\/([^/]+)\/members$/,
-        name: 'members.list',
-        handler: ({ url }, m) => {
-          const g = tenant.groups.find((x) => x.id === decodeURIComponent(m[1]!) || x.email === decodeURIComponent(m[1]!));
-          if (!g) return googleError(404, 'Resource Not Found: groupKey', 'notFound');
-          const byId = new Map(tenant.users.map((u) => [u.id, u]));
-          const members = g.members.map((id) => {
-            const u = byId.get(id);
-            return { kind: 'admin#directory#member', id, email: u?.primaryEmail, role: 'MEMBER', type: 'USER', status: 'ACTIVE' };
-          });
-          const p = page(members, url, 200, 200);
-          return { status: 200, body: { kind: 'admin#directory#members', members: p.slice, ...(p.next ? { nextPageToken: p.next } : {}) } };
-        },
-      },
-      {
-        method: 'GET',
-        pattern: /^\/admin\/directory\/v1\/customer\/([^/]+)\/orgunits$/,
-        name: 'orgunits.list',
-        handler: () => ({ status: 200, body: { kind: 'admin#directory#orgUnits', organizationUnits: tenant.orgUnits.map((o) => ({ kind: 'admin#directory#orgUnit', ...o })) } }),
-      },
-      {
-        method: 'GET',
-        pattern: /^\/gmail\/v1\/users\/([^/]+)\/settings\/sendAs$/,
-        name: 'sendAs.list',
-        handler: (_c, m) => {
-          const u = findUser(m[1]!);
-          if (!u) return googleError(404, 'Requested entity was not found.', 'notFound');
-          if (tenant.noMailbox.has(u.primaryEmail.toLowerCase())) return googleError(400, 'Mail service not enabled', 'failedPrecondition');
-          return { status: 200, body: { sendAs: sendAsOf(u.primaryEmail) } };
-        },
-      },
-      {
-        method: 'PATCH',
-        pattern: /^\/gmail\/v1\/users\/([^/]+)\/settings\/sendAs\/([^/]+)$/,
-        name: 'sendAs.patch',
-        handler: ({ body }, m) => {
-          const u = findUser(m[1]!);
-          if (!u) return googleError(404, 'Requested entity was not found.', 'notFound');
-          const entry = sendAsOf(u.primaryEmail).find((s) => s.sendAsEmail.toLowerCase() === decodeURIComponent(m[2]!).toLowerCase());
-          if (!entry) return googleError(404, 'Requested entity was not found.', 'notFound');
-          const patch = parseBody(body);
-          if (typeof patch.signature === 'string') {
-            if (patch.signature.length > 10_000) return googleError(400, 'Signature exceeds maximum length of 10000 characters', 'invalidArgument');
-            entry.signature = patch.signature;
-            writes.set(entry.sendAsEmail.toLowerCase(), (writes.get(entry.sendAsEmail.toLowerCase()) ?? 0) + 1);
-            events.emit('write', entry.sendAsEmail.toLowerCase(), entry.signature);
-          }
-          return { status: 200, body: entry };
-        },
-      },
-    ],
+    [tokenRoute(state), ...directoryRoutes(state), ...gmailRoutes(state)],
     {
       revokedReply: () => googleError(401, 'Invalid Credentials', 'authError', { status: 'UNAUTHENTICATED' }),
       rateLimitedReply: (s) => googleError(429, 'Rate Limit Exceeded', 'rateLimitExceeded', { status: 'RESOURCE_EXHAUSTED', retryAfter: String(s) }),

@@ -109,10 +109,54 @@ export interface ServeOptions {
   malformedReply: () => Reply;
 }
 
+/** A quota window: requests counted in the current second. */
+interface QuotaWindow {
+  start: number;
+  count: number;
+}
+
+/**
+ * The knobs' answer to one API request, or null when the route itself answers: held first, then
+ * latency, then a forced or quota 429, revoked credentials, a fault or outage, a malformed answer.
+ */
+async function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: QuotaWindow, opts: ServeOptions, n: number): Promise<Reply | null> {
+  const nRoute = (counters.byRoute[route.name] = (counters.byRoute[route.name] ?? 0) + 1);
+  const faultN = knobs.faultRoute === null ? n : knobs.faultRoute === route.name ? nRoute : -1;
+  const isHeld = () => knobs.hold !== null && (knobs.hold.route === null ? n : knobs.hold.route === route.name ? nRoute : 0) > knobs.hold.after;
+  if (isHeld()) {
+    counters.held++;
+    while (isHeld()) await sleep(5);
+    counters.held--;
+  }
+  if (knobs.latencyMs) await sleep(knobs.latencyMs);
+  if (knobs.rateLimitNext > 0) {
+    knobs.rateLimitNext--;
+    counters.rateLimited++;
+    return opts.rateLimitedReply(1);
+  }
+  if (knobs.quotaPerSecond) {
+    const now = Date.now();
+    if (now - quota.start >= 1000) {
+      quota.start = now;
+      quota.count = 0;
+    }
+    if (++quota.count > knobs.quotaPerSecond) {
+      counters.rateLimited++;
+      return opts.rateLimitedReply(Math.max(1, Math.ceil((1000 - (now - quota.start)) / 1000)));
+    }
+  }
+  if (knobs.revokeAtRequest !== null && n >= knobs.revokeAtRequest) return opts.revokedReply();
+  if ((knobs.outageFromRequest !== null && faultN >= knobs.outageFromRequest) || (knobs.faultRate && Math.random() < knobs.faultRate)) {
+    counters.faults++;
+    return opts.faultReply();
+  }
+  if (knobs.malformedAtRequest === faultN) return opts.malformedReply();
+  return null;
+}
+
 export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = defaultKnobs()): Promise<EmulatorServer> {
   const counters: Counters = { requests: 0, byRoute: {}, rateLimited: 0, faults: 0, held: 0 };
-  let windowStart = Date.now();
-  let windowCount = 0;
+  const quota: QuotaWindow = { start: Date.now(), count: 0 };
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -128,48 +172,7 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
         break;
       }
       const n = ++counters.requests;
-      const nRoute = (counters.byRoute[route.name] = (counters.byRoute[route.name] ?? 0) + 1);
-      const faultN = knobs.faultRoute === null ? n : knobs.faultRoute === route.name ? nRoute : -1;
-      const isHeld = () => knobs.hold !== null && (knobs.hold.route === null ? n : knobs.hold.route === route.name ? nRoute : 0) > knobs.hold.after;
-      if (isHeld()) {
-        counters.held++;
-        while (isHeld()) await sleep(5);
-        counters.held--;
-      }
-      if (knobs.latencyMs) await sleep(knobs.latencyMs);
-      if (knobs.rateLimitNext > 0) {
-        knobs.rateLimitNext--;
-        counters.rateLimited++;
-        reply = opts.rateLimitedReply(1);
-        break;
-      }
-      if (knobs.quotaPerSecond) {
-        const now = Date.now();
-        if (now - windowStart >= 1000) {
-          windowStart = now;
-          windowCount = 0;
-        }
-        if (++windowCount > knobs.quotaPerSecond) {
-          counters.rateLimited++;
-          reply = opts.rateLimitedReply(Math.max(1, Math.ceil((1000 - (now - windowStart)) / 1000)));
-          break;
-        }
-      }
-      const revoked = knobs.revokeAtRequest !== null && n >= knobs.revokeAtRequest;
-      if (revoked) {
-        reply = opts.revokedReply();
-        break;
-      }
-      if ((knobs.outageFromRequest !== null && faultN >= knobs.outageFromRequest) || (knobs.faultRate && Math.random() < knobs.faultRate)) {
-        counters.faults++;
-        reply = opts.faultReply();
-        break;
-      }
-      if (knobs.malformedAtRequest === faultN) {
-        reply = opts.malformedReply();
-        break;
-      }
-      reply = await route.handler({ req, url, body, n, revoked, malformed: false }, m);
+      reply = (await knobReply(route, knobs, counters, quota, opts, n)) ?? (await route.handler({ req, url, body, n, revoked: false, malformed: false }, m));
       break;
     }
     const headers = { 'content-type': reply.raw === undefined ? 'application/json; charset=utf-8' : 'text/plain', ...(reply.headers ?? {}) };
@@ -208,4 +211,35 @@ export function parseBody(body: string): Record<string, string> {
   } catch {
     return Object.fromEntries(new URLSearchParams(body));
   }
+}
+
+/**
+ * An index over a tenant's list (users, members) by keys, built once and rebuilt only when the list
+ * changed: another array, another length, another first or last item, or an item found only by a
+ * scan (changed in place). A lookup costs a map probe instead of a scan of every item, so that an
+ * emulator's cost per request does not grow with the tenant; an item that does not exist costs the
+ * scan it always did. `matches` confirms a hit (and finds the item when the index is stale).
+ */
+export function listIndex<T>(list: () => T[], keysOf: (item: T) => string[]): (keys: string[], matches: (item: T) => boolean) => T | undefined {
+  let built: { items: T[]; length: number; first: T | undefined; last: T | undefined; byKey: Map<string, T> } | undefined;
+  const current = () => {
+    const items = list();
+    if (!built || built.items !== items || built.length !== items.length || built.first !== items[0] || built.last !== items.at(-1)) {
+      const byKey = new Map<string, T>();
+      // The first item with a key wins, as a scan would find it.
+      for (let i = items.length - 1; i >= 0; i--) for (const k of keysOf(items[i]!)) byKey.set(k, items[i]!);
+      built = { items, length: items.length, first: items[0], last: items.at(-1), byKey };
+    }
+    return built.byKey;
+  };
+  return (keys, matches) => {
+    const index = current();
+    for (const k of keys) {
+      const hit = index.get(k);
+      if (hit !== undefined && matches(hit)) return hit;
+    }
+    const found = list().find(matches);
+    if (found !== undefined) built = undefined;
+    return found;
+  };
 }

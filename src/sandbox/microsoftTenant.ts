@@ -135,3 +135,59 @@ export function transitiveMemberOf(tenant: MicrosoftTenant, objectId: string): s
   }
   return [...out];
 }
+
+/**
+ * transitiveMembers, computed once per group and tenant state instead of once per page: a listing
+ * of a large group pages through one list (the users array, its length, and each group's member
+ * array and length make the state; a change to any of them computes it again).
+ */
+export function transitiveMembersCache(tenant: MicrosoftTenant): (groupId: string) => { id: string; type: string }[] {
+  let state: { users: GraphUserRaw[]; n: number; members: string[][]; lengths: number[] } | undefined;
+  const lists = new Map<string, { id: string; type: string }[]>();
+  const unchanged = () =>
+    state !== undefined &&
+    state.users === tenant.users &&
+    state.n === tenant.users.length &&
+    state.members.length === tenant.groups.length &&
+    tenant.groups.every((g, i) => g.members === state!.members[i] && g.members.length === state!.lengths[i]);
+  return (groupId) => {
+    if (!unchanged()) {
+      lists.clear();
+      state = { users: tenant.users, n: tenant.users.length, members: tenant.groups.map((g) => g.members), lengths: tenant.groups.map((g) => g.members.length) };
+    }
+    let list = lists.get(groupId);
+    if (!list) lists.set(groupId, (list = transitiveMembers(tenant, groupId)));
+    return list;
+  };
+}
+
+/** The properties Graph answers for a user when the request names none. */
+export const USER_PROPERTIES = [
+  'businessPhones',
+  'displayName',
+  'givenName',
+  'id',
+  'jobTitle',
+  'mail',
+  'mobilePhone',
+  'officeLocation',
+  'preferredLanguage',
+  'surname',
+  'userPrincipalName',
+] as const;
+
+/** A mailbox's primary address: the SMTP: proxy address, else mail, else the UPN (lowercase). */
+export const primaryOf = (u: GraphUserRaw) => (u.proxyAddresses?.find((a) => a.startsWith('SMTP:'))?.slice(5) ?? u.mail ?? u.userPrincipalName).toLowerCase();
+
+/** The properties a request's `$select` names. */
+export const selectOf = (url: URL): string[] => {
+  const s = url.searchParams.get('$select');
+  return s ? s.split(',').map((x) => x.trim()) : [...USER_PROPERTIES];
+};
+
+/** A user as Graph answers it for those properties (unset ones null, collections empty). */
+export const project = (u: GraphUserRaw, select: string[]) => {
+  const out: Record<string, unknown> = { id: u.id };
+  for (const p of select) if (p !== 'id') out[p] = (u as unknown as Record<string, unknown>)[p] ?? (p === 'businessPhones' || p === 'proxyAddresses' ? [] : null);
+  return out;
+};

@@ -7,7 +7,7 @@
  * Point an integration at it with config `{ "base_url": url + "/api/" }`.
  */
 import crypto from 'node:crypto';
-import { defaultKnobs, parseBody, serve, type EmulatorServer, type Knobs, type Reply } from './http.ts';
+import { defaultKnobs, listIndex, parseBody, serve, type EmulatorServer, type Knobs, type Reply, type Route } from './http.ts';
 
 export interface SlackMemberRaw {
   id: string;
@@ -63,25 +63,13 @@ export interface SlackEmulator extends EmulatorServer {
 const ok = (body: Record<string, unknown>, headers: Record<string, string> = {}): Reply => ({ status: 200, body: { ok: true, ...body }, headers: { 'x-oauth-scopes': SLACK_SCOPES, ...headers } });
 const fail = (error: string, extra: Record<string, unknown> = {}): Reply => ({ status: 200, body: { ok: false, error, ...extra } });
 
-export async function startSlackEmulator(tenant: SlackTenant = generateSlackTenant(25), knobs: Knobs = defaultKnobs()): Promise<SlackEmulator> {
-  const dms: SlackDm[] = [];
-  const channels = new Map<string, string>();
-  const channelOf = (user: string) => {
-    let ch = channels.get(user);
-    if (!ch) {
-      ch = `D${crypto.createHash('sha256').update(user).digest('hex').slice(0, 10).toUpperCase()}`;
-      channels.set(user, ch);
-    }
-    return ch;
-  };
-  const member = (id: string) => tenant.members.find((m) => m.id === id);
-
-  /** Every Web API method: POST /api/<method>, bot token in the Authorization header. */
-  const method = (name: string, fn: (args: Record<string, string>) => Reply) => ({
+/** Every Web API method: POST /api/<method>, bot token in the Authorization header. */
+function method(tenant: SlackTenant, name: string, fn: (args: Record<string, string>) => Reply): Route {
+  return {
     method: 'POST',
     pattern: new RegExp(`^/api/${name.replace('.', '\\.')}$`),
     name,
-    handler: ({ req, body }: { req: { headers: Record<string, string | string[] | undefined> }; body: string }) => {
+    handler: ({ req, body }) => {
       const auth = req.headers.authorization;
       const args = parseBody(body);
       const token = typeof auth === 'string' ? auth.replace(/^Bearer /, '') : args.token;
@@ -89,61 +77,111 @@ export async function startSlackEmulator(tenant: SlackTenant = generateSlackTena
       if (token !== tenant.botToken) return fail('invalid_auth');
       return fn(args);
     },
-  });
+  };
+}
 
+/** The emulated workspace's state shared by its methods: members indexed, DM channels, DMs posted. */
+function slackState(tenant: SlackTenant) {
+  const channels = new Map<string, string>();
+  const channelUsers = new Map<string, string>();
+  const lookup = listIndex(
+    () => tenant.members,
+    (m) => [`id:${m.id}`, `email:${(m.profile.email ?? '').toLowerCase()}`],
+  );
+  return {
+    tenant,
+    dms: [] as SlackDm[],
+    lookup,
+    member: (id: string) => lookup([`id:${id}`], (m) => m.id === id),
+    /** Where the page a cursor names starts, so that paging does not scan the members for it. */
+    cursorOffset: new Map<string, number>(),
+    channelUsers,
+    channelOf: (user: string) => {
+      let ch = channels.get(user);
+      if (!ch) {
+        ch = `D${crypto.createHash('sha256').update(user).digest('hex').slice(0, 10).toUpperCase()}`;
+        channels.set(user, ch);
+        channelUsers.set(ch, user);
+      }
+      return ch;
+    },
+  };
+}
+
+type SlackState = ReturnType<typeof slackState>;
+
+/** auth.test, team.profile.get and the member directory. */
+function directoryMethods(st: SlackState): Route[] {
+  const { tenant, member, lookup, cursorOffset } = st;
+  return [
+    method(st.tenant, 'auth.test', () => ok({ url: `https://${tenant.teamId.toLowerCase()}.slack.test/`, team: 'Sandbox', user: 'sigsync', team_id: tenant.teamId, user_id: 'U0BOT0001', bot_id: 'B0BOT0001' })),
+    method(st.tenant, 'team.profile.get', () => ok({ profile: { fields: [] } })),
+    method(st.tenant, 'users.list', (args) => {
+      const limit = Math.min(Number(args.limit ?? 0) || 1000, 1000);
+      const cursor = args.cursor;
+      let offset = 0;
+      if (cursor) {
+        const id = /^user:(.+)$/.exec(Buffer.from(cursor, 'base64').toString('utf8'))?.[1];
+        const at = id ? member(id) : undefined;
+        const hint = cursorOffset.get(cursor);
+        offset = at === undefined ? -1 : hint !== undefined && tenant.members[hint] === at ? hint : tenant.members.indexOf(at);
+        if (offset < 0) return fail('invalid_cursor');
+      }
+      const slice = tenant.members.slice(offset, offset + limit);
+      const next = tenant.members[offset + limit];
+      if (next) cursorOffset.set(Buffer.from(`user:${next.id}`).toString('base64'), offset + limit);
+      return ok({ members: slice.map((m) => ({ team_id: tenant.teamId, deleted: false, is_bot: false, ...m })), cache_ts: Math.floor(Date.now() / 1000), response_metadata: { next_cursor: next ? Buffer.from(`user:${next.id}`).toString('base64') : '' } });
+    }),
+    method(st.tenant, 'users.profile.get', (args) => {
+      const m = member(args.user ?? '');
+      if (!m) return fail('user_not_found');
+      return ok({ profile: { ...m.profile, fields: [] } });
+    }),
+    method(st.tenant, 'users.lookupByEmail', (args) => {
+      const email = (args.email ?? '').toLowerCase();
+      const m = lookup([`email:${email}`], (x) => (x.profile.email ?? '').toLowerCase() === email);
+      if (!m) return fail('users_not_found');
+      return ok({ user: { team_id: tenant.teamId, deleted: false, is_bot: false, ...m } });
+    }),
+  ];
+}
+
+/** Direct messages: open a DM channel, post to it. */
+function messageMethods(st: SlackState): Route[] {
+  const { member, channelOf, channelUsers, dms } = st;
+  return [
+    method(st.tenant, 'conversations.open', (args) => {
+      const users = (args.users ?? '').split(',').filter(Boolean);
+      if (users.length !== 1) return fail(users.length ? 'not_enough_users' : 'users_list_not_supplied');
+      const m = member(users[0]!);
+      if (!m) return fail('user_not_found');
+      if (m.deleted) return fail('user_disabled');
+      return ok({ channel: { id: channelOf(m.id) } });
+    }),
+    method(st.tenant, 'chat.postMessage', (args) => {
+      const channel = args.channel ?? '';
+      const user = channelUsers.get(channel);
+      if (!user) return fail('channel_not_found');
+      const text = args.text ?? '';
+      if (text.length > 40_000) return fail('msg_too_long');
+      let blocks: unknown[] = [];
+      try {
+        blocks = args.blocks ? (JSON.parse(args.blocks) as unknown[]) : [];
+      } catch {
+        return fail('invalid_blocks');
+      }
+      const ts = `${Math.floor(Date.now() / 1000)}.${String(dms.length + 1).padStart(6, '0')}`;
+      dms.push({ channel, user, email: member(user)?.profile.email?.toLowerCase() ?? null, text, blocks, ts });
+      return ok({ channel, ts, message: { type: 'message', text, user: 'U0BOT0001', ts, blocks } });
+    }),
+  ];
+}
+
+export async function startSlackEmulator(tenant: SlackTenant = generateSlackTenant(25), knobs: Knobs = defaultKnobs()): Promise<SlackEmulator> {
+  const st = slackState(tenant);
+  const { dms, member } = st;
   const server = await serve(
-    [
-      method('auth.test', () => ok({ url: `https://${tenant.teamId.toLowerCase()}.slack.test/`, team: 'Sandbox', user: 'sigsync', team_id: tenant.teamId, user_id: 'U0BOT0001', bot_id: 'B0BOT0001' })),
-      method('team.profile.get', () => ok({ profile: { fields: [] } })),
-      method('users.list', (args) => {
-        const limit = Math.min(Number(args.limit ?? 0) || 1000, 1000);
-        const cursor = args.cursor;
-        let offset = 0;
-        if (cursor) {
-          const id = /^user:(.+)$/.exec(Buffer.from(cursor, 'base64').toString('utf8'))?.[1];
-          offset = id ? tenant.members.findIndex((m) => m.id === id) : -1;
-          if (offset < 0) return fail('invalid_cursor');
-        }
-        const slice = tenant.members.slice(offset, offset + limit);
-        const next = tenant.members[offset + limit];
-        return ok({ members: slice.map((m) => ({ team_id: tenant.teamId, deleted: false, is_bot: false, ...m })), cache_ts: Math.floor(Date.now() / 1000), response_metadata: { next_cursor: next ? Buffer.from(`user:${next.id}`).toString('base64') : '' } });
-      }),
-      method('users.profile.get', (args) => {
-        const m = member(args.user ?? '');
-        if (!m) return fail('user_not_found');
-        return ok({ profile: { ...m.profile, fields: [] } });
-      }),
-      method('users.lookupByEmail', (args) => {
-        const email = (args.email ?? '').toLowerCase();
-        const m = tenant.members.find((x) => (x.profile.email ?? '').toLowerCase() === email);
-        if (!m) return fail('users_not_found');
-        return ok({ user: { team_id: tenant.teamId, deleted: false, is_bot: false, ...m } });
-      }),
-      method('conversations.open', (args) => {
-        const users = (args.users ?? '').split(',').filter(Boolean);
-        if (users.length !== 1) return fail(users.length ? 'not_enough_users' : 'users_list_not_supplied');
-        const m = member(users[0]!);
-        if (!m) return fail('user_not_found');
-        if (m.deleted) return fail('user_disabled');
-        return ok({ channel: { id: channelOf(m.id) } });
-      }),
-      method('chat.postMessage', (args) => {
-        const channel = args.channel ?? '';
-        const user = [...channels.entries()].find(([, ch]) => ch === channel)?.[0];
-        if (!user) return fail('channel_not_found');
-        const text = args.text ?? '';
-        if (text.length > 40_000) return fail('msg_too_long');
-        let blocks: unknown[] = [];
-        try {
-          blocks = args.blocks ? (JSON.parse(args.blocks) as unknown[]) : [];
-        } catch {
-          return fail('invalid_blocks');
-        }
-        const ts = `${Math.floor(Date.now() / 1000)}.${String(dms.length + 1).padStart(6, '0')}`;
-        dms.push({ channel, user, email: member(user)?.profile.email?.toLowerCase() ?? null, text, blocks, ts });
-        return ok({ channel, ts, message: { type: 'message', text, user: 'U0BOT0001', ts, blocks } });
-      }),
-    ],
+    [...directoryMethods(st), ...messageMethods(st)],
     {
       revokedReply: () => fail('token_revoked'),
       rateLimitedReply: (s) => ({ status: 429, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': String(s) } }),

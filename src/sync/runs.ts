@@ -1,7 +1,15 @@
 /**
  * Sync runs: starting them (one running run per integration, enforced by a partial unique index),
- * and reading them. Starting a run and enqueueing its job happen in one transaction, so a run never
- * exists without the job that executes it.
+ * executing them one execution at a time, recording their pages and ending them, and reading them.
+ * Starting a run and enqueueing its job happen in one transaction, so a run never exists without
+ * the job that executes it.
+ *
+ * Exclusive execution: an execution claims the run (claimRun: a fresh `executor` id on the row),
+ * and each page's transaction and the completion first lock the row and check that it still names
+ * that execution (holdRun). A second execution of the same run (a job retried while its first
+ * attempt is alive, a stale lock released, a manual call) takes the run over after the page being
+ * written commits; the first then finds it taken at its next page and stops without writing. Two
+ * executions never both write, and the newer one resumes from the checkpoint the older left.
  */
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
@@ -30,6 +38,11 @@ export interface SyncRunRow {
   rate_limit_waits: number;
   pending_deletions: number;
   checkpoint: { pageToken?: string | null; full?: boolean } | null;
+  /** The execution that holds the run (claimRun), null before the first; when the first took it up. */
+  executor: string | null;
+  claimed_at: Date | null;
+  /** Milliseconds per write stage and per provider wait, summed over the run's pages. */
+  stage_ms: Record<string, number>;
   error_code: string | null;
   error: string | null;
   error_details: { externalId?: string; email?: string; message: string }[];
@@ -107,7 +120,112 @@ export async function getRun(db: Queryable, runId: string): Promise<SyncRunRow |
   return rows[0];
 }
 
+/** The run was taken over by another execution of it (or ended meanwhile): stop, write nothing. */
+export class RunTakenOverError extends Error {
+  override readonly name = 'RunTakenOverError';
+  constructor(runId: string) {
+    super(`sync run ${runId} is being executed by another execution, or has ended`);
+  }
+}
+
+/** Claims a running run for a new execution; undefined when the run is not running. */
+export async function claimRun(db: Queryable, runId: string): Promise<SyncRunRow | undefined> {
+  const { rows } = await db.query<SyncRunRow>(
+    `update sync_runs set executor = gen_random_uuid(), claimed_at = coalesce(claimed_at, now()), updated_at = now()
+      where id = $1 and status = 'running' returning *`,
+    [runId],
+  );
+  return rows[0];
+}
+
+/**
+ * Locks the run row for the rest of the transaction and checks that `executor` still holds it;
+ * throws RunTakenOverError otherwise. Call it first in every transaction that writes for the run.
+ */
+export async function holdRun(client: pg.PoolClient, runId: string, executor: string): Promise<void> {
+  const { rowCount } = await client.query(`select 1 from sync_runs where id = $1 and executor = $2 and status = 'running' for update`, [runId, executor]);
+  if (!rowCount) throw new RunTakenOverError(runId);
+}
+
+export interface PageCounters {
+  seen: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  skipped: number;
+  errors: number;
+  errorDetails: unknown[];
+  /** The provider's token for the next page (null: the listing is complete). */
+  nextPageToken: string | null | undefined;
+  /** The run's stage timings so far, this page included. */
+  stageMs: Record<string, number>;
+}
+
+/** Adds one written page to the run and moves its checkpoint, in the page's transaction. */
+export async function recordPage(client: pg.PoolClient, runId: string, c: PageCounters, maxErrorDetails: number): Promise<void> {
+  await client.query(
+    `update sync_runs set pages = pages + 1, seen = seen + $2, created = created + $3, updated = updated + $4,
+            unchanged = unchanged + $5, skipped = skipped + $6, errors = errors + $7,
+            error_details = case when jsonb_array_length(error_details) >= ${maxErrorDetails} then error_details
+                                 else error_details || $8::jsonb end,
+            checkpoint = jsonb_build_object('pageToken', $9::text), stage_ms = $10::jsonb, updated_at = now()
+      where id = $1`,
+    [runId, c.seen, c.created, c.updated, c.unchanged, c.skipped, c.errors, JSON.stringify(c.errorDetails.slice(0, maxErrorDetails)), c.nextPageToken ?? null, JSON.stringify(c.stageMs)],
+  );
+}
+
+/** The listing mode a run's first page starts with, and why it is a full one when it fell back. */
+export async function setRunMode(db: Queryable, runId: string, mode: 'full' | 'delta', reason: string | null): Promise<void> {
+  await db.query('update sync_runs set mode = $2, fallback_reason = coalesce(fallback_reason, $3) where id = $1', [runId, mode, reason]);
+}
+
+/** The incremental token was refused: the run starts over as a full listing, forgetting whom it saw. */
+export async function restartAsFull(client: pg.PoolClient, runId: string, reason: string): Promise<void> {
+  await client.query(`update sync_runs set mode = 'full', fallback_reason = $2, checkpoint = null where id = $1`, [runId, reason]);
+  await client.query('delete from sync_run_seen where run_id = $1', [runId]);
+}
+
+export async function countRateLimitWait(db: Queryable, runId: string): Promise<void> {
+  await db.query('update sync_runs set rate_limit_waits = rate_limit_waits + 1 where id = $1', [runId]);
+}
+
+/** Records who a run saw, as active or as removed, for the removals after a complete listing. */
+export async function recordSeen(db: Queryable, runId: string, active: string[], removed: string[]): Promise<void> {
+  await db.query(
+    `insert into sync_run_seen (run_id, external_id, removed)
+     select $1::uuid, x, false from unnest($2::text[]) x
+     union all select $1::uuid, x, true from unnest($3::text[]) x
+     on conflict (run_id, external_id) do update set removed = excluded.removed`,
+    [runId, active, removed],
+  );
+}
+
+export type EndFields = Partial<Pick<SyncRunRow, 'error_code' | 'error' | 'deleted' | 'pending_deletions'>>;
+
+/**
+ * Ends a running run; a run already ended stays as it is, and so does a run another execution took
+ * over (when `executor` is given).
+ */
+export async function finishRun(db: Queryable, runId: string, status: SyncRunRow['status'], fields: EndFields = {}, executor: string | null = null): Promise<void> {
+  await db.query(
+    `update sync_runs set status = $2, finished_at = now(), error_code = $3, error = $4,
+            deleted = coalesce($5, deleted), pending_deletions = coalesce($6, pending_deletions), checkpoint = case when $2 = 'succeeded' or $2 = 'needs_confirmation' then null else checkpoint end
+      where id = $1 and status = 'running' and ($7::uuid is null or executor = $7)`,
+    [runId, status, fields.error_code ?? null, fields.error ?? null, fields.deleted ?? null, fields.pending_deletions ?? null, executor],
+  );
+}
+
 /** Cancels the integration's running runs (it was disconnected); their next page finds them cancelled. */
 export async function cancelRunningRuns(db: Queryable, integrationId: string, reason: string): Promise<void> {
   await db.query(`update sync_runs set status = 'cancelled', finished_at = now(), error = $2 where integration_id = $1 and status = 'running'`, [integrationId, reason]);
+}
+
+/** Drops whom finished runs saw, once they ended more than `olderThanHours` ago; answers the rows dropped. */
+export async function pruneSeen(db: Queryable, olderThanHours: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `delete from sync_run_seen s using sync_runs r
+      where s.run_id = r.id and r.status <> 'running' and r.finished_at < now() - make_interval(hours => $1)`,
+    [olderThanHours],
+  );
+  return rowCount ?? 0;
 }

@@ -1,16 +1,13 @@
 /** Daily housekeeping: drops per-run bookkeeping that finished runs no longer need. */
 import { z } from 'zod';
+import { pruneSeen } from '../sync/runs.ts';
 import { defineTask } from './define.ts';
 
 export const prune = defineTask({
   name: 'prune',
   payload: z.object({ olderThanHours: z.number().int().min(0).default(24) }).loose(),
   async run({ olderThanHours }, { app, logger }) {
-    const { rowCount } = await app.pool.query(
-      `delete from sync_run_seen s using sync_runs r
-        where s.run_id = r.id and r.status <> 'running' and r.finished_at < now() - make_interval(hours => $1)`,
-      [olderThanHours],
-    );
-    logger.info({ seenRows: rowCount }, 'pruned finished sync bookkeeping');
+    const seenRows = await pruneSeen(app.pool, olderThanHours);
+    logger.info({ seenRows }, 'pruned finished sync bookkeeping');
   },
 });

@@ -1,10 +1,7 @@
 /**
  * Each table has one owner: the module that writes it (and emits its events in the same
  * transaction); routes, tasks and CLI commands call it. README "Code map" lists the owners.
- *
- * PENDING lists the writers that still write a table they do not own, each to be moved into the
- * owner; the list only shrinks. A writer that is neither the owner nor pending fails the test, and
- * so does a pending entry that no longer writes (take it off the list).
+ * A write from any other file of src/ or connectors/ fails the test, naming the owner to call.
  */
 import { describe, expect, it } from 'vitest';
 import { migrationTables, readSources, writers } from './scan.ts';
@@ -14,14 +11,14 @@ export const OWNERS: Record<string, string> = {
   api_keys: 'src/db/apiKeys.ts',
   integrations: 'src/integrations/repository.ts',
   sync_runs: 'src/sync/runs.ts',
-  sync_run_seen: 'src/sync/write.ts',
-  teammates: 'src/sync/write.ts',
-  teammate_sources: 'src/sync/write.ts',
-  emails: 'src/sync/write.ts',
-  groups: 'src/sync/engine.ts',
-  memberships: 'src/sync/write.ts',
+  sync_run_seen: 'src/sync/runs.ts',
+  teammates: 'src/sync/teammates.ts',
+  teammate_sources: 'src/sync/teammates.ts',
+  emails: 'src/sync/teammates.ts',
+  groups: 'src/sync/groups.ts',
+  memberships: 'src/sync/teammates.ts',
   smart_fields: 'src/db/smartFields.ts',
-  smart_field_values: 'src/sync/write.ts',
+  smart_field_values: 'src/sync/teammates.ts',
   folders: 'src/db/signatures.ts',
   signatures: 'src/db/signatures.ts',
   signature_variants: 'src/db/signatures.ts',
@@ -42,20 +39,8 @@ export const OWNERS: Record<string, string> = {
   seat_syncs: 'src/db/billing.ts',
 };
 
-/** Writers still to be moved into the owner (issue: one owner per aggregate). */
-export const PENDING: Record<string, string[]> = {
-  integrations: ['src/install/install.ts', 'src/sync/engine.ts'],
-  sync_runs: ['src/sync/engine.ts'],
-  sync_run_seen: ['src/sync/engine.ts', 'src/tasks/prune.ts'],
-  teammates: ['src/db/teammates.ts', 'src/sync/engine.ts'],
-  teammate_sources: ['src/sync/engine.ts'],
-  emails: ['src/db/teammates.ts'],
-  smart_field_values: ['src/assets/photoSync.ts', 'src/db/teammates.ts'],
-  events: ['src/sync/engine.ts', 'src/sync/write.ts'],
-};
-
-/** Problems with the writers found: a writer that may not write, a table without owner, a stale pending entry. */
-export function ownershipProblems(found: Map<string, Set<string>>, owners = OWNERS, pending = PENDING): string[] {
+/** Problems with the writers found: a writer that is not the owner, a table without owner. */
+export function ownershipProblems(found: Map<string, Set<string>>, owners = OWNERS): string[] {
   const problems: string[] = [];
   for (const [table, files] of found) {
     const owner = owners[table];
@@ -63,14 +48,13 @@ export function ownershipProblems(found: Map<string, Set<string>>, owners = OWNE
       problems.push(`${table}: no owner; add it to OWNERS in test/architecture/ownership.test.ts and to README "Code map"`);
       continue;
     }
-    for (const f of files) if (f !== owner && !(pending[table] ?? []).includes(f)) problems.push(`${table}: written by ${f}, but its owner is ${owner}`);
-    for (const f of pending[table] ?? []) if (!files.has(f)) problems.push(`${table}: ${f} no longer writes it; take it off PENDING`);
+    for (const f of files) if (f !== owner) problems.push(`${table}: written by ${f}, but its owner is ${owner}`);
   }
   return problems;
 }
 
 describe('one owner per table', () => {
-  it('every table the migrations create is written only by its owner (or a writer still listed as pending)', () => {
+  it('every table the migrations create is written only by its owner', () => {
     expect(ownershipProblems(writers(readSources(), migrationTables()))).toEqual([]);
   });
 

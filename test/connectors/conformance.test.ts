@@ -10,7 +10,11 @@
  *   malformed.json     page 2 does not parse
  *   rate-limited.json  page 1 answers 429 with Retry-After once
  *   access-lost.json   page 2 answers with revoked credentials
+ *   repeated-token.json  page 2 answers with the next-page token page 1 gave (a listing without end)
  *   expected.json      what the engine must have stored
+ *
+ * A listing past its bound (more pages than the directory's known size allows) is the listing.json
+ * pages with a bound of one page.
  *
  * Each request is { method, url, match?, status, headers?, body }: `match` lists query parameters
  * (GET) or form/JSON body fields (POST) the request must carry, null meaning "absent".
@@ -26,6 +30,7 @@ import type { ConnectorKind } from '../../connectors/registry.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/sync/runs.ts';
 import type { RetryPolicy } from '../../src/sync/retry.ts';
+import type { ExecuteOptions } from '../../src/sync/engine.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { googleServiceAccount, workspaceWithKey } from '../helpers/fixtures.ts';
 import { CREDENTIALS as MICROSOFT_CREDENTIALS } from './microsoft/helpers.ts';
@@ -118,14 +123,18 @@ describe.each(PROVIDERS)('directory conformance: $fixtures', (provider) => {
         config: provider.config ?? {},
       }),
     );
-    /** Runs one sync against the given fixture file; every request in it must have been made. */
-    const sync = async (file: string) => {
+    /**
+     * Runs one sync against the given fixture file; every request in it must have been made, or
+     * (`untilStopped`) the requests up to where the run stopped, in order.
+     */
+    const sync = async (file: string, opts: ExecuteOptions & { untilStopped?: boolean } = {}) => {
       intercept(provider, 'background.json', true);
       const scopes = intercept(provider, file);
       // Full listings: incremental runs have their own tests (a delta run would not ask for these pages).
       const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli', full: true });
-      const result = (await executeRun(t.ctx, run!.id, { retry: FAST }))!;
-      for (const s of scopes) s.done();
+      const result = (await executeRun(t.ctx, run!.id, { retry: FAST, ...opts }))!;
+      const made = opts.untilStopped ? scopes.filter((s) => s.isDone()).length : scopes.length;
+      for (const s of scopes.slice(0, made)) s.done();
       nock.cleanAll();
       return result;
     };
@@ -209,6 +218,28 @@ describe.each(PROVIDERS)('directory conformance: $fixtures', (provider) => {
     await sync('listing.json');
     const run = await sync('malformed.json');
     expect(run).toMatchObject({ status: 'failed', error_code: 'invalid_response', deleted: 0 });
+    expect(await activeIds()).toEqual(listed);
+  });
+
+  it('fails the run as invalid_response when the provider repeats a page token, and deletes nobody', async () => {
+    const { sync, activeIds, q } = await setup();
+    await sync('listing.json');
+    const run = await sync('repeated-token.json');
+    expect(run).toMatchObject({ status: 'failed', error_code: 'invalid_response', deleted: 0 });
+    expect(run.error).toContain('page token it had already given');
+    // Page 1 was written once; page 2 (the one that repeated the token) not at all.
+    expect(run.pages).toBe(1);
+    expect(await activeIds()).toEqual(listed);
+    expect((await q<{ n: number }>(`select count(*)::int as n from events where workspace_id = $1 and type = 'teammate.deleted'`))[0]!.n).toBe(0);
+  });
+
+  it('fails the run as invalid_response when the listing goes past the bound for the directory size, and deletes nobody', async () => {
+    const { sync, activeIds } = await setup();
+    await sync('listing.json');
+    // Had the run stopped after page 1 and counted as complete, the users of pages 2 and 3 would go.
+    const run = await sync('listing.json', { listingBound: () => ({ pages: 1, users: 1_000_000 }), untilStopped: true });
+    expect(run).toMatchObject({ status: 'failed', error_code: 'invalid_response', deleted: 0, pages: 1 });
+    expect(run.error).toContain('past the bound');
     expect(await activeIds()).toEqual(listed);
   });
 

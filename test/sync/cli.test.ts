@@ -89,11 +89,13 @@ describe('sync and integration CLI', () => {
     expect(r.stdout).toMatch(/invalid_response: /);
   });
 
-  it('runs lists the run, newest first', async () => {
+  it('runs lists the run, newest first, with where its time went', async () => {
     const r = await runCli(['runs', '--workspace', workspaceId], env());
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/SLOWEST_STAGES$/m);
     expect(r.stdout).toMatch(/Google\s+failed\s+full\s+cli\s+0\s+0\s+0/);
-    expect(r.stdout).toMatch(/Google\s+succeeded\s+full\s+cli\s+1\s+30\s+30/);
+    // The run that wrote 30 people names its slowest stages, with their seconds.
+    expect(r.stdout).toMatch(/Google\s+succeeded\s+full\s+cli\s+1\s+30\s+30\s.*\b(teammates|addresses|events|fetch_wait|match|stage|memberships|values|seen|installs|photos) \d+\.\d+ s/);
   });
 
   it('sync needs exactly one of --integration and --workspace', async () => {

@@ -111,21 +111,26 @@ export function syncCommands(program: Command): void {
     .option('--workspace <id>', 'only this workspace')
     .option('--integration <id>', 'only this integration')
     .option('--limit <n>', 'how many', '20')
-    .action(async (opts: { workspace?: string; integration?: string; limit: string }) => {
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit: an integer from 1 to 1000');
-      const ws = opts.workspace ? requireUuid(opts.workspace, '--workspace') : null;
-      const integ = opts.integration ? requireUuid(opts.integration, '--integration') : null;
-      await withContext(async (ctx) => {
-        const { rows } = await ctx.pool.query(
-          `select r.id, i.name as integration, r.status, r.mode, r.trigger, r.pages, r.seen, r.created, r.updated, r.deleted,
-                  r.errors, r.started_at, r.finished_at, coalesce(r.error_code, '') as error
-             from sync_runs r join integrations i on i.id = r.integration_id
-            where ($1::uuid is null or r.workspace_id = $1) and ($2::uuid is null or r.integration_id = $2)
-            order by r.started_at desc limit $3`,
-          [ws, integ, limit],
-        );
-        table(rows, ['id', 'integration', 'status', 'mode', 'trigger', 'pages', 'seen', 'created', 'updated', 'deleted', 'errors', 'started_at', 'finished_at', 'error']);
-      });
-    });
+    .action(listRuns);
+}
+
+/** `sigsync runs`: recent runs with their counters and slowest stages. */
+async function listRuns(opts: { workspace?: string; integration?: string; limit: string }): Promise<void> {
+  const limit = Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit: an integer from 1 to 1000');
+  const ws = opts.workspace ? requireUuid(opts.workspace, '--workspace') : null;
+  const integ = opts.integration ? requireUuid(opts.integration, '--integration') : null;
+  await withContext(async (ctx) => {
+    const { rows } = await ctx.pool.query(
+      `select r.id, i.name as integration, r.status, r.mode, r.trigger, r.pages, r.seen, r.created, r.updated, r.deleted,
+              r.errors, r.started_at, r.finished_at, coalesce(r.error_code, '') as error, r.stage_ms
+         from sync_runs r join integrations i on i.id = r.integration_id
+        where ($1::uuid is null or r.workspace_id = $1) and ($2::uuid is null or r.integration_id = $2)
+        order by r.started_at desc limit $3`,
+      [ws, integ, limit],
+    );
+    const { slowestStages } = await import('../../sync/timing.ts');
+    const withStages = rows.map((r: Record<string, unknown>) => ({ ...r, slowest_stages: slowestStages(r.stage_ms as Record<string, number>) }));
+    table(withStages, ['id', 'integration', 'status', 'mode', 'trigger', 'pages', 'seen', 'created', 'updated', 'deleted', 'errors', 'started_at', 'finished_at', 'error', 'slowest_stages']);
+  });
 }

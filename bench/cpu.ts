@@ -1,0 +1,134 @@
+/**
+ * CPU seconds per process, beside wall time: on a shared machine they are stabler than wall time,
+ * and they say whose cost it is.
+ *
+ *   worker    this process (the engine or the worker under test, and the benchmark's driver)
+ *   postgres  the postmaster and every backend, including backends that exited in between (their
+ *             time moves into the postmaster's "children" figures when it reaps them)
+ *   emulator  the emulated tenant's own process
+ *
+ * Read from /proc (Linux). Postgres is found through a backend's parent, so a DATABASE_URL on this
+ * host is measured too; a server elsewhere, or no /proc, reports null.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import type pg from 'pg';
+
+let ticks: number | undefined;
+function ticksPerSecond(): number {
+  if (ticks === undefined) {
+    try {
+      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticks = 100;
+    }
+  }
+  return ticks;
+}
+
+interface ProcStat {
+  ppid: number;
+  /** utime + stime, in ticks. */
+  self: number;
+  /** cutime + cstime (reaped children), in ticks. */
+  children: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces: split after its end.
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(f[1]), self: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) };
+}
+
+/** CPU seconds of a process, with its children (live ones and those it reaped). */
+export function treeCpuSeconds(pid: number): number | null {
+  const root = readStat(pid);
+  if (!root) return null;
+  let total = root.self + root.children;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = readStat(Number(entry));
+    if (s?.ppid === pid) total += s.self + s.children;
+  }
+  return total / ticksPerSecond();
+}
+
+/** The postmaster's pid when the database runs on this host and /proc shows it, else null. */
+export async function postmasterPid(pool: pg.Pool): Promise<number | null> {
+  const { rows } = await pool.query<{ pid: number }>('select pg_backend_pid() as pid');
+  const stat = readStat(rows[0]!.pid);
+  return stat ? stat.ppid : null;
+}
+
+export interface CpuFigures {
+  /** Wall seconds over the same span. */
+  wall_s: number;
+  worker_cpu_s: number;
+  postgres_cpu_s: number | null;
+  emulator_cpu_s: number | null;
+  /** Emulator CPU ÷ worker CPU: the benchmark measures the worker only while this stays under 0.1. */
+  emulator_share: number | null;
+  /** The machine's 1-minute load average at the end, and its cores: how busy it was. */
+  load_avg_1m: number;
+  cores: number;
+}
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/**
+ * Starts measuring; the returned function gives the CPU seconds of each process since then.
+ * `emulatorPid` null: the emulator runs in the worker's process (counted there).
+ */
+export async function startCpuMeter(pool: pg.Pool, emulatorPid: number | null): Promise<() => CpuFigures> {
+  const pgPid = await postmasterPid(pool);
+  const cpu0 = process.cpuUsage();
+  const pg0 = pgPid === null ? null : treeCpuSeconds(pgPid);
+  const em0 = emulatorPid === null ? null : treeCpuSeconds(emulatorPid);
+  const t0 = performance.now();
+  return () => {
+    const c = process.cpuUsage(cpu0);
+    const worker = (c.user + c.system) / 1e6;
+    const pgNow = pgPid === null ? null : treeCpuSeconds(pgPid);
+    const emNow = emulatorPid === null ? null : treeCpuSeconds(emulatorPid);
+    const postgres = pg0 === null || pgNow === null ? null : pgNow - pg0;
+    const emulator = em0 === null || emNow === null ? null : emNow - em0;
+    return {
+      wall_s: r3((performance.now() - t0) / 1000),
+      worker_cpu_s: r3(worker),
+      postgres_cpu_s: postgres === null ? null : r3(postgres),
+      emulator_cpu_s: emulator === null ? null : r3(emulator),
+      emulator_share: emulator === null || worker === 0 ? null : r3(emulator / worker),
+      load_avg_1m: Math.round(os.loadavg()[0]! * 100) / 100,
+      cores: os.availableParallelism(),
+    };
+  };
+}
+
+/** The median of each figure over several measured runs. */
+export function medianCpu(runs: CpuFigures[]): CpuFigures {
+  const med = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const m = Math.floor(s.length / 2);
+    return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  };
+  const pick = (k: keyof CpuFigures) => {
+    const xs = runs.map((r) => r[k]).filter((x): x is number => typeof x === 'number');
+    return xs.length === runs.length ? r3(med(xs)) : null;
+  };
+  return {
+    wall_s: pick('wall_s')!,
+    worker_cpu_s: pick('worker_cpu_s')!,
+    postgres_cpu_s: pick('postgres_cpu_s'),
+    emulator_cpu_s: pick('emulator_cpu_s'),
+    emulator_share: pick('emulator_share'),
+    load_avg_1m: pick('load_avg_1m')!,
+    cores: runs[0]?.cores ?? os.availableParallelism(),
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * The mailbox part of the emulated Microsoft 365 tenant: the beta mailbox configuration item
+ * OWA.UserOptions (get, create, update) in which Outlook on the web keeps its signature, and the
+ * Graph error body every route answers with.
+ */
+import crypto from 'node:crypto';
+import type { Reply, Route } from './http.ts';
+import type { GraphUserRaw, MicrosoftTenant, StructuredEntry } from './microsoftTenant.ts';
+
+export const graphError = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
+  status,
+  body: { error: { code, message, innerError: { date: new Date().toISOString(), 'request-id': crypto.randomUUID(), 'client-request-id': crypto.randomUUID() } } },
+  ...(headers ? { headers } : {}),
+});
+
+
+const cleanEntries = (raw: unknown): StructuredEntry[] =>
+  (Array.isArray(raw) ? raw : []).map((e: { keyEntry?: { type?: string; values?: string[] }; valueEntry?: { type?: string; values?: string[] } }) => ({
+    keyEntry: { type: e.keyEntry?.type ?? 'string', values: e.keyEntry?.values ?? [] },
+    valueEntry: { type: e.valueEntry?.type ?? 'string', values: e.valueEntry?.values ?? [] },
+  }));
+
+const annotate = (entries: StructuredEntry[]) =>
+  entries.map((e) => ({
+    '@odata.type': '#microsoft.graph.structuredDataEntry',
+    keyEntry: { '@odata.type': '#microsoft.graph.structuredDataEntryTypedValue', ...e.keyEntry },
+    valueEntry: { '@odata.type': '#microsoft.graph.structuredDataEntryTypedValue', ...e.valueEntry },
+  }));
+
+export interface MailboxDeps {
+  tenant: MicrosoftTenant;
+  /** The emulator's base URL (known once it listens). */
+  base: () => string;
+  /** A reply refusing the request's bearer token, or null when it is valid. */
+  checkBearer: (auth: string | undefined) => Reply | null;
+  findUser: (key: string) => GraphUserRaw | undefined;
+  /** A configuration item was written for this user. */
+  onWrite: (u: GraphUserRaw) => void;
+}
+
+/** The routes of the OWA.UserOptions configuration item. */
+export function mailboxRoutes({ tenant, base, checkBearer, findUser, onWrite }: MailboxDeps): Route[] {
+  const mailboxItem = (userKey: string): { user: GraphUserRaw } | Reply => {
+    const u = findUser(userKey);
+    if (!u) return graphError(404, 'ErrorInvalidUser', `The requested user '${decodeURIComponent(userKey)}' is invalid.`);
+    if (tenant.noMailbox.has(u.id)) return graphError(404, 'MailboxNotEnabledForRESTAPI', 'The mailbox is either inactive, soft-deleted, or is hosted on-premise.');
+    return { user: u };
+  };
+
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations\/([^/]+)$/,
+      name: 'userConfiguration.get',
+      handler: ({ req }, m) => {
+        const denied = checkBearer(req.headers.authorization);
+        if (denied) return denied;
+        const found = mailboxItem(m[1]!);
+        if ('status' in found) return found;
+        const entries = decodeURIComponent(m[2]!) === 'OWA.UserOptions' ? tenant.mailboxes.get(found.user.id) : undefined;
+        if (!entries) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+        return { status: 200, body: { '@odata.context': `${base()}/beta/$metadata#users('${found.user.id}')/mailFolders('root')/userConfigurations/$entity`, id: 'OWA.UserOptions', binaryData: null, xmlData: null, structuredData: annotate(entries) } };
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations$/,
+      name: 'userConfiguration.create',
+      handler: ({ req, body }, m) => {
+        const denied = checkBearer(req.headers.authorization);
+        if (denied) return denied;
+        const found = mailboxItem(m[1]!);
+        if ('status' in found) return found;
+        const item = JSON.parse(body || '{}') as { id?: string; structuredData?: unknown };
+        if (item.id !== 'OWA.UserOptions') return graphError(400, 'ErrorInvalidRequest', 'Only OWA.UserOptions is emulated.');
+        if (tenant.mailboxes.has(found.user.id)) return graphError(409, 'ErrorItemSave', 'The configuration object already exists.');
+        tenant.mailboxes.set(found.user.id, cleanEntries(item.structuredData));
+        onWrite(found.user);
+        return { status: 201, body: { id: 'OWA.UserOptions', structuredData: annotate(tenant.mailboxes.get(found.user.id)!) } };
+      },
+    },
+    {
+      method: 'PATCH',
+      pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations\/([^/]+)$/,
+      name: 'userConfiguration.update',
+      handler: ({ req, body }, m) => {
+        const denied = checkBearer(req.headers.authorization);
+        if (denied) return denied;
+        const found = mailboxItem(m[1]!);
+        if ('status' in found) return found;
+        if (decodeURIComponent(m[2]!) !== 'OWA.UserOptions' || !tenant.mailboxes.has(found.user.id)) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+        const patch = JSON.parse(body || '{}') as { structuredData?: unknown };
+        tenant.mailboxes.set(found.user.id, cleanEntries(patch.structuredData));
+        onWrite(found.user);
+        return { status: 200, body: { id: 'OWA.UserOptions', structuredData: annotate(tenant.mailboxes.get(found.user.id)!) } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,152 @@
+/**
+ * The users listing of one run: page N+1 is fetched while page N is written, each page in one
+ * transaction that first checks the run is still this execution's (holdRun), writes the page in
+ * stages (write.ts), and saves the counters, the stage timings and the provider's next page token
+ * as the checkpoint.
+ *
+ * A listing that does not end is refused: a page token the run already asked for (a provider that
+ * repeats itself would keep the run alive forever), or more pages or users than the directory's
+ * known size allows, fails the run as `invalid_response` before the page is written, and a failed
+ * run deletes nobody.
+ */
+import type pg from 'pg';
+import { ConnectorError, type DirectoryPage, type DirectorySource, type IncrementalState } from '../../connectors/types.ts';
+import type { AppContext } from '../context.ts';
+import { withTx } from '../db/tx.ts';
+import { recordDirectoryPhotos } from '../assets/directoryPhotos.ts';
+import { cleanPageUsers, cleanText } from './clean.ts';
+import { onTeammatesChanged } from './hooks.ts';
+import { withRetry, type RetryPolicy } from './retry.ts';
+import { holdRun, recordPage, type SyncRunRow } from './runs.ts';
+import { SyncStatistics } from './stats.ts';
+import { StageTimer } from './timing.ts';
+import { writePage, type MappedField, type PageResult } from './write.ts';
+
+const MAX_ERROR_DETAILS = 100;
+
+/** The most pages and users (counted on every page, repeats included) one run may list. */
+export interface ListingBound {
+  pages: number;
+  users: number;
+}
+
+/**
+ * By default: one page per known user and three times the known users (the directory's sources, or
+ * the last complete run's count), plus 10,000 pages and a million users, so that a first sync (no
+ * known size) and a directory that grew at once still complete, while a listing without end stops.
+ */
+export const defaultListingBound = (knownUsers: number): ListingBound => ({ pages: 10_000 + knownUsers, users: 1_000_000 + 3 * knownUsers });
+
+/** A listing that does not end the way a provider's listing ends. */
+export class EndlessListingError extends ConnectorError {
+  override readonly name = 'EndlessListingError';
+  readonly code = 'invalid_response' as const;
+}
+
+/** Refuses a repeated page token and a listing past its bound. */
+export class ListingGuard {
+  readonly #asked = new Set<string>();
+  #pages: number;
+  #users: number;
+  readonly #bound: ListingBound;
+
+  constructor(bound: ListingBound, run: Pick<SyncRunRow, 'pages' | 'seen'>, firstToken: string | undefined) {
+    this.#bound = bound;
+    this.#pages = run.pages;
+    this.#users = run.seen;
+    if (firstToken) this.#asked.add(firstToken);
+  }
+
+  /** Checks a page that arrived; throws EndlessListingError if the listing must stop. */
+  check(page: DirectoryPage): void {
+    this.#pages++;
+    this.#users += page.users.length;
+    const next = page.nextPageToken;
+    if (next && this.#asked.has(next)) {
+      throw new EndlessListingError(`users listing: the provider answered a page token it had already given in this run (page ${this.#pages}); stopped, nobody deleted`);
+    }
+    if (this.#pages > this.#bound.pages || this.#users > this.#bound.users) {
+      throw new EndlessListingError(
+        `users listing: ${this.#pages} pages and ${this.#users} users, past the bound for this directory's known size (${this.#bound.pages} pages, ${this.#bound.users} users); stopped, nobody deleted`,
+      );
+    }
+    if (next) this.#asked.add(next);
+  }
+}
+
+export interface PageLoop {
+  executor: string;
+  pageToken: string | undefined;
+  since: IncrementalState | undefined;
+  fields: MappedField[];
+  category: 'teammates' | 'smart_fields';
+  groupIds: Map<string, string>;
+  policy: RetryPolicy;
+  observer: Parameters<typeof withRetry>[2];
+  bound: ListingBound;
+}
+
+/** Lists and writes every page. Returns the incremental state of the last page. */
+export async function listPages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PageLoop): Promise<IncrementalState | undefined> {
+  const attributes = loop.fields.map((f) => f.attribute);
+  const fetch = (pageToken: string | undefined): Promise<DirectoryPage> => {
+    const p = withRetry(() => source.fetchUsersPage({ pageToken, since: loop.since, attributes }), loop.policy, loop.observer);
+    p.catch(() => {}); // awaited below; this only keeps a prefetch failure from being "unhandled" meanwhile
+    return p;
+  };
+  const guard = new ListingGuard(loop.bound, run, loop.pageToken);
+  const timer = new StageTimer(run.stage_ms);
+  const statistics = new SyncStatistics();
+  let pending = fetch(loop.pageToken);
+  for (;;) {
+    const page = await timer.time('fetch_wait', () => pending);
+    guard.check(page);
+    if (page.nextPageToken) pending = fetch(page.nextPageToken);
+    const created = await withTx(ctx.pool, (client) => writeOnePage(client, run, loop, page, timer));
+    await statistics.afterPage(ctx.pool, created);
+    if (!page.nextPageToken) return page.nextState;
+  }
+}
+
+/** One page's transaction. Answers how many teammates it created. */
+async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, timer: StageTimer): Promise<number> {
+  // A page whose commit is lost in a database crash loses its checkpoint with it and is written
+  // again on resume (the writes are idempotent upserts), so the page need not wait for fsync.
+  await client.query('set local synchronous_commit = off');
+  await holdRun(client, run.id, loop.executor);
+  // Text Postgres cannot store (NUL, lone surrogates, impossible addresses) is cleaned here, once
+  // for every connector, before the fingerprints are computed, so an unchanged directory still
+  // compares equal.
+  const { users, errors: refused } = cleanPageUsers(page.users);
+  const r: PageResult = await writePage(
+    client,
+    { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds },
+    users,
+    page.removedIds.map(cleanText),
+    timer,
+  );
+  if (r.changedTeammateIds.length) await timer.time('installs', () => onTeammatesChanged(client, run.workspace_id, r.changedTeammateIds));
+  // An unchanged user's photo reference is unchanged too (it is part of the fingerprint).
+  if (loop.category === 'teammates') {
+    const unchanged = new Set(r.unchangedExternalIds);
+    const changed = unchanged.size ? users.filter((u) => !unchanged.has(u.externalId)) : users;
+    await timer.time('photos', () => recordDirectoryPhotos(client, run.workspace_id, run.integration_id, changed));
+  }
+  await recordPage(
+    client,
+    run.id,
+    {
+      seen: r.seen,
+      created: r.created,
+      updated: r.updated,
+      unchanged: r.unchanged,
+      skipped: r.skipped + page.skipped.length,
+      errors: refused.length + r.errors.length,
+      errorDetails: [...refused, ...r.errors],
+      nextPageToken: page.nextPageToken,
+      stageMs: timer.ms,
+    },
+    MAX_ERROR_DETAILS,
+  );
+  return r.created;
+}

@@ -1,0 +1,308 @@
+/**
+ * The teammates aggregate: the only module that writes teammates, their directory sources,
+ * addresses, memberships and smart-field values.
+ *
+ * Directories fill it page by page. Each merge stage below owns one table and reads the page from
+ * the staging tables src/sync/write.ts filled (stage_users with each user's teammate_id, stage_emails,
+ * stage_groups, stage_values); it updates a row only where it differs (IS DISTINCT FROM) and adds
+ * the teammates it changed to stage_changed.
+ *
+ * A page is a few hundred rows; these tables can hold millions. Every lookup into them is a
+ * correlated subquery on a unique index or an `= any(ids)` on an indexed column, so a page costs
+ * index probes for its own rows instead of a hash join over the whole workspace, which made every
+ * page slower than the last. (The engine keeps their statistics fresh: stats.ts.)
+ *
+ * People change it by hand through the API (the functions at the end): manual smart-field values,
+ * removing a teammate who comes from no directory, removing an alias address. Each such change asks
+ * for the installs it affects, and a removal writes teammate.deleted, in the caller's transaction.
+ */
+import type pg from 'pg';
+import type { Queryable } from '../db/tx.ts';
+import { stopTeammates } from '../db/installations.ts';
+import { emitTeammateEvents } from '../events/outbox.ts';
+import { requestTeammateInstalls } from '../install/triggers.ts';
+
+export interface MergeContext {
+  workspaceId: string;
+  integrationId: string;
+  /**
+   * The teammates the page writes that existed before it (stage_users.teammate_id, not new): only
+   * they can have rows to update, demote or remove. A page of new people skips those statements.
+   */
+  ids: string[];
+}
+
+/** Teammates (new, revived, renamed) and the integration's source rows. */
+export async function mergeTeammates(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext): Promise<void> {
+  if (ids.length) {
+    await client.query(
+      `update stage_users s set revived = true where not s.is_new and (select t.deleted_at from teammates t where t.id = s.teammate_id) is not null`,
+    );
+  }
+  await client.query(
+    `insert into teammates (id, workspace_id, display_name, given_name, family_name)
+     select teammate_id, $1, coalesce(display_name, ''), given_name, family_name from stage_users where is_new`,
+    [w],
+  );
+  if (!ids.length) return upsertSources(client, w, i);
+  await client.query(
+    `with changed as (
+       update teammates t set display_name = coalesce(s.display_name, ''), given_name = s.given_name,
+              family_name = s.family_name, deleted_at = null
+         from stage_users s
+        where t.id = any($2::uuid[]) and t.id = s.teammate_id and not s.is_new and t.workspace_id = $1
+          and (t.display_name, t.given_name, t.family_name, t.deleted_at)
+              is distinct from (coalesce(s.display_name, ''), s.given_name, s.family_name, null::timestamptz)
+       returning t.id)
+     insert into stage_changed select id from changed on conflict do nothing`,
+    [w, ids],
+  );
+  await upsertSources(client, w, i);
+}
+
+async function upsertSources(client: pg.PoolClient, w: string, i: string): Promise<void> {
+  await client.query(
+    `insert into teammate_sources (workspace_id, integration_id, external_id, teammate_id, photo_ref, fingerprint)
+     select $1, $2, ext_id, teammate_id, photo_ref, fingerprint from stage_users
+     on conflict (integration_id, external_id) do update
+        set teammate_id = excluded.teammate_id, photo_ref = excluded.photo_ref, fingerprint = excluded.fingerprint
+      where (teammate_sources.teammate_id, teammate_sources.photo_ref, teammate_sources.fingerprint)
+            is distinct from (excluded.teammate_id, excluded.photo_ref, excluded.fingerprint)`,
+    [w, i],
+  );
+}
+
+/**
+ * Addresses: aliases another teammate holds are reported (and their user written again next time,
+ * not skipped as unchanged); then primaries demoted, stale addresses dropped, the page's upserted.
+ */
+export async function mergeAddresses(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext): Promise<{ ext_id: string; address: string }[]> {
+  const aliasDup = await client.query<{ ext_id: string; address: string }>(
+    `delete from stage_emails se using stage_users s where se.ext_id = s.ext_id and se.holder <> s.teammate_id
+      returning se.ext_id, se.address`,
+  );
+  if (aliasDup.rows.length) await forgetFingerprints(client, i, aliasDup.rows.map((r) => r.ext_id));
+  await client.query(`delete from stage_emails se where not exists (select 1 from stage_users s where s.ext_id = se.ext_id)`);
+  if (ids.length) await dropStaleAddresses(client, i, ids);
+  await client.query(
+    `with up as (
+       insert into emails (workspace_id, teammate_id, address, is_primary, integration_id)
+       select distinct on (lower(se.address)) $1, s.teammate_id, se.address, se.is_primary, $2::uuid
+         from stage_emails se join stage_users s on s.ext_id = se.ext_id
+        order by lower(se.address), se.is_primary desc
+       on conflict (workspace_id, lower(address)) do update
+          set is_primary = excluded.is_primary, integration_id = excluded.integration_id, address = excluded.address
+        where (emails.is_primary, emails.integration_id, emails.address)
+              is distinct from (excluded.is_primary, excluded.integration_id, excluded.address)
+       returning teammate_id)
+     insert into stage_changed select teammate_id from up on conflict do nothing`,
+    [w, i],
+  );
+  return aliasDup.rows;
+}
+
+/** Existing teammates' primaries the directory moved are demoted; addresses it dropped go. */
+async function dropStaleAddresses(client: pg.PoolClient, i: string, ids: string[]): Promise<void> {
+  await client.query(
+    `with demoted as (
+       update emails e set is_primary = false
+         from stage_users s
+        where e.teammate_id = any($1::uuid[]) and e.teammate_id = s.teammate_id and e.is_primary and lower(e.address) <> lower(s.email)
+       returning e.teammate_id)
+     insert into stage_changed select teammate_id from demoted on conflict do nothing`,
+    [ids],
+  );
+  await client.query(
+    `with stale as (
+       delete from emails e using stage_users s
+        where e.teammate_id = any($2::uuid[]) and e.teammate_id = s.teammate_id and e.integration_id = $1
+          and not exists (select 1 from stage_emails se where se.ext_id = s.ext_id and lower(se.address) = lower(e.address))
+       returning e.teammate_id)
+     insert into stage_changed select teammate_id from stale on conflict do nothing`,
+    [i, ids],
+  );
+}
+
+/** Memberships in this integration's groups and org units. */
+export async function mergeMemberships(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext): Promise<void> {
+  if (ids.length) {
+    await client.query(
+    `with gone as (
+       delete from memberships m using stage_users s, groups g
+        where m.teammate_id = any($2::uuid[]) and m.teammate_id = s.teammate_id and g.id = m.group_id and g.integration_id = $1
+          and not exists (select 1 from stage_groups sg where sg.ext_id = s.ext_id and sg.group_id = m.group_id)
+       returning m.teammate_id)
+     insert into stage_changed select teammate_id from gone on conflict do nothing`,
+      [i, ids],
+    );
+  }
+  await client.query(
+    `with added as (
+       insert into memberships (workspace_id, group_id, teammate_id)
+       select distinct $1::uuid, sg.group_id, s.teammate_id from stage_groups sg join stage_users s on s.ext_id = sg.ext_id
+       on conflict do nothing returning teammate_id)
+     insert into stage_changed select teammate_id from added on conflict do nothing`,
+    [w],
+  );
+}
+
+/** Smart-field values mapped from this integration: set what the directory has, clear what it lacks. */
+export async function mergeValues(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext, fieldIds: string[]): Promise<void> {
+  await client.query(
+    `with up as (
+       insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, integration_id, source)
+       select $1, s.teammate_id, sv.field_id, sv.value, $2, 'integration'
+         from stage_values sv join stage_users s on s.ext_id = sv.ext_id
+       on conflict (teammate_id, smart_field_id) do update
+          set value = excluded.value, integration_id = excluded.integration_id, source = 'integration'
+        where (smart_field_values.value, smart_field_values.integration_id, smart_field_values.source)
+              is distinct from (excluded.value, excluded.integration_id, excluded.source)
+       returning teammate_id)
+     insert into stage_changed select teammate_id from up on conflict do nothing`,
+    [w, i],
+  );
+  if (!ids.length) return;
+  await client.query(
+    `with cleared as (
+       delete from smart_field_values v using stage_users s
+        where v.teammate_id = any($2::uuid[]) and v.teammate_id = s.teammate_id and v.smart_field_id = any($1::uuid[])
+          and not exists (select 1 from stage_values sv where sv.ext_id = s.ext_id and sv.field_id = v.smart_field_id)
+       returning v.teammate_id)
+     insert into stage_changed select teammate_id from cleared on conflict do nothing`,
+    [fieldIds, ids],
+  );
+}
+
+/** An alias that could not be added: its user is written again by the next run, not skipped as unchanged. */
+export async function forgetFingerprints(db: Queryable, integrationId: string, externalIds: string[]): Promise<void> {
+  await db.query('update teammate_sources set fingerprint = null where integration_id = $1 and external_id = any($2::text[])', [integrationId, externalIds]);
+}
+
+export interface Unlisted {
+  teammate_id: string;
+  external_id: string;
+}
+
+/**
+ * The integration's sources the run did not see as active (a full listing), or saw as removed (an
+ * incremental one), and how many sources the integration has.
+ */
+export async function unlistedSources(db: Queryable, integrationId: string, runId: string, mode: 'full' | 'delta'): Promise<{ unlisted: Unlisted[]; total: number }> {
+  const candidates = await db.query<Unlisted>(
+    mode === 'full'
+      ? `select ts.teammate_id, ts.external_id from teammate_sources ts
+          where ts.integration_id = $1
+            and not exists (select 1 from sync_run_seen s where s.run_id = $2 and s.external_id = ts.external_id and not s.removed)`
+      : `select ts.teammate_id, ts.external_id from teammate_sources ts
+           join sync_run_seen s on s.run_id = $2 and s.external_id = ts.external_id and s.removed
+          where ts.integration_id = $1`,
+    [integrationId, runId],
+  );
+  if (!candidates.rows.length) return { unlisted: [], total: 0 };
+  const total = (await db.query<{ n: number }>('select count(*)::int as n from teammate_sources where integration_id = $1', [integrationId])).rows[0]!.n;
+  return { unlisted: candidates.rows, total };
+}
+
+/**
+ * Drops the sources, and soft-deletes the teammates no directory integration lists any more.
+ * Answers the ids of the teammates removed.
+ */
+export async function removeSources(client: pg.PoolClient, workspaceId: string, integrationId: string, unlisted: Unlisted[]): Promise<string[]> {
+  await client.query('delete from teammate_sources where integration_id = $1 and external_id = any($2::text[])', [integrationId, unlisted.map((r) => r.external_id)]);
+  const removed = await client.query<{ id: string }>(
+    `update teammates t set deleted_at = now()
+      where t.workspace_id = $1 and t.id = any($2::uuid[]) and t.deleted_at is null
+        and not exists (select 1 from teammate_sources ts where ts.teammate_id = t.id)
+     returning t.id`,
+    [workspaceId, unlisted.map((r) => r.teammate_id)],
+  );
+  return removed.rows.map((r) => r.id);
+}
+
+/** Locks a live teammate for the rest of the transaction; false when there is none. */
+export async function lockTeammate(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
+  return !!(await db.query('select 1 from teammates where workspace_id = $1 and id = $2 and deleted_at is null for update', [workspaceId, id])).rowCount;
+}
+
+/**
+ * Sets manual values (`value` null clears one) of fields no integration manages, on a teammate
+ * locked by `lockTeammate`. Reinstalls the teammate when anything changed; answers whether it did.
+ */
+export async function setManualValues(db: Queryable, workspaceId: string, teammateId: string, values: readonly { fieldId: string; value: string | null }[]): Promise<boolean> {
+  const set = values.filter((v) => v.value !== null);
+  const cleared = values.filter((v) => v.value === null).map((v) => v.fieldId);
+  const upserted = await db.query(
+    `insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source)
+     select $1, $2, f, v, 'manual' from unnest($3::uuid[], $4::text[]) as x(f, v)
+     on conflict (teammate_id, smart_field_id) do update set value = excluded.value, source = 'manual', integration_id = null
+      where smart_field_values.workspace_id = $1
+        and (smart_field_values.value, smart_field_values.source) is distinct from (excluded.value, 'manual')`,
+    [workspaceId, teammateId, set.map((v) => v.fieldId), set.map((v) => v.value)],
+  );
+  const removed = await db.query('delete from smart_field_values where workspace_id = $1 and teammate_id = $2 and smart_field_id = any($3::uuid[])', [workspaceId, teammateId, cleared]);
+  if ((upserted.rowCount ?? 0) + (removed.rowCount ?? 0) === 0) return false;
+  await db.query('update teammates set updated_at = now() where workspace_id = $1 and id = $2', [workspaceId, teammateId]);
+  await requestTeammateInstalls(db, workspaceId, [teammateId]);
+  return true;
+}
+
+/** Removes a teammate (soft delete) with teammate.deleted, and stops their installations. False when there is none. */
+export async function removeTeammate(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
+  const { rows } = await db.query<{ id: string }>('update teammates set deleted_at = now() where workspace_id = $1 and id = $2 and deleted_at is null returning id', [workspaceId, id]);
+  if (!rows.length) return false;
+  await emitTeammateEvents(db, workspaceId, 'teammate.deleted', [id]);
+  await stopTeammates(db, workspaceId, [id], { onlyRemoved: false });
+  return true;
+}
+
+/** Removes one address of a teammate and reinstalls the teammate. */
+export async function removeEmail(db: Queryable, workspaceId: string, emailId: string, teammateId: string): Promise<void> {
+  await db.query('delete from emails where workspace_id = $1 and id = $2', [workspaceId, emailId]);
+  await requestTeammateInstalls(db, workspaceId, [teammateId]);
+}
+
+export interface PhotoFieldContext {
+  workspaceId: string;
+  integrationId: string;
+  kind: string;
+  fieldIds: string[];
+  baseUrl: string;
+}
+
+/**
+ * Sets every photo field (`fieldIds`) of the given teammates (null: all) to their photo's public
+ * URL from the photo sync, and removes the value where they have no photo. Returns the teammates
+ * whose values changed.
+ */
+export async function setPhotoValues(db: Queryable, f: PhotoFieldContext, teammateIds: string[] | null): Promise<string[]> {
+  if (!f.fieldIds.length) return [];
+  const { rows } = await db.query<{ teammate_id: string }>(
+    `with want as (
+       select distinct on (tp.teammate_id) tp.teammate_id, a.public_token
+         from teammate_photos tp
+         join integrations d on d.workspace_id = tp.workspace_id and d.id = tp.integration_id and d.kind = $3 and d.category = 'teammates'
+         join teammates t on t.workspace_id = tp.workspace_id and t.id = tp.teammate_id and t.deleted_at is null
+         left join assets a on a.workspace_id = tp.workspace_id and a.id = tp.asset_id
+        where tp.workspace_id = $1 and tp.fetched_at is not null and ($4::uuid[] is null or tp.teammate_id = any($4::uuid[]))
+        order by tp.teammate_id, (a.id is null), tp.fetched_at desc
+     ), up as (
+       insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, integration_id, source)
+       -- The public URL, as assetPublicUrl() builds it.
+       select $1, w.teammate_id, fid, $6 || '/assets/' || w.public_token, $2, 'integration'
+         from want w cross join unnest($5::uuid[]) fid
+        where w.public_token is not null
+       on conflict (teammate_id, smart_field_id) do update
+          set value = excluded.value, integration_id = excluded.integration_id, source = excluded.source
+        where (smart_field_values.value, smart_field_values.integration_id, smart_field_values.source)
+              is distinct from (excluded.value, excluded.integration_id, excluded.source)
+       returning teammate_id
+     ), cleared as (
+       delete from smart_field_values v using want w
+        where v.workspace_id = $1 and v.teammate_id = w.teammate_id and w.public_token is null and v.smart_field_id = any($5::uuid[])
+       returning v.teammate_id
+     )
+     select teammate_id from up union select teammate_id from cleared`,
+    [f.workspaceId, f.integrationId, f.kind, teammateIds, f.fieldIds, f.baseUrl.replace(/\/+$/, '')],
+  );
+  return rows.map((r) => r.teammate_id);
+}
