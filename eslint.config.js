@@ -1,5 +1,6 @@
 // Lint rules: typescript-eslint's recommended type-aware set, plus no console output in product code
-// (product code logs through pino; CLI output goes through src/output.ts).
+// (product code logs through pino; CLI output goes through src/output.ts), and a size limit on the
+// product's files (400 lines) and functions (80 lines, blank lines and comments not counted).
 // Import cycles and layers are checked by dependency-cruiser (.dependency-cruiser.cjs).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -24,6 +25,8 @@ export default tseslint.config(
     ignores: ['src/output.ts'],
     rules: {
       'no-console': 'error',
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
   },
   {

@@ -24,7 +24,7 @@ import { emitTeammateEvents } from '../events/outbox.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 import { claimRun, countRateLimitWait, finishRun, getRun, holdRun, restartAsFull, RunTakenOverError, setRunMode, type SyncRunRow } from './runs.ts';
 import type { MappedField } from './write.ts';
-import { onTeammatesChanged } from './hooks.ts';
+import { requestTeammateInstalls } from '../install/triggers.ts';
 import { requestPhotoSync } from '../assets/directoryPhotos.ts';
 import { requestSeatSync } from '../db/billing.ts';
 import { cleanDirectoryGroup } from './clean.ts';
@@ -171,7 +171,7 @@ async function complete(ctx: AppContext, integration: IntegrationRow, run: SyncR
         }
         const removed = await removeSources(client, integration.workspace_id, integration.id, unlisted);
         deleted = (await emitTeammateEvents(client, integration.workspace_id, 'teammate.deleted', removed)).length;
-        if (deleted) await onTeammatesChanged(client, integration.workspace_id, removed);
+        if (deleted) await requestTeammateInstalls(client, integration.workspace_id, removed);
       }
     }
     await saveSyncCursor(client, integration.id, nextState, mode === 'full');

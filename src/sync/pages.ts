@@ -15,7 +15,7 @@ import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { recordDirectoryPhotos } from '../assets/directoryPhotos.ts';
 import { cleanPageUsers, cleanText } from './clean.ts';
-import { onTeammatesChanged } from './hooks.ts';
+import { requestTeammateInstalls } from '../install/triggers.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { holdRun, recordPage, type SyncRunRow } from './runs.ts';
 import { SyncStatistics } from './stats.ts';
@@ -125,7 +125,7 @@ async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLo
     page.removedIds.map(cleanText),
     timer,
   );
-  if (r.changedTeammateIds.length) await timer.time('installs', () => onTeammatesChanged(client, run.workspace_id, r.changedTeammateIds));
+  if (r.changedTeammateIds.length) await timer.time('installs', () => requestTeammateInstalls(client, run.workspace_id, r.changedTeammateIds));
   // An unchanged user's photo reference is unchanged too (it is part of the fingerprint).
   if (loop.category === 'teammates') {
     const unchanged = new Set(r.unchangedExternalIds);
