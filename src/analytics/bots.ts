@@ -25,9 +25,18 @@ export function botReason(method: string, userAgent: string | undefined): BotRea
 
 interface Burst {
   first: number;
-  anchors: Set<string>;
+  /** The first anchor followed; a second one makes the burst a scanner's. */
+  anchor: string;
+  scanner: boolean;
   clicks: { isBot: boolean; botReason: string | null }[];
 }
+
+const flag = (c: { isBot: boolean; botReason: string | null }) => {
+  if (!c.isBot) {
+    c.isBot = true;
+    c.botReason = 'link_scanner';
+  }
+};
 
 /** Finds link-scanner bursts among recent clicks (held in memory for the window). */
 export class ScannerDetector {
@@ -43,18 +52,16 @@ export class ScannerDetector {
     const at = click.clickedAt.getTime();
     let burst = this.#bursts.get(key);
     if (!burst || at - burst.first > this.#windowMs) {
-      burst = { first: at, anchors: new Set(), clicks: [] };
+      burst = { first: at, anchor: click.anchorId, scanner: false, clicks: [] };
       this.#bursts.set(key, burst);
     }
-    burst.anchors.add(click.anchorId);
+    if (burst.scanner) return flag(click);
     burst.clicks.push(click);
-    if (burst.anchors.size < 2) return;
-    for (const c of burst.clicks) {
-      if (!c.isBot) {
-        c.isBot = true;
-        c.botReason = 'link_scanner';
-      }
-    }
+    if (click.anchorId === burst.anchor) return;
+    // The burst becomes a scanner's: its clicks so far are flagged once, later ones as they come.
+    burst.scanner = true;
+    burst.clicks.forEach(flag);
+    burst.clicks = [];
   }
 
   /** Drops bursts that started before `before` (epoch ms): their clicks are written. */

@@ -39,29 +39,21 @@ export interface RecorderOptions {
   maxBatch?: number;
 }
 
-const COLUMNS = `id, workspace_id, clicked_at, link_id, anchor_id, signature_id, campaign_id, teammate_id, email_id, country_code, clicker, is_bot, bot_reason`;
-
+/**
+ * One INSERT for a batch. Only what differs per click is sent (id, time, link, country, clicker,
+ * bot flag); the attribution (workspace, anchor, signature, campaign, teammate, address) is read
+ * from the link in the same statement, which keeps each batch's parameters small.
+ */
 export async function insertClicks(db: Pick<pg.Pool, 'query'>, batch: Click[]): Promise<number> {
   const col = <T>(f: (c: Click) => T) => batch.map(f);
   const { rowCount } = await db.query(
-    `insert into clicks (${COLUMNS})
-     select * from unnest($1::text[], $2::uuid[], $3::timestamptz[], $4::bigint[], $5::uuid[], $6::uuid[], $7::uuid[], $8::uuid[], $9::uuid[], $10::text[], $11::text[], $12::boolean[], $13::text[])
+    `insert into clicks (id, workspace_id, clicked_at, link_id, anchor_id, signature_id, campaign_id, teammate_id, email_id, country_code, clicker, is_bot, bot_reason)
+     select u.id, l.workspace_id, to_timestamp(u.at / 1000.0), u.link, l.anchor_id, l.signature_id, case when a.source_kind = 'campaign' then a.source_id end,
+            l.teammate_id, l.email_id, u.country, u.clicker, u.bot, u.reason
+       from unnest($1::text[], $2::float8[], $3::bigint[], $4::text[], $5::text[], $6::boolean[], $7::text[]) as u(id, at, link, country, clicker, bot, reason)
+       join anchor_links l on l.id = u.link join anchors a on a.id = l.anchor_id
      on conflict (id) do nothing`,
-    [
-      col((c) => c.id),
-      col((c) => c.workspaceId),
-      col((c) => c.clickedAt),
-      col((c) => c.linkId),
-      col((c) => c.anchorId),
-      col((c) => c.signatureId),
-      col((c) => c.campaignId),
-      col((c) => c.teammateId),
-      col((c) => c.emailId),
-      col((c) => c.countryCode),
-      col((c) => c.clicker),
-      col((c) => c.isBot),
-      col((c) => c.botReason),
-    ],
+    [col((c) => c.id), col((c) => c.clickedAt.getTime()), col((c) => c.linkId), col((c) => c.countryCode), col((c) => c.clicker), col((c) => c.isBot), col((c) => c.botReason)],
   );
   return rowCount ?? 0;
 }

@@ -39,7 +39,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
   const tokens = clickTokens(app.secrets);
   const links = new LinkResolver(app.pool);
   const recorder = new ClickRecorder(app.pool, app.logger.child({ component: 'clicks' }), opts);
-  const clickerKey = app.secrets.deriveKey('clicker');
+  const clickerKey = crypto.createSecretKey(app.secrets.deriveKey('clicker'));
   openCountries();
   server.addHook('onClose', () => recorder.close());
 

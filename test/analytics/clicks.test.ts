@@ -135,16 +135,15 @@ describe('the click recorder', () => {
       },
     } as unknown as pg.Pool;
     const recorder = new ClickRecorder(pool, createLogger('silent'), { holdMs: 0, flushEveryMs: 60_000 });
+    const target = { workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() };
+    const tracked = await trackLinks(api.t.ctx.pool, clickTokens(api.t.ctx.secrets), api.base, target, { html: '<a href="https://acme.test/">x</a>', text: '', bannerAt: -1 });
+    const linkId = clickTokens(api.t.ctx.secrets).verify(/\/c\/([^"]+)"/.exec(tracked.html)![1]!)!;
     const clicks: Click[] = Array.from({ length: 500 }, () => ({
+      ...target,
       id: crypto.randomUUID(),
-      workspaceId: api.ws,
       clickedAt: new Date(),
-      linkId: '1',
+      linkId,
       anchorId: crypto.randomUUID(),
-      signatureId: crypto.randomUUID(),
-      campaignId: null,
-      teammateId: crypto.randomUUID(),
-      emailId: crypto.randomUUID(),
       countryCode: 'FR',
       clicker: crypto.randomUUID(),
       isBot: false,
@@ -156,7 +155,11 @@ describe('the click recorder', () => {
     await recorder.close();
     expect(statements).toHaveLength(2);
     expect(recorder.written).toBe(500);
-    const { rows } = await api.t.ctx.pool.query('select count(*)::int as n from clicks where id = any($1::text[])', [clicks.map((c) => c.id)]);
+    const { rows } = await api.t.ctx.pool.query('select count(*)::int as n from clicks where id = any($1::text[]) and teammate_id = $2 and email_id = $3', [
+      clicks.map((c) => c.id),
+      target.teammateId,
+      target.emailId,
+    ]);
     expect(rows[0].n).toBe(500);
     expect(() => recorder.record(clicks[0]!)).toThrow(/closed/);
   });
