@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,7 +24,35 @@ import type { AppContext } from '../src/context.ts';
 export interface BenchDb {
   ctx: AppContext;
   url: string;
+  /** CPU seconds used so far by the embedded cluster (postmaster and backends); null with DATABASE_URL. */
+  postgresCpuSeconds(): number | null;
   close(): Promise<void>;
+}
+
+const TICKS = 100;
+
+/** utime, stime, cutime, cstime and the parent pid of a process, from /proc; null when it is gone. */
+function procTimes(pid: number): { own: number; children: number; ppid: number } | null {
+  try {
+    const stat = fsSync.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(f[1]), own: (Number(f[11]) + Number(f[12])) / TICKS, children: (Number(f[13]) + Number(f[14])) / TICKS };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds of a process and every child it has (running, or exited and reaped). */
+export function treeCpuSeconds(pid: number): number | null {
+  const root = procTimes(pid);
+  if (!root) return null;
+  let total = root.own + root.children;
+  for (const entry of fsSync.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const t = procTimes(Number(entry));
+    if (t && t.ppid === pid) total += t.own;
+  }
+  return total;
 }
 
 export async function openBenchDb(): Promise<BenchDb> {
@@ -58,9 +87,11 @@ export async function openBenchDb(): Promise<BenchDb> {
     metrics: createMetrics(),
     jobs,
   };
+  const postmaster = tmp ? Number(fsSync.readFileSync(path.join(tmp, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]) : null;
   return {
     ctx,
     url,
+    postgresCpuSeconds: () => (postmaster ? treeCpuSeconds(postmaster) : null),
     async close() {
       await jobs.release();
       await pool.end();
