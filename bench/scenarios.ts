@@ -12,6 +12,8 @@ import { publishLatencyScenario } from './publishLatency.ts';
 import { installNoChangeScenario, installScenario } from './install.ts';
 import { cliScenario } from './cli.ts';
 import { syncManyScenario } from './syncMany.ts';
+import { clicksScenario } from './clicks.ts';
+import { analyticsScenario } from './analytics.ts';
 
 export interface BenchArgs {
   /** `--quick`: one tenth of the size, for a fast pass over every scenario. */
@@ -38,4 +40,6 @@ export const scenarios: Record<string, Scenario> = {
   install: installScenario,
   'install-nochange': installNoChangeScenario,
   cli: cliScenario,
+  clicks: clicksScenario,
+  analytics: analyticsScenario,
 };

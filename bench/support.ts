@@ -19,12 +19,15 @@ import { migrate } from '../src/db/migrate.ts';
 import { startEmbedded } from '../src/db/embedded.ts';
 import { graphileLogger } from '../src/graphileLogger.ts';
 import type { AppContext } from '../src/context.ts';
+import { postmasterPid, treeCpuSeconds } from './cpu.ts';
 
 export interface BenchDb {
   ctx: AppContext;
   url: string;
   /** The key credentials are sealed with (hex), for worker processes started apart (ENCRYPTION_KEY). */
   encryptionKey: string;
+  /** CPU seconds used so far by Postgres (postmaster and backends) on this host; null when it runs elsewhere. */
+  postgresCpuSeconds(): number | null;
   close(): Promise<void>;
 }
 
@@ -61,10 +64,12 @@ export async function openBenchDb(): Promise<BenchDb> {
     metrics: createMetrics(),
     jobs,
   };
+  const postmaster = await postmasterPid(pool);
   return {
     ctx,
     url,
     encryptionKey,
+    postgresCpuSeconds: () => (postmaster === null ? null : treeCpuSeconds(postmaster)),
     async close() {
       await jobs.release();
       await pool.end();

@@ -72,11 +72,32 @@ const schema = z.object({
     .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow integration URLs at private addresses, '0' or 'false' to refuse them" })
     .transform((v) => v === '1' || v === 'true')
     .default(false),
+  /**
+   * Proxies in front of the service whose X-Forwarded-For is believed: comma-separated addresses
+   * or CIDR ranges (`127.0.0.1,10.0.0.0/8`). Unset: none; the client address is the connection's.
+   * It decides the address that per-address limits count and the country of a click.
+   */
+  TRUST_PROXY: z
+    .string()
+    .regex(/^[0-9a-fA-F:./]+(,[0-9a-fA-F:./]+)*$/, 'comma-separated proxy addresses or CIDR ranges, such as 127.0.0.1,10.0.0.0/8')
+    .optional(),
+  /** Days raw clicks and recorded events are kept; reports read rollups, which stay. */
+  ANALYTICS_RETENTION_DAYS: z
+    .string()
+    .regex(/^\d+$/, 'a number of days from 1 to 36500')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'a number of days from 1 to 36500').max(36500, 'a number of days from 1 to 36500'))
+    .default(400),
   /** Requests per minute per API key, by route group (README "Rate limits"); 0 turns a limit off. */
   RATE_LIMIT_API: perMinute(600),
   RATE_LIMIT_PUBLISH: perMinute(60),
   RATE_LIMIT_INSTALL: perMinute(10),
   RATE_LIMIT_SYNC: perMinute(20),
+  /** Tracked-link redirects (`GET /c/{token}`) per minute per client address. */
+  RATE_LIMIT_CLICKS: perMinute(600),
+  /** Browser events (`POST /t/{tracking_id}/events`) per minute per client address, and per tracking id. */
+  RATE_LIMIT_INGEST: perMinute(120),
+  RATE_LIMIT_INGEST_WORKSPACE: perMinute(6000),
   /**
    * The first-run sandbox of `serve`: emulated Google, Microsoft and Slack tenants and the "Acme"
    * workspace. Unset: on without DATABASE_URL, off with it. '0' or 'false' turns it off.

@@ -35,7 +35,7 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext): Pro
         if (!email) throw ApiError.notFound('mailbox');
         const winner = (await signaturesFor(app.pool, req.workspaceId, email.teammate_id))[0];
         if (!winner) throw new ApiError(404, 'not_found_error', 'no_signature', 'No published signature is assigned to this mailbox.');
-        const rendered = await renderForInstall(app, { workspaceId: req.workspaceId, teammateId: email.teammate_id, signatureId: winner.signature_id, kind: 'primary' });
+        const rendered = await renderForInstall(app, { workspaceId: req.workspaceId, teammateId: email.teammate_id, signatureId: winner.signature_id, kind: 'primary', emailId: email.id });
         if (!rendered.installationActivated || !rendered.available) {
           throw new ApiError(404, 'not_found_error', 'no_signature', rendered.unavailableReason ?? 'Signature installation is switched off for this signature.');
         }

@@ -8,6 +8,8 @@ import { redactRequestUrl } from '../log.ts';
 import { hasValidKey, requireApiKey } from './auth.ts';
 import { addinRoutes } from './addin.ts';
 import { assetRoutes } from './assets.ts';
+import { clickRoutes } from './clicks.ts';
+import { ingestRoutes } from './ingest.ts';
 import { ApiError, detail } from '../errors.ts';
 import { FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts';
 import { registerRateLimits } from './rateLimits.ts';
@@ -28,7 +30,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
       },
     ) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
-    trustProxy: false,
+    trustProxy: app.config.TRUST_PROXY ?? false,
     // Errors found before routing (a malformed URL, an over-long path segment) answer the same body
     // as every other error, without echoing the URL.
     frameworkErrors: (err, _req, reply) => {
@@ -92,6 +94,8 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
   await registerOpenApi(server, app);
   await addinRoutes(server, app);
   await assetRoutes(server, app);
+  await clickRoutes(server, app);
+  await ingestRoutes(server, app);
 
   await server.register(
     async (v1) => {

@@ -51,6 +51,11 @@ export class Secrets {
     }
   }
 
+  /** A 32-byte key for one purpose (HKDF-SHA256 of ENCRYPTION_KEY), for MACs that must not share the encryption key. */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(crypto.hkdfSync('sha256', this.#key, Buffer.alloc(0), `sigsync:${purpose}`, 32));
+  }
+
   encryptJson(value: unknown): Buffer {
     return this.encrypt(JSON.stringify(value));
   }

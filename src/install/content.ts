@@ -6,6 +6,7 @@ import type { AppContext } from '../context.ts';
 import type { SignatureKind } from '../domain.ts';
 import { renderSignature } from '../render/index.ts';
 import { InvalidStoredContentError, loadRenderSource } from '../render/load.ts';
+import { withTrackedLinks } from '../analytics/links.ts';
 
 export interface RenderedForInstall {
   html: string;
@@ -26,7 +27,8 @@ export interface RenderedForInstall {
 
 export async function renderForInstall(
   ctx: AppContext,
-  req: { workspaceId: string; teammateId: string; signatureId: string; kind: SignatureKind },
+  /** With `emailId`, links are tracked for that address when the workspace tracks events (src/analytics/links.ts). */
+  req: { workspaceId: string; teammateId: string; signatureId: string; kind: SignatureKind; emailId?: string },
 ): Promise<RenderedForInstall> {
   const empty = { html: '', text: '', hash: '', values: {}, campaignId: null, signatureName: '' };
   let loaded;
@@ -41,7 +43,11 @@ export async function renderForInstall(
     return { ...empty, installationActivated: loaded.installationActivated ?? true, available: false, unavailableReason: reason };
   }
   const { source } = loaded;
-  const out = renderSignature(source.input);
+  const rendered = renderSignature(source.input);
+  const campaignId = rendered.banner && source.campaign ? source.campaign.id : null;
+  const out = req.emailId
+    ? await withTrackedLinks(ctx, { workspaceId: source.workspaceId, signatureId: source.signature.id, campaignId, teammateId: source.teammate.id, emailId: req.emailId }, rendered)
+    : rendered;
   return {
     html: out.html,
     text: out.text,
@@ -50,6 +56,6 @@ export async function renderForInstall(
     available: true,
     signatureName: source.signature.name,
     values: source.valuesBySlug,
-    campaignId: out.banner && source.campaign ? source.campaign.id : null,
+    campaignId,
   };
 }

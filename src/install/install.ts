@@ -115,7 +115,7 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     });
   }
 
-  const rendered = await renderForInstall(ctx, { workspaceId: job.workspaceId, teammateId: email.teammate_id, signatureId: winner.signature_id, kind: job.kind });
+  const rendered = await renderForInstall(ctx, { workspaceId: job.workspaceId, teammateId: email.teammate_id, signatureId: winner.signature_id, kind: job.kind, emailId: job.emailId });
   if (!rendered.installationActivated) return decide('not_activated', 'signature installation is switched off for this signature');
   if (rendered.errorCode) return decide('failed', rendered.unavailableReason ?? 'the published content no longer validates', rendered.errorCode);
   if (!rendered.available) return decide('not_supported', rendered.unavailableReason ?? 'this variant is not published');

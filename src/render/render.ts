@@ -36,6 +36,8 @@ export interface RenderOutput {
   hash: string;
   /** Whether the campaign banner was appended. */
   banner: boolean;
+  /** Where the banner's HTML starts in `html` (links from there on are the campaign's), -1 without one. */
+  bannerAt: number;
 }
 
 /** Space between the signature and the banner, px. */
@@ -56,16 +58,17 @@ export function renderSignature(input: RenderInput): RenderOutput {
   let html = sig.html;
   let text = sig.text;
   let banner = false;
+  let bannerAt = -1;
   const campaign = input.campaign;
   if (campaign?.content && campaignApplies(campaign, input.signatureId, input.values, input.variant)) {
     const b = compiledFor(campaign.content, input.smartFieldKinds).render(env);
     if (b.html) {
       banner = true;
-      html = sig.html
-        ? `${TABLE_OPEN}<tr><td>${sig.html}</td></tr><tr><td style="padding-top:${BANNER_GAP}px">${b.html}</td></tr></table>`
-        : b.html;
+      const before = sig.html ? `${TABLE_OPEN}<tr><td>${sig.html}</td></tr><tr><td style="padding-top:${BANNER_GAP}px">` : '';
+      bannerAt = before.length;
+      html = sig.html ? `${before}${b.html}</td></tr></table>` : b.html;
       text = sig.text && b.text ? `${sig.text}\n\n${b.text}` : sig.text || b.text;
     }
   }
-  return { html, text, hash: hashHtml(html), banner };
+  return { html, text, hash: hashHtml(html), banner, bannerAt };
 }

@@ -17,6 +17,7 @@ import { deliverWebhook } from './deliverWebhook.ts';
 import { campaignTick } from './campaignTick.ts';
 import { syncPhotos } from './syncPhotos.ts';
 import { syncBillingTask, syncSeatsTask } from './billing.ts';
+import { analyticsRollup } from './analyticsRollup.ts';
 
 export const tasks: TaskDefinition[] = [
   prune,
@@ -32,6 +33,7 @@ export const tasks: TaskDefinition[] = [
   syncPhotos,
   syncBillingTask,
   syncSeatsTask,
+  analyticsRollup,
 ] as TaskDefinition[];
 
 export function crontab(config: Config): CronItem[] {
@@ -39,5 +41,6 @@ export function crontab(config: Config): CronItem[] {
     { task: 'prune', match: '17 3 * * *', identifier: 'prune', options: { backfillPeriod: 0 }, payload: {} },
     { task: 'directory_sync_all', match: config.DIRECTORY_SYNC_CRON, identifier: 'directory_sync_all', options: { backfillPeriod: 0 }, payload: {} },
     { task: 'campaign_tick', match: '*/30 * * * *', identifier: 'campaign_tick', options: { backfillPeriod: 60 * 60 * 1000 }, payload: {} },
+    { task: 'analytics_rollup', match: '* * * * *', identifier: 'analytics_rollup', options: { backfillPeriod: 0, queueName: 'analytics_rollup' }, payload: {} },
   ];
 }

@@ -1,5 +1,10 @@
-/** Daily housekeeping: drops per-run bookkeeping that finished runs no longer need. */
+/**
+ * Daily housekeeping: drops per-run bookkeeping that finished runs no longer need, and raw clicks
+ * and recorded events older than ANALYTICS_RETENTION_DAYS (the rollups the reports read stay).
+ */
 import { z } from 'zod';
+import { pruneClicks } from '../analytics/clicks.ts';
+import { pruneEvents } from '../analytics/events.ts';
 import { pruneSeen } from '../sync/runs.ts';
 import { defineTask } from './define.ts';
 
@@ -9,5 +14,8 @@ export const prune = defineTask({
   async run({ olderThanHours }, { app, logger }) {
     const seenRows = await pruneSeen(app.pool, olderThanHours);
     logger.info({ seenRows }, 'pruned finished sync bookkeeping');
+    const days = app.config.ANALYTICS_RETENTION_DAYS;
+    const [clicks, events] = [await pruneClicks(app.pool, days), await pruneEvents(app.pool, days)];
+    logger.info({ clicks, events, days }, 'pruned raw analytics past retention');
   },
 });

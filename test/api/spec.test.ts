@@ -1,10 +1,11 @@
 /**
- * Walks every endpoint of spec section 4: the ones this API serves answer their envelope
- * (`{data}`, `{data, pagination}`, 204, or the spec's error body); the others (analytics, not served
- * yet) answer 401 without a key and route_not_found with one. Also: auth comes before routing, and
- * body-less operations accept `Content-Type: application/json` with an empty body.
+ * Walks every endpoint of spec section 4: each answers its envelope (`{data}`, `{data, pagination}`,
+ * 204, or the spec's error body); an endpoint not served would answer 401 without a key and
+ * route_not_found with one, and fails the walk. Also: auth comes before routing, and body-less
+ * operations accept `Content-Type: application/json` with an empty body.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { setEventTracking } from '../../src/db/workspaces.ts';
 import { seedIntegration, seedTeammate, SPEC_SECTION_4, tree, useApi, type Res } from './helpers.ts';
 
 
@@ -36,6 +37,7 @@ describe('spec section 4, endpoint by endpoint', () => {
     const doc = (await api.call('GET', '/v1/openapi.json', undefined, null)).body as { paths: Record<string, Record<string, unknown>> };
     served = new Set(Object.entries(doc.paths).flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m} ${p}`)));
     await seedIntegration(pool, api.ws, { category: 'signatures', name: 'Gmail' });
+    await setEventTracking(pool, api.ws, true);
     const t = await seedTeammate(pool, api.ws, 'Walker', [{ address: 'walker@acme.test', primary: true }, { address: 'alias@acme.test' }]);
     ids.teammate = t.id;
     ids.email = t.emailIds[1]!;
@@ -61,7 +63,8 @@ describe('spec section 4, endpoint by endpoint', () => {
             : template.includes('/assets/') ? ids.asset
               : template.includes('/folders/') ? ids.folder
                 : ids.campaign;
-    const path = template.replace('{signature_id}', ids.signature!).replace('{kind}', 'reply').replace('{id}', id!);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const path = template.replace('{signature_id}', ids.signature!).replace('{kind}', 'reply').replace('{id}', id!).replace('{anchor_uuid}', unknown).replace('{visitor_id}', unknown);
     const bodies: Record<string, unknown> = {
       'post /v1/signatures': { signature: { name: 'Walk new', draft_content: tree() } },
       'patch /v1/signatures/{id}': { signature: { name: 'Walked again' } },
@@ -74,6 +77,7 @@ describe('spec section 4, endpoint by endpoint', () => {
       'patch /v1/folders/{id}': { folder: { name: 'Walked folder 2' } },
       'post /v1/marketing_campaigns': { marketing_campaign: { name: 'Walk new' } },
       'patch /v1/marketing_campaigns/{id}': { marketing_campaign: { name: 'Walked 2' } },
+      'post /v1/analytics/events': { event: { name: 'signup' } },
     };
     const status: Record<string, number> = {
       'post /v1/signatures': 201,
@@ -88,11 +92,14 @@ describe('spec section 4, endpoint by endpoint', () => {
       'delete /v1/folders/{id}': 204,
       // No directory integration: the remediation error body.
       'post /v1/integrations/sync': 422,
+      // Nothing tracked yet: the error object.
+      'get /v1/anchors/{anchor_uuid}/analytics': 404,
+      'get /v1/analytics/visitors/{visitor_id}': 404,
     };
     return { method: method.toUpperCase(), path, body: bodies[op], status: status[op] ?? 200 };
   }
 
-  it('every endpoint of section 4 that is served answers its envelope; the others are 401 without a key and route_not_found with one', async () => {
+  it('every endpoint of section 4 is served and answers its envelope', async () => {
     expect(SPEC_SECTION_4).toHaveLength(41);
     const missing: string[] = [];
     // In spec order, except the teammate's deletion, which goes after its address's.
@@ -112,9 +119,7 @@ describe('spec section 4, endpoint by endpoint', () => {
       expectEnvelope(op, r);
       if (r.status === 422) expect(r.body.remediation, op).toMatchObject({ action: 'connect_integration' });
     }
-    // Not served yet: analytics (#11).
-    expect(missing.filter((op) => !/analytics|anchors/.test(op))).toEqual([]);
-    expect(missing).toHaveLength(11);
+    expect(missing).toEqual([]);
   });
 
   it('auth comes before routing: an unknown /v1 path with a missing or wrong key is 401, with the right key 404', async () => {

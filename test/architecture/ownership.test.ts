@@ -37,6 +37,13 @@ export const OWNERS: Record<string, string> = {
   billing_accounts: 'src/db/billing.ts',
   financial_documents: 'src/db/billing.ts',
   seat_syncs: 'src/db/billing.ts',
+  anchors: 'src/analytics/links.ts',
+  anchor_links: 'src/analytics/links.ts',
+  clicks: 'src/analytics/clicks.ts',
+  visitors: 'src/analytics/events.ts',
+  recorded_events: 'src/analytics/events.ts',
+  analytics_rollups: 'src/analytics/rollups.ts',
+  analytics_rollup_values: 'src/analytics/rollups.ts',
 };
 
 /** Problems with the writers found: a writer that is not the owner, a table without owner. */

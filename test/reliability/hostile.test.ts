@@ -29,6 +29,7 @@ import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/sync/runs.ts';
 import { seedTeammate, useApi } from '../api/helpers.ts';
 import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
+import { setEventTracking } from '../../src/db/workspaces.ts';
 import { validTree } from '../render/arbitraries.ts';
 import { smartFields } from '../render/helpers.ts';
 
@@ -106,6 +107,13 @@ function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
     'patch /v1/marketing_campaigns/{id}': fc.record({ marketing_campaign: fc.record(campaign, { requiredKeys: [] }) }),
     'post /v1/assets': fc.record({ asset: fc.record({ file_base64: fc.constant(PNG_BASE64), filename: fc.constant('logo.png'), name: label }, { requiredKeys: ['file_base64', 'filename'] }) }),
     'patch /v1/assets/{id}': fc.record({ asset: fc.record({ name: label }) }),
+    // Without properties or traits: any key or value inside those objects is valid.
+    'post /v1/analytics/events': fc.record({
+      event: fc.record(
+        { name: label, value: fc.double({ min: -1e9, max: 1e9, noNaN: true }), currency: fc.constantFrom('EUR', 'USD', 'JPY'), event_id: fc.uuid(), anonymous_id: fc.uuid(), user_id: label },
+        { requiredKeys: ['name', 'currency'] },
+      ),
+    }),
   } as unknown as Record<string, fc.Arbitrary<Json>>;
 }
 
@@ -286,6 +294,7 @@ describe('R4 hostile input', () => {
       expect(r.status, r.text).toBe(201);
       return (r as unknown as { body: { data: { id: string } } }).body.data.id;
     };
+    await setEventTracking(pool, api.ws, true);
     ids.folder = ok(await api.call('POST', '/v1/folders', { folder: { name: 'Hostile' } }));
     ids.signature = ok(await api.call('POST', '/v1/signatures', { signature: { name: 'Base', draft_content: { type: 'stack', children: [textBlock('Hi')] } } }));
     ids.smartField = ok(await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Extra' } }));

@@ -36,7 +36,11 @@ import { buildServer } from '../../src/api/server.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createApiKey, verifyApiKey } from '../../src/db/apiKeys.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { createWorkspace } from '../../src/db/workspaces.ts';
+import { createWorkspace, setEventTracking } from '../../src/db/workspaces.ts';
+import { recordEvent } from '../../src/analytics/events.ts';
+import { trackLinks } from '../../src/analytics/links.ts';
+import { rebuildRollups } from '../../src/analytics/rollups.ts';
+import { clickTokens } from '../../src/analytics/token.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
 import { UnsafeUrlError, validateWebhookUrl } from '../../src/net/ssrf.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
@@ -396,6 +400,17 @@ describe('R5 security', () => {
     )).rows[0]!;
     const run = (await pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 limit 1', [ws.a])).rows[0]!.id;
     const primary = (await pool.query<{ address: string }>('select address from emails where teammate_id = $1 and is_primary', [teammate])).rows[0]!.address;
+    // Analytics of A: a tracked link, a visitor identified through a click, a conversion, rollups.
+    await setEventTracking(pool, ws.a, true);
+    await setEventTracking(pool, ws.b, true);
+    const tokens = clickTokens(ctx.secrets);
+    const trackedA = await trackLinks(pool, tokens, 'http://127.0.0.1', { workspaceId: ws.a, signatureId: sigA, campaignId: null, teammateId: teammate, emailId: alias.id }, { html: `<a href="https://${MARK_A.toLowerCase()}.example.test/">x</a>`, text: '', bannerAt: -1 });
+    const clickA = tokens.clickId(tokens.verify(/\/c\/([^"]+)"/.exec(trackedA.html)![1]!)!);
+    const conversionA = { name: `${MARK_A} purchase`, value: 10, currency: 'EUR', clickId: clickA, eventId: null, properties: {}, anonymousId: null, userId: `${MARK_A} user`, traits: {}, source: 'api' } as const;
+    expect(await recordEvent(pool, tokens, ws.a, conversionA)).toMatchObject({ status: 'accepted' });
+    await rebuildRollups(pool, { workspaceId: ws.a });
+    const anchorA = (await pool.query<{ id: string }>('select id from anchors where workspace_id = $1', [ws.a])).rows[0]!.id;
+    const visitorA = (await pool.query<{ id: string }>('select id from visitors where workspace_id = $1', [ws.a])).rows[0]!.id;
     // B has data of its own, so its lists are not empty.
     expect((await call('POST', '/v1/folders', { folder: { name: `${MARK_B} folder` } }, keys.b)).status).toBe(201);
     const sigB = (await call('POST', '/v1/signatures', { signature: { name: `${MARK_B} sig`, draft_content: { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'B' }] }] } } }, keys.b)).body.data.id as string;
@@ -428,6 +443,8 @@ describe('R5 security', () => {
       if (template.startsWith('/v1/marketing_campaigns/')) return { id: campaign };
       if (template.startsWith('/v1/integrations/sync/')) return { id: run };
       if (template.startsWith('/v1/assets/')) return { id: assetA };
+      if (template.startsWith('/v1/anchors/')) return { anchor_uuid: anchorA };
+      if (template.startsWith('/v1/analytics/visitors/')) return { visitor_id: visitorA };
       return {};
     };
     const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'x' }] }] };
@@ -445,6 +462,7 @@ describe('R5 security', () => {
       'post /v1/marketing_campaigns': { marketing_campaign: { name: `${MARK_B} c`, signature_template_ids: [sigA], smart_fields_conditions: [[{ smart_field_id: field, values: ['v'] }]] } },
       'patch /v1/marketing_campaigns/{id}': { marketing_campaign: { name: `${MARK_B} renamed` } },
       'post /v1/assets': { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_B} logo` } },
+      'post /v1/analytics/events': { event: { name: `${MARK_B} purchase`, value: 1, currency: 'EUR', click_id: clickA } },
       'patch /v1/assets/{id}': { asset: { name: `${MARK_B} renamed` } },
     };
     // Expected answers of the operations that name no id.
@@ -472,6 +490,16 @@ describe('R5 security', () => {
         ),
       // B has no directory integration left to sync; A's are not started.
       'post /v1/integrations/sync': (r) => expect(r.body.error.code).toBe('integration_access_lost'),
+      // A's click id attributes nothing in B, and B's analytics hold none of A's.
+      'post /v1/analytics/events': (r) => expect([r.status, r.body.error.code]).toEqual([422, 'unknown_click_id']),
+      'get /v1/analytics/events': (r) => expect(r.body.data).toEqual([]),
+      'get /v1/analytics/visitors': (r) => expect(r.body.data).toEqual([]),
+      'get /v1/analytics/overview': (r) => expect(r.body.data.totals).toMatchObject({ clicks: 0, events: 0, conversions: 0, visitors: 0, conversion_value: [] }),
+      'get /v1/analytics/campaigns': (r) => expect(r.body.data).toEqual([]),
+      'get /v1/analytics/countries': (r) => expect(r.body.data).toEqual([]),
+      'get /v1/analytics/signatures': (r) => expect(r.body.data).toEqual([]),
+      'get /v1/analytics/teammates': (r) => expect(r.body.data).toEqual([]),
+      'get /v1/anchors': (r) => expect(r.body.data).toEqual([]),
     };
 
     let endpoints = 0;

@@ -12,6 +12,8 @@ import { campaignRoutes } from './campaigns.ts';
 import { contentSchemaRoutes } from './contentSchema.ts';
 import { assetRoutes } from './assets.ts';
 import { financialDocumentRoutes } from './financialDocuments.ts';
+import { analyticsEventRoutes } from './analyticsEvents.ts';
+import { analyticsReportRoutes } from './analyticsReports.ts';
 
 /**
  * Operations without a body (publish, install, schedule, pause, resume, the variant publish, the
@@ -40,4 +42,6 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   contentSchemaRoutes(v1, app);
   assetRoutes(v1, app);
   financialDocumentRoutes(v1, app);
+  analyticsEventRoutes(v1, app);
+  analyticsReportRoutes(v1, app);
 }

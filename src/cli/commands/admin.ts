@@ -54,6 +54,23 @@ export function adminCommands(program: Command): void {
       });
     });
 
+  workspace
+    .command('tracking')
+    .description('Switch event tracking (tracked links, click and event recording) on or off; published signatures are installed again.')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .argument('<state>', 'on or off')
+    .action(async (state: string, opts: { workspace: string }) => {
+      const id = requireUuid(opts.workspace, '--workspace');
+      if (state !== 'on' && state !== 'off') throw new UsageError(`<state>: on or off; got "${state}"`);
+      const { switchEventTracking } = await import('../../analytics/tracking.ts');
+      await withContext(async (ctx) => {
+        const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [id]);
+        if (!rowCount) throw new UsageError(`--workspace: no workspace ${id}`);
+        const changed = await switchEventTracking(ctx.pool, id, state === 'on');
+        out(changed ? `event tracking is ${state}; published signatures are being installed again` : `event tracking was already ${state}`);
+      });
+    });
+
   const apikey = program.command('apikey').description('Manage API keys.');
   apikey
     .command('create')

@@ -1,0 +1,71 @@
+/**
+ * Which clicks are not people.
+ *
+ * - `user_agent`: the user agent is a known crawler, preview fetcher or tool (`isbot`'s list), or
+ *   there is none.
+ * - `head_request`: a HEAD request (link checkers; a browser following a link sends GET).
+ * - `link_scanner`: mail-gateway link scanners (Microsoft Defender Safe Links, Mimecast, Proofpoint
+ *   and the like) fetch every link of a message within seconds of delivery, often with an ordinary
+ *   browser user agent. A client (the same keyed hash of address and user agent) that follows two or
+ *   more different links of one signature of one address within the window (3 s) is a scanner, and
+ *   every click of that burst is flagged. A person clicks one link and reads the page.
+ *
+ * Bot clicks are stored and reported apart (`bot_clicks`); they never count as human clicks.
+ */
+import { isbot } from 'isbot';
+
+export type BotReason = 'user_agent' | 'head_request' | 'link_scanner';
+
+/** The reason a single request is a bot's, from what it carries alone; null for a person. */
+export function botReason(method: string, userAgent: string | undefined): BotReason | null {
+  if (method === 'HEAD') return 'head_request';
+  if (!userAgent || isbot(userAgent)) return 'user_agent';
+  return null;
+}
+
+interface Burst {
+  first: number;
+  /** The first anchor followed; a second one makes the burst a scanner's. */
+  anchor: string;
+  scanner: boolean;
+  clicks: { isBot: boolean; botReason: string | null }[];
+}
+
+const flag = (c: { isBot: boolean; botReason: string | null }) => {
+  if (!c.isBot) {
+    c.isBot = true;
+    c.botReason = 'link_scanner';
+  }
+};
+
+/** Finds link-scanner bursts among recent clicks (held in memory for the window). */
+export class ScannerDetector {
+  readonly #windowMs: number;
+  readonly #bursts = new Map<string, Burst>();
+
+  constructor(windowMs: number) {
+    this.#windowMs = windowMs;
+  }
+
+  observe(click: { clicker: string; emailId: string; signatureId: string; anchorId: string; clickedAt: Date; isBot: boolean; botReason: string | null }): void {
+    const key = `${click.clicker}|${click.emailId}|${click.signatureId}`;
+    const at = click.clickedAt.getTime();
+    let burst = this.#bursts.get(key);
+    if (!burst || at - burst.first > this.#windowMs) {
+      burst = { first: at, anchor: click.anchorId, scanner: false, clicks: [] };
+      this.#bursts.set(key, burst);
+    }
+    if (burst.scanner) return flag(click);
+    burst.clicks.push(click);
+    if (click.anchorId === burst.anchor) return;
+    // The burst becomes a scanner's: its clicks so far are flagged once, later ones as they come.
+    burst.scanner = true;
+    burst.clicks.forEach(flag);
+    burst.clicks = [];
+  }
+
+  /** Drops bursts that started before `before` (epoch ms): their clicks are written. */
+  forget(before: number): void {
+    for (const [key, burst] of this.#bursts) if (burst.first < before) this.#bursts.delete(key);
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Tracked links: owner of `anchors` and `anchor_links`.
+ *
+ * When a signature is rendered for an installation in a workspace with event tracking on, every
+ * http(s) link of the HTML (text tokens, social icons, image links, the campaign banner) is
+ * rewritten to `PUBLIC_BASE_URL/c/{token}`; `mailto:` and `tel:` links stay as they are. An anchor
+ * is one distinct destination of one signature template, or of one campaign for links in its
+ * banner; an anchor link is that anchor installed for one address under one signature, and the
+ * token names it (token.ts). Both are created on first use and never change, so the same input
+ * gives the same HTML and hash: a republish without a change still writes nothing to mailboxes.
+ *
+ * The plain-text alternative shows destinations as `label (url)`; those are rewritten the same way.
+ *
+ * Known links are kept in a bounded in-process map, so a fan-out that renders an unchanged
+ * signature for thousands of mailboxes reads nothing here; new ones cost two statements per render.
+ */
+import type { AppContext } from '../context.ts';
+import type { Queryable } from '../db/tx.ts';
+import { hashHtml, type RenderOutput } from '../render/render.ts';
+import { clickTokens, type ClickTokens } from './token.ts';
+
+export interface TrackTarget {
+  workspaceId: string;
+  signatureId: string;
+  /** The campaign whose banner starts at `bannerAt`, if any. */
+  campaignId: string | null;
+  teammateId: string;
+  emailId: string;
+}
+
+export interface Trackable {
+  html: string;
+  text: string;
+  /** Where the campaign banner starts in `html`; -1 without one. */
+  bannerAt: number;
+}
+
+interface Source {
+  kind: 'signature' | 'campaign';
+  id: string;
+}
+
+const HREF_G = /<a href="([^"]*)"/g;
+const WEB = /^https?:\/\//i;
+const MAX_CACHED = 100_000;
+const known = new Map<string, string>();
+
+/** Reads back a value written by the renderer's escapeAttr. */
+export function unescapeAttr(s: string): string {
+  if (!s.includes('&')) return s;
+  return s.replace(/&(?:#(\d+)|amp|quot|lt|gt);/g, (m, code: string | undefined) => {
+    if (code) return String.fromCodePoint(Number(code));
+    return m === '&amp;' ? '&' : m === '&quot;' ? '"' : m === '&lt;' ? '<' : '>';
+  });
+}
+
+const keyOf = (t: TrackTarget, s: Source, url: string) => `${t.signatureId}|${t.emailId}|${s.id}|${url}`;
+
+function remember(key: string, linkId: string): void {
+  if (known.size >= MAX_CACHED) known.delete(known.keys().next().value!);
+  known.set(key, linkId);
+}
+
+/** Anchor ids for the given sources and destinations, created when missing. */
+async function anchorIds(db: Queryable, workspaceId: string, wanted: { source: Source; url: string }[]): Promise<Map<string, string>> {
+  const params = [workspaceId, wanted.map((w) => w.source.kind), wanted.map((w) => w.source.id), wanted.map((w) => w.url)];
+  await db.query(
+    `insert into anchors (workspace_id, source_kind, source_id, url)
+     select $1::uuid, k, s, u from unnest($2::text[], $3::uuid[], $4::text[]) as i(k, s, u)
+     on conflict (workspace_id, source_id, url_hash) do nothing`,
+    params,
+  );
+  const { rows } = await db.query<{ id: string; source_id: string; url: string }>(
+    `select a.id, a.source_id, a.url from anchors a join unnest($2::uuid[], $3::text[]) as i(s, u) on a.source_id = i.s and a.url_hash = md5(i.u) and a.url = i.u
+      where a.workspace_id = $1`,
+    [workspaceId, params[2], params[3]],
+  );
+  return new Map(rows.map((r) => [`${r.source_id}|${r.url}`, r.id]));
+}
+
+/** Link ids of the given anchors for the target's address and signature, created when missing. */
+async function linkIds(db: Queryable, t: TrackTarget, anchors: string[]): Promise<Map<string, string>> {
+  const params = [t.workspaceId, anchors, t.signatureId, t.teammateId, t.emailId];
+  await db.query(
+    `insert into anchor_links (workspace_id, anchor_id, signature_id, teammate_id, email_id)
+     select $1::uuid, a, $3::uuid, $4::uuid, $5::uuid from unnest($2::uuid[]) as a
+     on conflict (anchor_id, signature_id, email_id) do nothing`,
+    params,
+  );
+  const { rows } = await db.query<{ id: string; anchor_id: string }>(
+    `select id::text, anchor_id from anchor_links where workspace_id = $1 and anchor_id = any($2::uuid[]) and signature_id = $3 and email_id = $4`,
+    [t.workspaceId, anchors, t.signatureId, t.emailId],
+  );
+  return new Map(rows.map((r) => [r.anchor_id, r.id]));
+}
+
+/** The link id of every (source, url), from the map of known links or the database. */
+async function resolveLinks(db: Queryable, t: TrackTarget, found: { source: Source; url: string }[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const missing: { source: Source; url: string }[] = [];
+  for (const f of found) {
+    const id = known.get(keyOf(t, f.source, f.url));
+    if (id) out.set(keyOf(t, f.source, f.url), id);
+    else missing.push(f);
+  }
+  if (!missing.length) return out;
+  const anchors = await anchorIds(db, t.workspaceId, missing);
+  const links = await linkIds(db, t, [...new Set(anchors.values())]);
+  for (const m of missing) {
+    const anchor = anchors.get(`${m.source.id}|${m.url}`);
+    const link = anchor && links.get(anchor);
+    if (!link) throw new Error(`no tracked link for ${m.url}`);
+    const key = keyOf(t, m.source, m.url);
+    remember(key, link);
+    out.set(key, link);
+  }
+  return out;
+}
+
+/**
+ * The HTML and text with every http(s) link replaced by its tracked link. `baseUrl` is
+ * PUBLIC_BASE_URL without a trailing slash.
+ */
+export async function trackLinks(db: Queryable, tokens: ClickTokens, baseUrl: string, t: TrackTarget, r: Trackable): Promise<{ html: string; text: string }> {
+  const sourceAt = (index: number): Source =>
+    r.bannerAt >= 0 && index >= r.bannerAt && t.campaignId ? { kind: 'campaign', id: t.campaignId } : { kind: 'signature', id: t.signatureId };
+  const matches = [...r.html.matchAll(HREF_G)].map((m) => ({ index: m.index, raw: m[1]!, url: unescapeAttr(m[1]!) })).filter((m) => WEB.test(m.url));
+  if (!matches.length) return { html: r.html, text: r.text };
+  const found = new Map<string, { source: Source; url: string }>();
+  for (const m of matches) {
+    const source = sourceAt(m.index);
+    found.set(keyOf(t, source, m.url), { source, url: m.url });
+  }
+  const links = await resolveLinks(db, t, [...found.values()]);
+  const tracked = (source: Source, url: string) => `${baseUrl}/c/${tokens.sign(links.get(keyOf(t, source, url))!)}`;
+
+  let html = '';
+  let at = 0;
+  let text = r.text;
+  for (const m of matches) {
+    const start = m.index + '<a href="'.length;
+    const link = tracked(sourceAt(m.index), m.url);
+    html += r.html.slice(at, start) + link;
+    at = start + m.raw.length;
+    text = text.replaceAll(`(${m.url})`, `(${link})`);
+  }
+  return { html: html + r.html.slice(at), text };
+}
+
+/** Whether the workspace's links are tracked (`event_tracking.enabled`). */
+export async function trackingEnabled(db: Queryable, workspaceId: string): Promise<boolean> {
+  const { rows } = await db.query<{ on: boolean }>('select event_tracking_enabled as on from workspaces where id = $1', [workspaceId]);
+  return rows[0]?.on === true;
+}
+
+/**
+ * A rendered installation with its links tracked when the workspace has event tracking on; the
+ * output as it is otherwise. The hash is of the HTML as installed.
+ */
+export async function withTrackedLinks(ctx: AppContext, t: TrackTarget, out: RenderOutput): Promise<{ html: string; text: string; hash: string }> {
+  if (!(await trackingEnabled(ctx.pool, t.workspaceId))) return out;
+  const { html, text } = await trackLinks(ctx.pool, clickTokens(ctx.secrets), ctx.config.PUBLIC_BASE_URL, t, out);
+  return { html, text, hash: html === out.html ? out.hash : hashHtml(html) };
+}

@@ -1,0 +1,136 @@
+/**
+ * The analytics reports, read from the rollups (rollups.ts), never from raw clicks. Every query is
+ * scoped to one workspace. A range is whole UTC days, `from` to `to` inclusive.
+ */
+import type { Queryable } from '../db/tx.ts';
+
+export type Dimension = 'signature' | 'campaign' | 'teammate' | 'country' | 'anchor';
+export type Granularity = 'daily' | 'hourly';
+
+export interface Range {
+  /** First day, 00:00 UTC. */
+  from: Date;
+  /** The day after the last one, 00:00 UTC. */
+  until: Date;
+}
+
+export interface Metrics {
+  clicks: number;
+  human_clicks: number;
+  bot_clicks: number;
+  unique_clickers: number;
+  visitors: number;
+  events: number;
+  conversions: number;
+  conversion_value: { currency: string; value: number; conversions: number }[];
+}
+
+export interface SeriesPoint {
+  period_start: string;
+  clicks: number;
+  human_clicks: number;
+  bot_clicks: number;
+  unique_clickers: number;
+  visitors: number;
+  conversions: number;
+}
+
+const SUMS = `coalesce(sum(clicks), 0)::int as clicks, coalesce(sum(human_clicks), 0)::int as human_clicks, coalesce(sum(bot_clicks), 0)::int as bot_clicks,
+  coalesce(sum(unique_clickers), 0)::int as unique_clickers, coalesce(sum(visitors), 0)::int as visitors, coalesce(sum(events), 0)::int as events,
+  coalesce(sum(conversions), 0)::int as conversions`;
+
+type Counts = Omit<Metrics, 'conversion_value'>;
+
+/** Conversion value per currency for the given keys of a dimension, by key. */
+async function values(db: Queryable, ws: string, dimension: string, keys: string[], r: Range): Promise<Map<string, Metrics['conversion_value']>> {
+  const out = new Map<string, Metrics['conversion_value']>();
+  if (!keys.length) return out;
+  const { rows } = await db.query<{ key: string; currency: string; value: number; conversions: number }>(
+    `select key, currency, sum(value)::float8 as value, sum(conversions)::int as conversions from analytics_rollup_values
+      where workspace_id = $1 and dimension = $2 and grain = 'day' and bucket >= $3 and bucket < $4 and key = any($5::text[])
+      group by key, currency order by key, currency`,
+    [ws, dimension, r.from, r.until, keys],
+  );
+  for (const row of rows) {
+    const list = out.get(row.key) ?? [];
+    list.push({ currency: row.currency, value: Math.round(row.value * 1e6) / 1e6, conversions: row.conversions });
+    out.set(row.key, list);
+  }
+  return out;
+}
+
+/** Totals of one key of a dimension (`total` with key '' for the whole workspace). */
+export async function totals(db: Queryable, ws: string, dimension: Dimension | 'total', key: string, r: Range): Promise<Metrics> {
+  const { rows } = await db.query<Counts>(
+    `select ${SUMS} from analytics_rollups where workspace_id = $1 and dimension = $2 and key = $3 and grain = 'day' and bucket >= $4 and bucket < $5`,
+    [ws, dimension, key, r.from, r.until],
+  );
+  return { ...rows[0]!, conversion_value: (await values(db, ws, dimension, [key], r)).get(key) ?? [] };
+}
+
+/** One point per day or hour of the range, zeros included. */
+export async function series(db: Queryable, ws: string, dimension: 'total' | 'anchor', key: string, r: Range, granularity: Granularity): Promise<SeriesPoint[]> {
+  const grain = granularity === 'hourly' ? 'hour' : 'day';
+  const { rows } = await db.query<Omit<SeriesPoint, 'period_start'> & { period_start: Date }>(
+    `select p.period_start, coalesce(x.clicks, 0)::int as clicks, coalesce(x.human_clicks, 0)::int as human_clicks, coalesce(x.bot_clicks, 0)::int as bot_clicks,
+            coalesce(x.unique_clickers, 0)::int as unique_clickers, coalesce(x.visitors, 0)::int as visitors, coalesce(x.conversions, 0)::int as conversions
+       from generate_series($4::timestamptz, $5::timestamptz - make_interval(secs => 1), make_interval(hours => ${grain === 'hour' ? 1 : 24})) as p(period_start)
+       left join analytics_rollups x on x.workspace_id = $1 and x.dimension = $2 and x.key = $3 and x.grain = '${grain}' and x.bucket = p.period_start
+      order by p.period_start`,
+    [ws, dimension, key, r.from, r.until],
+  );
+  return rows.map((p) => ({ ...p, period_start: p.period_start.toISOString() }));
+}
+
+export interface KeyedMetrics extends Metrics {
+  key: string;
+}
+
+/** One page of a dimension's keys with activity in the range, most clicks first (then by key). */
+export async function breakdown(db: Queryable, ws: string, dimension: Exclude<Dimension, 'anchor'>, r: Range, page: { limit: number; offset: number }): Promise<{ rows: KeyedMetrics[]; total: number }> {
+  const { rows } = await db.query<Counts & { key: string; total: number }>(
+    `select key, ${SUMS}, count(*) over ()::int as total from analytics_rollups
+      where workspace_id = $1 and dimension = $2 and grain = 'day' and bucket >= $3 and bucket < $4
+      group by key order by sum(clicks) desc, sum(events) desc, key limit $5 offset $6`,
+    [ws, dimension, r.from, r.until, page.limit, page.offset],
+  );
+  const total = rows[0]?.total ?? (await countKeys(db, ws, dimension, r));
+  const vals = await values(db, ws, dimension, rows.map((x) => x.key), r);
+  return { rows: rows.map(({ total: _t, ...x }) => ({ ...x, conversion_value: vals.get(x.key) ?? [] })), total };
+}
+
+async function countKeys(db: Queryable, ws: string, dimension: string, r: Range): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `select count(distinct key)::int as n from analytics_rollups where workspace_id = $1 and dimension = $2 and grain = 'day' and bucket >= $3 and bucket < $4`,
+    [ws, dimension, r.from, r.until],
+  );
+  return rows[0]!.n;
+}
+
+/** Metrics of the given keys (anchors of one page), by key; keys without activity get zeros. */
+export async function metricsOf(db: Queryable, ws: string, dimension: Dimension, keys: string[], r: Range): Promise<Map<string, Metrics>> {
+  const { rows } = await db.query<Counts & { key: string }>(
+    `select key, ${SUMS} from analytics_rollups where workspace_id = $1 and dimension = $2 and grain = 'day' and bucket >= $3 and bucket < $4 and key = any($5::text[]) group by key`,
+    [ws, dimension, r.from, r.until, keys],
+  );
+  const vals = await values(db, ws, dimension, keys, r);
+  const zero: Counts = { clicks: 0, human_clicks: 0, bot_clicks: 0, unique_clickers: 0, visitors: 0, events: 0, conversions: 0 };
+  const found = new Map(rows.map(({ key, ...x }) => [key, x]));
+  return new Map(keys.map((k) => [k, { ...(found.get(k) ?? zero), conversion_value: vals.get(k) ?? [] }]));
+}
+
+/** Addresses with the signature installed now: all signatures' (`null`) or per signature. */
+export async function installedMailboxes(db: Queryable, ws: string, signatureIds: string[] | null): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ key: string; n: number }>(
+    `select coalesce(case when $2::uuid[] is null then '' else signature_id::text end, '') as key, count(distinct email_id)::int as n
+       from installations where workspace_id = $1 and status = 'installed' and ($2::uuid[] is null or signature_id = any($2::uuid[]))
+      group by 1`,
+    [ws, signatureIds],
+  );
+  return new Map(rows.map((x) => [x.key, x.n]));
+}
+
+/** Human clicks per installed mailbox, two decimals; 0 without mailboxes. */
+export function perMailbox(humanClicks: number, mailboxes: number): number {
+  return mailboxes ? Math.round((humanClicks / mailboxes) * 100) / 100 : 0;
+}

@@ -1,0 +1,83 @@
+/**
+ * Rollups: owner of `analytics_rollups` and `analytics_rollup_values`, the tables every report reads.
+ *
+ * `rebuildRollups` recomputes every bucket from a day on (by default the current UTC day, and the
+ * previous one during the first minutes after midnight) from the raw rows, in one transaction:
+ * readers see the old rollups or the new ones, never half. The worker runs it every minute
+ * (task `analytics_rollup`), so reports lag raw clicks and events by about a minute. Days before
+ * `since` are never touched: once retention removes old raw rows, their rollups stay.
+ *
+ * Per bucket (UTC day; UTC hour too for the totals and the anchors) and key of each dimension
+ * (`total`, `signature`, `campaign`, `teammate`, `country`, `anchor`): clicks, human clicks, bot
+ * clicks, unique human clickers (distinct keyed hashes of address and user agent in the bucket),
+ * new visitors (by their first touch), recorded events, conversions (click-attributed events with a
+ * value), and the conversion value per currency.
+ */
+import type pg from 'pg';
+import { withTx } from '../db/tx.ts';
+
+/** Rows of one raw source spread over every (grain, bucket, dimension, key) they count in. */
+function spread(source: string, time: string): string {
+  return `select s.*, g.grain, date_trunc(g.grain, s.${time}, 'UTC') as bucket, d.dimension, d.key
+    from ${source} s
+    cross join (values ('day'), ('hour')) as g(grain)
+    cross join lateral (values ('total', ''), ('signature', s.signature_id::text), ('campaign', s.campaign_id::text), ('teammate', s.teammate_id::text),
+                               ('country', s.country_code), ('anchor', s.anchor_id::text)) as d(dimension, key)
+   where d.key is not null and (g.grain = 'day' or d.dimension in ('total', 'anchor'))`;
+}
+
+const CLICKS = `(select workspace_id, clicked_at, is_bot, clicker, signature_id, campaign_id, teammate_id, country_code, anchor_id from clicks where clicked_at >= $1 and ($2::uuid is null or workspace_id = $2))`;
+const EVENTS = `(select workspace_id, recorded_at, value, currency, link_id, signature_id, campaign_id, teammate_id, country_code, anchor_id from recorded_events
+                 where recorded_at >= $1 and ($2::uuid is null or workspace_id = $2))`;
+const VISITORS = `(select v.workspace_id, v.first_seen_at, l.signature_id, case when a.source_kind = 'campaign' then a.source_id end as campaign_id, l.teammate_id,
+                          coalesce(c.country_code, '') as country_code, l.anchor_id
+                     from visitors v left join anchor_links l on l.id = v.first_link_id left join anchors a on a.id = l.anchor_id left join clicks c on c.id = v.first_click_id
+                    where v.first_seen_at >= $1 and ($2::uuid is null or v.workspace_id = $2))`;
+
+const KEYS = 'workspace_id, grain, bucket, dimension, key';
+
+/** The first day rebuilt when none is given: today (UTC), or yesterday within 10 minutes of midnight. */
+export function defaultSince(now = new Date()): Date {
+  const d = new Date(now.getTime() - 10 * 60_000);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+}
+
+export interface RebuildResult {
+  since: Date;
+  rows: number;
+}
+
+/** Recomputes every rollup bucket from `since` (a UTC day start) on, for one workspace or all. */
+export async function rebuildRollups(pool: pg.Pool, opts: { since?: Date; workspaceId?: string } = {}): Promise<RebuildResult> {
+  const since = opts.since ?? defaultSince();
+  const params = [since, opts.workspaceId ?? null];
+  return withTx(pool, async (c) => {
+    await c.query(`select pg_advisory_xact_lock(hashtext('analytics_rollups'))`);
+    await c.query('delete from analytics_rollups where bucket >= $1 and ($2::uuid is null or workspace_id = $2)', params);
+    await c.query('delete from analytics_rollup_values where bucket >= $1 and ($2::uuid is null or workspace_id = $2)', params);
+    const { rowCount } = await c.query(
+      `insert into analytics_rollups (${KEYS}, clicks, human_clicks, bot_clicks, unique_clickers, visitors, events, conversions)
+       select ${KEYS}, sum(clicks), sum(human_clicks), sum(bot_clicks), sum(unique_clickers), sum(visitors), sum(events), sum(conversions)
+         from (
+           select ${KEYS}, count(*) as clicks, count(*) filter (where not is_bot) as human_clicks, count(*) filter (where is_bot) as bot_clicks,
+                  count(distinct clicker) filter (where not is_bot) as unique_clickers, 0 as visitors, 0 as events, 0 as conversions
+             from (${spread(CLICKS, 'clicked_at')}) x group by ${KEYS}
+           union all
+           select ${KEYS}, 0, 0, 0, 0, 0, count(*), count(*) filter (where value is not null and link_id is not null)
+             from (${spread(EVENTS, 'recorded_at')}) x group by ${KEYS}
+           union all
+           select ${KEYS}, 0, 0, 0, 0, count(*), 0, 0
+             from (${spread(VISITORS, 'first_seen_at')}) x group by ${KEYS}
+         ) parts
+        group by ${KEYS}`,
+      params,
+    );
+    await c.query(
+      `insert into analytics_rollup_values (${KEYS}, currency, conversions, value)
+       select ${KEYS}, currency, count(*), sum(value) from (${spread(EVENTS, 'recorded_at')}) x
+        where value is not null and link_id is not null group by ${KEYS}, currency`,
+      params,
+    );
+    return { since, rows: rowCount ?? 0 };
+  });
+}

@@ -1,0 +1,19 @@
+/**
+ * The workspace switch `event_tracking.enabled`. When it changes, every published signature of the
+ * workspace is installed again (not forced) in the same transaction: installed HTML gains or loses
+ * its tracked links, and mailboxes whose HTML does not change are not written.
+ */
+import type pg from 'pg';
+import { withTx } from '../db/tx.ts';
+import { setEventTracking } from '../db/workspaces.ts';
+import { requestSignatureInstall } from '../install/triggers.ts';
+
+/** Whether the setting changed (false also for an unknown workspace). */
+export async function switchEventTracking(pool: pg.Pool, workspaceId: string, enabled: boolean): Promise<boolean> {
+  return withTx(pool, async (c) => {
+    if (!(await setEventTracking(c, workspaceId, enabled))) return false;
+    const { rows } = await c.query<{ id: string }>('select id from signatures where workspace_id = $1 and last_published_at is not null', [workspaceId]);
+    for (const s of rows) await requestSignatureInstall(c, workspaceId, s.id, { forced: false });
+    return true;
+  });
+}

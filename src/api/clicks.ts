@@ -1,0 +1,91 @@
+/**
+ * GET /c/{token}: a tracked link of an installed signature. Outside /v1 and without auth: the token
+ * is the capability (src/analytics/token.ts).
+ *
+ * A genuine token answers 302 at once to the anchor's destination with `click_id` added to its
+ * query string; the click (time, anchor, signature, campaign, teammate, address, country, bot flag,
+ * a keyed hash of address and user agent) goes to the click recorder, which writes clicks in
+ * batches (src/analytics/clicks.ts). A forged, altered or truncated token, or one whose link no
+ * longer exists, gets a 404 page, never a redirect. While the workspace's event tracking is off,
+ * links already sent still lead to their destination, without `click_id` and without a record.
+ *
+ * Limited per client address (RATE_LIMIT_CLICKS a minute; 429 with Retry-After past it).
+ * The recorder is flushed when the server closes.
+ */
+import crypto from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { botReason } from '../analytics/bots.ts';
+import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
+import { countryOf, openCountries } from '../analytics/geo.ts';
+import { LinkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
+import { clickTokens } from '../analytics/token.ts';
+import { ApiError } from '../errors.ts';
+
+const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Link not found</title></head>
+<body><h1>This link is not valid</h1><p>The link you followed is incomplete or was altered. Copy the whole link from the email, or contact the person who sent it.</p></body></html>
+`;
+
+function notFound(reply: FastifyReply): FastifyReply {
+  return reply.status(404).header('cache-control', 'no-store').header('x-robots-tag', 'noindex').type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);
+}
+
+export interface ClickRoutes {
+  recorder: ClickRecorder;
+}
+
+export async function clickRoutes(server: FastifyInstance, app: AppContext, opts: RecorderOptions = {}): Promise<ClickRoutes> {
+  const tokens = clickTokens(app.secrets);
+  const links = new LinkResolver(app.pool);
+  const recorder = new ClickRecorder(app.pool, app.logger.child({ component: 'clicks' }), opts);
+  const clickerKey = crypto.createSecretKey(app.secrets.deriveKey('clicker'));
+  openCountries();
+  server.addHook('onClose', () => recorder.close());
+
+  const record = (req: FastifyRequest, link: ResolvedLink, clickId: string) => {
+    const ua = req.headers['user-agent'];
+    const reason = botReason(req.method, ua);
+    recorder.record({
+      id: clickId,
+      workspaceId: link.workspaceId,
+      clickedAt: new Date(),
+      linkId: link.linkId,
+      anchorId: link.anchorId,
+      signatureId: link.signatureId,
+      campaignId: link.campaignId,
+      teammateId: link.teammateId,
+      emailId: link.emailId,
+      countryCode: countryOf(req.ip),
+      clicker: crypto.createHmac('sha256', clickerKey).update(`${req.ip}\n${ua ?? ''}`).digest('base64url').slice(0, 22),
+      isBot: reason !== null,
+      botReason: reason,
+    });
+  };
+
+  await server.register(async (scope) => {
+    const max = app.config.RATE_LIMIT_CLICKS;
+    if (max > 0) {
+      await scope.register(rateLimit, {
+        max,
+        timeWindow: 60_000,
+        keyGenerator: (req) => req.ip,
+        errorResponseBuilder: (_req, ctx) =>
+          new ApiError(429, 'rate_limit_error', 'rate_limited', `Too many links followed from this address. Retry in ${Math.max(1, Math.ceil(ctx.ttl / 1000))} s.`),
+      });
+    }
+    scope.get<{ Params: { token: string } }>('/c/:token', async (req, reply) => {
+      const linkId = tokens.verify(req.params.token);
+      const link = linkId === null ? null : await links.get(linkId);
+      if (!link) return notFound(reply);
+      let location = link.url;
+      if (link.tracking) {
+        const clickId = tokens.clickId(link.linkId);
+        location = withClickId(link.url, clickId);
+        record(req, link, clickId);
+      }
+      return reply.status(302).header('location', location).header('cache-control', 'private, no-store').send();
+    });
+  });
+  return { recorder };
+}

@@ -1,0 +1,102 @@
+/**
+ * The public side of event tracking, keyed by a workspace's `event_tracking.id` (a uuid that is
+ * public by design: it sits in the customer's web pages). Outside /v1, without auth.
+ *
+ *   GET  /t/{tracking_id}/script.js   the browser script (src/analytics/script.ts)
+ *   POST /t/{tracking_id}/events      one event `{event: {...}}` (the API's body), source `browser`
+ *
+ * CORS: any origin may send (`Access-Control-Allow-Origin: *`, no credentials); preflights are
+ * answered. Bodies are JSON sent as text/plain or application/json, at most 16 KB. Limits:
+ * RATE_LIMIT_INGEST events per minute per client address and RATE_LIMIT_INGEST_WORKSPACE per
+ * tracking id (429 past either). An unknown tracking id, or one whose workspace has tracking off,
+ * is 404. A click id that is not genuine is dropped (the event is recorded unattributed): a visitor
+ * can send anything, and nothing it sends reaches another workspace: the tracking id alone decides
+ * the workspace, and a click id counts only when it names a link of that workspace.
+ */
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { recordEvent } from '../analytics/events.ts';
+import { countryOf } from '../analytics/geo.ts';
+import { browserScript } from '../analytics/script.ts';
+import { clickTokens } from '../analytics/token.ts';
+import { invalidCharacterDetails } from './characters.ts';
+import { ApiError, detail } from '../errors.ts';
+import { zodDetails } from './openapi.ts';
+import { EventFields, eventInput } from './v1/analyticsEvents.ts';
+import { isUuid } from './v1/schemas.ts';
+
+export const INGEST_BODY_LIMIT = 16 * 1024;
+const TTL_MS = 60_000;
+
+const cors = (reply: FastifyReply) => reply.header('access-control-allow-origin', '*').header('vary', 'origin');
+
+export async function ingestRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
+  const tokens = clickTokens(app.secrets);
+  const workspaces = new Map<string, { at: number; workspaceId: string }>();
+  const workspaceOf = async (trackingId: string): Promise<string | null> => {
+    if (!isUuid(trackingId)) return null;
+    const hit = workspaces.get(trackingId);
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.workspaceId;
+    const { rows } = await app.pool.query<{ id: string }>('select id from workspaces where event_tracking_id = $1 and event_tracking_enabled', [trackingId]);
+    const workspaceId = rows[0]?.id ?? null;
+    // Only hits are kept: a workspace that switches tracking on is served at once.
+    if (workspaceId) {
+      if (workspaces.size >= 10_000) workspaces.clear();
+      workspaces.set(trackingId, { at: Date.now(), workspaceId });
+    }
+    return workspaceId;
+  };
+  const unknown = () => new ApiError(404, 'not_found_error', 'unknown_tracking_id', 'No workspace tracks events under this id.');
+
+  await server.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(['text/plain', 'application/json'], { parseAs: 'string', bodyLimit: INGEST_BODY_LIMIT }, (_req, body, done) => {
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(ApiError.validation([detail('body', 'invalid_json', 'The body is not valid JSON.')]), undefined);
+      }
+    });
+    scope.setErrorHandler((err, _req, reply) => {
+      if ((err as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
+      return reply.status(413).send(new ApiError(413, 'invalid_request_error', 'body_too_large', `Event bodies are limited to ${INGEST_BODY_LIMIT} bytes.`).toBody());
+    });
+    await scope.register(rateLimit, {
+      global: false,
+      errorResponseBuilder: (_req, ctx) => new ApiError(429, 'rate_limit_error', 'rate_limited', `Too many events: at most ${ctx.max} per minute here. Retry in ${Math.max(1, Math.ceil(ctx.ttl / 1000))} s.`),
+    });
+    const limits = [
+      app.config.RATE_LIMIT_INGEST > 0 && scope.rateLimit({ max: app.config.RATE_LIMIT_INGEST, timeWindow: 60_000, keyGenerator: (req) => `ip:${req.ip}` }),
+      app.config.RATE_LIMIT_INGEST_WORKSPACE > 0 &&
+        scope.rateLimit({ max: app.config.RATE_LIMIT_INGEST_WORKSPACE, timeWindow: 60_000, keyGenerator: (req) => `id:${(req.params as { tracking_id: string }).tracking_id}` }),
+    ].filter((l) => l !== false);
+    scope.addHook('onSend', async (_req, reply) => void cors(reply));
+
+    scope.get<{ Params: { tracking_id: string } }>('/t/:tracking_id/script.js', async (req, reply) => {
+      if (!(await workspaceOf(req.params.tracking_id))) throw unknown();
+      return reply
+        .type('text/javascript; charset=utf-8')
+        .header('cache-control', 'public, max-age=3600')
+        .send(browserScript(`${app.config.PUBLIC_BASE_URL}/t/${req.params.tracking_id}/events`));
+    });
+
+    scope.options('/t/:tracking_id/events', async (_req, reply) =>
+      reply.status(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '86400').send(),
+    );
+
+    scope.post<{ Params: { tracking_id: string } }>('/t/:tracking_id/events', { onRequest: limits }, async (req) => {
+      const workspaceId = await workspaceOf(req.params.tracking_id);
+      if (!workspaceId) throw unknown();
+      const characters = invalidCharacterDetails(req.body, 'body');
+      const body = req.body as { event?: unknown } | null;
+      const parsed = EventFields.safeParse(body?.event, { reportInput: true });
+      if (characters.length || !parsed.success) throw ApiError.validation([...characters, ...(parsed.success ? [] : zodDetails(parsed.error.issues, 'event').map((d) => ({ ...d, field: `event.${d.field}`.replace(/\.event$/, '') })))]);
+      const input = { ...eventInput(parsed.data, 'browser'), countryCode: countryOf(req.ip) };
+      if (input.clickId !== null && tokens.verifyClickId(input.clickId) === null) input.clickId = null;
+      let result = await recordEvent(app.pool, tokens, workspaceId, input);
+      if (result.status === 'unknown_click_id') result = await recordEvent(app.pool, tokens, workspaceId, { ...input, clickId: null });
+      return { data: { status: result.status } };
+    });
+  });
+}

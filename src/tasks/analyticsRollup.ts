@@ -1,0 +1,18 @@
+/**
+ * Keeps the analytics rollups current, every minute (crontab in ./index.ts): recomputes the buckets
+ * of the current UTC day from raw clicks, events and visitors (src/analytics/rollups.ts). `since`
+ * (a date, YYYY-MM-DD) rebuilds from that day on, for example after an import; `workspace_id`
+ * limits it to one workspace.
+ */
+import { z } from 'zod';
+import { rebuildRollups } from '../analytics/rollups.ts';
+import { defineTask } from './define.ts';
+
+export const analyticsRollup = defineTask({
+  name: 'analytics_rollup',
+  payload: z.object({ since: z.iso.date().optional(), workspace_id: z.uuid().optional() }).loose(),
+  async run({ since, workspace_id }, { app, logger }) {
+    const result = await rebuildRollups(app.pool, { ...(since ? { since: new Date(`${since}T00:00:00Z`) } : {}), ...(workspace_id ? { workspaceId: workspace_id } : {}) });
+    logger.debug({ since: result.since.toISOString(), rows: result.rows }, 'analytics rollups rebuilt');
+  },
+});

@@ -1,0 +1,165 @@
+/**
+ * The analytics loop over real HTTP, on real Postgres, graphile-worker and the emulated Gmail
+ * tenant: publish -> installed HTML has tracked links -> a person and a bot follow them -> 302 with
+ * click_id -> identify (browser script's endpoint) and a conversion (API) with that click_id ->
+ * exactly one visitor.identified and one conversion.recorded delivered, signed, to a webhook
+ * endpoint -> the reports count them, the bot apart. The same conversion again changes nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import type { Runner } from 'graphile-worker';
+import { buildServer } from '../../src/api/server.ts';
+import { createApiKey } from '../../src/db/apiKeys.ts';
+import { switchEventTracking } from '../../src/analytics/tracking.ts';
+import { countryOf } from '../../src/analytics/geo.ts';
+import { createEndpoint } from '../../src/events/endpoints.ts';
+import { executeRun } from '../../src/sync/engine.ts';
+import { startRuns } from '../../src/sync/runs.ts';
+import { startWorker } from '../../src/worker/runner.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { useTestContext } from '../helpers/db.ts';
+import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
+import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
+import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
+
+const DESTINATION = 'https://shop.acme.test/offer?ref=sig';
+const CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const BOT = 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)';
+/** A public address the CC0 country database places in a country (checked below, not assumed). */
+const CLIENT_IP = '81.2.69.142';
+
+describe('analytics end to end', () => {
+  const t = useTestContext({ TRUST_PROXY: '127.0.0.1' });
+  let google: GoogleEmulator;
+  let server: FastifyInstance;
+  let runner: Runner;
+  let receiver: Receiver;
+  let base: string;
+  let ws: string;
+  let key: string;
+  let secret: string;
+  let signatureId: string;
+  let trackingId: string;
+  let clickId: string;
+  let link: string;
+
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    return { status: r.status, body: (await r.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  const jobsDone = () => waitFor(async () => (await t.ctx.pool.query(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)).rows[0].n === 0, DEADLINE_MS, 50);
+  const hooks = (type: string) => receiver.received.map((r) => verify(secret, r) as { type: string }).filter((p) => p.type === type);
+
+  beforeAll(async () => {
+    google = await startGoogleEmulator(generateGoogleTenant(5));
+    receiver = await startReceiver();
+    ({ workspaceId: ws } = await workspaceWithKey(t.ctx));
+    key = (await createApiKey(t.ctx.pool, ws)).key;
+    const directory = await connectGoogle(t.ctx, ws, google.url);
+    await connectGoogle(t.ctx, ws, google.url, { category: 'signatures', name: 'Gmail' });
+    const [run] = await startRuns(t.ctx.pool, ws, [directory.id], { trigger: 'cli' });
+    await executeRun(t.ctx, run!.id, { retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 } });
+    secret = (await createEndpoint(t.ctx, { workspaceId: ws, url: `${receiver.url}/hooks`, eventTypes: ['visitor.identified', 'conversion.recorded'] })).secret;
+    await switchEventTracking(t.ctx.pool, ws, true);
+    trackingId = (await t.ctx.pool.query('select event_tracking_id from workspaces where id = $1', [ws])).rows[0].event_tracking_id;
+    server = await buildServer(t.ctx);
+    base = await server.listen({ host: '127.0.0.1', port: 0 });
+    runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 4 });
+  });
+  afterAll(async () => {
+    await runner?.stop();
+    await server?.close();
+    await google?.close();
+    await receiver?.close();
+  });
+
+  it('a publish installs tracked links; following one redirects to the destination with click_id', async () => {
+    const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Our offer', href: { text: DESTINATION } }] }] };
+    const created = await call('POST', '/v1/signatures', { signature: { name: 'Standard', draft_content: tree } });
+    expect(created.status).toBe(201);
+    signatureId = created.body.data.id;
+    await t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, group_id, priority) select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`, [ws, signatureId]);
+    expect((await call('POST', `/v1/signatures/${signatureId}/publish`)).status).toBe(200);
+    await jobsDone();
+    const html = google.signatures()['user1@example.test']!;
+    link = /<a href="([^"]*)"/.exec(html)![1]!;
+    expect(link.startsWith(`${t.ctx.config.PUBLIC_BASE_URL}/c/`)).toBe(true);
+    expect(html).not.toContain('shop.acme.test');
+
+    const path = new URL(link).pathname;
+    const person = await fetch(`${base}${path}`, { redirect: 'manual', headers: { 'user-agent': CHROME, 'x-forwarded-for': CLIENT_IP } });
+    expect(person.status).toBe(302);
+    const location = new URL(person.headers.get('location')!);
+    clickId = location.searchParams.get('click_id')!;
+    expect(`${location.origin}${location.pathname}?ref=${location.searchParams.get('ref')}`).toBe(DESTINATION);
+    const bot = await fetch(`${base}${path}`, { redirect: 'manual', headers: { 'user-agent': BOT, 'x-forwarded-for': '198.51.100.7' } });
+    expect(bot.status).toBe(302);
+    await waitFor(async () => (await t.ctx.pool.query('select count(*)::int as n from clicks where workspace_id = $1', [ws])).rows[0].n === 2);
+  });
+
+  it('an identify from the browser and a conversion from the API fire one visitor.identified and one conversion.recorded; a repeat changes nothing', async () => {
+    const script = await fetch(`${base}/t/${trackingId}/script.js`);
+    expect(script.status).toBe(200);
+    expect(await script.text()).toContain(`/t/${trackingId}/events`);
+    const identify = await fetch(`${base}/t/${trackingId}/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain;charset=UTF-8', origin: 'https://shop.acme.test' },
+      body: JSON.stringify({ event: { name: 'identify', user_id: 'customer-42', anonymous_id: 'anon-1', click_id: clickId, traits: { plan: 'pro' } } }),
+    });
+    expect(identify.status).toBe(200);
+    expect(identify.headers.get('access-control-allow-origin')).toBe('*');
+
+    const conversion = { event: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, event_id: 'order-1001', user_id: 'customer-42', properties: { sku: 'A1' } } };
+    const first = await call('POST', '/v1/analytics/events', conversion);
+    expect(first).toEqual({ status: 200, body: { data: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, source: 'api', status: 'accepted' } } });
+    await waitFor(async () => hooks('visitor.identified').length === 1 && hooks('conversion.recorded').length === 1);
+    expect((await call('POST', '/v1/analytics/events', conversion)).status).toBe(200);
+    await jobsDone();
+
+    const [identified] = hooks('visitor.identified') as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const emailId = (await t.ctx.pool.query(`select id from emails where address = 'user1@example.test'`)).rows[0].id;
+    expect(identified).toMatchObject({ visitor: { user_id: 'customer-42', anonymous_id: 'anon-1', identified_via: 'browser', traits: { plan: 'pro' } }, attribution: { click_id: clickId, signature_template_uuid: signatureId, email_uuid: emailId } });
+    const [converted] = hooks('conversion.recorded') as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(converted).toMatchObject({
+      event_id: 'order-1001',
+      name: 'purchase',
+      value: 49.5,
+      currency: 'EUR',
+      source: 'api',
+      visitor: { anonymous_id: null, user_id: 'customer-42' },
+      attribution: { signature_template_uuid: signatureId, email_uuid: emailId, marketing_campaign_uuid: '' },
+      properties: { sku: 'A1' },
+    });
+    expect(converted.attribution.anchor_uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(hooks('visitor.identified')).toHaveLength(1);
+    expect(hooks('conversion.recorded')).toHaveLength(1);
+    expect((await call('GET', '/v1/analytics/events')).body.pagination.total_count).toBe(2);
+  });
+
+  it('the reports count the clicks, the bot apart, the visitor and the conversion', async () => {
+    await t.ctx.jobs.addJob('analytics_rollup', {});
+    await jobsDone();
+    const overview = await call('GET', '/v1/analytics/overview');
+    expect(overview.body.data.totals).toMatchObject({ clicks: 2, human_clicks: 1, bot_clicks: 1, unique_clickers: 1, visitors: 1, events: 2, conversions: 1, conversion_value: [{ currency: 'EUR', value: 49.5, conversions: 1 }] });
+    expect(overview.body.data.totals.installed_mailboxes).toBeGreaterThan(0);
+    const signatures = await call('GET', '/v1/analytics/signatures');
+    expect(signatures.body.data).toEqual([expect.objectContaining({ signature_template_uuid: signatureId, name: 'Standard', clicks: 2, bot_clicks: 1, conversions: 1 })]);
+    expect(signatures.body.pagination).toMatchObject({ page: 1, total_count: 1, has_more: false });
+    const teammates = await call('GET', '/v1/analytics/teammates?per_page=1');
+    expect(teammates.body.data[0]).toMatchObject({ clicks: 2, human_clicks: 1, conversions: 1 });
+    const countries = await call('GET', '/v1/analytics/countries');
+    const country = countryOf(CLIENT_IP);
+    expect(country).toMatch(/^[A-Z]{2}$/);
+    expect(countries.body.data).toContainEqual(expect.objectContaining({ country_code: country, human_clicks: 1, conversions: 1 }));
+    const anchors = await call('GET', '/v1/anchors');
+    expect(anchors.body.data).toEqual([expect.objectContaining({ url: DESTINATION, source: 'signature', signature_template_uuid: signatureId, clicks: 2, bot_clicks: 1 })]);
+    const detail = await call('GET', `/v1/anchors/${anchors.body.data[0].anchor_uuid}/analytics?granularity=hourly&date_from=${new Date().toISOString().slice(0, 10)}`);
+    expect(detail.body.data.totals).toMatchObject({ clicks: 2, conversions: 1 });
+    expect(detail.body.data.series).toHaveLength(24);
+    expect(detail.body.data.series.reduce((n: number, p: { clicks: number }) => n + p.clicks, 0)).toBe(2);
+    const visitors = await call('GET', '/v1/analytics/visitors');
+    expect(visitors.body.data).toEqual([expect.objectContaining({ distinct_id: 'customer-42', first_touch: expect.objectContaining({ click_id: clickId, signature_template_id: signatureId }) })]);
+    const profile = await call('GET', `/v1/analytics/visitors/${visitors.body.data[0].id}`);
+    expect(profile.body.data.events.map((e: { name: string }) => e.name).sort()).toEqual(['identify', 'purchase']);
+  });
+});
