@@ -40,8 +40,11 @@ export const DIRECTORY_SCOPES = [
 export const USERS_PAGE_SIZE = 500;
 const GROUPS_PAGE_SIZE = 200;
 const MEMBERS_PAGE_SIZE = 200;
-/** members.list calls in flight at once while loading memberships. */
-const MEMBERS_CONCURRENCY = 4;
+/**
+ * members.list calls in flight at once while loading memberships: the pages of one group come one
+ * after another, so this many groups are listed at once.
+ */
+const MEMBERS_CONCURRENCY = 8;
 /** Users pages read ahead at most while the memberships load (about 0.5 MB each). */
 const READ_AHEAD_PAGES = 40;
 
@@ -247,6 +250,8 @@ export class GoogleDirectorySource implements DirectorySource {
         }
       }
     });
+    // The member listings are kept only for a retry of a failed load; the maps above hold what is needed.
+    this.#memberProgress.clear();
     this.#logger.debug({ groups: groups.length, members: byUserId.size + byEmail.size }, 'google group memberships loaded');
     return { byUserId, byEmail, everyone };
   }
