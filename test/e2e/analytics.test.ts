@@ -162,4 +162,34 @@ describe('analytics end to end', () => {
     const profile = await call('GET', `/v1/analytics/visitors/${visitors.body.data[0].id}`);
     expect(profile.body.data.events.map((e: { name: string }) => e.name).sort()).toEqual(['identify', 'purchase']);
   });
+
+  it('every report is also a CSV file, with the same filters', async () => {
+    const csv = async (path: string) => {
+      const r = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+      expect(r.headers.get('content-disposition')).toMatch(/^attachment; filename="[a-z0-9-]+\.csv"$/);
+      const [header, ...lines] = (await r.text()).trimEnd().split('\n');
+      return { header: header!.split(','), lines };
+    };
+    const signatures = await csv('/v1/analytics/signatures?format=csv&per_page=1&page=7');
+    expect(signatures.header.slice(0, 3)).toEqual(['signature_template_uuid', 'name', 'installed_mailboxes']);
+    expect(signatures.header).toContain('conversion_value');
+    expect(signatures.lines).toHaveLength(1);
+    const row = Object.fromEntries(signatures.header.map((h, i) => [h, signatures.lines[0]!.split(',')[i]]));
+    expect(row).toMatchObject({ signature_template_uuid: signatureId, name: 'Standard', clicks: '2', bot_clicks: '1', conversions: '1', conversion_value: 'EUR 49.5 (1)' });
+    for (const report of ['campaigns', 'countries', 'teammates']) expect((await csv(`/v1/analytics/${report}?format=csv`)).header).toContain('human_clicks');
+    expect((await csv('/v1/analytics/teammates?format=csv')).lines).toHaveLength(1);
+    const today = new Date().toISOString().slice(0, 10);
+    const overview = await csv(`/v1/analytics/overview?format=csv&granularity=hourly&date_from=${today}`);
+    expect(overview.header).toEqual(['period_start', 'clicks', 'human_clicks', 'bot_clicks', 'unique_clickers', 'visitors', 'conversions']);
+    expect(overview.lines).toHaveLength(24);
+    const anchors = await csv('/v1/anchors?format=csv');
+    expect(anchors.header[0]).toBe('anchor_uuid');
+    expect(anchors.lines).toHaveLength(1);
+    const anchorId = anchors.lines[0]!.split(',')[0];
+    expect((await csv(`/v1/anchors/${anchorId}/analytics?format=csv&date_from=${today}`)).lines).toHaveLength(1);
+    const outside = await csv('/v1/analytics/signatures?format=csv&date_from=2020-01-01&date_to=2020-01-31');
+    expect(outside.lines).toEqual([]);
+  });
 });

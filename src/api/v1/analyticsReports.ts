@@ -8,6 +8,8 @@
  *
  * `date_from`/`date_to` (YYYY-MM-DD, UTC days, inclusive) default to the 30 days ending today;
  * a range is at most 366 days, and at most 31 with `granularity=hourly`. Field meanings: docs/api.md.
+ * `format=csv` answers the same report as a CSV file (src/api/csv.ts): the series of the overview
+ * and of an anchor, every row of a paged report (up to CSV_MAX_ROWS, `page`/`per_page` ignored).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -15,7 +17,8 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { breakdown, installedMailboxes, metricsOf, perMailbox, series, totals, type Dimension, type Granularity, type Range } from '../../analytics/reports.ts';
 import { ApiError, detail } from '../../errors.ts';
-import { pageParams } from '../pagination.ts';
+import { CSV_MAX_ROWS, sendCsv } from '../csv.ts';
+import { pageParams, type PageParams } from '../pagination.ts';
 import { dataOf, errors, isoRequired, isUuid, PageQuery, pageOf, paginate } from './schemas.ts';
 
 const DAY = 86_400_000;
@@ -23,6 +26,7 @@ const DAY = 86_400_000;
 const RangeQuery = z.object({
   date_from: z.iso.date().optional().describe('First day (UTC), YYYY-MM-DD; default 29 days before date_to.'),
   date_to: z.iso.date().optional().describe('Last day (UTC), YYYY-MM-DD, inclusive; default today.'),
+  format: z.enum(['json', 'csv']).optional().describe(`csv: the same report as a CSV file (text/csv): the series, or every row of a paged report up to ${CSV_MAX_ROWS}.`),
 });
 const SeriesQuery = RangeQuery.extend({ granularity: z.enum(['daily', 'hourly']).optional().describe('Series points per day (default) or per hour.') });
 const PagedRangeQuery = RangeQuery.extend(PageQuery.shape);
@@ -62,6 +66,15 @@ const AnchorFields = {
 const AnchorRow = Metrics.extend(AnchorFields).meta({ id: 'AnchorAnalytics' });
 const AnchorDetail = z.object({ ...AnchorFields, date_from: z.string(), date_to: z.string(), granularity: z.string(), totals: Metrics, series: z.array(Point) }).meta({ id: 'AnchorDetail' });
 
+/** A row schema's fields for CSV: what names the row first, then the metrics. */
+function csvColumns(row: z.ZodObject): string[] {
+  const keys = Object.keys(row.shape);
+  const metric = new Set(Object.keys(Metrics.shape));
+  return [...keys.filter((k) => !metric.has(k)), ...keys.filter((k) => metric.has(k))];
+}
+const POINT_COLUMNS = Object.keys(Point.shape);
+const CSV_PAGE: PageParams = { page: 1, limit: CSV_MAX_ROWS, offset: 0 };
+
 const day = (s: string) => new Date(`${s}T00:00:00Z`);
 const ymd = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -88,20 +101,24 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['analytics'];
 
-  r.get('/analytics/overview', { schema: { tags, summary: 'Totals and a daily or hourly series', querystring: SeriesQuery, response: { 200: dataOf(Overview), ...errors(401, 422) } } }, async (req) => {
+  r.get('/analytics/overview', { schema: { tags, summary: 'Totals and a daily or hourly series', querystring: SeriesQuery, response: { 200: dataOf(Overview), ...errors(401, 422) } } }, async (req, reply) => {
     const range = rangeOf(req.query);
     const granularity = req.query.granularity ?? 'daily';
+    if (req.query.format === 'csv') return sendCsv(reply, 'analytics-overview', await series(app.pool, req.workspaceId, 'total', '', range, granularity), POINT_COLUMNS);
     const [t, points, mailboxes] = await Promise.all([totals(app.pool, req.workspaceId, 'total', '', range), series(app.pool, req.workspaceId, 'total', '', range, granularity), installedMailboxes(app.pool, req.workspaceId, null)]);
     const installed = mailboxes.get('') ?? 0;
     return { data: { ...rangeFields(range), granularity, totals: { ...t, installed_mailboxes: installed, clicks_per_mailbox: perMailbox(t.human_clicks, installed) }, series: points } };
   });
 
-  const paged = <T extends z.ZodType>(path: string, dimension: Exclude<Dimension, 'anchor'>, item: T, summary: string, shape: (ws: string, rows: Awaited<ReturnType<typeof breakdown>>['rows']) => Promise<z.infer<T>[]>) =>
-    r.get(path, { schema: { tags, summary, querystring: PagedRangeQuery, response: { 200: pageOf(item), ...errors(401, 422) } } }, async (req) => {
+  const paged = <T extends z.ZodObject>(path: string, dimension: Exclude<Dimension, 'anchor'>, item: T, summary: string, shape: (ws: string, rows: Awaited<ReturnType<typeof breakdown>>['rows']) => Promise<z.infer<T>[]>) =>
+    r.get(path, { schema: { tags, summary, querystring: PagedRangeQuery, response: { 200: pageOf(item), ...errors(401, 422) } } }, async (req, reply) => {
       const range = rangeOf(req.query);
-      const page = pageParams(req.query);
+      const csv = req.query.format === 'csv';
+      const page = csv ? CSV_PAGE : pageParams(req.query);
       const { rows, total } = await breakdown(app.pool, req.workspaceId, dimension, range, page);
-      return paginate(await shape(req.workspaceId, rows), page, total);
+      const data = await shape(req.workspaceId, rows);
+      if (csv) return sendCsv(reply, `analytics-${dimension}s`.replace('countrys', 'countries'), data, csvColumns(item));
+      return paginate(data, page, total);
     });
 
   paged('/analytics/campaigns', 'campaign', CampaignRow, 'Per campaign (banner links)', async (ws, rows) => {
@@ -135,26 +152,30 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
     created_at: isoRequired(a.created_at),
   });
 
-  r.get('/anchors', { schema: { tags, summary: 'List tracked links (anchors) with their metrics', querystring: PagedRangeQuery, response: { 200: pageOf(AnchorRow), ...errors(401, 422) } } }, async (req) => {
+  r.get('/anchors', { schema: { tags, summary: 'List tracked links (anchors) with their metrics', querystring: PagedRangeQuery, response: { 200: pageOf(AnchorRow), ...errors(401, 422) } } }, async (req, reply) => {
     const range = rangeOf(req.query);
-    const page = pageParams(req.query);
+    const csv = req.query.format === 'csv';
+    const page = csv ? CSV_PAGE : pageParams(req.query);
     const [count, list] = await Promise.all([
       app.pool.query<{ n: number }>('select count(*)::int as n from anchors where workspace_id = $1', [req.workspaceId]),
       app.pool.query<AnchorDbRow>('select id, url, source_kind, source_id, created_at from anchors where workspace_id = $1 order by created_at desc, id desc limit $2 offset $3', [req.workspaceId, page.limit, page.offset]),
     ]);
     const m = await metricsOf(app.pool, req.workspaceId, 'anchor', list.rows.map((a) => a.id), range);
-    return paginate(list.rows.map((a) => ({ ...anchorFields(a), ...m.get(a.id)! })), page, count.rows[0]!.n);
+    const data = list.rows.map((a) => ({ ...anchorFields(a), ...m.get(a.id)! }));
+    if (csv) return sendCsv(reply, 'anchors', data, csvColumns(AnchorRow));
+    return paginate(data, page, count.rows[0]!.n);
   });
 
   r.get(
     '/anchors/:anchor_uuid/analytics',
     { schema: { tags, summary: 'One anchor: totals and a daily or hourly series', params: z.object({ anchor_uuid: z.string() }), querystring: SeriesQuery, response: { 200: dataOf(AnchorDetail), ...errors(401, 404, 422) } } },
-    async (req) => {
+    async (req, reply) => {
       const id = req.params.anchor_uuid.toLowerCase();
       const { rows } = isUuid(id) ? await app.pool.query<AnchorDbRow>('select id, url, source_kind, source_id, created_at from anchors where workspace_id = $1 and id = $2', [req.workspaceId, id]) : { rows: [] };
       if (!rows[0]) throw new ApiError(404, 'not_found_error', 'anchor_not_found', 'No such anchor.');
       const range = rangeOf(req.query);
       const granularity = req.query.granularity ?? 'daily';
+      if (req.query.format === 'csv') return sendCsv(reply, `anchor-${id}`, await series(app.pool, req.workspaceId, 'anchor', id, range, granularity), POINT_COLUMNS);
       const [t, points] = await Promise.all([totals(app.pool, req.workspaceId, 'anchor', id, range), series(app.pool, req.workspaceId, 'anchor', id, range, granularity)]);
       return { data: { ...anchorFields(rows[0]), ...rangeFields(range), granularity, totals: t, series: points } };
     },
