@@ -82,11 +82,8 @@ export async function emitEvent<T extends EventType>(db: Queryable, workspaceId:
   return rows[0]!.id;
 }
 
-/**
- * SQL that builds the teammate.created / teammate.deleted payload for teammate `t` (alias) from its
- * emails, for set-based event writes: `insert into events ... select ..., ${TEAMMATE_PAYLOAD_SQL} ...`.
- */
-export const teammatePayloadSql = (type: 'teammate.created' | 'teammate.deleted', t = 't') => `jsonb_build_object(
+/** SQL that builds the teammate.created / teammate.deleted payload for teammate `t` (alias) from its emails. */
+const teammatePayloadSql = (type: 'teammate.created' | 'teammate.deleted', t = 't') => `jsonb_build_object(
   'type', '${type}',
   'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
   'teammate', jsonb_build_object('uuid', ${t}.id, 'display_name', ${t}.display_name),
