@@ -14,21 +14,14 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** Five-field cron in UTC, as graphile-worker's crontab understands it. */
 const CRON = /^(\S+\s+){4}\S+$/;
 
-const port = (what: string) =>
-  z
-    .string()
-    .regex(/^\d+$/, `${what}: an integer from 0 to 65535`)
-    .transform(Number)
-    .pipe(z.number().int().min(0, `${what}: an integer from 0 to 65535`).max(65535, `${what}: an integer from 0 to 65535`));
+/** A whole number from `min` to `max`, written in decimal digits; `message` is the answer to anything else. */
+const intIn = (min: number, max: number, message = `an integer from ${min} to ${max}`) =>
+  z.string().regex(/^\d+$/, message).transform(Number).pipe(z.number().int().min(min, message).max(max, message));
+
+const port = (what: string) => intIn(0, 65535, `${what}: an integer from 0 to 65535`);
 
 /** A request count per minute: 0 (no limit) to 1,000,000. */
-const perMinute = (fallback: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'requests per minute per API key: an integer from 0 (no limit) to 1000000')
-    .transform(Number)
-    .pipe(z.number().int().max(1_000_000, 'requests per minute per API key: an integer from 0 (no limit) to 1000000'))
-    .default(fallback);
+const perMinute = (fallback: number) => intIn(0, 1_000_000, 'requests per minute per API key: an integer from 0 (no limit) to 1000000').default(fallback);
 
 const schema = z.object({
   DATABASE_URL: z
@@ -42,12 +35,7 @@ const schema = z.object({
     .string()
     .regex(/^[A-Za-z0-9+/]{43}=$|^[0-9a-fA-F]{64}$/, '32 bytes as 64 hex characters or 44 base64 characters')
     .optional(),
-  WORKER_CONCURRENCY: z
-    .string()
-    .regex(/^\d+$/, 'an integer from 1 to 100')
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'an integer from 1 to 100').max(100, 'an integer from 1 to 100'))
-    .default(10),
+  WORKER_CONCURRENCY: intIn(1, 100).default(10),
   DIRECTORY_SYNC_CRON: z
     .string()
     .regex(CRON, 'a five-field cron expression in UTC, such as "0 2 * * *"')
@@ -82,12 +70,7 @@ const schema = z.object({
     .regex(/^[0-9a-fA-F:./]+(,[0-9a-fA-F:./]+)*$/, 'comma-separated proxy addresses or CIDR ranges, such as 127.0.0.1,10.0.0.0/8')
     .optional(),
   /** Days raw clicks and recorded events are kept; reports read rollups, which stay. */
-  ANALYTICS_RETENTION_DAYS: z
-    .string()
-    .regex(/^\d+$/, 'a number of days from 1 to 36500')
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'a number of days from 1 to 36500').max(36500, 'a number of days from 1 to 36500'))
-    .default(400),
+  ANALYTICS_RETENTION_DAYS: intIn(1, 36500, 'a number of days from 1 to 36500').default(400),
   /** Requests per minute per API key, by route group (README "Rate limits"); 0 turns a limit off. */
   RATE_LIMIT_API: perMinute(600),
   RATE_LIMIT_PUBLISH: perMinute(60),
@@ -107,12 +90,7 @@ const schema = z.object({
     .transform((v) => v === '1' || v === 'true')
     .optional(),
   /** A webhook endpoint is disabled after this many deliveries in a row end in failure. */
-  WEBHOOK_MAX_CONSECUTIVE_FAILURES: z
-    .string()
-    .regex(/^\d+$/, 'an integer from 1 to 10000')
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'an integer from 1 to 10000').max(10000, 'an integer from 1 to 10000'))
-    .default(20),
+  WEBHOOK_MAX_CONSECUTIVE_FAILURES: intIn(1, 10000).default(20),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'DATA_DIR' | 'PUBLIC_BASE_URL'> & {

@@ -134,6 +134,19 @@ class ValueToken implements CToken {
   }
 }
 
+/** What follows an `<img>`'s src: its width, alt text from the token's value, and its style. */
+function imgTail(t: TextToken, width: number, alone: boolean): string {
+  const w = Math.round(width);
+  const alt = escapeAttr(singleLine(cleanLiteral(t.value ?? '')));
+  return `" width="${w}" alt="${alt}" style="${alone ? 'display:block;' : 'vertical-align:middle;'}border:0;width:${w}px;max-width:${w}px;height:auto">`;
+}
+
+/** `<img>` of `src`, inside a link to `url` when there is one. */
+function linkedImg(src: string, tail: string, url: string | null): string {
+  const img = `<img src="${escapeAttr(src)}${tail}`;
+  return url === null ? img : `<a href="${escapeAttr(url)}" style="text-decoration:none">${img}</a>`;
+}
+
 /** A smart token whose field is an image: `<img>`, optionally linked. */
 class ImageToken implements CToken {
   readonly smart = true;
@@ -145,9 +158,7 @@ class ImageToken implements CToken {
   constructor(t: TextToken, width: number, alone: boolean, slots: Slots, href: CompiledHref | undefined) {
     this.slot = slots.slot(t.smartFieldUuid!);
     this.href = href;
-    const w = Math.round(width);
-    const alt = escapeAttr(singleLine(cleanLiteral(t.value ?? '')));
-    this.imgTail = `" width="${w}" alt="${alt}" style="${alone ? 'display:block;' : 'vertical-align:middle;'}border:0;width:${w}px;max-width:${w}px;height:auto">`;
+    this.imgTail = imgTail(t, width, alone);
   }
 
   private src(env: Env): string | null {
@@ -162,9 +173,7 @@ class ImageToken implements CToken {
   html(env: Env): string | null {
     const src = this.src(env);
     if (src === null || this.href?.empty(env)) return null;
-    const img = `<img src="${escapeAttr(src)}${this.imgTail}`;
-    const url = this.href?.url(env) ?? null;
-    return url === null ? img : `<a href="${escapeAttr(url)}" style="text-decoration:none">${img}</a>`;
+    return linkedImg(src, this.imgTail, this.href?.url(env) ?? null);
   }
 
   text(env: Env): string | null {
@@ -189,18 +198,14 @@ class AssetToken implements CToken {
     this.id = t.assetUuid!.toLowerCase();
     slots.assetIds.add(this.id);
     this.href = href;
-    const w = Math.round(width);
-    const alt = escapeAttr(singleLine(cleanLiteral(t.value ?? '')));
-    this.imgTail = `" width="${w}" alt="${alt}" style="${alone ? 'display:block;' : 'vertical-align:middle;'}border:0;width:${w}px;max-width:${w}px;height:auto">`;
+    this.imgTail = imgTail(t, width, alone);
   }
 
   html(env: Env): string {
     const asset = env.assets?.get(this.id);
     const url = asset ? encodeUrl(cleanValue(asset.url)) : null;
     if (url === null) return '';
-    const img = `<img src="${escapeAttr(url)}${this.imgTail}`;
-    const link = this.href?.url(env) ?? null;
-    return link === null ? img : `<a href="${escapeAttr(link)}" style="text-decoration:none">${img}</a>`;
+    return linkedImg(url, this.imgTail, this.href?.url(env) ?? null);
   }
 
   text(): string {

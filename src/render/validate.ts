@@ -7,7 +7,7 @@
  * (every smartFieldUuid names a smart field of the workspace, every assetUuid one of its assets).
  */
 import type { z } from 'zod';
-import { detail, type ValidationDetail } from '../errors.ts';
+import { detail, fieldPath, type ValidationDetail } from '../errors.ts';
 import { COLOR_FORMS } from './colors.ts';
 import {
   type Block,
@@ -71,19 +71,6 @@ export function assetUuidsIn(tree: unknown): string[] {
   return [...out];
 }
 
-const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/** `children[2].tokens[0].textStyle.fontSize`, appended to `base`. */
-export function formatPath(base: string, path: readonly PropertyKey[]): string {
-  let s = base;
-  for (const p of path) {
-    if (typeof p === 'number') s += `[${p}]`;
-    else if (typeof p === 'string' && IDENT.test(p)) s += s ? `.${p}` : p;
-    else s += `[${JSON.stringify(String(p))}]`;
-  }
-  return s;
-}
-
 /**
  * Validates a content tree. Never throws: whatever `tree` holds, the answer is the parsed tree or a
  * non-empty list of details (at most 50), each with the path of the offending member. Shape errors
@@ -122,7 +109,7 @@ function checkShape(tree: unknown, field: string): ValidationDetail | undefined 
     if (++nodes > MAX_JSON_NODES) return detail(field, 'too_large', `The content tree holds more than ${MAX_JSON_NODES} values.`, { allowed: [{ maximum: MAX_JSON_NODES }] });
     if (value === null || typeof value !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) {
-      return detail(formatPath(field, path), 'too_deep', `The content tree is nested too deeply: blocks nest at most ${LIMITS.maxDepth} levels.`, { allowed: [{ maximum: LIMITS.maxDepth }] });
+      return detail(fieldPath(path, field), 'too_deep', `The content tree is nested too deeply: blocks nest at most ${LIMITS.maxDepth} levels.`, { allowed: [{ maximum: LIMITS.maxDepth }] });
     }
     if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], depth: depth + 1, path: [...path, i] });
@@ -206,12 +193,12 @@ function describeValue(v: unknown): string {
 /** One zod issue → the spec's validation details. */
 function issueDetails(issue: z.core.$ZodIssue, root: unknown, base: string): ValidationDetail[] {
   const path = issue.path;
-  const field = formatPath(base, path);
+  const field = fieldPath(path, base);
   const last = path[path.length - 1];
   switch (issue.code) {
     case 'unrecognized_keys': {
       const allowed = knownKeysAt(path, root);
-      return issue.keys.map((k) => detail(formatPath(field, [k]), 'unknown_field', `Unknown field "${k}".`, { allowed }));
+      return issue.keys.map((k) => detail(fieldPath([k], field), 'unknown_field', `Unknown field "${k}".`, { allowed }));
     }
     case 'invalid_type': {
       const input = valueAt(root, path);
@@ -225,7 +212,7 @@ function issueDetails(issue: z.core.$ZodIssue, root: unknown, base: string): Val
         const blockPath = path[path.length - 1] === 'type' ? path.slice(0, -1) : path;
         const allowed = blockTypesAt(blockPath, root);
         const input = valueAt(root, blockPath) as { type?: unknown } | undefined;
-        const typeField = formatPath(base, [...blockPath, 'type']);
+        const typeField = fieldPath([...blockPath, 'type'], base);
         if (input?.type === undefined) return [detail(typeField, 'required', 'type is required.', { missing: ['type'], allowed: [...allowed] })];
         return [detail(typeField, 'invalid_value', `Block type ${JSON.stringify(input.type)} is not allowed here; expected one of ${allowed.join(', ')}.`, { allowed: [...allowed] })];
       }
@@ -292,16 +279,16 @@ function checkReferences(tree: ContentTree, opts: ValidateOptions): ValidationDe
 
   const smartField = (id: string | undefined, path: PropertyKey[]) => {
     if (id !== undefined && !known.has(id)) {
-      add(detail(formatPath(opts.field, path), 'unknown_smart_field', `No smart field ${JSON.stringify(id)} in this workspace.`, { allowed: allowedIds }));
+      add(detail(fieldPath(path, opts.field), 'unknown_smart_field', `No smart field ${JSON.stringify(id)} in this workspace.`, { allowed: allowedIds }));
     }
   };
   const asset = (id: string, withSmartField: boolean, path: PropertyKey[]) => {
-    if (withSmartField) add(detail(formatPath(opts.field, path), 'invalid_value', 'A token shows either an asset or a smart field, not both.'));
-    else if (opts.assetIds && !opts.assetIds.has(id.toLowerCase())) add(detail(formatPath(opts.field, path), 'unknown_asset', `No asset ${JSON.stringify(id)} in this workspace.`));
+    if (withSmartField) add(detail(fieldPath(path, opts.field), 'invalid_value', 'A token shows either an asset or a smart field, not both.'));
+    else if (opts.assetIds && !opts.assetIds.has(id.toLowerCase())) add(detail(fieldPath(path, opts.field), 'unknown_asset', `No asset ${JSON.stringify(id)} in this workspace.`));
   };
   const href = (h: Href, path: PropertyKey[]) => {
     if (h.text === undefined && h.smartFieldUuid === undefined) {
-      add(detail(formatPath(opts.field, path), 'required', 'A link needs text (the URL) or smartFieldUuid.', { missing: ['text'] }));
+      add(detail(fieldPath(path, opts.field), 'required', 'A link needs text (the URL) or smartFieldUuid.', { missing: ['text'] }));
     }
     smartField(h.smartFieldUuid, [...path, 'smartFieldUuid']);
     h.queryParams?.forEach((q, i) => q.values.forEach((v, j) => smartField(v.smartFieldUuid, [...path, 'queryParams', i, 'values', j, 'smartFieldUuid'])));
@@ -310,7 +297,7 @@ function checkReferences(tree: ContentTree, opts: ValidateOptions): ValidationDe
     list.forEach((t, i) => {
       const p = [...path, i];
       if (t.value === undefined && t.smartFieldUuid === undefined && t.assetUuid === undefined) {
-        add(detail(formatPath(opts.field, p), 'required', 'A token needs a value, a smartFieldUuid or an assetUuid.', { missing: ['value'] }));
+        add(detail(fieldPath(p, opts.field), 'required', 'A token needs a value, a smartFieldUuid or an assetUuid.', { missing: ['value'] }));
       }
       smartField(t.smartFieldUuid, [...p, 'smartFieldUuid']);
       if (t.assetUuid !== undefined) asset(t.assetUuid, t.smartFieldUuid !== undefined, [...p, 'assetUuid']);
@@ -318,9 +305,9 @@ function checkReferences(tree: ContentTree, opts: ValidateOptions): ValidationDe
     });
   const walk = (b: Block, path: PropertyKey[], depth: number) => {
     blocks++;
-    if (blocks === LIMITS.maxBlocks + 1) add(detail(formatPath(opts.field, path), 'too_large', `A content tree holds at most ${LIMITS.maxBlocks} blocks.`, { allowed: [{ maximum: LIMITS.maxBlocks }] }));
+    if (blocks === LIMITS.maxBlocks + 1) add(detail(fieldPath(path, opts.field), 'too_large', `A content tree holds at most ${LIMITS.maxBlocks} blocks.`, { allowed: [{ maximum: LIMITS.maxBlocks }] }));
     if (depth > LIMITS.maxDepth) {
-      add(detail(formatPath(opts.field, path), 'too_deep', `Blocks nest at most ${LIMITS.maxDepth} levels.`, { allowed: [{ maximum: LIMITS.maxDepth }] }));
+      add(detail(fieldPath(path, opts.field), 'too_deep', `Blocks nest at most ${LIMITS.maxDepth} levels.`, { allowed: [{ maximum: LIMITS.maxDepth }] }));
       return;
     }
     switch (b.type) {

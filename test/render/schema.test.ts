@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.ts';
 import { contentTreeJsonSchema, buildExample } from '../../src/render/contentSchema.ts';
 import { contentTreeSchema, LIMITS } from '../../src/render/schema.ts';
-import { formatPath, validateContent } from '../../src/render/validate.ts';
+import { validateContent } from '../../src/render/validate.ts';
+import { fieldPath } from '../../src/errors.ts';
 import { validTree } from './arbitraries.ts';
 import { sf, smartFieldIds, smartFields, template, campaign } from './helpers.ts';
 
@@ -158,8 +159,8 @@ describe('validateContent', () => {
   });
 
   it('formats paths the way the spec shows them', () => {
-    expect(formatPath('signature.draft_content', ['children', 2, 'tokens', 0, 'textStyle', 'fontSize'])).toBe('signature.draft_content.children[2].tokens[0].textStyle.fontSize');
-    expect(formatPath('x', ['a b'])).toBe('x["a b"]');
+    expect(fieldPath(['children', 2, 'tokens', 0, 'textStyle', 'fontSize'], 'signature.draft_content')).toBe('signature.draft_content.children[2].tokens[0].textStyle.fontSize');
+    expect(fieldPath(['a b'], 'x')).toBe('x["a b"]');
   });
 });
 
@@ -322,7 +323,7 @@ describe('1,000 random invalid trees', () => {
           expect(d.message.length).toBeGreaterThan(0);
           expect(Array.isArray(d.allowed) && Array.isArray(d.missing)).toBe(true);
         }
-        const expected = formatPath(FIELD, path);
+        const expected = fieldPath(path, FIELD);
         expect(body.details.map((d) => d.field).some((f) => f === expected || f.startsWith(`${expected}.`) || f.startsWith(`${expected}[`))).toBe(true);
       }),
       { numRuns: 1000 },
