@@ -14,12 +14,11 @@ import { rebuildRollups } from '../src/analytics/rollups.ts';
 import { createApiKey } from '../src/db/apiKeys.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { median, openBenchDb, round } from './support.ts';
+import { openBenchDb } from './support.ts';
+import { median, percentile, round } from './stats.ts';
 
 const GOAL_MS = 50;
 const DAY = 86_400_000;
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 
 /** Raw clicks as the recorder writes them: 100 signatures, 10,000 teammates (100 per signature), 10 anchors per signature, 1 in 7 a bot's. */
 async function seedClicks(pool: pg.Pool, ws: string, since: Date, clicks: number): Promise<void> {
@@ -97,8 +96,8 @@ export async function analyticsScenario({ quick, options, log }: BenchArgs): Pro
       seed_s: round(seeded, 1),
       rollup_build_s: round(rollupSeconds, 1),
       rollup_rows: built.rows,
-      overview: { p50_ms: round(p50.overview, 1), p99_ms: round(pct(overviewMs, 0.99), 1) },
-      signatures_report: { p50_ms: round(p50.signatures, 1), p99_ms: round(pct(signaturesMs, 0.99), 1) },
+      overview: { p50_ms: round(p50.overview, 1), p99_ms: round(percentile(overviewMs, 99), 1) },
+      signatures_report: { p50_ms: round(p50.signatures, 1), p99_ms: round(percentile(signaturesMs, 99), 1) },
       cpu_s: { server: round((cpu.user + cpu.system) / 1e6, 2), postgres: pgCpu === null ? null : round(pgCpu, 2) },
       goal_p50_ms: GOAL_MS,
       ratio: round(worst / GOAL_MS, 2),

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { median, round } from './support.ts';
+import { median, round } from './stats.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'sigsync.js');

@@ -6,6 +6,7 @@
  * (sorted sample), cpu_s}.
  */
 import { Pool } from 'undici';
+import { percentile } from './stats.ts';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as { urls: string[]; connections: number; seconds: number };
 const origin = new URL(args.urls[0]!).origin;
@@ -33,5 +34,4 @@ async function worker(): Promise<void> {
 await Promise.all(Array.from({ length: args.connections }, worker));
 await pool.close();
 const cpu = process.cpuUsage(cpu0);
-latencies.sort((a, b) => a - b);
-process.stdout.write(JSON.stringify({ requests, non302, p50_ms: latencies[Math.floor(latencies.length / 2)] ?? 0, p99_ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0, cpu_s: (cpu.user + cpu.system) / 1e6 }) + '\n');
+process.stdout.write(JSON.stringify({ requests, non302, p50_ms: latencies.length ? percentile(latencies, 50) : 0, p99_ms: latencies.length ? percentile(latencies, 99) : 0, cpu_s: (cpu.user + cpu.system) / 1e6 }) + '\n');

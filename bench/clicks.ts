@@ -23,7 +23,8 @@ import { trackLinks } from '../src/analytics/links.ts';
 import { clickTokens } from '../src/analytics/token.ts';
 import { createWorkspace, setEventTracking } from '../src/db/workspaces.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { median, openBenchDb, round } from './support.ts';
+import { openBenchDb } from './support.ts';
+import { median, round } from './stats.ts';
 
 interface ClientResult {
   requests: number;

@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import type pg from 'pg';
+import { median, round } from './stats.ts';
 
 let ticks: number | undefined;
 function ticksPerSecond(): number {
@@ -80,8 +81,6 @@ export interface CpuFigures {
   cores: number;
 }
 
-const r3 = (x: number) => Math.round(x * 1000) / 1000;
-
 /**
  * Starts measuring; the returned function gives the CPU seconds of each process since then.
  * `emulatorPid` null: the emulator runs in the worker's process (counted there).
@@ -100,12 +99,12 @@ export async function startCpuMeter(pool: pg.Pool, emulatorPid: number | null): 
     const postgres = pg0 === null || pgNow === null ? null : pgNow - pg0;
     const emulator = em0 === null || emNow === null ? null : emNow - em0;
     return {
-      wall_s: r3((performance.now() - t0) / 1000),
-      worker_cpu_s: r3(worker),
-      postgres_cpu_s: postgres === null ? null : r3(postgres),
-      emulator_cpu_s: emulator === null ? null : r3(emulator),
-      emulator_share: emulator === null || worker === 0 ? null : r3(emulator / worker),
-      load_avg_1m: Math.round(os.loadavg()[0]! * 100) / 100,
+      wall_s: round((performance.now() - t0) / 1000, 3),
+      worker_cpu_s: round(worker, 3),
+      postgres_cpu_s: postgres === null ? null : round(postgres, 3),
+      emulator_cpu_s: emulator === null ? null : round(emulator, 3),
+      emulator_share: emulator === null || worker === 0 ? null : round(emulator / worker, 3),
+      load_avg_1m: round(os.loadavg()[0]!),
       cores: os.availableParallelism(),
     };
   };
@@ -113,14 +112,9 @@ export async function startCpuMeter(pool: pg.Pool, emulatorPid: number | null): 
 
 /** The median of each figure over several measured runs. */
 export function medianCpu(runs: CpuFigures[]): CpuFigures {
-  const med = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    const m = Math.floor(s.length / 2);
-    return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-  };
   const pick = (k: keyof CpuFigures) => {
     const xs = runs.map((r) => r[k]).filter((x): x is number => typeof x === 'number');
-    return xs.length === runs.length ? r3(med(xs)) : null;
+    return xs.length === runs.length ? round(median(xs), 3) : null;
   };
   return {
     wall_s: pick('wall_s')!,

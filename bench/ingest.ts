@@ -22,7 +22,8 @@ import { writePage } from '../src/sync/write.ts';
 import { medianCpu, startCpuMeter, type CpuFigures } from './cpu.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { median, openBenchDb, round, type BenchDb } from './support.ts';
+import { openBenchDb, type BenchDb } from './support.ts';
+import { median, round } from './stats.ts';
 
 const PAGE = 500;
 

@@ -22,7 +22,8 @@ import { startRuns } from '../src/sync/runs.ts';
 import { startWorker } from '../src/worker/runner.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { openBenchDb, round, startEmulatorProcess, until, type BenchDb, type EmulatorProcess } from './support.ts';
+import { openBenchDb, startEmulatorProcess, until, type BenchDb, type EmulatorProcess } from './support.ts';
+import { round } from './stats.ts';
 import { startCpuMeter } from './cpu.ts';
 
 interface Setup {

@@ -21,13 +21,9 @@ import { startWorker } from '../src/worker/runner.ts';
 import { generateGoogleTenant, startGoogleEmulator } from '../src/sandbox/google.ts';
 import { googleServiceAccount } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { median, openBenchDb, round, until, within } from './support.ts';
+import { openBenchDb, until, within } from './support.ts';
+import { median, percentile, round } from './stats.ts';
 import { startCpuMeter } from './cpu.ts';
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-}
 
 export async function publishLatencyScenario({ quick, options, log }: BenchArgs): Promise<Figures> {
   const n = Number(options.publishes ?? (quick ? 20 : 100));

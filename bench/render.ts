@@ -17,6 +17,7 @@ import { compileTemplate, type SmartFieldKind } from '../src/render/compile.ts';
 import { SIGNATURE_SIZE_LIMITS } from '../src/render/limits.ts';
 import type { ContentTree } from '../src/render/schema.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
+import { median } from './stats.ts';
 
 const GOAL = 20_000;
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/render');
@@ -57,12 +58,6 @@ function makeTeammates(n: number, fields: { id: string; slug: string }[]): Map<s
     );
   }
   return out;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 export async function renderScenario(args: BenchArgs): Promise<Figures> {

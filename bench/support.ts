@@ -129,18 +129,10 @@ export async function startEmulatorProcess(args: Record<string, string | number>
   };
 }
 
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
 /** Peak resident set size of this process so far, in MB. */
 export function peakRssMb(): number {
   return Math.round(process.resourceUsage().maxRSS / 1024);
 }
-
-export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** Waits for `promise`, or rejects after `ms` naming what it waited for: no benchmark step waits forever. */
 export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -18,7 +18,8 @@ import { createWorkspace } from '../src/db/workspaces.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { median, openBenchDb, peakRssMb, round, startEmulatorProcess } from './support.ts';
+import { openBenchDb, peakRssMb, startEmulatorProcess } from './support.ts';
+import { median, round } from './stats.ts';
 import { medianCpu, startCpuMeter, type CpuFigures } from './cpu.ts';
 
 interface SyncOptions {

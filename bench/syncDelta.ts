@@ -13,7 +13,8 @@ import { executeRun } from '../src/sync/engine.ts';
 import { startRuns } from '../src/sync/runs.ts';
 import { mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { openBenchDb, round, startEmulatorProcess } from './support.ts';
+import { openBenchDb, startEmulatorProcess } from './support.ts';
+import { round } from './stats.ts';
 import { startCpuMeter } from './cpu.ts';
 
 export async function syncDeltaScenario({ quick, options, log }: BenchArgs): Promise<Figures> {

@@ -21,7 +21,8 @@ import { createWorkspace } from '../src/db/workspaces.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
 import { googleServiceAccount } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { median, openBenchDb, round, startEmulatorProcess, until, type BenchDb } from './support.ts';
+import { openBenchDb, startEmulatorProcess, until, type BenchDb } from './support.ts';
+import { median, round } from './stats.ts';
 import { postmasterPid, treeCpuSeconds } from './cpu.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

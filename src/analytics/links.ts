@@ -46,7 +46,7 @@ const MAX_CACHED = 100_000;
 const known = new Map<string, string>();
 
 /** Reads back a value written by the renderer's escapeAttr. */
-export function unescapeAttr(s: string): string {
+function unescapeAttr(s: string): string {
   if (!s.includes('&')) return s;
   return s.replace(/&(?:#(\d+)|amp|quot|lt|gt);/g, (m, code: string | undefined) => {
     if (code) return String.fromCodePoint(Number(code));

@@ -40,10 +40,6 @@ export async function loadBillingAccount(db: Queryable, secrets: Secrets, worksp
   return { workspaceId, credentials: secrets.decryptJson<BillingCredentials>(r.credentials), baseUrl: r.config.base_url, customerId: r.customer_id, seatCount: r.seat_count };
 }
 
-export async function hasBillingAccount(db: Queryable, workspaceId: string): Promise<boolean> {
-  return ((await db.query('select 1 from billing_accounts where workspace_id = $1', [workspaceId])).rowCount ?? 0) > 0;
-}
-
 export async function saveSubscription(db: Queryable, workspaceId: string, sub: SubscriptionState | null): Promise<void> {
   const p: Partial<Plan> = sub?.plan ?? {};
   await db.query(

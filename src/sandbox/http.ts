@@ -66,8 +66,6 @@ export interface Ctx {
   body: string;
   /** 1-based number of this API request. */
   n: number;
-  revoked: boolean;
-  malformed: boolean;
 }
 
 export interface Reply {
@@ -168,11 +166,11 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
       const m = route.method === req.method ? route.pattern.exec(url.pathname) : null;
       if (!m) continue;
       if (route.control) {
-        reply = await route.handler({ req, url, body, n: 0, revoked: false, malformed: false }, m);
+        reply = await route.handler({ req, url, body, n: 0 }, m);
         break;
       }
       const n = ++counters.requests;
-      reply = (await knobReply(route, knobs, counters, quota, opts, n)) ?? (await route.handler({ req, url, body, n, revoked: false, malformed: false }, m));
+      reply = (await knobReply(route, knobs, counters, quota, opts, n)) ?? (await route.handler({ req, url, body, n }, m));
       break;
     }
     const headers = { 'content-type': reply.raw === undefined ? 'application/json; charset=utf-8' : 'text/plain', ...(reply.headers ?? {}) };
