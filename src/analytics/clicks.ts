@@ -13,15 +13,16 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ScannerDetector } from './bots.ts';
 
+/**
+ * One click as the recorder holds it: what differs per click, and what the scanner detector groups
+ * by (anchor, signature, address). The rest of the attribution is read from the link when written.
+ */
 export interface Click {
   id: string;
-  workspaceId: string;
   clickedAt: Date;
   linkId: string;
   anchorId: string;
   signatureId: string;
-  campaignId: string | null;
-  teammateId: string;
   emailId: string;
   countryCode: string;
   /** Keyed hash of the client address and user agent. */

@@ -119,13 +119,19 @@ async function insertEvent(db: Queryable, ws: string, e: EventInput, a: Attribut
   return rows[0]!;
 }
 
-/** Records one event in its own transaction, with its visitor and webhook events. */
-export async function recordEvent(pool: pg.Pool, tokens: ClickTokens, workspaceId: string, e: EventInput): Promise<RecordResult> {
-  const linkId = e.clickId === null ? null : tokens.verifyClickId(e.clickId);
-  if (e.clickId !== null && linkId === null) return { status: 'unknown_click_id' };
+/**
+ * Records one event in its own transaction, with its visitor and webhook events. A `click_id` that
+ * is forged or of another workspace answers `unknown_click_id` and records nothing; with
+ * `unknownClickId: 'unattributed'` (the browser endpoint) the event is recorded without it.
+ */
+export async function recordEvent(pool: pg.Pool, tokens: ClickTokens, workspaceId: string, input: EventInput, opts: { unknownClickId?: 'error' | 'unattributed' } = {}): Promise<RecordResult> {
+  const keep = opts.unknownClickId === 'unattributed';
+  const linkId = input.clickId === null ? null : tokens.verifyClickId(input.clickId);
+  if (input.clickId !== null && linkId === null && !keep) return { status: 'unknown_click_id' };
   return withTx(pool, async (db) => {
-    let attribution = linkId === null ? null : await attributionOf(db, workspaceId, linkId, e.clickId!);
-    if (linkId !== null && !attribution) return { status: 'unknown_click_id' };
+    let attribution = linkId === null ? null : await attributionOf(db, workspaceId, linkId, input.clickId!);
+    if (input.clickId !== null && !attribution && !keep) return { status: 'unknown_click_id' };
+    const e = attribution || input.clickId === null ? input : { ...input, clickId: null };
     if (e.eventId !== null) {
       await lock(db, workspaceId, 'event', e.eventId);
       const { rows } = await db.query<{ id: string }>('select id from recorded_events where workspace_id = $1 and event_id = $2', [workspaceId, e.eventId]);

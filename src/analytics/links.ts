@@ -154,11 +154,10 @@ export async function trackingEnabled(db: Queryable, workspaceId: string): Promi
 }
 
 /**
- * A rendered installation with its links tracked when the workspace has event tracking on; the
- * output as it is otherwise. The hash is of the HTML as installed.
+ * A rendered installation with its links tracked (callers check the workspace tracks them: the
+ * render loader reads it with the signature). The hash is of the HTML as installed.
  */
 export async function withTrackedLinks(ctx: AppContext, t: TrackTarget, out: RenderOutput): Promise<{ html: string; text: string; hash: string }> {
-  if (!(await trackingEnabled(ctx.pool, t.workspaceId))) return out;
   const { html, text } = await trackLinks(ctx.pool, clickTokens(ctx.secrets), ctx.config.PUBLIC_BASE_URL, t, out);
   return { html, text, hash: html === out.html ? out.hash : hashHtml(html) };
 }

@@ -48,13 +48,10 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
     const reason = botReason(req.method, ua);
     recorder.record({
       id: clickId,
-      workspaceId: link.workspaceId,
       clickedAt: new Date(),
       linkId: link.linkId,
       anchorId: link.anchorId,
       signatureId: link.signatureId,
-      campaignId: link.campaignId,
-      teammateId: link.teammateId,
       emailId: link.emailId,
       countryCode: countryOf(req.ip),
       clicker: crypto.createHmac('sha256', clickerKey).update(`${req.ip}\n${ua ?? ''}`).digest('base64url').slice(0, 22),

@@ -93,9 +93,8 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
       const parsed = EventFields.safeParse(body?.event, { reportInput: true });
       if (characters.length || !parsed.success) throw ApiError.validation([...characters, ...(parsed.success ? [] : zodDetails(parsed.error.issues, 'event').map((d) => ({ ...d, field: `event.${d.field}`.replace(/\.event$/, '') })))]);
       const input = { ...eventInput(parsed.data, 'browser'), countryCode: countryOf(req.ip) };
-      if (input.clickId !== null && tokens.verifyClickId(input.clickId) === null) input.clickId = null;
-      let result = await recordEvent(app.pool, tokens, workspaceId, input);
-      if (result.status === 'unknown_click_id') result = await recordEvent(app.pool, tokens, workspaceId, { ...input, clickId: null });
+      // An unknown click id from a visitor's page is dropped, the event kept (docs/analytics.md).
+      const result = await recordEvent(app.pool, tokens, workspaceId, input, { unknownClickId: 'unattributed' });
       return { data: { status: result.status } };
     });
   });

@@ -45,7 +45,7 @@ export async function renderForInstall(
   const { source } = loaded;
   const rendered = renderSignature(source.input);
   const campaignId = rendered.banner && source.campaign ? source.campaign.id : null;
-  const out = req.emailId
+  const out = req.emailId && source.tracksLinks
     ? await withTrackedLinks(ctx, { workspaceId: source.workspaceId, signatureId: source.signature.id, campaignId, teammateId: source.teammate.id, emailId: req.emailId }, rendered)
     : rendered;
   return {

@@ -47,6 +47,8 @@ export interface RenderSource {
   teammate: { id: string; displayName: string; email: string | null };
   /** Which content was used. */
   content: 'published' | 'draft';
+  /** Whether the workspace tracks the links of installed signatures (`event_tracking.enabled`). */
+  tracksLinks: boolean;
   campaign: { id: string; name: string } | null;
   /** The smart-field values used, by slug (for the support replay). */
   valuesBySlug: Record<string, string>;
@@ -78,6 +80,7 @@ interface SignatureRow {
   draft_content: unknown;
   published_at: Date | null;
   updated_at: Date;
+  tracks_links: boolean;
 }
 
 interface VariantRow {
@@ -182,8 +185,10 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
 export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<RenderSourceResult> {
   const sig = (
     await db.query<SignatureRow>(
-      `select id, workspace_id, name, installation_activated, content, draft_content, last_published_at as published_at, updated_at
-         from signatures where id = $1 and ($2::uuid is null or workspace_id = $2)`,
+      `select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, s.last_published_at as published_at, s.updated_at,
+              w.event_tracking_enabled as tracks_links
+         from signatures s join workspaces w on w.id = s.workspace_id
+        where s.id = $1 and ($2::uuid is null or s.workspace_id = $2)`,
       [q.signatureId, q.workspaceId ?? null],
     )
   ).rows[0];
@@ -250,6 +255,7 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
       signature: { id: sig.id, name: sig.name, installationActivated: sig.installation_activated },
       teammate: { id: teammate.id, displayName: teammate.display_name, email: teammate.address },
       content: picked.content,
+      tracksLinks: sig.tracks_links,
       campaign: campaign ? { id: campaign.id, name: campaign.name } : null,
       valuesBySlug,
       warnings,
