@@ -21,7 +21,7 @@ import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { LinkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
 import { clickTokens } from '../analytics/token.ts';
-import { ApiError } from '../errors.ts';
+import { rateLimited } from './rateLimits.ts';
 
 const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Link not found</title></head>
 <body><h1>This link is not valid</h1><p>The link you followed is incomplete or was altered. Copy the whole link from the email, or contact the person who sent it.</p></body></html>
@@ -67,8 +67,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
         max,
         timeWindow: 60_000,
         keyGenerator: (req) => req.ip,
-        errorResponseBuilder: (_req, ctx) =>
-          new ApiError(429, 'rate_limit_error', 'rate_limited', `Too many links followed from this address. Retry in ${Math.max(1, Math.ceil(ctx.ttl / 1000))} s.`),
+        errorResponseBuilder: (_req, ctx) => rateLimited('Too many links followed from this address.', ctx.ttl),
       });
     }
     scope.get<{ Params: { token: string } }>('/c/:token', async (req, reply) => {

@@ -22,6 +22,7 @@ import { browserScript } from '../analytics/script.ts';
 import { clickTokens } from '../analytics/token.ts';
 import { invalidCharacterDetails } from './characters.ts';
 import { ApiError, detail } from '../errors.ts';
+import { rateLimited } from './rateLimits.ts';
 import { zodDetails } from './openapi.ts';
 import { EventFields, eventInput } from './v1/analyticsEvents.ts';
 import { isUuid } from './v1/schemas.ts';
@@ -64,7 +65,7 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
     });
     await scope.register(rateLimit, {
       global: false,
-      errorResponseBuilder: (_req, ctx) => new ApiError(429, 'rate_limit_error', 'rate_limited', `Too many events: at most ${ctx.max} per minute here. Retry in ${Math.max(1, Math.ceil(ctx.ttl / 1000))} s.`),
+      errorResponseBuilder: (_req, ctx) => rateLimited(`Too many events: at most ${ctx.max} per minute here.`, ctx.ttl),
     });
     const limits = [
       app.config.RATE_LIMIT_INGEST > 0 && scope.rateLimit({ max: app.config.RATE_LIMIT_INGEST, timeWindow: 60_000, keyGenerator: (req) => `ip:${req.ip}` }),

@@ -48,12 +48,11 @@ export async function registerRateLimits(v1: FastifyInstance, config: LimitConfi
     timeWindow: WINDOW_MS,
     hook: 'preParsing',
     keyGenerator: keyOf,
-    errorResponseBuilder: (_req, ctx) =>
-      new ApiError(
-        429,
-        'rate_limit_error',
-        'rate_limited',
-        `Too many requests with this API key: at most ${ctx.max} per minute here. Retry in ${Math.max(1, Math.ceil(ctx.ttl / 1000))} s.`,
-      ),
+    errorResponseBuilder: (_req, ctx) => rateLimited(`Too many requests with this API key: at most ${ctx.max} per minute here.`, ctx.ttl),
   });
+}
+
+/** The 429 body of a rate limit: what was limited, and when to try again (`ttl`: ms until the window ends). */
+export function rateLimited(what: string, ttl: number): ApiError {
+  return new ApiError(429, 'rate_limit_error', 'rate_limited', `${what} Retry in ${Math.max(1, Math.ceil(ttl / 1000))} s.`);
 }
