@@ -23,6 +23,7 @@ import { setClause, withTx, type Queryable } from '../db/tx.ts';
 import { emitEvent, type CampaignEventBody } from '../events/outbox.ts';
 import type { SignatureKind } from '../domain.ts';
 import { requestSignatureInstall } from '../install/triggers.ts';
+import type { Utm } from '../render/utm.ts';
 
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'active', 'paused', 'archived'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -55,6 +56,7 @@ export interface CampaignRow {
   content: Record<string, unknown> | null;
   smart_fields_conditions: CampaignCondition[][];
   signature_template_ids: string[];
+  utm: Utm | null;
   start_time: Date | null;
   end_time: Date | null;
   time_zone: string;
@@ -106,14 +108,28 @@ export interface CampaignWrite {
   content?: unknown;
   conditions?: CampaignCondition[][];
   signatureIds?: string[];
+  /** UTM parameters for the banner's web links (src/render/utm.ts); null removes them. */
+  utm?: Utm | null;
 }
 
 export async function createCampaign(db: Queryable, workspaceId: string, w: CampaignWrite & { name: string }): Promise<CampaignRow> {
   const { rows } = await db.query<CampaignRow>(
-    `insert into marketing_campaigns (workspace_id, name, status, start_time, end_time, time_zone, send_email, content, smart_fields_conditions, signature_template_ids)
-     values ($1, $2, coalesce($3, 'draft'), $4, $5, coalesce($6, 'UTC'), coalesce($7, false), $8, coalesce($9::jsonb, '[]'::jsonb), coalesce($10::uuid[], '{}'))
+    `insert into marketing_campaigns (workspace_id, name, status, start_time, end_time, time_zone, send_email, content, smart_fields_conditions, signature_template_ids, utm)
+     values ($1, $2, coalesce($3, 'draft'), $4, $5, coalesce($6, 'UTC'), coalesce($7, false), $8, coalesce($9::jsonb, '[]'::jsonb), coalesce($10::uuid[], '{}'), $11::jsonb)
      returning *`,
-    [workspaceId, w.name, w.status ?? null, w.startTime ?? null, w.endTime ?? null, w.timeZone ?? null, w.sendEmail ?? null, w.content ?? null, w.conditions ? JSON.stringify(w.conditions) : null, w.signatureIds ?? null],
+    [
+      workspaceId,
+      w.name,
+      w.status ?? null,
+      w.startTime ?? null,
+      w.endTime ?? null,
+      w.timeZone ?? null,
+      w.sendEmail ?? null,
+      w.content ?? null,
+      w.conditions ? JSON.stringify(w.conditions) : null,
+      w.signatureIds ?? null,
+      w.utm ? JSON.stringify(w.utm) : null,
+    ],
   );
   return rows[0]!;
 }
@@ -133,13 +149,14 @@ export async function updateCampaign(db: Queryable, cur: CampaignRow, w: Omit<Ca
       ['content', w.content],
       ['smart_fields_conditions::jsonb', w.conditions && JSON.stringify(w.conditions)],
       ['signature_template_ids::uuid[]', w.signatureIds],
+      ['utm::jsonb', w.utm === undefined ? undefined : w.utm && JSON.stringify(w.utm)],
     ],
     3,
   );
   if (!set.sql) return cur;
   const { rows } = await db.query<CampaignRow>(`update marketing_campaigns set ${set.sql} where workspace_id = $1 and id = $2 returning *`, [cur.workspace_id, cur.id, ...set.values]);
   const next = rows[0]!;
-  if (cur.status === 'active' && (w.content !== undefined || w.conditions || w.signatureIds)) {
+  if (cur.status === 'active' && (w.content !== undefined || w.conditions || w.signatureIds || w.utm !== undefined)) {
     await requestBannerInstalls(db, cur.workspace_id, [...cur.signature_template_ids, ...next.signature_template_ids]);
   }
   return next;

@@ -20,6 +20,8 @@ import type { Queryable } from '../db/tx.ts';
 import { assetRefs } from '../assets/store.ts';
 import { campaignApplies, type CampaignCondition, type CampaignInput, type VariantSettings } from './campaign.ts';
 import { compileTemplate, type CompiledTemplate, type SmartFieldKind } from './compile.ts';
+import type { ContentTree } from './schema.ts';
+import { withUtm, type Utm } from './utm.ts';
 import type { RenderInput } from './render.ts';
 import { validateContent } from './validate.ts';
 
@@ -99,6 +101,7 @@ interface CampaignRow {
   content: unknown;
   signature_template_ids: string[];
   smart_fields_conditions: CampaignCondition[][];
+  utm: Utm | null;
   updated_at: Date;
 }
 
@@ -117,7 +120,7 @@ const compiled = new Map<string, CompiledTemplate>();
  * The tree validated and compiled, cached under `version` when there is one (published content,
  * banners); a tree that does not validate throws InvalidStoredContentError naming the field.
  */
-function compileStored(version: string | null, tree: unknown, field: string, fields: FieldRow[]): CompiledTemplate {
+function compileStored(version: string | null, tree: unknown, field: string, fields: FieldRow[], finish = (t: ContentTree) => t): CompiledTemplate {
   const hit = version === null ? undefined : compiled.get(version);
   if (hit) return hit;
   const checked = validateContent(tree, { field, smartFieldIds: new Set(fields.map((f) => f.id)) });
@@ -125,7 +128,7 @@ function compileStored(version: string | null, tree: unknown, field: string, fie
     const first = checked.details[0]!;
     throw new InvalidStoredContentError(`${first.field}: ${first.message}`);
   }
-  const template = compileTemplate(checked.tree, { smartFieldKinds: Object.fromEntries(fields.map((f) => [f.id, f.kind])) });
+  const template = compileTemplate(finish(checked.tree), { smartFieldKinds: Object.fromEntries(fields.map((f) => [f.id, f.kind])) });
   if (version !== null) {
     if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value!);
     compiled.set(version, template);
@@ -170,7 +173,7 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
   for (const c of rows) {
     let banner: CompiledTemplate;
     try {
-      banner = compileStored(`campaign:${c.id}:${c.updated_at.getTime()}:${fieldsVersion(fields)}`, c.content, 'marketing_campaigns.content', fields);
+      banner = compileStored(`campaign:${c.id}:${c.updated_at.getTime()}:${fieldsVersion(fields)}`, c.content, 'marketing_campaigns.content', fields, (t) => withUtm(t, c.utm));
     } catch (e) {
       if (!(e instanceof InvalidStoredContentError)) throw e;
       warnings.push(`campaign ${c.id} (${c.name}) skipped: ${e.message}`);
@@ -219,7 +222,7 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
     db.query<{ smart_field_id: string; value: string }>('select smart_field_id, value from smart_field_values where workspace_id = $1 and teammate_id = $2', [ws, teammate.id]).then((r) => r.rows),
     db
       .query<CampaignRow>(
-        `select id, name, status, content, signature_template_ids::text[] as signature_template_ids, smart_fields_conditions, updated_at
+        `select id, name, status, content, signature_template_ids::text[] as signature_template_ids, smart_fields_conditions, utm, updated_at
            from marketing_campaigns
           where workspace_id = $1 and status = 'active' and $2::uuid = any(signature_template_ids) and content is not null
           order by start_time desc nulls last, created_at desc, id`,

@@ -332,6 +332,30 @@ describe('marketing campaigns API and scheduler', () => {
     expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload.signatureId).sort()).toEqual([signature, other.body.data.id].sort());
   });
 
+  it('utm: stored and answered, {} and null clear it, a change on an active campaign reinstalls its signatures', async () => {
+    const c = await campaign({ utm: { source: ' newsletter ', campaign: 'spring' } });
+    expect((await api.call('GET', '/v1/marketing_campaigns?per_page=100')).body.data.find((x: { id: string }) => x.id === c.id).utm).toEqual({ source: 'newsletter', campaign: 'spring' });
+    expect((await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, { marketing_campaign: { utm: {} } })).body.data.utm).toBeNull();
+    await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, { marketing_campaign: { utm: { medium: 'email' }, start_time: at(-HOUR) } });
+    await api.call('POST', `/v1/marketing_campaigns/${c.id}/schedule`);
+    await clearJobs(api.t.ctx.pool);
+    const r = await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, { marketing_campaign: { utm: null } });
+    expect(r.status).toBe(200);
+    expect(r.body.data.utm).toBeNull();
+    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload.signatureId)).toEqual([signature]);
+  });
+
+  it('utm with an unknown key, an empty value or a control character is 422 naming the field', async () => {
+    const r = await api.call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: 'x', utm: { source: '', medium: 'a\u0007b', channel: 'x' } } });
+    expect(r.status).toBe(422);
+    const codes = Object.fromEntries(r.body.details.map((d: { field: string; code: string }) => [d.field, d.code]));
+    expect(codes).toEqual({
+      'marketing_campaign.utm.source': 'too_small',
+      'marketing_campaign.utm.medium': 'invalid_format',
+      'marketing_campaign.utm.channel': 'unknown_field',
+    });
+  });
+
   it('schedule without a signatures integration is an error with remediation connect_integration', async () => {
     await api.t.ctx.pool.query(`update integrations set status = 'disconnected' where workspace_id = $1 and category = 'signatures'`, [api.ws]);
     try {

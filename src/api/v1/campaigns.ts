@@ -24,6 +24,8 @@
  * - Editing an active campaign's content, conditions or signatures reinstalls the signatures it
  *   targeted before and after. Start and end times edited later are evaluated by the next tick
  *   (every 30 minutes, as the spec states).
+ * - `utm` (an extension): UTM parameters for the banner's web links, see src/render/utm.ts. `{}` or
+ *   null means none. Changing them on an active campaign reinstalls its signatures.
  * - Conditions are written as `{smart_field_id, values}` (an `operator` of `equal` is accepted, so a
  *   campaign read from the API can be written back) and answered with `operator: "equal"`.
  */
@@ -46,6 +48,26 @@ export function isTimeZone(tz: string): boolean {
   }
 }
 
+const UtmValue = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
+const UtmRead = z
+  .object({ source: z.string(), medium: z.string(), campaign: z.string(), term: z.string(), content: z.string() })
+  .partial()
+  .nullable()
+  .describe(
+    'UTM parameters added to every web link of the banner (utm_source, utm_medium, utm_campaign, utm_term, utm_content), so the destination site\'s own analytics sees the clicks. A parameter a link already sets is kept. null: none.',
+  );
+const UtmWrite = z
+  .strictObject({ source: UtmValue, medium: UtmValue, campaign: UtmValue, term: UtmValue, content: UtmValue })
+  .partial()
+  .nullable()
+  .optional()
+  .transform((u) => (u && Object.keys(u).length === 0 ? null : u));
+
 const Condition = z.object({ smart_field_id: z.string(), operator: z.literal('equal'), values: z.array(z.string()) });
 
 export const Campaign = z
@@ -59,6 +81,7 @@ export const Campaign = z
     content: ContentTree.nullable(),
     smart_fields_conditions: z.array(z.array(Condition)).describe('Groups of conditions on smart field values.'),
     signature_template_ids: z.array(z.string()),
+    utm: UtmRead,
     start_time: Timestamp.nullable(),
     end_time: Timestamp.nullable(),
     time_zone: z.string(),
@@ -86,6 +109,7 @@ const campaignFields = {
   content: ContentTree.nullable().optional(),
   smart_fields_conditions: z.array(z.array(ConditionWrite).min(1).max(20)).max(20).optional(),
   signature_template_ids: z.array(z.string()).max(1000).optional(),
+  utm: UtmWrite,
 };
 const CampaignCreate = z.strictObject({ marketing_campaign: z.strictObject(campaignFields) });
 const CampaignUpdate = z.strictObject({ marketing_campaign: z.strictObject(campaignFields).partial() });
@@ -102,6 +126,7 @@ function view(c: CampaignRow): z.infer<typeof Campaign> {
     content: c.content,
     smart_fields_conditions: c.smart_fields_conditions,
     signature_template_ids: c.signature_template_ids,
+    utm: c.utm,
     start_time: iso(c.start_time),
     end_time: iso(c.end_time),
     time_zone: c.time_zone,
@@ -191,6 +216,35 @@ async function requireSignatureIntegration(db: Queryable, workspaceId: string, i
   });
 }
 
+/** PATCH: the write checked against the campaign's state, then applied by the owner. */
+async function patchCampaign(app: AppContext, workspaceId: string, id: string, m: CampaignFields): Promise<CampaignRow> {
+  return withTx(app.pool, async (c) => {
+    const cur = await load(c, workspaceId, id, true);
+    if (!cur) throw ApiError.notFound('marketing campaign');
+    if (!EDITABLE.includes(cur.status)) throw stateError(cur, 'edited', EDITABLE);
+    const w = await checkWrite(c, workspaceId, m, cur);
+    if (cur.status !== 'draft') {
+      const missing = missingForSchedule({
+        content: m.content === undefined ? cur.content : (w.content as CampaignRow['content']),
+        signature_template_ids: w.signatureIds ?? cur.signature_template_ids,
+        start_time: w.start,
+      });
+      if (missing.length) throw incomplete(missing);
+    }
+    return updateCampaign(c, cur, {
+      name: m.name,
+      startTime: m.start_time === undefined ? undefined : w.start,
+      endTime: m.end_time === undefined ? undefined : w.end,
+      timeZone: m.time_zone,
+      sendEmail: m.send_email,
+      content: m.content === undefined ? undefined : (w.content ?? null),
+      conditions: w.conditions,
+      signatureIds: w.signatureIds,
+      utm: m.utm,
+    });
+  });
+}
+
 export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['marketing_campaigns'];
@@ -213,6 +267,7 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
       content: w.content,
       conditions: w.conditions,
       signatureIds: w.signatureIds,
+      utm: m.utm,
     });
     return reply.status(201).send({ data: view(row) });
   });
@@ -221,32 +276,7 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
     '/marketing_campaigns/:id',
     { schema: { tags, summary: 'Update a campaign', params: IdParams, body: CampaignUpdate, response: { 200: dataOf(Campaign), ...errors(401, 404, 422) } } },
     async (req) => {
-      const id = pathId(req.params.id, 'marketing campaign');
-      const m = req.body.marketing_campaign;
-      const row = await withTx(app.pool, async (c) => {
-        const cur = await load(c, req.workspaceId, id, true);
-        if (!cur) throw ApiError.notFound('marketing campaign');
-        if (!EDITABLE.includes(cur.status)) throw stateError(cur, 'edited', EDITABLE);
-        const w = await checkWrite(c, req.workspaceId, m, cur);
-        if (cur.status !== 'draft') {
-          const missing = missingForSchedule({
-            content: m.content === undefined ? cur.content : (w.content as CampaignRow['content']),
-            signature_template_ids: w.signatureIds ?? cur.signature_template_ids,
-            start_time: w.start,
-          });
-          if (missing.length) throw incomplete(missing);
-        }
-        return updateCampaign(c, cur, {
-          name: m.name,
-          startTime: m.start_time === undefined ? undefined : w.start,
-          endTime: m.end_time === undefined ? undefined : w.end,
-          timeZone: m.time_zone,
-          sendEmail: m.send_email,
-          content: m.content === undefined ? undefined : (w.content ?? null),
-          conditions: w.conditions,
-          signatureIds: w.signatureIds,
-        });
-      });
+      const row = await patchCampaign(app, req.workspaceId, pathId(req.params.id, 'marketing campaign'), req.body.marketing_campaign);
       return { data: view(row) };
     },
   );
