@@ -2,8 +2,9 @@
  * The first-run demo of `serve`: starts the emulated tenants in-process, seeds the "Acme" workspace
  * into an empty database (or points an already seeded one at the new emulators), then runs the
  * product through its own API — sync, assign, publish — and tells what happened: teammates synced,
- * smart-field values mapped, signatures installed, the failure and its reason. It ends with the API
- * key, the base URL and curl commands to try.
+ * smart-field values mapped, signatures installed, the failure and its reason; then it follows
+ * tracked links of one installed signature and records a conversion (analyticsDemo.ts). It ends with
+ * the API key, the base URL and curl commands to try.
  *
  * A control surface on loopback lets the CLI (`sigsync sandbox ...`) and tests see and change the
  * emulated tenants of the running server:
@@ -25,6 +26,7 @@ import type { AppContext } from '../context.ts';
 import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
+import { runAnalyticsStory, type AnalyticsDemoResult } from './analyticsDemo.ts';
 import { connectSandboxBilling } from './billing.ts';
 import { startStripeEmulator, generateStripeAccount } from './stripe.ts';
 import { everyoneGroups, googleUserOf, loadAcme, microsoftUserOf, repointSandbox, seedSandbox, slackMemberOf, startSandboxEmulators, type AcmePerson, type SandboxEmulators } from './seed.ts';
@@ -226,7 +228,7 @@ async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceI
   for (const f of failures.rows) log.warn(`1 install failed: ${f.address} in ${f.name}: ${f.error_message ?? 'unknown reason'}`);
 }
 
-function printWelcome(workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined): void {
+function printWelcome(workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined, clicked: AnalyticsDemoResult | undefined): void {
   const lines = [
     '',
     'Sandbox workspace "Acme" is ready.',
@@ -240,6 +242,13 @@ function printWelcome(workspaceId: string, baseUrl: string, key: string, control
     `  curl -X POST -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync`,
     runId ? `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync/${runId}` : `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations`,
     '',
+    ...(clicked
+      ? [
+          `Read the clicks and the conversion the demo made from ${clicked.address}'s signature (reports roll up every minute):`,
+          `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/analytics/overview`,
+          '',
+        ]
+      : []),
     'Change the emulated directory, then sync again (changes are kept across restarts):',
     '  ./bin/sigsync.js sandbox directory title priya.natarajan@acme.test "Head of Sales"',
     `  ./bin/sigsync.js sync --workspace ${workspaceId} --follow`,
@@ -300,9 +309,11 @@ export async function withSandbox(app: App): Promise<App> {
     if (record && record.signature_id) {
       writeSandboxRecord(ctx.config, { ...record, control_url: control.url, base_url: app.url });
       await connectSandboxBilling(ctx, log, record.workspace_id, stripe);
-      await runStory(ctx, log, new ApiClient(app.url, record.api_key), record.workspace_id, record.signature_id, restarted);
+      const api = new ApiClient(app.url, record.api_key);
+      await runStory(ctx, log, api, record.workspace_id, record.signature_id, restarted);
+      const clicked = await runAnalyticsStory(ctx, log, api, record.workspace_id, emulators.google.signatures());
       const lastRun = await app.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [record.workspace_id]);
-      printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id);
+      printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id, clicked);
     }
   } catch (err) {
     log.error({ err }, 'the sandbox demo failed; the server keeps running');

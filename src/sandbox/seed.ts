@@ -11,7 +11,7 @@ import { createCampaign } from '../campaigns/campaigns.ts';
 import type { AppContext } from '../context.ts';
 import { createApiKey } from '../db/apiKeys.ts';
 import { withTx } from '../db/tx.ts';
-import { createWorkspace } from '../db/workspaces.ts';
+import { createWorkspace, setEventTracking } from '../db/workspaces.ts';
 import { createSignature } from '../db/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
 import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
@@ -332,6 +332,7 @@ export async function createSandboxCampaign(ctx: AppContext, workspaceId: string
     signatureIds: [signatureId],
     startTime: live ? new Date(Date.now() - 60_000) : null,
     endTime: live ? new Date(Date.now() + 30 * 86_400_000) : null,
+    utm: { source: 'email-signature', medium: 'email', campaign: 'acme-summit' },
   });
   return row.id;
 }
@@ -348,6 +349,8 @@ export interface SeededSandbox {
 /** Seeds the whole Acme workspace against running emulators. Assignments need the synced groups: see `assignEveryone`. */
 export async function seedSandbox(ctx: AppContext, e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>, fixture: AcmeFixture = loadAcme()): Promise<SeededSandbox> {
   const ws = await createWorkspace(ctx.pool, fixture.workspace);
+  // The sandbox shows the whole loop: installed signatures carry tracked links from the first install.
+  await setEventTracking(ctx.pool, ws.id, true);
   const { key } = await createApiKey(ctx.pool, ws.id, 'sandbox');
   const integrations = await connectSandbox(ctx, ws.id, e);
   const smartFields = await mapSandboxSmartFields(ctx, ws.id, integrations);

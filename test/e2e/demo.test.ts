@@ -58,7 +58,11 @@ describe('npm start on a fresh data directory', () => {
       250,
     );
     for (const p of microsoft) expect(s.outlook[p.email], p.email).toContain(p.title);
-    for (const p of google.filter((x) => !x.no_mailbox)) expect(s.gmail[p.email], p.email).toContain(acme.campaign.href);
+    // Event tracking is on in the sandbox: every web link, the banner's too, is a tracked link.
+    for (const p of google.filter((x) => !x.no_mailbox)) {
+      expect(s.gmail[p.email], p.email).toMatch(/<a href="http:\/\/[^"]+\/c\/[\w-]+"/);
+      expect(s.gmail[p.email], p.email).not.toContain(acme.campaign.href);
+    }
 
     const output = await waitFor(async () => (/\/v1\/integrations\/sync\/[0-9a-f-]{36}\n/.test(child.output()) ? child.output() : undefined));
     expect(output).toMatch(/synced 25 teammates/);
@@ -72,13 +76,18 @@ describe('npm start on a fresh data directory', () => {
     const base = /API base URL:\s+(\S+)/.exec(output)?.[1];
     expect(key).toBeDefined();
     const curls = [...output.matchAll(/curl (-X POST )?-H "Authorization: Bearer (sgs_\w+)" (\S+)/g)];
-    expect(curls).toHaveLength(3);
+    expect(curls).toHaveLength(4);
     for (const [, post, k, url] of curls) {
       expect(k).toBe(key);
       expect(url!.startsWith(base!)).toBe(true);
       const res = await fetch(url!, { method: post ? 'POST' : 'GET', headers: { authorization: `Bearer ${k}` } });
       expect(res.status, url).toBe(200);
     }
+    // The demo followed two tracked links (one as a crawler) and recorded a conversion against the other.
+    expect(output).toMatch(/followed 2 tracked links of \S+@acme\.test's signature: \S+ as a browser \(a person's click\), \S+ as Googlebot \(counted as a bot\)/);
+    expect(output).toMatch(/recorded a 490 USD conversion against that click/);
+    const overview = (await (await fetch(`${base}/v1/analytics/overview`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { totals: Record<string, unknown> } };
+    expect(overview.data.totals).toMatchObject({ clicks: 2, human_clicks: 1, bot_clicks: 1, visitors: 1, conversions: 1, conversion_value: [{ currency: 'USD', value: 490, conversions: 1 }] });
     const teammates = (await (await fetch(`${base}/v1/teammates?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
     expect(teammates.data).toHaveLength(acme.people.length);
 

@@ -1,0 +1,69 @@
+/**
+ * The analytics chapter of the first-run demo: the sandbox workspace tracks links, so the installed
+ * signatures carry `/c/{token}` links. The demo follows two of one mailbox's links the way mail
+ * readers do (one as a person's browser, one as a known crawler, which is counted as a bot), records
+ * a conversion against the person's click through `POST /v1/analytics/events`, rolls the day up at
+ * once (the worker does it every minute) and says where to read the result.
+ */
+import type { Logger } from 'pino';
+import type { AppContext } from '../context.ts';
+import { rebuildRollups } from '../analytics/rollups.ts';
+import type { ApiClient } from './flow.ts';
+
+const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
+const CRAWLER = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+/** The demo's order: the same id on every start, so a restart records it once. */
+const ORDER = { event_id: 'demo-order-1001', name: 'Order completed', value: 490, currency: 'USD', user_id: 'customer-1001', traits: { plan: 'team' } };
+
+export interface AnalyticsDemoResult {
+  address: string;
+  clickId: string;
+  destinations: string[];
+}
+
+/** The tracked links of installed HTML, as paths of this server (PUBLIC_BASE_URL may name another host). */
+function trackedPaths(html: string): string[] {
+  return [...new Set([...html.matchAll(/<a href="(https?:\/\/[^"]*\/c\/[^"]+)"/g)].map((m) => new URL(m[1]!).pathname))];
+}
+
+async function follow(baseUrl: string, path: string, userAgent: string): Promise<URL> {
+  const res = await fetch(`${baseUrl}${path}`, { redirect: 'manual', headers: { 'user-agent': userAgent } });
+  const to = res.headers.get('location');
+  if (res.status !== 302 || !to) throw new Error(`GET ${path} answered ${res.status}, not a redirect`);
+  return new URL(to);
+}
+
+async function waitForClicks(ctx: AppContext, workspaceId: string, ids: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await ctx.pool.query<{ n: number }>('select count(*)::int as n from clicks where workspace_id = $1 and id = any($2::text[])', [workspaceId, ids]);
+    if (rows[0]!.n === ids.length) return;
+    if (Date.now() > deadline) throw new Error(`the demo's clicks were not recorded within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Follows links of the first installed signature in `mailboxes` (address → HTML) that has tracked
+ * links; answers what it did, or undefined when no signature carries tracked links.
+ */
+export async function runAnalyticsStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, mailboxes: Record<string, string>): Promise<AnalyticsDemoResult | undefined> {
+  const found = Object.entries(mailboxes)
+    .map(([address, html]) => ({ address, paths: trackedPaths(html ?? '') }))
+    .find((m) => m.paths.length >= 2);
+  if (!found) {
+    log.info('the installed signatures carry no tracked links (event tracking is off): no clicks to show');
+    return undefined;
+  }
+  // The person follows the campaign banner's link (the last one), the crawler the first link.
+  const [human, crawler] = [await follow(api.baseUrl, found.paths.at(-1)!, BROWSER), await follow(api.baseUrl, found.paths[0]!, CRAWLER)];
+  const clickId = human.searchParams.get('click_id')!;
+  const destinations = [human, crawler].map((u) => `${u.origin}${u.pathname}`);
+  log.info(`followed 2 tracked links of ${found.address}'s signature: ${destinations[0]} as a browser (a person's click), ${destinations[1]} as Googlebot (counted as a bot)`);
+  await waitForClicks(ctx, workspaceId, [clickId, crawler.searchParams.get('click_id')!]);
+  const r = await api.request('POST', '/v1/analytics/events', { event: { ...ORDER, click_id: clickId } });
+  if (r.status !== 200) throw new Error(`POST /v1/analytics/events answered ${r.status}: ${JSON.stringify(r.body)}`);
+  log.info(`recorded a ${ORDER.value} ${ORDER.currency} conversion against that click (event_id ${ORDER.event_id}: sent again on every start, counted once)`);
+  await rebuildRollups(ctx.pool, { workspaceId });
+  return { address: found.address, clickId, destinations };
+}
