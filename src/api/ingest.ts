@@ -20,11 +20,9 @@ import { recordEvent } from '../analytics/events.ts';
 import { countryOf } from '../analytics/geo.ts';
 import { browserScript } from '../analytics/script.ts';
 import { clickTokens } from '../analytics/token.ts';
-import { invalidCharacterDetails } from './characters.ts';
 import { ApiError, detail } from '../errors.ts';
 import { rateLimited } from './rateLimits.ts';
-import { zodDetails } from './openapi.ts';
-import { EventFields, eventInput } from './v1/analyticsEvents.ts';
+import { eventInput, EventWrite, type EventBody } from './v1/analyticsEvents.ts';
 import { isUuid } from './v1/schemas.ts';
 
 export const INGEST_BODY_LIMIT = 16 * 1024;
@@ -86,14 +84,11 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
       reply.status(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '86400').send(),
     );
 
-    scope.post<{ Params: { tracking_id: string } }>('/t/:tracking_id/events', { onRequest: limits }, async (req) => {
+    // The body is checked by the API's schema (`{event: {...}}`), before the handler, as on /v1.
+    scope.post<{ Params: { tracking_id: string }; Body: EventBody }>('/t/:tracking_id/events', { onRequest: limits, schema: { body: EventWrite } }, async (req) => {
       const workspaceId = await workspaceOf(req.params.tracking_id);
       if (!workspaceId) throw unknown();
-      const characters = invalidCharacterDetails(req.body, 'body');
-      const body = req.body as { event?: unknown } | null;
-      const parsed = EventFields.safeParse(body?.event, { reportInput: true });
-      if (characters.length || !parsed.success) throw ApiError.validation([...characters, ...(parsed.success ? [] : zodDetails(parsed.error.issues, 'event').map((d) => ({ ...d, field: `event.${d.field}`.replace(/\.event$/, '') })))]);
-      const input = { ...eventInput(parsed.data, 'browser'), countryCode: countryOf(req.ip) };
+      const input = { ...eventInput(req.body.event, 'browser'), countryCode: countryOf(req.ip) };
       // An unknown click id from a visitor's page is dropped, the event kept (docs/analytics.md).
       const result = await recordEvent(app.pool, tokens, workspaceId, input, { unknownClickId: 'unattributed' });
       return { data: { status: result.status } };

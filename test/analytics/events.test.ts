@@ -126,6 +126,9 @@ describe('recorded events and visitors', () => {
     const bad = await ingest(JSON.stringify({ event: { value: 'lots' } }));
     expect(bad.status).toBe(422);
     expect(((await bad.json()) as { details: { field: string }[] }).details.map((d: { field: string }) => d.field).sort()).toEqual(['event.name', 'event.value']);
+    const fields = async (body: string) => ((await (await ingest(body)).json()) as { details: { field: string }[] }).details.map((d) => d.field);
+    expect(await fields('{}')).toEqual(['event']);
+    expect(await fields(JSON.stringify({ event: { name: 'x\u0000' } }))).toEqual(['event.name']);
     // A click id of another workspace is dropped: nothing is attributed across workspaces.
     expect((await ingest(JSON.stringify({ event: { name: 'buy', value: 1, currency: 'EUR', click_id: otherClickId, anonymous_id: 'b-2' } }))).status).toBe(200);
     expect((await api.t.ctx.pool.query(`select link_id, workspace_id from recorded_events where anonymous_id = 'b-2'`)).rows).toEqual([{ link_id: null, workspace_id: api.ws }]);

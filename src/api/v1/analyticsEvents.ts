@@ -34,7 +34,7 @@ const jsonObject = (field: string) =>
     .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= MAX_OBJECT_BYTES, { message: `${field} is limited to ${MAX_OBJECT_BYTES} bytes of JSON.`, params: { code: 'too_big' } });
 const id = z.string().min(1).max(200);
 
-export const EventFields = z
+const EventFields = z
   .strictObject({
     name: z.string().trim().min(1).max(200),
     value: z.number().min(-MAX_VALUE).max(MAX_VALUE).nullish(),
@@ -53,7 +53,8 @@ export const EventFields = z
     if (e.value !== null && e.value !== undefined && !e.currency) ctx.addIssue({ code: 'custom', path: ['currency'], message: 'currency is required with a value.', params: { code: 'required' } });
   });
 
-const EventWrite = z.strictObject({ event: EventFields });
+export const EventWrite = z.strictObject({ event: EventFields });
+export type EventBody = z.infer<typeof EventWrite>;
 
 const Accepted = z.object({ name: z.string(), value: z.number().nullable(), currency: z.string(), click_id: z.string(), source: z.string(), status: z.string() }).meta({ id: 'RecordedEventAccepted' });
 
