@@ -36,6 +36,7 @@ const schema = z.object({
     .regex(/^[A-Za-z0-9+/]{43}=$|^[0-9a-fA-F]{64}$/, '32 bytes as 64 hex characters or 44 base64 characters')
     .optional(),
   WORKER_CONCURRENCY: intIn(1, 100).default(10),
+  SYNC_PAGE_CONCURRENCY: intIn(1, 8).default(2),
   DIRECTORY_SYNC_CRON: z
     .string()
     .regex(CRON, 'a five-field cron expression in UTC, such as "0 2 * * *"')

@@ -1,8 +1,8 @@
 /**
- * The users listing of one run: page N+1 is fetched while page N is written, each page in one
- * transaction that first checks the run is still this execution's (holdRun), writes the page in
- * stages (write.ts), and saves the counters, the stage timings and the provider's next page token
- * as the checkpoint.
+ * The users listing of one run: the next page is fetched while pages are written, up to
+ * SYNC_PAGE_CONCURRENCY at once (see listPages), each page in one transaction that checks the run is
+ * still this execution's (holdRun), writes the page in stages (write.ts), and saves the counters,
+ * the stage timings and the provider's next page token as the checkpoint, in listing order.
  *
  * A listing that does not end is refused: a page token the run already asked for (a provider that
  * repeats itself would keep the run alive forever), or more pages or users than the directory's
@@ -86,7 +86,36 @@ export interface PageLoop {
   bound: ListingBound;
 }
 
-/** Lists and writes every page. Returns the incremental state of the last page. */
+/** A page being written: the people and addresses it holds, and its transaction. */
+interface InFlight {
+  keys: Set<string>;
+  done: Promise<number>;
+}
+
+/** The directory ids and addresses of a page: two pages sharing one are never written at once. */
+function pageKeys(page: DirectoryPage): Set<string> {
+  const keys = new Set<string>(page.removedIds.map((id) => `id:${id}`));
+  for (const u of page.users) {
+    keys.add(`id:${u.externalId}`);
+    for (const a of [u.primaryEmail, ...u.aliases]) if (a) keys.add(`@${a.trim().toLowerCase()}`);
+  }
+  return keys;
+}
+
+const overlaps = (a: Set<string>, b: Set<string>) => [...(a.size < b.size ? a : b)].some((k) => (a.size < b.size ? b : a).has(k));
+
+/**
+ * Lists and writes every page; returns the incremental state of the last page.
+ *
+ * Up to SYNC_PAGE_CONCURRENCY pages are written at once, each in its own transaction. A page writes
+ * its people, addresses, memberships, values and seen users at once with the others, then waits
+ * for the page before it to commit before it touches what pages share (the events and their
+ * webhook queue, the photo and install jobs, the run row with its counters and checkpoint). So
+ * pages commit in listing order, and the checkpoint after a crash is still the token after the last
+ * page whose every predecessor is written. Two pages sharing a person or an address are not
+ * written at once: the later one starts when the earlier one has committed, so the transactions of
+ * one run never wait for each other's rows. A failed page fails the ones after it, unwritten.
+ */
 export async function listPages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PageLoop): Promise<IncrementalState | undefined> {
   const attributes = loop.fields.map((f) => f.attribute);
   const fetch = (pageToken: string | undefined): Promise<DirectoryPage> => {
@@ -97,23 +126,39 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
   const guard = new ListingGuard(loop.bound, run, loop.pageToken);
   const timer = new StageTimer(run.stage_ms);
   const statistics = new SyncStatistics();
+  const width = ctx.config.SYNC_PAGE_CONCURRENCY;
+  const inflight: InFlight[] = [];
+  let previous: Promise<unknown> = Promise.resolve();
   let pending = fetch(loop.pageToken);
-  for (;;) {
-    const page = await timer.time('fetch_wait', () => pending);
-    guard.check(page);
-    if (page.nextPageToken) pending = fetch(page.nextPageToken);
-    const created = await withTx(ctx.pool, (client) => writeOnePage(client, run, loop, page, timer));
-    await statistics.afterPage(ctx.pool, created);
-    if (!page.nextPageToken) return page.nextState;
+  try {
+    for (;;) {
+      const page = await timer.time('fetch_wait', () => pending);
+      guard.check(page);
+      if (page.nextPageToken) pending = fetch(page.nextPageToken);
+      const keys = pageKeys(page);
+      await Promise.all(inflight.filter((w) => overlaps(w.keys, keys)).map((w) => w.done));
+      const before = previous;
+      const done = withTx(ctx.pool, (client) => writeOnePage(client, run, loop, page, timer, () => timer.time('order_wait', () => before)));
+      done.catch(() => {}); // awaited below, or by the page after it
+      previous = done;
+      inflight.push({ keys, done });
+      while (inflight.length >= width || (!page.nextPageToken && inflight.length)) await statistics.afterPage(ctx.pool, await inflight.shift()!.done);
+      if (!page.nextPageToken) return page.nextState;
+    }
+  } finally {
+    await Promise.allSettled(inflight.map((w) => w.done));
   }
 }
 
-/** One page's transaction. Answers how many teammates it created. */
-async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, timer: StageTimer): Promise<number> {
+/** One page's transaction. `ordered` waits for the page before it to commit. Answers how many teammates it created. */
+async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, timer: StageTimer, ordered: () => Promise<unknown>): Promise<number> {
   // A page whose commit is lost in a database crash loses its checkpoint with it and is written
   // again on resume (the writes are idempotent upserts), so the page need not wait for fsync.
   await client.query('set local synchronous_commit = off');
-  await holdRun(client, run.id, loop.executor);
+  // Pages of one run never wait for each other's rows (see listPages); should anything else make
+  // a wait circular, the page fails after a minute instead of hanging.
+  await client.query(`set local lock_timeout = '60s'`);
+  await holdRun(client, run.id, loop.executor, false);
   // Text Postgres cannot store (NUL, lone surrogates, impossible addresses) is cleaned here, once
   // for every connector, before the fingerprints are computed, so an unchanged directory still
   // compares equal.
@@ -124,7 +169,10 @@ async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLo
     users,
     page.removedIds.map(cleanText),
     timer,
+    ordered,
   );
+  await ordered();
+  await holdRun(client, run.id, loop.executor);
   if (r.changedTeammateIds.length) await timer.time('installs', () => requestTeammateInstalls(client, run.workspace_id, r.changedTeammateIds));
   // An unchanged user's photo reference is unchanged too (it is part of the fingerprint).
   if (loop.category === 'teammates') {

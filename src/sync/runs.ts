@@ -139,11 +139,14 @@ export async function claimRun(db: Queryable, runId: string): Promise<SyncRunRow
 }
 
 /**
- * Locks the run row for the rest of the transaction and checks that `executor` still holds it;
- * throws RunTakenOverError otherwise. Call it first in every transaction that writes for the run.
+ * Checks that `executor` still holds the run, and with `lock` (the default) locks the run row for
+ * the rest of the transaction so that no other execution can claim it before the commit; throws
+ * RunTakenOverError otherwise. Every transaction that writes for the run checks it first, and locks
+ * it before writing the run's own row (the lock is FOR NO KEY UPDATE: it does not wait for other
+ * transactions of the run that reference the row, such as another page's seen users).
  */
-export async function holdRun(client: pg.PoolClient, runId: string, executor: string): Promise<void> {
-  const { rowCount } = await client.query(`select 1 from sync_runs where id = $1 and executor = $2 and status = 'running' for update`, [runId, executor]);
+export async function holdRun(client: pg.PoolClient, runId: string, executor: string, lock = true): Promise<void> {
+  const { rowCount } = await client.query(`select 1 from sync_runs where id = $1 and executor = $2 and status = 'running'${lock ? ' for no key update' : ''}`, [runId, executor]);
   if (!rowCount) throw new RunTakenOverError(runId);
 }
 

@@ -202,7 +202,19 @@ async function matchPeople(client: pg.PoolClient, ctx: PageContext, errors: RunE
   return { written, unmatched };
 }
 
-export async function writePage(client: pg.PoolClient, ctx: PageContext, users: DirectoryUser[], removedIds: string[], timer = new StageTimer()): Promise<PageResult> {
+/**
+ * Writes one page. `shared` is awaited before the first write to rows that other pages of the run
+ * may write too (the events, whose trigger queues the webhook dispatch under one job key per
+ * workspace); pages written at once (pages.ts) pass a wait for the page before to commit.
+ */
+export async function writePage(
+  client: pg.PoolClient,
+  ctx: PageContext,
+  users: DirectoryUser[],
+  removedIds: string[],
+  timer = new StageTimer(),
+  shared: () => Promise<unknown> = async () => {},
+): Promise<PageResult> {
   await ensureStaging(client);
   const { active: listed, removed, errors, ...rest } = prepare(users, removedIds);
   let skipped = rest.skipped;
@@ -233,6 +245,7 @@ export async function writePage(client: pg.PoolClient, ctx: PageContext, users: 
   await timer.time('seen', () => recordSeen(client, ctx.runId, [...unchanged, ...written.map((r) => r.ext_id)], [...removed]));
 
   // teammate.created for new and returning teammates, with their addresses, in this transaction.
+  await shared();
   const createdIds = new Set(
     await timer.time('events', async () => {
       const fresh = await client.query<{ teammate_id: string }>('select teammate_id from stage_users where is_new or revived');
