@@ -11,6 +11,7 @@ import { buildServer } from '../../src/api/server.ts';
 import { PIXEL_GIF } from '../../src/api/views.ts';
 import { assetPublicUrl, upsertAsset } from '../../src/assets/store.ts';
 import { trackViews } from '../../src/analytics/viewImages.ts';
+import { renderSignature } from '../../src/render/render.ts';
 import { pruneViews, ViewRecorder, type View } from '../../src/analytics/views.ts';
 import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
@@ -65,6 +66,28 @@ describe('tracked images', () => {
     const textBanner = await trackViews(api.t.ctx.pool, tokens, api.base, target(api.ws, campaignId), { html: `${SIGNATURE}<p>Join us</p>`, bannerAt: SIGNATURE.length });
     expect(srcs(textBanner)).toHaveLength(1);
     expect(textBanner).toContain('width="1" height="1"');
+  });
+
+  it('in a rendered signature, the banner image is tracked, the logo before it and later banner images are not', async () => {
+    const logoId = crypto.randomUUID();
+    const bannerId = crypto.randomUUID();
+    const image = (id: string, assetUuid: string, href?: string) => ({ type: 'text', id, tokens: [{ type: 'textToken', id: `${id}-t`, value: 'img', assetUuid, ...(href ? { href: { text: href } } : {}) }] });
+    const tree = { type: 'stack', id: 'root', children: [image('logo', logoId), { type: 'text', id: 'name', tokens: [{ type: 'textToken', id: 'n', value: 'Ann Lee' }] }] };
+    const banner = { type: 'stack', id: 'b', children: [image('banner', bannerId, 'https://acme.test/summit'), image('second', logoId)] };
+    const assets = new Map([
+      [logoId, { url: 'https://sig.acme.test/assets/logo' }],
+      [bannerId, { url: 'https://sig.acme.test/assets/banner' }],
+    ]);
+    const campaign = { status: 'active', content: banner, signature_template_ids: [signatureId], smart_fields_conditions: [] };
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const out = renderSignature({ tree: tree as any, values: {}, assets, campaign: campaign as any, signatureId });
+    expect(out.bannerAt).toBeGreaterThan(0);
+    const html = await trackViews(api.t.ctx.pool, viewTokens(api.t.ctx.secrets), api.base, { ...target(api.ws, campaignId), emailId: crypto.randomUUID() }, out);
+    const [logo, tracked, second] = srcs(html);
+    expect([logo, second]).toEqual(['https://sig.acme.test/assets/logo', 'https://sig.acme.test/assets/logo']);
+    expect(tracked).toMatch(new RegExp(`^${api.base}/v/[A-Za-z0-9_-]{24}$`));
+    expect(html).not.toContain('width="1" height="1"');
+    expect(html.length - out.html.length).toBe(tracked!.length - 'https://sig.acme.test/assets/banner'.length);
   });
 
   it('the 1×1 image answers a transparent GIF, never cached, and the view is recorded with its attribution', async () => {
