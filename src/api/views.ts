@@ -33,8 +33,11 @@ import { rateLimited } from './rateLimits.ts';
 /** A 1×1 transparent GIF. */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 const NO_STORE = 'no-store, no-cache, must-revalidate, private, max-age=0';
-/** Asset images kept in memory (bytes never change per public token); larger ones are read each time. */
-const MAX_CACHED_ASSETS = 256;
+/**
+ * Asset images kept in memory (bytes never change per public token), 32 MiB in all, oldest out
+ * first; one over 1 MiB is read from the database each time.
+ */
+const CACHE_BUDGET_BYTES = 32 * 1024 * 1024;
 const MAX_CACHED_BYTES = 1024 * 1024;
 
 interface AssetImage {
@@ -54,6 +57,17 @@ function notFound(reply: FastifyReply): FastifyReply {
 function assetReader(app: AppContext): (image: ResolvedImage) => Promise<AssetImage | null> {
   const prefix = `${app.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/assets/`;
   const cache = new Map<string, AssetImage>();
+  let cachedBytes = 0;
+  const keep = (key: string, image: AssetImage) => {
+    if (image.data.length > MAX_CACHED_BYTES) return;
+    for (const [k, v] of cache) {
+      if (cachedBytes + image.data.length <= CACHE_BUDGET_BYTES) break;
+      cache.delete(k);
+      cachedBytes -= v.data.length;
+    }
+    cache.set(key, image);
+    cachedBytes += image.data.length;
+  };
   return async (image) => {
     if (!image.url.startsWith(prefix)) return null;
     const token = image.url.slice(prefix.length);
@@ -63,10 +77,7 @@ function assetReader(app: AppContext): (image: ResolvedImage) => Promise<AssetIm
     const { rows } = await app.pool.query<{ content_type: string; data: Buffer }>('select content_type, data from assets where workspace_id = $1 and public_token = $2', [image.workspaceId, token]);
     if (!rows[0]) return null;
     const found = { contentType: rows[0].content_type, data: rows[0].data };
-    if (found.data.length <= MAX_CACHED_BYTES) {
-      if (cache.size >= MAX_CACHED_ASSETS) cache.delete(cache.keys().next().value!);
-      cache.set(key, found);
-    }
+    keep(key, found);
     return found;
   };
 }
