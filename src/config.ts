@@ -79,6 +79,8 @@ const schema = z.object({
   RATE_LIMIT_SYNC: perMinute(20),
   /** Tracked-link redirects (`GET /c/{token}`) per minute per client address. */
   RATE_LIMIT_CLICKS: perMinute(600),
+  /** Tracked-image fetches (`GET /v/{token}`) per minute per client address (image proxies share addresses: keep it high). */
+  RATE_LIMIT_VIEWS: perMinute(3000),
   /** Browser events (`POST /t/{tracking_id}/events`) per minute per client address, and per tracking id. */
   RATE_LIMIT_INGEST: perMinute(120),
   RATE_LIMIT_INGEST_WORKSPACE: perMinute(6000),

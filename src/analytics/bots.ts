@@ -4,6 +4,8 @@
  * - `user_agent`: the user agent is a known crawler, preview fetcher or tool (`isbot`'s list), or
  *   there is none.
  * - `head_request`: a HEAD request (link checkers; a browser following a link sends GET).
+ * - `image_proxy`: the user agent of a mail service's image proxy (proxies.ts), which fetches images
+ *   and never follows links for a person.
  * - `link_scanner`: mail-gateway link scanners (Microsoft Defender Safe Links, Mimecast, Proofpoint
  *   and the like) fetch every link of a message within seconds of delivery, often with an ordinary
  *   browser user agent. A client (the same keyed hash of address and user agent) that follows two or
@@ -12,13 +14,17 @@
  *
  * Bot clicks are stored and reported apart (`bot_clicks`); they never count as human clicks.
  */
+import crypto from 'node:crypto';
 import { isbot } from 'isbot';
+import type { Secrets } from '../crypto/secrets.ts';
+import { proxyOf } from './proxies.ts';
 
-export type BotReason = 'user_agent' | 'head_request' | 'link_scanner';
+export type BotReason = 'user_agent' | 'head_request' | 'link_scanner' | 'image_proxy';
 
 /** The reason a single request is a bot's, from what it carries alone; null for a person. */
 export function botReason(method: string, userAgent: string | undefined): BotReason | null {
   if (method === 'HEAD') return 'head_request';
+  if (proxyOf(userAgent)) return 'image_proxy';
   if (!userAgent || isbot(userAgent)) return 'user_agent';
   return null;
 }
@@ -68,4 +74,16 @@ export class ScannerDetector {
   forget(before: number): void {
     for (const [key, burst] of this.#bursts) if (burst.first < before) this.#bursts.delete(key);
   }
+}
+
+const clientKeys = new WeakMap<Secrets, crypto.KeyObject>();
+
+/**
+ * The keyed hash of a client's address and user agent that counts unique clickers and viewers
+ * (22 characters); the address itself is never stored. One key per process, from ENCRYPTION_KEY.
+ */
+export function clientHash(secrets: Secrets, ip: string, userAgent: string | undefined): string {
+  let key = clientKeys.get(secrets);
+  if (!key) clientKeys.set(secrets, (key = crypto.createSecretKey(secrets.deriveKey('clicker'))));
+  return crypto.createHmac('sha256', key).update(`${ip}\n${userAgent ?? ''}`).digest('base64url').slice(0, 22);
 }

@@ -2,16 +2,21 @@
  * The click recorder: owner of `clicks`.
  *
  * The redirect answers at once and hands each click here; clicks wait in memory and are written in
- * batches, one multi-row INSERT (`unnest` of arrays) per flush, never one statement per click.
- * A click is held for `holdMs` (the link-scanner window) before it is written, so that a scanner
- * burst is flagged on every click of it, not only on the later ones (bots.ts). `close()` writes
- * everything still held, so a graceful shutdown loses nothing. A failed flush keeps its clicks and
- * is tried again; the click id is the primary key and a batch is written with ON CONFLICT DO
- * NOTHING, so a batch retried after an ambiguous failure is still stored once.
+ * batches by the batched recorder (batch.ts), one multi-row INSERT (`unnest` of arrays) per flush,
+ * never one statement per click. A click is held for 3 s (the link-scanner window) before it is
+ * written, so that a scanner burst is flagged on every click of it, not only on the later ones
+ * (bots.ts). The click id is the primary key and a batch is written with ON CONFLICT DO NOTHING, so
+ * a batch retried after an ambiguous failure is still stored once.
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { BatchRecorder, type RecorderOptions } from './batch.ts';
 import { ScannerDetector } from './bots.ts';
+
+export type { RecorderOptions } from './batch.ts';
+
+/** How long a click is held before it is written: the link-scanner window (bots.ts), ms. */
+const CLICK_HOLD_MS = 3000;
 
 /**
  * One click as the recorder holds it: what differs per click, and what the scanner detector groups
@@ -29,15 +34,6 @@ export interface Click {
   clicker: string;
   isBot: boolean;
   botReason: string | null;
-}
-
-export interface RecorderOptions {
-  /** How often held clicks are looked at, ms. */
-  flushEveryMs?: number;
-  /** How long a click is held before it is written (the scanner window), ms. */
-  holdMs?: number;
-  /** Most clicks per INSERT. */
-  maxBatch?: number;
 }
 
 /**
@@ -59,76 +55,20 @@ export async function insertClicks(db: Pick<pg.Pool, 'query'>, batch: Click[]): 
   return rowCount ?? 0;
 }
 
-export class ClickRecorder {
-  readonly #pool: Pick<pg.Pool, 'query'>;
-  readonly #logger: Logger;
-  readonly #holdMs: number;
-  readonly #maxBatch: number;
+/** The click recorder: a batched recorder that also finds link-scanner bursts among held clicks. */
+export class ClickRecorder extends BatchRecorder<Click> {
   readonly #scanners: ScannerDetector;
-  #held: Click[] = [];
-  #timer: NodeJS.Timeout | undefined;
-  #flushing: Promise<void> | undefined;
-  #closed = false;
-  /** Clicks written so far by this recorder. */
-  written = 0;
 
   constructor(pool: Pick<pg.Pool, 'query'>, logger: Logger, opts: RecorderOptions = {}) {
-    this.#pool = pool;
-    this.#logger = logger;
-    this.#holdMs = opts.holdMs ?? 3000;
-    this.#maxBatch = opts.maxBatch ?? 5000;
-    this.#scanners = new ScannerDetector(this.#holdMs);
-    this.#timer = setInterval(() => void this.flush(false), opts.flushEveryMs ?? 250);
-    this.#timer.unref();
+    const scanners = new ScannerDetector(opts.holdMs ?? CLICK_HOLD_MS);
+    super(pool, logger, { what: 'clicks', timeOf: (c) => c.clickedAt.getTime(), write: insertClicks, holdMs: CLICK_HOLD_MS, written: (cutoff) => scanners.forget(cutoff) }, opts);
+    this.#scanners = scanners;
   }
 
-  /** Takes one click; it is written within about `holdMs` plus one flush interval. */
-  record(click: Click): void {
-    if (this.#closed) throw new Error('the click recorder is closed');
+  /** Takes one click; it is written within about the hold (3 s) plus one flush interval. */
+  override record(click: Click): void {
     this.#scanners.observe(click);
-    this.#held.push(click);
-  }
-
-  /** Clicks taken and not yet written. */
-  get pending(): number {
-    return this.#held.length;
-  }
-
-  /** Writes the clicks held longer than the window (all of them with `all`). One flush at a time. */
-  flush(all: boolean): Promise<void> {
-    this.#flushing ??= this.#flushOnce(all).finally(() => (this.#flushing = undefined));
-    return this.#flushing;
-  }
-
-  async #flushOnce(all: boolean): Promise<void> {
-    const cutoff = Date.now() - this.#holdMs;
-    while (this.#held.length) {
-      let n = 0;
-      while (n < this.#held.length && n < this.#maxBatch && (all || this.#held[n]!.clickedAt.getTime() <= cutoff)) n++;
-      if (n === 0) return;
-      const batch = this.#held.slice(0, n);
-      try {
-        this.written += await insertClicks(this.#pool, batch);
-      } catch (err) {
-        this.#logger.warn({ err, clicks: batch.length }, 'writing clicks failed; they are kept and written again');
-        return;
-      }
-      this.#held = this.#held.slice(n);
-      this.#scanners.forget(cutoff);
-    }
-  }
-
-  /** Stops taking clicks and writes every held one (retrying until `deadlineMs` has passed). */
-  async close(deadlineMs = 10_000): Promise<void> {
-    this.#closed = true;
-    clearInterval(this.#timer);
-    const until = Date.now() + deadlineMs;
-    await this.#flushing;
-    while (this.#held.length && Date.now() < until) {
-      await this.flush(true);
-      if (this.#held.length) await new Promise((r) => setTimeout(r, 200));
-    }
-    if (this.#held.length) this.#logger.error({ clicks: this.#held.length }, 'clicks could not be written before shutdown');
+    super.record(click);
   }
 }
 

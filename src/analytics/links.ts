@@ -16,8 +16,10 @@
  */
 import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
+import { unescapeAttr } from '../render/escape.ts';
 import { hashHtml, type RenderOutput } from '../render/render.ts';
-import { clickTokens, type ClickTokens } from './token.ts';
+import { clickTokens, viewTokens, type ClickTokens } from './token.ts';
+import { trackViews } from './viewImages.ts';
 
 export interface TrackTarget {
   workspaceId: string;
@@ -44,15 +46,6 @@ const HREF_G = /<a href="([^"]*)"/g;
 const WEB = /^https?:\/\//i;
 const MAX_CACHED = 100_000;
 const known = new Map<string, string>();
-
-/** Reads back a value written by the renderer's escapeAttr. */
-function unescapeAttr(s: string): string {
-  if (!s.includes('&')) return s;
-  return s.replace(/&(?:#(\d+)|amp|quot|lt|gt);/g, (m, code: string | undefined) => {
-    if (code) return String.fromCodePoint(Number(code));
-    return m === '&amp;' ? '&' : m === '&quot;' ? '"' : m === '&lt;' ? '<' : '>';
-  });
-}
 
 const keyOf = (t: TrackTarget, s: Source, url: string) => `${t.signatureId}|${t.emailId}|${s.id}|${url}`;
 
@@ -154,10 +147,13 @@ export async function trackingEnabled(db: Queryable, workspaceId: string): Promi
 }
 
 /**
- * A rendered installation with its links tracked (callers check the workspace tracks them: the
- * render loader reads it with the signature). The hash is of the HTML as installed.
+ * A rendered installation with its links and its view image tracked (viewImages.ts; callers check
+ * the workspace tracks them: the render loader reads it with the signature). The view image comes
+ * first: it changes nothing before the banner, so `bannerAt` still holds. The hash is of the HTML
+ * as installed.
  */
 export async function withTrackedLinks(ctx: AppContext, t: TrackTarget, out: RenderOutput): Promise<{ html: string; text: string; hash: string }> {
-  const { html, text } = await trackLinks(ctx.pool, clickTokens(ctx.secrets), ctx.config.PUBLIC_BASE_URL, t, out);
+  const viewed = await trackViews(ctx.pool, viewTokens(ctx.secrets), ctx.config.PUBLIC_BASE_URL, t, out);
+  const { html, text } = await trackLinks(ctx.pool, clickTokens(ctx.secrets), ctx.config.PUBLIC_BASE_URL, t, { ...out, html: viewed });
   return { html, text, hash: html === out.html ? out.hash : hashHtml(html) };
 }

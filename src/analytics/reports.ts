@@ -1,6 +1,10 @@
 /**
- * The analytics reports, read from the rollups (rollups.ts), never from raw clicks. Every query is
- * scoped to one workspace. A range is whole UTC days, `from` to `to` inclusive.
+ * The analytics reports, read from the rollups (rollups.ts), never from raw clicks or views. Every
+ * query is scoped to one workspace. A range is whole UTC days, `from` to `to` inclusive.
+ *
+ * `ctr` (click-through rate) is human clicks ÷ views, to four decimals, null when there are no
+ * views: views include proxied fetches (Gmail's proxy fetches at an open; Apple's privacy
+ * preloading at delivery, which lowers the rate), bot clicks are left out (docs/analytics.md).
  */
 import type { Queryable } from '../db/tx.ts';
 
@@ -22,6 +26,13 @@ export interface Metrics {
   visitors: number;
   events: number;
   conversions: number;
+  views: number;
+  direct_views: number;
+  proxied_views: number;
+  bot_views: number;
+  unique_views: number;
+  unique_direct_views: number;
+  ctr: number | null;
   conversion_value: { currency: string; value: number; conversions: number }[];
 }
 
@@ -33,13 +44,25 @@ export interface SeriesPoint {
   unique_clickers: number;
   visitors: number;
   conversions: number;
+  views: number;
+  proxied_views: number;
+  unique_views: number;
 }
 
 const SUMS = `coalesce(sum(clicks), 0)::int as clicks, coalesce(sum(human_clicks), 0)::int as human_clicks, coalesce(sum(bot_clicks), 0)::int as bot_clicks,
   coalesce(sum(unique_clickers), 0)::int as unique_clickers, coalesce(sum(visitors), 0)::int as visitors, coalesce(sum(events), 0)::int as events,
-  coalesce(sum(conversions), 0)::int as conversions`;
+  coalesce(sum(conversions), 0)::int as conversions, coalesce(sum(views), 0)::int as views,
+  coalesce(sum(views - proxied_views - bot_views), 0)::int as direct_views, coalesce(sum(proxied_views), 0)::int as proxied_views,
+  coalesce(sum(bot_views), 0)::int as bot_views, coalesce(sum(unique_views), 0)::int as unique_views, coalesce(sum(unique_direct_views), 0)::int as unique_direct_views`;
 
-type Counts = Omit<Metrics, 'conversion_value'>;
+type Counts = Omit<Metrics, 'conversion_value' | 'ctr'>;
+
+/** Human clicks ÷ views, four decimals; null without views. */
+export function ctr(humanClicks: number, views: number): number | null {
+  return views > 0 ? Math.round((humanClicks / views) * 10_000) / 10_000 : null;
+}
+
+const withCtr = <T extends Counts>(c: T) => ({ ...c, ctr: ctr(c.human_clicks, c.views) });
 
 /** Conversion value per currency for the given keys of a dimension, by key. */
 async function values(db: Queryable, ws: string, dimension: string, keys: string[], r: Range): Promise<Map<string, Metrics['conversion_value']>> {
@@ -65,7 +88,7 @@ export async function totals(db: Queryable, ws: string, dimension: Dimension | '
     `select ${SUMS} from analytics_rollups where workspace_id = $1 and dimension = $2 and key = $3 and grain = 'day' and bucket >= $4 and bucket < $5`,
     [ws, dimension, key, r.from, r.until],
   );
-  return { ...rows[0]!, conversion_value: (await values(db, ws, dimension, [key], r)).get(key) ?? [] };
+  return { ...withCtr(rows[0]!), conversion_value: (await values(db, ws, dimension, [key], r)).get(key) ?? [] };
 }
 
 /** One point per day or hour of the range, zeros included. */
@@ -73,7 +96,8 @@ export async function series(db: Queryable, ws: string, dimension: 'total' | 'an
   const grain = granularity === 'hourly' ? 'hour' : 'day';
   const { rows } = await db.query<Omit<SeriesPoint, 'period_start'> & { period_start: Date }>(
     `select p.period_start, coalesce(x.clicks, 0)::int as clicks, coalesce(x.human_clicks, 0)::int as human_clicks, coalesce(x.bot_clicks, 0)::int as bot_clicks,
-            coalesce(x.unique_clickers, 0)::int as unique_clickers, coalesce(x.visitors, 0)::int as visitors, coalesce(x.conversions, 0)::int as conversions
+            coalesce(x.unique_clickers, 0)::int as unique_clickers, coalesce(x.visitors, 0)::int as visitors, coalesce(x.conversions, 0)::int as conversions,
+            coalesce(x.views, 0)::int as views, coalesce(x.proxied_views, 0)::int as proxied_views, coalesce(x.unique_views, 0)::int as unique_views
        from generate_series($4::timestamptz, $5::timestamptz - make_interval(secs => 1), make_interval(hours => ${grain === 'hour' ? 1 : 24})) as p(period_start)
        left join analytics_rollups x on x.workspace_id = $1 and x.dimension = $2 and x.key = $3 and x.grain = '${grain}' and x.bucket = p.period_start
       order by p.period_start`,
@@ -86,17 +110,17 @@ export interface KeyedMetrics extends Metrics {
   key: string;
 }
 
-/** One page of a dimension's keys with activity in the range, most clicks first (then by key). */
+/** One page of a dimension's keys with activity in the range, most clicks first (then views, events, key). */
 export async function breakdown(db: Queryable, ws: string, dimension: Exclude<Dimension, 'anchor'>, r: Range, page: { limit: number; offset: number }): Promise<{ rows: KeyedMetrics[]; total: number }> {
   const { rows } = await db.query<Counts & { key: string; total: number }>(
     `select key, ${SUMS}, count(*) over ()::int as total from analytics_rollups
       where workspace_id = $1 and dimension = $2 and grain = 'day' and bucket >= $3 and bucket < $4
-      group by key order by sum(clicks) desc, sum(events) desc, key limit $5 offset $6`,
+      group by key order by sum(clicks) desc, sum(views) desc, sum(events) desc, key limit $5 offset $6`,
     [ws, dimension, r.from, r.until, page.limit, page.offset],
   );
   const total = rows[0]?.total ?? (await countKeys(db, ws, dimension, r));
   const vals = await values(db, ws, dimension, rows.map((x) => x.key), r);
-  return { rows: rows.map(({ total: _t, ...x }) => ({ ...x, conversion_value: vals.get(x.key) ?? [] })), total };
+  return { rows: rows.map(({ total: _t, ...x }) => ({ ...withCtr(x), conversion_value: vals.get(x.key) ?? [] })), total };
 }
 
 async function countKeys(db: Queryable, ws: string, dimension: string, r: Range): Promise<number> {
@@ -114,9 +138,9 @@ export async function metricsOf(db: Queryable, ws: string, dimension: Dimension,
     [ws, dimension, r.from, r.until, keys],
   );
   const vals = await values(db, ws, dimension, keys, r);
-  const zero: Counts = { clicks: 0, human_clicks: 0, bot_clicks: 0, unique_clickers: 0, visitors: 0, events: 0, conversions: 0 };
+  const zero: Counts = { clicks: 0, human_clicks: 0, bot_clicks: 0, unique_clickers: 0, visitors: 0, events: 0, conversions: 0, views: 0, direct_views: 0, proxied_views: 0, bot_views: 0, unique_views: 0, unique_direct_views: 0 };
   const found = new Map(rows.map(({ key, ...x }) => [key, x]));
-  return new Map(keys.map((k) => [k, { ...(found.get(k) ?? zero), conversion_value: vals.get(k) ?? [] }]));
+  return new Map(keys.map((k) => [k, { ...withCtr(found.get(k) ?? zero), conversion_value: vals.get(k) ?? [] }]));
 }
 
 /** Addresses with the signature installed now: all signatures' (`null`) or per signature. */

@@ -11,7 +11,9 @@
  * (`total`, `signature`, `campaign`, `teammate`, `country`, `anchor`): clicks, human clicks, bot
  * clicks, unique human clickers (distinct keyed hashes of address and user agent in the bucket),
  * new visitors (by their first touch), recorded events, conversions (click-attributed events with a
- * value), and the conversion value per currency.
+ * value), and the conversion value per currency. Views (fetches of tracked images, views.ts) count
+ * on every dimension but `anchor`: views, proxied views, bot views, unique views (distinct viewer
+ * hashes among all fetches) and unique direct views (among fetches neither proxied nor a bot's).
  */
 import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
@@ -34,7 +36,12 @@ const VISITORS = `(select v.workspace_id, v.first_seen_at, l.signature_id, case 
                      from visitors v left join anchor_links l on l.id = v.first_link_id left join anchors a on a.id = l.anchor_id left join clicks c on c.id = v.first_click_id
                     where v.first_seen_at >= $1 and ($2::uuid is null or v.workspace_id = $2))`;
 
+const VIEWS = `(select workspace_id, viewed_at, is_proxied, is_bot, viewer, signature_id, campaign_id, teammate_id, country_code, null::uuid as anchor_id from views
+                where viewed_at >= $1 and ($2::uuid is null or workspace_id = $2))`;
+
 const KEYS = 'workspace_id, grain, bucket, dimension, key';
+const COUNTS = 'clicks, human_clicks, bot_clicks, unique_clickers, visitors, events, conversions, views, proxied_views, bot_views, unique_views, unique_direct_views';
+const NO_VIEWS = '0 as views, 0 as proxied_views, 0 as bot_views, 0 as unique_views, 0 as unique_direct_views';
 
 /** The first day rebuilt when none is given: today (UTC), or yesterday within 10 minutes of midnight. */
 export function defaultSince(now = new Date()): Date {
@@ -56,18 +63,22 @@ export async function rebuildRollups(pool: pg.Pool, opts: { since?: Date; worksp
     await c.query('delete from analytics_rollups where bucket >= $1 and ($2::uuid is null or workspace_id = $2)', params);
     await c.query('delete from analytics_rollup_values where bucket >= $1 and ($2::uuid is null or workspace_id = $2)', params);
     const { rowCount } = await c.query(
-      `insert into analytics_rollups (${KEYS}, clicks, human_clicks, bot_clicks, unique_clickers, visitors, events, conversions)
-       select ${KEYS}, sum(clicks), sum(human_clicks), sum(bot_clicks), sum(unique_clickers), sum(visitors), sum(events), sum(conversions)
+      `insert into analytics_rollups (${KEYS}, ${COUNTS})
+       select ${KEYS}, ${COUNTS.split(', ').map((n) => `sum(${n})`).join(', ')}
          from (
            select ${KEYS}, count(*) as clicks, count(*) filter (where not is_bot) as human_clicks, count(*) filter (where is_bot) as bot_clicks,
-                  count(distinct clicker) filter (where not is_bot) as unique_clickers, 0 as visitors, 0 as events, 0 as conversions
+                  count(distinct clicker) filter (where not is_bot) as unique_clickers, 0 as visitors, 0 as events, 0 as conversions, ${NO_VIEWS}
              from (${spread(CLICKS, 'clicked_at')}) x group by ${KEYS}
            union all
-           select ${KEYS}, 0, 0, 0, 0, 0, count(*), count(*) filter (where value is not null and link_id is not null)
+           select ${KEYS}, 0, 0, 0, 0, 0, count(*), count(*) filter (where value is not null and link_id is not null), ${NO_VIEWS}
              from (${spread(EVENTS, 'recorded_at')}) x group by ${KEYS}
            union all
-           select ${KEYS}, 0, 0, 0, 0, count(*), 0, 0
+           select ${KEYS}, 0, 0, 0, 0, count(*), 0, 0, ${NO_VIEWS}
              from (${spread(VISITORS, 'first_seen_at')}) x group by ${KEYS}
+           union all
+           select ${KEYS}, 0, 0, 0, 0, 0, 0, 0, count(*), count(*) filter (where is_proxied), count(*) filter (where is_bot), count(distinct viewer),
+                  count(distinct viewer) filter (where not is_proxied and not is_bot)
+             from (${spread(VIEWS, 'viewed_at')}) x group by ${KEYS}
          ) parts
         group by ${KEYS}`,
       params,

@@ -12,6 +12,10 @@
  * bytes and a 10-byte MAC of both (35 characters of A-Z a-z 0-9 _ -). A recorded event that
  * carries a click id is attributed from it at once, even before the click itself is written, and a
  * made-up click id is told apart from a genuine one.
+ *
+ * View tokens (`/v/{token}`, the tracked image of an installed signature: viewImages.ts) have the
+ * same format over a `view_images` id, with a key of their own: a click token is never a valid view
+ * token, nor the reverse.
  */
 import crypto from 'node:crypto';
 import type { Secrets } from '../crypto/secrets.ts';
@@ -80,10 +84,18 @@ export class ClickTokens {
 }
 
 const perSecrets = new WeakMap<Secrets, ClickTokens>();
+const viewsPerSecrets = new WeakMap<Secrets, ClickTokens>();
 
 /** The process's click tokens, keyed from its ENCRYPTION_KEY. */
 export function clickTokens(secrets: Secrets): ClickTokens {
   let t = perSecrets.get(secrets);
   if (!t) perSecrets.set(secrets, (t = new ClickTokens(secrets.deriveKey('click-token'))));
+  return t;
+}
+
+/** The process's view tokens (same format as click tokens, their own key). */
+export function viewTokens(secrets: Secrets): ClickTokens {
+  let t = viewsPerSecrets.get(secrets);
+  if (!t) viewsPerSecrets.set(secrets, (t = new ClickTokens(secrets.deriveKey('view-token'))));
   return t;
 }

@@ -12,11 +12,10 @@
  * Limited per client address (RATE_LIMIT_CLICKS a minute; 429 with Retry-After past it).
  * The recorder is flushed when the server closes.
  */
-import crypto from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { botReason } from '../analytics/bots.ts';
+import { botReason, clientHash } from '../analytics/bots.ts';
 import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { LinkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
@@ -39,7 +38,6 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
   const tokens = clickTokens(app.secrets);
   const links = new LinkResolver(app.pool);
   const recorder = new ClickRecorder(app.pool, app.logger.child({ component: 'clicks' }), opts);
-  const clickerKey = crypto.createSecretKey(app.secrets.deriveKey('clicker'));
   openCountries();
   server.addHook('onClose', () => recorder.close());
 
@@ -54,7 +52,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
       signatureId: link.signatureId,
       emailId: link.emailId,
       countryCode: countryOf(req.ip),
-      clicker: crypto.createHmac('sha256', clickerKey).update(`${req.ip}\n${ua ?? ''}`).digest('base64url').slice(0, 22),
+      clicker: clientHash(app.secrets, req.ip, ua),
       isBot: reason !== null,
       botReason: reason,
     });

@@ -9,6 +9,7 @@ import { hasValidKey, requireApiKey } from './auth.ts';
 import { addinRoutes } from './addin.ts';
 import { assetRoutes } from './assets.ts';
 import { clickRoutes } from './clicks.ts';
+import { viewRoutes } from './views.ts';
 import { ingestRoutes } from './ingest.ts';
 import { ApiError, detail } from '../errors.ts';
 import { FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts';
@@ -95,6 +96,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
   await addinRoutes(server, app);
   await assetRoutes(server, app);
   await clickRoutes(server, app);
+  await viewRoutes(server, app);
   await ingestRoutes(server, app);
 
   await server.register(

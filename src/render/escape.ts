@@ -31,6 +31,15 @@ export function escapeAttr(s: string): string {
   return ATTR_SPECIAL.test(s) ? s.replace(ATTR_SPECIAL_G, entity) : s;
 }
 
+/** Reads back a value written by escapeAttr. */
+export function unescapeAttr(s: string): string {
+  if (!s.includes('&')) return s;
+  return s.replace(/&(?:#(\d+)|amp|quot|lt|gt);/g, (m, code: string | undefined) => {
+    if (code) return String.fromCodePoint(Number(code));
+    return m === '&amp;' ? '&' : m === '&quot;' ? '"' : m === '&lt;' ? '<' : '>';
+  });
+}
+
 /** Text content where a line feed becomes `<br>` (multi-line values such as postal addresses). */
 export function escapeMultiline(s: string): string {
   const e = escapeText(s);

@@ -1,10 +1,11 @@
 /**
- * Daily housekeeping: drops per-run bookkeeping that finished runs no longer need, and raw clicks
- * and recorded events older than ANALYTICS_RETENTION_DAYS (the rollups the reports read stay).
+ * Daily housekeeping: drops per-run bookkeeping that finished runs no longer need, and raw clicks,
+ * views and recorded events older than ANALYTICS_RETENTION_DAYS (the rollups the reports read stay).
  */
 import { z } from 'zod';
 import { pruneClicks } from '../analytics/clicks.ts';
 import { pruneEvents } from '../analytics/events.ts';
+import { pruneViews } from '../analytics/views.ts';
 import { pruneSeen } from '../sync/runs.ts';
 import { defineTask } from './define.ts';
 
@@ -15,7 +16,7 @@ export const prune = defineTask({
     const seenRows = await pruneSeen(app.pool, olderThanHours);
     logger.info({ seenRows }, 'pruned finished sync bookkeeping');
     const days = app.config.ANALYTICS_RETENTION_DAYS;
-    const [clicks, events] = [await pruneClicks(app.pool, days), await pruneEvents(app.pool, days)];
-    logger.info({ clicks, events, days }, 'pruned raw analytics past retention');
+    const [clicks, views, events] = [await pruneClicks(app.pool, days), await pruneViews(app.pool, days), await pruneEvents(app.pool, days)];
+    logger.info({ clicks, views, events, days }, 'pruned raw analytics past retention');
   },
 });

@@ -62,6 +62,9 @@ describe('click redirects', () => {
     expect(await clickRow(bot)).toMatchObject({ is_bot: true, bot_reason: 'user_agent' });
     expect(await clickRow(none)).toMatchObject({ is_bot: true, bot_reason: 'user_agent' });
     expect(await clickRow(clickIdOf(head))).toMatchObject({ is_bot: true, bot_reason: expect.stringMatching(/head_request|user_agent/) });
+    // Image proxies fetch images, never links for a person: a click with their user agent is a bot's.
+    const proxy = clickIdOf(await follow(links[1]!, 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)'));
+    expect(await clickRow(proxy)).toMatchObject({ is_bot: true, bot_reason: 'image_proxy' });
   });
 
   it('a client following several links of one signature within seconds is a link scanner, on every click of the burst', async () => {

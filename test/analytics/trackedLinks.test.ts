@@ -13,7 +13,7 @@ import { requestSignatureInstall } from '../../src/install/triggers.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { switchEventTracking } from '../../src/analytics/tracking.ts';
-import { clickTokens } from '../../src/analytics/token.ts';
+import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
@@ -91,6 +91,10 @@ describe('tracked links in installed signatures', () => {
     firstWrites = writes();
     expect(hrefs(installed())).toEqual([PRICING.replace('&', '&amp;'), 'mailto:sales@acme.test', 'tel:+15550100', 'https://www.linkedin.com/company/acme', 'https://acme.test/summit']);
     expect(await count('select count(*)::int as n from anchors')).toBe(0);
+    // No tracked image and no 1×1 image either.
+    expect(installed()).not.toContain('/v/');
+    expect(installed()).not.toContain('width="1" height="1"');
+    expect(await count('select count(*)::int as n from view_images')).toBe(0);
   });
 
   it('switching tracking on reinstalls every mailbox with tracked http(s) links; mailto and tel stay', async () => {
@@ -121,6 +125,15 @@ describe('tracked links in installed signatures', () => {
     expect(await count('select count(*)::int as n from anchors where workspace_id = $1', [workspaceId])).toBe(3);
     expect(await count(`select count(*)::int as n from anchors where source_kind = 'campaign' and source_id = $1`, [campaignId])).toBe(1);
     expect(await count('select count(*)::int as n from anchor_links')).toBe(3 * (await count('select count(distinct email_id)::int as n from anchor_links')));
+
+    // The banner shows no image: one 1×1 image is appended, tracked for this address and campaign.
+    const images = [...installed().matchAll(/<img src="([^"]*)"[^>]*>/g)].filter((m) => m[1]!.startsWith(`${t.ctx.config.PUBLIC_BASE_URL}/v/`));
+    expect(images).toHaveLength(1);
+    expect(installed().endsWith(images[0]![0])).toBe(true);
+    expect(images[0]![0]).toContain('width="1" height="1" alt=""');
+    const imageId = viewTokens(t.ctx.secrets).verify(images[0]![1]!.split('/v/')[1]!);
+    const { rows: tracked } = await t.ctx.pool.query(`select i.url, i.campaign_id, e.address from view_images i join emails e on e.id = i.email_id where i.id = $1`, [imageId]);
+    expect(tracked).toEqual([{ url: '', campaign_id: campaignId, address: 'user1@example.test' }]);
   });
 
   it('a republish without a change writes nothing to any mailbox, tracking on', async () => {
@@ -131,8 +144,10 @@ describe('tracked links in installed signatures', () => {
     expect(installed()).toBe(html);
   });
 
-  it('tracked links of two addresses differ, of one address are stable', async () => {
+  it('tracked links and images of two addresses differ, of one address are stable', async () => {
     const a = hrefs(installed());
+    const pixelOf = (html: string) => /<img src="([^"]*\/v\/[^"]*)"/.exec(html)![1];
+    expect(pixelOf(installed())).not.toBe(pixelOf(google.signatures()['user2@example.test']!));
     const b = hrefs(google.signatures()['user2@example.test']!);
     expect(a[0]).not.toBe(b[0]);
     await publish();
@@ -144,5 +159,6 @@ describe('tracked links in installed signatures', () => {
     expect(await switchEventTracking(t.ctx.pool, workspaceId, false)).toBe(false);
     await drained();
     expect(hrefs(installed())[0]).toBe(PRICING.replace('&', '&amp;'));
+    expect(installed()).not.toContain('/v/');
   });
 });

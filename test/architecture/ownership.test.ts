@@ -40,6 +40,8 @@ export const OWNERS: Record<string, string> = {
   anchors: 'src/analytics/links.ts',
   anchor_links: 'src/analytics/links.ts',
   clicks: 'src/analytics/clicks.ts',
+  view_images: 'src/analytics/viewImages.ts',
+  views: 'src/analytics/views.ts',
   visitors: 'src/analytics/events.ts',
   recorded_events: 'src/analytics/events.ts',
   analytics_rollups: 'src/analytics/rollups.ts',

@@ -1,9 +1,10 @@
 /**
  * The analytics loop over real HTTP, on real Postgres, graphile-worker and the emulated Gmail
- * tenant: publish -> installed HTML has tracked links -> a person and a bot follow them -> 302 with
+ * tenant: publish -> installed HTML has tracked links and a tracked 1×1 image -> a mail client and
+ * Gmail's image proxy fetch the image (two views, one proxied) -> a person and a bot follow links -> 302 with
  * click_id -> identify (browser script's endpoint) and a conversion (API) with that click_id ->
  * exactly one visitor.identified and one conversion.recorded delivered, signed, to a webhook
- * endpoint -> the reports count them, the bot apart. The same conversion again changes nothing.
+ * endpoint -> the reports count them, the bot apart, with views and CTR. The same conversion again changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -25,6 +26,7 @@ import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
 const DESTINATION = 'https://shop.acme.test/offer?ref=sig';
 const CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const BOT = 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)';
+const GMAIL_PROXY = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
 /** A public address the CC0 country database places in a country (checked below, not assumed). */
 const CLIENT_IP = '81.2.69.142';
 
@@ -86,6 +88,16 @@ describe('analytics end to end', () => {
     expect(link.startsWith(`${t.ctx.config.PUBLIC_BASE_URL}/c/`)).toBe(true);
     expect(html).not.toContain('shop.acme.test');
 
+    // No banner: a tracked 1×1 image closes the signature. A mail client and Gmail's proxy fetch it.
+    const pixel = /<img src="([^"]*)" width="1" height="1" alt=""[^>]*>$/.exec(html)![1]!;
+    expect(pixel.startsWith(`${t.ctx.config.PUBLIC_BASE_URL}/v/`)).toBe(true);
+    for (const ua of [CHROME, GMAIL_PROXY]) {
+      const image = await fetch(`${base}${new URL(pixel).pathname}`, { headers: { 'user-agent': ua, 'x-forwarded-for': CLIENT_IP } });
+      expect(image.status).toBe(200);
+      expect(image.headers.get('content-type')).toBe('image/gif');
+    }
+    await waitFor(async () => (await t.ctx.pool.query('select count(*)::int as n from views where workspace_id = $1', [ws])).rows[0].n === 2);
+
     const path = new URL(link).pathname;
     const person = await fetch(`${base}${path}`, { redirect: 'manual', headers: { 'user-agent': CHROME, 'x-forwarded-for': CLIENT_IP } });
     expect(person.status).toBe(302);
@@ -141,12 +153,13 @@ describe('analytics end to end', () => {
     await jobsDone();
     const overview = await call('GET', '/v1/analytics/overview');
     expect(overview.body.data.totals).toMatchObject({ clicks: 2, human_clicks: 1, bot_clicks: 1, unique_clickers: 1, visitors: 1, events: 2, conversions: 1, conversion_value: [{ currency: 'EUR', value: 49.5, conversions: 1 }] });
+    expect(overview.body.data.totals).toMatchObject({ views: 2, direct_views: 1, proxied_views: 1, bot_views: 0, unique_views: 2, unique_direct_views: 1, ctr: 0.5 });
     expect(overview.body.data.totals.installed_mailboxes).toBeGreaterThan(0);
     const signatures = await call('GET', '/v1/analytics/signatures');
-    expect(signatures.body.data).toEqual([expect.objectContaining({ signature_template_uuid: signatureId, name: 'Standard', clicks: 2, bot_clicks: 1, conversions: 1 })]);
+    expect(signatures.body.data).toEqual([expect.objectContaining({ signature_template_uuid: signatureId, name: 'Standard', clicks: 2, bot_clicks: 1, conversions: 1, views: 2, ctr: 0.5 })]);
     expect(signatures.body.pagination).toMatchObject({ page: 1, total_count: 1, has_more: false });
     const teammates = await call('GET', '/v1/analytics/teammates?per_page=1');
-    expect(teammates.body.data[0]).toMatchObject({ clicks: 2, human_clicks: 1, conversions: 1 });
+    expect(teammates.body.data[0]).toMatchObject({ clicks: 2, human_clicks: 1, conversions: 1, views: 2, ctr: 0.5 });
     const countries = await call('GET', '/v1/analytics/countries');
     const country = countryOf(CLIENT_IP);
     expect(country).toMatch(/^[A-Z]{2}$/);
@@ -177,12 +190,12 @@ describe('analytics end to end', () => {
     expect(signatures.header).toContain('conversion_value');
     expect(signatures.lines).toHaveLength(1);
     const row = Object.fromEntries(signatures.header.map((h, i) => [h, signatures.lines[0]!.split(',')[i]]));
-    expect(row).toMatchObject({ signature_template_uuid: signatureId, name: 'Standard', clicks: '2', bot_clicks: '1', conversions: '1', conversion_value: 'EUR 49.5 (1)' });
+    expect(row).toMatchObject({ signature_template_uuid: signatureId, name: 'Standard', clicks: '2', bot_clicks: '1', conversions: '1', conversion_value: 'EUR 49.5 (1)', views: '2', ctr: '0.5' });
     for (const report of ['campaigns', 'countries', 'teammates']) expect((await csv(`/v1/analytics/${report}?format=csv`)).header).toContain('human_clicks');
     expect((await csv('/v1/analytics/teammates?format=csv')).lines).toHaveLength(1);
     const today = new Date().toISOString().slice(0, 10);
     const overview = await csv(`/v1/analytics/overview?format=csv&granularity=hourly&date_from=${today}`);
-    expect(overview.header).toEqual(['period_start', 'clicks', 'human_clicks', 'bot_clicks', 'unique_clickers', 'visitors', 'conversions']);
+    expect(overview.header).toEqual(['period_start', 'clicks', 'human_clicks', 'bot_clicks', 'unique_clickers', 'visitors', 'conversions', 'views', 'proxied_views', 'unique_views']);
     expect(overview.lines).toHaveLength(24);
     const anchors = await csv('/v1/anchors?format=csv');
     expect(anchors.header[0]).toBe('anchor_uuid');

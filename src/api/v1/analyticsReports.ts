@@ -41,11 +41,29 @@ const Metrics = z
     visitors: z.int(),
     events: z.int(),
     conversions: z.int(),
+    views: z.int().describe('Fetches of the tracked image (banner or 1×1 image), proxied and bots included.'),
+    direct_views: z.int().describe('Views neither proxied nor by a bot.'),
+    proxied_views: z.int().describe('Views by an image proxy or privacy preloading (Gmail, Apple Mail Privacy Protection, Yahoo).'),
+    bot_views: z.int().describe('Views by other automated clients (bot user agent, none, HEAD).'),
+    unique_views: z.int().describe('Distinct viewers (keyed hash of address and user agent) among all views, per day, summed over the range.'),
+    unique_direct_views: z.int().describe('Distinct viewers among direct views, per day, summed over the range.'),
+    ctr: z.number().nullable().describe('human_clicks ÷ views, four decimals; null when views is 0.'),
     conversion_value: z.array(Value),
   })
   .meta({ id: 'AnalyticsMetrics' });
 const Point = z
-  .object({ period_start: z.string(), clicks: z.int(), human_clicks: z.int(), bot_clicks: z.int(), unique_clickers: z.int(), visitors: z.int(), conversions: z.int() })
+  .object({
+    period_start: z.string(),
+    clicks: z.int(),
+    human_clicks: z.int(),
+    bot_clicks: z.int(),
+    unique_clickers: z.int(),
+    visitors: z.int(),
+    conversions: z.int(),
+    views: z.int(),
+    proxied_views: z.int(),
+    unique_views: z.int(),
+  })
   .meta({ id: 'AnalyticsPoint' });
 const Mailboxes = { installed_mailboxes: z.int(), clicks_per_mailbox: z.number() };
 const Overview = z

@@ -1,0 +1,117 @@
+/**
+ * Tracked images: owner of `view_images`.
+ *
+ * When a signature is rendered for an installation in a workspace with event tracking on, exactly
+ * one image of it is served through the service, so that its fetches count as views:
+ *
+ * - with a campaign banner that shows an http(s) image, the banner's first image: its `src` becomes
+ *   `PUBLIC_BASE_URL/v/{token}`, and the service answers with the image (src/api/views.ts);
+ * - otherwise a 1×1 transparent image is appended after the signature (`width`/`height` 1,
+ *   `alt=""`, `display:block`, no border): it adds one pixel of height and nothing else.
+ *
+ * Other images (logos, photos, social icons, further banner images) stay as they are: one message
+ * shown is one fetch of one tracked image, not one per image. The token names a `view_images` row
+ * (the image as installed for one address under one signature, with the campaign whose banner was
+ * shown), created on first use and never changed, so the same input gives the same HTML and hash
+ * and a republish without a change writes nothing to mailboxes. Known rows are kept in a bounded
+ * in-process map, as tracked links are (links.ts).
+ */
+import type { Queryable } from '../db/tx.ts';
+import { unescapeAttr } from '../render/escape.ts';
+import type { ClickTokens } from './token.ts';
+
+export interface ViewTarget {
+  workspaceId: string;
+  signatureId: string;
+  /** The campaign whose banner starts at `bannerAt`, if any. */
+  campaignId: string | null;
+  teammateId: string;
+  emailId: string;
+}
+
+const IMG_SRC = /<img src="([^"]*)"/g;
+const WEB = /^https?:\/\//i;
+const MAX_CACHED = 100_000;
+const known = new Map<string, string>();
+
+/** The 1×1 image appended to signatures without a banner image; `src` is its tracked URL. */
+export function pixelHtml(src: string): string {
+  return `<img src="${src}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px;margin:0;padding:0">`;
+}
+
+/** The id of the tracked image of (signature, address, campaign, url), created when missing. */
+export async function viewImageId(db: Queryable, t: ViewTarget, url: string): Promise<string> {
+  const key = `${t.signatureId}|${t.emailId}|${t.campaignId ?? ''}|${url}`;
+  const hit = known.get(key);
+  if (hit) return hit;
+  await db.query(
+    `insert into view_images (workspace_id, signature_id, campaign_id, teammate_id, email_id, url) values ($1, $2, $3, $4, $5, $6) on conflict do nothing`,
+    [t.workspaceId, t.signatureId, t.campaignId, t.teammateId, t.emailId, url],
+  );
+  const { rows } = await db.query<{ id: string }>(
+    `select id::text from view_images where workspace_id = $1 and signature_id = $2 and campaign_id is not distinct from $3::uuid and email_id = $4 and url_hash = md5($5) and url = $5`,
+    [t.workspaceId, t.signatureId, t.campaignId, t.emailId, url],
+  );
+  if (!rows[0]) throw new Error(`no tracked image for ${url || 'the 1×1 image'}`);
+  if (known.size >= MAX_CACHED) known.delete(known.keys().next().value!);
+  known.set(key, rows[0].id);
+  return rows[0].id;
+}
+
+/**
+ * The HTML with its view image tracked (module comment). `baseUrl` is PUBLIC_BASE_URL without a
+ * trailing slash; `bannerAt` is where the campaign banner starts (-1 without one).
+ */
+export async function trackViews(db: Queryable, tokens: ClickTokens, baseUrl: string, t: ViewTarget, r: { html: string; bannerAt: number }): Promise<string> {
+  const tracked = async (url: string) => `${baseUrl}/v/${tokens.sign(await viewImageId(db, t, url))}`;
+  if (r.bannerAt >= 0 && t.campaignId) {
+    for (const m of r.html.slice(r.bannerAt).matchAll(IMG_SRC)) {
+      const url = unescapeAttr(m[1]!);
+      if (!WEB.test(url)) continue;
+      const start = r.bannerAt + m.index + '<img src="'.length;
+      return r.html.slice(0, start) + (await tracked(url)) + r.html.slice(start + m[1]!.length);
+    }
+  }
+  return r.html + pixelHtml(await tracked(''));
+}
+
+export interface ResolvedImage {
+  imageId: string;
+  workspaceId: string;
+  signatureId: string;
+  campaignId: string | null;
+  teammateId: string;
+  emailId: string;
+  /** The banner image's address; '' for the 1×1 image. */
+  url: string;
+  /** The workspace's `event_tracking.enabled`: views are recorded only while it is on. */
+  tracking: boolean;
+}
+
+const TTL_MS = 60_000;
+
+/** What a view token leads to, read once and kept for a minute (as LinkResolver does for links). */
+export class ImageResolver {
+  readonly #db: Queryable;
+  readonly #cache = new Map<string, { at: number; image: ResolvedImage | null }>();
+
+  constructor(db: Queryable) {
+    this.#db = db;
+  }
+
+  async get(imageId: string): Promise<ResolvedImage | null> {
+    const now = Date.now();
+    const hit = this.#cache.get(imageId);
+    if (hit && now - hit.at < TTL_MS) return hit.image;
+    const { rows } = await this.#db.query<ResolvedImage>(
+      `select i.id::text as "imageId", i.workspace_id as "workspaceId", i.signature_id as "signatureId", i.campaign_id as "campaignId",
+              i.teammate_id as "teammateId", i.email_id as "emailId", i.url, w.event_tracking_enabled as tracking
+         from view_images i join workspaces w on w.id = i.workspace_id where i.id = $1`,
+      [imageId],
+    );
+    const image = rows[0] ?? null;
+    if (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value!);
+    this.#cache.set(imageId, { at: now, image });
+    return image;
+  }
+}

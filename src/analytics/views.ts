@@ -1,0 +1,53 @@
+/**
+ * The view recorder: owner of `views`.
+ *
+ * `GET /v/{token}` (src/api/views.ts) answers with the image at once and hands each fetch here;
+ * views wait in memory and are written in batches by the batched recorder (batch.ts), one
+ * multi-row INSERT per flush, never one statement per view. Each view has a random id (the primary
+ * key, ON CONFLICT DO NOTHING), so a batch retried after an ambiguous failure is stored once. No
+ * hold: views need no scanner window, they are written at the next flush (every 250 ms).
+ */
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { BatchRecorder, type RecorderOptions } from './batch.ts';
+
+/** One fetch of a tracked image: what differs per view; the attribution is read from the image row. */
+export interface View {
+  id: string;
+  viewedAt: Date;
+  imageId: string;
+  countryCode: string;
+  /** Keyed hash of the client address and user agent (bots.ts clientHash). */
+  viewer: string;
+  /** The image proxy that fetched it (proxies.ts), or null. */
+  proxy: string | null;
+  /** Another automated client (bots.ts botReason), or null. */
+  botReason: string | null;
+}
+
+/** One INSERT for a batch; attribution (workspace, signature, campaign, teammate, address) from the image. */
+export async function insertViews(db: Pick<pg.Pool, 'query'>, batch: View[]): Promise<number> {
+  const col = <T>(f: (v: View) => T) => batch.map(f);
+  const { rowCount } = await db.query(
+    `insert into views (id, workspace_id, viewed_at, image_id, signature_id, campaign_id, teammate_id, email_id, country_code, viewer, is_proxied, proxy, is_bot, bot_reason)
+     select u.id, i.workspace_id, to_timestamp(u.at / 1000.0), u.image, i.signature_id, i.campaign_id, i.teammate_id, i.email_id, u.country, u.viewer,
+            u.proxy is not null, u.proxy, u.proxy is null and u.reason is not null, case when u.proxy is null then u.reason end
+       from unnest($1::uuid[], $2::float8[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[]) as u(id, at, image, country, viewer, proxy, reason)
+       join view_images i on i.id = u.image
+     on conflict (id) do nothing`,
+    [col((v) => v.id), col((v) => v.viewedAt.getTime()), col((v) => v.imageId), col((v) => v.countryCode), col((v) => v.viewer), col((v) => v.proxy), col((v) => v.botReason)],
+  );
+  return rowCount ?? 0;
+}
+
+export class ViewRecorder extends BatchRecorder<View> {
+  constructor(pool: Pick<pg.Pool, 'query'>, logger: Logger, opts: RecorderOptions = {}) {
+    super(pool, logger, { what: 'views', timeOf: (v) => v.viewedAt.getTime(), write: insertViews, holdMs: 0 }, opts);
+  }
+}
+
+/** Retention: removes raw views older than `days` (their rollups stay). Returns the rows removed. */
+export async function pruneViews(db: Pick<pg.Pool, 'query'>, days: number): Promise<number> {
+  const { rowCount } = await db.query(`delete from views where viewed_at < now() - make_interval(days => $1)`, [days]);
+  return rowCount ?? 0;
+}
