@@ -1,7 +1,9 @@
 /**
  * The analytics chapter of the first-run demo: the sandbox workspace tracks links, so the installed
- * signatures carry `/c/{token}` links. The demo follows two of one mailbox's links the way mail
- * readers do (one as a person's browser, one as a known crawler, which is counted as a bot), records
+ * signatures carry `/c/{token}` links and one `/v/{token}` image. The demo opens one mailbox's
+ * signature the way Gmail shows it (the image fetched through Gmail's image proxy: a proxied view),
+ * follows two of its links the way readers do (one as a person's browser, one as a known crawler,
+ * which is counted as a bot), records
  * a conversion against the person's click through `POST /v1/analytics/events`, rolls the day up at
  * once (the worker does it every minute) and says where to read the result.
  */
@@ -12,6 +14,7 @@ import type { ApiClient } from './flow.ts';
 
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
 const CRAWLER = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const GMAIL_PROXY = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
 /** The demo's order: the same id on every start, so a restart records it once. */
 const ORDER = { event_id: 'demo-order-1001', name: 'Order completed', value: 490, currency: 'USD', user_id: 'customer-1001', traits: { plan: 'team' } };
 
@@ -24,6 +27,12 @@ export interface AnalyticsDemoResult {
 /** The tracked links of installed HTML, as paths of this server (PUBLIC_BASE_URL may name another host). */
 function trackedPaths(html: string): string[] {
   return [...new Set([...html.matchAll(/<a href="(https?:\/\/[^"]*\/c\/[^"]+)"/g)].map((m) => new URL(m[1]!).pathname))];
+}
+
+/** The tracked image of installed HTML, as a path of this server. */
+function viewPath(html: string): string | undefined {
+  const m = /<img src="(https?:\/\/[^"]*\/v\/[^"]+)"/.exec(html);
+  return m ? new URL(m[1]!).pathname : undefined;
 }
 
 async function follow(baseUrl: string, path: string, userAgent: string): Promise<URL> {
@@ -49,11 +58,17 @@ async function waitForClicks(ctx: AppContext, workspaceId: string, ids: string[]
  */
 export async function runAnalyticsStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, mailboxes: Record<string, string>): Promise<AnalyticsDemoResult | undefined> {
   const found = Object.entries(mailboxes)
-    .map(([address, html]) => ({ address, paths: trackedPaths(html ?? '') }))
+    .map(([address, html]) => ({ address, paths: trackedPaths(html ?? ''), view: viewPath(html ?? '') }))
     .find((m) => m.paths.length >= 2);
   if (!found) {
     log.info('the installed signatures carry no tracked links (event tracking is off): no clicks to show');
     return undefined;
+  }
+  if (found.view) {
+    // A banner image held elsewhere answers with a redirect to it, which the demo does not follow.
+    const res = await fetch(`${api.baseUrl}${found.view}`, { redirect: 'manual', headers: { 'user-agent': GMAIL_PROXY } });
+    await res.arrayBuffer();
+    if (res.status === 200 || res.status === 302) log.info(`opened ${found.address}'s signature as Gmail shows it: its tracked image fetched through Gmail's image proxy (a proxied view)`);
   }
   // The person follows the campaign banner's link (the last one), the crawler the first link.
   const [human, crawler] = [await follow(api.baseUrl, found.paths.at(-1)!, BROWSER), await follow(api.baseUrl, found.paths[0]!, CRAWLER)];

@@ -87,7 +87,18 @@ describe('npm start on a fresh data directory', () => {
     expect(output).toMatch(/followed 2 tracked links of \S+@acme\.test's signature: \S+ as a browser \(a person's click\), \S+ as Googlebot \(counted as a bot\)/);
     expect(output).toMatch(/recorded a 490 USD conversion against that click/);
     const overview = (await (await fetch(`${base}/v1/analytics/overview`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { totals: Record<string, unknown> } };
-    expect(overview.data.totals).toMatchObject({ clicks: 2, human_clicks: 1, bot_clicks: 1, visitors: 1, conversions: 1, conversion_value: [{ currency: 'USD', value: 490, conversions: 1 }] });
+    expect(output).toMatch(/opened \S+@acme\.test's signature as Gmail shows it/);
+    expect(overview.data.totals).toMatchObject({
+      views: 1,
+      proxied_views: 1,
+      ctr: 1,
+      clicks: 2,
+      human_clicks: 1,
+      bot_clicks: 1,
+      visitors: 1,
+      conversions: 1,
+      conversion_value: [{ currency: 'USD', value: 490, conversions: 1 }],
+    });
     const teammates = (await (await fetch(`${base}/v1/teammates?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
     expect(teammates.data).toHaveLength(acme.people.length);
 
