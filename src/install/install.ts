@@ -8,6 +8,7 @@
  *   -> destination has no slot for the kind? not_supported (multi_signatures_not_supported)
  *   -> render; too large? failed (signature_too_long), before any provider call
  *   -> same hash as installed and not forced? skip (no provider write)
+ *   -> a turn of the integration's shared pace (pace.ts; too far away: deferred to the queue)
  *   -> provider call -> installed | failed (event once per transition) | rate limited (rescheduled)
  */
 import type { Logger } from 'pino';
@@ -15,7 +16,9 @@ import { capabilitiesOf } from '../../connectors/registry.ts';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxInstaller } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { buildConnector, clearInstallPause, deferInstalls, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
+import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
+import { saveMailboxState } from './mailboxState.ts';
+import { paceRateLimited, reserveTurn } from './pace.ts';
 import { integrationInstallsEmail, signaturesFor } from './recipients.ts';
 import { renderForInstall, type RenderedForInstall } from './content.ts';
 import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, type InstallStatus, type TransitionResult } from '../db/installations.ts';
@@ -34,6 +37,7 @@ export type InstallOutcome =
   | { outcome: 'unchanged'; rendered: RenderedForInstall }
   | { outcome: 'failed'; transition: TransitionResult; errorCode: string; message: string; providerResponse?: unknown; rendered?: RenderedForInstall }
   | { outcome: 'rescheduled'; retryAfterMs: number }
+  | { outcome: 'deferred'; retryAfterMs: number }
   | { outcome: 'skipped'; status: InstallStatus; reason: string; transition?: TransitionResult; rendered?: RenderedForInstall }
   | { outcome: 'dry_run'; wouldWrite: boolean; rendered: RenderedForInstall; signatureId: string };
 
@@ -45,6 +49,13 @@ export interface InstallOptions {
   logger?: Logger;
   /** Builds the installer; tests and the replay can pass their own. */
   installerFor?: (integration: IntegrationRow) => MailboxInstaller;
+  /**
+   * Take a turn of the integration's shared pace before the provider calls (the install task). A
+   * turn further away than `maxWaitMs` is not taken: the install is `deferred` to the queue.
+   */
+  pace?: { maxWaitMs: number };
+  /** Runs the provider calls (the task caps them per integration and process). */
+  limit?: <T>(integration: IntegrationRow, fn: () => Promise<T>) => Promise<T>;
 }
 
 interface EmailRow {
@@ -55,6 +66,8 @@ interface EmailRow {
   aliases: string[];
   display_name: string;
   external_id: string | null;
+  /** What the installer keeps about this mailbox (mailboxState.ts). */
+  mailbox_state: unknown;
 }
 
 /** Installers are kept per integration version, so their auth clients and tokens are reused. */
@@ -75,7 +88,8 @@ async function loadEmail(ctx: AppContext, job: InstallJob): Promise<EmailRow | u
     `select e.id, e.address, e.teammate_id, t.deleted_at is not null as deleted, t.display_name,
             coalesce((select array_agg(a.address order by a.address) from emails a where a.teammate_id = e.teammate_id and a.id <> e.id), '{}') as aliases,
             (select ts.external_id from teammate_sources ts join integrations d on d.id = ts.integration_id
-              where ts.teammate_id = e.teammate_id and d.kind = (select kind from integrations where id = $3) limit 1) as external_id
+              where ts.teammate_id = e.teammate_id and d.kind = (select kind from integrations where id = $3) limit 1) as external_id,
+            (select m.state from mailbox_install_state m where m.email_id = e.id and m.integration_id = $3 and m.workspace_id = $1) as mailbox_state
        from emails e join teammates t on t.id = e.teammate_id
       where e.workspace_id = $1 and e.id = $2`,
     [job.workspaceId, job.emailId, job.integrationId],
@@ -139,7 +153,7 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
   if (opts.dryRun) return { outcome: 'dry_run', wouldWrite: job.forced || !unchanged, rendered, signatureId: winner.signature_id };
   if (unchanged && !job.forced) return { outcome: 'unchanged', rendered };
 
-  return writeToProvider(ctx, { job, email, integration, installer, key: key(winner.signature_id), rendered, logger });
+  return writeToProvider(ctx, { job, email, integration, installer, key: key(winner.signature_id), rendered, logger, opts });
 }
 
 interface ProviderWrite {
@@ -150,47 +164,68 @@ interface ProviderWrite {
   key: Parameters<typeof transition>[1];
   rendered: RenderedForInstall;
   logger: Logger;
+  opts: InstallOptions;
+}
+
+/** The integration config's quota (requests per second), where the customer gave it. */
+function configuredQuota(integration: IntegrationRow): number | undefined {
+  const q = integration.config.quota_per_s;
+  return typeof q === 'number' && q > 0 ? q : undefined;
 }
 
 /** The provider call of an install, and the status its answer leads to. */
-async function writeToProvider(ctx: AppContext, { job, email, integration, installer, key, rendered, logger }: ProviderWrite): Promise<InstallOutcome> {
+async function writeToProvider(ctx: AppContext, w: ProviderWrite): Promise<InstallOutcome> {
+  const { job, email, integration, installer, key, rendered, opts } = w;
+  const target = { email: email.address, aliases: email.aliases, externalId: email.external_id ?? undefined, displayName: email.display_name };
+  const stateKey = { workspaceId: job.workspaceId, emailId: job.emailId, integrationId: job.integrationId };
+  let newState: { value: unknown } | undefined;
+  const installOpts = { force: job.forced, state: email.mailbox_state ?? undefined, onState: (value: unknown) => (newState = { value }) };
+  if (opts.pace) {
+    const requests = installer.requestsFor?.(target, installOpts) ?? 1;
+    const turn = await reserveTurn(ctx.pool, stateKey, requests, { maxWaitMs: opts.pace.maxWaitMs, quotaPerSecond: configuredQuota(integration) });
+    if (!turn.taken) return { outcome: 'deferred', retryAfterMs: turn.waitMs };
+    if (turn.waitMs > 0) await new Promise((r) => setTimeout(r, turn.waitMs));
+  }
   try {
-    const result = await installer.install(
-      { email: email.address, aliases: email.aliases, externalId: email.external_id ?? undefined, displayName: email.display_name },
-      { html: rendered.html, text: rendered.text, hash: rendered.hash, kind: job.kind },
-      { force: job.forced },
-    );
-    const t = await withTx(ctx.pool, (c) =>
-      transition(c, key, { status: 'installed', contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse, attempted: true }),
-    );
-    await clearInstallPause(ctx.pool, integration.id);
+    const call = () => installer.install(target, { html: rendered.html, text: rendered.text, hash: rendered.hash, kind: job.kind }, installOpts);
+    const result = await (opts.limit ? opts.limit(integration, call) : call());
+    const t = await withTx(ctx.pool, async (c) => {
+      if (newState) await saveMailboxState(c, stateKey, newState.value);
+      return transition(c, key, { status: 'installed', contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse, attempted: true });
+    });
     return { outcome: 'installed', transition: t, providerResponse: result.providerResponse, rendered };
   } catch (err) {
-    if (err instanceof RateLimitedError) {
-      // Every worker waits: the integration's "not before" moves to the provider's Retry-After.
-      await deferInstalls(ctx.pool, integration.id, err.retryAfterMs);
-      return { outcome: 'rescheduled', retryAfterMs: err.retryAfterMs };
-    }
-    if (err instanceof AccessLostError) {
-      await withTx(ctx.pool, async (c) => {
-        await markAccessLost(ctx, c, integration, err.message);
-        await transition(c, key, { status: 'access_lost', errorCode: null, errorMessage: err.message, attempted: true });
-        // Every install still waiting on this integration is held back too, with no further calls.
-        await holdPendingAsAccessLost(c, integration.workspace_id, integration.id);
-      });
-      return { outcome: 'skipped', status: 'access_lost', reason: err.message };
-    }
-    if (err instanceof MailboxError) {
-      const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
-      logger.warn({ code: err.code, err: err.message, firstFailure: t.previous !== 'failed' }, 'install failed');
-      return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
-    }
-    if (err instanceof ConnectorError && err.code !== 'transient') {
-      const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
-      return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
-    }
-    throw err; // transient: the job runner retries with backoff
+    if (newState) await saveMailboxState(ctx.pool, stateKey, newState.value);
+    return providerFailure(ctx, w, err);
   }
+}
+
+/** The status a provider error leads to; a transient one is thrown for the job runner to retry. */
+async function providerFailure(ctx: AppContext, { job, integration, key, rendered, logger }: ProviderWrite, err: unknown): Promise<InstallOutcome> {
+  if (err instanceof RateLimitedError) {
+    // Every worker waits: the integration's shared pace moves past the provider's Retry-After.
+    await paceRateLimited(ctx.pool, { workspaceId: job.workspaceId, integrationId: integration.id }, err.retryAfterMs);
+    return { outcome: 'rescheduled', retryAfterMs: err.retryAfterMs };
+  }
+  if (err instanceof AccessLostError) {
+    await withTx(ctx.pool, async (c) => {
+      await markAccessLost(ctx, c, integration, err.message);
+      await transition(c, key, { status: 'access_lost', errorCode: null, errorMessage: err.message, attempted: true });
+      // Every install still waiting on this integration is held back too, with no further calls.
+      await holdPendingAsAccessLost(c, integration.workspace_id, integration.id);
+    });
+    return { outcome: 'skipped', status: 'access_lost', reason: err.message };
+  }
+  if (err instanceof MailboxError) {
+    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+    logger.warn({ code: err.code, err: err.message, firstFailure: t.previous !== 'failed' }, 'install failed');
+    return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
+  }
+  if (err instanceof ConnectorError && err.code !== 'transient') {
+    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+    return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
+  }
+  throw err; // transient: the job runner retries with backoff
 }
 
 /**

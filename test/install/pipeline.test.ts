@@ -217,7 +217,7 @@ describe('install pipeline (Gmail)', () => {
       expect(r.stdout).not.toMatch(/^\s*\{/m);
       expect(r.stdout).toContain(`Gmail (google_workspace, ${gmail.id}): failed`);
       expect(r.stdout).toContain('  chosen because no "domains" in its config, and a google_workspace directory lists this teammate');
-      expect(r.stdout).toContain("  error forbidden: sendAs.list: Mail service not enabled");
+      expect(r.stdout).toContain("  error forbidden: sendAs.patch: Mail service not enabled");
       const status = await runCli(['install', 'status', '--email', 'user7@example.test'], env);
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/^SIGNATURE\s+KIND\s+PROVIDER\s+STATUS\s+ERROR\s+.*MESSAGE$/m);
