@@ -19,9 +19,9 @@ import { withTx } from '../db/tx.ts';
 import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
 import { saveMailboxState } from './mailboxState.ts';
 import { paceRateLimited, reserveTurn } from './pace.ts';
-import { integrationInstallsEmail, signaturesFor } from './recipients.ts';
+import { loadInstallInput, type InstallInput } from './load.ts';
 import { renderForInstall, type RenderedForInstall } from './content.ts';
-import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, type InstallStatus, type TransitionResult } from '../db/installations.ts';
+import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type InstallStatus, type TransitionResult } from '../db/installations.ts';
 import type { SignatureKind } from '../domain.ts';
 
 export interface InstallJob {
@@ -58,17 +58,7 @@ export interface InstallOptions {
   limit?: <T>(integration: IntegrationRow, fn: () => Promise<T>) => Promise<T>;
 }
 
-interface EmailRow {
-  id: string;
-  address: string;
-  teammate_id: string;
-  deleted: boolean;
-  aliases: string[];
-  display_name: string;
-  external_id: string | null;
-  /** What the installer keeps about this mailbox (mailboxState.ts). */
-  mailbox_state: unknown;
-}
+type EmailRow = InstallInput;
 
 /** Installers are kept per integration version, so their auth clients and tokens are reused. */
 const installers = new Map<string, MailboxInstaller>();
@@ -83,32 +73,18 @@ function cachedInstaller(ctx: AppContext, integration: IntegrationRow, logger: L
   return installer;
 }
 
-async function loadEmail(ctx: AppContext, job: InstallJob): Promise<EmailRow | undefined> {
-  const { rows } = await ctx.pool.query<EmailRow>(
-    `select e.id, e.address, e.teammate_id, t.deleted_at is not null as deleted, t.display_name,
-            coalesce((select array_agg(a.address order by a.address) from emails a where a.teammate_id = e.teammate_id and a.id <> e.id), '{}') as aliases,
-            (select ts.external_id from teammate_sources ts join integrations d on d.id = ts.integration_id
-              where ts.teammate_id = e.teammate_id and d.kind = (select kind from integrations where id = $3) limit 1) as external_id,
-            (select m.state from mailbox_install_state m where m.email_id = e.id and m.integration_id = $3 and m.workspace_id = $1) as mailbox_state
-       from emails e join teammates t on t.id = e.teammate_id
-      where e.workspace_id = $1 and e.id = $2`,
-    [job.workspaceId, job.emailId, job.integrationId],
-  );
-  return rows[0];
-}
-
 export async function installMailbox(ctx: AppContext, job: InstallJob, opts: InstallOptions = {}): Promise<InstallOutcome> {
   const logger = (opts.logger ?? ctx.logger).child({ emailId: job.emailId, kind: job.kind, integrationId: job.integrationId });
-  const email = await loadEmail(ctx, job);
+  const email = await loadInstallInput(ctx.pool, job, opts.signatureId);
   const integration = await getIntegration(ctx.pool, job.workspaceId, job.integrationId);
   if (!email || !integration) return { outcome: 'skipped', status: 'not_installed', reason: 'the address or the integration no longer exists' };
 
-  const choices = opts.signatureId ? [{ signature_id: opts.signatureId, priority: 0 }] : await signaturesFor(ctx.pool, job.workspaceId, email.teammate_id);
+  const choices = email.choices;
   const winner = choices[0];
   const key = (signatureId: string) => ({ workspaceId: job.workspaceId, emailId: job.emailId, signatureId, kind: job.kind, integrationId: job.integrationId });
 
   // Nothing to install any more: a deleted teammate, or no signature assigned.
-  if (email.deleted || !winner || !(await integrationInstallsEmail(ctx.pool, job.emailId, job.integrationId)) || integration.status === 'disconnected') {
+  if (email.deleted || !winner || !email.routed || integration.status === 'disconnected') {
     if (opts.dryRun) return { outcome: 'skipped', status: 'not_installed', reason: 'no signature applies to this address' };
     await stopSlot(ctx.pool, job);
     return { outcome: 'skipped', status: 'not_installed', reason: email.deleted ? 'the teammate was removed' : 'no signature applies to this address' };
@@ -148,7 +124,7 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     return { outcome: 'failed', transition: t, errorCode: 'signature_too_long', message, rendered };
   }
 
-  const current = await currentInstallation(ctx.pool, key(winner.signature_id));
+  const current = email.current;
   const unchanged = current?.status === 'installed' && current.content_hash === rendered.hash;
   if (opts.dryRun) return { outcome: 'dry_run', wouldWrite: job.forced || !unchanged, rendered, signatureId: winner.signature_id };
   if (unchanged && !job.forced) return { outcome: 'unchanged', rendered };
@@ -189,10 +165,14 @@ async function writeToProvider(ctx: AppContext, w: ProviderWrite): Promise<Insta
   try {
     const call = () => installer.install(target, { html: rendered.html, text: rendered.text, hash: rendered.hash, kind: job.kind }, installOpts);
     const result = await (opts.limit ? opts.limit(integration, call) : call());
-    const t = await withTx(ctx.pool, async (c) => {
-      if (newState) await saveMailboxState(c, stateKey, newState.value);
-      return transition(c, key, { status: 'installed', contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse, attempted: true });
-    });
+    const installed = { contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse };
+    const state = newState;
+    const t = state
+      ? await withTx(ctx.pool, async (c) => {
+          await saveMailboxState(c, stateKey, state.value);
+          return transitionInstalled(c, key, installed);
+        })
+      : await transitionInstalled(ctx.pool, key, installed);
     return { outcome: 'installed', transition: t, providerResponse: result.providerResponse, rendered };
   } catch (err) {
     if (newState) await saveMailboxState(ctx.pool, stateKey, newState.value);

@@ -7,6 +7,11 @@
  * requests ÷ rate (a shared schedule, as in GCRA): however many worker processes install for one
  * integration, their requests together keep to one rate.
  *
+ * The row is hot (every install of the integration updates it), so the statement commits without
+ * waiting for its WAL flush (synchronous_commit off for that statement only): otherwise each
+ * reservation would hold the row for a disk flush and the reservations would queue behind each
+ * other. A crash can lose the last moves of the schedule, which only costs a few turns' pace.
+ *
  * The rate:
  * - With the integration config `quota_per_s` (what the provider allows, where a customer knows it),
  *   the pace starts at 98% of it.
@@ -53,7 +58,8 @@ export interface Turn {
  */
 export async function reserveTurn(db: Queryable, key: PaceKey, requests: number, opts: { maxWaitMs: number; quotaPerSecond?: number | undefined }): Promise<Turn> {
   const { rows } = await db.query<{ wait_ms: number; taken: boolean; starts_at: Date }>(
-    `with up as (
+    `with relaxed as (select set_config('synchronous_commit', 'off', true) as v),
+     up as (
        insert into install_pace as p (integration_id, workspace_id, quota_per_s, rate_per_s, ceiling_per_s, next_at, turn_at, window_sent)
        values ($2, $1, $5::float8, $5::float8 * $6::float8, $5::float8, clock_timestamp() + make_interval(secs => coalesce($3::float8 / ($5::float8 * $6::float8), 0)), clock_timestamp(), $3::float8)
        on conflict (integration_id) do update set
@@ -77,7 +83,7 @@ export async function reserveTurn(db: Queryable, key: PaceKey, requests: number,
      select coalesce((select extract(epoch from turn_at - clock_timestamp()) * 1000 from up),
                      (select extract(epoch from next_at - clock_timestamp()) * 1000 from install_pace where integration_id = $2 and workspace_id = $1),
                      0)::float8 as wait_ms,
-            exists (select 1 from up) as taken,
+            exists (select 1 from up) and (select v from relaxed) is not null as taken,
             coalesce((select turn_at from up), (select greatest(next_at, clock_timestamp()) from install_pace where integration_id = $2 and workspace_id = $1), clock_timestamp()) as starts_at`,
     [key.workspaceId, key.integrationId, requests, opts.maxWaitMs, opts.quotaPerSecond ?? null, HEADROOM, INCREASE, MIN_INCREASE_PER_S, SLOW_INCREASE],
   );
