@@ -8,7 +8,8 @@
  * Figures: installs/s, provider writes per mailbox (sendAs patches on primary addresses), the 429s
  * received. The emulator answers 429 with Retry-After past --quota requests/s (0: no quota). The
  * floor is N ÷ quota, where N is the addresses that need a write (each mailbox's primary address
- * and its aliases: Gmail keeps one signature per send-as address), whatever requests the code
+ * and its aliases: Gmail keeps one signature per send-as address; checked: the emulator saw each
+ * written exactly once, else the run reports `failures` and exits 1), whatever requests the code
  * chooses to make; `ratio` = wall / floor. `requests_floor_s` is the requests the code made ÷ quota,
  * for comparison; `provider_lists` the sendAs listings among them (mailboxes with aliases, listed
  * on their first install). By default the integration's config has no `quota_per_s`, so the pace is
@@ -104,6 +105,12 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
     const lists = routeCount(after, 'sendAs.list') - routeCount(before, 'sendAs.list');
     const floorMs = quota ? (addresses / quota) * 1000 : 0;
     log(`published to ${mailboxes} mailboxes in ${(wall / 1000).toFixed(2)} s; ${installed} installed`);
+    // Lost or repeated work fails the run (exit 1): the floor counts each address written once.
+    const failures = [
+      ...(installed < mailboxes ? [`${mailboxes - installed} of ${mailboxes} mailboxes lost`] : []),
+      ...(Number(after.maxWritesPerAddress) > 1 ? [`an address was written ${String(after.maxWritesPerAddress)} times`] : []),
+      ...(Number(after.mailboxesWritten) !== addresses ? [`${String(after.mailboxesWritten)} addresses written, ${addresses} expected`] : []),
+    ];
     return {
       mailboxes,
       installed,
@@ -121,6 +128,7 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
       worker_concurrency: concurrency,
       ...(quota ? { quota_per_s: quota, floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.11, requests_floor_s: round(requests / quota, 3) } : {}),
       cpu: cpuFigures,
+      ...(failures.length ? { failures } : {}),
     };
   } finally {
     await runner.stop();

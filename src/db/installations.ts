@@ -96,8 +96,9 @@ export async function transition(db: Queryable, key: InstallationKey, t: Transit
  * no event). The row is locked by the statement, so concurrent workers still agree on `previous`.
  */
 export async function transitionInstalled(db: Queryable, key: InstallationKey, t: { contentHash: string; html: string; providerResponse: unknown }): Promise<TransitionResult> {
-  const { rows } = await db.query<{ id: string; previous: InstallStatus | null }>(
-    `with prev as (
+  const { rows } = await db.query<{ id: string; previous: InstallStatus | null }>({
+    name: 'installation_installed',
+    text: `with prev as (
        select id, status from installations
         where workspace_id = $1 and email_id = $2 and signature_id = $3 and kind = $4 and integration_id = $5 for update
      ), up as (
@@ -111,8 +112,8 @@ export async function transitionInstalled(db: Queryable, key: InstallationKey, t
        returning i.id
      )
      select up.id, (select status from prev) as previous from up`,
-    [key.workspaceId, key.emailId, key.signatureId, key.kind, key.integrationId, t.contentHash, t.html, t.providerResponse === undefined ? null : JSON.stringify(t.providerResponse)],
-  );
+    values: [key.workspaceId, key.emailId, key.signatureId, key.kind, key.integrationId, t.contentHash, t.html, t.providerResponse === undefined ? null : JSON.stringify(t.providerResponse)],
+  });
   const row = rows[0]!;
   return { id: row.id, previous: row.previous, status: 'installed' };
 }

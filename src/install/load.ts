@@ -31,8 +31,10 @@ export async function loadInstallInput(
   job: { workspaceId: string; emailId: string; integrationId: string; kind: SignatureKind },
   signatureId?: string,
 ): Promise<InstallInput | undefined> {
-  const { rows } = await db.query<InstallInput>(
-    `with c as (select x.signature_id, x.priority, row_number() over () as n
+  // A named statement: planned once per connection (its plan costs more than its run).
+  const { rows } = await db.query<InstallInput>({
+    name: 'install_input',
+    text: `with c as (select x.signature_id, x.priority, row_number() over () as n
                   from (${signatureChoicesSql('$1', '(select teammate_id from emails where workspace_id = $1 and id = $2)')}) x),
           chosen as (select coalesce($5::uuid, (select signature_id from c order by n limit 1)) as signature_id)
      select e.id, e.address, e.teammate_id, t.deleted_at is not null as deleted, t.display_name,
@@ -47,7 +49,7 @@ export async function loadInstallInput(
               where i.workspace_id = $1 and i.email_id = e.id and i.signature_id = chosen.signature_id and i.kind = $6 and i.integration_id = $3) as current
        from emails e join teammates t on t.id = e.teammate_id
       where e.workspace_id = $1 and e.id = $2`,
-    [job.workspaceId, job.emailId, job.integrationId, additionalDeliveryKinds(), signatureId ?? null, job.kind],
-  );
+    values: [job.workspaceId, job.emailId, job.integrationId, additionalDeliveryKinds(), signatureId ?? null, job.kind],
+  });
   return rows[0];
 }

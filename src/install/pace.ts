@@ -57,8 +57,9 @@ export interface Turn {
  * from now. `quotaPerSecond` (integration config) sets the first pace of a new row. One statement.
  */
 export async function reserveTurn(db: Queryable, key: PaceKey, requests: number, opts: { maxWaitMs: number; quotaPerSecond?: number | undefined }): Promise<Turn> {
-  const { rows } = await db.query<{ wait_ms: number; taken: boolean; starts_at: Date }>(
-    `with relaxed as (select set_config('synchronous_commit', 'off', true) as v),
+  const { rows } = await db.query<{ wait_ms: number; taken: boolean; starts_at: Date }>({
+    name: 'install_pace_reserve',
+    text: `with relaxed as (select set_config('synchronous_commit', 'off', true) as v),
      up as (
        insert into install_pace as p (integration_id, workspace_id, quota_per_s, rate_per_s, ceiling_per_s, next_at, turn_at, window_sent)
        values ($2, $1, $5::float8, $5::float8 * $6::float8, $5::float8, clock_timestamp() + make_interval(secs => coalesce($3::float8 / ($5::float8 * $6::float8), 0)), clock_timestamp(), $3::float8)
@@ -85,8 +86,8 @@ export async function reserveTurn(db: Queryable, key: PaceKey, requests: number,
                      0)::float8 as wait_ms,
             exists (select 1 from up) and (select v from relaxed) is not null as taken,
             coalesce((select turn_at from up), (select greatest(next_at, clock_timestamp()) from install_pace where integration_id = $2 and workspace_id = $1), clock_timestamp()) as starts_at`,
-    [key.workspaceId, key.integrationId, requests, opts.maxWaitMs, opts.quotaPerSecond ?? null, HEADROOM, INCREASE, MIN_INCREASE_PER_S, SLOW_INCREASE],
-  );
+    values: [key.workspaceId, key.integrationId, requests, opts.maxWaitMs, opts.quotaPerSecond ?? null, HEADROOM, INCREASE, MIN_INCREASE_PER_S, SLOW_INCREASE],
+  });
   const row = rows[0]!;
   return { waitMs: Math.max(0, row.wait_ms), taken: row.taken, startsAt: row.starts_at };
 }
