@@ -19,10 +19,11 @@
  * - A 429 moves the schedule past its Retry-After, so every process pauses together, and sets the
  *   pace to 90% of the requests reserved over the last second: the rate the provider just refused
  *   (the other 429s of the same burst, answered before the pause ends, change nothing; nor does a
- *   429 after fewer than 5 requests in that second). That rate becomes the ceiling (so does a
- *   configured quota): each second without a 429 the pace rises by 1% (at least one request per
- *   second) up to 98% of it, then by 0.1%, so that pauses, which cost a whole Retry-After of
- *   throughput, stay rare, and a quota that was raised is still found.
+ *   429 after fewer than 5 requests in that second). That rate becomes the ceiling (a configured
+ *   quota is the ceiling until then, and caps it after): each second without a 429 the pace rises
+ *   by 1% (at least one request per second) up to 98% of the ceiling, so that pauses, which cost a
+ *   whole Retry-After of throughput, stay rare; without a configured quota it then rises by 0.1%,
+ *   so that a quota that was raised is still found.
  */
 import type { Queryable } from '../db/tx.ts';
 
@@ -76,7 +77,8 @@ export async function reserveTurn(db: Queryable, key: PaceKey, requests: number,
          rate_per_s = case when $5::float8 is distinct from p.quota_per_s then $5::float8 * $6::float8
                            when p.rate_per_s is null or clock_timestamp() - p.raised_at < interval '1 second' then p.rate_per_s
                            when p.rate_per_s < p.ceiling_per_s * $6::float8 then least(p.rate_per_s + greatest(p.rate_per_s * $7::float8, $8::float8), p.ceiling_per_s * $6::float8)
-                           else p.rate_per_s * (1 + $9::float8) end,
+                           when $5::float8 is null then p.rate_per_s * (1 + $9::float8)
+                           else p.rate_per_s end,
          raised_at = case when clock_timestamp() - p.raised_at >= interval '1 second' then clock_timestamp() else p.raised_at end
        where p.workspace_id = $1 and greatest(p.next_at, clock_timestamp()) <= clock_timestamp() + make_interval(secs => $4::float8 / 1000)
        returning turn_at
@@ -109,7 +111,7 @@ export async function paceRateLimited(db: Queryable, key: PaceKey, retryAfterMs:
        next_at = greatest(p.next_at, clock_timestamp() + make_interval(secs => $3::float8 / 1000)),
        paused_until = case when m.same_burst then p.paused_until else clock_timestamp() + make_interval(secs => $3::float8 / 1000) end,
        rate_per_s = case when m.same_burst or m.sent < $6 then p.rate_per_s else greatest($5, least(coalesce(p.rate_per_s, 'infinity'), m.sent) * $4) end,
-       ceiling_per_s = case when m.same_burst or m.sent < $6 then p.ceiling_per_s else m.sent end,
+       ceiling_per_s = case when m.same_burst or m.sent < $6 then p.ceiling_per_s else least(m.sent, coalesce(p.quota_per_s, 'infinity')) end,
        raised_at = clock_timestamp() + make_interval(secs => $3::float8 / 1000)
       from m where p.integration_id = m.integration_id`,
     [key.workspaceId, key.integrationId, retryAfterMs, DECREASE, MIN_RATE, MIN_MEASURE],

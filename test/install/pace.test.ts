@@ -115,6 +115,15 @@ describe('shared install pace', () => {
     expect(turn.waitMs).toBeGreaterThan(1800);
   });
 
+  it('with a configured quota, a 429 never raises the ceiling above it', async () => {
+    const key = await newIntegration();
+    await reserveMany(t.ctx.pool, key, 60, 6, 20); // 60 requests reserved within the last second, at 98% of 20/s ahead
+    await paceRateLimited(other, key, 1000);
+    const pace = (await currentPace(t.ctx.pool, key))!;
+    expect(pace.ceilingPerSecond).toBe(20);
+    expect(pace.ratePerSecond).toBeLessThanOrEqual(20 * HEADROOM);
+  });
+
   it('a changed quota in the config starts the pace again from it', async () => {
     const key = await newIntegration();
     await reserveTurn(t.ctx.pool, key, 1, { maxWaitMs: 1000, quotaPerSecond: 10 });
