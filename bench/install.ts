@@ -2,15 +2,19 @@
  * Install fan-out against the emulated Gmail tenant in another process: a publish to N mailboxes
  * through graphile-worker, the install pipeline and the real Gmail SDK.
  *
- *   npm run bench -- install [--mailboxes 10000] [--quota 200] [--concurrency 16]
+ *   npm run bench -- install [--mailboxes 10000] [--quota 200] [--concurrency 16] [--config-quota]
  *   npm run bench -- install-nochange [--mailboxes 2000]
  *
  * Figures: installs/s, provider writes per mailbox (sendAs patches on primary addresses), the 429s
  * received. The emulator answers 429 with Retry-After past --quota requests/s (0: no quota). The
  * floor is N ÷ quota, where N is the addresses that need a write (each mailbox's primary address
- * and its aliases: Gmail keeps one signature per send-as address), whatever requests the code
+ * and its aliases: Gmail keeps one signature per send-as address; checked: the emulator saw each
+ * written exactly once, else the run reports `failures` and exits 1), whatever requests the code
  * chooses to make; `ratio` = wall / floor. `requests_floor_s` is the requests the code made ÷ quota,
- * for comparison. `cpu` holds the CPU seconds of the worker (this process), Postgres and the
+ * for comparison; `provider_lists` the sendAs listings among them (mailboxes with aliases, listed
+ * on their first install). By default the integration's config has no `quota_per_s`, so the pace is
+ * learned from the 429s; `--config-quota` writes the emulator's quota into the config, as a
+ * customer who knows theirs would. `cpu` holds the CPU seconds of the worker (this process), Postgres and the
  * emulator over the publish.
  */
 import { withTx } from '../src/db/tx.ts';
@@ -34,15 +38,16 @@ interface Setup {
   mailboxes: number;
 }
 
-async function setup(mailboxes: number, quota: number, log: (l: string) => void): Promise<Setup> {
+async function setup(mailboxes: number, quota: number, log: (l: string) => void, configQuota = false): Promise<Setup> {
   const db = await openBenchDb();
   const emulator = await startEmulatorProcess({ users: mailboxes });
   const ws = await createWorkspace(db.ctx.pool, 'bench');
   const config = { base_url: `${emulator.url}/`, token_url: `${emulator.url}/token`, concurrency: 32 };
   const creds = googleServiceAccount();
+  const gmailConfig = configQuota && quota ? { ...config, quota_per_s: quota } : config;
   const [directory, gmail] = await withTx(db.ctx.pool, async (c) => [
     await insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'Directory', credentials: creds, config }),
-    await insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'signatures', name: 'Gmail', credentials: creds, config }),
+    await insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'signatures', name: 'Gmail', credentials: creds, config: gmailConfig }),
   ]);
   void gmail;
   const title = await mapSmartFieldSql(db.ctx.pool, ws.id, directory.id, 'job_title', 'organizations.primary.title');
@@ -83,7 +88,8 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
   const mailboxes = Number(options.mailboxes ?? (quick ? 1000 : 10000));
   const quota = Number(options.quota ?? 200);
   const concurrency = Number(options.concurrency ?? 16);
-  const s = await setup(mailboxes, quota, log);
+  const configQuota = options['config-quota'] === true || options['config-quota'] === 'true';
+  const s = await setup(mailboxes, quota, log, configQuota);
   const runner = await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency });
   try {
     const addresses = (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from emails where workspace_id = $1`, [s.workspaceId])).rows[0]!.n;
@@ -95,8 +101,16 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
     const installed = (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from installations where status = 'installed' and last_html like '%Kind regards%'`)).rows[0]!.n;
     const requests = Number(after.requests) - Number(before.requests) - (Number(after.rateLimited) - Number(before.rateLimited));
     const writes = Number(after.writes) - Number(before.writes);
+    const routeCount = (c: Record<string, unknown>, route: string) => Number((c.byRoute as Record<string, number> | undefined)?.[route] ?? 0);
+    const lists = routeCount(after, 'sendAs.list') - routeCount(before, 'sendAs.list');
     const floorMs = quota ? (addresses / quota) * 1000 : 0;
     log(`published to ${mailboxes} mailboxes in ${(wall / 1000).toFixed(2)} s; ${installed} installed`);
+    // Lost or repeated work fails the run (exit 1): the floor counts each address written once.
+    const failures = [
+      ...(installed < mailboxes ? [`${mailboxes - installed} of ${mailboxes} mailboxes lost`] : []),
+      ...(Number(after.maxWritesPerAddress) > 1 ? [`an address was written ${String(after.maxWritesPerAddress)} times`] : []),
+      ...(Number(after.mailboxesWritten) !== addresses ? [`${String(after.mailboxesWritten)} addresses written, ${addresses} expected`] : []),
+    ];
     return {
       mailboxes,
       installed,
@@ -106,12 +120,15 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
       addresses,
       provider_requests: requests,
       provider_writes: writes,
+      provider_lists: lists,
+      config_quota: configQuota,
       writes_per_mailbox: round(writes / mailboxes, 3),
       max_writes_per_address: after.maxWritesPerAddress,
       rate_limited_429: Number(after.rateLimited) - Number(before.rateLimited),
       worker_concurrency: concurrency,
       ...(quota ? { quota_per_s: quota, floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.11, requests_floor_s: round(requests / quota, 3) } : {}),
       cpu: cpuFigures,
+      ...(failures.length ? { failures } : {}),
     };
   } finally {
     await runner.stop();

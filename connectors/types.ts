@@ -252,6 +252,16 @@ export interface InstallOptions {
    * job retried after a partial install (a 429 on the second address) does not write the first again.
    */
   force?: boolean;
+  /**
+   * What this installer reported about the mailbox the last time (`onState`), kept by the engine
+   * (Gmail: its send-as addresses as last listed, so that it can write without reading first).
+   */
+  state?: unknown;
+  /**
+   * Told the installer's new state of the mailbox, as soon as it changes (also before an error
+   * ends the install, so that a retry knows which addresses were already written); null forgets it.
+   */
+  onState?: (state: unknown) => void;
 }
 
 export interface MailboxInstaller {
@@ -260,6 +270,11 @@ export interface MailboxInstaller {
   /** Largest HTML the destination accepts, in characters. */
   readonly maxHtmlLength: number;
   install(target: MailboxTarget, signature: RenderedSignature, opts?: InstallOptions): Promise<InstallResult>;
+  /**
+   * The provider requests `install` will make for this mailbox (the engine reserves them from the
+   * integration's pace before the call; src/install/pace.ts). Default: 1.
+   */
+  requestsFor?(target: MailboxTarget, opts?: InstallOptions): number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,6 +311,11 @@ export const baseConfigSchema = z.object({
   base_url: z.url().optional(),
   /** Token endpoint override. */
   token_url: z.url().optional(),
+  /**
+   * Installs: the provider requests per second this integration may make, where the customer knows
+   * the quota. Installs start at 98% of it instead of learning it from 429s (which still lower it).
+   */
+  quota_per_s: z.number().positive().max(100_000).optional(),
 });
 
 /**

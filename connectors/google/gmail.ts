@@ -2,12 +2,16 @@
  * Gmail signature installer (category `signatures`).
  *
  * Acts as the mailbox user through domain-wide delegation (the service account's JWT subject is
- * the mailbox address), lists the user's send-as addresses, then patches `signature` on:
+ * the mailbox address) and patches `signature` on:
  * - the primary send-as address;
  * - the target address itself and each of `target.aliases`, when Gmail lists it as a send-as
  *   address that is verified (`verificationStatus: accepted`) or primary.
  * Other send-as addresses (pending verification, or unknown to the directory) are left alone
  * and reported in the provider response.
+ *
+ * One request per address written: a mailbox without directory aliases is patched directly (its
+ * primary address), and one with aliases is listed (sendAs.list) only when what the last listing
+ * said is unknown or stale (sendAsState.ts: the rule, and what is kept).
  *
  * Gmail keeps one signature per send-as address and cannot name signatures or pick one for
  * replies, so the only slot is `primary`. Gmail rejects signatures over 10,000 characters; the
@@ -32,6 +36,7 @@ import { credentialSecrets, gmailCredentialsSchema, secretRedactor, serviceAccou
 import { apiOptions, googleConfigSchema, type GoogleConfig } from './config.ts';
 import { call, type MapOptions } from './errors.ts';
 import { GmailSendAs, GmailSendAsList } from './schemas.ts';
+import { isFresh, readState, shownFor, stateFromListing, type GmailMailboxState } from './sendAsState.ts';
 
 /** Reading and writing send-as settings (signatures). */
 export const GMAIL_SCOPES = ['https://www.googleapis.com/auth/gmail.settings.basic'] as const;
@@ -100,8 +105,41 @@ export class GmailInstaller implements MailboxInstaller {
         `signature is ${signature.html.length} characters; Gmail accepts at most ${GMAIL_MAX_SIGNATURE_LENGTH}`,
       );
     }
-
     const api = this.#clientFor(target.email);
+    if (target.aliases.length === 0) {
+      // Only the primary address is written: patch it without listing.
+      const written = await this.#patch(api, target.email, target.email, signature.html);
+      if (written.isPrimary === true) return this.#done({ sendAs: [publicSendAs(written)], skipped: [] });
+      // The directory's address is not the mailbox's primary send-as: list, and write that one too.
+      return this.#installListed(api, target, signature, opts, [written.sendAsEmail]);
+    }
+    const known = readState(opts.state);
+    if (isFresh(known, target.aliases)) return this.#installKnown(api, target, signature, opts, known);
+    return this.#installListed(api, target, signature, opts, []);
+  }
+
+  /** Provider requests `install` will make: one per address written, plus the listing when it is needed. */
+  requestsFor(target: MailboxTarget, opts: InstallOptions = {}): number {
+    if (target.aliases.length === 0) return 1;
+    const known = readState(opts.state);
+    return isFresh(known, target.aliases) ? 1 + known.verified.length : 2 + target.aliases.length;
+  }
+
+  /** Writes from what the last listing said: the primary address and the verified directory aliases. */
+  async #installKnown(api: gmail_v1.Gmail, target: MailboxTarget, signature: RenderedSignature, opts: InstallOptions, known: GmailMailboxState): Promise<InstallResult> {
+    const shown = shownFor(known, signature.hash, opts.force === true);
+    const toPatch = [known.primary, ...known.verified];
+    const skipped = known.pending.map((sendAsEmail) => ({ sendAsEmail, reason: 'not_verified' as const }));
+    const { shown: _previous, ...base } = known;
+    const patched = await this.#writeAll(api, target, toPatch.filter((a) => !shown.has(a.toLowerCase())), signature, { base, shown: [...shown], onState: opts.onState });
+    // The addresses of the unfinished install are shown now: nothing left to remember.
+    if (known.shown) opts.onState?.(base);
+    const alreadyShown = toPatch.filter((a) => shown.has(a.toLowerCase()));
+    return this.#done({ sendAs: patched, ...(alreadyShown.length ? { alreadyShown } : {}), skipped, listedAt: known.listedAt });
+  }
+
+  /** Lists the send-as addresses, keeps what the listing says, then writes. */
+  async #installListed(api: gmail_v1.Gmail, target: MailboxTarget, signature: RenderedSignature, opts: InstallOptions, written: string[]): Promise<InstallResult> {
     // https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.settings.sendAs/list
     const listed = await call(this.#site('sendAs.list'), () => api.users.settings.sendAs.list({ userId: target.email }));
     const sendAs = parseProvider(GmailSendAsList, listed.data, 'gmail sendAs.list').sendAs ?? [];
@@ -117,21 +155,51 @@ export class GmailInstaller implements MailboxInstaller {
     // Gmail always lists the primary address; a list without one is not a shape we know.
     if (!toPatch.some((s) => s.isPrimary === true)) throw new InvalidResponseError('gmail sendAs.list (no primary address)', []);
     toPatch.sort((a, b) => Number(b.isPrimary === true) - Number(a.isPrimary === true));
+    const base = target.aliases.length ? stateFromListing(sendAs, target.aliases) : undefined;
+    if (base) opts.onState?.(base);
 
-    const patched = [];
     // An address that already shows this exact signature (written by an earlier attempt of this
     // install) is not written again unless forced. Gmail sanitises what it stores, so after a
     // real write the listed signature may differ from ours, which only means writing once more.
-    const alreadyShown = opts.force ? [] : toPatch.filter((s) => s.signature === signature.html).map((s) => s.sendAsEmail);
-    for (const s of toPatch.filter((x) => !alreadyShown.includes(x.sendAsEmail))) {
-      // https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.settings.sendAs/patch
-      const res = await call(this.#site('sendAs.patch'), () =>
-        api.users.settings.sendAs.patch({ userId: target.email, sendAsEmail: s.sendAsEmail, requestBody: { signature: signature.html } }),
-      );
-      patched.push(publicSendAs(parseProvider(GmailSendAs, res.data, 'gmail sendAs.patch')));
+    const done = new Set(written.map((a) => a.toLowerCase()));
+    const alreadyShown = opts.force ? [] : toPatch.filter((s) => s.signature === signature.html && !done.has(s.sendAsEmail.toLowerCase())).map((s) => s.sendAsEmail);
+    const todo = toPatch.filter((x) => !alreadyShown.includes(x.sendAsEmail) && !done.has(x.sendAsEmail.toLowerCase())).map((x) => x.sendAsEmail);
+    const patched = await this.#writeAll(api, target, todo, signature, { base, shown: [...done, ...alreadyShown], onState: opts.onState });
+    return this.#done({ sendAs: patched, ...(alreadyShown.length ? { alreadyShown } : {}), skipped });
+  }
+
+  /**
+   * Patches each address in turn. When a call fails after some were written, the state says which
+   * already show this signature, so that the retry does not write them again.
+   */
+  async #writeAll(
+    api: gmail_v1.Gmail,
+    target: MailboxTarget,
+    addresses: string[],
+    signature: RenderedSignature,
+    state: { base: GmailMailboxState | undefined; shown: string[]; onState: InstallOptions['onState'] },
+  ): Promise<ReturnType<typeof publicSendAs>[]> {
+    const patched: ReturnType<typeof publicSendAs>[] = [];
+    try {
+      for (const address of addresses) patched.push(publicSendAs(await this.#patch(api, target.email, address, signature.html)));
+    } catch (err) {
+      if (state.base && patched.length) {
+        state.onState?.({ ...state.base, shown: { hash: signature.hash, addresses: [...state.shown, ...patched.map((p) => p.sendAsEmail)] } });
+      }
+      throw err;
     }
-    this.#logger.debug({ patched: patched.length, alreadyShown: alreadyShown.length, skipped: skipped.length }, 'gmail signature installed');
-    return { providerResponse: { sendAs: patched, ...(alreadyShown.length ? { alreadyShown } : {}), skipped } };
+    return patched;
+  }
+
+  async #patch(api: gmail_v1.Gmail, userId: string, sendAsEmail: string, html: string): Promise<GmailSendAs> {
+    // https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.settings.sendAs/patch
+    const res = await call(this.#site('sendAs.patch'), () => api.users.settings.sendAs.patch({ userId, sendAsEmail, requestBody: { signature: html } }));
+    return parseProvider(GmailSendAs, res.data, 'gmail sendAs.patch');
+  }
+
+  #done(providerResponse: { sendAs: unknown[]; alreadyShown?: string[]; skipped: unknown[]; listedAt?: string }): InstallResult {
+    this.#logger.debug({ patched: providerResponse.sendAs.length, alreadyShown: providerResponse.alreadyShown?.length ?? 0, skipped: providerResponse.skipped.length }, 'gmail signature installed');
+    return { providerResponse };
   }
 }
 

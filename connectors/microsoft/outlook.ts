@@ -92,6 +92,10 @@ export function mergeEntries(existing: readonly StructuredDataEntry[], ours: rea
 export class OutlookInstaller implements MailboxInstaller {
   readonly slots = ['primary'] as const;
   readonly maxHtmlLength: number;
+  /** The read of the item, then its write: the PATCH replaces the whole item, so the read cannot be skipped. */
+  requestsFor(): number {
+    return 2;
+  }
   private readonly graph: GraphApi;
 
   constructor(graph: GraphApi, maxHtmlLength: number) {

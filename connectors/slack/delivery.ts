@@ -79,6 +79,10 @@ export class SlackDelivery implements MailboxInstaller {
   readonly slots = ['primary'] as const;
   readonly maxHtmlLength = SLACK_MAX_HTML;
   private readonly client: WebClient;
+  /** users.lookupByEmail, conversations.open, chat.postMessage (more lookups when the address is not the member's). */
+  requestsFor(): number {
+    return 3;
+  }
 
   constructor(client: WebClient) {
     this.client = client;

@@ -90,6 +90,34 @@ export async function transition(db: Queryable, key: InstallationKey, t: Transit
   return { id: prev.id, previous: prev.status, status: t.status };
 }
 
+/**
+ * The provider accepted the signature: the same change as transition(..., {status: 'installed',
+ * attempted: true}) in one statement, without a transaction of its own (entering `installed` writes
+ * no event). The row is locked by the statement, so concurrent workers still agree on `previous`.
+ */
+export async function transitionInstalled(db: Queryable, key: InstallationKey, t: { contentHash: string; html: string; providerResponse: unknown }): Promise<TransitionResult> {
+  const { rows } = await db.query<{ id: string; previous: InstallStatus | null }>({
+    name: 'installation_installed',
+    text: `with prev as (
+       select id, status from installations
+        where workspace_id = $1 and email_id = $2 and signature_id = $3 and kind = $4 and integration_id = $5 for update
+     ), up as (
+       insert into installations as i (workspace_id, email_id, signature_id, kind, integration_id, status, content_hash, installed_at, last_html, last_provider_response, attempts, last_attempt_at)
+       values ($1, $2, $3, $4, $5, 'installed', $6, now(), $7, $8::jsonb, 1, now())
+       on conflict (email_id, signature_id, kind, integration_id) do update set
+         status = 'installed', error_code = null, error_message = null, failing_since = null,
+         content_hash = excluded.content_hash, installed_at = now(), last_html = excluded.last_html,
+         last_provider_response = coalesce(excluded.last_provider_response, i.last_provider_response),
+         attempts = i.attempts + 1, last_attempt_at = now()
+       returning i.id
+     )
+     select up.id, (select status from prev) as previous from up`,
+    values: [key.workspaceId, key.emailId, key.signatureId, key.kind, key.integrationId, t.contentHash, t.html, t.providerResponse === undefined ? null : JSON.stringify(t.providerResponse)],
+  });
+  const row = rows[0]!;
+  return { id: row.id, previous: row.previous, status: 'installed' };
+}
+
 async function emitFailed(db: Queryable, key: InstallationKey, errorCode: string): Promise<void> {
   const { rows } = await db.query<{
     email_address: string;

@@ -8,6 +8,7 @@
  *   -> destination has no slot for the kind? not_supported (multi_signatures_not_supported)
  *   -> render; too large? failed (signature_too_long), before any provider call
  *   -> same hash as installed and not forced? skip (no provider write)
+ *   -> a turn of the integration's shared pace (pace.ts; too far away: deferred to the queue)
  *   -> provider call -> installed | failed (event once per transition) | rate limited (rescheduled)
  */
 import type { Logger } from 'pino';
@@ -15,10 +16,12 @@ import { capabilitiesOf } from '../../connectors/registry.ts';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxInstaller } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { buildConnector, clearInstallPause, deferInstalls, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
-import { integrationInstallsEmail, signaturesFor } from './recipients.ts';
+import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
+import { saveMailboxState } from './mailboxState.ts';
+import { paceRateLimited, reserveTurn } from './pace.ts';
+import { loadInstallInput, type InstallInput } from './load.ts';
 import { renderForInstall, type RenderedForInstall } from './content.ts';
-import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, type InstallStatus, type TransitionResult } from '../db/installations.ts';
+import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type InstallStatus, type TransitionResult } from '../db/installations.ts';
 import type { SignatureKind } from '../domain.ts';
 
 export interface InstallJob {
@@ -34,6 +37,7 @@ export type InstallOutcome =
   | { outcome: 'unchanged'; rendered: RenderedForInstall }
   | { outcome: 'failed'; transition: TransitionResult; errorCode: string; message: string; providerResponse?: unknown; rendered?: RenderedForInstall }
   | { outcome: 'rescheduled'; retryAfterMs: number }
+  | { outcome: 'deferred'; retryAfterMs: number }
   | { outcome: 'skipped'; status: InstallStatus; reason: string; transition?: TransitionResult; rendered?: RenderedForInstall }
   | { outcome: 'dry_run'; wouldWrite: boolean; rendered: RenderedForInstall; signatureId: string };
 
@@ -45,17 +49,16 @@ export interface InstallOptions {
   logger?: Logger;
   /** Builds the installer; tests and the replay can pass their own. */
   installerFor?: (integration: IntegrationRow) => MailboxInstaller;
+  /**
+   * Take a turn of the integration's shared pace before the provider calls (the install task). A
+   * turn further away than `maxWaitMs` is not taken: the install is `deferred` to the queue.
+   */
+  pace?: { maxWaitMs: number };
+  /** Runs the provider calls (the task caps them per integration and process). */
+  limit?: <T>(integration: IntegrationRow, fn: () => Promise<T>) => Promise<T>;
 }
 
-interface EmailRow {
-  id: string;
-  address: string;
-  teammate_id: string;
-  deleted: boolean;
-  aliases: string[];
-  display_name: string;
-  external_id: string | null;
-}
+type EmailRow = InstallInput;
 
 /** Installers are kept per integration version, so their auth clients and tokens are reused. */
 const installers = new Map<string, MailboxInstaller>();
@@ -70,31 +73,18 @@ function cachedInstaller(ctx: AppContext, integration: IntegrationRow, logger: L
   return installer;
 }
 
-async function loadEmail(ctx: AppContext, job: InstallJob): Promise<EmailRow | undefined> {
-  const { rows } = await ctx.pool.query<EmailRow>(
-    `select e.id, e.address, e.teammate_id, t.deleted_at is not null as deleted, t.display_name,
-            coalesce((select array_agg(a.address order by a.address) from emails a where a.teammate_id = e.teammate_id and a.id <> e.id), '{}') as aliases,
-            (select ts.external_id from teammate_sources ts join integrations d on d.id = ts.integration_id
-              where ts.teammate_id = e.teammate_id and d.kind = (select kind from integrations where id = $3) limit 1) as external_id
-       from emails e join teammates t on t.id = e.teammate_id
-      where e.workspace_id = $1 and e.id = $2`,
-    [job.workspaceId, job.emailId, job.integrationId],
-  );
-  return rows[0];
-}
-
 export async function installMailbox(ctx: AppContext, job: InstallJob, opts: InstallOptions = {}): Promise<InstallOutcome> {
   const logger = (opts.logger ?? ctx.logger).child({ emailId: job.emailId, kind: job.kind, integrationId: job.integrationId });
-  const email = await loadEmail(ctx, job);
+  const email = await loadInstallInput(ctx.pool, job, opts.signatureId);
   const integration = await getIntegration(ctx.pool, job.workspaceId, job.integrationId);
   if (!email || !integration) return { outcome: 'skipped', status: 'not_installed', reason: 'the address or the integration no longer exists' };
 
-  const choices = opts.signatureId ? [{ signature_id: opts.signatureId, priority: 0 }] : await signaturesFor(ctx.pool, job.workspaceId, email.teammate_id);
+  const choices = email.choices;
   const winner = choices[0];
   const key = (signatureId: string) => ({ workspaceId: job.workspaceId, emailId: job.emailId, signatureId, kind: job.kind, integrationId: job.integrationId });
 
   // Nothing to install any more: a deleted teammate, or no signature assigned.
-  if (email.deleted || !winner || !(await integrationInstallsEmail(ctx.pool, job.emailId, job.integrationId)) || integration.status === 'disconnected') {
+  if (email.deleted || !winner || !email.routed || integration.status === 'disconnected') {
     if (opts.dryRun) return { outcome: 'skipped', status: 'not_installed', reason: 'no signature applies to this address' };
     await stopSlot(ctx.pool, job);
     return { outcome: 'skipped', status: 'not_installed', reason: email.deleted ? 'the teammate was removed' : 'no signature applies to this address' };
@@ -134,12 +124,12 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     return { outcome: 'failed', transition: t, errorCode: 'signature_too_long', message, rendered };
   }
 
-  const current = await currentInstallation(ctx.pool, key(winner.signature_id));
+  const current = email.current;
   const unchanged = current?.status === 'installed' && current.content_hash === rendered.hash;
   if (opts.dryRun) return { outcome: 'dry_run', wouldWrite: job.forced || !unchanged, rendered, signatureId: winner.signature_id };
   if (unchanged && !job.forced) return { outcome: 'unchanged', rendered };
 
-  return writeToProvider(ctx, { job, email, integration, installer, key: key(winner.signature_id), rendered, logger });
+  return writeToProvider(ctx, { job, email, integration, installer, key: key(winner.signature_id), rendered, logger, opts });
 }
 
 interface ProviderWrite {
@@ -150,47 +140,72 @@ interface ProviderWrite {
   key: Parameters<typeof transition>[1];
   rendered: RenderedForInstall;
   logger: Logger;
+  opts: InstallOptions;
+}
+
+/** The integration config's quota (requests per second), where the customer gave it. */
+function configuredQuota(integration: IntegrationRow): number | undefined {
+  const q = integration.config.quota_per_s;
+  return typeof q === 'number' && q > 0 ? q : undefined;
 }
 
 /** The provider call of an install, and the status its answer leads to. */
-async function writeToProvider(ctx: AppContext, { job, email, integration, installer, key, rendered, logger }: ProviderWrite): Promise<InstallOutcome> {
+async function writeToProvider(ctx: AppContext, w: ProviderWrite): Promise<InstallOutcome> {
+  const { job, email, integration, installer, key, rendered, opts } = w;
+  const target = { email: email.address, aliases: email.aliases, externalId: email.external_id ?? undefined, displayName: email.display_name };
+  const stateKey = { workspaceId: job.workspaceId, emailId: job.emailId, integrationId: job.integrationId };
+  let newState: { value: unknown } | undefined;
+  const installOpts = { force: job.forced, state: email.mailbox_state ?? undefined, onState: (value: unknown) => (newState = { value }) };
+  if (opts.pace) {
+    const requests = installer.requestsFor?.(target, installOpts) ?? 1;
+    const turn = await reserveTurn(ctx.pool, stateKey, requests, { maxWaitMs: opts.pace.maxWaitMs, quotaPerSecond: configuredQuota(integration) });
+    if (!turn.taken) return { outcome: 'deferred', retryAfterMs: turn.waitMs };
+    if (turn.waitMs > 0) await new Promise((r) => setTimeout(r, turn.waitMs));
+  }
   try {
-    const result = await installer.install(
-      { email: email.address, aliases: email.aliases, externalId: email.external_id ?? undefined, displayName: email.display_name },
-      { html: rendered.html, text: rendered.text, hash: rendered.hash, kind: job.kind },
-      { force: job.forced },
-    );
-    const t = await withTx(ctx.pool, (c) =>
-      transition(c, key, { status: 'installed', contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse, attempted: true }),
-    );
-    await clearInstallPause(ctx.pool, integration.id);
+    const call = () => installer.install(target, { html: rendered.html, text: rendered.text, hash: rendered.hash, kind: job.kind }, installOpts);
+    const result = await (opts.limit ? opts.limit(integration, call) : call());
+    const installed = { contentHash: rendered.hash, html: rendered.html, providerResponse: result.providerResponse };
+    const state = newState;
+    const t = state
+      ? await withTx(ctx.pool, async (c) => {
+          await saveMailboxState(c, stateKey, state.value);
+          return transitionInstalled(c, key, installed);
+        })
+      : await transitionInstalled(ctx.pool, key, installed);
     return { outcome: 'installed', transition: t, providerResponse: result.providerResponse, rendered };
   } catch (err) {
-    if (err instanceof RateLimitedError) {
-      // Every worker waits: the integration's "not before" moves to the provider's Retry-After.
-      await deferInstalls(ctx.pool, integration.id, err.retryAfterMs);
-      return { outcome: 'rescheduled', retryAfterMs: err.retryAfterMs };
-    }
-    if (err instanceof AccessLostError) {
-      await withTx(ctx.pool, async (c) => {
-        await markAccessLost(ctx, c, integration, err.message);
-        await transition(c, key, { status: 'access_lost', errorCode: null, errorMessage: err.message, attempted: true });
-        // Every install still waiting on this integration is held back too, with no further calls.
-        await holdPendingAsAccessLost(c, integration.workspace_id, integration.id);
-      });
-      return { outcome: 'skipped', status: 'access_lost', reason: err.message };
-    }
-    if (err instanceof MailboxError) {
-      const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
-      logger.warn({ code: err.code, err: err.message, firstFailure: t.previous !== 'failed' }, 'install failed');
-      return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
-    }
-    if (err instanceof ConnectorError && err.code !== 'transient') {
-      const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
-      return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
-    }
-    throw err; // transient: the job runner retries with backoff
+    if (newState) await saveMailboxState(ctx.pool, stateKey, newState.value);
+    return providerFailure(ctx, w, err);
   }
+}
+
+/** The status a provider error leads to; a transient one is thrown for the job runner to retry. */
+async function providerFailure(ctx: AppContext, { job, integration, key, rendered, logger }: ProviderWrite, err: unknown): Promise<InstallOutcome> {
+  if (err instanceof RateLimitedError) {
+    // Every worker waits: the integration's shared pace moves past the provider's Retry-After.
+    await paceRateLimited(ctx.pool, { workspaceId: job.workspaceId, integrationId: integration.id }, err.retryAfterMs);
+    return { outcome: 'rescheduled', retryAfterMs: err.retryAfterMs };
+  }
+  if (err instanceof AccessLostError) {
+    await withTx(ctx.pool, async (c) => {
+      await markAccessLost(ctx, c, integration, err.message);
+      await transition(c, key, { status: 'access_lost', errorCode: null, errorMessage: err.message, attempted: true });
+      // Every install still waiting on this integration is held back too, with no further calls.
+      await holdPendingAsAccessLost(c, integration.workspace_id, integration.id);
+    });
+    return { outcome: 'skipped', status: 'access_lost', reason: err.message };
+  }
+  if (err instanceof MailboxError) {
+    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+    logger.warn({ code: err.code, err: err.message, firstFailure: t.previous !== 'failed' }, 'install failed');
+    return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
+  }
+  if (err instanceof ConnectorError && err.code !== 'transient') {
+    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+    return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
+  }
+  throw err; // transient: the job runner retries with backoff
 }
 
 /**

@@ -32,17 +32,21 @@ export interface SignatureChoice {
   priority: number;
 }
 
+/**
+ * SQL for the signatures assigned to a teammate, best first (columns signature_id, priority), with
+ * the workspace and the teammate id given as SQL expressions.
+ */
+export const signatureChoicesSql = (workspace: string, teammate: string) => `
+    select a.signature_id, max(a.priority)::int as priority
+       from assignments a join signatures s on s.id = a.signature_id
+      where a.workspace_id = ${workspace} and s.content is not null
+        and (a.teammate_id = ${teammate} or a.group_id in (select group_id from memberships where teammate_id = ${teammate}))
+      group by a.signature_id, s.last_published_at
+      order by max(a.priority) desc, s.last_published_at desc nulls last, a.signature_id`;
+
 /** Signatures assigned to a teammate, best first. */
 export async function signaturesFor(db: Queryable, workspaceId: string, teammateId: string): Promise<SignatureChoice[]> {
-  const { rows } = await db.query<SignatureChoice>(
-    `select a.signature_id, max(a.priority)::int as priority
-       from assignments a join signatures s on s.id = a.signature_id
-      where a.workspace_id = $1 and s.content is not null
-        and (a.teammate_id = $2 or a.group_id in (select group_id from memberships where teammate_id = $2))
-      group by a.signature_id, s.last_published_at
-      order by max(a.priority) desc, s.last_published_at desc nulls last, a.signature_id`,
-    [workspaceId, teammateId],
-  );
+  const { rows } = await db.query<SignatureChoice>(signatureChoicesSql('$1', '$2'), [workspaceId, teammateId]);
   return rows;
 }
 
@@ -91,6 +95,15 @@ export async function assignedTeammates(db: Queryable, workspaceId: string, sign
   );
   return rows.map((r) => r.id);
 }
+
+/**
+ * SQL that is true when the integration (a uuid SQL expression) installs the address of the row
+ * aliased `e` in `emails`; `additional` names the placeholder holding additionalKinds().
+ */
+export const installsEmailSql = (integration: string, additional: string) => `${integration} in (${integrationsForEmail(additional)})`;
+
+/** Kinds whose delivery is additional (a Slack DM), for installsEmailSql. */
+export const additionalDeliveryKinds = () => additionalKinds();
 
 /** Does this integration still install this address? */
 export async function integrationInstallsEmail(db: Queryable, emailId: string, integrationId: string): Promise<boolean> {

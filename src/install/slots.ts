@@ -37,14 +37,15 @@ export class SlotBusyError extends Error {
 
 /** Claims the slot for the job; true when the job holds it. */
 async function claim(pool: pg.Pool, job: Pick<InstallJob, 'emailId' | 'kind' | 'integrationId'>, jobId: string): Promise<boolean> {
-  const { rowCount } = await pool.query(
-    `insert into install_slots as s (email_id, kind, integration_id, job_id) values ($1, $2, $3, $4)
+  const { rowCount } = await pool.query({
+    name: 'install_slot_claim',
+    text: `insert into install_slots as s (email_id, kind, integration_id, job_id) values ($1, $2, $3, $4)
      on conflict (email_id, kind, integration_id) do update set job_id = excluded.job_id, acquired_at = now()
       where s.job_id = excluded.job_id
          or not exists (select 1 from graphile_worker.jobs j where j.id = s.job_id and j.locked_at is not null)
      returning job_id`,
-    [job.emailId, job.kind, job.integrationId, jobId],
-  );
+    values: [job.emailId, job.kind, job.integrationId, jobId],
+  });
   return rowCount === 1;
 }
 

@@ -212,16 +212,3 @@ export async function saveSyncCursor(db: Queryable, integrationId: string, nextS
     [integrationId, nextState === undefined ? null : JSON.stringify(nextState), fullListing],
   );
 }
-
-/** The provider refused an install with a 429: no worker process installs for this integration before Retry-After. */
-export async function deferInstalls(db: Queryable, integrationId: string, retryAfterMs: number): Promise<void> {
-  await db.query(
-    `update integrations set install_not_before = greatest(coalesce(install_not_before, now()), now() + make_interval(secs => $2::double precision / 1000)) where id = $1`,
-    [integrationId, retryAfterMs],
-  );
-}
-
-/** An install went through: the pause a 429 asked for is over. */
-export async function clearInstallPause(db: Queryable, integrationId: string): Promise<void> {
-  await db.query(`update integrations set install_not_before = null where id = $1 and install_not_before is not null`, [integrationId]);
-}

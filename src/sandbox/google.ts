@@ -240,6 +240,7 @@ function gmailRoutes({ tenant, index, writes, events }: GoogleState): Route[] {
       handler: ({ body }, m) => {
         const u = findUser(m[1]!);
         if (!u) return googleError(404, 'Requested entity was not found.', 'notFound');
+        if (tenant.noMailbox.has(u.primaryEmail.toLowerCase())) return googleError(400, 'Mail service not enabled', 'failedPrecondition');
         const entry = sendAsOf(u.primaryEmail).find((s) => s.sendAsEmail.toLowerCase() === decodeURIComponent(m[2]!).toLowerCase());
         if (!entry) return googleError(404, 'Requested entity was not found.', 'notFound');
         const patch = parseBody(body);

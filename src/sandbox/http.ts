@@ -58,6 +58,8 @@ export interface Counters {
   faults: number;
   /** Requests waiting on the `hold` knob right now. */
   held: number;
+  /** API requests received and not answered yet. */
+  inFlight: number;
 }
 
 export interface Ctx {
@@ -153,7 +155,7 @@ async function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: 
 }
 
 export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = defaultKnobs()): Promise<EmulatorServer> {
-  const counters: Counters = { requests: 0, byRoute: {}, rateLimited: 0, faults: 0, held: 0 };
+  const counters: Counters = { requests: 0, byRoute: {}, rateLimited: 0, faults: 0, held: 0, inFlight: 0 };
   const quota: QuotaWindow = { start: Date.now(), count: 0 };
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -170,7 +172,12 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
         break;
       }
       const n = ++counters.requests;
-      reply = (await knobReply(route, knobs, counters, quota, opts, n)) ?? (await route.handler({ req, url, body, n }, m));
+      counters.inFlight++;
+      try {
+        reply = (await knobReply(route, knobs, counters, quota, opts, n)) ?? (await route.handler({ req, url, body, n }, m));
+      } finally {
+        counters.inFlight--;
+      }
       break;
     }
     const headers = { 'content-type': reply.raw === undefined ? 'application/json; charset=utf-8' : 'text/plain', ...(reply.headers ?? {}) };

@@ -25,6 +25,8 @@ export const OWNERS: Record<string, string> = {
   assignments: 'src/db/signatures.ts',
   installations: 'src/db/installations.ts',
   install_slots: 'src/install/slots.ts',
+  install_pace: 'src/install/pace.ts',
+  mailbox_install_state: 'src/install/mailboxState.ts',
   events: 'src/events/outbox.ts',
   webhook_endpoints: 'src/events/endpoints.ts',
   webhook_deliveries: 'src/events/deliveries.ts',

@@ -107,6 +107,22 @@ describe('install pipeline (Gmail)', () => {
     expect(writes() - before).toBe(200 + 20);
   });
 
+  it('lists only the mailboxes with aliases, on their first install: a new publish writes without listing', async () => {
+    const listed = () => google.counters.byRoute['sendAs.list'] ?? 0;
+    const aliased = await count(`select count(distinct teammate_id)::int as n from emails where workspace_id = $1 and not is_primary`, [workspaceId]);
+    const aliases = await count(`select count(*)::int as n from emails where workspace_id = $1 and not is_primary`, [workspaceId]);
+    expect(aliased).toBeGreaterThan(0);
+    // The first publish listed each mailbox with aliases once; the forced install listed none again.
+    expect(listed()).toBe(aliased);
+    expect(await count(`select count(*)::int as n from mailbox_install_state where workspace_id = $1`, [workspaceId])).toBe(aliased);
+    const [listsBefore, writesBefore] = [listed(), writes()];
+    await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Warm regards"') where id = $1`, [signatureId]);
+    await publish();
+    expect(writes() - writesBefore).toBe(200 + aliases);
+    expect(listed()).toBe(listsBefore);
+    expect(google.signatures()['user1@example.test']).toContain('Warm regards');
+  });
+
   it('a directory change reinstalls only that teammate', async () => {
     const before = writes();
     google.tenant.users[7]!.organizations = [{ title: 'Head of Sales', primary: true }];
@@ -217,7 +233,7 @@ describe('install pipeline (Gmail)', () => {
       expect(r.stdout).not.toMatch(/^\s*\{/m);
       expect(r.stdout).toContain(`Gmail (google_workspace, ${gmail.id}): failed`);
       expect(r.stdout).toContain('  chosen because no "domains" in its config, and a google_workspace directory lists this teammate');
-      expect(r.stdout).toContain("  error forbidden: sendAs.list: Mail service not enabled");
+      expect(r.stdout).toContain("  error forbidden: sendAs.patch: Mail service not enabled");
       const status = await runCli(['install', 'status', '--email', 'user7@example.test'], env);
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/^SIGNATURE\s+KIND\s+PROVIDER\s+STATUS\s+ERROR\s+.*MESSAGE$/m);

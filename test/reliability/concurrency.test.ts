@@ -321,12 +321,13 @@ describe('R3 concurrency', () => {
     const writesBefore = new Map(people.map((p) => [p.address, w.writes.get(p.address)?.length ?? 0]));
     const waitsBefore = workers.reduce((a, x) => a + (x.output().match(/waited for another install of this mailbox/g)?.length ?? 0), 0);
     const targets = people.map((p) => ({ emailId: p.email_id, kind: 'primary' as const, integrationId: w.gmail.id }));
-    const listed = () => w.google.counters.byRoute['sendAs.list'] ?? 0;
-    const listedBefore = listed();
+    // Provider calls in flight: each install makes one at a time, so OVERLAPPED of them in flight
+    // means every first install is in its provider call.
+    const inProviderCall = () => w.google.counters.inFlight;
     await enqueueInstalls(ctx.pool, w.workspaceId, targets, false);
     // While the first jobs are in the provider call, the same installs are triggered again: their
     // job keys are locked, so these are second jobs, which idle workers take at once.
-    await waitFor(async () => listed() >= listedBefore + OVERLAPPED, DEADLINE_MS, 5);
+    await waitFor(async () => inProviderCall() >= OVERLAPPED, DEADLINE_MS, 5);
     const inFlight = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox' and locked_at is not null`);
     await enqueueInstalls(ctx.pool, w.workspaceId, targets, false);
     const queuedAgain = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox'`);

@@ -118,11 +118,88 @@ describe('Gmail installer', () => {
     forced.done();
   });
 
+  describe('writing without listing first', () => {
+    const html = signature().html;
+    const echo = (email: string) => async (req: Request) => ({ ...sendAsList.sendAs.find((s) => s.sendAsEmail === email)!, signature: ((await req.json()) as { signature: string }).signature });
+
+    it('patches the primary address of a mailbox without directory aliases, with no sendAs.list', async () => {
+      mockTokenExchange();
+      const api = nock(GMAIL_ORIGIN).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX));
+      const listed = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList);
+      const i = installer();
+      expect(i.requestsFor!({ email: MAILBOX, aliases: [] })).toBe(1);
+      const result = await i.install({ email: MAILBOX, aliases: [] }, signature(html));
+      api.done();
+      expect(listed.isDone()).toBe(false);
+      expect(result.providerResponse).toMatchObject({ sendAs: [{ sendAsEmail: MAILBOX, isPrimary: true, signature: html }], skipped: [] });
+    });
+
+    it('lists a mailbox with aliases once, keeps the verified ones, and writes them the next time without listing', async () => {
+      mockTokenExchange();
+      const first = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      const states: unknown[] = [];
+      const i = installer();
+      expect(i.requestsFor!(target, {})).toBe(2 + target.aliases.length);
+      await i.install(target, signature(html), { onState: (st) => states.push(st) });
+      first.done();
+      expect(states).toHaveLength(1);
+      const state = states[0];
+      expect(state).toMatchObject({ aliases: ['alice@acme.example', 'sales-lead@acme.example'], primary: MAILBOX, verified: ['alice@acme.example'], pending: ['sales-lead@acme.example'] });
+
+      // The next install: the primary address and the verified alias, no listing, the pending alias still skipped.
+      const next = nock(GMAIL_ORIGIN).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      const listed = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList);
+      expect(i.requestsFor!(target, { state })).toBe(2);
+      const result = await i.install(target, signature('<p>new</p>'), { state, onState: (st) => states.push(st) });
+      next.done();
+      expect(listed.isDone()).toBe(false);
+      expect(states).toHaveLength(1);
+      expect(result.providerResponse).toMatchObject({ sendAs: [{ sendAsEmail: MAILBOX }, { sendAsEmail: 'alice@acme.example' }], skipped: [{ sendAsEmail: 'sales-lead@acme.example', reason: 'not_verified' }] });
+    });
+
+    it('lists again when the directory aliases changed, or the listing is stale', async () => {
+      const state = { v: 1, listedAt: new Date().toISOString(), aliases: ['alice@acme.example'], primary: MAILBOX, verified: ['alice@acme.example'], pending: [] };
+      const i = installer();
+      expect(i.requestsFor!({ ...target, aliases: ['alice@acme.example'] }, { state })).toBe(2);
+      expect(i.requestsFor!(target, { state })).toBe(2 + target.aliases.length);
+      const old = { ...state, listedAt: new Date(Date.now() - 8 * 24 * 3600_000).toISOString() };
+      expect(i.requestsFor!({ ...target, aliases: ['alice@acme.example'] }, { state: old })).toBe(3);
+      mockTokenExchange();
+      const relisted = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      await i.install({ ...target, aliases: ['alice@acme.example'] }, signature(html), { state: old });
+      relisted.done();
+    });
+
+    it('after a 429 on the alias, the retry writes only the alias (no listing), unless forced', async () => {
+      const state = { v: 1, listedAt: new Date().toISOString(), aliases: ['alice@acme.example', 'sales-lead@acme.example'], primary: MAILBOX, verified: ['alice@acme.example'], pending: ['sales-lead@acme.example'] };
+      mockTokenExchange();
+      const first = nock(GMAIL_ORIGIN)
+        .patch(patchPath(MAILBOX))
+        .reply(200, echo(MAILBOX))
+        .patch(patchPath('alice@acme.example'))
+        .reply(429, apiError(429, 'Rate Limit Exceeded', 'rateLimitExceeded', 'RESOURCE_EXHAUSTED'), { 'Retry-After': '1' });
+      const states: unknown[] = [];
+      const i = installer();
+      const err = await i.install(target, signature(html), { state, onState: (st) => states.push(st) }).catch((e: unknown) => e);
+      first.done();
+      expect(err).toBeInstanceOf(RateLimitedError);
+      expect(states).toEqual([{ ...state, shown: { hash: signature().hash, addresses: [MAILBOX] } }]);
+
+      const retry = nock(GMAIL_ORIGIN).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      const result = await i.install(target, signature(html), { state: states[0], onState: (st) => states.push(st) });
+      retry.done();
+      expect(result.providerResponse).toMatchObject({ sendAs: [{ sendAsEmail: 'alice@acme.example' }], alreadyShown: [MAILBOX] });
+      expect(states[1]).toEqual(state); // done: nothing left to remember
+
+      const forced = nock(GMAIL_ORIGIN).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      await i.install(target, signature(html), { state: states[0], force: true });
+      forced.done();
+    });
+  });
+
   it('honours base_url and token_url overrides', async () => {
     const token = mockTokenExchange(undefined, 'https://sandbox.sigsync.test', '/oauth2/token');
     const api = nock('https://sandbox.sigsync.test')
-      .get(LIST_PATH)
-      .reply(200, { sendAs: [sendAsList.sendAs[0]] })
       .patch(patchPath(MAILBOX))
       .reply(200, sendAsList.sendAs[0]);
     const i = gmailInstaller.create({
@@ -152,7 +229,7 @@ describe('Gmail installer', () => {
 
   it('accepts a signature of exactly 10,000 characters', async () => {
     const token = mockTokenExchange();
-    const api = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, { sendAs: [sendAsList.sendAs[0]] }).patch(patchPath(MAILBOX)).reply(200, sendAsList.sendAs[0]);
+    const api = nock(GMAIL_ORIGIN).patch(patchPath(MAILBOX)).reply(200, sendAsList.sendAs[0]);
     await installer().install({ email: MAILBOX, aliases: [] }, signature('y'.repeat(GMAIL_MAX_SIGNATURE_LENGTH)));
     token.done();
     api.done();

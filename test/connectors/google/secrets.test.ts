@@ -93,9 +93,9 @@ describe('Google credentials stay out of logs and errors', () => {
     const gmail = gmailDef.create({ config: gmailDef.configSchema.parse({}), credentials: gmailDef.credentialsSchema.parse(serviceAccountKey()), logger });
     mockTokenExchange();
     nock(GMAIL_ORIGIN)
-      .get(/\/settings\/sendAs$/)
+      .patch(/\/settings\/sendAs\/[^/]+$/)
       .reply(403, apiError(403, `Delegation denied for ${CLIENT_EMAIL}`, 'forbidden'))
-      .get(/\/settings\/sendAs$/)
+      .patch(/\/settings\/sendAs\/[^/]+$/)
       .reply(429, apiError(429, 'Too many requests', 'rateLimitExceeded'));
     const sig = { html: '<p>hi</p>', text: 'hi', hash: 'h', kind: 'primary' as const };
     await capture(gmail.install({ email: 'alice.martin@acme.example', aliases: [] }, sig));
