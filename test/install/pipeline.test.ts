@@ -246,7 +246,7 @@ describe('install pipeline (Gmail)', () => {
     expect(JSON.parse(ok.stdout).installs[0]).toMatchObject({ outcome: 'installed', integration: { name: 'Gmail', kind: 'google_workspace' }, routing: { rule: 'directory' } });
   });
 
-  // Last of the file: after a 429 this process paces the integration's installs (pacing.ts), which
+  // Last of the file: after a 429 the integration's shared pace (pace.ts) is lowered, which
   // would slow every install after it.
   it('a 429 with Retry-After reschedules installs instead of failing them', async () => {
     google.knobs.rateLimitNext = 20;
