@@ -102,7 +102,11 @@ function pageKeys(page: DirectoryPage): Set<string> {
   return keys;
 }
 
-const overlaps = (a: Set<string>, b: Set<string>) => [...(a.size < b.size ? a : b)].some((k) => (a.size < b.size ? b : a).has(k));
+function overlaps(a: Set<string>, b: Set<string>): boolean {
+  const [small, large] = a.size < b.size ? [a, b] : [b, a];
+  for (const k of small) if (large.has(k)) return true;
+  return false;
+}
 
 /**
  * Lists and writes every page; returns the incremental state of the last page.
