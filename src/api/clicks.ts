@@ -12,7 +12,6 @@
  * Limited per client address (RATE_LIMIT_CLICKS a minute; 429 with Retry-After past it).
  * The recorder is flushed when the server closes.
  */
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { botReason, clientHash } from '../analytics/bots.ts';
@@ -20,7 +19,7 @@ import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { LinkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
 import { clickTokens } from '../analytics/token.ts';
-import { rateLimited } from './rateLimits.ts';
+import { limitPerAddress } from './rateLimits.ts';
 
 const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Link not found</title></head>
 <body><h1>This link is not valid</h1><p>The link you followed is incomplete or was altered. Copy the whole link from the email, or contact the person who sent it.</p></body></html>
@@ -59,15 +58,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
   };
 
   await server.register(async (scope) => {
-    const max = app.config.RATE_LIMIT_CLICKS;
-    if (max > 0) {
-      await scope.register(rateLimit, {
-        max,
-        timeWindow: 60_000,
-        keyGenerator: (req) => req.ip,
-        errorResponseBuilder: (_req, ctx) => rateLimited('Too many links followed from this address.', ctx.ttl),
-      });
-    }
+    await limitPerAddress(scope, app.config.RATE_LIMIT_CLICKS, 'Too many links followed from this address.');
     scope.get<{ Params: { token: string } }>('/c/:token', async (req, reply) => {
       const linkId = tokens.verify(req.params.token);
       const link = linkId === null ? null : await links.get(linkId);

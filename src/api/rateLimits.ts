@@ -52,6 +52,16 @@ export async function registerRateLimits(v1: FastifyInstance, config: LimitConfi
   });
 }
 
+/**
+ * Limits every route of `scope` to `max` requests a minute per client address (none when `max` is
+ * 0); past it, 429 saying `what` was limited. For the public routes outside /v1 (tracked links and
+ * images), where there is no API key to count by.
+ */
+export async function limitPerAddress(scope: FastifyInstance, max: number, what: string): Promise<void> {
+  if (max <= 0) return;
+  await scope.register(rateLimit, { max, timeWindow: WINDOW_MS, keyGenerator: (req) => req.ip, errorResponseBuilder: (_req, ctx) => rateLimited(what, ctx.ttl) });
+}
+
 /** The 429 body of a rate limit: what was limited, and when to try again (`ttl`: ms until the window ends). */
 export function rateLimited(what: string, ttl: number): ApiError {
   return new ApiError(429, 'rate_limit_error', 'rate_limited', `${what} Retry in ${Math.max(1, Math.ceil(ttl / 1000))} s.`);

@@ -18,7 +18,6 @@
  * Limited per client address (RATE_LIMIT_VIEWS a minute; 429 with Retry-After past it).
  */
 import crypto from 'node:crypto';
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { botReason, clientHash } from '../analytics/bots.ts';
@@ -28,7 +27,7 @@ import { viewTokens } from '../analytics/token.ts';
 import { ImageResolver, type ResolvedImage } from '../analytics/viewImages.ts';
 import { ViewRecorder } from '../analytics/views.ts';
 import type { RecorderOptions } from '../analytics/batch.ts';
-import { rateLimited } from './rateLimits.ts';
+import { limitPerAddress } from './rateLimits.ts';
 
 /** A 1×1 transparent GIF. */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -105,15 +104,7 @@ export async function viewRoutes(server: FastifyInstance, app: AppContext, opts:
   };
 
   await server.register(async (scope) => {
-    const max = app.config.RATE_LIMIT_VIEWS;
-    if (max > 0) {
-      await scope.register(rateLimit, {
-        max,
-        timeWindow: 60_000,
-        keyGenerator: (req) => req.ip,
-        errorResponseBuilder: (_req, ctx) => rateLimited('Too many images fetched from this address.', ctx.ttl),
-      });
-    }
+    await limitPerAddress(scope, app.config.RATE_LIMIT_VIEWS, 'Too many images fetched from this address.');
     scope.get<{ Params: { token: string } }>('/v/:token', async (req, reply) => {
       const imageId = tokens.verify(req.params.token);
       const image = imageId === null ? null : await images.get(imageId);
