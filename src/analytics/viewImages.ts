@@ -17,6 +17,7 @@
  * in-process map, as tracked links are (links.ts).
  */
 import type { Queryable } from '../db/tx.ts';
+import { recentRows } from './recent.ts';
 import { unescapeAttr } from '../render/escape.ts';
 import type { ClickTokens } from './token.ts';
 
@@ -88,30 +89,18 @@ export interface ResolvedImage {
   tracking: boolean;
 }
 
-const TTL_MS = 60_000;
-
-/** What a view token leads to, read once and kept for a minute (as LinkResolver does for links). */
-export class ImageResolver {
-  readonly #db: Queryable;
-  readonly #cache = new Map<string, { at: number; image: ResolvedImage | null }>();
-
-  constructor(db: Queryable) {
-    this.#db = db;
-  }
-
-  async get(imageId: string): Promise<ResolvedImage | null> {
-    const now = Date.now();
-    const hit = this.#cache.get(imageId);
-    if (hit && now - hit.at < TTL_MS) return hit.image;
-    const { rows } = await this.#db.query<ResolvedImage>(
-      `select i.id::text as "imageId", i.workspace_id as "workspaceId", i.signature_id as "signatureId", i.campaign_id as "campaignId",
-              i.teammate_id as "teammateId", i.email_id as "emailId", i.url, w.event_tracking_enabled as tracking
-         from view_images i join workspaces w on w.id = i.workspace_id where i.id = $1`,
-      [imageId],
-    );
-    const image = rows[0] ?? null;
-    if (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(imageId, { at: now, image });
-    return image;
-  }
+/** What a view token leads to, read at most once a minute (recent.ts), as for links. */
+export function imageResolver(db: Queryable): (imageId: string) => Promise<ResolvedImage | null> {
+  return recentRows(
+    async (imageId) =>
+      (
+        await db.query<ResolvedImage>(
+          `select i.id::text as "imageId", i.workspace_id as "workspaceId", i.signature_id as "signatureId", i.campaign_id as "campaignId",
+                  i.teammate_id as "teammateId", i.email_id as "emailId", i.url, w.event_tracking_enabled as tracking
+             from view_images i join workspaces w on w.id = i.workspace_id where i.id = $1`,
+          [imageId],
+        )
+      ).rows[0] ?? null,
+    { ttlMs: 60_000, max: MAX_CACHED },
+  );
 }

@@ -17,7 +17,7 @@ import type { AppContext } from '../context.ts';
 import { botReason, clientHash } from '../analytics/bots.ts';
 import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
-import { LinkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
+import { linkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
 import { clickTokens } from '../analytics/token.ts';
 import { limitPerAddress } from './rateLimits.ts';
 
@@ -35,7 +35,7 @@ export interface ClickRoutes {
 
 export async function clickRoutes(server: FastifyInstance, app: AppContext, opts: RecorderOptions = {}): Promise<ClickRoutes> {
   const tokens = clickTokens(app.secrets);
-  const links = new LinkResolver(app.pool);
+  const linkOf = linkResolver(app.pool);
   const recorder = new ClickRecorder(app.pool, app.logger.child({ component: 'clicks' }), opts);
   openCountries();
   server.addHook('onClose', () => recorder.close());
@@ -61,7 +61,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
     await limitPerAddress(scope, app.config.RATE_LIMIT_CLICKS, 'Too many links followed from this address.');
     scope.get<{ Params: { token: string } }>('/c/:token', async (req, reply) => {
       const linkId = tokens.verify(req.params.token);
-      const link = linkId === null ? null : await links.get(linkId);
+      const link = linkId === null ? null : await linkOf(linkId);
       if (!link) return notFound(reply);
       let location = link.url;
       if (link.tracking) {

@@ -17,6 +17,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { recordEvent } from '../analytics/events.ts';
+import { recentRows } from '../analytics/recent.ts';
 import { countryOf } from '../analytics/geo.ts';
 import { browserScript } from '../analytics/script.ts';
 import { clickTokens } from '../analytics/token.ts';
@@ -26,26 +27,18 @@ import { eventInput, EventWrite, type EventBody } from './v1/analyticsEvents.ts'
 import { isUuid } from './v1/schemas.ts';
 
 export const INGEST_BODY_LIMIT = 16 * 1024;
-const TTL_MS = 60_000;
 
 const cors = (reply: FastifyReply) => reply.header('access-control-allow-origin', '*').header('vary', 'origin');
 
 export async function ingestRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
   const tokens = clickTokens(app.secrets);
-  const workspaces = new Map<string, { at: number; workspaceId: string }>();
-  const workspaceOf = async (trackingId: string): Promise<string | null> => {
-    if (!isUuid(trackingId)) return null;
-    const hit = workspaces.get(trackingId);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.workspaceId;
-    const { rows } = await app.pool.query<{ id: string }>('select id from workspaces where event_tracking_id = $1 and event_tracking_enabled', [trackingId]);
-    const workspaceId = rows[0]?.id ?? null;
-    // Only hits are kept: a workspace that switches tracking on is served at once.
-    if (workspaceId) {
-      if (workspaces.size >= 10_000) workspaces.clear();
-      workspaces.set(trackingId, { at: Date.now(), workspaceId });
-    }
-    return workspaceId;
-  };
+  // Only hits are kept: a workspace that switches tracking on is served at once.
+  const workspaceByTrackingId = recentRows(
+    async (trackingId) =>
+      (await app.pool.query<{ id: string }>('select id from workspaces where event_tracking_id = $1 and event_tracking_enabled', [trackingId])).rows[0]?.id ?? null,
+    { ttlMs: 60_000, max: 10_000, keepMisses: false },
+  );
+  const workspaceOf = async (trackingId: string): Promise<string | null> => (isUuid(trackingId) ? workspaceByTrackingId(trackingId) : null);
   const unknown = () => new ApiError(404, 'not_found_error', 'unknown_tracking_id', 'No workspace tracks events under this id.');
 
   await server.register(async (scope) => {

@@ -24,7 +24,7 @@ import { botReason, clientHash } from '../analytics/bots.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { proxyOf } from '../analytics/proxies.ts';
 import { viewTokens } from '../analytics/token.ts';
-import { ImageResolver, type ResolvedImage } from '../analytics/viewImages.ts';
+import { imageResolver, type ResolvedImage } from '../analytics/viewImages.ts';
 import { ViewRecorder } from '../analytics/views.ts';
 import type { RecorderOptions } from '../analytics/batch.ts';
 import { limitPerAddress } from './rateLimits.ts';
@@ -83,7 +83,7 @@ function assetReader(app: AppContext): (image: ResolvedImage) => Promise<AssetIm
 
 export async function viewRoutes(server: FastifyInstance, app: AppContext, opts: RecorderOptions = {}): Promise<ViewRoutes> {
   const tokens = viewTokens(app.secrets);
-  const images = new ImageResolver(app.pool);
+  const imageOf = imageResolver(app.pool);
   const assetOf = assetReader(app);
   const recorder = new ViewRecorder(app.pool, app.logger.child({ component: 'views' }), opts);
   openCountries();
@@ -107,7 +107,7 @@ export async function viewRoutes(server: FastifyInstance, app: AppContext, opts:
     await limitPerAddress(scope, app.config.RATE_LIMIT_VIEWS, 'Too many images fetched from this address.');
     scope.get<{ Params: { token: string } }>('/v/:token', async (req, reply) => {
       const imageId = tokens.verify(req.params.token);
-      const image = imageId === null ? null : await images.get(imageId);
+      const image = imageId === null ? null : await imageOf(imageId);
       if (!image) return notFound(reply);
       if (image.tracking) record(req, image);
       reply.header('cache-control', NO_STORE).header('x-robots-tag', 'noindex');
