@@ -146,7 +146,7 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       done.catch(() => {}); // awaited below, or by the page after it
       previous = done;
       inflight.push({ keys, done });
-      while (inflight.length >= width || (!page.nextPageToken && inflight.length)) await statistics.afterPage(ctx.pool, await inflight.shift()!.done);
+      while (inflight.length >= width || (!page.nextPageToken && inflight.length)) await statistics.afterPage(ctx.pool, await inflight.shift()!.done, timer);
       if (!page.nextPageToken) return page.nextState;
     }
   } finally {

@@ -146,9 +146,16 @@ async function stagePage(client: pg.PoolClient, ctx: PageContext, active: Direct
     }
   }
   const column = <T>(rows: T[][], i: number) => rows.map((r) => r[i]);
+  // Who is who, looked up as the rows are staged: the integration's source row for the user, and
+  // the teammate already holding each address. Users known to neither get a new teammate id here
+  // (a smart-field source never creates teammates: matchPeople drops them).
   await client.query(
-    `insert into stage_users (ext_id, display_name, given_name, family_name, email, photo_ref, fingerprint)
-     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+    `insert into stage_users (ext_id, display_name, given_name, family_name, email, photo_ref, fingerprint, teammate_id, holder, is_new)
+     select u.*, coalesce(src.id, case when h.id is null and $10 = 'teammates' then gen_random_uuid() end), h.id, src.id is null and h.id is null
+       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+              as u(ext_id, display_name, given_name, family_name, email, photo_ref, fingerprint)
+       left join lateral (select ts.teammate_id as id from teammate_sources ts where ts.integration_id = $9 and ts.external_id = u.ext_id) src on true
+       left join lateral (select e.teammate_id as id from emails e where e.workspace_id = $8 and lower(e.address) = lower(u.email)) h on true`,
     [
       active.map((u) => u.externalId),
       active.map((u) => u.displayName),
@@ -157,47 +164,42 @@ async function stagePage(client: pg.PoolClient, ctx: PageContext, active: Direct
       active.map((u) => u.primaryEmail!.trim()),
       active.map((u) => (u.photo ? (u.photo.etag ?? u.photo.url ?? null) : null)),
       active.map((u) => fingerprints.get(u.externalId)!),
+      ctx.workspaceId,
+      ctx.integrationId,
+      ctx.category,
     ],
   );
-  await client.query(`insert into stage_emails (ext_id, address, is_primary) select * from unnest($1::text[], $2::text[], $3::boolean[])`, [column(emailRows, 0), column(emailRows, 1), column(emailRows, 2)]);
+  await client.query(
+    `insert into stage_emails (ext_id, address, is_primary, holder)
+     select x.*, (select e.teammate_id from emails e where e.workspace_id = $4 and lower(e.address) = lower(x.address))
+       from unnest($1::text[], $2::text[], $3::boolean[]) x(ext_id, address, is_primary)`,
+    [column(emailRows, 0), column(emailRows, 1), column(emailRows, 2), ctx.workspaceId],
+  );
   await client.query(`insert into stage_values select * from unnest($1::text[], $2::uuid[], $3::text[])`, [column(valueRows, 0), column(valueRows, 1), column(valueRows, 2)]);
   await client.query(`insert into stage_groups select * from unnest($1::text[], $2::uuid[])`, [column(groupRows, 0), column(groupRows, 1)]);
 }
 
 /**
- * Who is who: the source row for this integration, else an existing teammate with the address; an
- * address another teammate holds is reported and its user skipped; users left get a new teammate id
- * (a smart-field source skips them instead). Answers the users staged to be written, and how many
- * users it skipped as unmatched.
+ * Settles who is who for the users stagePage could not place: a user whose address an existing
+ * teammate holds becomes that teammate, unless the teammate already has a source in this
+ * integration (or has another); such an address is reported and its user skipped. A smart-field
+ * source skips users it cannot match. Answers the users staged to be written, and how many users it
+ * skipped as unmatched.
  */
 async function matchPeople(client: pg.PoolClient, ctx: PageContext, errors: RunErrorDetail[]): Promise<{ written: { ext_id: string; teammate_id: string; is_new: boolean }[]; unmatched: number }> {
-  const w = ctx.workspaceId;
-  const i = ctx.integrationId;
-  await client.query(
-    `update stage_users s set
-        teammate_id = (select ts.teammate_id from teammate_sources ts where ts.integration_id = $2 and ts.external_id = s.ext_id),
-        holder = (select e.teammate_id from emails e where e.workspace_id = $1 and lower(e.address) = lower(s.email))`,
-    [w, i],
-  );
-  await client.query(`update stage_emails se set holder = (select e.teammate_id from emails e where e.workspace_id = $1 and lower(e.address) = lower(se.address))`, [w]);
   await client.query(
     `update stage_users s set teammate_id = s.holder
       where s.teammate_id is null and s.holder is not null
         and ($2 = 'smart_fields' or (select 1 from teammate_sources ts where ts.teammate_id = s.holder and ts.integration_id = $1 limit 1) is null)`,
-    [i, ctx.category],
+    [ctx.integrationId, ctx.category],
   );
   const dup = await client.query<{ ext_id: string; email: string }>(
     `delete from stage_users s where s.holder is not null and (s.teammate_id is null or s.holder <> s.teammate_id)
       returning s.ext_id, s.email`,
   );
   for (const d of dup.rows) errors.push({ externalId: d.ext_id, email: d.email, message: `email ${d.email} already belongs to another teammate; skipped` });
-  let unmatched = 0;
-  if (ctx.category === 'smart_fields') {
-    // A smart-field source never creates or deletes teammates; users it cannot match are skipped.
-    unmatched = (await client.query(`delete from stage_users where teammate_id is null`)).rowCount ?? 0;
-  } else {
-    await client.query(`update stage_users s set teammate_id = gen_random_uuid(), is_new = true where s.teammate_id is null`);
-  }
+  // A smart-field source never creates or deletes teammates; users it cannot match are skipped.
+  const unmatched = ctx.category === 'smart_fields' ? ((await client.query(`delete from stage_users where teammate_id is null`)).rowCount ?? 0) : 0;
   const written = (await client.query<{ ext_id: string; teammate_id: string; is_new: boolean }>('select ext_id, teammate_id, is_new from stage_users')).rows;
   return { written, unmatched };
 }
