@@ -124,59 +124,57 @@ async function unchangedUsers(client: pg.PoolClient, integrationId: string, fing
 
 /** The page's rows into the staging tables. */
 async function stagePage(client: pg.PoolClient, ctx: PageContext, active: DirectoryUser[], fingerprints: Map<string, string>, errors: RunErrorDetail[]): Promise<void> {
-  const emailRows: [string, string, boolean][] = [];
-  const valueRows: [string, string, string][] = [];
-  const groupRows: [string, string][] = [];
+  // Rows go to Postgres as one JSON document per staging table: JSON.stringify makes one string
+  // where array parameters would be escaped element by element.
+  const emailRows: { ext_id: string; address: string; is_primary: boolean }[] = [];
+  const valueRows: { ext_id: string; field_id: string; value: string }[] = [];
+  const groupRows: { ext_id: string; group_id: string }[] = [];
   for (const u of active) {
-    emailRows.push([u.externalId, u.primaryEmail!.trim(), true]);
+    emailRows.push({ ext_id: u.externalId, address: u.primaryEmail!.trim(), is_primary: true });
     for (const a of new Set(u.aliases.map((x) => x.trim()).filter((x) => x && norm(x) !== norm(u.primaryEmail!)))) {
-      emailRows.push([u.externalId, a, false]);
+      emailRows.push({ ext_id: u.externalId, address: a, is_primary: false });
     }
     for (const f of ctx.fields) {
       const v = attribute(u, f.attribute);
       if (v === undefined || v === '') continue;
       // A value its field's kind refuses (a url field holding `javascript:...`) is left empty, as if
       // the directory had none, and reported on the run (without the value itself).
-      if (valueFitsKind(f.kind, v)) valueRows.push([u.externalId, f.id, v]);
+      if (valueFitsKind(f.kind, v)) valueRows.push({ ext_id: u.externalId, field_id: f.id, value: v });
       else errors.push({ externalId: u.externalId, email: u.primaryEmail!, message: `${f.attribute}: the value is not ${KIND_EXPECTS[f.kind]}; left empty` });
     }
     for (const g of new Set([...u.groups, ...u.orgUnits])) {
       const id = ctx.groupIds.get(g);
-      if (id) groupRows.push([u.externalId, id]);
+      if (id) groupRows.push({ ext_id: u.externalId, group_id: id });
     }
   }
-  const column = <T>(rows: T[][], i: number) => rows.map((r) => r[i]);
+  const userRows = active.map((u) => ({
+    ext_id: u.externalId,
+    display_name: u.displayName,
+    given_name: u.givenName,
+    family_name: u.familyName,
+    email: u.primaryEmail!.trim(),
+    photo_ref: u.photo ? (u.photo.etag ?? u.photo.url ?? null) : null,
+    fingerprint: fingerprints.get(u.externalId)!,
+  }));
   // Who is who, looked up as the rows are staged: the integration's source row for the user, and
   // the teammate already holding each address. Users known to neither get a new teammate id here
   // (a smart-field source never creates teammates: matchPeople drops them).
   await client.query(
     `insert into stage_users (ext_id, display_name, given_name, family_name, email, photo_ref, fingerprint, teammate_id, holder, is_new)
-     select u.*, coalesce(src.id, case when h.id is null and $10 = 'teammates' then gen_random_uuid() end), h.id, src.id is null and h.id is null
-       from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
-              as u(ext_id, display_name, given_name, family_name, email, photo_ref, fingerprint)
-       left join lateral (select ts.teammate_id as id from teammate_sources ts where ts.integration_id = $9 and ts.external_id = u.ext_id) src on true
-       left join lateral (select e.teammate_id as id from emails e where e.workspace_id = $8 and lower(e.address) = lower(u.email)) h on true`,
-    [
-      active.map((u) => u.externalId),
-      active.map((u) => u.displayName),
-      active.map((u) => u.givenName),
-      active.map((u) => u.familyName),
-      active.map((u) => u.primaryEmail!.trim()),
-      active.map((u) => (u.photo ? (u.photo.etag ?? u.photo.url ?? null) : null)),
-      active.map((u) => fingerprints.get(u.externalId)!),
-      ctx.workspaceId,
-      ctx.integrationId,
-      ctx.category,
-    ],
+     select u.*, coalesce(src.id, case when h.id is null and $4 = 'teammates' then gen_random_uuid() end), h.id, src.id is null and h.id is null
+       from json_to_recordset($1::json) as u(ext_id text, display_name text, given_name text, family_name text, email text, photo_ref text, fingerprint text)
+       left join lateral (select ts.teammate_id as id from teammate_sources ts where ts.integration_id = $3 and ts.external_id = u.ext_id) src on true
+       left join lateral (select e.teammate_id as id from emails e where e.workspace_id = $2 and lower(e.address) = lower(u.email)) h on true`,
+    [JSON.stringify(userRows), ctx.workspaceId, ctx.integrationId, ctx.category],
   );
   await client.query(
     `insert into stage_emails (ext_id, address, is_primary, holder)
-     select x.*, (select e.teammate_id from emails e where e.workspace_id = $4 and lower(e.address) = lower(x.address))
-       from unnest($1::text[], $2::text[], $3::boolean[]) x(ext_id, address, is_primary)`,
-    [column(emailRows, 0), column(emailRows, 1), column(emailRows, 2), ctx.workspaceId],
+     select x.*, (select e.teammate_id from emails e where e.workspace_id = $2 and lower(e.address) = lower(x.address))
+       from json_to_recordset($1::json) as x(ext_id text, address text, is_primary boolean)`,
+    [JSON.stringify(emailRows), ctx.workspaceId],
   );
-  await client.query(`insert into stage_values select * from unnest($1::text[], $2::uuid[], $3::text[])`, [column(valueRows, 0), column(valueRows, 1), column(valueRows, 2)]);
-  await client.query(`insert into stage_groups select * from unnest($1::text[], $2::uuid[])`, [column(groupRows, 0), column(groupRows, 1)]);
+  if (valueRows.length) await client.query(`insert into stage_values select * from json_to_recordset($1::json) as x(ext_id text, field_id uuid, value text)`, [JSON.stringify(valueRows)]);
+  if (groupRows.length) await client.query(`insert into stage_groups select * from json_to_recordset($1::json) as x(ext_id text, group_id uuid)`, [JSON.stringify(groupRows)]);
 }
 
 /**
