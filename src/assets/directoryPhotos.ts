@@ -16,13 +16,17 @@ import type { Queryable } from '../db/tx.ts';
 export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, integrationId: string, users: readonly DirectoryUser[]): Promise<void> {
   const listed = users.filter((u) => !u.removed);
   if (!listed.length) return;
-  // Users the page did not store (no email, duplicate address) have no teammate_sources row and are left out.
+  // Users the page did not store (no email, duplicate address) have no teammate_sources row and are
+  // left out. A user without a photo needs a row only to record that a photo went away: one the
+  // directory never showed a photo for has nothing to fetch or clear.
   await db.query(
     `insert into teammate_photos (workspace_id, integration_id, external_id, teammate_id, photo_url, photo_etag)
      select ts.workspace_id, ts.integration_id, ts.external_id, ts.teammate_id, x.url, x.etag
        from unnest($3::text[], $4::text[], $5::text[]) x(ext, url, etag)
        join teammate_sources ts on ts.external_id = x.ext
       where ts.workspace_id = $1 and ts.integration_id = $2 and ts.external_id = any($3::text[])
+        and (x.url is not null or x.etag is not null
+             or exists (select 1 from teammate_photos tp where tp.integration_id = $2 and tp.external_id = x.ext))
      on conflict (integration_id, external_id) do update
         set teammate_id = excluded.teammate_id, photo_url = excluded.photo_url, photo_etag = excluded.photo_etag
       where (teammate_photos.teammate_id, teammate_photos.photo_url, teammate_photos.photo_etag)

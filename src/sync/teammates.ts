@@ -5,7 +5,7 @@
  * Directories fill it page by page. Each merge stage below owns one table and reads the page from
  * the staging tables src/sync/write.ts filled (stage_users with each user's teammate_id, stage_emails,
  * stage_groups, stage_values); it updates a row only where it differs (IS DISTINCT FROM) and adds
- * the teammates it changed to stage_changed.
+ * the existing teammates it changed to stage_changed (new and revived ones count as changed anyway).
  *
  * A page is a few hundred rows; these tables can hold millions. Every lookup into them is a
  * correlated subquery on a unique index or an `= any(ids)` on an indexed column, so a page costs
@@ -95,8 +95,8 @@ export async function mergeAddresses(client: pg.PoolClient, { workspaceId: w, in
         where (emails.is_primary, emails.integration_id, emails.address)
               is distinct from (excluded.is_primary, excluded.integration_id, excluded.address)
        returning teammate_id)
-     insert into stage_changed select teammate_id from up on conflict do nothing`,
-    [w, i],
+     insert into stage_changed select distinct teammate_id from up where teammate_id = any($3::uuid[]) on conflict do nothing`,
+    [w, i, ids],
   );
   return aliasDup.rows;
 }
@@ -141,8 +141,8 @@ export async function mergeMemberships(client: pg.PoolClient, { workspaceId: w, 
        insert into memberships (workspace_id, group_id, teammate_id)
        select distinct $1::uuid, sg.group_id, s.teammate_id from stage_groups sg join stage_users s on s.ext_id = sg.ext_id
        on conflict do nothing returning teammate_id)
-     insert into stage_changed select teammate_id from added on conflict do nothing`,
-    [w],
+     insert into stage_changed select distinct teammate_id from added where teammate_id = any($2::uuid[]) on conflict do nothing`,
+    [w, ids],
   );
 }
 
@@ -158,8 +158,8 @@ export async function mergeValues(client: pg.PoolClient, { workspaceId: w, integ
         where (smart_field_values.value, smart_field_values.integration_id, smart_field_values.source)
               is distinct from (excluded.value, excluded.integration_id, excluded.source)
        returning teammate_id)
-     insert into stage_changed select teammate_id from up on conflict do nothing`,
-    [w, i],
+     insert into stage_changed select distinct teammate_id from up where teammate_id = any($3::uuid[]) on conflict do nothing`,
+    [w, i, ids],
   );
   if (!ids.length) return;
   await client.query(

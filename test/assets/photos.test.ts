@@ -122,7 +122,8 @@ describe('profile photos into assets', () => {
       .get('/carol-1_512.png').reply(404);
     const result = await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
     cdn.done();
-    expect(result).toMatchObject({ status: 'succeeded', fetched: 3, stored: 2, rejected: 1, missing: 2, unchanged: 0, teammatesChanged: 2 });
+    // Carol's photo is gone from the CDN; Dave, who never had one, has nothing to fetch.
+    expect(result).toMatchObject({ status: 'succeeded', fetched: 3, stored: 2, rejected: 1, missing: 1, unchanged: 0, teammatesChanged: 2 });
 
     // Alice and Erin share the same bytes: one asset, one URL.
     const assets = await t.ctx.pool.query('select role, content_type, byte_size, public_token from assets where workspace_id = $1', [s.workspaceId]);
@@ -132,7 +133,7 @@ describe('profile photos into assets', () => {
     expect(Object.fromEntries(await s.values())).toEqual({ UALICE: url, UERIN: url });
   });
 
-  it('does not download an unchanged photo again, and downloads a changed one and requests installs for it', async () => {
+  it('does not download an unchanged photo again, downloads a changed one, clears a removed one, and requests installs for them', async () => {
     const s = await setup();
     await s.listDirectory(MEMBERS.slice(0, 1));
     nock(CDN).get('/alice-1_512.png').reply(200, PNG, { 'content-type': 'image/png' });
@@ -156,6 +157,14 @@ describe('profile photos into assets', () => {
     expect(third).toMatchObject({ fetched: 1, stored: 1, teammatesChanged: 1 });
     const token = (await t.ctx.pool.query(`select public_token from assets where workspace_id = $1 and byte_size = $2 and sha256 = encode(sha256($3), 'hex')`, [s.workspaceId, PNG2.length, PNG2])).rows[0].public_token;
     expect((await s.values()).get('UALICE')).toBe(`https://sig.example.com/assets/${token}`);
+    expect(await s.fanouts()).toContain(await s.teammateId('UALICE'));
+    await s.clearJobs();
+
+    // Alice removes her picture: the field is cleared and her signature reinstalled.
+    await s.listDirectory([member('UALICE', 'alice@acme.example', null)]);
+    const fourth = await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
+    expect(fourth).toMatchObject({ fetched: 0, missing: 1, teammatesChanged: 1 });
+    expect((await s.values()).has('UALICE')).toBe(false);
     expect(await s.fanouts()).toContain(await s.teammateId('UALICE'));
   });
 

@@ -4,6 +4,8 @@
  * next run writes everyone once with one teammate.created each.
  *
  * A trigger refuses one person of page 3 of 5; page 4 is being written beside page 3 when it fails.
+ * The same trigger holds the first person of page 1 for a moment, so that page 2 is certainly
+ * written beside page 1 and waits for it to commit (order_wait), however fast the machine.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun } from '../../src/sync/engine.ts';
@@ -16,6 +18,7 @@ import { connectGoogle, eventCount, workspaceWithKey } from '../helpers/fixtures
 const FAST: RetryPolicy = { attempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
 const USERS = 2500; // five users pages of 500
 const POISON = 'Given1499 Family1499'; // the last person of page 3
+const SLOW = 'Given0 Family0'; // the first person of page 1
 
 describe('pages written at once', () => {
   const t = useTestContext();
@@ -37,6 +40,7 @@ describe('pages written at once', () => {
       create or replace function refuse_poison() returns trigger language plpgsql as $$
       begin
         if new.display_name = '${POISON}' then raise exception 'refused by the test'; end if;
+        if new.display_name = '${SLOW}' then perform pg_sleep(0.3); end if;
         return new;
       end $$;
       create trigger poison before insert on teammates for each row execute function refuse_poison();`);
