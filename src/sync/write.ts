@@ -3,9 +3,10 @@
  * up in the run's `stage_ms` (src/sync/timing.ts):
  *
  *   prepare      in-page checks (no address, an address twice, a user twice), fingerprints (no SQL)
- *   match        unchanged users (same fingerprint as stored) are only recorded as seen; then who is
- *                who: the integration's source row, else an existing teammate holding the address
- *   stage        the page's rows into temporary staging tables
+ *   match        unchanged users (same fingerprint as stored) are only recorded as seen; after
+ *                staging, users whose address an existing teammate holds are settled
+ *   stage        the page's rows into temporary staging tables (one JSON document per table), each
+ *                user with the teammate of its source row or address looked up as it is staged
  *   teammates    teammates and their sources       \
  *   addresses    emails                             |  src/sync/teammates.ts, one table each
  *   memberships  memberships                        |
