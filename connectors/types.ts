@@ -195,6 +195,17 @@ export interface DirectoryPage {
   nextPageToken: string | null;
   /** On the last page of a listing: the state for the next incremental run, when the source has one. */
   nextState?: IncrementalState;
+  /**
+   * The page was listed before the provider's group memberships were known: its users' `groups`
+   * are empty, to be asked for with `groupsOf` when the listing ends (their `orgUnits` are known).
+   */
+  groupsPending?: boolean;
+}
+
+/** A user whose groups are asked for after the listing: its id, and its addresses as stored. */
+export interface GroupsQuery {
+  externalId: string;
+  emails: string[];
 }
 
 export interface FetchUsersOptions {
@@ -218,6 +229,11 @@ export interface DirectorySource {
   fetchUsersPage(opts: FetchUsersOptions): Promise<DirectoryPage>;
   /** Every group and org unit, with their external ids. Memberships are on the users. */
   listGroups(): Promise<DirectoryGroup[]>;
+  /**
+   * The groups (external ids) of users listed on a `groupsPending` page, by external id. A source
+   * that returns such pages implements it; it may wait for its memberships to load.
+   */
+  groupsOf?(users: readonly GroupsQuery[]): Promise<Map<string, string[]>>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,9 +5,12 @@
  *   custom schemas come along), paged by `pageToken`. Google has no delta listing: every run is a
  *   full listing (`incremental: false`).
  * - Groups: `groups.list`, and for each group `members.list` with derived (nested) memberships.
- *   Memberships are loaded once per source instance, before the first users page is returned,
- *   also when a run resumes from a stored page token; meanwhile the users pages are read ahead
- *   (at most READ_AHEAD_PAGES), so the members listing does not delay the users listing.
+ *   Memberships are loaded once per source instance, beside the users listing. A users page that
+ *   arrives before they are loaded is returned without its users' groups (`groupsPending`), which
+ *   the engine asks for with `groupsOf` when the listing ends; so the members listing (up to 200
+ *   members a call, one call after another within a group) does not delay the users listing. A
+ *   scope that selects by group needs the memberships first: then the users pages wait for them,
+ *   read ahead meanwhile (at most READ_AHEAD_PAGES).
  * - Org units: `orgunits.list` with type=all, plus the root `/`.
  * - Sync scope (config `scope`): users outside it are reported as skipped (`out_of_scope`).
  */
@@ -23,12 +26,13 @@ import {
   type DirectoryPage,
   type DirectorySource,
   type FetchUsersOptions,
+  type GroupsQuery,
 } from '../types.ts';
 import { adminAuthClient, credentialSecrets, googleCredentialsSchema, secretRedactor, type GoogleCredentials, type Redactor } from './auth.ts';
 import { apiOptions, googleConfigSchema, type GoogleConfig } from './config.ts';
 import { call, isNotFound, toConnectorError, type MapOptions } from './errors.ts';
 import { GoogleGroupsPage, GoogleMembersPage, GoogleOrgUnits, GoogleUsersPage, type GoogleGroup, type GoogleMember } from './schemas.ts';
-import { toDirectoryUser, type Memberships } from './user.ts';
+import { groupsOf, NO_MEMBERSHIPS, toDirectoryUser, type Memberships } from './user.ts';
 
 /** OAuth scopes to delegate for the directory (and the photo source, which needs the first one). */
 export const DIRECTORY_SCOPES = [
@@ -100,24 +104,26 @@ export class GoogleDirectorySource implements DirectorySource {
   }
 
   async fetchUsersPage(opts: FetchUsersOptions): Promise<DirectoryPage> {
-    // Memberships are needed for every page, a resumed run's too; the users pages are read while
-    // they load instead of after.
+    // Memberships are needed for every run, a resumed one's too; they load beside the users pages.
     const loading = this.#loadMemberships();
-    loading.catch(() => {}); // awaited below
+    loading.catch(() => {}); // awaited below, or by groupsOf
     const pending = this.#usersPage(opts.pageToken);
-    const memberships = await loading.catch((err: unknown) => {
-      this.#keepForRetry(opts.pageToken ?? '', pending);
-      throw err;
-    });
     this.#scope ??= this.#scopeMatcher().catch((err: unknown) => {
       this.#scope = undefined;
       throw err;
     });
     const scope = await this.#scope;
+    let memberships: Memberships | undefined;
+    if (this.#membershipsLoaded || scope?.groupIds.size) {
+      memberships = await loading.catch((err: unknown) => {
+        this.#keepForRetry(opts.pageToken ?? '', pending);
+        throw err;
+      });
+    }
     const page = await pending;
-    const out: DirectoryPage = { users: [], removedIds: [], skipped: [], nextPageToken: page.nextPageToken || null };
+    const out: DirectoryPage = { users: [], removedIds: [], skipped: [], nextPageToken: page.nextPageToken || null, ...(memberships ? {} : { groupsPending: true }) };
     for (const raw of page.users ?? []) {
-      const user = toDirectoryUser(raw, memberships);
+      const user = toDirectoryUser(raw, memberships ?? NO_MEMBERSHIPS);
       if (scope && !inScope(scope, user)) {
         out.skipped.push({ externalId: user.externalId, reason: 'out_of_scope' });
         continue;
@@ -126,6 +132,11 @@ export class GoogleDirectorySource implements DirectorySource {
     }
     this.#logger.debug({ users: out.users.length, skipped: out.skipped.length, more: out.nextPageToken !== null }, 'google users page');
     return out;
+  }
+
+  async groupsOf(users: readonly GroupsQuery[]): Promise<Map<string, string[]>> {
+    const memberships = await this.#loadMemberships();
+    return new Map(users.map((u) => [u.externalId, groupsOf(u.externalId, memberships, u.emails)]));
   }
 
   /** A page read while the memberships failed to load waits for the retry, which reads it no second time (unless it failed too). */

@@ -149,9 +149,13 @@ export interface Memberships {
   everyone: readonly string[];
 }
 
-function groupsOf(u: GoogleUser, m: Memberships, emails: readonly string[]): string[] {
+/** Memberships not loaded yet: a page listed before them has users without groups (groupsPending). */
+export const NO_MEMBERSHIPS: Memberships = { byUserId: new Map(), byEmail: new Map(), everyone: [] };
+
+/** A user's groups: by id, by any of its addresses, and the groups of everyone in the account. */
+export function groupsOf(userId: string, m: Memberships, emails: readonly string[]): string[] {
   const out = new Set<string>(m.everyone);
-  for (const g of m.byUserId.get(u.id) ?? []) out.add(g);
+  for (const g of m.byUserId.get(userId) ?? []) out.add(g);
   for (const e of emails) for (const g of m.byEmail.get(e.toLowerCase()) ?? []) out.add(g);
   return [...out];
 }
@@ -187,7 +191,7 @@ export function toDirectoryUser(u: GoogleUser, memberships: Memberships): Direct
     displayName,
     removed: u.suspended === true || u.archived === true,
     attributes: flattenAttributes(u),
-    groups: groupsOf(u, memberships, [...(primaryEmail ? [primaryEmail] : []), ...aliases]),
+    groups: groupsOf(u.id, memberships, [...(primaryEmail ? [primaryEmail] : []), ...aliases]),
     orgUnits: orgUnitChain(u.orgUnitPath),
     photo,
   };

@@ -30,6 +30,7 @@ import { requestSeatSync } from '../db/billing.ts';
 import { cleanDirectoryGroup } from './clean.ts';
 import { syncGroups } from './groups.ts';
 import { defaultListingBound, listPages, type ListingBound } from './pages.ts';
+import { writeGroupsAfterListing } from './pendingGroups.ts';
 import { removeSources, unlistedSources } from './teammates.ts';
 
 /** Incremental tokens are trusted for this long; a full listing also runs at least this often. */
@@ -149,6 +150,7 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
       current = (await getRun(ctx.pool, run.id)) ?? current;
     }
   }
+  if (category === 'teammates') await writeGroupsAfterListing(ctx, source, run, { executor: run.executor!, groupIds, policy, observer });
   await complete(ctx, integration, run, mode, nextState, logger);
 }
 

@@ -6,29 +6,39 @@ import crypto from 'node:crypto';
 import type { DirectoryUser } from '../../connectors/types.ts';
 
 /**
- * Everything a directory user contributes to the database, hashed. A user whose fingerprint equals
- * the stored one (and whose teammate is not deleted) is unchanged: the page only records that it was
- * seen. The mapped fields are part of it, so a new or re-mapped smart field rewrites everyone once.
+ * Everything a directory user contributes to the database, hashed, in two parts: `base.groups`.
+ * A user whose fingerprint equals the stored one (and whose teammate is not deleted) is unchanged:
+ * the page only records that it was seen. The mapped fields are part of it, so a new or re-mapped
+ * smart field rewrites everyone once. The second part covers the user's groups (not org units,
+ * which are in the first): a page listed before the provider's group memberships are known
+ * compares the first part only, and its users' groups are compared when the listing ends
+ * (src/sync/pendingGroups.ts).
  */
 export function fingerprint(u: DirectoryUser, fields: readonly { attribute: string }[], groupIds: ReadonlyMap<string, string>, fieldsSignature: string): string {
-  return crypto
-    .createHash('sha256')
-    .update(
-      JSON.stringify([
-        fieldsSignature,
-        u.displayName,
-        u.givenName,
-        u.familyName,
-        u.primaryEmail,
-        [...u.aliases].sort(),
-        fields.map((f) => attribute(u, f.attribute) ?? null),
-        [...new Set([...u.groups, ...u.orgUnits].map((g) => groupIds.get(g) ?? null))].sort(),
-        // Both parts of the photo reference: an unchanged user's teammate_photos row is not rewritten.
-        u.photo ? [u.photo.etag ?? null, u.photo.url ?? null] : null,
-      ]),
-    )
-    .digest('base64url');
+  return `${baseFingerprint(u, fields, groupIds, fieldsSignature)}.${groupsFingerprint(u.groups, groupIds)}`;
 }
+
+export function baseFingerprint(u: DirectoryUser, fields: readonly { attribute: string }[], groupIds: ReadonlyMap<string, string>, fieldsSignature: string): string {
+  return hash([
+    fieldsSignature,
+    u.displayName,
+    u.givenName,
+    u.familyName,
+    u.primaryEmail,
+    [...u.aliases].sort(),
+    fields.map((f) => attribute(u, f.attribute) ?? null),
+    [...new Set(u.orgUnits.map((g) => groupIds.get(g) ?? null))].sort(),
+    // Both parts of the photo reference: an unchanged user's teammate_photos row is not rewritten.
+    u.photo ? [u.photo.etag ?? null, u.photo.url ?? null] : null,
+  ]);
+}
+
+/** The groups part: the groups the integration knows, by their ids. */
+export function groupsFingerprint(groups: readonly string[], groupIds: ReadonlyMap<string, string>): string {
+  return hash([...new Set(groups.map((g) => groupIds.get(g)).filter((id) => id !== undefined))].sort());
+}
+
+const hash = (value: unknown) => crypto.createHash('sha256').update(JSON.stringify(value)).digest('base64url');
 
 /** Attribute lookup: exact path, then case-insensitive, so `phones.Work` finds `phones.work`. */
 export function attribute(user: DirectoryUser, path: string): string | undefined {

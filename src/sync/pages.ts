@@ -169,7 +169,7 @@ async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLo
   const { users, errors: refused } = cleanPageUsers(page.users);
   const r: PageResult = await writePage(
     client,
-    { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds },
+    { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds, groupsPending: page.groupsPending ?? false },
     users,
     page.removedIds.map(cleanText),
     timer,

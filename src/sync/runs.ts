@@ -177,6 +177,11 @@ export async function recordPage(client: pg.PoolClient, runId: string, c: PageCo
   );
 }
 
+/** The run's stage timings (StageTimer), for work done after its pages. */
+export async function saveStageMs(client: pg.PoolClient, runId: string, stageMs: Record<string, number>): Promise<void> {
+  await client.query('update sync_runs set stage_ms = $2::jsonb, updated_at = now() where id = $1', [runId, JSON.stringify(stageMs)]);
+}
+
 /** The listing mode a run's first page starts with, and why it is a full one when it fell back. */
 export async function setRunMode(db: Queryable, runId: string, mode: 'full' | 'delta', reason: string | null): Promise<void> {
   await db.query('update sync_runs set mode = $2, fallback_reason = coalesce(fallback_reason, $3) where id = $1', [runId, mode, reason]);
@@ -193,14 +198,34 @@ export async function countRateLimitWait(db: Queryable, runId: string): Promise<
 }
 
 /** Records who a run saw, as active or as removed, for the removals after a complete listing. */
-export async function recordSeen(db: Queryable, runId: string, active: string[], removed: string[]): Promise<void> {
+export async function recordSeen(db: Queryable, runId: string, active: string[], removed: string[], groupsPending = false): Promise<void> {
   await db.query(
-    `insert into sync_run_seen (run_id, external_id, removed)
-     select $1::uuid, x, false from unnest($2::text[]) x
-     union all select $1::uuid, x, true from unnest($3::text[]) x
-     on conflict (run_id, external_id) do update set removed = excluded.removed`,
-    [runId, active, removed],
+    `insert into sync_run_seen (run_id, external_id, removed, groups_pending)
+     select $1::uuid, x, false, $4 from unnest($2::text[]) x
+     union all select $1::uuid, x, true, false from unnest($3::text[]) x
+     on conflict (run_id, external_id) do update set removed = excluded.removed, groups_pending = excluded.groups_pending`,
+    [runId, active, removed, groupsPending],
   );
+}
+
+/** Seen users whose groups are pending (listed before they were known), with their source and addresses. */
+export async function pendingGroupsBatch(db: Queryable, runId: string, integrationId: string, limit: number): Promise<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }[]> {
+  const { rows } = await db.query<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }>(
+    `select s.external_id, ts.teammate_id, ts.fingerprint,
+            coalesce((select array_agg(e.address) from emails e where e.teammate_id = ts.teammate_id and e.integration_id = $2), '{}') as emails
+       from sync_run_seen s
+       left join teammate_sources ts on ts.integration_id = $2 and ts.external_id = s.external_id
+      where s.run_id = $1 and s.groups_pending
+      order by s.external_id
+      limit $3`,
+    [runId, integrationId, limit],
+  );
+  return rows;
+}
+
+/** The users whose groups are now written. */
+export async function clearGroupsPending(db: Queryable, runId: string, externalIds: string[]): Promise<void> {
+  await db.query('update sync_run_seen set groups_pending = false where run_id = $1 and external_id = any($2::text[])', [runId, externalIds]);
 }
 
 export type EndFields = Partial<Pick<SyncRunRow, 'error_code' | 'error' | 'deleted' | 'pending_deletions'>>;

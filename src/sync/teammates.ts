@@ -123,17 +123,21 @@ async function dropStaleAddresses(client: pg.PoolClient, i: string, ids: string[
   );
 }
 
-/** Memberships in this integration's groups and org units. */
-export async function mergeMemberships(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext): Promise<void> {
+/**
+ * Memberships in this integration's groups and org units (`kinds`: those whose memberships the
+ * page knows; the others are left as they are).
+ */
+export async function mergeMemberships(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext, kinds: readonly ('group' | 'org_unit')[]): Promise<void> {
   if (ids.length) {
     await client.query(
     `with gone as (
        delete from memberships m using stage_users s, groups g
         where m.teammate_id = any($2::uuid[]) and m.teammate_id = s.teammate_id and g.id = m.group_id and g.integration_id = $1
+          and g.kind = any($3::text[])
           and not exists (select 1 from stage_groups sg where sg.ext_id = s.ext_id and sg.group_id = m.group_id)
        returning m.teammate_id)
      insert into stage_changed select teammate_id from gone on conflict do nothing`,
-      [i, ids],
+      [i, ids, kinds],
     );
   }
   await client.query(
@@ -170,6 +174,16 @@ export async function mergeValues(client: pg.PoolClient, { workspaceId: w, integ
        returning v.teammate_id)
      insert into stage_changed select teammate_id from cleared on conflict do nothing`,
     [fieldIds, ids],
+  );
+}
+
+/** Sets the groups part of the sources' fingerprints (`base.groups`), once their groups are written. */
+export async function setGroupsFingerprints(db: Queryable, integrationId: string, parts: readonly { externalId: string; part: string }[]): Promise<void> {
+  await db.query(
+    `update teammate_sources ts set fingerprint = split_part(ts.fingerprint, '.', 1) || '.' || x.part
+       from unnest($2::text[], $3::text[]) x(ext_id, part)
+      where ts.integration_id = $1 and ts.external_id = x.ext_id and ts.fingerprint is not null`,
+    [integrationId, parts.map((p) => p.externalId), parts.map((p) => p.part)],
   );
 }
 

@@ -20,10 +20,10 @@
 import type pg from 'pg';
 import type { DirectoryUser } from '../../connectors/types.ts';
 import { emitTeammateEvents } from '../events/outbox.ts';
-import { attribute, fingerprint } from './fingerprint.ts';
+import { attribute, baseFingerprint, fingerprint, groupsFingerprint } from './fingerprint.ts';
 import { KIND_EXPECTS, valueFitsKind, type SmartFieldKind } from '../render/kinds.ts';
 import { recordSeen } from './runs.ts';
-import { mergeAddresses, mergeMemberships, mergeTeammates, mergeValues } from './teammates.ts';
+import { mergeAddresses, mergeMemberships, mergeTeammates, mergeValues, setGroupsFingerprints } from './teammates.ts';
 import { StageTimer } from './timing.ts';
 
 export interface MappedField {
@@ -42,6 +42,12 @@ export interface PageContext {
   fields: MappedField[];
   /** group/org-unit external id -> groups.id for this integration. */
   groupIds: ReadonlyMap<string, string>;
+  /**
+   * The page was listed before the provider's group memberships were known (DirectoryPage
+   * `groupsPending`): its users' groups are left as they are, compared and written when the listing
+   * ends (src/sync/pendingGroups.ts); their org units are written now.
+   */
+  groupsPending?: boolean;
 }
 
 export interface RunErrorDetail {
@@ -112,13 +118,17 @@ function prepare(users: DirectoryUser[], removedIds: string[]): Prepared {
   return out;
 }
 
-/** The users whose fingerprint equals the stored one (of a teammate not deleted). */
-async function unchangedUsers(client: pg.PoolClient, integrationId: string, fingerprints: Map<string, string>): Promise<string[]> {
+/**
+ * The users whose fingerprint equals the stored one (of a teammate not deleted); on a page whose
+ * groups are pending, the fingerprints' first part (everything but the groups).
+ */
+async function unchangedUsers(client: pg.PoolClient, integrationId: string, fingerprints: Map<string, string>, groupsPending: boolean): Promise<string[]> {
   const { rows } = await client.query<{ ext_id: string }>(
     `select x.ext_id from unnest($2::text[], $3::text[]) x(ext_id, fingerprint)
-      where x.fingerprint = (select ts.fingerprint from teammate_sources ts join teammates t on t.id = ts.teammate_id and t.deleted_at is null
+      where x.fingerprint = (select case when $4 then split_part(ts.fingerprint, '.', 1) || '.' else ts.fingerprint end
+                               from teammate_sources ts join teammates t on t.id = ts.teammate_id and t.deleted_at is null
                               where ts.integration_id = $1 and ts.external_id = x.ext_id)`,
-    [integrationId, [...fingerprints.keys()], [...fingerprints.values()]],
+    [integrationId, [...fingerprints.keys()], [...fingerprints.values()], groupsPending],
   );
   return rows.map((r) => r.ext_id);
 }
@@ -222,13 +232,16 @@ export async function writePage(
   // The kinds are part of the signature: values stored before they were checked by kind are
   // written once more, checked.
   const fieldsSignature = ctx.fields.map((f) => `${f.id}=${f.attribute}:${f.kind}`).join(',');
-  const fingerprints = new Map(listed.map((u) => [u.externalId, fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)]));
-  const unchanged = ctx.category === 'teammates' && listed.length ? await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints)) : [];
+  // Users whose groups are pending are stored with the first part only, until their groups are known.
+  const groupsPending = ctx.groupsPending ?? false;
+  const fingerprintOf = (u: DirectoryUser) => (groupsPending ? `${baseFingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)}.` : fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature));
+  const fingerprints = new Map(listed.map((u) => [u.externalId, fingerprintOf(u)]));
+  const unchanged = ctx.category === 'teammates' && listed.length ? await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints, groupsPending)) : [];
   const same = new Set(unchanged);
   const active = listed.filter((u) => !same.has(u.externalId));
 
   if (!active.length) {
-    await timer.time('seen', () => recordSeen(client, ctx.runId, unchanged, [...removed]));
+    await timer.time('seen', () => recordSeen(client, ctx.runId, unchanged, [...removed], groupsPending));
     return { seen: unchanged.length, created: 0, updated: 0, unchanged: unchanged.length, skipped, errors, changedTeammateIds: [], unchangedExternalIds: unchanged };
   }
 
@@ -240,10 +253,10 @@ export async function writePage(
     await timer.time('teammates', () => mergeTeammates(client, merge));
     const aliasDup = await timer.time('addresses', () => mergeAddresses(client, merge));
     for (const d of aliasDup) errors.push({ externalId: d.ext_id, email: d.address, message: `alias ${d.address} already belongs to another teammate; not added` });
-    await timer.time('memberships', () => mergeMemberships(client, merge));
+    await timer.time('memberships', () => mergeMemberships(client, merge, groupsPending ? ['org_unit'] : ['group', 'org_unit']));
   }
   if (ctx.fields.length) await timer.time('values', () => mergeValues(client, merge, ctx.fields.map((f) => f.id)));
-  await timer.time('seen', () => recordSeen(client, ctx.runId, [...unchanged, ...written.map((r) => r.ext_id)], [...removed]));
+  await timer.time('seen', () => recordSeen(client, ctx.runId, [...unchanged, ...written.map((r) => r.ext_id)], [...removed], groupsPending));
 
   // teammate.created for new and returning teammates, with their addresses, in this transaction.
   await shared();
@@ -269,4 +282,36 @@ export async function writePage(
     changedTeammateIds,
     unchangedExternalIds: unchanged,
   };
+}
+
+export interface PendingGroupsRow {
+  ext_id: string;
+  teammate_id: string;
+  /** The stored fingerprint, `base.groups` (the groups part empty when never known). */
+  fingerprint: string | null;
+  /** The groups the provider now lists the user in (external ids). */
+  groups: string[];
+}
+
+/**
+ * Writes the group memberships of users listed before their groups were known (pendingGroups.ts):
+ * only where the groups part of their fingerprint differs, in the page's staging tables, by the
+ * memberships stage (groups only; org units were written with the page). Answers the teammates
+ * whose memberships changed.
+ */
+export async function writePendingGroups(client: pg.PoolClient, ctx: Pick<PageContext, 'workspaceId' | 'integrationId' | 'groupIds'>, rows: readonly PendingGroupsRow[]): Promise<string[]> {
+  const changed = rows
+    .map((r) => ({ ...r, part: groupsFingerprint(r.groups, ctx.groupIds) }))
+    .filter((r) => r.fingerprint?.split('.')[1] !== r.part);
+  if (!changed.length) return [];
+  await ensureStaging(client);
+  await client.query(
+    `insert into stage_users (ext_id, teammate_id) select * from json_to_recordset($1::json) as x(ext_id text, teammate_id uuid)`,
+    [JSON.stringify(changed.map((r) => ({ ext_id: r.ext_id, teammate_id: r.teammate_id })))],
+  );
+  const groupRows = changed.flatMap((r) => [...new Set(r.groups)].flatMap((g) => (ctx.groupIds.has(g) ? [{ ext_id: r.ext_id, group_id: ctx.groupIds.get(g)! }] : [])));
+  if (groupRows.length) await client.query(`insert into stage_groups select * from json_to_recordset($1::json) as x(ext_id text, group_id uuid)`, [JSON.stringify(groupRows)]);
+  await mergeMemberships(client, { workspaceId: ctx.workspaceId, integrationId: ctx.integrationId, ids: changed.map((r) => r.teammate_id) }, ['group']);
+  await setGroupsFingerprints(client, ctx.integrationId, changed.map((r) => ({ externalId: r.ext_id, part: r.part })));
+  return (await client.query<{ teammate_id: string }>('select teammate_id from stage_changed')).rows.map((r) => r.teammate_id);
 }

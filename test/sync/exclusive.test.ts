@@ -3,9 +3,8 @@
  * retried while its first attempt is alive, a manual call beside the job) must never both write:
  * each directory user becomes one teammate with one teammate.created.
  *
- * The emulator holds the group members listing until both executions wait in it (each lists at
- * most 4 groups at a time, so 5 held requests mean both), then answers: both executions have page 1
- * in hand and write it at the same time.
+ * The emulator holds the users listing until both executions wait in it (one users.list each),
+ * then answers: both executions have page 1 in hand and write it at the same time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun } from '../../src/sync/engine.ts';
@@ -31,11 +30,11 @@ describe('exclusive execution of a sync run', () => {
     const { workspaceId } = await workspaceWithKey(t.ctx);
     const integration = await connectGoogle(t.ctx, workspaceId, google.url);
     const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
-    google.knobs.hold = { route: 'members.list', after: 0 };
+    google.knobs.hold = { route: 'users.list', after: 0 };
 
     const first = executeRun(t.ctx, run!.id, { retry: FAST });
     const second = executeRun(t.ctx, run!.id, { retry: FAST });
-    await waitFor(async () => google.counters.held >= 5);
+    await waitFor(async () => google.counters.held >= 2);
     google.knobs.hold = null;
     const results = await Promise.all([first, second]);
 

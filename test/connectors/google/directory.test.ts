@@ -2,7 +2,7 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { directorySources, mailboxInstallers, photoSources } from '../../../connectors/registry.ts';
 import { DIRECTORY_SCOPES, googleDirectorySource } from '../../../connectors/google/directory.ts';
-import { RateLimitedError, type DirectoryUser } from '../../../connectors/types.ts';
+import { RateLimitedError, type DirectoryPage, type DirectoryUser, type FetchUsersOptions } from '../../../connectors/types.ts';
 import {
   ADMIN_ORIGIN,
   ADMIN_SUBJECT,
@@ -75,13 +75,25 @@ function mockUserPages(api: nock.Scope, order?: string[]) {
     .reply(200, page3);
 }
 
+/**
+ * One users page with its users' groups, as the engine gets them: a page listed before the
+ * memberships were loaded (groupsPending) gets them from groupsOf, once they are.
+ */
+async function fetchPage(src: ReturnType<typeof source>, opts: FetchUsersOptions): Promise<DirectoryPage> {
+  const page = await src.fetchUsersPage(opts);
+  if (!page.groupsPending) return page;
+  const groups = await src.groupsOf!(page.users.map((u) => ({ externalId: u.externalId, emails: [...(u.primaryEmail ? [u.primaryEmail] : []), ...u.aliases] })));
+  const { groupsPending: _, ...rest } = page;
+  return { ...rest, users: page.users.map((u) => ({ ...u, groups: groups.get(u.externalId) ?? [] })) };
+}
+
 async function listAll(src: ReturnType<typeof source>) {
   const users: DirectoryUser[] = [];
   const pageTokens: (string | null)[] = [];
   const skipped: { externalId: string; reason: string }[] = [];
   let token: string | undefined;
   do {
-    const page = await src.fetchUsersPage(token ? { pageToken: token } : {});
+    const page = await fetchPage(src, token ? { pageToken: token } : {});
     users.push(...page.users);
     skipped.push(...page.skipped);
     expect(page.removedIds).toEqual([]);
@@ -234,13 +246,19 @@ describe('Google Workspace directory source', () => {
       .reply(200, page2);
 
     const src = source();
-    await expect(src.fetchUsersPage({ pageToken: page1.nextPageToken })).rejects.toBeInstanceOf(RateLimitedError);
+    // The users page does not wait for the memberships; their load fails on the 429, and so does
+    // the question for the page's groups, which the engine asks again.
     const page = await src.fetchUsersPage({ pageToken: page1.nextPageToken });
+    expect(page.groupsPending).toBe(true);
+    const layla = page.users.find((u) => u.primaryEmail === 'layla@acme.example')!;
+    const ask = () => src.groupsOf!([{ externalId: layla.externalId, emails: [layla.primaryEmail!] }]);
+    await expect(ask()).rejects.toBeInstanceOf(RateLimitedError);
+    const groups = await ask();
     api.done(); // no members page was asked for twice, but the one that answered 429
-    expect(page.users.find((u) => u.primaryEmail === 'layla@acme.example')?.groups).toEqual([GROUPS.allStaff, GROUPS.sales]);
+    expect(groups.get(layla.externalId)).toEqual([GROUPS.allStaff, GROUPS.sales]);
   });
 
-  it('returns no page before its memberships are loaded, also when resuming from a page token; reads the users page meanwhile', async () => {
+  it('returns users pages while the memberships load (groupsPending), also when resuming from a page token, and their groups once loaded', async () => {
     const order: string[] = [];
     const token = mockTokenExchange();
     const api = nock(ADMIN_ORIGIN);
@@ -254,8 +272,8 @@ describe('Google Workspace directory source', () => {
       .reply(200, page3);
 
     const src = source();
-    const resumed = await src.fetchUsersPage({ pageToken: page1.nextPageToken });
-    const last = await src.fetchUsersPage({ pageToken: page2.nextPageToken });
+    const resumed = await fetchPage(src, { pageToken: page1.nextPageToken });
+    const last = await fetchPage(src, { pageToken: page2.nextPageToken });
     token.done();
     api.done(); // groups and members were each fetched once, for both pages
 
@@ -281,7 +299,7 @@ describe('Google Workspace directory source', () => {
       .get(USERS_PATH)
       .query(true)
       .reply(200, page3);
-    const page = await source().fetchUsersPage({});
+    const page = await fetchPage(source(), {});
     token.done();
     api.done();
     expect(page.users.find((u) => u.primaryEmail === 'priya.nair@acme.example')?.groups).toEqual([GROUPS.engineering]);
@@ -327,7 +345,7 @@ describe('Google Workspace directory source', () => {
       .get(USERS_PATH)
       .query({ domain: 'acme.example', maxResults: '500', projection: 'full' })
       .reply(200, { kind: 'admin#directory#users' });
-    const page = await source({ domain: 'acme.example' }).fetchUsersPage({});
+    const page = await fetchPage(source({ domain: 'acme.example' }), {});
     token.done();
     api.done();
     expect(page).toEqual({ users: [], removedIds: [], skipped: [], nextPageToken: null });

@@ -1,0 +1,59 @@
+/**
+ * Group memberships written after the users listing, for the users listed before the provider's
+ * memberships were known.
+ *
+ * Google lists a group's members at most 200 a call, one call after another, so the members of a
+ * large directory take as long to list as its users. Instead of holding the users pages until
+ * they are loaded, the connector returns those pages with `groupsPending` (src/sync/write.ts writes
+ * them without touching group memberships, compares the first part of the fingerprints only, and
+ * marks the users in the run's seen list). When the listing ends, this asks the source for their
+ * groups and writes them in batches, each in one transaction that checks the run is still this
+ * execution's, writes the memberships that changed, clears the users' marks and asks for the
+ * installs of the teammates whose memberships changed. A crash in between leaves the marks, and the
+ * next execution of the run writes what is left; a failed run leaves them unwritten, and the next
+ * run lists everyone again.
+ */
+import type { DirectorySource } from '../../connectors/types.ts';
+import type { AppContext } from '../context.ts';
+import { withTx } from '../db/tx.ts';
+import { requestTeammateInstalls } from '../install/triggers.ts';
+import { withRetry, type RetryPolicy } from './retry.ts';
+import { clearGroupsPending, getRun, holdRun, pendingGroupsBatch, saveStageMs, type SyncRunRow } from './runs.ts';
+import { StageTimer } from './timing.ts';
+import { writePendingGroups } from './write.ts';
+
+const BATCH = 2000;
+
+export interface PendingGroupsLoop {
+  executor: string;
+  groupIds: ReadonlyMap<string, string>;
+  policy: RetryPolicy;
+  observer: Parameters<typeof withRetry>[2];
+}
+
+/** Writes the groups of every user of the run whose groups are pending. */
+export async function writeGroupsAfterListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop): Promise<void> {
+  const groupsOf = source.groupsOf?.bind(source);
+  let timer: StageTimer | undefined;
+  for (;;) {
+    const batch = await pendingGroupsBatch(ctx.pool, run.id, run.integration_id, BATCH);
+    if (!batch.length) return;
+    timer ??= new StageTimer((await getRun(ctx.pool, run.id))?.stage_ms);
+    // Users the run did not store (no address, an address another teammate holds) have no source.
+    const stored = batch.filter((r) => r.teammate_id !== null);
+    const groups = stored.length && groupsOf ? await timer!.time('groups_wait', () => withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer)) : new Map<string, string[]>();
+    await withTx(ctx.pool, async (client) => {
+      await holdRun(client, run.id, loop.executor);
+      const changed = await timer!.time('memberships', () =>
+        writePendingGroups(
+          client,
+          { workspaceId: run.workspace_id, integrationId: run.integration_id, groupIds: loop.groupIds },
+          stored.map((r) => ({ ext_id: r.external_id, teammate_id: r.teammate_id!, fingerprint: r.fingerprint, groups: groups.get(r.external_id) ?? [] })),
+        ),
+      );
+      if (changed.length) await timer!.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
+      await clearGroupsPending(client, run.id, batch.map((r) => r.external_id));
+      await saveStageMs(client, run.id, timer!.ms);
+    });
+  }
+}
