@@ -1,6 +1,6 @@
 -- Up Migration
--- Users written before the provider's group memberships were known (src/sync/pendingGroups.ts):
--- their group memberships are written when the listing ends.
+-- Users listed before the provider's group memberships were known and unchanged but for their groups
+-- (src/sync/pendingGroups.ts): their groups are compared and written when the listing ends.
 alter table sync_run_seen add column groups_pending boolean not null default false;
 create index sync_run_seen_groups_pending on sync_run_seen (run_id) where groups_pending;
 

@@ -20,7 +20,7 @@ import { withRetry, type RetryPolicy } from './retry.ts';
 import { holdRun, recordPage, type SyncRunRow } from './runs.ts';
 import { SyncStatistics } from './stats.ts';
 import { StageTimer } from './timing.ts';
-import { writePage, type MappedField, type PageResult } from './write.ts';
+import { unchangedButGroups, writePage, type MappedField, type PageResult } from './write.ts';
 
 const MAX_ERROR_DETAILS = 100;
 
@@ -141,8 +141,9 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       if (page.nextPageToken) pending = fetch(page.nextPageToken);
       const keys = pageKeys(page);
       await Promise.all(inflight.filter((w) => overlaps(w.keys, keys)).map((w) => w.done));
+      const { page: complete, pendingGroups } = page.groupsPending ? await groupsOfChanged(ctx, source, run, loop, page, timer) : { page, pendingGroups: undefined };
       const before = previous;
-      const done = withTx(ctx.pool, (client) => writeOnePage(client, run, loop, page, timer, () => timer.time('order_wait', () => before)));
+      const done = withTx(ctx.pool, (client) => writeOnePage(client, run, loop, complete, pendingGroups, timer, () => timer.time('order_wait', () => before)));
       done.catch(() => {}); // awaited below, or by the page after it
       previous = done;
       inflight.push({ keys, done });
@@ -154,8 +155,26 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
   }
 }
 
+/**
+ * A page listed before the provider's memberships were known (groupsPending): its users unchanged
+ * but for their groups are written without them (their groups are compared when the listing ends,
+ * src/sync/pendingGroups.ts); the others, new or changed, get their groups from the source now,
+ * waiting for its memberships, so that nothing is written twice and no install is asked for
+ * before a teammate's groups are known. Answers the page with those groups, and who stays pending.
+ */
+async function groupsOfChanged(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, timer: StageTimer): Promise<{ page: DirectoryPage; pendingGroups: Set<string> }> {
+  const { users } = cleanPageUsers(page.users);
+  const pendingGroups = await timer.time('match', () => unchangedButGroups(ctx.pool, { integrationId: run.integration_id, fields: loop.fields, groupIds: loop.groupIds }, users));
+  const changed = page.users.filter((u) => !u.removed && !pendingGroups.has(u.externalId));
+  if (!changed.length || !source.groupsOf) return { page, pendingGroups };
+  const groupsOf = source.groupsOf.bind(source);
+  const query = changed.map((u) => ({ externalId: u.externalId, emails: [...(u.primaryEmail ? [u.primaryEmail] : []), ...u.aliases] }));
+  const groups = await timer.time('groups_wait', () => withRetry(() => groupsOf(query), loop.policy, loop.observer));
+  return { page: { ...page, users: page.users.map((u) => (groups.has(u.externalId) ? { ...u, groups: groups.get(u.externalId)! } : u)) }, pendingGroups };
+}
+
 /** One page's transaction. `ordered` waits for the page before it to commit. Answers how many teammates it created. */
-async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, timer: StageTimer, ordered: () => Promise<unknown>): Promise<number> {
+async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, pendingGroups: ReadonlySet<string> | undefined, timer: StageTimer, ordered: () => Promise<unknown>): Promise<number> {
   // A page whose commit is lost in a database crash loses its checkpoint with it and is written
   // again on resume (the writes are idempotent upserts), so the page need not wait for fsync.
   await client.query('set local synchronous_commit = off');
@@ -169,7 +188,7 @@ async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLo
   const { users, errors: refused } = cleanPageUsers(page.users);
   const r: PageResult = await writePage(
     client,
-    { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds, groupsPending: page.groupsPending ?? false },
+    { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds, ...(pendingGroups ? { pendingGroups } : {}) },
     users,
     page.removedIds.map(cleanText),
     timer,

@@ -1,17 +1,18 @@
 /**
- * Group memberships written after the users listing, for the users listed before the provider's
- * memberships were known.
+ * Group memberships written after the users listing, for users listed before the provider's
+ * memberships were known and unchanged but for their groups.
  *
  * Google lists a group's members at most 200 a call, one call after another, so the members of a
- * large directory take as long to list as its users. Instead of holding the users pages until
- * they are loaded, the connector returns those pages with `groupsPending` (src/sync/write.ts writes
- * them without touching group memberships, compares the first part of the fingerprints only, and
- * marks the users in the run's seen list). When the listing ends, this asks the source for their
- * groups and writes them in batches, each in one transaction that checks the run is still this
- * execution's, writes the memberships that changed, clears the users' marks and asks for the
- * installs of the teammates whose memberships changed. A crash in between leaves the marks, and the
- * next execution of the run writes what is left; a failed run leaves them unwritten, and the next
- * run lists everyone again.
+ * large directory take as long to list as its users. The connector returns the users pages that
+ * arrive before they are loaded with `groupsPending`. Of such a page, the new and changed people
+ * wait for their groups (src/sync/pages.ts asks the source's `groupsOf`) and are written with
+ * them; the others, unchanged but for their groups, are only recorded as seen and marked in the
+ * run's seen list (src/sync/write.ts). When the listing ends, this asks the source for their
+ * groups and writes those that changed, in batches, each in one transaction that checks the run
+ * is still this execution's, writes the memberships, clears the users' marks and asks for the
+ * installs of the teammates whose memberships changed. A crash in between leaves the marks, and
+ * the next execution of the run compares what is left; a failed run leaves them, and the next run
+ * lists everyone again.
  */
 import type { DirectorySource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';

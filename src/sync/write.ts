@@ -18,6 +18,7 @@
  * nothing but the run's bookkeeping.
  */
 import type pg from 'pg';
+import type { Queryable } from '../db/tx.ts';
 import type { DirectoryUser } from '../../connectors/types.ts';
 import { emitTeammateEvents } from '../events/outbox.ts';
 import { attribute, baseFingerprint, fingerprint, groupsFingerprint } from './fingerprint.ts';
@@ -43,11 +44,12 @@ export interface PageContext {
   /** group/org-unit external id -> groups.id for this integration. */
   groupIds: ReadonlyMap<string, string>;
   /**
-   * The page was listed before the provider's group memberships were known (DirectoryPage
-   * `groupsPending`): its users' groups are left as they are, compared and written when the listing
-   * ends (src/sync/pendingGroups.ts); their org units are written now.
+   * Users listed before the provider's group memberships were known (DirectoryPage
+   * `groupsPending`) and unchanged but for their groups (unchangedButGroups): they are only recorded
+   * as seen, their groups compared and written when the listing ends (src/sync/pendingGroups.ts).
+   * The page's other users come with their groups.
    */
-  groupsPending?: boolean;
+  pendingGroups?: ReadonlySet<string>;
 }
 
 export interface RunErrorDetail {
@@ -119,18 +121,30 @@ function prepare(users: DirectoryUser[], removedIds: string[]): Prepared {
 }
 
 /**
- * The users whose fingerprint equals the stored one (of a teammate not deleted); on a page whose
- * groups are pending, the fingerprints' first part (everything but the groups).
+ * The users whose fingerprint equals the stored one (of a teammate not deleted). A fingerprint
+ * ending in `.` (groups unknown) is compared with the stored one's first part.
  */
-async function unchangedUsers(client: pg.PoolClient, integrationId: string, fingerprints: Map<string, string>, groupsPending: boolean): Promise<string[]> {
-  const { rows } = await client.query<{ ext_id: string }>(
+async function unchangedUsers(db: Queryable, integrationId: string, fingerprints: Map<string, string>): Promise<string[]> {
+  const { rows } = await db.query<{ ext_id: string }>(
     `select x.ext_id from unnest($2::text[], $3::text[]) x(ext_id, fingerprint)
-      where x.fingerprint = (select case when $4 then split_part(ts.fingerprint, '.', 1) || '.' else ts.fingerprint end
+      where x.fingerprint = (select case when right(x.fingerprint, 1) = '.' then split_part(ts.fingerprint, '.', 1) || '.' else ts.fingerprint end
                                from teammate_sources ts join teammates t on t.id = ts.teammate_id and t.deleted_at is null
                               where ts.integration_id = $1 and ts.external_id = x.ext_id)`,
-    [integrationId, [...fingerprints.keys()], [...fingerprints.values()], groupsPending],
+    [integrationId, [...fingerprints.keys()], [...fingerprints.values()]],
   );
   return rows.map((r) => r.ext_id);
+}
+
+const fieldsSignatureOf = (fields: readonly MappedField[]) => fields.map((f) => `${f.id}=${f.attribute}:${f.kind}`).join(',');
+
+/**
+ * Of users listed before their groups were known, those unchanged but for their groups (the first
+ * part of their fingerprint is the stored one's): they need not wait for the groups.
+ */
+export async function unchangedButGroups(db: Queryable, ctx: Pick<PageContext, 'integrationId' | 'fields' | 'groupIds'>, users: readonly DirectoryUser[]): Promise<Set<string>> {
+  const signature = fieldsSignatureOf(ctx.fields);
+  const bases = new Map(users.map((u) => [u.externalId, `${baseFingerprint(u, ctx.fields, ctx.groupIds, signature)}.`]));
+  return new Set(bases.size ? await unchangedUsers(db, ctx.integrationId, bases) : []);
 }
 
 /** The page's rows into the staging tables. */
@@ -231,17 +245,27 @@ export async function writePage(
   let skipped = rest.skipped;
   // The kinds are part of the signature: values stored before they were checked by kind are
   // written once more, checked.
-  const fieldsSignature = ctx.fields.map((f) => `${f.id}=${f.attribute}:${f.kind}`).join(',');
-  // Users whose groups are pending are stored with the first part only, until their groups are known.
-  const groupsPending = ctx.groupsPending ?? false;
-  const fingerprintOf = (u: DirectoryUser) => (groupsPending ? `${baseFingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)}.` : fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature));
+  const fieldsSignature = fieldsSignatureOf(ctx.fields);
+  // Users whose groups are pending are compared by the first part of their fingerprint.
+  const pending = ctx.pendingGroups ?? new Set<string>();
+  const fingerprintOf = (u: DirectoryUser) =>
+    pending.has(u.externalId) ? `${baseFingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)}.` : fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature);
   const fingerprints = new Map(listed.map((u) => [u.externalId, fingerprintOf(u)]));
-  const unchanged = ctx.category === 'teammates' && listed.length ? await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints, groupsPending)) : [];
+  const unchanged = ctx.category === 'teammates' && listed.length ? await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints)) : [];
   const same = new Set(unchanged);
+  // Pages are written one run execution at a time, so a user found unchanged before the page is still.
+  const stale = [...pending].filter((id) => fingerprints.has(id) && !same.has(id));
+  if (stale.length) throw new Error(`users ${stale.slice(0, 3).join(', ')} changed while their groups were pending`);
+  const seenPending = unchanged.filter((id) => pending.has(id));
+  const seenDone = unchanged.filter((id) => !pending.has(id));
   const active = listed.filter((u) => !same.has(u.externalId));
+  const recordSeenUsers = async (written: string[]) => {
+    await recordSeen(client, ctx.runId, [...seenDone, ...written], [...removed]);
+    if (seenPending.length) await recordSeen(client, ctx.runId, seenPending, [], true);
+  };
 
   if (!active.length) {
-    await timer.time('seen', () => recordSeen(client, ctx.runId, unchanged, [...removed], groupsPending));
+    await timer.time('seen', () => recordSeenUsers([]));
     return { seen: unchanged.length, created: 0, updated: 0, unchanged: unchanged.length, skipped, errors, changedTeammateIds: [], unchangedExternalIds: unchanged };
   }
 
@@ -253,10 +277,10 @@ export async function writePage(
     await timer.time('teammates', () => mergeTeammates(client, merge));
     const aliasDup = await timer.time('addresses', () => mergeAddresses(client, merge));
     for (const d of aliasDup) errors.push({ externalId: d.ext_id, email: d.address, message: `alias ${d.address} already belongs to another teammate; not added` });
-    await timer.time('memberships', () => mergeMemberships(client, merge, groupsPending ? ['org_unit'] : ['group', 'org_unit']));
+    await timer.time('memberships', () => mergeMemberships(client, merge, ['group', 'org_unit']));
   }
   if (ctx.fields.length) await timer.time('values', () => mergeValues(client, merge, ctx.fields.map((f) => f.id)));
-  await timer.time('seen', () => recordSeen(client, ctx.runId, [...unchanged, ...written.map((r) => r.ext_id)], [...removed], groupsPending));
+  await timer.time('seen', () => recordSeenUsers(written.map((r) => r.ext_id)));
 
   // teammate.created for new and returning teammates, with their addresses, in this transaction.
   await shared();
@@ -287,17 +311,17 @@ export async function writePage(
 export interface PendingGroupsRow {
   ext_id: string;
   teammate_id: string;
-  /** The stored fingerprint, `base.groups` (the groups part empty when never known). */
+  /** The stored fingerprint, `base.groups`. */
   fingerprint: string | null;
   /** The groups the provider now lists the user in (external ids). */
   groups: string[];
 }
 
 /**
- * Writes the group memberships of users listed before their groups were known (pendingGroups.ts):
- * only where the groups part of their fingerprint differs, in the page's staging tables, by the
- * memberships stage (groups only; org units were written with the page). Answers the teammates
- * whose memberships changed.
+ * Writes the group memberships of users listed before their groups were known and unchanged but
+ * for them (pendingGroups.ts): only where the groups part of their fingerprint differs, in the
+ * page's staging tables, by the memberships stage (groups only: their org units, in the first
+ * part, are unchanged). Answers the teammates whose memberships changed.
  */
 export async function writePendingGroups(client: pg.PoolClient, ctx: Pick<PageContext, 'workspaceId' | 'integrationId' | 'groupIds'>, rows: readonly PendingGroupsRow[]): Promise<string[]> {
   const changed = rows
