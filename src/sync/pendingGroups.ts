@@ -9,21 +9,21 @@
  * them; the others, unchanged but for their groups, are only recorded as seen and marked in the
  * run's seen list (src/sync/write.ts). When the listing ends, this asks the source for their
  * groups and writes those that changed, in batches, each in one transaction that checks the run
- * is still this execution's, writes the memberships, clears the users' marks and asks for the
- * installs of the teammates whose memberships changed. A crash in between leaves the marks, and
- * the next execution of the run compares what is left; a failed run leaves them, and the next run
- * lists everyone again.
+ * is still this execution's, writes the memberships with the groups part of the fingerprints, and
+ * asks for the installs of the teammates whose memberships changed. A crash in between is
+ * harmless: the next execution of the run compares the marked users again, and those written
+ * already compare equal; a failed run leaves them, and the next run lists everyone again.
  */
 import type { DirectorySource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { requestTeammateInstalls } from '../install/triggers.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
-import { clearGroupsPending, getRun, holdRun, pendingGroupsBatch, saveStageMs, type SyncRunRow } from './runs.ts';
+import { getRun, holdRun, pendingGroupsBatch, saveStageMs, type SyncRunRow } from './runs.ts';
 import { StageTimer } from './timing.ts';
 import { writePendingGroups } from './write.ts';
 
-const BATCH = 2000;
+const BATCH = 5000;
 
 export interface PendingGroupsLoop {
   executor: string;
@@ -36,9 +36,11 @@ export interface PendingGroupsLoop {
 export async function writeGroupsAfterListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop): Promise<void> {
   const groupsOf = source.groupsOf?.bind(source);
   let timer: StageTimer | undefined;
+  let after = '';
   for (;;) {
-    const batch = await pendingGroupsBatch(ctx.pool, run.id, run.integration_id, BATCH);
+    const batch = await pendingGroupsBatch(ctx.pool, run.id, run.integration_id, after, BATCH);
     if (!batch.length) return;
+    after = batch.at(-1)!.external_id;
     timer ??= new StageTimer((await getRun(ctx.pool, run.id))?.stage_ms);
     // Users the run did not store (no address, an address another teammate holds) have no source.
     const stored = batch.filter((r) => r.teammate_id !== null);
@@ -53,7 +55,6 @@ export async function writeGroupsAfterListing(ctx: AppContext, source: Directory
         ),
       );
       if (changed.length) await timer!.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
-      await clearGroupsPending(client, run.id, batch.map((r) => r.external_id));
       await saveStageMs(client, run.id, timer!.ms);
     });
   }

@@ -208,24 +208,28 @@ export async function recordSeen(db: Queryable, runId: string, active: string[],
   );
 }
 
-/** Seen users whose groups are pending (listed before they were known), with their source and addresses. */
-export async function pendingGroupsBatch(db: Queryable, runId: string, integrationId: string, limit: number): Promise<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }[]> {
+/**
+ * Seen users whose groups are pending (listed before they were known), after `after` in external id
+ * order, with their source's teammate, fingerprint and addresses.
+ */
+export async function pendingGroupsBatch(
+  db: Queryable,
+  runId: string,
+  integrationId: string,
+  after: string,
+  limit: number,
+): Promise<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }[]> {
   const { rows } = await db.query<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }>(
     `select s.external_id, ts.teammate_id, ts.fingerprint,
             coalesce((select array_agg(e.address) from emails e where e.teammate_id = ts.teammate_id and e.integration_id = $2), '{}') as emails
        from sync_run_seen s
        left join teammate_sources ts on ts.integration_id = $2 and ts.external_id = s.external_id
-      where s.run_id = $1 and s.groups_pending
+      where s.run_id = $1 and s.groups_pending and s.external_id > $3
       order by s.external_id
-      limit $3`,
-    [runId, integrationId, limit],
+      limit $4`,
+    [runId, integrationId, after, limit],
   );
   return rows;
-}
-
-/** The users whose groups are now written. */
-export async function clearGroupsPending(db: Queryable, runId: string, externalIds: string[]): Promise<void> {
-  await db.query('update sync_run_seen set groups_pending = false where run_id = $1 and external_id = any($2::text[])', [runId, externalIds]);
 }
 
 export type EndFields = Partial<Pick<SyncRunRow, 'error_code' | 'error' | 'deleted' | 'pending_deletions'>>;

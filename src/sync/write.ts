@@ -251,11 +251,12 @@ export async function writePage(
   const fingerprintOf = (u: DirectoryUser) =>
     pending.has(u.externalId) ? `${baseFingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)}.` : fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature);
   const fingerprints = new Map(listed.map((u) => [u.externalId, fingerprintOf(u)]));
-  const unchanged = ctx.category === 'teammates' && listed.length ? await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints)) : [];
+  // On a page whose groups are pending, the caller found who is unchanged but for the groups
+  // (unchangedButGroups); the others are new or changed (pages of one run are written by one
+  // execution, and pages sharing a person one after another, so that still holds).
+  const unchanged =
+    ctx.category !== 'teammates' || !listed.length ? [] : ctx.pendingGroups ? listed.map((u) => u.externalId).filter((id) => pending.has(id)) : await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints));
   const same = new Set(unchanged);
-  // Pages are written one run execution at a time, so a user found unchanged before the page is still.
-  const stale = [...pending].filter((id) => fingerprints.has(id) && !same.has(id));
-  if (stale.length) throw new Error(`users ${stale.slice(0, 3).join(', ')} changed while their groups were pending`);
   const seenPending = unchanged.filter((id) => pending.has(id));
   const seenDone = unchanged.filter((id) => !pending.has(id));
   const active = listed.filter((u) => !same.has(u.externalId));
