@@ -20,6 +20,7 @@ import { withRetry, type RetryPolicy } from './retry.ts';
 import { holdRun, recordPage, type SyncRunRow } from './runs.ts';
 import { SyncStatistics } from './stats.ts';
 import { StageTimer } from './timing.ts';
+import { sourceGroupsOf } from './pendingGroups.ts';
 import { unchangedButGroups, writePage, type MappedField, type PageResult } from './write.ts';
 
 const MAX_ERROR_DETAILS = 100;
@@ -166,8 +167,8 @@ async function groupsOfChanged(ctx: AppContext, source: DirectorySource, run: Sy
   const { users } = cleanPageUsers(page.users);
   const pendingGroups = await timer.time('match', () => unchangedButGroups(ctx.pool, { integrationId: run.integration_id, fields: loop.fields, groupIds: loop.groupIds }, users));
   const changed = page.users.filter((u) => !u.removed && !pendingGroups.has(u.externalId));
-  if (!changed.length || !source.groupsOf) return { page, pendingGroups };
-  const groupsOf = source.groupsOf.bind(source);
+  if (!changed.length) return { page, pendingGroups };
+  const groupsOf = sourceGroupsOf(source);
   const query = changed.map((u) => ({ externalId: u.externalId, emails: [...(u.primaryEmail ? [u.primaryEmail] : []), ...u.aliases] }));
   const groups = await timer.time('groups_wait', () => withRetry(() => groupsOf(query), loop.policy, loop.observer));
   return { page: { ...page, users: page.users.map((u) => (groups.has(u.externalId) ? { ...u, groups: groups.get(u.externalId)! } : u)) }, pendingGroups };

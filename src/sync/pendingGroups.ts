@@ -32,30 +32,36 @@ export interface PendingGroupsLoop {
   observer: Parameters<typeof withRetry>[2];
 }
 
+/** The source's groupsOf: a source that lists users before their groups must answer them. */
+export function sourceGroupsOf(source: DirectorySource): NonNullable<DirectorySource['groupsOf']> {
+  if (!source.groupsOf) throw new Error('the directory source listed users before their groups (groupsPending) but cannot answer their groups (groupsOf)');
+  return source.groupsOf.bind(source);
+}
+
 /** Writes the groups of every user of the run whose groups are pending. */
 export async function writeGroupsAfterListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop): Promise<void> {
-  const groupsOf = source.groupsOf?.bind(source);
   let timer: StageTimer | undefined;
   let after = '';
   for (;;) {
     const batch = await pendingGroupsBatch(ctx.pool, run.id, run.integration_id, after, BATCH);
     if (!batch.length) return;
     after = batch.at(-1)!.external_id;
-    timer ??= new StageTimer((await getRun(ctx.pool, run.id))?.stage_ms);
+    const t = (timer ??= new StageTimer((await getRun(ctx.pool, run.id))?.stage_ms));
     // Users the run did not store (no address, an address another teammate holds) have no source.
     const stored = batch.filter((r) => r.teammate_id !== null);
-    const groups = stored.length && groupsOf ? await timer!.time('groups_wait', () => withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer)) : new Map<string, string[]>();
+    const groupsOf = sourceGroupsOf(source);
+    const groups = stored.length ? await t.time('groups_wait', () => withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer)) : new Map<string, string[]>();
     await withTx(ctx.pool, async (client) => {
       await holdRun(client, run.id, loop.executor);
-      const changed = await timer!.time('memberships', () =>
+      const changed = await t.time('memberships', () =>
         writePendingGroups(
           client,
           { workspaceId: run.workspace_id, integrationId: run.integration_id, groupIds: loop.groupIds },
           stored.map((r) => ({ ext_id: r.external_id, teammate_id: r.teammate_id!, fingerprint: r.fingerprint, groups: groups.get(r.external_id) ?? [] })),
         ),
       );
-      if (changed.length) await timer!.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
-      await saveStageMs(client, run.id, timer!.ms);
+      if (changed.length) await t.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
+      await saveStageMs(client, run.id, t.ms);
     });
   }
 }
