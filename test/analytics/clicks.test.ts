@@ -4,7 +4,6 @@
  * 404 page; switched-off tracking; the per-address limit; nothing lost when the server closes.
  */
 import crypto from 'node:crypto';
-import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
 import { trackLinks } from '../../src/analytics/links.ts';
@@ -14,6 +13,7 @@ import { setEventTracking } from '../../src/db/workspaces.ts';
 import { createLogger } from '../../src/log.ts';
 import { useApi } from '../api/helpers.ts';
 import { waitFor } from '../helpers/cli.ts';
+import { failingOncePool } from '../helpers/db.ts';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
@@ -125,18 +125,7 @@ describe('the click recorder', () => {
   const api = useApi();
 
   it('writes a burst of clicks with one statement, each once, and keeps clicks through a failed write', async () => {
-    const statements: string[] = [];
-    let fail = true;
-    const pool = {
-      query: (sql: string, params: unknown[]) => {
-        statements.push(sql);
-        if (fail) {
-          fail = false;
-          return Promise.reject(new Error('connection lost'));
-        }
-        return api.t.ctx.pool.query(sql, params);
-      },
-    } as unknown as pg.Pool;
+    const { pool, statements } = failingOncePool(api.t.ctx.pool);
     const recorder = new ClickRecorder(pool, createLogger('silent'), { holdMs: 0, flushEveryMs: 60_000 });
     const target = { workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() };
     const tracked = await trackLinks(api.t.ctx.pool, clickTokens(api.t.ctx.secrets), api.base, target, { html: '<a href="https://acme.test/">x</a>', text: '', bannerAt: -1 });

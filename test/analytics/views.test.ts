@@ -5,7 +5,6 @@
  * forged tokens get a plain 404; switched-off tracking answers unrecorded; the per-address limit.
  */
 import crypto from 'node:crypto';
-import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
 import { PIXEL_GIF } from '../../src/api/views.ts';
@@ -18,6 +17,7 @@ import { setEventTracking } from '../../src/db/workspaces.ts';
 import { createLogger } from '../../src/log.ts';
 import { useApi } from '../api/helpers.ts';
 import { waitFor } from '../helpers/cli.ts';
+import { failingOncePool } from '../helpers/db.ts';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const GMAIL = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
@@ -173,18 +173,7 @@ describe('the view recorder', () => {
   const api = useApi();
 
   it('writes a burst of views with one statement, each once, keeps views through a failed write, and retention prunes old ones', async () => {
-    const statements: string[] = [];
-    let fail = true;
-    const pool = {
-      query: (sql: string, params: unknown[]) => {
-        statements.push(sql);
-        if (fail) {
-          fail = false;
-          return Promise.reject(new Error('connection lost'));
-        }
-        return api.t.ctx.pool.query(sql, params);
-      },
-    } as unknown as pg.Pool;
+    const { pool, statements } = failingOncePool(api.t.ctx.pool);
     const recorder = new ViewRecorder(pool, createLogger('silent'), { flushEveryMs: 60_000 });
     const target = { workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() };
     const html = await trackViews(api.t.ctx.pool, viewTokens(api.t.ctx.secrets), api.base, target, { html: '', bannerAt: -1 });

@@ -13,7 +13,7 @@ import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/sync/runs.ts';
 import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
-import { workspaceWithKey } from '../helpers/fixtures.ts';
+import { queuedFanoutTeammates, workspaceWithKey } from '../helpers/fixtures.ts';
 import { CREDENTIALS, SCOPES } from '../connectors/slack/helpers.ts';
 
 const CDN = 'https://avatars.slack-edge.com';
@@ -85,14 +85,7 @@ describe('profile photos into assets', () => {
     const teammateId = async (externalId: string) =>
       (await t.ctx.pool.query<{ teammate_id: string }>('select teammate_id from teammate_sources where workspace_id = $1 and external_id = $2', [workspaceId, externalId])).rows[0]!
         .teammate_id;
-    const fanouts = async () =>
-      (
-        await t.ctx.pool.query<{ payload: { workspaceId: string; teammateIds: string[] } }>(
-          `select p.payload from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = 'fanout_teammates'`,
-        )
-      ).rows
-        .filter((r) => r.payload.workspaceId === workspaceId)
-        .flatMap((r) => r.payload.teammateIds);
+    const fanouts = () => queuedFanoutTeammates(t.ctx, workspaceId);
     const clearJobs = () => t.ctx.pool.query(`delete from graphile_worker._private_jobs`);
     return { workspaceId, directory, assets, field, listDirectory, values, teammateId, fanouts, clearJobs };
   }

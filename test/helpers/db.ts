@@ -103,3 +103,20 @@ export function useTestContext(configOverrides: Record<string, string> = {}): Te
   });
   return t;
 }
+
+/** A pool over `pool` whose first query fails (a lost connection), with every statement it was asked. */
+export function failingOncePool(pool: pg.Pool): { pool: pg.Pool; statements: string[] } {
+  const statements: string[] = [];
+  let fail = true;
+  const wrapped = {
+    query: (sql: string, params: unknown[]) => {
+      statements.push(sql);
+      if (fail) {
+        fail = false;
+        return Promise.reject(new Error('connection lost'));
+      }
+      return pool.query(sql, params);
+    },
+  } as unknown as pg.Pool;
+  return { pool: wrapped, statements };
+}

@@ -61,3 +61,11 @@ export async function eventCount(ctx: AppContext, workspaceId: string, type: str
   const { rows } = await ctx.pool.query<{ n: number }>('select count(*)::int as n from events where workspace_id = $1 and type = $2', [workspaceId, type]);
   return rows[0]!.n;
 }
+
+/** The teammates the workspace's queued `fanout_teammates` jobs ask installs for. */
+export async function queuedFanoutTeammates(ctx: AppContext, workspaceId: string): Promise<string[]> {
+  const { rows } = await ctx.pool.query<{ payload: { workspaceId: string; teammateIds: string[] } }>(
+    `select p.payload from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = 'fanout_teammates'`,
+  );
+  return rows.filter((r) => r.payload.workspaceId === workspaceId).flatMap((r) => r.payload.teammateIds);
+}

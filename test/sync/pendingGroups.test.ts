@@ -12,7 +12,7 @@ import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '
 import type { RetryPolicy } from '../../src/sync/retry.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { waitFor } from '../helpers/cli.ts';
-import { connectGoogle, eventCount, workspaceWithKey } from '../helpers/fixtures.ts';
+import { connectGoogle, eventCount, queuedFanoutTeammates, workspaceWithKey } from '../helpers/fixtures.ts';
 
 const FAST: RetryPolicy = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 const USERS = 1200; // three users pages
@@ -41,14 +41,7 @@ describe('groups written after the users listing', () => {
         ).rows.map((r) => [r.external_id, r.n]),
       );
     const directoryGroups = () => Object.fromEntries(google.tenant.groups.map((g) => [g.id, g.members.length]));
-    const fanouts = async () =>
-      (
-        await t.ctx.pool.query<{ payload: { workspaceId: string; teammateIds: string[] } }>(
-          `select p.payload from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = 'fanout_teammates'`,
-        )
-      ).rows
-        .filter((r) => r.payload.workspaceId === workspaceId)
-        .flatMap((r) => r.payload.teammateIds);
+    const fanouts = () => queuedFanoutTeammates(t.ctx, workspaceId);
     const sync = async (held: boolean, whileHeld?: () => Promise<void>) => {
       google.knobs.hold = held ? { route: 'members.list', after: 0 } : null;
       const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
