@@ -50,16 +50,24 @@ function user(i: number): DirectoryUser {
   };
 }
 
-async function writePath(db: BenchDb, users: number, round_: number): Promise<{ ms: number; cpu: CpuFigures; stageMs: Record<string, number> }> {
-  const ws = await createWorkspace(db.ctx.pool, `ingest ${round_}`);
+/** A workspace with a Google integration, its two mapped fields, and a run of it. */
+async function setup(db: BenchDb, name: string) {
+  const ws = await createWorkspace(db.ctx.pool, name);
   const integration = await withTx(db.ctx.pool, (c) =>
     insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'G', credentials: googleServiceAccount(), config: {} }),
   );
-  const fields = [
-    { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'job_title', 'organizations.primary.title'), attribute: 'organizations.primary.title', kind: 'text' as const },
-    { id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work'), attribute: 'phones.work', kind: 'text' as const },
-  ];
+  const fields = await Promise.all(
+    [
+      ['job_title', 'organizations.primary.title'],
+      ['phone', 'phones.work'],
+    ].map(async ([slug, attribute]) => ({ id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, slug!, attribute!), attribute: attribute!, kind: 'text' as const })),
+  );
   const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
+  return { ws, integration, fields, run: run! };
+}
+
+async function writePath(db: BenchDb, users: number, round_: number): Promise<{ ms: number; cpu: CpuFigures; stageMs: Record<string, number> }> {
+  const { ws, integration, fields, run } = await setup(db, `ingest ${round_}`);
   // As the engine does: each page one transaction, statistics refreshed as the run grows the tables.
   const statistics = new SyncStatistics();
   const timer = new StageTimer();
@@ -69,7 +77,7 @@ async function writePath(db: BenchDb, users: number, round_: number): Promise<{ 
     const page = Array.from({ length: Math.min(PAGE, users - p) }, (_, k) => user(p + k));
     const created = await withTx(db.ctx.pool, async (c) => {
       await c.query('set local synchronous_commit = off');
-      return (await writePage(c, { workspaceId: ws.id, integrationId: integration.id, runId: run!.id, category: 'teammates', fields, groupIds: new Map() }, page, [], timer)).created;
+      return (await writePage(c, { workspaceId: ws.id, integrationId: integration.id, runId: run.id, category: 'teammates', fields, groupIds: new Map() }, page, [], timer)).created;
     });
     await statistics.afterPage(db.ctx.pool, created, timer);
   }
@@ -105,15 +113,8 @@ async function rawCopy(db: BenchDb, users: number, round_: number): Promise<numb
 
 /** The floor the schema sets: the same rows COPYed into the real tables, with their indexes, keys and triggers. */
 async function schemaCopy(db: BenchDb, users: number, round_: number): Promise<number> {
-  const ws = await createWorkspace(db.ctx.pool, `ingest copy ${round_}`);
-  const integration = await withTx(db.ctx.pool, (c) =>
-    insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'G', credentials: googleServiceAccount(), config: {} }),
-  );
-  const fieldIds = {
-    'organizations.primary.title': await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'job_title', 'organizations.primary.title'),
-    'phones.work': await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work'),
-  } as Record<string, string>;
-  const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
+  const { ws, integration, fields, run } = await setup(db, `ingest copy ${round_}`);
+  const fieldIds = Object.fromEntries(fields.map((f) => [f.attribute, f.id]));
   // Ids and payloads are made before the clock starts: the floor is the database's work.
   const rows = { teammates: [] as string[], teammate_sources: [] as string[], emails: [] as string[], smart_field_values: [] as string[], sync_run_seen: [] as string[], events: [] as string[] };
   const now = new Date().toISOString();
@@ -125,7 +126,7 @@ async function schemaCopy(db: BenchDb, users: number, round_: number): Promise<n
     const emails = [u.primaryEmail!, ...u.aliases].map((address, k) => ({ uuid: crypto.randomUUID(), address, primary: k === 0 }));
     for (const e of emails) rows.emails.push(`${e.uuid}\t${ws.id}\t${id}\t${e.address}\t${e.primary}\t${integration.id}\n`);
     for (const [k, v] of Object.entries(u.attributes)) rows.smart_field_values.push(`${ws.id}\t${id}\t${fieldIds[k]}\t${v}\t${integration.id}\tintegration\n`);
-    rows.sync_run_seen.push(`${run!.id}\t${u.externalId}\n`);
+    rows.sync_run_seen.push(`${run.id}\t${u.externalId}\n`);
     const payload = { type: 'teammate.created', occurred_at: now, teammate: { uuid: id, display_name: u.displayName }, emails };
     rows.events.push(`${ws.id}\tteammate.created\t${JSON.stringify(payload)}\n`);
   }

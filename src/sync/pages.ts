@@ -21,7 +21,7 @@ import { holdRun, recordPage, type SyncRunRow } from './runs.ts';
 import { SyncStatistics } from './stats.ts';
 import { StageTimer } from './timing.ts';
 import { sourceGroupsOf } from './pendingGroups.ts';
-import { unchangedButGroups, writePage, type MappedField, type PageResult } from './write.ts';
+import { unchangedButGroups, writePage, type MappedField, type PageResult, type RunErrorDetail } from './write.ts';
 
 const MAX_ERROR_DETAILS = 100;
 
@@ -140,11 +140,16 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       const page = await timer.time('fetch_wait', () => pending);
       guard.check(page);
       if (page.nextPageToken) pending = fetch(page.nextPageToken);
-      const keys = pageKeys(page);
+      // Text Postgres cannot store (NUL, lone surrogates, impossible addresses) is cleaned here,
+      // once for every connector, before the fingerprints are computed, so an unchanged directory
+      // still compares equal.
+      const { users, errors: refused } = cleanPageUsers(page.users);
+      const cleaned: DirectoryPage = { ...page, users, removedIds: page.removedIds.map(cleanText) };
+      const keys = pageKeys(cleaned);
       await Promise.all(inflight.filter((w) => overlaps(w.keys, keys)).map((w) => w.done));
-      const { page: complete, pendingGroups } = page.groupsPending ? await groupsOfChanged(ctx, source, run, loop, page, timer) : { page, pendingGroups: undefined };
+      const { page: complete, pendingGroups } = page.groupsPending ? await groupsOfChanged(ctx, source, run, loop, cleaned, timer) : { page: cleaned, pendingGroups: undefined };
       const before = previous;
-      const done = withTx(ctx.pool, (client) => writeOnePage(client, run, loop, complete, pendingGroups, timer, () => timer.time('order_wait', () => before)));
+      const done = withTx(ctx.pool, (client) => writeOnePage(client, run, loop, complete, refused, pendingGroups, timer, () => timer.time('order_wait', () => before)));
       done.catch(() => {}); // awaited below, or by the page after it
       previous = done;
       inflight.push({ keys, done });
@@ -164,8 +169,7 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
  * before a teammate's groups are known. Answers the page with those groups, and who stays pending.
  */
 async function groupsOfChanged(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, timer: StageTimer): Promise<{ page: DirectoryPage; pendingGroups: Set<string> }> {
-  const { users } = cleanPageUsers(page.users);
-  const pendingGroups = await timer.time('match', () => unchangedButGroups(ctx.pool, { integrationId: run.integration_id, fields: loop.fields, groupIds: loop.groupIds }, users));
+  const pendingGroups = await timer.time('match', () => unchangedButGroups(ctx.pool, { integrationId: run.integration_id, fields: loop.fields, groupIds: loop.groupIds }, page.users));
   const changed = page.users.filter((u) => !u.removed && !pendingGroups.has(u.externalId));
   if (!changed.length) return { page, pendingGroups };
   const groupsOf = sourceGroupsOf(source);
@@ -174,8 +178,20 @@ async function groupsOfChanged(ctx: AppContext, source: DirectorySource, run: Sy
   return { page: { ...page, users: page.users.map((u) => (groups.has(u.externalId) ? { ...u, groups: groups.get(u.externalId)! } : u)) }, pendingGroups };
 }
 
-/** One page's transaction. `ordered` waits for the page before it to commit. Answers how many teammates it created. */
-async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, pendingGroups: ReadonlySet<string> | undefined, timer: StageTimer, ordered: () => Promise<unknown>): Promise<number> {
+/**
+ * One page's transaction, for a page already cleaned (`refused`: the users cleaning refused).
+ * `ordered` waits for the page before it to commit. Answers how many teammates it created.
+ */
+async function writeOnePage(
+  client: pg.PoolClient,
+  run: SyncRunRow,
+  loop: PageLoop,
+  page: DirectoryPage,
+  refused: RunErrorDetail[],
+  pendingGroups: ReadonlySet<string> | undefined,
+  timer: StageTimer,
+  ordered: () => Promise<unknown>,
+): Promise<number> {
   // A page whose commit is lost in a database crash loses its checkpoint with it and is written
   // again on resume (the writes are idempotent upserts), so the page need not wait for fsync.
   await client.query('set local synchronous_commit = off');
@@ -183,15 +199,11 @@ async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLo
   // a wait circular, the page fails after a minute instead of hanging.
   await client.query(`set local lock_timeout = '60s'`);
   await holdRun(client, run.id, loop.executor, false);
-  // Text Postgres cannot store (NUL, lone surrogates, impossible addresses) is cleaned here, once
-  // for every connector, before the fingerprints are computed, so an unchanged directory still
-  // compares equal.
-  const { users, errors: refused } = cleanPageUsers(page.users);
   const r: PageResult = await writePage(
     client,
     { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds, ...(pendingGroups ? { pendingGroups } : {}) },
-    users,
-    page.removedIds.map(cleanText),
+    page.users,
+    page.removedIds,
     timer,
     ordered,
   );
@@ -201,7 +213,7 @@ async function writeOnePage(client: pg.PoolClient, run: SyncRunRow, loop: PageLo
   // An unchanged user's photo reference is unchanged too (it is part of the fingerprint).
   if (loop.category === 'teammates') {
     const unchanged = new Set(r.unchangedExternalIds);
-    const changed = unchanged.size ? users.filter((u) => !unchanged.has(u.externalId)) : users;
+    const changed = unchanged.size ? page.users.filter((u) => !unchanged.has(u.externalId)) : page.users;
     await timer.time('photos', () => recordDirectoryPhotos(client, run.workspace_id, run.integration_id, changed));
   }
   await recordPage(
