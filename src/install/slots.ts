@@ -72,7 +72,7 @@ export async function withInstallSlot<T>(
     return await fn();
   } finally {
     await pool
-      .query('delete from install_slots where email_id = $1 and kind = $2 and integration_id = $3 and job_id = $4', [job.emailId, job.kind, job.integrationId, jobId])
+      .query({ name: 'install_slot_release', text: 'delete from install_slots where email_id = $1 and kind = $2 and integration_id = $3 and job_id = $4', values: [job.emailId, job.kind, job.integrationId, jobId] })
       .catch(() => {}); // the claim lapses with the job's lock anyway
   }
 }

@@ -44,7 +44,7 @@ export interface IntegrationRow {
 }
 
 export async function getIntegration(db: Queryable, workspaceId: string, id: string): Promise<IntegrationRow | undefined> {
-  const { rows } = await db.query<IntegrationRow>('select * from integrations where workspace_id = $1 and id = $2', [workspaceId, id]);
+  const { rows } = await db.query<IntegrationRow>({ name: 'integration_get', text: 'select * from integrations where workspace_id = $1 and id = $2', values: [workspaceId, id] });
   return rows[0];
 }
 

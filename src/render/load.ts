@@ -142,13 +142,13 @@ function fieldsVersion(fields: FieldRow[]): string {
 }
 
 async function loadTeammate(db: Queryable, ws: string, who: RenderQuery['teammate']) {
-  const sql =
+  const [name, text] =
     'id' in who
-      ? `select t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address
-           from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`
-      : `select t.id, t.display_name, e.address from emails e join teammates t on t.id = e.teammate_id
-          where e.workspace_id = $1 and lower(e.address) = lower($2) and t.deleted_at is null`;
-  return (await db.query<{ id: string; display_name: string; address: string | null }>(sql, [ws, 'id' in who ? who.id : who.email])).rows[0];
+      ? ['render_teammate_by_id', `select t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address
+           from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`]
+      : ['render_teammate_by_email', `select t.id, t.display_name, e.address from emails e join teammates t on t.id = e.teammate_id
+          where e.workspace_id = $1 and lower(e.address) = lower($2) and t.deleted_at is null`];
+  return (await db.query<{ id: string; display_name: string; address: string | null }>({ name, text, values: [ws, 'id' in who ? who.id : who.email] })).rows[0];
 }
 
 /** The tree to render and which content it is, or why there is none. */
@@ -187,13 +187,14 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
 
 export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<RenderSourceResult> {
   const sig = (
-    await db.query<SignatureRow>(
-      `select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, s.last_published_at as published_at, s.updated_at,
+    await db.query<SignatureRow>({
+      name: 'render_signature',
+      text: `select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, s.last_published_at as published_at, s.updated_at,
               w.event_tracking_enabled as tracks_links
          from signatures s join workspaces w on w.id = s.workspace_id
         where s.id = $1 and ($2::uuid is null or s.workspace_id = $2)`,
-      [q.signatureId, q.workspaceId ?? null],
-    )
+      values: [q.signatureId, q.workspaceId ?? null],
+    })
   ).rows[0];
   if (!sig) return { ok: false, what: 'signature', message: `no signature ${q.signatureId}` };
   const ws = sig.workspace_id;
@@ -201,11 +202,12 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
     q.kind === 'primary'
       ? undefined
       : (
-          await db.query<VariantRow>(
-            `select activated, content, draft_content, last_published_at as published_at, updated_at, show_marketing_campaigns
+          await db.query<VariantRow>({
+            name: 'render_variant',
+            text: `select activated, content, draft_content, last_published_at as published_at, updated_at, show_marketing_campaigns
                from signature_variants where workspace_id = $1 and signature_id = $2 and kind = $3`,
-            [ws, sig.id, q.kind],
-          )
+            values: [ws, sig.id, q.kind],
+          })
         ).rows[0];
   const picked = pickTree(q, sig, variant);
   if ('what' in picked) return { ok: false, ...picked };
@@ -218,16 +220,19 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
   }
 
   const [fields, valueRows, campaignRows] = await Promise.all([
-    db.query<FieldRow>('select id, slug, kind, updated_at from smart_fields where workspace_id = $1', [ws]).then((r) => r.rows),
-    db.query<{ smart_field_id: string; value: string }>('select smart_field_id, value from smart_field_values where workspace_id = $1 and teammate_id = $2', [ws, teammate.id]).then((r) => r.rows),
+    db.query<FieldRow>({ name: 'render_fields', text: 'select id, slug, kind, updated_at from smart_fields where workspace_id = $1', values: [ws] }).then((r) => r.rows),
     db
-      .query<CampaignRow>(
-        `select id, name, status, content, signature_template_ids::text[] as signature_template_ids, smart_fields_conditions, utm, updated_at
+      .query<{ smart_field_id: string; value: string }>({ name: 'render_values', text: 'select smart_field_id, value from smart_field_values where workspace_id = $1 and teammate_id = $2', values: [ws, teammate.id] })
+      .then((r) => r.rows),
+    db
+      .query<CampaignRow>({
+        name: 'render_campaigns',
+        text: `select id, name, status, content, signature_template_ids::text[] as signature_template_ids, smart_fields_conditions, utm, updated_at
            from marketing_campaigns
           where workspace_id = $1 and status = 'active' and $2::uuid = any(signature_template_ids) and content is not null
           order by start_time desc nulls last, created_at desc, id`,
-        [ws, sig.id],
-      )
+        values: [ws, sig.id],
+      })
       .then((r) => r.rows),
   ]);
 
