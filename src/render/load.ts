@@ -2,7 +2,7 @@
  * What a signature renders from, for every caller: installs, the Outlook add-in, `sigsync render`
  * and `install replay`. One loader, so that a preview and the installed HTML cannot differ.
  *
- * It loads, scoped to the signature's workspace: the tree (the published content, the draft, or for
+ * It loads in one statement, scoped to the signature's workspace: the tree (the published content, the draft, or for
  * a preview the published content falling back to the draft), the variant's settings, the
  * teammate's smart-field values, the smart fields' kinds, and the live campaign.
  *
@@ -141,16 +141,6 @@ function fieldsVersion(fields: FieldRow[]): string {
   return `${fields.length}.${fields.reduce((m, f) => Math.max(m, f.updated_at.getTime()), 0)}`;
 }
 
-async function loadTeammate(db: Queryable, ws: string, who: RenderQuery['teammate']) {
-  const [name, text] =
-    'id' in who
-      ? ['render_teammate_by_id', `select t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address
-           from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`]
-      : ['render_teammate_by_email', `select t.id, t.display_name, e.address from emails e join teammates t on t.id = e.teammate_id
-          where e.workspace_id = $1 and lower(e.address) = lower($2) and t.deleted_at is null`];
-  return (await db.query<{ id: string; display_name: string; address: string | null }>({ name, text, values: [ws, 'id' in who ? who.id : who.email] })).rows[0];
-}
-
 /** The tree to render and which content it is, or why there is none. */
 function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undefined): { tree: unknown; content: 'published' | 'draft'; publishedAt: Date | null } | RenderUnavailable {
   const row = q.kind === 'primary' ? sig : variant;
@@ -185,56 +175,79 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
   return null;
 }
 
+/**
+ * Everything a render reads, in one statement (one round trip per render: a fan-out renders for
+ * every mailbox): the signature and its workspace's tracking setting, the variant, the teammate
+ * (by id, or by one of its addresses), the workspace's smart fields, the teammate's values and the
+ * signature's active campaigns in the documented order. Timestamps come back as JSON text.
+ */
+const RENDER_SOURCE_SQL = `
+  with s as (
+    select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, s.last_published_at as published_at, s.updated_at,
+           w.event_tracking_enabled as tracks_links
+      from signatures s join workspaces w on w.id = s.workspace_id
+     where s.id = $1 and ($2::uuid is null or s.workspace_id = $2)
+  ), tm as (
+    (select t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address
+       from s join teammates t on t.workspace_id = s.workspace_id
+      where t.id = $4::uuid and t.deleted_at is null)
+    union all
+    (select t.id, t.display_name, e.address
+       from s join emails e on e.workspace_id = s.workspace_id join teammates t on t.id = e.teammate_id
+      where lower(e.address) = lower($5::text) and t.deleted_at is null limit 1)
+    limit 1
+  )
+  select (select row_to_json(s) from s) as signature,
+         (select row_to_json(v) from (
+            select v.activated, v.content, v.draft_content, v.last_published_at as published_at, v.updated_at, v.show_marketing_campaigns
+              from s join signature_variants v on v.workspace_id = s.workspace_id and v.signature_id = s.id where v.kind = $3) v) as variant,
+         (select row_to_json(tm) from tm) as teammate,
+         (select coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'kind', f.kind, 'updated_at', f.updated_at)), '[]')
+            from s join smart_fields f on f.workspace_id = s.workspace_id) as fields,
+         (select coalesce(json_agg(json_build_object('smart_field_id', x.smart_field_id, 'value', x.value)), '[]')
+            from s join tm on true join smart_field_values x on x.workspace_id = s.workspace_id and x.teammate_id = tm.id) as values,
+         (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status, 'content', c.content,
+                   'signature_template_ids', c.signature_template_ids, 'smart_fields_conditions', c.smart_fields_conditions, 'utm', c.utm, 'updated_at', c.updated_at)
+                   order by c.start_time desc nulls last, c.created_at desc, c.id), '[]')
+            from s join marketing_campaigns c on c.workspace_id = s.workspace_id
+           where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null) as campaigns`;
+
+/** A row of RENDER_SOURCE_SQL, timestamps still JSON text. */
+interface RenderSourceRow {
+  signature: (Omit<SignatureRow, 'published_at' | 'updated_at'> & { published_at: string | null; updated_at: string }) | null;
+  variant: (Omit<VariantRow, 'published_at' | 'updated_at'> & { published_at: string | null; updated_at: string }) | null;
+  teammate: { id: string; display_name: string; address: string | null } | null;
+  fields: (Omit<FieldRow, 'updated_at'> & { updated_at: string })[];
+  values: { smart_field_id: string; value: string }[];
+  campaigns: (Omit<CampaignRow, 'updated_at'> & { updated_at: string })[];
+}
+
+const at = (t: string | null) => (t === null ? null : new Date(t));
+
 export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<RenderSourceResult> {
-  const sig = (
-    await db.query<SignatureRow>({
-      name: 'render_signature',
-      text: `select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, s.last_published_at as published_at, s.updated_at,
-              w.event_tracking_enabled as tracks_links
-         from signatures s join workspaces w on w.id = s.workspace_id
-        where s.id = $1 and ($2::uuid is null or s.workspace_id = $2)`,
-      values: [q.signatureId, q.workspaceId ?? null],
-    })
-  ).rows[0];
-  if (!sig) return { ok: false, what: 'signature', message: `no signature ${q.signatureId}` };
+  const { rows } = await db.query<RenderSourceRow>({
+    name: 'render_source',
+    text: RENDER_SOURCE_SQL,
+    values: [q.signatureId, q.workspaceId ?? null, q.kind, 'id' in q.teammate ? q.teammate.id : null, 'email' in q.teammate ? q.teammate.email : null],
+  });
+  const row = rows[0]!;
+  if (!row.signature) return { ok: false, what: 'signature', message: `no signature ${q.signatureId}` };
+  const sig: SignatureRow = { ...row.signature, published_at: at(row.signature.published_at), updated_at: new Date(row.signature.updated_at) };
   const ws = sig.workspace_id;
-  const variant =
-    q.kind === 'primary'
-      ? undefined
-      : (
-          await db.query<VariantRow>({
-            name: 'render_variant',
-            text: `select activated, content, draft_content, last_published_at as published_at, updated_at, show_marketing_campaigns
-               from signature_variants where workspace_id = $1 and signature_id = $2 and kind = $3`,
-            values: [ws, sig.id, q.kind],
-          })
-        ).rows[0];
+  const variant: VariantRow | undefined =
+    q.kind === 'primary' || !row.variant ? undefined : { ...row.variant, published_at: at(row.variant.published_at), updated_at: new Date(row.variant.updated_at) };
   const picked = pickTree(q, sig, variant);
   if ('what' in picked) return { ok: false, ...picked };
 
-  const teammate = await loadTeammate(db, ws, q.teammate);
+  const teammate = row.teammate;
   if (!teammate) {
     return 'id' in q.teammate
       ? { ok: false, what: 'teammate', message: `no teammate ${q.teammate.id} in the signature's workspace`, installationActivated: sig.installation_activated }
       : { ok: false, what: 'email', message: `no teammate with the address ${q.teammate.email} in the signature's workspace`, installationActivated: sig.installation_activated };
   }
-
-  const [fields, valueRows, campaignRows] = await Promise.all([
-    db.query<FieldRow>({ name: 'render_fields', text: 'select id, slug, kind, updated_at from smart_fields where workspace_id = $1', values: [ws] }).then((r) => r.rows),
-    db
-      .query<{ smart_field_id: string; value: string }>({ name: 'render_values', text: 'select smart_field_id, value from smart_field_values where workspace_id = $1 and teammate_id = $2', values: [ws, teammate.id] })
-      .then((r) => r.rows),
-    db
-      .query<CampaignRow>({
-        name: 'render_campaigns',
-        text: `select id, name, status, content, signature_template_ids::text[] as signature_template_ids, smart_fields_conditions, utm, updated_at
-           from marketing_campaigns
-          where workspace_id = $1 and status = 'active' and $2::uuid = any(signature_template_ids) and content is not null
-          order by start_time desc nulls last, created_at desc, id`,
-        values: [ws, sig.id],
-      })
-      .then((r) => r.rows),
-  ]);
+  const fields: FieldRow[] = row.fields.map((f) => ({ ...f, updated_at: new Date(f.updated_at) }));
+  const valueRows = row.values;
+  const campaignRows: CampaignRow[] = row.campaigns.map((c) => ({ ...c, updated_at: new Date(c.updated_at) }));
 
   const field = `${q.kind === 'primary' ? 'signatures' : 'signature_variants'}.${picked.content === 'draft' ? 'draft_content' : 'content'}`;
   const version = picked.publishedAt ? `${sig.id}:${q.kind}:${picked.publishedAt.getTime()}:${fieldsVersion(fields)}` : null;
