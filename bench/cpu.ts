@@ -2,7 +2,8 @@
  * CPU seconds per process, beside wall time: on a shared machine they are stabler than wall time,
  * and they say whose cost it is.
  *
- *   worker    this process (the engine or the worker under test, and the benchmark's driver)
+ *   worker    this process (the engine or the worker under test, and the benchmark's driver), and
+ *             the worker processes a scenario started, when it runs them apart
  *   postgres  the postmaster and every backend, including backends that exited in between (their
  *             time moves into the postmaster's "children" figures when it reaps them)
  *   emulator  the emulated tenant's own process
@@ -83,17 +84,20 @@ export interface CpuFigures {
 
 /**
  * Starts measuring; the returned function gives the CPU seconds of each process since then.
- * `emulatorPid` null: the emulator runs in the worker's process (counted there).
+ * `emulatorPid` null: the emulator runs in the worker's process (counted there). `workerPids`: worker
+ * processes besides this one, counted as worker CPU with it.
  */
-export async function startCpuMeter(pool: pg.Pool, emulatorPid: number | null): Promise<() => CpuFigures> {
+export async function startCpuMeter(pool: pg.Pool, emulatorPid: number | null, workerPids: number[] = []): Promise<() => CpuFigures> {
   const pgPid = await postmasterPid(pool);
   const cpu0 = process.cpuUsage();
+  const others = () => workerPids.reduce((n, pid) => n + (treeCpuSeconds(pid) ?? 0), 0);
+  const others0 = others();
   const pg0 = pgPid === null ? null : treeCpuSeconds(pgPid);
   const em0 = emulatorPid === null ? null : treeCpuSeconds(emulatorPid);
   const t0 = performance.now();
   return () => {
     const c = process.cpuUsage(cpu0);
-    const worker = (c.user + c.system) / 1e6;
+    const worker = (c.user + c.system) / 1e6 + others() - others0;
     const pgNow = pgPid === null ? null : treeCpuSeconds(pgPid);
     const emNow = emulatorPid === null ? null : treeCpuSeconds(emulatorPid);
     const postgres = pg0 === null || pgNow === null ? null : pgNow - pg0;

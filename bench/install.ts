@@ -2,7 +2,7 @@
  * Install fan-out against the emulated Gmail tenant in another process: a publish to N mailboxes
  * through graphile-worker, the install pipeline and the real Gmail SDK.
  *
- *   npm run bench -- install [--mailboxes 10000] [--quota 200] [--concurrency 16] [--config-quota]
+ *   npm run bench -- install [--mailboxes 10000] [--quota 200] [--concurrency 16] [--workers 1] [--config-quota]
  *   npm run bench -- install-nochange [--mailboxes 2000]
  *
  * Figures: installs/s, provider writes per mailbox (sendAs patches on primary addresses), the 429s
@@ -14,7 +14,9 @@
  * for comparison; `provider_lists` the sendAs listings among them (mailboxes with aliases, listed
  * on their first install). By default the integration's config has no `quota_per_s`, so the pace is
  * learned from the 429s; `--config-quota` writes the emulator's quota into the config, as a
- * customer who knows theirs would. `cpu` holds the CPU seconds of the worker (this process), Postgres and the
+ * customer who knows theirs would. `--workers N` (N ≥ 2) installs with N `sigsync worker` processes
+ * of `--concurrency` jobs each, sharing the pace through Postgres, instead of one worker in this
+ * process: a single Node process tops out at one core. `cpu` holds the CPU seconds of the worker (this process), Postgres and the
  * emulator over the publish.
  */
 import { withTx } from '../src/db/tx.ts';
@@ -26,7 +28,7 @@ import { startRuns } from '../src/sync/runs.ts';
 import { startWorker } from '../src/worker/runner.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { openBenchDb, startEmulatorProcess, until, type BenchDb, type EmulatorProcess } from './support.ts';
+import { openBenchDb, startEmulatorProcess, startWorkerProcesses, until, type BenchDb, type EmulatorProcess } from './support.ts';
 import { round } from './stats.ts';
 import { startCpuMeter } from './cpu.ts';
 
@@ -89,12 +91,13 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
   const quota = Number(options.quota ?? 200);
   const concurrency = Number(options.concurrency ?? 16);
   const configQuota = options['config-quota'] === true || options['config-quota'] === 'true';
+  const workers = Number(options.workers ?? 1);
   const s = await setup(mailboxes, quota, log, configQuota);
-  const runner = await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency });
+  const runner = workers > 1 ? await startWorkerProcesses(s.db, workers, concurrency) : await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency });
   try {
     const addresses = (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from emails where workspace_id = $1`, [s.workspaceId])).rows[0]!.n;
     const before = await s.emulator.send({ cmd: 'counters' });
-    const cpu = await startCpuMeter(s.db.ctx.pool, s.emulator.pid);
+    const cpu = await startCpuMeter(s.db.ctx.pool, s.emulator.pid, 'pids' in runner ? runner.pids : []);
     const wall = await publish(s, 'Kind regards');
     const cpuFigures = cpu();
     const after = await s.emulator.send({ cmd: 'counters' });
@@ -125,6 +128,7 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
       writes_per_mailbox: round(writes / mailboxes, 3),
       max_writes_per_address: after.maxWritesPerAddress,
       rate_limited_429: Number(after.rateLimited) - Number(before.rateLimited),
+      workers,
       worker_concurrency: concurrency,
       ...(quota ? { quota_per_s: quota, floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.11, requests_floor_s: round(requests / quota, 3) } : {}),
       cpu: cpuFigures,

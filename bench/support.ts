@@ -155,3 +155,37 @@ export async function until(fn: () => Promise<boolean>, timeoutMs: number, what 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+export interface WorkerProcesses {
+  pids: number[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `count` `sigsync worker` processes of `concurrency` jobs each on the bench database, and
+ * waits until each has registered (worker_heartbeats), so that measuring starts with them up.
+ */
+export async function startWorkerProcesses(db: BenchDb, count: number, concurrency: number): Promise<WorkerProcesses> {
+  const heartbeats = async () => (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from worker_heartbeats')).rows[0]!.n;
+  const before = await heartbeats();
+  const env = { ...process.env, DATABASE_URL: db.url, ENCRYPTION_KEY: db.encryptionKey, WORKER_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn', ALLOW_INSECURE_WEBHOOKS: '1' };
+  const root = path.resolve(import.meta.dirname, '..');
+  const children = Array.from({ length: count }, () => spawn(process.execPath, [path.join(root, 'bin', 'sigsync.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
+  const stop = async () => {
+    await Promise.all(
+      children.map(async (child) => {
+        if (child.exitCode !== null) return;
+        const closed = new Promise((r) => child.once('close', r));
+        child.kill('SIGTERM');
+        await closed;
+      }),
+    );
+  };
+  try {
+    await until(async () => (await heartbeats()) >= before + count, 120_000, 'the worker processes starting');
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { pids: children.map((c) => c.pid!), stop };
+}

@@ -13,31 +13,15 @@
  * time one run takes once taken up, and `slowest_sync_s`. `cpu` holds the CPU seconds of the worker
  * processes, Postgres and the emulator over the whole night.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
 import { googleServiceAccount } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { openBenchDb, startEmulatorProcess, until, type BenchDb } from './support.ts';
+import { openBenchDb, startEmulatorProcess, startWorkerProcesses, until, type WorkerProcesses } from './support.ts';
 import { median, round } from './stats.ts';
 import { postmasterPid, treeCpuSeconds } from './cpu.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
-
-function startWorkerProcess(db: BenchDb, concurrency: number): ChildProcess {
-  const env = { ...process.env, DATABASE_URL: db.url, ENCRYPTION_KEY: db.encryptionKey, WORKER_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn', ALLOW_INSECURE_WEBHOOKS: '1' };
-  return spawn(process.execPath, [path.join(ROOT, 'bin', 'sigsync.js'), 'worker'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const closed = new Promise((r) => child.once('close', r));
-  child.kill('SIGTERM');
-  await closed;
-}
 
 interface RunTimes {
   wait_s: number;
@@ -53,7 +37,7 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
   const concurrency = Number(options.concurrency ?? 10);
   const db = await openBenchDb();
   const emulator = await startEmulatorProcess({ users, latencyMs });
-  const workers: ChildProcess[] = [];
+  let workers: WorkerProcesses | undefined;
   try {
     const config = { base_url: `${emulator.url}/`, token_url: `${emulator.url}/token` };
     for (let i = 0; i < workspaces; i++) {
@@ -61,11 +45,10 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
       await withTx(db.ctx.pool, (c) => insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'Google', credentials: googleServiceAccount(), config }));
     }
     log(`${workspaces} workspaces of ${users} users; ${workerCount} workers × ${concurrency} jobs`);
-    for (let i = 0; i < workerCount; i++) workers.push(startWorkerProcess(db, concurrency));
-    // Measured from when every worker is up (registered in worker_heartbeats), not from its start.
-    await until(async () => (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from worker_heartbeats')).rows[0]!.n >= workerCount, 120_000, 'the workers starting');
+    // Measured from when every worker is up, not from its start.
+    workers = await startWorkerProcesses(db, workerCount, concurrency);
     const pgPid = await postmasterPid(db.ctx.pool);
-    const cpu0 = { pg: pgPid === null ? null : treeCpuSeconds(pgPid), em: treeCpuSeconds(emulator.pid), workers: workers.map((w) => treeCpuSeconds(w.pid!) ?? 0) };
+    const cpu0 = { pg: pgPid === null ? null : treeCpuSeconds(pgPid), em: treeCpuSeconds(emulator.pid), workers: workers.pids.map((pid) => treeCpuSeconds(pid) ?? 0) };
 
     const t0 = performance.now();
     await db.ctx.pool.query(`select graphile_worker.add_job('directory_sync_all', '{}'::json)`);
@@ -75,7 +58,7 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
       'every workspace synced',
     );
     const wall = (performance.now() - t0) / 1000;
-    const workerCpu = workers.map((w, i) => (treeCpuSeconds(w.pid!) ?? 0) - cpu0.workers[i]!).reduce((a, b) => a + b, 0);
+    const workerCpu = workers.pids.map((pid, i) => (treeCpuSeconds(pid) ?? 0) - cpu0.workers[i]!).reduce((a, b) => a + b, 0);
     const pgCpu = pgPid === null || cpu0.pg === null ? null : (treeCpuSeconds(pgPid) ?? 0) - cpu0.pg;
     const emCpu = (treeCpuSeconds(emulator.pid) ?? 0) - (cpu0.em ?? 0);
 
@@ -105,7 +88,7 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
       failures: [...(failed ? [`${failed} runs did not succeed`] : []), ...(teammates !== workspaces * users ? [`${teammates} teammates for ${workspaces * users} users`] : [])],
     };
   } finally {
-    for (const w of workers) await stopProcess(w);
+    await workers?.stop();
     await emulator.stop();
     await db.close();
   }

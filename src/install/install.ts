@@ -75,8 +75,7 @@ function cachedInstaller(ctx: AppContext, integration: IntegrationRow, logger: L
 
 export async function installMailbox(ctx: AppContext, job: InstallJob, opts: InstallOptions = {}): Promise<InstallOutcome> {
   const logger = (opts.logger ?? ctx.logger).child({ emailId: job.emailId, kind: job.kind, integrationId: job.integrationId });
-  const email = await loadInstallInput(ctx.pool, job, opts.signatureId);
-  const integration = await getIntegration(ctx.pool, job.workspaceId, job.integrationId);
+  const [email, integration] = await Promise.all([loadInstallInput(ctx.pool, job, opts.signatureId), getIntegration(ctx.pool, job.workspaceId, job.integrationId)]);
   if (!email || !integration) return { outcome: 'skipped', status: 'not_installed', reason: 'the address or the integration no longer exists' };
 
   const choices = email.choices;
