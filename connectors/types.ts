@@ -197,7 +197,7 @@ export interface DirectoryPage {
   nextState?: IncrementalState;
   /**
    * The page was listed before the provider's group memberships were known: its users' `groups`
-   * are empty, to be asked for with `groupsOf` when the listing ends (their `orgUnits` are known).
+   * are empty, to be asked for with `groupsOf` once they are (their `orgUnits` are known).
    */
   groupsPending?: boolean;
 }
@@ -231,7 +231,8 @@ export interface DirectorySource {
   listGroups(): Promise<DirectoryGroup[]>;
   /**
    * The groups (external ids) of users listed on a `groupsPending` page, by external id. A source
-   * that returns such pages implements it; it may wait for its memberships to load.
+   * that returns such pages implements it; it answers once its memberships are loaded (for no
+   * users too: the engine asks that way to learn when they are).
    */
   groupsOf?(users: readonly GroupsQuery[]): Promise<Map<string, string[]>>;
 }

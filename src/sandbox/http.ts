@@ -34,9 +34,15 @@ export interface Knobs {
    * Holds requests unanswered: the API requests of `route` (of every route when null) past the
    * `after`-th wait until the knob is cleared or raised, then go on as usual. Tests stop a provider
    * at a known point this way (after the 14th users page, the 75th signature write) and act on the
-   * state there, instead of racing the clock with latency.
+   * state there, instead of racing the clock with latency. Several holds at once hold each its own
+   * route.
    */
-  hold: { route: string | null; after: number } | null;
+  hold: Hold | readonly Hold[] | null;
+}
+
+export interface Hold {
+  route: string | null;
+  after: number;
 }
 
 export const defaultKnobs = (): Knobs => ({
@@ -122,7 +128,8 @@ interface QuotaWindow {
 async function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: QuotaWindow, opts: ServeOptions, n: number): Promise<Reply | null> {
   const nRoute = (counters.byRoute[route.name] = (counters.byRoute[route.name] ?? 0) + 1);
   const faultN = knobs.faultRoute === null ? n : knobs.faultRoute === route.name ? nRoute : -1;
-  const isHeld = () => knobs.hold !== null && (knobs.hold.route === null ? n : knobs.hold.route === route.name ? nRoute : 0) > knobs.hold.after;
+  const holds = (h: Knobs['hold']): readonly Hold[] => (h === null ? [] : 'after' in h ? [h] : h);
+  const isHeld = () => holds(knobs.hold).some((h) => (h.route === null ? n : h.route === route.name ? nRoute : 0) > h.after);
   if (isHeld()) {
     counters.held++;
     while (isHeld()) await sleep(5);

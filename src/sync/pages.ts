@@ -20,7 +20,7 @@ import { withRetry, type RetryPolicy } from './retry.ts';
 import { holdRun, recordPage, type SyncRunRow } from './runs.ts';
 import { SyncStatistics } from './stats.ts';
 import { StageTimer } from './timing.ts';
-import { sourceGroupsOf } from './pendingGroups.ts';
+import { sourceGroupsOf, writeGroupsBesideListing } from './pendingGroups.ts';
 import { unchangedButGroups, writePage, type MappedField, type PageResult, type RunErrorDetail } from './write.ts';
 
 const MAX_ERROR_DETAILS = 100;
@@ -135,11 +135,17 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
   const inflight: InFlight[] = [];
   let previous: Promise<unknown> = Promise.resolve();
   let pending = fetch(loop.pageToken);
+  /** The groups of users listed before the provider's memberships, written beside the listing (pendingGroups.ts). */
+  let besideListing: Promise<void> | undefined;
   try {
     for (;;) {
       const page = await timer.time('fetch_wait', () => pending);
       guard.check(page);
       if (page.nextPageToken) pending = fetch(page.nextPageToken);
+      if (page.groupsPending && !besideListing) {
+        besideListing = writeGroupsBesideListing(ctx, source, run, loop, timer);
+        besideListing.catch(() => {}); // awaited when the listing ends
+      }
       // Text Postgres cannot store (NUL, lone surrogates, impossible addresses) is cleaned here,
       // once for every connector, before the fingerprints are computed, so an unchanged directory
       // still compares equal.
@@ -154,10 +160,13 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       previous = done;
       inflight.push({ keys, done });
       while (inflight.length >= width || (!page.nextPageToken && inflight.length)) await statistics.afterPage(ctx.pool, await inflight.shift()!.done, timer);
-      if (!page.nextPageToken) return page.nextState;
+      if (!page.nextPageToken) {
+        await besideListing;
+        return page.nextState;
+      }
     }
   } finally {
-    await Promise.allSettled(inflight.map((w) => w.done));
+    await Promise.allSettled([...inflight.map((w) => w.done), ...(besideListing ? [besideListing] : [])]);
   }
 }
 

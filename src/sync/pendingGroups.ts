@@ -1,25 +1,27 @@
 /**
- * Group memberships written after the users listing, for users listed before the provider's
- * memberships were known and unchanged but for their groups.
+ * Group memberships of users listed before the provider's memberships were known, written once
+ * they are: beside the rest of the listing, and for the last of them when the listing ends.
  *
  * Google lists a group's members at most 200 a call, one call after another, so the members of a
  * large directory take as long to list as its users. The connector returns the users pages that
  * arrive before they are loaded with `groupsPending`. Of such a page, the new and changed people
  * wait for their groups (src/sync/pages.ts asks the source's `groupsOf`) and are written with
- * them; the others, unchanged but for their groups, are only recorded as seen and marked in the
- * run's seen list (src/sync/write.ts). When the listing ends, this asks the source for their
- * groups and writes those that changed, in batches, each in one transaction that checks the run
- * is still this execution's, writes the memberships with the groups part of the fingerprints, and
- * asks for the installs of the teammates whose memberships changed. A crash in between is
- * harmless: the next execution of the run compares the marked users again, and those written
- * already compare equal; a failed run leaves them, and the next run lists everyone again.
+ * them; the others, unchanged but for their groups, are only recorded as seen and marked pending
+ * in the run's seen list (src/sync/write.ts). From the first such page, the listing also waits in
+ * the background for the source's memberships; once they are loaded, the marked users are taken
+ * in batches while the listing goes on, and the users marked after that (pages in flight) when it
+ * ends. Each batch is one transaction that checks the run is still this execution's, writes the
+ * memberships that changed with the groups part of the fingerprints, asks for the installs of the
+ * teammates whose memberships changed, and takes the batch off the pending list. A crash in
+ * between is harmless: the next execution of the run takes the users still marked; a failed run
+ * leaves them, and the next run lists everyone again.
  */
 import type { DirectorySource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { requestTeammateInstalls } from '../install/triggers.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
-import { getRun, holdRun, pendingGroupsBatch, saveStageMs, type SyncRunRow } from './runs.ts';
+import { clearPendingGroups, getRun, holdRun, pendingGroupsBatch, saveStageMs, type SyncRunRow } from './runs.ts';
 import { StageTimer } from './timing.ts';
 import { writePendingGroups } from './write.ts';
 
@@ -38,30 +40,45 @@ export function sourceGroupsOf(source: DirectorySource): NonNullable<DirectorySo
   return source.groupsOf.bind(source);
 }
 
-/** Writes the groups of every user of the run whose groups are pending. */
-export async function writeGroupsAfterListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop): Promise<void> {
-  let timer: StageTimer | undefined;
-  let after = '';
+/**
+ * Beside the listing, from its first `groupsPending` page: waits for the source's memberships, then
+ * writes the groups of the users marked pending so far (and of those marked meanwhile). `timer` is
+ * the listing's own, so that the stages of both are saved together.
+ */
+export async function writeGroupsBesideListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop, timer: StageTimer): Promise<void> {
+  const groupsOf = sourceGroupsOf(source);
+  await withRetry(() => groupsOf([]), loop.policy, loop.observer);
+  await writeGroupsAfterListing(ctx, source, run, loop, timer);
+}
+
+/**
+ * Writes the groups of the run's pending users, a batch at a time, until none is left: when the
+ * listing has ended, for the users still pending (`timer`: the run's saved stages by default).
+ */
+export async function writeGroupsAfterListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop, timer?: StageTimer): Promise<void> {
+  let runTimer = timer;
   for (;;) {
-    const batch = await pendingGroupsBatch(ctx.pool, run.id, run.integration_id, after, BATCH);
+    const batch = await pendingGroupsBatch(ctx.pool, run.id, run.integration_id, BATCH);
     if (!batch.length) return;
-    after = batch.at(-1)!.external_id;
-    const t = (timer ??= new StageTimer((await getRun(ctx.pool, run.id))?.stage_ms));
+    const stageTimer = (runTimer ??= new StageTimer((await getRun(ctx.pool, run.id))?.stage_ms));
     // Users the run did not store (no address, an address another teammate holds) have no source.
     const stored = batch.filter((r) => r.teammate_id !== null);
     const groupsOf = sourceGroupsOf(source);
-    const groups = stored.length ? await t.time('groups_wait', () => withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer)) : new Map<string, string[]>();
+    const groups = stored.length ? await stageTimer.time('groups_wait', () => withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer)) : new Map<string, string[]>();
     await withTx(ctx.pool, async (client) => {
-      await holdRun(client, run.id, loop.executor);
-      const changed = await t.time('memberships', () =>
+      await holdRun(client, run.id, loop.executor, false);
+      const changed = await stageTimer.time('memberships', () =>
         writePendingGroups(
           client,
           { workspaceId: run.workspace_id, integrationId: run.integration_id, groupIds: loop.groupIds },
           stored.map((r) => ({ ext_id: r.external_id, teammate_id: r.teammate_id!, fingerprint: r.fingerprint, groups: groups.get(r.external_id) ?? [] })),
         ),
       );
-      if (changed.length) await t.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
-      await saveStageMs(client, run.id, t.ms);
+      if (changed.length) await stageTimer.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
+      await clearPendingGroups(client, run.id, batch.map((r) => r.external_id));
+      // Locked only now, as a page does (pages.ts), so the pages written meanwhile do not wait for the batch.
+      await holdRun(client, run.id, loop.executor);
+      await saveStageMs(client, run.id, stageTimer.ms);
     });
   }
 }

@@ -209,14 +209,14 @@ export async function recordSeen(db: Queryable, runId: string, active: string[],
 }
 
 /**
- * Seen users whose groups are pending (listed before they were known), after `after` in external id
- * order, with their source's teammate, fingerprint and addresses.
+ * Up to `limit` seen users whose groups are still pending (listed before they were known), with
+ * their source's teammate, fingerprint and addresses. A user leaves the list when its groups are
+ * written (clearPendingGroups).
  */
 export async function pendingGroupsBatch(
   db: Queryable,
   runId: string,
   integrationId: string,
-  after: string,
   limit: number,
 ): Promise<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }[]> {
   const { rows } = await db.query<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }>(
@@ -224,12 +224,16 @@ export async function pendingGroupsBatch(
             coalesce((select array_agg(e.address) from emails e where e.teammate_id = ts.teammate_id and e.integration_id = $2), '{}') as emails
        from sync_run_seen s
        left join teammate_sources ts on ts.integration_id = $2 and ts.external_id = s.external_id
-      where s.run_id = $1 and s.groups_pending and s.external_id > $3
-      order by s.external_id
-      limit $4`,
-    [runId, integrationId, after, limit],
+      where s.run_id = $1 and s.groups_pending
+      limit $3`,
+    [runId, integrationId, limit],
   );
   return rows;
+}
+
+/** These seen users' groups are written: they leave the pending list. */
+export async function clearPendingGroups(client: pg.PoolClient, runId: string, externalIds: string[]): Promise<void> {
+  await client.query('update sync_run_seen set groups_pending = false where run_id = $1 and external_id = any($2::text[]) and groups_pending', [runId, externalIds]);
 }
 
 export type EndFields = Partial<Pick<SyncRunRow, 'error_code' | 'error' | 'deleted' | 'pending_deletions'>>;

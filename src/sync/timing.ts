@@ -3,7 +3,7 @@
  * page in the run's `stage_ms` (shown by `sigsync runs` and the sync benchmarks). Write stages are
  * named after the table they own (stage, match, teammates, addresses, memberships, values, seen,
  * events, photos, installs), `statistics` the ANALYZEs of stats.ts; `groups_wait` the wait for groups
- * asked for after the listing (pendingGroups.ts); `fetch_wait` is the time a page's writer waited for the provider.
+ * asked for beside or after the listing (pendingGroups.ts); `fetch_wait` is the time a page's writer waited for the provider.
  */
 export class StageTimer {
   readonly ms: Record<string, number>;

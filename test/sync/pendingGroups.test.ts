@@ -3,7 +3,8 @@
  * members.list call held, the pages of an unchanged directory are all written (recorded as seen);
  * when the members answer, the run compares those users' groups and writes the ones that changed:
  * a member moved to another group is moved, and only that teammate's installs are asked for. New
- * or changed people wait for their groups, so they are written once, with them.
+ * or changed people wait for their groups, so they are written once, with them. Members that answer
+ * while the listing goes on have the users listed before them compared beside the listing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun } from '../../src/sync/engine.ts';
@@ -17,7 +18,7 @@ import { connectGoogle, eventCount, queuedFanoutTeammates, workspaceWithKey } fr
 const FAST: RetryPolicy = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 const USERS = 1200; // three users pages
 
-describe('groups written after the users listing', () => {
+describe('groups written beside and after the users listing', () => {
   const t = useTestContext();
   let google: GoogleEmulator;
   beforeAll(async () => {
@@ -25,22 +26,32 @@ describe('groups written after the users listing', () => {
   });
   afterAll(() => google.close());
 
+  /** Members per group (external id) as stored for the integration, and as the directory has them. */
+  const groupSizes = async (integrationId: string) =>
+    Object.fromEntries(
+      (
+        await t.ctx.pool.query<{ external_id: string; n: number }>(
+          `select g.external_id, count(*)::int as n from memberships m join groups g on g.id = m.group_id
+            where g.integration_id = $1 and g.kind = 'group' group by g.external_id`,
+          [integrationId],
+        )
+      ).rows.map((r) => [r.external_id, r.n]),
+    );
+  const directoryGroups = () => Object.fromEntries(google.tenant.groups.map((g) => [g.id, g.members.length]));
+  /** Moves the first member of the directory's first group to its second; answers the member's teammate. */
+  const moveOneMember = async (integrationId: string) => {
+    const [from, to] = google.tenant.groups;
+    const moved = from!.members.shift()!;
+    to!.members.push(moved);
+    return (await t.ctx.pool.query<{ teammate_id: string }>('select teammate_id from teammate_sources where integration_id = $1 and external_id = $2', [integrationId, moved])).rows[0]!.teammate_id;
+  };
+
   it('writes an unchanged directory while the members listing is held, then its groups; a moved member is moved, with one install request', async () => {
     const { workspaceId } = await workspaceWithKey(t.ctx);
     const integration = await connectGoogle(t.ctx, workspaceId, google.url);
     const count = async (sql: string) => (await t.ctx.pool.query<{ n: number }>(sql, [integration.id])).rows[0]!.n;
     const teammates = () => count('select count(*)::int as n from teammate_sources where integration_id = $1');
-    const membershipsOf = async (kind: 'group' | 'org_unit') =>
-      Object.fromEntries(
-        (
-          await t.ctx.pool.query<{ external_id: string; n: number }>(
-            `select g.external_id, count(*)::int as n from memberships m join groups g on g.id = m.group_id
-              where g.integration_id = $1 and g.kind = $2 group by g.external_id`,
-            [integration.id, kind],
-          )
-        ).rows.map((r) => [r.external_id, r.n]),
-      );
-    const directoryGroups = () => Object.fromEntries(google.tenant.groups.map((g) => [g.id, g.members.length]));
+    const membershipsOf = () => groupSizes(integration.id);
     const fanouts = () => queuedFanoutTeammates(t.ctx, workspaceId);
     const sync = async (held: boolean, whileHeld?: () => Promise<void>) => {
       google.knobs.hold = held ? { route: 'members.list', after: 0 } : null;
@@ -63,7 +74,7 @@ describe('groups written after the users listing', () => {
     const first = await sync(false);
     expect(first).toMatchObject({ status: 'succeeded', created: USERS, seen: USERS });
     expect(await teammates()).toBe(USERS);
-    expect(await membershipsOf('group')).toEqual(directoryGroups());
+    expect(await membershipsOf()).toEqual(directoryGroups());
     expect(await eventCount(t.ctx, workspaceId, 'teammate.created')).toBe(USERS);
     await t.ctx.pool.query(`delete from graphile_worker._private_jobs`);
 
@@ -71,17 +82,55 @@ describe('groups written after the users listing', () => {
     // members call is answered; then nothing changes and no install is asked for.
     const second = await sync(true, async () => expect(await count(`select count(*)::int as n from sync_run_seen s join sync_runs r on r.id = s.run_id where r.integration_id = $1 and r.status = 'running' and s.groups_pending`)).toBe(USERS));
     expect(second).toMatchObject({ status: 'succeeded', created: 0, updated: 0, unchanged: USERS });
-    expect(await membershipsOf('group')).toEqual(directoryGroups());
+    expect(await membershipsOf()).toEqual(directoryGroups());
     expect(await fanouts()).toEqual([]);
 
     // One member moves from the first group to the second, listed the same way.
-    const [from, to] = google.tenant.groups;
-    const moved = from!.members.shift()!;
-    to!.members.push(moved);
+    const movedTeammate = await moveOneMember(integration.id);
     const third = await sync(true);
     expect(third).toMatchObject({ status: 'succeeded', created: 0 });
-    expect(await membershipsOf('group')).toEqual(directoryGroups());
-    const movedTeammate = (await t.ctx.pool.query<{ teammate_id: string }>('select teammate_id from teammate_sources where integration_id = $1 and external_id = $2', [integration.id, moved])).rows[0]!.teammate_id;
+    expect(await membershipsOf()).toEqual(directoryGroups());
     expect(await fanouts()).toEqual([movedTeammate]);
+  });
+
+  it('compares the users listed before the members answered beside the rest of the listing, not after it', async () => {
+    const { workspaceId } = await workspaceWithKey(t.ctx);
+    const integration = await connectGoogle(t.ctx, workspaceId, google.url);
+    const [first] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
+    expect(await executeRun(t.ctx, first!.id, { retry: FAST })).toMatchObject({ status: 'succeeded', created: USERS });
+    await t.ctx.pool.query(`delete from graphile_worker._private_jobs`);
+    const movedTeammate = await moveOneMember(integration.id);
+
+    // Two users pages are listed while the members listing is held, and the third page is held
+    // (the emulator counts a route's calls since it started).
+    const calls = (route: string) => google.counters.byRoute[route] ?? 0;
+    const thirdPage = { route: 'users.list', after: calls('users.list') + 2 };
+    google.knobs.hold = [{ route: 'members.list', after: calls('members.list') }, thirdPage];
+    const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
+    const done = executeRun(t.ctx, run!.id, { retry: FAST });
+    done.catch(() => {});
+    const state = async () =>
+      (
+        await t.ctx.pool.query<{ status: string; pages: number; pending: number }>(
+          `select r.status, r.pages, (select count(*)::int from sync_run_seen s where s.run_id = r.id and s.groups_pending) as pending from sync_runs r where r.id = $1`,
+          [run!.id],
+        )
+      ).rows[0]!;
+    try {
+      await waitFor(async () => (await state()).pages === 2);
+      expect(await state()).toMatchObject({ status: 'running', pending: 1000 });
+      // The members answer; the listing is still held at its third page when the 1,000 users
+      // listed before them have been compared and written.
+      google.knobs.hold = [thirdPage];
+      await waitFor(async () => (await state()).pending === 0);
+      expect(await state()).toMatchObject({ status: 'running', pages: 2 });
+      expect(google.counters.held).toBe(1);
+    } finally {
+      google.knobs.hold = null;
+    }
+    expect(await done).toMatchObject({ status: 'succeeded', created: 0, unchanged: USERS });
+    expect(await state()).toMatchObject({ pending: 0 });
+    expect(await groupSizes(integration.id)).toEqual(directoryGroups());
+    expect(await queuedFanoutTeammates(t.ctx, workspaceId)).toEqual([movedTeammate]);
   });
 });
