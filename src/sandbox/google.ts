@@ -142,7 +142,7 @@ function tokenRoute({ knobs, requests }: GoogleState): Route {
       if (knobs.revokeAtRequest !== null && requests() + 1 >= knobs.revokeAtRequest) {
         return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } };
       }
-      return { status: 200, body: { access_token: `ya29.${crypto.randomBytes(24).toString('base64url')}`, expires_in: 3599, token_type: 'Bearer' } };
+      return { status: 200, body: { access_token: `ya29.${crypto.randomUUID()}`, expires_in: 3599, token_type: 'Bearer' } };
     },
   };
 }

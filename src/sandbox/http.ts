@@ -215,14 +215,22 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
   };
 }
 
-/** Parses a form or JSON body. */
+/**
+ * Parses a JSON object body, or else a form body (a token request), told apart by the first
+ * character rather than by a failed JSON.parse, whose exception cost the token route most of its
+ * CPU. A JSON body that does not parse is still read as a form, as before.
+ */
 export function parseBody(body: string): Record<string, string> {
-  if (!body) return {};
-  try {
-    return JSON.parse(body) as Record<string, string>;
-  } catch {
-    return Object.fromEntries(new URLSearchParams(body));
+  const text = body.trimStart();
+  if (!text) return {};
+  if (text.startsWith('{')) {
+    try {
+      return JSON.parse(text) as Record<string, string>;
+    } catch {
+      // read as a form below
+    }
   }
+  return Object.fromEntries(new URLSearchParams(body));
 }
 
 /**
