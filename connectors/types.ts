@@ -202,7 +202,7 @@ export interface DirectoryPage {
   groupsPending?: boolean;
 }
 
-/** A user whose groups are asked for after the listing: its id, and its addresses as stored. */
+/** A user whose groups are asked for once they are known: its id, and its addresses as stored. */
 export interface GroupsQuery {
   externalId: string;
   emails: string[];

@@ -7,7 +7,7 @@
  * - Groups: `groups.list`, and for each group `members.list` with derived (nested) memberships.
  *   Memberships are loaded once per source instance, beside the users listing. A users page that
  *   arrives before they are loaded is returned without its users' groups (`groupsPending`), which
- *   the engine asks for with `groupsOf` when the listing ends; so the members listing (up to 200
+ *   the engine asks for with `groupsOf` once they are loaded; so the members listing (up to 200
  *   members a call, one call after another within a group) does not delay the users listing. A
  *   scope that selects by group needs the memberships first: then the users pages wait for them,
  *   read ahead meanwhile (at most READ_AHEAD_PAGES).

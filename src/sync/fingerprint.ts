@@ -11,7 +11,7 @@ import type { DirectoryUser } from '../../connectors/types.ts';
  * the page only records that it was seen. The mapped fields are part of it, so a new or re-mapped
  * smart field rewrites everyone once. The second part covers the user's groups (not org units,
  * which are in the first): a page listed before the provider's group memberships are known
- * compares the first part only, and its users' groups are compared when the listing ends
+ * compares the first part only, and its users' groups are compared once they are known
  * (src/sync/pendingGroups.ts).
  */
 export function fingerprint(u: DirectoryUser, fields: readonly { attribute: string }[], groupIds: ReadonlyMap<string, string>, fieldsSignature: string): string {

@@ -172,7 +172,7 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
 
 /**
  * A page listed before the provider's memberships were known (groupsPending): its users unchanged
- * but for their groups are written without them (their groups are compared when the listing ends,
+ * but for their groups are written without them (their groups are compared once the source has them,
  * src/sync/pendingGroups.ts); the others, new or changed, get their groups from the source now,
  * waiting for its memberships, so that nothing is written twice and no install is asked for
  * before a teammate's groups are known. Answers the page with those groups, and who stays pending.

@@ -46,7 +46,7 @@ export interface PageContext {
   /**
    * Users listed before the provider's group memberships were known (DirectoryPage
    * `groupsPending`) and unchanged but for their groups (unchangedButGroups): they are only recorded
-   * as seen, their groups compared and written when the listing ends (src/sync/pendingGroups.ts).
+   * as seen, their groups compared and written once the provider has them (src/sync/pendingGroups.ts).
    * The page's other users come with their groups.
    */
   pendingGroups?: ReadonlySet<string>;
@@ -246,23 +246,25 @@ export async function writePage(
   // The kinds are part of the signature: values stored before they were checked by kind are
   // written once more, checked.
   const fieldsSignature = fieldsSignatureOf(ctx.fields);
-  // Users whose groups are pending are compared by the first part of their fingerprint.
+  // A user whose groups are pending and who is written anyway (on a page of smart fields) is
+  // fingerprinted without them: the groups part stays empty.
   const pending = ctx.pendingGroups ?? new Set<string>();
   const fingerprintOf = (u: DirectoryUser) =>
     pending.has(u.externalId) ? `${baseFingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)}.` : fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature);
-  const fingerprints = new Map(listed.map((u) => [u.externalId, fingerprintOf(u)]));
   // On a page whose groups are pending, the caller found who is unchanged but for the groups
-  // (unchangedButGroups); the others are new or changed (pages of one run are written by one
-  // execution, and pages sharing a person one after another, so that still holds).
+  // (unchangedButGroups), and only the others are fingerprinted; they are new or changed (pages of
+  // one run are written by one execution, and pages sharing a person one after another, so that
+  // still holds).
+  const foundByCaller = ctx.category === 'teammates' && ctx.pendingGroups ? listed.map((u) => u.externalId).filter((id) => pending.has(id)) : undefined;
+  const fingerprints = new Map((foundByCaller ? listed.filter((u) => !pending.has(u.externalId)) : listed).map((u) => [u.externalId, fingerprintOf(u)]));
   const unchanged =
-    ctx.category !== 'teammates' || !listed.length ? [] : ctx.pendingGroups ? listed.map((u) => u.externalId).filter((id) => pending.has(id)) : await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints));
+    foundByCaller ?? (ctx.category !== 'teammates' || !listed.length ? [] : await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints)));
   const same = new Set(unchanged);
-  const seenPending = unchanged.filter((id) => pending.has(id));
-  const seenDone = unchanged.filter((id) => !pending.has(id));
   const active = listed.filter((u) => !same.has(u.externalId));
+  // On a page whose groups are pending, every unchanged user is one of the pending ones.
   const recordSeenUsers = async (written: string[]) => {
-    await recordSeen(client, ctx.runId, [...seenDone, ...written], [...removed]);
-    if (seenPending.length) await recordSeen(client, ctx.runId, seenPending, [], true);
+    await recordSeen(client, ctx.runId, ctx.pendingGroups ? written : [...unchanged, ...written], [...removed]);
+    if (ctx.pendingGroups && unchanged.length) await recordSeen(client, ctx.runId, unchanged, [], true);
   };
 
   if (!active.length) {
