@@ -10,15 +10,20 @@
  * (the time the provider alone takes) and `ratio` = wall / floor. `cpu` holds the CPU seconds of the
  * worker (this process), Postgres and the emulator over one measured run (medians), and the load
  * average; `stage_ms` where the measured run's time went (src/sync/timing.ts).
+ *
+ * With --latency, `listing_alone_s` is the same pages listed once more through the same connector
+ * and SDK with nothing written: what the provider's answers and their parsing take by themselves,
+ * measured after the runs (and after their peak RSS), and its `ratio` to the floor.
  */
 import { executeRun } from '../src/sync/engine.ts';
 import { startRuns } from '../src/sync/runs.ts';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import { insertIntegration } from '../src/integrations/repository.ts';
+import { buildConnector, insertIntegration, type IntegrationRow } from '../src/integrations/repository.ts';
+import type { DirectorySource } from '../connectors/types.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
-import { openBenchDb, peakRssMb, startEmulatorProcess } from './support.ts';
+import { openBenchDb, peakRssMb, startEmulatorProcess, type BenchDb } from './support.ts';
 import { median, round } from './stats.ts';
 import { medianCpu, startCpuMeter, type CpuFigures } from './cpu.ts';
 
@@ -39,6 +44,7 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
     let stageMs: Record<string, number> = {};
     let pages = 0;
     let second = { updated: 0, created: 0, deleted: 0, events: 0 };
+    let last: IntegrationRow | undefined;
     // Warm-up run (not counted), then `repeat` measured runs, each into a fresh workspace.
     for (let i = 0; i <= o.repeat; i++) {
       const ws = await createWorkspace(db.ctx.pool, `bench ${i}`);
@@ -73,6 +79,7 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
         throw new Error(`created ${result.created} of ${o.users}`);
       }
       pages = result.pages;
+      last = integration;
       log(`${i === 0 ? 'warm-up' : `run ${i}`}: ${o.users} users in ${(wall / 1000).toFixed(2)} s (${Math.round(o.users / (wall / 1000))} users/s, ${pages} pages)`);
       if (i > 0) {
         walls.push(wall);
@@ -82,16 +89,19 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
     }
     const wall = median(walls);
     const floorMs = pages * o.latencyMs;
+    const peakRss = peakRssMb();
+    const alone = o.latencyMs ? await listingAlone(db, last!, log) : undefined;
     return {
       users: o.users,
       pages,
       latency_ms: o.latencyMs,
       wall_s: round(wall / 1000, 3),
       users_per_s: Math.round(o.users / (wall / 1000)),
-      peak_rss_mb: peakRssMb(),
+      peak_rss_mb: peakRss,
       ...(o.nochange ? { second_run: second } : {}),
       ...(o.latencyMs ? { floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.15 } : {}),
       ...(o.nochange ? {} : { goal_peak_rss_mb: 300 }),
+      ...(alone ? { listing_alone: { pages: alone.pages, wall_s: round(alone.ms / 1000, 3), ratio: round(alone.ms / floorMs, 3) } } : {}),
       cpu: medianCpu(cpus),
       stage_ms: stageMs,
       runs: o.repeat,
@@ -100,6 +110,21 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
     await emulator.stop();
     await db.close();
   }
+}
+
+/** Every users page listed through the integration's connector, nothing written: pages and ms. */
+async function listingAlone(db: BenchDb, integration: IntegrationRow, log: (l: string) => void): Promise<{ pages: number; ms: number }> {
+  const source = buildConnector<DirectorySource>(db.ctx, integration, db.ctx.logger);
+  const t0 = performance.now();
+  let pages = 0;
+  let pageToken: string | null = null;
+  do {
+    pageToken = (await source.fetchUsersPage({ pageToken: pageToken ?? undefined, attributes: ['organizations.primary.title', 'phones.work'] })).nextPageToken;
+    pages++;
+  } while (pageToken);
+  const ms = performance.now() - t0;
+  log(`the listing alone: ${pages} pages in ${(ms / 1000).toFixed(2)} s`);
+  return { pages, ms };
 }
 
 const num = (v: string | boolean | undefined, d: number) => (v === undefined || v === true ? d : Number(v));
