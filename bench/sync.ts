@@ -11,9 +11,9 @@
  * worker (this process), Postgres and the emulator over one measured run (medians), and the load
  * average; `stage_ms` where the measured run's time went (src/sync/timing.ts).
  *
- * With --latency, `listing_alone_s` is the same pages listed once more through the same connector
- * and SDK with nothing written: what the provider's answers and their parsing take by themselves,
- * measured after the runs (and after their peak RSS), and its `ratio` to the floor.
+ * With --latency, `listing_alone` is the same pages listed once more through the same connector
+ * and SDK with nothing written: what the provider's answers and their parsing take by themselves
+ * (`wall_s`, and its `ratio` to the floor), measured after the runs and after their peak RSS.
  */
 import { executeRun } from '../src/sync/engine.ts';
 import { startRuns } from '../src/sync/runs.ts';
@@ -26,6 +26,12 @@ import type { BenchArgs, Figures } from './scenarios.ts';
 import { openBenchDb, peakRssMb, startEmulatorProcess, type BenchDb } from './support.ts';
 import { median, round } from './stats.ts';
 import { medianCpu, startCpuMeter, type CpuFigures } from './cpu.ts';
+
+/** The smart fields each benchmark workspace maps: field, directory attribute. */
+const MAPPED = [
+  ['job_title', 'organizations.primary.title'],
+  ['phone', 'phones.work'],
+] as const;
 
 interface SyncOptions {
   users: number;
@@ -58,8 +64,7 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
           config: { base_url: `${emulator.url}/`, token_url: `${emulator.url}/token` },
         }),
       );
-      await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'job_title', 'organizations.primary.title');
-      await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, 'phone', 'phones.work');
+      for (const [field, attribute] of MAPPED) await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, field, attribute);
       const sync = async () => {
         const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
         const cpu = await startCpuMeter(db.ctx.pool, emulator.pid);
@@ -119,7 +124,7 @@ async function listingAlone(db: BenchDb, integration: IntegrationRow, log: (l: s
   let pages = 0;
   let pageToken: string | null = null;
   do {
-    pageToken = (await source.fetchUsersPage({ pageToken: pageToken ?? undefined, attributes: ['organizations.primary.title', 'phones.work'] })).nextPageToken;
+    pageToken = (await source.fetchUsersPage({ pageToken: pageToken ?? undefined, attributes: MAPPED.map(([, attribute]) => attribute) })).nextPageToken;
     pages++;
   } while (pageToken);
   const ms = performance.now() - t0;
