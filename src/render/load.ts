@@ -13,8 +13,10 @@
  *
  * Stored trees are validated again before rendering, once per published version and smart-field
  * set, and compiled once: the compiled template is cached (a bounded map, keyed by signature,
- * kind, publication time and the smart fields' version), so a fan-out to thousands of mailboxes
- * validates and compiles each template once. Drafts are validated and compiled on every load.
+ * kind, an md5 of the published content and the smart fields' ids and kinds), so a fan-out to
+ * thousands of mailboxes validates and compiles each template once. The key is the content itself,
+ * not its publication time: two publishes in one millisecond (the time is the transaction's start)
+ * with different drafts must not share a template. Drafts are validated and compiled on every load.
  */
 import type { Queryable } from '../db/tx.ts';
 import { assetRefs } from '../assets/store.ts';
@@ -81,6 +83,8 @@ interface SignatureRow {
   content: unknown;
   draft_content: unknown;
   published_at: Date | null;
+  /** md5 of the published content (null when unpublished): what the compiled template is cached by. */
+  content_digest: string | null;
   updated_at: Date;
   tracks_links: boolean;
 }
@@ -90,6 +94,8 @@ interface VariantRow {
   content: unknown;
   draft_content: unknown;
   published_at: Date | null;
+  /** md5 of the published content (null when unpublished). */
+  content_digest: string | null;
   updated_at: Date;
   show_marketing_campaigns: boolean;
 }
@@ -102,6 +108,8 @@ interface CampaignRow {
   signature_template_ids: string[];
   smart_fields_conditions: CampaignCondition[][];
   utm: Utm | null;
+  /** md5 of the banner and its UTM parameters: what the compiled banner is cached by. */
+  digest: string;
   updated_at: Date;
 }
 
@@ -136,13 +144,19 @@ function compileStored(version: string | null, tree: unknown, field: string, fie
   return template;
 }
 
-/** Changes whenever a smart field is added, removed or changed (its kind decides how values render). */
-function fieldsVersion(fields: FieldRow[]): string {
-  return `${fields.length}.${fields.reduce((m, f) => Math.max(m, f.updated_at.getTime()), 0)}`;
+/**
+ * What a compiled template depends on besides its tree: the workspace's smart fields and their
+ * kinds (a token of an unknown field does not validate; a kind decides how a value renders).
+ */
+function fieldsKey(fields: FieldRow[]): string {
+  return fields
+    .map((f) => `${f.id}=${f.kind}`)
+    .sort()
+    .join(',');
 }
 
 /** The tree to render and which content it is, or why there is none. */
-function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undefined): { tree: unknown; content: 'published' | 'draft'; publishedAt: Date | null } | RenderUnavailable {
+function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undefined): { tree: unknown; content: 'published' | 'draft'; digest: string | null } | RenderUnavailable {
   const row = q.kind === 'primary' ? sig : variant;
   if (q.kind !== 'primary' && !variant) return { what: 'variant', message: `signature ${sig.id} has no ${q.kind} variant`, installationActivated: sig.installation_activated };
   if (q.kind !== 'primary' && q.content === 'published' && !variant!.activated) {
@@ -155,7 +169,7 @@ function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undef
       ? { what: 'content', message: 'the signature is not published', installationActivated: sig.installation_activated }
       : { what: 'variant', message: q.content === 'published' ? `the ${q.kind} variant is not activated and published` : `signature ${sig.id} has no ${q.kind} variant`, installationActivated: sig.installation_activated };
   }
-  return { tree, content: useDraft ? 'draft' : 'published', publishedAt: useDraft ? null : row!.published_at };
+  return { tree, content: useDraft ? 'draft' : 'published', digest: useDraft ? null : row!.content_digest };
 }
 
 /** The first campaign, in the documented order, whose banner validates and applies. */
@@ -163,7 +177,7 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
   for (const c of rows) {
     let banner: CompiledTemplate;
     try {
-      banner = compileStored(`campaign:${c.id}:${c.updated_at.getTime()}:${fieldsVersion(fields)}`, c.content, 'marketing_campaigns.content', fields, (t) => withUtm(t, c.utm));
+      banner = compileStored(`campaign:${c.id}:${c.digest}:${fieldsKey(fields)}`, c.content, 'marketing_campaigns.content', fields, (t) => withUtm(t, c.utm));
     } catch (e) {
       if (!(e instanceof InvalidStoredContentError)) throw e;
       warnings.push(`campaign ${c.id} (${c.name}) skipped: ${e.message}`);
@@ -183,7 +197,8 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
  */
 const RENDER_SOURCE_SQL = `
   with s as (
-    select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, s.last_published_at as published_at, s.updated_at,
+    select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, s.last_published_at as published_at,
+           md5(s.content::text) as content_digest, s.updated_at,
            w.event_tracking_enabled as tracks_links
       from signatures s join workspaces w on w.id = s.workspace_id
      where s.id = $1 and ($2::uuid is null or s.workspace_id = $2)
@@ -199,7 +214,7 @@ const RENDER_SOURCE_SQL = `
   )
   select (select row_to_json(s) from s) as signature,
          (select row_to_json(v) from (
-            select v.activated, v.content, v.draft_content, v.last_published_at as published_at, v.updated_at, v.show_marketing_campaigns
+            select v.activated, v.content, v.draft_content, v.last_published_at as published_at, md5(v.content::text) as content_digest, v.updated_at, v.show_marketing_campaigns
               from s join signature_variants v on v.workspace_id = s.workspace_id and v.signature_id = s.id where v.kind = $3) v) as variant,
          (select row_to_json(tm) from tm) as teammate,
          (select coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'kind', f.kind, 'updated_at', f.updated_at)), '[]')
@@ -207,7 +222,8 @@ const RENDER_SOURCE_SQL = `
          (select coalesce(json_agg(json_build_object('smart_field_id', x.smart_field_id, 'value', x.value)), '[]')
             from s join tm on true join smart_field_values x on x.workspace_id = s.workspace_id and x.teammate_id = tm.id) as values,
          (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status, 'content', c.content,
-                   'signature_template_ids', c.signature_template_ids, 'smart_fields_conditions', c.smart_fields_conditions, 'utm', c.utm, 'updated_at', c.updated_at)
+                   'signature_template_ids', c.signature_template_ids, 'smart_fields_conditions', c.smart_fields_conditions, 'utm', c.utm,
+                   'digest', md5(c.content::text || coalesce(c.utm::text, '')), 'updated_at', c.updated_at)
                    order by c.start_time desc nulls last, c.created_at desc, c.id), '[]')
             from s join marketing_campaigns c on c.workspace_id = s.workspace_id
            where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null) as campaigns`;
@@ -250,7 +266,7 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
   const campaignRows: CampaignRow[] = row.campaigns.map((c) => ({ ...c, updated_at: new Date(c.updated_at) }));
 
   const field = `${q.kind === 'primary' ? 'signatures' : 'signature_variants'}.${picked.content === 'draft' ? 'draft_content' : 'content'}`;
-  const version = picked.publishedAt ? `${sig.id}:${q.kind}:${picked.publishedAt.getTime()}:${fieldsVersion(fields)}` : null;
+  const version = picked.digest ? `${sig.id}:${q.kind}:${picked.digest}:${fieldsKey(fields)}` : null;
   let tree: CompiledTemplate;
   try {
     tree = compileStored(version, picked.tree, field, fields);
