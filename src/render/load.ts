@@ -82,10 +82,8 @@ interface SignatureRow {
   installation_activated: boolean;
   content: unknown;
   draft_content: unknown;
-  published_at: Date | null;
   /** md5 of the published content (null when unpublished): what the compiled template is cached by. */
   content_digest: string | null;
-  updated_at: Date;
   tracks_links: boolean;
 }
 
@@ -93,10 +91,8 @@ interface VariantRow {
   activated: boolean;
   content: unknown;
   draft_content: unknown;
-  published_at: Date | null;
   /** md5 of the published content (null when unpublished). */
   content_digest: string | null;
-  updated_at: Date;
   show_marketing_campaigns: boolean;
 }
 
@@ -110,14 +106,12 @@ interface CampaignRow {
   utm: Utm | null;
   /** md5 of the banner and its UTM parameters: what the compiled banner is cached by. */
   digest: string;
-  updated_at: Date;
 }
 
 interface FieldRow {
   id: string;
   slug: string;
   kind: SmartFieldKind;
-  updated_at: Date;
 }
 
 const MAX_CACHED = 500;
@@ -193,12 +187,11 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
  * Everything a render reads, in one statement (one round trip per render: a fan-out renders for
  * every mailbox): the signature and its workspace's tracking setting, the variant, the teammate
  * (by id, or by one of its addresses), the workspace's smart fields, the teammate's values and the
- * signature's active campaigns in the documented order. Timestamps come back as JSON text.
+ * signature's active campaigns in the documented order.
  */
 const RENDER_SOURCE_SQL = `
   with s as (
-    select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, s.last_published_at as published_at,
-           md5(s.content::text) as content_digest, s.updated_at,
+    select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, md5(s.content::text) as content_digest,
            w.event_tracking_enabled as tracks_links
       from signatures s join workspaces w on w.id = s.workspace_id
      where s.id = $1 and ($2::uuid is null or s.workspace_id = $2)
@@ -214,31 +207,29 @@ const RENDER_SOURCE_SQL = `
   )
   select (select row_to_json(s) from s) as signature,
          (select row_to_json(v) from (
-            select v.activated, v.content, v.draft_content, v.last_published_at as published_at, md5(v.content::text) as content_digest, v.updated_at, v.show_marketing_campaigns
+            select v.activated, v.content, v.draft_content, md5(v.content::text) as content_digest, v.show_marketing_campaigns
               from s join signature_variants v on v.workspace_id = s.workspace_id and v.signature_id = s.id where v.kind = $3) v) as variant,
          (select row_to_json(tm) from tm) as teammate,
-         (select coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'kind', f.kind, 'updated_at', f.updated_at)), '[]')
+         (select coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'kind', f.kind)), '[]')
             from s join smart_fields f on f.workspace_id = s.workspace_id) as fields,
          (select coalesce(json_agg(json_build_object('smart_field_id', x.smart_field_id, 'value', x.value)), '[]')
             from s join tm on true join smart_field_values x on x.workspace_id = s.workspace_id and x.teammate_id = tm.id) as values,
          (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status, 'content', c.content,
                    'signature_template_ids', c.signature_template_ids, 'smart_fields_conditions', c.smart_fields_conditions, 'utm', c.utm,
-                   'digest', md5(c.content::text || coalesce(c.utm::text, '')), 'updated_at', c.updated_at)
+                   'digest', md5(c.content::text || coalesce(c.utm::text, '')))
                    order by c.start_time desc nulls last, c.created_at desc, c.id), '[]')
             from s join marketing_campaigns c on c.workspace_id = s.workspace_id
            where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null) as campaigns`;
 
-/** A row of RENDER_SOURCE_SQL, timestamps still JSON text. */
+/** A row of RENDER_SOURCE_SQL. */
 interface RenderSourceRow {
-  signature: (Omit<SignatureRow, 'published_at' | 'updated_at'> & { published_at: string | null; updated_at: string }) | null;
-  variant: (Omit<VariantRow, 'published_at' | 'updated_at'> & { published_at: string | null; updated_at: string }) | null;
+  signature: SignatureRow | null;
+  variant: VariantRow | null;
   teammate: { id: string; display_name: string; address: string | null } | null;
-  fields: (Omit<FieldRow, 'updated_at'> & { updated_at: string })[];
+  fields: FieldRow[];
   values: { smart_field_id: string; value: string }[];
-  campaigns: (Omit<CampaignRow, 'updated_at'> & { updated_at: string })[];
+  campaigns: CampaignRow[];
 }
-
-const at = (t: string | null) => (t === null ? null : new Date(t));
 
 export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<RenderSourceResult> {
   const { rows } = await db.query<RenderSourceRow>({
@@ -248,10 +239,9 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
   });
   const row = rows[0]!;
   if (!row.signature) return { ok: false, what: 'signature', message: `no signature ${q.signatureId}` };
-  const sig: SignatureRow = { ...row.signature, published_at: at(row.signature.published_at), updated_at: new Date(row.signature.updated_at) };
+  const sig = row.signature;
   const ws = sig.workspace_id;
-  const variant: VariantRow | undefined =
-    q.kind === 'primary' || !row.variant ? undefined : { ...row.variant, published_at: at(row.variant.published_at), updated_at: new Date(row.variant.updated_at) };
+  const variant = q.kind === 'primary' ? undefined : (row.variant ?? undefined);
   const picked = pickTree(q, sig, variant);
   if ('what' in picked) return { ok: false, ...picked };
 
@@ -261,9 +251,9 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
       ? { ok: false, what: 'teammate', message: `no teammate ${q.teammate.id} in the signature's workspace`, installationActivated: sig.installation_activated }
       : { ok: false, what: 'email', message: `no teammate with the address ${q.teammate.email} in the signature's workspace`, installationActivated: sig.installation_activated };
   }
-  const fields: FieldRow[] = row.fields.map((f) => ({ ...f, updated_at: new Date(f.updated_at) }));
+  const fields = row.fields;
   const valueRows = row.values;
-  const campaignRows: CampaignRow[] = row.campaigns.map((c) => ({ ...c, updated_at: new Date(c.updated_at) }));
+  const campaignRows = row.campaigns;
 
   const field = `${q.kind === 'primary' ? 'signatures' : 'signature_variants'}.${picked.content === 'draft' ? 'draft_content' : 'content'}`;
   const version = picked.digest ? `${sig.id}:${q.kind}:${picked.digest}:${fieldsKey(fields)}` : null;
