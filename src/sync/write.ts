@@ -261,10 +261,10 @@ export async function writePage(
     foundByCaller ?? (ctx.category !== 'teammates' || !listed.length ? [] : await timer.time('match', () => unchangedUsers(client, ctx.integrationId, fingerprints)));
   const same = new Set(unchanged);
   const active = listed.filter((u) => !same.has(u.externalId));
-  // On a page whose groups are pending, every unchanged user is one of the pending ones.
+  // The unchanged users the caller found are the pending ones: they are seen with their groups pending.
   const recordSeenUsers = async (written: string[]) => {
-    await recordSeen(client, ctx.runId, ctx.pendingGroups ? written : [...unchanged, ...written], [...removed]);
-    if (ctx.pendingGroups && unchanged.length) await recordSeen(client, ctx.runId, unchanged, [], true);
+    await recordSeen(client, ctx.runId, foundByCaller ? written : [...unchanged, ...written], [...removed]);
+    if (foundByCaller?.length) await recordSeen(client, ctx.runId, foundByCaller, [], true);
   };
 
   if (!active.length) {
