@@ -121,13 +121,14 @@ interface QuotaWindow {
   count: number;
 }
 
-/**
- * The knobs' answer to one API request, or null when the route itself answers: held first, then
- * latency, then a forced or quota 429, revoked credentials, a fault or outage, a malformed answer.
- */
-async function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: QuotaWindow, opts: ServeOptions, n: number): Promise<Reply | null> {
-  const nRoute = (counters.byRoute[route.name] = (counters.byRoute[route.name] ?? 0) + 1);
-  const faultN = knobs.faultRoute === null ? n : knobs.faultRoute === route.name ? nRoute : -1;
+/** A request's number among all API requests (`n`) and among its route's (`nRoute`), from 1. */
+interface Numbered {
+  n: number;
+  nRoute: number;
+}
+
+/** Waits while a hold (`knobs.hold`) holds this request. */
+async function waitWhileHeld(route: Route, knobs: Knobs, counters: Counters, { n, nRoute }: Numbered): Promise<void> {
   const holds = (h: Knobs['hold']): readonly Hold[] => (h === null ? [] : 'after' in h ? [h] : h);
   const isHeld = () => holds(knobs.hold).some((h) => (h.route === null ? n : h.route === route.name ? nRoute : 0) > h.after);
   if (isHeld()) {
@@ -135,7 +136,14 @@ async function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: 
     while (isHeld()) await sleep(5);
     counters.held--;
   }
-  if (knobs.latencyMs) await sleep(knobs.latencyMs);
+}
+
+/**
+ * The knobs' answer to one API request let through the holds, or null when the route itself
+ * answers: a forced or quota 429, revoked credentials, a fault or outage, a malformed answer.
+ */
+function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: QuotaWindow, opts: ServeOptions, { n, nRoute }: Numbered): Reply | null {
+  const faultN = knobs.faultRoute === null ? n : knobs.faultRoute === route.name ? nRoute : -1;
   if (knobs.rateLimitNext > 0) {
     knobs.rateLimitNext--;
     counters.rateLimited++;
@@ -179,17 +187,29 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
         break;
       }
       const n = ++counters.requests;
+      const number = { n, nRoute: (counters.byRoute[route.name] = (counters.byRoute[route.name] ?? 0) + 1) };
       counters.inFlight++;
       try {
-        reply = (await knobReply(route, knobs, counters, quota, opts, n)) ?? (await route.handler({ req, url, body, n }, m));
+        await waitWhileHeld(route, knobs, counters, number);
+        // The latency is the provider's whole answer time: the answer is built and serialised while
+        // it runs, so that the emulator's own work does not add to what a benchmark measures.
+        const answerAt = performance.now() + knobs.latencyMs;
+        reply = knobReply(route, knobs, counters, quota, opts, number) ?? (await route.handler({ req, url, body, n }, m));
+        const payload = serialise(reply);
+        const wait = answerAt - performance.now();
+        if (wait > 0) await sleep(wait);
+        return send(res, reply, payload);
       } finally {
         counters.inFlight--;
       }
-      break;
     }
-    const headers = { 'content-type': reply.raw === undefined ? 'application/json; charset=utf-8' : 'text/plain', ...(reply.headers ?? {}) };
-    res.writeHead(reply.status, headers);
-    res.end(reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body)));
+    send(res, reply, serialise(reply));
+  };
+
+  const serialise = (reply: Reply) => reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const send = (res: http.ServerResponse, reply: Reply, payload: string | Buffer) => {
+    res.writeHead(reply.status, { 'content-type': reply.raw === undefined ? 'application/json; charset=utf-8' : 'text/plain', ...(reply.headers ?? {}) });
+    res.end(payload);
   };
 
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
