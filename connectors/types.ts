@@ -288,10 +288,12 @@ export interface MailboxInstaller {
   readonly maxHtmlLength: number;
   install(target: MailboxTarget, signature: RenderedSignature, opts?: InstallOptions): Promise<InstallResult>;
   /**
-   * The provider requests `install` will make for this mailbox (the engine reserves them from the
-   * integration's pace before the call; src/install/pace.ts). Default: 1.
+   * What `install` will take of the provider's quota for this mailbox, counted in provider write
+   * requests: the engine reserves it from the integration's pace before the call
+   * (src/install/pace.ts). A call the provider charges less than a write counts for its share (a
+   * Gmail sendAs listing is 0.01). Default: 1.
    */
-  requestsFor?(target: MailboxTarget, opts?: InstallOptions): number;
+  quotaCostFor?(target: MailboxTarget, opts?: InstallOptions): number;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,6 +44,12 @@ export const GMAIL_SCOPES = ['https://www.googleapis.com/auth/gmail.settings.bas
 /** Gmail's limit on a signature, HTML included. */
 export const GMAIL_MAX_SIGNATURE_LENGTH = 10_000;
 
+/**
+ * A sendAs listing's share of the quota, counted in writes: Gmail charges 1 quota unit for
+ * `settings.sendAs.list` and 100 for an update (developers.google.com/gmail/api/reference/quota).
+ */
+export const SENDAS_LIST_QUOTA_COST = 0.01;
+
 /** Auth clients kept per mailbox, so a burst of installs for one user reuses its token. */
 const CLIENT_CACHE_SIZE = 64;
 
@@ -118,11 +124,11 @@ export class GmailInstaller implements MailboxInstaller {
     return this.#installListed(api, target, signature, opts, []);
   }
 
-  /** Provider requests `install` will make: one per address written, plus the listing when it is needed. */
-  requestsFor(target: MailboxTarget, opts: InstallOptions = {}): number {
+  /** The quota `install` will take: one write per address written, and the listing when it is needed. */
+  quotaCostFor(target: MailboxTarget, opts: InstallOptions = {}): number {
     if (target.aliases.length === 0) return 1;
     const known = readState(opts.state);
-    return isFresh(known, target.aliases) ? 1 + known.verified.length : 2 + target.aliases.length;
+    return isFresh(known, target.aliases) ? 1 + known.verified.length : 1 + target.aliases.length + SENDAS_LIST_QUOTA_COST;
   }
 
   /** Writes from what the last listing said: the primary address and the verified directory aliases. */

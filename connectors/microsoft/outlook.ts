@@ -93,7 +93,7 @@ export class OutlookInstaller implements MailboxInstaller {
   readonly slots = ['primary'] as const;
   readonly maxHtmlLength: number;
   /** The read of the item, then its write: the PATCH replaces the whole item, so the read cannot be skipped. */
-  requestsFor(): number {
+  quotaCostFor(): number {
     return 2;
   }
   private readonly graph: GraphApi;

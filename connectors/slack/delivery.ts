@@ -80,7 +80,7 @@ export class SlackDelivery implements MailboxInstaller {
   readonly maxHtmlLength = SLACK_MAX_HTML;
   private readonly client: WebClient;
   /** users.lookupByEmail, conversations.open, chat.postMessage (more lookups when the address is not the member's). */
-  requestsFor(): number {
+  quotaCostFor(): number {
     return 3;
   }
 

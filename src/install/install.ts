@@ -142,7 +142,7 @@ interface ProviderWrite {
   opts: InstallOptions;
 }
 
-/** The integration config's quota (requests per second), where the customer gave it. */
+/** The integration config's quota (write requests per second), where the customer gave it. */
 function configuredQuota(integration: IntegrationRow): number | undefined {
   const q = integration.config.quota_per_s;
   return typeof q === 'number' && q > 0 ? q : undefined;
@@ -156,8 +156,8 @@ async function writeToProvider(ctx: AppContext, w: ProviderWrite): Promise<Insta
   let newState: { value: unknown } | undefined;
   const installOpts = { force: job.forced, state: email.mailbox_state ?? undefined, onState: (value: unknown) => (newState = { value }) };
   if (opts.pace) {
-    const requests = installer.requestsFor?.(target, installOpts) ?? 1;
-    const turn = await reserveTurn(ctx.pool, stateKey, requests, { maxWaitMs: opts.pace.maxWaitMs, quotaPerSecond: configuredQuota(integration) });
+    const cost = installer.quotaCostFor?.(target, installOpts) ?? 1;
+    const turn = await reserveTurn(ctx.pool, stateKey, cost, { maxWaitMs: opts.pace.maxWaitMs, quotaPerSecond: configuredQuota(integration) });
     if (!turn.taken) return { outcome: 'deferred', retryAfterMs: turn.waitMs };
     if (turn.waitMs > 0) await new Promise((r) => setTimeout(r, turn.waitMs));
   }

@@ -2,10 +2,11 @@
  * The pace of installs per integration, shared by every worker process through one row of
  * `install_pace` (this module owns the table).
  *
- * The unit is the provider request. Before its provider calls, an install reserves its requests with
- * one statement that hands out the next start time and moves the integration's schedule on by
- * requests ÷ rate (a shared schedule, as in GCRA): however many worker processes install for one
- * integration, their requests together keep to one rate.
+ * The unit is the provider's write request; a call the provider charges less counts for its share
+ * (a Gmail sendAs listing: 0.01, the connector's `quotaCostFor`). Before its provider calls, an
+ * install reserves its cost with one statement that hands out the next start time and moves the
+ * integration's schedule on by cost ÷ rate (a shared schedule, as in GCRA): however many worker
+ * processes install for one integration, their requests together keep to one rate.
  *
  * The row is hot (every install of the integration updates it), so the statement commits without
  * waiting for its WAL flush (synchronous_commit off for that statement only): otherwise each
@@ -54,8 +55,9 @@ export interface Turn {
 }
 
 /**
- * Reserves the next turn for `requests` provider requests, unless it starts more than `maxWaitMs`
- * from now. `quotaPerSecond` (integration config) sets the first pace of a new row. One statement.
+ * Reserves the next turn for `requests` (their quota cost, in write requests), unless it starts
+ * more than `maxWaitMs` from now. `quotaPerSecond` (integration config) sets the first pace of a new
+ * row. One statement.
  */
 export async function reserveTurn(db: Queryable, key: PaceKey, requests: number, opts: { maxWaitMs: number; quotaPerSecond?: number | undefined }): Promise<Turn> {
   const { rows } = await db.query<{ wait_ms: number; taken: boolean; starts_at: Date }>({

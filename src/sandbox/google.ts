@@ -205,6 +205,14 @@ function directoryRoutes({ tenant, index }: GoogleState): Route[] {
   ];
 }
 
+/**
+ * What a Gmail sendAs listing takes of the quota, counted in signature writes: Gmail charges 1 quota
+ * unit for `settings.sendAs.list` and 100 for an update (developers.google.com/gmail/api/reference/quota;
+ * 1,200,000 units a minute per project is 200 updates a second). The emulator's `quotaPerSecond`
+ * counts writes, so `quotaPerSecond: 200` is Gmail's per-project quota.
+ */
+export const GMAIL_LIST_QUOTA_COST = 0.01;
+
 /** Gmail sendAs: list a mailbox's send-as addresses, patch one's signature. */
 function gmailRoutes({ tenant, index, writes, events }: GoogleState): Route[] {
   const findUser = (key: string) => index.find(key);
@@ -226,6 +234,7 @@ function gmailRoutes({ tenant, index, writes, events }: GoogleState): Route[] {
       method: 'GET',
       pattern: /^\/gmail\/v1\/users\/([^/]+)\/settings\/sendAs$/,
       name: 'sendAs.list',
+      quotaCost: GMAIL_LIST_QUOTA_COST,
       handler: (_c, m) => {
         const u = findUser(m[1]!);
         if (!u) return googleError(404, 'Requested entity was not found.', 'notFound');

@@ -10,7 +10,12 @@ import type { AddressInfo } from 'node:net';
 export interface Knobs {
   /** Added to every answer, in ms. */
   latencyMs: number;
-  /** Requests per second the tenant accepts before answering 429 with Retry-After (0 = no limit). */
+  /**
+   * Quota per second the tenant accepts before answering 429 with Retry-After (0 = no limit), as a
+   * moving average that allows bursts of up to one second's quota (a token bucket; Google's words
+   * for its per-user Gmail limit). A request takes its route's `quotaCost` of it (1 unless the route
+   * says less: Google counts a Gmail sendAs listing as 0.01 of a signature write).
+   */
   quotaPerSecond: number;
   /**
    * The next this many API requests are answered 429 with Retry-After: 1, whatever their pace: a
@@ -61,6 +66,8 @@ export interface Counters {
   requests: number;
   byRoute: Record<string, number>;
   rateLimited: number;
+  /** Quota taken by the API requests let through the quota (each its route's `quotaCost`). */
+  quotaUsed: number;
   faults: number;
   /** Requests waiting on the `hold` knob right now. */
   held: number;
@@ -93,6 +100,8 @@ export interface Route {
   handler: (ctx: Ctx, match: RegExpExecArray) => Reply | Promise<Reply>;
   /** Token endpoints and inspection are not counted against quotas and knobs. */
   control?: boolean;
+  /** What one call takes of `quotaPerSecond` (default 1), where the provider charges calls differently. */
+  quotaCost?: number;
 }
 
 export interface EmulatorServer {
@@ -115,10 +124,10 @@ export interface ServeOptions {
   malformedReply: () => Reply;
 }
 
-/** A quota window: requests counted in the current second. */
-interface QuotaWindow {
-  start: number;
-  count: number;
+/** The quota left (`tokens`, up to one second's worth, at least 1) as of `at` (ms); it refills at the quota's rate. */
+interface QuotaBucket {
+  tokens: number;
+  at: number;
 }
 
 /** A request's number among all API requests (`n`) and among its route's (`nRoute`), from 1. */
@@ -142,24 +151,27 @@ async function waitWhileHeld(route: Route, knobs: Knobs, counters: Counters, { n
  * The knobs' answer to one API request let through the holds, or null when the route itself
  * answers: a forced or quota 429, revoked credentials, a fault or outage, a malformed answer.
  */
-function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: QuotaWindow, opts: ServeOptions, { n, nRoute }: Numbered): Reply | null {
+function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: QuotaBucket, opts: ServeOptions, { n, nRoute }: Numbered): Reply | null {
   const faultN = knobs.faultRoute === null ? n : knobs.faultRoute === route.name ? nRoute : -1;
   if (knobs.rateLimitNext > 0) {
     knobs.rateLimitNext--;
     counters.rateLimited++;
     return opts.rateLimitedReply(1);
   }
-  if (knobs.quotaPerSecond) {
-    const now = Date.now();
-    if (now - quota.start >= 1000) {
-      quota.start = now;
-      quota.count = 0;
-    }
-    if (++quota.count > knobs.quotaPerSecond) {
+  const cost = route.quotaCost ?? 1;
+  const perSecond = knobs.quotaPerSecond;
+  if (perSecond) {
+    const now = performance.now();
+    quota.tokens = Math.min(Math.max(perSecond, 1), quota.tokens + ((now - quota.at) / 1000) * perSecond);
+    quota.at = now;
+    // A little tolerance, so that a hundred listings of 0.01 add up to one write, not a bit more.
+    if (quota.tokens + 1e-9 < cost) {
       counters.rateLimited++;
-      return opts.rateLimitedReply(Math.max(1, Math.ceil((1000 - (now - quota.start)) / 1000)));
+      return opts.rateLimitedReply(Math.max(1, Math.ceil((cost - quota.tokens) / perSecond)));
     }
+    quota.tokens -= cost;
   }
+  counters.quotaUsed += cost;
   if (knobs.revokeAtRequest !== null && n >= knobs.revokeAtRequest) return opts.revokedReply();
   if ((knobs.outageFromRequest !== null && faultN >= knobs.outageFromRequest) || (knobs.faultRate && Math.random() < knobs.faultRate)) {
     counters.faults++;
@@ -170,8 +182,9 @@ function knobReply(route: Route, knobs: Knobs, counters: Counters, quota: QuotaW
 }
 
 export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = defaultKnobs()): Promise<EmulatorServer> {
-  const counters: Counters = { requests: 0, byRoute: {}, rateLimited: 0, faults: 0, held: 0, inFlight: 0 };
-  const quota: QuotaWindow = { start: Date.now(), count: 0 };
+  const counters: Counters = { requests: 0, byRoute: {}, rateLimited: 0, quotaUsed: 0, faults: 0, held: 0, inFlight: 0 };
+  // Full at the first request: the refill is capped at one second's quota (at least one request).
+  const quota: QuotaBucket = { tokens: Number.POSITIVE_INFINITY, at: performance.now() };
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];

@@ -127,7 +127,7 @@ describe('Gmail installer', () => {
       const api = nock(GMAIL_ORIGIN).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX));
       const listed = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList);
       const i = installer();
-      expect(i.requestsFor!({ email: MAILBOX, aliases: [] })).toBe(1);
+      expect(i.quotaCostFor!({ email: MAILBOX, aliases: [] })).toBe(1);
       const result = await i.install({ email: MAILBOX, aliases: [] }, signature(html));
       api.done();
       expect(listed.isDone()).toBe(false);
@@ -139,7 +139,8 @@ describe('Gmail installer', () => {
       const first = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
       const states: unknown[] = [];
       const i = installer();
-      expect(i.requestsFor!(target, {})).toBe(2 + target.aliases.length);
+      // The listing takes 0.01 of the quota (1 unit against an update's 100), each address written 1.
+      expect(i.quotaCostFor!(target, {})).toBeCloseTo(1.01 + target.aliases.length, 9);
       await i.install(target, signature(html), { onState: (st) => states.push(st) });
       first.done();
       expect(states).toHaveLength(1);
@@ -149,7 +150,7 @@ describe('Gmail installer', () => {
       // The next install: the primary address and the verified alias, no listing, the pending alias still skipped.
       const next = nock(GMAIL_ORIGIN).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
       const listed = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList);
-      expect(i.requestsFor!(target, { state })).toBe(2);
+      expect(i.quotaCostFor!(target, { state })).toBe(2);
       const result = await i.install(target, signature('<p>new</p>'), { state, onState: (st) => states.push(st) });
       next.done();
       expect(listed.isDone()).toBe(false);
@@ -160,10 +161,10 @@ describe('Gmail installer', () => {
     it('lists again when the directory aliases changed, or the listing is stale', async () => {
       const state = { v: 1, listedAt: new Date().toISOString(), aliases: ['alice@acme.example'], primary: MAILBOX, verified: ['alice@acme.example'], pending: [] };
       const i = installer();
-      expect(i.requestsFor!({ ...target, aliases: ['alice@acme.example'] }, { state })).toBe(2);
-      expect(i.requestsFor!(target, { state })).toBe(2 + target.aliases.length);
+      expect(i.quotaCostFor!({ ...target, aliases: ['alice@acme.example'] }, { state })).toBe(2);
+      expect(i.quotaCostFor!(target, { state })).toBeCloseTo(1.01 + target.aliases.length, 9);
       const old = { ...state, listedAt: new Date(Date.now() - 8 * 24 * 3600_000).toISOString() };
-      expect(i.requestsFor!({ ...target, aliases: ['alice@acme.example'] }, { state: old })).toBe(3);
+      expect(i.quotaCostFor!({ ...target, aliases: ['alice@acme.example'] }, { state: old })).toBeCloseTo(2.01, 9);
       mockTokenExchange();
       const relisted = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
       await i.install({ ...target, aliases: ['alice@acme.example'] }, signature(html), { state: old });
