@@ -185,9 +185,12 @@ export class GoogleDirectorySource implements DirectorySource {
   }
 
   async listGroups(): Promise<DirectoryGroup[]> {
-    const groups = await this.#loadGroups();
-    // https://developers.google.com/workspace/admin/directory/reference/rest/v1/orgunits/list
-    const res = await call(this.#site('orgunits.list'), () => this.#api.orgunits.list({ customerId: this.#config.customer, type: 'all' }));
+    // The groups and the org units are listed at once: neither depends on the other.
+    const [groups, res] = await Promise.all([
+      this.#loadGroups(),
+      // https://developers.google.com/workspace/admin/directory/reference/rest/v1/orgunits/list
+      call(this.#site('orgunits.list'), () => this.#api.orgunits.list({ customerId: this.#config.customer, type: 'all' })),
+    ]);
     const units = parseProvider(GoogleOrgUnits, res.data, 'google orgunits.list').organizationUnits ?? [];
 
     const out: DirectoryGroup[] = groups.map((g) => ({ externalId: g.id, kind: 'group', name: g.name || g.email || g.id, email: g.email ?? null }));

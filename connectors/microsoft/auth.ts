@@ -38,11 +38,17 @@ export function createGraphAuth(config: Pick<MicrosoftConfig, 'base_url' | 'toke
     ...(config.ca_cert ? { tlsOptions: { ca: config.ca_cert } } : {}),
   });
   const scope = `${new URL(config.base_url ?? DEFAULT_GRAPH_URL).origin}/.default`;
+  let inFlight: Promise<string> | undefined;
   return {
     scope,
-    async token() {
-      const t = await credential.getToken(scope);
-      return t.token;
+    token() {
+      // Calls made at once (the first users page beside the groups listing) share one token
+      // request; once it is answered, the credential's cache answers the next ones.
+      inFlight ??= credential
+        .getToken(scope)
+        .then((t) => t.token)
+        .finally(() => (inFlight = undefined));
+      return inFlight;
     },
   };
 }

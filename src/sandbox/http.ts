@@ -187,6 +187,8 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
   const quota: QuotaBucket = { tokens: Number.POSITIVE_INFINITY, at: performance.now() };
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    // The latency runs from the request's arrival (its headers parsed), before its body is read.
+    const arrived = performance.now();
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
@@ -204,9 +206,10 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
       counters.inFlight++;
       try {
         await waitWhileHeld(route, knobs, counters, number);
-        // The latency is the provider's whole answer time: the answer is built and serialised while
-        // it runs, so that the emulator's own work does not add to what a benchmark measures.
-        const answerAt = performance.now() + knobs.latencyMs;
+        // The latency is the provider's whole answer time: the answer is built and serialised (to
+        // bytes) while it runs, so that the emulator's own work does not add to what a benchmark
+        // measures.
+        const answerAt = arrived + knobs.latencyMs;
         reply = knobReply(route, knobs, counters, quota, opts, number) ?? (await route.handler({ req, url, body, n }, m));
         const payload = serialise(reply);
         const wait = answerAt - performance.now();
@@ -219,8 +222,8 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
     send(res, reply, serialise(reply));
   };
 
-  const serialise = (reply: Reply) => reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
-  const send = (res: http.ServerResponse, reply: Reply, payload: string | Buffer) => {
+  const serialise = (reply: Reply) => (typeof reply.raw === 'string' ? Buffer.from(reply.raw) : (reply.raw ?? Buffer.from(reply.body === undefined ? '' : JSON.stringify(reply.body))));
+  const send = (res: http.ServerResponse, reply: Reply, payload: Buffer) => {
     res.writeHead(reply.status, { 'content-type': reply.raw === undefined ? 'application/json; charset=utf-8' : 'text/plain', ...(reply.headers ?? {}) });
     res.end(payload);
   };

@@ -16,7 +16,7 @@
  * The page loop, and the listings it refuses, are in pages.ts.
  */
 import type { Logger } from 'pino';
-import { AccessLostError, ConnectorError, CursorExpiredError, type DirectorySource, type IncrementalState } from '../../connectors/types.ts';
+import { AccessLostError, ConnectorError, CursorExpiredError, type DirectoryPage, type DirectorySource, type IncrementalState } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { buildConnector, getIntegration, IntegrationSetupError, markAccessLost, saveSyncCursor, type IntegrationRow } from '../integrations/repository.ts';
@@ -125,16 +125,22 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
     )
   ).rows;
   const category = integration.category === 'smart_fields' ? 'smart_fields' : 'teammates';
+  let pageToken = run.pages > 0 ? (run.checkpoint?.pageToken ?? undefined) : undefined;
+  // The first users page is asked for beside the groups listing, which it does not depend on: the
+  // run starts writing one provider round trip sooner.
+  let first: Promise<DirectoryPage> | undefined = withRetry(() => source.fetchUsersPage({ pageToken, since, attributes: fields.map((f) => f.attribute) }), policy, observer);
+  first.catch(() => {}); // awaited by listPages
+  const known = knownUsers(ctx, integration.id);
+  known.catch(() => {}); // awaited below
   const groupIds =
     category === 'teammates' ? await syncGroups(ctx.pool, integration, (await withRetry(() => source.listGroups(), policy, observer)).map(cleanDirectoryGroup)) : new Map<string, string>();
-  const bound = (opts.listingBound ?? defaultListingBound)(await knownUsers(ctx, integration.id));
+  const bound = (opts.listingBound ?? defaultListingBound)(await known);
 
-  let pageToken = run.pages > 0 ? (run.checkpoint?.pageToken ?? undefined) : undefined;
   let current = run;
   let nextState: IncrementalState | undefined;
   for (;;) {
     try {
-      nextState = await listPages(ctx, source, { ...current, mode }, { executor: run.executor!, pageToken, since, fields, category, groupIds, policy, observer, bound });
+      nextState = await listPages(ctx, source, { ...current, mode }, { executor: run.executor!, pageToken, first, since, fields, category, groupIds, policy, observer, bound });
       break;
     } catch (err) {
       if (!(err instanceof CursorExpiredError) || mode === 'full') throw err;
@@ -143,6 +149,7 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
       mode = 'full';
       since = undefined;
       pageToken = undefined;
+      first = undefined;
       await withTx(ctx.pool, async (client) => {
         await holdRun(client, run.id, run.executor!);
         await restartAsFull(client, run.id, `incremental token rejected: ${err.message}`);

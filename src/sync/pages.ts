@@ -78,6 +78,8 @@ export class ListingGuard {
 export interface PageLoop {
   executor: string;
   pageToken: string | undefined;
+  /** The page `pageToken` asks for, when the caller asked for it already (with the same retry policy). */
+  first?: Promise<DirectoryPage> | undefined;
   since: IncrementalState | undefined;
   fields: MappedField[];
   category: 'teammates' | 'smart_fields';
@@ -134,7 +136,7 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
   const width = ctx.config.SYNC_PAGE_CONCURRENCY;
   const inflight: InFlight[] = [];
   let previous: Promise<unknown> = Promise.resolve();
-  let pending = fetch(loop.pageToken);
+  let pending = loop.first ?? fetch(loop.pageToken);
   /** The groups of users listed before the provider's memberships, written beside the listing (pendingGroups.ts). */
   let besideListing: Promise<void> | undefined;
   try {
