@@ -18,9 +18,12 @@
  * token, nor the reverse.
  */
 import crypto from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Secrets } from '../crypto/secrets.ts';
 
 const MAC_BYTES = 10;
+/** Genuine tokens kept with the id they name, so that a link followed again is not checked again. */
+const VERIFIED_KEPT = 100_000;
 const TOKEN = /^[A-Za-z0-9_-]{24}$/;
 const CLICK_ID = /^[A-Za-z0-9_-]{34}[AEIMQUYcgkosw048]$/;
 
@@ -36,30 +39,48 @@ function randomInto(target: Buffer, offset: number, length: number): void {
   drawn += length;
 }
 
+/** Writes an id (a positive integer below 2^64) as 8 big-endian bytes at the start of `target`. */
+function writeId(target: Buffer, id: bigint | string | number): void {
+  const n = Number(id);
+  if (Number.isSafeInteger(n) && n >= 0) {
+    // Two 32-bit halves: no BigInt on the redirect's path (link ids stay far below 2^53).
+    target.writeUInt32BE(Math.floor(n / 0x1_0000_0000), 0);
+    target.writeUInt32BE(n >>> 0, 4);
+  } else {
+    target.writeBigUInt64BE(BigInt(id));
+  }
+}
+
 export class ClickTokens {
   /** A KeyObject: an HMAC with it costs a fifth of one keyed with a Buffer (on the redirect's path). */
   readonly #key: crypto.KeyObject;
+  readonly #verified = new LRUCache<string, string>({ max: VERIFIED_KEPT });
 
   constructor(key: Buffer) {
     this.#key = crypto.createSecretKey(key);
   }
 
-  #mac(id: Buffer): Buffer {
-    return crypto.createHmac('sha256', this.#key).update(id).digest().subarray(0, MAC_BYTES);
+  /** `body ‖ MAC(body)` in base64url. */
+  #seal(body: Buffer): string {
+    const mac = crypto.createHmac('sha256', this.#key).update(body).digest();
+    const out = Buffer.allocUnsafe(body.length + MAC_BYTES);
+    body.copy(out, 0);
+    mac.copy(out, body.length, 0, MAC_BYTES);
+    return out.toString('base64url');
   }
 
   sign(linkId: bigint | string | number): string {
-    const id = Buffer.alloc(8);
-    id.writeBigUInt64BE(BigInt(linkId));
-    return Buffer.concat([id, this.#mac(id)]).toString('base64url');
+    const id = Buffer.allocUnsafe(8);
+    writeId(id, linkId);
+    return this.#seal(id);
   }
 
   /** A new click id for a click on this link. */
   clickId(linkId: bigint | string | number): string {
-    const body = Buffer.alloc(16);
-    body.writeBigUInt64BE(BigInt(linkId));
+    const body = Buffer.allocUnsafe(16);
+    writeId(body, linkId);
     randomInto(body, 8, 8);
-    return Buffer.concat([body, this.#mac(body)]).toString('base64url');
+    return this.#seal(body);
   }
 
   /** The link id a genuine click id names, or null for anything else. */
@@ -67,9 +88,17 @@ export class ClickTokens {
     return CLICK_ID.test(clickId) ? this.#open(clickId, 16) : null;
   }
 
-  /** The link id a genuine token names, or null for anything else. */
+  /**
+   * The link id a genuine token names, or null for anything else. A token found genuine is kept
+   * (bounded, least recently used first out) with its id, so that the links followed most are
+   * checked once; a forged one is checked every time and never kept.
+   */
   verify(token: string): string | null {
-    return TOKEN.test(token) ? this.#open(token, 8) : null;
+    const kept = this.#verified.get(token);
+    if (kept !== undefined) return kept;
+    const id = TOKEN.test(token) ? this.#open(token, 8) : null;
+    if (id !== null) this.#verified.set(token, id);
+    return id;
   }
 
   /** The link id in the first 8 bytes of a genuine `body ‖ MAC(body)` of this body length. */
@@ -77,7 +106,8 @@ export class ClickTokens {
     const raw = Buffer.from(encoded, 'base64url');
     if (raw.length !== bodyBytes + MAC_BYTES) return null;
     const body = raw.subarray(0, bodyBytes);
-    if (!crypto.timingSafeEqual(raw.subarray(bodyBytes), this.#mac(body))) return null;
+    const mac = crypto.createHmac('sha256', this.#key).update(body).digest().subarray(0, MAC_BYTES);
+    if (!crypto.timingSafeEqual(raw.subarray(bodyBytes), mac)) return null;
     const n = body.readBigUInt64BE();
     return n > 0n ? n.toString() : null;
   }
