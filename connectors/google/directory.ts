@@ -123,7 +123,7 @@ export class GoogleDirectorySource implements DirectorySource {
     const page = await pending;
     const out: DirectoryPage = { users: [], removedIds: [], skipped: [], nextPageToken: page.nextPageToken || null, ...(memberships ? {} : { groupsPending: true }) };
     for (const raw of page.users ?? []) {
-      const user = toDirectoryUser(raw, memberships ?? NO_MEMBERSHIPS);
+      const user = toDirectoryUser(raw, memberships ?? NO_MEMBERSHIPS, opts.attributes);
       if (scope && !inScope(scope, user)) {
         out.skipped.push({ externalId: user.externalId, reason: 'out_of_scope' });
         continue;

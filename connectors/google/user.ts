@@ -79,8 +79,22 @@ function typedValues(attrs: Attributes, prefix: string, items: readonly { value?
   for (const [t, item] of firstOfEachType(items)) set(attrs, `${prefix}.${t}`, item.value);
 }
 
-export function flattenAttributes(u: GoogleUser): Attributes {
+/**
+ * Whether any wanted attribute path lies under `prefix` (compared without case, as the engine looks
+ * attributes up); every prefix when `wanted` is undefined ("all you can").
+ */
+function wants(wanted: readonly string[] | undefined, prefix: string): boolean {
+  return wanted === undefined || wanted.some((a) => a.toLowerCase().startsWith(prefix));
+}
+
+/**
+ * The flat attribute map. With `wanted` (the paths smart fields map from), the families no wanted
+ * path lies in (organizations, phones, addresses, ...) are not flattened: a page costs the mapped
+ * fields, not the whole profile.
+ */
+export function flattenAttributes(u: GoogleUser, wanted?: readonly string[]): Attributes {
   const attrs: Attributes = {};
+  const want = (prefix: string) => wants(wanted, prefix);
   set(attrs, 'id', u.id);
   set(attrs, 'primaryEmail', u.primaryEmail);
   set(attrs, 'name.givenName', u.name?.givenName);
@@ -90,35 +104,35 @@ export function flattenAttributes(u: GoogleUser): Attributes {
   set(attrs, 'orgUnitPath', u.orgUnitPath);
   set(attrs, 'thumbnailPhotoUrl', u.thumbnailPhotoUrl);
 
-  if (u.organizations?.length) {
+  if (u.organizations?.length && want('organizations.')) {
     const primary = primaryOf(u.organizations);
     if (primary) setFields(attrs, 'organizations.primary', primary, ORG_FIELDS);
     for (const [t, org] of firstOfEachType(u.organizations)) setFields(attrs, `organizations.${t}`, org, ORG_FIELDS);
   }
 
-  typedValues(attrs, 'phones', u.phones, true);
+  if (want('phones.')) typedValues(attrs, 'phones', u.phones, true);
 
-  if (u.emails?.length) {
+  if (u.emails?.length && want('emails.')) {
     set(attrs, 'emails.primary', primaryOf(u.emails)?.address);
     for (const [t, e] of firstOfEachType(u.emails)) set(attrs, `emails.${t}`, e.address);
   }
 
-  if (u.addresses?.length) {
+  if (u.addresses?.length && want('addresses.')) {
     const primary = primaryOf(u.addresses);
     if (primary) setFields(attrs, 'addresses.primary', primary, ADDRESS_FIELDS);
     for (const [t, a] of firstOfEachType(u.addresses)) setFields(attrs, `addresses.${t}`, a, ADDRESS_FIELDS);
   }
 
-  typedValues(attrs, 'externalIds', u.externalIds, false);
-  typedValues(attrs, 'relations', u.relations, false);
-  typedValues(attrs, 'websites', u.websites, true);
-  typedValues(attrs, 'keywords', u.keywords, false);
+  if (want('externalids.')) typedValues(attrs, 'externalIds', u.externalIds, false);
+  if (want('relations.')) typedValues(attrs, 'relations', u.relations, false);
+  if (want('websites.')) typedValues(attrs, 'websites', u.websites, true);
+  if (want('keywords.')) typedValues(attrs, 'keywords', u.keywords, false);
 
-  if (u.locations?.length) {
+  if (u.locations?.length && want('locations.')) {
     for (const [t, l] of firstOfEachType(u.locations)) setFields(attrs, `locations.${t}`, l, LOCATION_FIELDS);
   }
 
-  for (const [schema, fields] of Object.entries(u.customSchemas ?? {})) {
+  for (const [schema, fields] of Object.entries(want('customschemas.') ? (u.customSchemas ?? {}) : {})) {
     for (const [field, value] of Object.entries(fields)) {
       const key = `customSchemas.${schema}.${field}`;
       if (Array.isArray(value)) {
@@ -160,7 +174,7 @@ export function groupsOf(userId: string, m: Memberships, emails: readonly string
   return [...out];
 }
 
-export function toDirectoryUser(u: GoogleUser, memberships: Memberships): DirectoryUser {
+export function toDirectoryUser(u: GoogleUser, memberships: Memberships, wanted?: readonly string[]): DirectoryUser {
   const primaryEmail = u.primaryEmail?.trim() || null;
   const seen = new Set<string>(primaryEmail ? [primaryEmail.toLowerCase()] : []);
   const aliases: string[] = [];
@@ -190,7 +204,7 @@ export function toDirectoryUser(u: GoogleUser, memberships: Memberships): Direct
     familyName,
     displayName,
     removed: u.suspended === true || u.archived === true,
-    attributes: flattenAttributes(u),
+    attributes: flattenAttributes(u, wanted),
     groups: groupsOf(u.id, memberships, [...(primaryEmail ? [primaryEmail] : []), ...aliases]),
     orgUnits: orgUnitChain(u.orgUnitPath),
     photo,

@@ -30,7 +30,20 @@ export function cleanText(s: string): string {
 
 const cleanNullable = (s: string | null): string | null => (s === null ? null : cleanText(s));
 
+/** Whether cleanText leaves the string as it is. */
+const isClean = (s: string): boolean => (s as Es2024String).isWellFormed() && !s.includes('\u0000');
+const allClean = (list: readonly string[]): boolean => list.every(isClean);
+
+/** Whether cleanDirectoryUser would change nothing (nearly every user: no copy is made then). */
+function isCleanUser(u: DirectoryUser): boolean {
+  if (!isClean(u.externalId) || !isClean(u.displayName) || !allClean(u.aliases) || !allClean(u.groups) || !allClean(u.orgUnits)) return false;
+  for (const s of [u.primaryEmail, u.givenName, u.familyName, u.photo?.url, u.photo?.etag]) if (s != null && !isClean(s)) return false;
+  for (const k in u.attributes) if (!isClean(k) || !isClean(u.attributes[k]!)) return false;
+  return true;
+}
+
 export function cleanDirectoryUser(u: DirectoryUser): DirectoryUser {
+  if (isCleanUser(u)) return u;
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(u.attributes)) attributes[cleanText(k)] = cleanText(v);
   const photo = u.photo && {

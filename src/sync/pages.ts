@@ -125,9 +125,37 @@ function overlaps(a: Set<string>, b: Set<string>): boolean {
  */
 export async function listPages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PageLoop): Promise<IncrementalState | undefined> {
   const attributes = loop.fields.map((f) => f.attribute);
+  // The page after a page is asked for as soon as that page arrives, not when the loop below takes
+  // it (which can be a few ms later, while it writes the page before): one page ahead at most, none
+  // once the loop has stopped, and none the listing guard would refuse (a token asked for already,
+  // a page past the bound), so that a listing that stops leaves no request behind.
+  const ahead = new Map<string, Promise<DirectoryPage>>();
+  const requested = new Set<string>();
+  let fetched = 0;
+  let stopped = false;
+  const readOn = (p: Promise<DirectoryPage>): Promise<DirectoryPage> => {
+    p.then(
+      (page) => {
+        const next = page.nextPageToken;
+        if (stopped || !next || ahead.size > 0 || requested.has(next) || run.pages + fetched >= loop.bound.pages) return;
+        ahead.set(next, fetch(next));
+      },
+      () => {}, // awaited below; this only keeps a prefetch failure from being "unhandled" meanwhile
+    );
+    return p;
+  };
+  const asked = (pageToken: string | undefined) => {
+    fetched++;
+    if (pageToken) requested.add(pageToken);
+  };
   const fetch = (pageToken: string | undefined): Promise<DirectoryPage> => {
-    const p = withRetry(() => source.fetchUsersPage({ pageToken, since: loop.since, attributes }), loop.policy, loop.observer);
-    p.catch(() => {}); // awaited below; this only keeps a prefetch failure from being "unhandled" meanwhile
+    asked(pageToken);
+    return readOn(withRetry(() => source.fetchUsersPage({ pageToken, since: loop.since, attributes }), loop.policy, loop.observer));
+  };
+  /** The page `pageToken` asks for: asked for already, or now. */
+  const take = (pageToken: string): Promise<DirectoryPage> => {
+    const p = ahead.get(pageToken) ?? fetch(pageToken);
+    ahead.delete(pageToken);
     return p;
   };
   const guard = new ListingGuard(loop.bound, run, loop.pageToken);
@@ -136,14 +164,15 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
   const width = ctx.config.SYNC_PAGE_CONCURRENCY;
   const inflight: InFlight[] = [];
   let previous: Promise<unknown> = Promise.resolve();
-  let pending = loop.first ?? fetch(loop.pageToken);
+  if (loop.first) asked(loop.pageToken);
+  let pending = loop.first ? readOn(loop.first) : fetch(loop.pageToken);
   /** The groups of users listed before the provider's memberships, written beside the listing (pendingGroups.ts). */
   let besideListing: Promise<void> | undefined;
   try {
     for (;;) {
       const page = await timer.time('fetch_wait', () => pending);
       guard.check(page);
-      if (page.nextPageToken) pending = fetch(page.nextPageToken);
+      if (page.nextPageToken) pending = take(page.nextPageToken);
       if (page.groupsPending && !besideListing) {
         besideListing = writeGroupsBesideListing(ctx, source, run, loop, timer);
         besideListing.catch(() => {}); // awaited when the listing ends
@@ -168,6 +197,7 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       }
     }
   } finally {
+    stopped = true;
     await Promise.allSettled([...inflight.map((w) => w.done), ...(besideListing ? [besideListing] : [])]);
   }
 }

@@ -1,7 +1,7 @@
 /**
- * A run asks for its first users page beside the groups listing, which the page does not depend
- * on: with groups.list held, the first users page has been asked for, and nothing is written until
- * the groups are known.
+ * How a run lists: it asks for its first users page beside the groups listing, which the page does
+ * not depend on; and it asks for each next page as soon as a page arrives, one page ahead of the
+ * pages it writes, not when the writing loop takes the page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun } from '../../src/sync/engine.ts';
@@ -11,28 +11,61 @@ import { useTestContext } from '../helpers/db.ts';
 import { waitFor } from '../helpers/cli.ts';
 import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
 
-describe('the start of a run', () => {
+describe('the listing of a run', () => {
   const t = useTestContext();
   let google: GoogleEmulator;
   beforeAll(async () => {
-    google = await startGoogleEmulator(generateGoogleTenant(700));
+    google = await startGoogleEmulator(generateGoogleTenant(2500)); // five users pages
   });
   afterAll(() => google.close());
 
-  it('asks for the first users page while the groups are listed, and writes nothing before they are known', async () => {
+  const start = async () => {
     const { workspaceId } = await workspaceWithKey(t.ctx);
     const integration = await connectGoogle(t.ctx, workspaceId, google.url);
-    google.knobs.hold = { route: 'groups.list', after: 0 };
     const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
     const done = executeRun(t.ctx, run!.id);
     done.catch(() => {});
+    return { integration, run: run!, done };
+  };
+  const usersPages = () => google.counters.byRoute['users.list'] ?? 0;
+
+  it('asks for the first users page while the groups are listed, and writes nothing before they are known', async () => {
+    const before = usersPages();
+    google.knobs.hold = { route: 'groups.list', after: 0 };
+    const { integration, done } = await start();
     try {
-      await waitFor(async () => google.counters.held > 0 && (google.counters.byRoute['users.list'] ?? 0) >= 1);
+      await waitFor(async () => google.counters.held > 0 && usersPages() > before);
       const written = await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from teammate_sources where integration_id = $1', [integration.id]);
       expect(written.rows[0]!.n).toBe(0);
     } finally {
       google.knobs.hold = null;
     }
-    expect(await done).toMatchObject({ status: 'succeeded', created: 700, seen: 700 });
+    expect(await done).toMatchObject({ status: 'succeeded', created: 2500, seen: 2500 });
+    expect(usersPages() - before).toBe(5);
+  });
+
+  it('asks for the next page when a page arrives, one ahead of the pages it writes', async () => {
+    const before = usersPages();
+    // The first users page waits until the run row is locked: every page write then waits on it
+    // (the seen list's key to the run), and the loop stops taking pages after two.
+    google.knobs.hold = { route: 'users.list', after: before };
+    const { run, done } = await start();
+    const locker = await t.ctx.pool.connect();
+    try {
+      await waitFor(async () => google.counters.held > 0);
+      await locker.query('begin');
+      await locker.query('select 1 from sync_runs where id = $1 for update', [run.id]);
+      google.knobs.hold = null;
+      // Two pages taken and blocked, the third asked for when the loop took the second, the fourth
+      // when the third arrived; no fifth before the loop moves on.
+      await waitFor(async () => usersPages() - before >= 4);
+      expect(usersPages() - before).toBe(4);
+      await locker.query('commit');
+    } finally {
+      google.knobs.hold = null;
+      locker.release();
+    }
+    expect(await done).toMatchObject({ status: 'succeeded', created: 2500, seen: 2500 });
+    expect(usersPages() - before).toBe(5);
   });
 });

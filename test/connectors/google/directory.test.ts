@@ -87,13 +87,13 @@ async function fetchPage(src: ReturnType<typeof source>, opts: FetchUsersOptions
   return { ...rest, users: page.users.map((u) => ({ ...u, groups: groups.get(u.externalId) ?? [] })) };
 }
 
-async function listAll(src: ReturnType<typeof source>) {
+async function listAll(src: ReturnType<typeof source>, attributes?: string[]) {
   const users: DirectoryUser[] = [];
   const pageTokens: (string | null)[] = [];
   const skipped: { externalId: string; reason: string }[] = [];
   let token: string | undefined;
   do {
-    const page = await fetchPage(src, token ? { pageToken: token } : {});
+    const page = await fetchPage(src, { ...(token ? { pageToken: token } : {}), ...(attributes ? { attributes } : {}) });
     users.push(...page.users);
     skipped.push(...page.skipped);
     expect(page.removedIds).toEqual([]);
@@ -104,12 +104,12 @@ async function listAll(src: ReturnType<typeof source>) {
 }
 
 /** A full listing of the recorded directory, with every mock asserted used. */
-async function listRecordedDirectory(config: Record<string, unknown> = {}) {
+async function listRecordedDirectory(config: Record<string, unknown> = {}, attributes?: string[]) {
   const token = mockTokenExchange();
   const api = nock(ADMIN_ORIGIN).matchHeader('authorization', `Bearer ${TOKEN_RESPONSE.access_token}`);
   mockGroupsAndMembers(api);
   mockUserPages(api);
-  const result = await listAll(source(config));
+  const result = await listAll(source(config), attributes);
   token.done();
   api.done();
   return result;
@@ -197,6 +197,16 @@ describe('Google Workspace directory source', () => {
     expect(priya.attributes['phones.Reception']).toBe('+91 22 5555 0199'); // custom phone type
     expect(priya.attributes['organizations.primary.title']).toBe('Data Scientist'); // the primary one, not the first
     expect(priya.attributes['organizations.school.name']).toBe('IIT Bombay');
+  });
+
+  it('flattens only the attribute families the mapped paths lie in (compared without case)', async () => {
+    const alice = byEmail((await listRecordedDirectory({}, ['Organizations.primary.title', 'customSchemas.Sales.Region'])).users, 'alice.martin@acme.example');
+    expect(alice.attributes).toMatchObject({ primaryEmail: 'alice.martin@acme.example', 'organizations.primary.title': 'Regional Sales Director', 'customSchemas.Sales.Region': 'EMEA' });
+    for (const other of ['phones.work', 'addresses.work.formatted', 'relations.manager', 'externalIds.organization']) expect(alice.attributes).not.toHaveProperty([other]);
+    // Nothing mapped: no family at all; the identity fields stay.
+    const bare = byEmail((await listRecordedDirectory({}, [])).users, 'alice.martin@acme.example');
+    expect(Object.keys(bare.attributes).some((k) => k.includes('.') && !k.startsWith('name.'))).toBe(false);
+    expect(bare.displayName).toBe(alice.displayName);
   });
 
   it('keeps unicode, right-to-left and emoji names untouched', async () => {
