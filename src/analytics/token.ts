@@ -60,9 +60,14 @@ export class ClickTokens {
     this.#key = crypto.createSecretKey(key);
   }
 
+  /** HMAC-SHA256 of the body; a token carries its first MAC_BYTES. */
+  #mac(body: Buffer): Buffer {
+    return crypto.createHmac('sha256', this.#key).update(body).digest();
+  }
+
   /** `body ‖ MAC(body)` in base64url. */
   #seal(body: Buffer): string {
-    const mac = crypto.createHmac('sha256', this.#key).update(body).digest();
+    const mac = this.#mac(body);
     const out = Buffer.allocUnsafe(body.length + MAC_BYTES);
     body.copy(out, 0);
     mac.copy(out, body.length, 0, MAC_BYTES);
@@ -106,8 +111,7 @@ export class ClickTokens {
     const raw = Buffer.from(encoded, 'base64url');
     if (raw.length !== bodyBytes + MAC_BYTES) return null;
     const body = raw.subarray(0, bodyBytes);
-    const mac = crypto.createHmac('sha256', this.#key).update(body).digest().subarray(0, MAC_BYTES);
-    if (!crypto.timingSafeEqual(raw.subarray(bodyBytes), mac)) return null;
+    if (!crypto.timingSafeEqual(raw.subarray(bodyBytes), this.#mac(body).subarray(0, MAC_BYTES))) return null;
     const n = body.readBigUInt64BE();
     return n > 0n ? n.toString() : null;
   }

@@ -128,7 +128,8 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
   let pageToken = run.pages > 0 ? (run.checkpoint?.pageToken ?? undefined) : undefined;
   // The first users page is asked for beside the groups listing, which it does not depend on: the
   // run starts writing one provider round trip sooner.
-  let first: Promise<DirectoryPage> | undefined = withRetry(() => source.fetchUsersPage({ pageToken, since, attributes: fields.map((f) => f.attribute) }), policy, observer);
+  const firstPage = { pageToken, since, attributes: fields.map((f) => f.attribute) };
+  let first: Promise<DirectoryPage> | undefined = withRetry(() => source.fetchUsersPage(firstPage), policy, observer);
   first.catch(() => {}); // awaited by listPages
   const known = knownUsers(ctx, integration.id);
   known.catch(() => {}); // awaited below
