@@ -27,6 +27,10 @@
  * | `locations.<type>.<f>`                | f = area, buildingId, floorName, floorSection, deskCode     |
  * | `customSchemas.<Schema>.<Field>`      | the value as text; a multi-valued field joins its values with ", " |
  *
+ * A family below `name` (organizations, phones, emails, addresses, externalIds, relations, websites,
+ * keywords, locations, customSchemas) is flattened only when a mapped path lies in it (the engine
+ * says which, `FetchUsersOptions.attributes`), or always when the caller names none.
+ *
  * `<type>` is Google's type, or the customType for `custom` entries; the first entry of a type
  * wins, and untyped entries only count for `primary`. "primary" is the entry Google marks primary,
  * else the first `work` entry, else the first entry. Text is kept as Google has it (unicode and

@@ -24,16 +24,21 @@ export type BotReason = 'user_agent' | 'head_request' | 'link_scanner' | 'image_
 
 /**
  * What each user agent seen lately is (a few browser versions make most of the traffic), so that
- * `isbot`'s pattern runs once per user agent rather than once per request. Bounded.
+ * `isbot`'s pattern runs once per user agent rather than once per request. Bounded in entries, and
+ * a user agent longer than any browser's is judged each time instead of kept.
  */
 const agents = new LRUCache<string, { reason: BotReason | null }>({ max: 10_000 });
+const KEPT_AGENT_LENGTH = 512;
+
+const judge = (userAgent: string): BotReason | null => (proxyOf(userAgent) ? 'image_proxy' : isbot(userAgent) ? 'user_agent' : null);
 
 /** The reason a single request is a bot's, from what it carries alone; null for a person. */
 export function botReason(method: string, userAgent: string | undefined): BotReason | null {
   if (method === 'HEAD') return 'head_request';
   if (!userAgent) return 'user_agent';
+  if (userAgent.length > KEPT_AGENT_LENGTH) return judge(userAgent);
   let known = agents.get(userAgent);
-  if (!known) agents.set(userAgent, (known = { reason: proxyOf(userAgent) ? 'image_proxy' : isbot(userAgent) ? 'user_agent' : null }));
+  if (!known) agents.set(userAgent, (known = { reason: judge(userAgent) }));
   return known.reason;
 }
 

@@ -136,15 +136,15 @@ interface Numbered {
   nRoute: number;
 }
 
-/** Waits while a hold (`knobs.hold`) holds this request. */
-async function waitWhileHeld(route: Route, knobs: Knobs, counters: Counters, { n, nRoute }: Numbered): Promise<void> {
+/** Waits while a hold (`knobs.hold`) holds this request; answers whether it held it. */
+async function waitWhileHeld(route: Route, knobs: Knobs, counters: Counters, { n, nRoute }: Numbered): Promise<boolean> {
   const holds = (h: Knobs['hold']): readonly Hold[] => (h === null ? [] : 'after' in h ? [h] : h);
   const isHeld = () => holds(knobs.hold).some((h) => (h.route === null ? n : h.route === route.name ? nRoute : 0) > h.after);
-  if (isHeld()) {
-    counters.held++;
-    while (isHeld()) await sleep(5);
-    counters.held--;
-  }
+  if (!isHeld()) return false;
+  counters.held++;
+  while (isHeld()) await sleep(5);
+  counters.held--;
+  return true;
 }
 
 /**
@@ -205,11 +205,11 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
       const number = { n, nRoute: (counters.byRoute[route.name] = (counters.byRoute[route.name] ?? 0) + 1) };
       counters.inFlight++;
       try {
-        await waitWhileHeld(route, knobs, counters, number);
-        // The latency is the provider's whole answer time: the answer is built and serialised (to
-        // bytes) while it runs, so that the emulator's own work does not add to what a benchmark
-        // measures.
-        const answerAt = arrived + knobs.latencyMs;
+        const held = await waitWhileHeld(route, knobs, counters, number);
+        // The latency is the provider's whole answer time, from the request's arrival (or its
+        // release from a hold): the answer is built and serialised (to bytes) while it runs, so
+        // that the emulator's own work does not add to what a benchmark measures.
+        const answerAt = (held ? performance.now() : arrived) + knobs.latencyMs;
         reply = knobReply(route, knobs, counters, quota, opts, number) ?? (await route.handler({ req, url, body, n }, m));
         const payload = serialise(reply);
         const wait = answerAt - performance.now();

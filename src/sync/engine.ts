@@ -1,9 +1,9 @@
 /**
  * The directory sync engine: executes one sync run.
  *
- *   listGroups -> upsert groups and org units
- *   fetch page 1 ─┬─ write page 1 (one transaction: upsert + seen + counters + checkpoint)
- *                 └─ fetch page 2 (prefetched while page 1 is written) ...
+ *   fetch page 1, and beside it: listGroups -> upsert groups and org units
+ *   page 1 arrives ─┬─ write page 1 (one transaction: upsert + seen + counters + checkpoint)
+ *                   └─ fetch page 2 (asked for as page 1 arrives, written after it) ...
  *   complete listing -> removals (deletion guard) -> save the incremental cursor -> succeeded
  *
  * Directory text is cleaned first, for every connector (src/sync/clean.ts: no NUL, no lone
@@ -126,37 +126,43 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
   ).rows;
   const category = integration.category === 'smart_fields' ? 'smart_fields' : 'teammates';
   let pageToken = run.pages > 0 ? (run.checkpoint?.pageToken ?? undefined) : undefined;
-  // The first users page is asked for beside the groups listing, which it does not depend on: the
-  // run starts writing one provider round trip sooner.
-  const firstPage = { pageToken, since, attributes: fields.map((f) => f.attribute) };
-  let first: Promise<DirectoryPage> | undefined = withRetry(() => source.fetchUsersPage(firstPage), policy, observer);
-  first.catch(() => {}); // awaited by listPages
-  const known = knownUsers(ctx, integration.id);
-  known.catch(() => {}); // awaited below
-  const groupIds =
-    category === 'teammates' ? await syncGroups(ctx.pool, integration, (await withRetry(() => source.listGroups(), policy, observer)).map(cleanDirectoryGroup)) : new Map<string, string>();
-  const bound = (opts.listingBound ?? defaultListingBound)(await known);
-
-  let current = run;
+  // Pages asked for and still in flight when the listing stops (it failed, or ended) are not retried.
+  const listing = new AbortController();
   let nextState: IncrementalState | undefined;
-  for (;;) {
-    try {
-      nextState = await listPages(ctx, source, { ...current, mode }, { executor: run.executor!, pageToken, first, since, fields, category, groupIds, policy, observer, bound });
-      break;
-    } catch (err) {
-      if (!(err instanceof CursorExpiredError) || mode === 'full') throw err;
-      // The incremental token is no longer accepted: start over with a full listing, and say so.
-      logger.warn({ reason: err.message }, 'incremental token expired; falling back to a full listing');
-      mode = 'full';
-      since = undefined;
-      pageToken = undefined;
-      first = undefined;
-      await withTx(ctx.pool, async (client) => {
-        await holdRun(client, run.id, run.executor!);
-        await restartAsFull(client, run.id, `incremental token rejected: ${err.message}`);
-      });
-      current = (await getRun(ctx.pool, run.id)) ?? current;
+  let groupIds = new Map<string, string>();
+  try {
+    // The first users page is asked for beside the groups listing, which it does not depend on:
+    // the run starts writing one provider round trip sooner.
+    const firstPage = { pageToken, since, attributes: fields.map((f) => f.attribute) };
+    let first: Promise<DirectoryPage> | undefined = withRetry(() => source.fetchUsersPage(firstPage), policy, observer, listing.signal);
+    first.catch(() => {}); // awaited by listPages
+    const known = knownUsers(ctx, integration.id);
+    known.catch(() => {}); // awaited below
+    if (category === 'teammates') groupIds = await syncGroups(ctx.pool, integration, (await withRetry(() => source.listGroups(), policy, observer)).map(cleanDirectoryGroup));
+    const bound = (opts.listingBound ?? defaultListingBound)(await known);
+
+    let current = run;
+    for (;;) {
+      try {
+        nextState = await listPages(ctx, source, { ...current, mode }, { executor: run.executor!, pageToken, first, signal: listing.signal, since, fields, category, groupIds, policy, observer, bound });
+        break;
+      } catch (err) {
+        if (!(err instanceof CursorExpiredError) || mode === 'full') throw err;
+        // The incremental token is no longer accepted: start over with a full listing, and say so.
+        logger.warn({ reason: err.message }, 'incremental token expired; falling back to a full listing');
+        mode = 'full';
+        since = undefined;
+        pageToken = undefined;
+        first = undefined;
+        await withTx(ctx.pool, async (client) => {
+          await holdRun(client, run.id, run.executor!);
+          await restartAsFull(client, run.id, `incremental token rejected: ${err.message}`);
+        });
+        current = (await getRun(ctx.pool, run.id)) ?? current;
+      }
     }
+  } finally {
+    listing.abort();
   }
   if (category === 'teammates') await writeGroupsAfterListing(ctx, source, run, { executor: run.executor!, groupIds, policy, observer });
   await complete(ctx, integration, run, mode, nextState, logger);

@@ -80,6 +80,8 @@ export interface PageLoop {
   pageToken: string | undefined;
   /** The page `pageToken` asks for, when the caller asked for it already (with the same retry policy). */
   first?: Promise<DirectoryPage> | undefined;
+  /** Aborted when the run no longer wants pages: requests in flight are then not retried. */
+  signal?: AbortSignal | undefined;
   since: IncrementalState | undefined;
   fields: MappedField[];
   category: 'teammates' | 'smart_fields';
@@ -127,17 +129,21 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
   const attributes = loop.fields.map((f) => f.attribute);
   // The page after a page is asked for as soon as that page arrives, not when the loop below takes
   // it (which can be a few ms later, while it writes the page before): one page ahead at most, none
-  // once the loop has stopped, and none the listing guard would refuse (a token asked for already,
-  // a page past the bound), so that a listing that stops leaves no request behind.
+  // once the loop has stopped, and none after a page the listing guard will refuse (its next token
+  // asked for already, or pages or users past the bound), so that a listing the guard stops asks
+  // for nothing more.
   const ahead = new Map<string, Promise<DirectoryPage>>();
   const requested = new Set<string>();
   let fetched = 0;
+  let usersArrived = 0;
   let stopped = false;
   const readOn = (p: Promise<DirectoryPage>): Promise<DirectoryPage> => {
     p.then(
       (page) => {
+        usersArrived += page.users.length;
         const next = page.nextPageToken;
-        if (stopped || !next || ahead.size > 0 || requested.has(next) || run.pages + fetched >= loop.bound.pages) return;
+        if (stopped || !next || ahead.size > 0 || requested.has(next)) return;
+        if (run.pages + fetched >= loop.bound.pages || run.seen + usersArrived > loop.bound.users) return;
         ahead.set(next, fetch(next));
       },
       () => {}, // awaited below; this only keeps a prefetch failure from being "unhandled" meanwhile
@@ -150,7 +156,7 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
   };
   const fetch = (pageToken: string | undefined): Promise<DirectoryPage> => {
     asked(pageToken);
-    return readOn(withRetry(() => source.fetchUsersPage({ pageToken, since: loop.since, attributes }), loop.policy, loop.observer));
+    return readOn(withRetry(() => source.fetchUsersPage({ pageToken, since: loop.since, attributes }), loop.policy, loop.observer, loop.signal));
   };
   /** The page `pageToken` asks for: asked for already, or now. */
   const take = (pageToken: string): Promise<DirectoryPage> => {

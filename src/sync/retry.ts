@@ -24,12 +24,17 @@ export interface RetryObserver {
   onTransient?(waitMs: number, err: ConnectorError): void | Promise<void>;
 }
 
-export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy = DEFAULT_RETRY, observer: RetryObserver = {}): Promise<T> {
+/**
+ * Calls `fn` until it succeeds or the policy gives up. Once `signal` is aborted (the caller no
+ * longer wants the answer, e.g. a run that stopped), a failure is not retried and not reported
+ * to the observer; an attempt already made is not cancelled.
+ */
+export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy = DEFAULT_RETRY, observer: RetryObserver = {}, signal?: AbortSignal): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
     } catch (err) {
-      if (!(err instanceof ConnectorError) || attempt >= policy.attempts) throw err;
+      if (!(err instanceof ConnectorError) || attempt >= policy.attempts || signal?.aborted) throw err;
       if (err instanceof RateLimitedError) {
         const wait = Math.min(err.retryAfterMs, policy.maxDelayMs);
         await observer.onRateLimited?.(wait);

@@ -28,4 +28,19 @@ describe('emulator latency', () => {
     expect(answeredAt - builtAt).toBeGreaterThanOrEqual(LATENCY_MS - 5);
     expect(server.counters.inFlight).toBe(0);
   });
+
+  it('counts the latency from the release of a held request, not from its arrival', async () => {
+    const fail = () => ({ status: 500 });
+    server = await serve(
+      [{ method: 'GET', pattern: /^\/page$/, name: 'page', handler: () => ({ status: 200, body: {} }) }],
+      { revokedReply: fail, rateLimitedReply: fail, faultReply: fail, malformedReply: fail },
+      { ...defaultKnobs(), latencyMs: 300, hold: { route: 'page', after: 0 } },
+    );
+    const answered = fetch(`${server.url}/page`).then(() => performance.now());
+    while (server.counters.held === 0) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 400)); // held longer than the latency
+    const released = performance.now();
+    server.knobs.hold = null;
+    expect((await answered) - released).toBeGreaterThanOrEqual(300 - 5);
+  });
 });
