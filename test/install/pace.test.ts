@@ -3,9 +3,10 @@
  * processes (here: two pools, each its own connections) together keep to one rate; a configured
  * quota sets the first pace; a 429 pauses every process and lowers the pace.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceAccountKey } from '../connectors/google/helpers.ts';
+import { createPool } from '../../src/db/pool.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { HEADROOM, currentPace, paceRateLimited, reserveTurn, type PaceKey } from '../../src/install/pace.ts';
 import { IntegrationSetupError, validateSetup } from '../../src/integrations/repository.ts';
@@ -18,7 +19,9 @@ let other: pg.Pool;
 let ws: string;
 
 beforeAll(async () => {
-  other = new pg.Pool({ connectionString: t.url, max: 10 });
+  // The project's pool: an error on a closing connection (the database is dropped after the file)
+  // must not surface as an uncaught error.
+  other = createPool(t.url, 10);
   ws = (await createWorkspace(t.ctx.pool, 'pace')).id;
 });
 afterAll(async () => {
