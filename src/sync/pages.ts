@@ -58,20 +58,27 @@ export class ListingGuard {
     if (firstToken) this.#asked.add(firstToken);
   }
 
-  /** Checks a page that arrived; throws EndlessListingError if the listing must stop. */
-  check(page: DirectoryPage): void {
-    this.#pages++;
-    this.#users += page.users.length;
+  /** Why the listing must stop at this page, the next one to check, or null; changes nothing. */
+  refusal(page: DirectoryPage): string | null {
+    const pages = this.#pages + 1;
+    const users = this.#users + page.users.length;
     const next = page.nextPageToken;
     if (next && this.#asked.has(next)) {
-      throw new EndlessListingError(`users listing: the provider answered a page token it had already given in this run (page ${this.#pages}); stopped, nobody deleted`);
+      return `users listing: the provider answered a page token it had already given in this run (page ${pages}); stopped, nobody deleted`;
     }
-    if (this.#pages > this.#bound.pages || this.#users > this.#bound.users) {
-      throw new EndlessListingError(
-        `users listing: ${this.#pages} pages and ${this.#users} users, past the bound for this directory's known size (${this.#bound.pages} pages, ${this.#bound.users} users); stopped, nobody deleted`,
-      );
+    if (pages > this.#bound.pages || users > this.#bound.users) {
+      return `users listing: ${pages} pages and ${users} users, past the bound for this directory's known size (${this.#bound.pages} pages, ${this.#bound.users} users); stopped, nobody deleted`;
     }
-    if (next) this.#asked.add(next);
+    return null;
+  }
+
+  /** Checks a page that arrived; throws EndlessListingError if the listing must stop. */
+  check(page: DirectoryPage): void {
+    const refused = this.refusal(page);
+    if (refused) throw new EndlessListingError(refused);
+    this.#pages++;
+    this.#users += page.users.length;
+    if (page.nextPageToken) this.#asked.add(page.nextPageToken);
   }
 }
 
@@ -127,50 +134,38 @@ function overlaps(a: Set<string>, b: Set<string>): boolean {
  */
 export async function listPages(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PageLoop): Promise<IncrementalState | undefined> {
   const attributes = loop.fields.map((f) => f.attribute);
+  const guard = new ListingGuard(loop.bound, run, loop.pageToken);
   // The page after a page is asked for as soon as that page arrives, not when the loop below takes
   // it (which can be a few ms later, while it writes the page before): one page ahead at most, none
-  // once the loop has stopped, and none after a page the listing guard will refuse (its next token
-  // asked for already, or pages or users past the bound), so that a listing the guard stops asks
-  // for nothing more.
-  const ahead = new Map<string, Promise<DirectoryPage>>();
-  const requested = new Set<string>();
-  let fetched = 0;
-  let usersArrived = 0;
+  // once the loop has stopped, and none after a page the guard will refuse. A page is read ahead
+  // only once the loop has taken the page before it, so the guard has checked every page before
+  // the one that arrived.
+  let ahead: { token: string; page: Promise<DirectoryPage> } | undefined;
   let stopped = false;
   const readOn = (p: Promise<DirectoryPage>): Promise<DirectoryPage> => {
     p.then(
       (page) => {
-        usersArrived += page.users.length;
         const next = page.nextPageToken;
-        if (stopped || !next || ahead.size > 0 || requested.has(next)) return;
-        if (run.pages + fetched >= loop.bound.pages || run.seen + usersArrived > loop.bound.users) return;
-        ahead.set(next, fetch(next));
+        if (stopped || !next || ahead || guard.refusal(page)) return;
+        ahead = { token: next, page: fetch(next) };
       },
       () => {}, // awaited below; this only keeps a prefetch failure from being "unhandled" meanwhile
     );
     return p;
   };
-  const asked = (pageToken: string | undefined) => {
-    fetched++;
-    if (pageToken) requested.add(pageToken);
-  };
-  const fetch = (pageToken: string | undefined): Promise<DirectoryPage> => {
-    asked(pageToken);
-    return readOn(withRetry(() => source.fetchUsersPage({ pageToken, since: loop.since, attributes }), loop.policy, loop.observer, loop.signal));
-  };
+  const fetch = (pageToken: string | undefined): Promise<DirectoryPage> =>
+    readOn(withRetry(() => source.fetchUsersPage({ pageToken, since: loop.since, attributes }), loop.policy, loop.observer, loop.signal));
   /** The page `pageToken` asks for: asked for already, or now. */
   const take = (pageToken: string): Promise<DirectoryPage> => {
-    const p = ahead.get(pageToken) ?? fetch(pageToken);
-    ahead.delete(pageToken);
+    const p = ahead?.token === pageToken ? ahead.page : fetch(pageToken);
+    ahead = undefined;
     return p;
   };
-  const guard = new ListingGuard(loop.bound, run, loop.pageToken);
   const timer = new StageTimer(run.stage_ms);
   const statistics = new SyncStatistics();
   const width = ctx.config.SYNC_PAGE_CONCURRENCY;
   const inflight: InFlight[] = [];
   let previous: Promise<unknown> = Promise.resolve();
-  if (loop.first) asked(loop.pageToken);
   let pending = loop.first ? readOn(loop.first) : fetch(loop.pageToken);
   /** The groups of users listed before the provider's memberships, written beside the listing (pendingGroups.ts). */
   let besideListing: Promise<void> | undefined;
