@@ -32,7 +32,7 @@ import { adminAuthClient, credentialSecrets, googleCredentialsSchema, secretReda
 import { apiOptions, googleConfigSchema, type GoogleConfig } from './config.ts';
 import { call, isNotFound, toConnectorError, type MapOptions } from './errors.ts';
 import { GoogleGroupsPage, GoogleMembersPage, GoogleOrgUnits, GoogleUsersPage, type GoogleGroup, type GoogleMember } from './schemas.ts';
-import { groupsOf, NO_MEMBERSHIPS, toDirectoryUser, type Memberships } from './user.ts';
+import { familyFilter, groupsOf, NO_MEMBERSHIPS, toDirectoryUser, type Memberships } from './user.ts';
 
 /** OAuth scopes to delegate for the directory (and the photo source, which needs the first one). */
 export const DIRECTORY_SCOPES = [
@@ -122,8 +122,9 @@ export class GoogleDirectorySource implements DirectorySource {
     }
     const page = await pending;
     const out: DirectoryPage = { users: [], removedIds: [], skipped: [], nextPageToken: page.nextPageToken || null, ...(memberships ? {} : { groupsPending: true }) };
+    const want = familyFilter(opts.attributes);
     for (const raw of page.users ?? []) {
-      const user = toDirectoryUser(raw, memberships ?? NO_MEMBERSHIPS, opts.attributes);
+      const user = toDirectoryUser(raw, memberships ?? NO_MEMBERSHIPS, want);
       if (scope && !inScope(scope, user)) {
         out.skipped.push({ externalId: user.externalId, reason: 'out_of_scope' });
         continue;

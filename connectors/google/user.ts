@@ -83,22 +83,26 @@ function typedValues(attrs: Attributes, prefix: string, items: readonly { value?
   for (const [t, item] of firstOfEachType(items)) set(attrs, `${prefix}.${t}`, item.value);
 }
 
+/** Which attribute families (a lowercase prefix such as `phones.`) to flatten. */
+export type FamilyFilter = (prefix: string) => boolean;
+
 /**
- * Whether any wanted attribute path lies under `prefix` (compared without case, as the engine looks
- * attributes up); every prefix when `wanted` is undefined ("all you can").
+ * The families any wanted attribute path lies in (compared without case, as the engine looks
+ * attributes up); every family when `wanted` is undefined ("all you can"). Built once per page.
  */
-function wants(wanted: readonly string[] | undefined, prefix: string): boolean {
-  return wanted === undefined || wanted.some((a) => a.toLowerCase().startsWith(prefix));
+export function familyFilter(wanted: readonly string[] | undefined): FamilyFilter {
+  if (wanted === undefined) return () => true;
+  const lower = wanted.map((a) => a.toLowerCase());
+  return (prefix) => lower.some((a) => a.startsWith(prefix));
 }
 
 /**
- * The flat attribute map. With `wanted` (the paths smart fields map from), the families no wanted
- * path lies in (organizations, phones, addresses, ...) are not flattened: a page costs the mapped
- * fields, not the whole profile.
+ * The flat attribute map. With a filter from the paths smart fields map from, the families no
+ * wanted path lies in (organizations, phones, addresses, ...) are not flattened: a page costs the
+ * mapped fields, not the whole profile.
  */
-export function flattenAttributes(u: GoogleUser, wanted?: readonly string[]): Attributes {
+export function flattenAttributes(u: GoogleUser, want: FamilyFilter = () => true): Attributes {
   const attrs: Attributes = {};
-  const want = (prefix: string) => wants(wanted, prefix);
   set(attrs, 'id', u.id);
   set(attrs, 'primaryEmail', u.primaryEmail);
   set(attrs, 'name.givenName', u.name?.givenName);
@@ -178,7 +182,7 @@ export function groupsOf(userId: string, m: Memberships, emails: readonly string
   return [...out];
 }
 
-export function toDirectoryUser(u: GoogleUser, memberships: Memberships, wanted?: readonly string[]): DirectoryUser {
+export function toDirectoryUser(u: GoogleUser, memberships: Memberships, want?: FamilyFilter): DirectoryUser {
   const primaryEmail = u.primaryEmail?.trim() || null;
   const seen = new Set<string>(primaryEmail ? [primaryEmail.toLowerCase()] : []);
   const aliases: string[] = [];
@@ -208,7 +212,7 @@ export function toDirectoryUser(u: GoogleUser, memberships: Memberships, wanted?
     familyName,
     displayName,
     removed: u.suspended === true || u.archived === true,
-    attributes: flattenAttributes(u, wanted),
+    attributes: flattenAttributes(u, want),
     groups: groupsOf(u.id, memberships, [...(primaryEmail ? [primaryEmail] : []), ...aliases]),
     orgUnits: orgUnitChain(u.orgUnitPath),
     photo,
