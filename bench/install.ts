@@ -15,9 +15,9 @@
  * and exits 1), whatever requests the code chooses to make, less the one second's burst the
  * provider lets through at once; `ratio` = wall / floor. `quota_used_floor_s` is the quota the
  * code's requests took ÷ quota, for comparison; `provider_lists` the sendAs listings among them
- * (mailboxes with aliases, listed on their first install). By default the integration's config has no `quota_per_s`, so the pace is
- * learned from the 429s; `--config-quota` writes the emulator's quota into the config, as a
- * customer who knows theirs would. `--workers N` (N ≥ 2) installs with N `sigsync worker` processes
+ * (mailboxes with aliases, listed on their first install). By default the integration's config has
+ * no `quota_per_s`, so the pace is learned from the 429s; `--config-quota` writes the emulator's
+ * quota into the config, as a customer who knows theirs would. `--workers N` (N ≥ 2) installs with N `sigsync worker` processes
  * of `--concurrency` jobs each, sharing the pace through Postgres, instead of one worker in this
  * process: a single Node process tops out at one core. `cpu` holds the CPU seconds of the worker (this process), Postgres and the
  * emulator over the publish.
