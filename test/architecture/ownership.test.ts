@@ -1,6 +1,6 @@
 /**
  * Each table has one owner: the module that writes it (and emits its events in the same
- * transaction); routes, tasks and CLI commands call it. README "Code map" lists the owners.
+ * transaction); routes, tasks and CLI commands call it. docs/architecture.md ("Who writes which table") lists the owners.
  * A write from any other file of src/ or connectors/ fails the test, naming the owner to call.
  */
 import { describe, expect, it } from 'vitest';
@@ -56,7 +56,7 @@ export function ownershipProblems(found: Map<string, Set<string>>, owners = OWNE
   for (const [table, files] of found) {
     const owner = owners[table];
     if (!owner) {
-      problems.push(`${table}: no owner; add it to OWNERS in test/architecture/ownership.test.ts and to README "Code map"`);
+      problems.push(`${table}: no owner; add it to OWNERS in test/architecture/ownership.test.ts and to docs/architecture.md`);
       continue;
     }
     for (const f of files) if (f !== owner) problems.push(`${table}: written by ${f}, but its owner is ${owner}`);
@@ -76,6 +76,6 @@ describe('one owner per table', () => {
 
   it('a new table without an owner is reported', () => {
     const found = new Map([['brand_new', new Set(['src/db/brandNew.ts'])]]);
-    expect(ownershipProblems(found)).toEqual(['brand_new: no owner; add it to OWNERS in test/architecture/ownership.test.ts and to README "Code map"']);
+    expect(ownershipProblems(found)).toEqual(['brand_new: no owner; add it to OWNERS in test/architecture/ownership.test.ts and to docs/architecture.md']);
   });
 });
