@@ -8,8 +8,9 @@
  * - gmail 10,000: `users.settings.sendAs.patch` refuses longer signatures ("Signature exceeds maximum
  *   length of 10000 characters"); the limit includes the markup.
  * - outlook 30,000: the Outlook add-in path (`body.setSignatureAsync`) documents a 30,000-character
- *   maximum; the same HTML is pushed to OWA's `OWA.UserOptions`, which documents none, so the
- *   add-in's bound applies to both.
+ *   maximum. A push to OWA's `OWA.UserOptions` (which documents none) keeps to the integration's
+ *   `max_html_length`, 8,000 by default (`DEFAULT_OUTLOOK_MAX_HTML` in connectors/microsoft/outlook.ts),
+ *   checked by the install against the installer's `maxHtmlLength`.
  * - slack 39,000: Slack delivers the HTML as text in a DM, and `chat.postMessage` truncates text
  *   beyond 40,000 characters; 1,000 are kept for the message's own words and formatting.
  */
