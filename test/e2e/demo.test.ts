@@ -84,10 +84,10 @@ describe('npm start on a fresh data directory', () => {
       expect(res.status, url).toBe(200);
     }
     // The demo followed two tracked links (one as a crawler) and recorded a conversion against the other.
-    expect(output).toMatch(/followed 2 tracked links of \S+@acme\.test's signature: \S+ as a browser \(a person's click\), \S+ as Googlebot \(counted as a bot\)/);
+    expect(output).toMatch(/followed 2 tracked links of grace\.liu@acme\.test's signature: \S+ as a browser \(a person's click\), \S+ as Googlebot \(counted as a bot\)/);
     expect(output).toMatch(/recorded a 490 USD conversion against that click/);
     const overview = (await (await fetch(`${base}/v1/analytics/overview`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { totals: Record<string, unknown> } };
-    expect(output).toMatch(/opened \S+@acme\.test's signature as Gmail shows it/);
+    expect(output).toMatch(/opened grace\.liu@acme\.test's signature as Gmail shows it/);
     expect(overview.data.totals).toMatchObject({
       views: 1,
       proxied_views: 1,
