@@ -27,6 +27,8 @@ export async function screenshot(page: string, png: string): Promise<void> {
     const context = await browser.newContext({ viewport: { width: 900, height: 900 }, offline: true });
     const tab = await context.newPage();
     await tab.goto(pathToFileURL(page).href, { waitUntil: 'load', timeout: SCREENSHOT_TIMEOUT_MS });
+    // The page's fonts (src/render/fonts.ts) load as text needs them; draw once they have.
+    await tab.evaluate('document.fonts.ready.then(() => true)');
     await tab.locator(SIGNATURE_SELECTOR).screenshot({ path: png, timeout: SCREENSHOT_TIMEOUT_MS });
   } catch (e) {
     throw new ScreenshotError(`Chromium could not take the screenshot: ${String((e as Error).message).split('\n')[0]}`, { cause: e });
