@@ -23,6 +23,7 @@ import type { Logger } from 'pino';
 import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
+import { prepareDataDir } from '../dataDir.ts';
 import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
@@ -80,7 +81,7 @@ export function readSandboxRecord(config: Pick<Config, 'DATA_DIR'>): SandboxReco
 }
 
 export function writeSandboxRecord(config: Pick<Config, 'DATA_DIR'>, record: SandboxRecord): void {
-  fs.mkdirSync(config.DATA_DIR, { recursive: true });
+  prepareDataDir(config.DATA_DIR);
   fs.writeFileSync(sandboxFile(config), JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
 }
 

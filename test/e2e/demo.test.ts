@@ -23,8 +23,8 @@ describe('npm start on a fresh data directory', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-demo-'));
   // Embedded Postgres runs as the postgres user when the tests run as root: it must reach the directory.
   fs.chmodSync(dataDir, 0o755);
-  // No ALLOW_INSECURE_WEBHOOKS: sandbox mode alone must allow the loopback receiver below.
-  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', ALLOW_INSECURE_WEBHOOKS: '' };
+  // No ALLOW_INSECURE_OUTBOUND_URLS: sandbox mode alone must allow the loopback receiver below.
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', ALLOW_INSECURE_OUTBOUND_URLS: '' };
   let child = spawnCli(['serve'], env);
   let exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const acme = loadAcme();

@@ -89,7 +89,7 @@ async function fileOf(a: CreateBody, app: AppContext): Promise<{ data: Buffer; f
     return { data: Buffer.from(b64, 'base64'), filename: a.filename!, field: 'asset.file_base64' };
   }
   try {
-    const { data, url } = await fetchSourceUrl(a.source_url!, { allowInsecure: app.config.ALLOW_INSECURE_WEBHOOKS });
+    const { data, url } = await fetchSourceUrl(a.source_url!, { allowInsecure: app.config.ALLOW_INSECURE_OUTBOUND_URLS });
     const last = decodeURIComponent(url.pathname.split('/').pop() ?? '').replace(/[^\w.-]+/g, '_');
     return { data, filename: a.filename ?? (last || 'image'), field: 'asset.source_url' };
   } catch (err) {
