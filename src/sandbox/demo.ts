@@ -26,6 +26,7 @@ import type { AppContext } from '../context.ts';
 import { prepareDataDir } from '../dataDir.ts';
 import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
+import type { SandboxState } from './mailboxState.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { runAnalyticsStory, type AnalyticsDemoResult } from './analyticsDemo.ts';
 import { connectSandboxBilling } from './billing.ts';
@@ -98,7 +99,7 @@ export function sandboxState(e: SandboxEmulators) {
       google: e.google.tenant.users.map((u) => ({ email: u.primaryEmail, name: u.name.fullName, title: u.organizations?.[0]?.title ?? null })),
       microsoft: e.microsoft.tenant.users.map((u) => ({ email: u.mail, name: u.displayName, title: u.jobTitle ?? null })),
     },
-  };
+  } satisfies SandboxState & { requests: unknown };
 }
 
 export interface DirectoryChange {
