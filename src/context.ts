@@ -36,10 +36,14 @@ export async function openContext(
   opts: { migrate?: boolean; role?: ProcessRole } = {},
 ): Promise<{ ctx: AppContext; db: Database; close(): Promise<void> }> {
   for (const warning of config.deprecations ?? []) logger.warn(warning);
-  const secrets = loadSecrets({ encryptionKey: config.ENCRYPTION_KEY, databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, logger });
+  const keyOptions = { encryptionKey: config.ENCRYPTION_KEY, databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, logger };
+  // With DATABASE_URL the key is required: refused before anything is opened. Embedded, a key is
+  // generated under DATA_DIR, only once the cluster there has started.
+  const given = config.DATABASE_URL ? loadSecrets(keyOptions) : undefined;
   const db = await openDatabase(config, logger);
   try {
     if (opts.migrate !== false) await migrate(db.url, logger);
+    const secrets = given ?? loadSecrets(keyOptions);
     await checkKeyFingerprint(db.pool, secrets, logger);
     const publicBaseUrl = await resolvePublicBaseUrl(db.pool, {
       role: opts.role ?? 'cli',
