@@ -57,7 +57,7 @@ export async function openBenchDb(): Promise<BenchDb> {
   const encryptionKey = crypto.randomBytes(32).toString('hex');
   const ctx: AppContext = {
     // The emulated tenants are on loopback, which integration URLs may use only with this flag.
-    config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', ENCRYPTION_KEY: encryptionKey, ALLOW_INSECURE_WEBHOOKS: '1' }),
+    config: loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', ENCRYPTION_KEY: encryptionKey, ALLOW_INSECURE_OUTBOUND_URLS: '1' }),
     pool,
     logger,
     secrets: new Secrets(Buffer.from(encryptionKey, 'hex')),
@@ -168,7 +168,7 @@ export interface WorkerProcesses {
 export async function startWorkerProcesses(db: BenchDb, count: number, concurrency: number): Promise<WorkerProcesses> {
   const heartbeats = async () => (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from worker_heartbeats')).rows[0]!.n;
   const before = await heartbeats();
-  const env = { ...process.env, DATABASE_URL: db.url, ENCRYPTION_KEY: db.encryptionKey, WORKER_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn', ALLOW_INSECURE_WEBHOOKS: '1' };
+  const env = { ...process.env, DATABASE_URL: db.url, ENCRYPTION_KEY: db.encryptionKey, WORKER_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn', ALLOW_INSECURE_OUTBOUND_URLS: '1' };
   const root = path.resolve(import.meta.dirname, '..');
   const children = Array.from({ length: count }, () => spawn(process.execPath, [path.join(root, 'bin', 'sigsync.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
   const stop = async () => {

@@ -12,6 +12,7 @@ import { openContext, type AppContext } from './context.ts';
 import type { Database } from './db/database.ts';
 import { buildServer } from './api/server.ts';
 import { startWorker, type WorkerOptions } from './worker/runner.ts';
+import { serveWorkerMetrics, type MetricsServer } from './worker/metricsServer.ts';
 
 export interface App {
   ctx: AppContext;
@@ -20,6 +21,8 @@ export interface App {
   runner?: Runner;
   /** The base URL the HTTP server listens on, when it runs. */
   url?: string;
+  /** A lone worker's GET /metrics URL, when WORKER_METRICS_PORT is set. */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -45,18 +48,22 @@ async function listen(server: FastifyInstance, config: Config): Promise<string> 
 }
 
 export async function startApp(config: Config, logger: Logger, opts: StartOptions = {}): Promise<App> {
-  const { ctx, db, close } = await openContext(config, logger, opts);
+  const role = opts.api ? 'server' : opts.worker ? 'worker' : 'cli';
+  const { ctx, db, close } = await openContext(config, logger, { ...(opts.migrate !== undefined ? { migrate: opts.migrate } : {}), role });
   let server: FastifyInstance | undefined;
   let runner: Runner | undefined;
   let url: string | undefined;
+  let metrics: MetricsServer | undefined;
   try {
     if (opts.worker) runner = await startWorker(ctx, typeof opts.worker === 'object' ? opts.worker : {});
+    if (opts.worker && !opts.api && config.WORKER_METRICS_PORT !== undefined) metrics = await serveWorkerMetrics(ctx, config.WORKER_METRICS_PORT);
     if (opts.api) {
       server = await buildServer(ctx);
       url = await listen(server, config);
       logger.info({ url }, 'API listening');
     }
   } catch (err) {
+    await metrics?.close().catch(() => {});
     await server?.close().catch(() => {});
     await runner?.stop().catch(() => {});
     await close();
@@ -69,8 +76,10 @@ export async function startApp(config: Config, logger: Logger, opts: StartOption
     ...(server ? { server } : {}),
     ...(runner ? { runner } : {}),
     ...(url ? { url } : {}),
+    ...(metrics ? { metricsUrl: metrics.url } : {}),
     stop() {
       stopping ??= (async () => {
+        await metrics?.close();
         await server?.close();
         await runner?.stop();
         await close();

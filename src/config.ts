@@ -42,16 +42,31 @@ const schema = z.object({
     .regex(CRON, 'a five-field cron expression in UTC, such as "0 2 * * *"')
     .default('0 2 * * *'),
   DATA_DIR: z.string().min(1, 'a directory path').default('.data'),
-  PUBLIC_BASE_URL: z.url({ error: 'an absolute http(s) URL such as https://sig.example.com' }).optional(),
   /**
-   * Lets outbound URLs use http:// and loopback addresses: webhook endpoints, and integration config
-   * URLs (`base_url`, `token_url`). For tests and local emulators; the sandbox implies it for its
-   * integrations. Off by default. (The name is historical: it covers every outbound URL.)
+   * The address people and mail clients reach the API server at: tracked links, view images and
+   * asset URLs installed into mailboxes name it. https, or http on a loopback host (local runs);
+   * no query, fragment or credentials. The API server records it in the database, and workers and
+   * the CLI render with the recorded one (src/db/deployment.ts).
    */
-  ALLOW_INSECURE_WEBHOOKS: z
-    .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow http and loopback webhook and integration URLs, '0' or 'false' to refuse them" })
+  PUBLIC_BASE_URL: z.string().superRefine((value, ctx) => {
+    const problem = publicBaseUrlProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }).optional(),
+  /**
+   * Lets outbound URLs use http:// and loopback addresses: webhook endpoints, integration config
+   * URLs (`base_url`, `token_url`), asset source URLs. For tests and local emulators; the sandbox
+   * implies it for its integrations. Off by default. ALLOW_INSECURE_WEBHOOKS is its old name, still
+   * read (with a deprecation warning) when this one is unset.
+   */
+  ALLOW_INSECURE_OUTBOUND_URLS: z
+    .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow http and loopback outbound URLs (webhooks, integrations, asset sources), '0' or 'false' to refuse them" })
     .transform((v) => v === '1' || v === 'true')
     .default(false),
+  /**
+   * A port for the `worker` command's own GET /metrics (Prometheus) on HOST. Unset: the worker
+   * serves no HTTP (`serve` and `api` have /metrics on PORT).
+   */
+  WORKER_METRICS_PORT: port('WORKER_METRICS_PORT').optional(),
   /**
    * Lets integration config URLs (`base_url`, `token_url`, `beta_url`) point at private addresses
    * (RFC 1918, unique local, carrier-grade NAT): sovereign clouds, on-premises gateways. Never
@@ -99,27 +114,66 @@ const schema = z.object({
 export type Config = Omit<z.infer<typeof schema>, 'DATA_DIR' | 'PUBLIC_BASE_URL'> & {
   /** Absolute path of the data directory (embedded Postgres, generated key). */
   DATA_DIR: string;
-  /** Base URL the service is reached at; defaults to http://HOST:PORT. */
+  /**
+   * Base URL the service is reached at; defaults to http://HOST:PORT. Once a context is open, the
+   * deployment's recorded one (src/db/deployment.ts).
+   */
   PUBLIC_BASE_URL: string;
+  /** Whether PUBLIC_BASE_URL was set in the environment (not the HOST:PORT default). */
+  publicBaseUrlSet?: boolean;
+  /** Warnings for deprecated variables in use, logged once the logger exists. */
+  deprecations?: string[];
 };
+
+/** Hosts a plain-http PUBLIC_BASE_URL may name: this machine only. */
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/** Why `value` cannot be PUBLIC_BASE_URL, or undefined when it can. */
+export function publicBaseUrlProblem(value: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return 'an absolute https URL such as https://sig.example.com';
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return `an https URL such as https://sig.example.com (${u.protocol.replace(/:$/, '')}: cannot be linked from an email)`;
+  if (u.protocol === 'http:' && !LOOPBACK_HOST.test(u.hostname)) return `an https URL such as https://sig.example.com (http is allowed only on a loopback host such as http://127.0.0.1:3000; mail clients and their image proxies would fetch ${u.host} unencrypted)`;
+  if (u.username || u.password || u.search || u.hash) return 'a base URL without credentials, query or fragment, such as https://sig.example.com';
+  return undefined;
+}
+
+/** Renamed variables: the old name is read when the new one is unset, with a warning. */
+const RENAMED: Record<string, string> = { ALLOW_INSECURE_WEBHOOKS: 'ALLOW_INSECURE_OUTBOUND_URLS' };
 
 export { ConfigError };
 
 /** Empty strings count as unset, the way shells and .env files usually mean them. */
-function pickEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
+function pickEnv(env: NodeJS.ProcessEnv): { values: Record<string, string>; deprecations: string[] } {
+  const values: Record<string, string> = {};
+  const deprecations: string[] = [];
   for (const key of Object.keys(schema.shape)) {
     const value = env[key];
-    if (value !== undefined && value !== '') out[key] = value;
+    if (value !== undefined && value !== '') values[key] = value;
   }
-  return out;
+  for (const [old, current] of Object.entries(RENAMED)) {
+    const value = env[old];
+    if (value === undefined || value === '') continue;
+    if (values[current] === undefined) {
+      values[current] = value;
+      deprecations.push(`${old} is deprecated: it is now ${current} (same values)`);
+    } else deprecations.push(`${old} is deprecated and ignored: ${current} is set`);
+  }
+  return { values, deprecations };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(pickEnv(env));
+  const { values, deprecations } = pickEnv(env);
+  const parsed = schema.safeParse(values);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const variable = String(issue.path[0] ?? 'environment');
+    const key = String(issue.path[0] ?? 'environment');
+    // A value read through a renamed variable is reported under the name it was given as.
+    const variable = Object.entries(RENAMED).find(([old, current]) => current === key && env[key] === undefined && env[old])?.[0] ?? key;
     throw new ConfigError(variable, issue.message.replace(/^[A-Z_]+: /, ''));
   }
   const c = parsed.data;
@@ -127,5 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...c,
     DATA_DIR: path.resolve(c.DATA_DIR),
     PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://${c.HOST.includes(':') ? `[${c.HOST}]` : c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
+    publicBaseUrlSet: c.PUBLIC_BASE_URL !== undefined,
+    ...(deprecations.length ? { deprecations } : {}),
   };
 }

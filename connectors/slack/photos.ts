@@ -8,7 +8,7 @@
  * the same rule as webhooks): Slack's image hosts are connected to only at public addresses (the
  * socket's lookup and the connected socket's address are both checked, so a name that resolves, or
  * rebinds, inside the network is refused too); the configured base URL's host gets the integration
- * URL rule (src/integrations/urls.ts: loopback with ALLOW_INSECURE_WEBHOOKS or in the sandbox,
+ * URL rule (src/integrations/urls.ts: loopback with ALLOW_INSECURE_OUTBOUND_URLS or in the sandbox,
  * private addresses with ALLOW_PRIVATE_INTEGRATION_URLS). The etag is the profile's avatar_hash,
  * which changes when the picture does.
  */

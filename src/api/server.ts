@@ -16,6 +16,8 @@ import { FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts'
 import { registerRateLimits } from './rateLimits.ts';
 import { registerOpenApi } from './openapi.ts';
 import { v1Routes } from './v1/index.ts';
+import { readFile } from 'node:fs/promises';
+import { REMEDIATION_PATH } from '../dashboard.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -86,6 +88,10 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
       return reply.status(503).send({ status: 'not_ready', reason: `database unreachable: ${(err as Error).message}` });
     }
   });
+
+  // The remediation guide that dashboard URLs point at until there is a console (src/dashboard.ts).
+  const remediation = await readFile(new URL('../../docs/remediation.md', import.meta.url), 'utf8');
+  server.get(REMEDIATION_PATH, async (_req, reply) => reply.type('text/markdown; charset=utf-8').send(remediation));
 
   server.get('/metrics', async (_req, reply) => {
     reply.header('content-type', app.metrics.registry.contentType);

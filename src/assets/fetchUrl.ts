@@ -1,7 +1,7 @@
 /**
  * Downloads an image named by `source_url` (POST /v1/assets) under the same rules as webhook
  * deliveries (src/net/ssrf.ts): https to public addresses only (http and loopback only with
- * ALLOW_INSECURE_WEBHOOKS), checked on the URL and again by the socket's own DNS lookup, so a name
+ * ALLOW_INSECURE_OUTBOUND_URLS), checked on the URL and again by the socket's own DNS lookup, so a name
  * that resolves (or rebinds) to a private address is refused at connect time. Redirects are followed
  * by hand, at most 3, each target checked the same way. The download stops at MAX_ASSET_BYTES + 1
  * bytes and after FETCH_TIMEOUT_MS.

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { prepareDataDir } from '../dataDir.ts';
 import { redactUrl } from '../log.ts';
 import { startEmbedded, type EmbeddedCluster } from './embedded.ts';
 import { createPool } from './pool.ts';
@@ -23,6 +24,7 @@ export async function resolveDatabaseUrl(config: Config, logger: Logger): Promis
     logger.info({ database: redactUrl(config.DATABASE_URL) }, 'using the database from DATABASE_URL');
     return { url: config.DATABASE_URL };
   }
+  prepareDataDir(config.DATA_DIR);
   const embedded = await startEmbedded(config.DATA_DIR, logger);
   logger.info(
     { database: redactUrl(embedded.url), dir: path.join(config.DATA_DIR, 'postgres') },

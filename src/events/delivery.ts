@@ -233,7 +233,7 @@ export async function deliverOnce(
     secret: app.secrets.decrypt(d.secret),
     messageId: d.id,
     body,
-    allowInsecure: app.config.ALLOW_INSECURE_WEBHOOKS,
+    allowInsecure: app.config.ALLOW_INSECURE_OUTBOUND_URLS,
     timeoutMs: policy.timeoutMs,
   });
   const delay = result.verdict === 'retry' ? nextDelayMs(policy, attempt, result.retryAfterMs) : null;

@@ -60,7 +60,7 @@ export async function createEndpoint(
   ctx: Pick<AppContext, 'pool' | 'secrets' | 'config'>,
   input: { workspaceId: string; url: string; eventTypes: EventType[] | null },
 ): Promise<{ endpoint: EndpointRow; secret: string }> {
-  const url = await validateWebhookUrl(input.url, { allowInsecure: ctx.config.ALLOW_INSECURE_WEBHOOKS });
+  const url = await validateWebhookUrl(input.url, { allowInsecure: ctx.config.ALLOW_INSECURE_OUTBOUND_URLS });
   const secret = generateSigningSecret();
   const { rows } = await ctx.pool.query<EndpointRow>(
     `insert into webhook_endpoints (workspace_id, url, secret, event_types) values ($1, $2, $3, $4) returning ${COLUMNS}`,

@@ -3,7 +3,7 @@
  * Microsoft's `beta_url`) get the SSRF guard's rule (src/net/ssrf.ts), since the SDKs send the
  * integration's credentials there:
  * - https, except http to a loopback host where loopback is allowed;
- * - loopback only with ALLOW_INSECURE_WEBHOOKS (tests, local emulators), which the sandbox implies:
+ * - loopback only with ALLOW_INSECURE_OUTBOUND_URLS (tests, local emulators), which the sandbox implies:
  *   `serve` with the sandbox on (no DATABASE_URL, or SANDBOX=1) runs its emulated tenants on loopback;
  * - private addresses (RFC 1918, unique local, carrier-grade NAT) only with
  *   ALLOW_PRIVATE_INTEGRATION_URLS (sovereign clouds, on-premises gateways);
@@ -18,12 +18,12 @@ import { checkUrlSyntax, UnsafeUrlError, validateUrl, type UrlPolicy } from '../
 
 export const INTEGRATION_URL_KEYS = ['base_url', 'token_url', 'beta_url'] as const;
 
-export type IntegrationUrlConfig = Pick<Config, 'ALLOW_INSECURE_WEBHOOKS' | 'ALLOW_PRIVATE_INTEGRATION_URLS' | 'SANDBOX' | 'DATABASE_URL'>;
+export type IntegrationUrlConfig = Pick<Config, 'ALLOW_INSECURE_OUTBOUND_URLS' | 'ALLOW_PRIVATE_INTEGRATION_URLS' | 'SANDBOX' | 'DATABASE_URL'>;
 
 /** The policy for integration URLs under this service configuration. */
 export function integrationUrlPolicy(config: IntegrationUrlConfig): UrlPolicy {
   const sandbox = config.SANDBOX ?? !config.DATABASE_URL;
-  return { allowInsecure: config.ALLOW_INSECURE_WEBHOOKS || sandbox, allowPrivate: config.ALLOW_PRIVATE_INTEGRATION_URLS };
+  return { allowInsecure: config.ALLOW_INSECURE_OUTBOUND_URLS || sandbox, allowPrivate: config.ALLOW_PRIVATE_INTEGRATION_URLS };
 }
 
 /** Thrown for a refused URL; `key` is the config key. */

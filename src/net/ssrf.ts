@@ -14,7 +14,7 @@
  *   special range are refused, and so is every IPv6 form that embeds an IPv4 address: IPv4-mapped
  *   (::ffff:0:0/96) is judged by the IPv4 address inside, and IPv4-compatible (::/96), IPv4-translated
  *   (::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4 and Teredo are refused whatever they embed;
- * - with `allowInsecure` (ALLOW_INSECURE_WEBHOOKS; tests, the sandbox), loopback addresses are
+ * - with `allowInsecure` (ALLOW_INSECURE_OUTBOUND_URLS; tests, the sandbox), loopback addresses are
  *   allowed, and http is allowed for a loopback host only;
  * - with `allowPrivate` (ALLOW_PRIVATE_INTEGRATION_URLS, integration URLs only: sovereign clouds and
  *   on-premises gateways), private addresses are allowed too; link-local and reserved ones never are.
@@ -41,7 +41,7 @@ export class UnsafeUrlError extends Error {
 export type AddressClass = 'public' | 'loopback' | 'private' | 'reserved';
 
 export interface UrlPolicy {
-  /** ALLOW_INSECURE_WEBHOOKS: loopback allowed, and http to loopback. */
+  /** ALLOW_INSECURE_OUTBOUND_URLS: loopback allowed, and http to loopback. */
   allowInsecure: boolean;
   /** ALLOW_PRIVATE_INTEGRATION_URLS: private addresses allowed (integration URLs only). */
   allowPrivate?: boolean;
@@ -101,7 +101,7 @@ export function assertAddressAllowed(host: string, address: string, policy: UrlP
     throw new UnsafeUrlError(`${where} is a private, link-local or reserved address`);
   }
   if (cls === 'loopback' && !policy.allowInsecure) {
-    throw new UnsafeUrlError(`${where} is a loopback address (allowed only with ALLOW_INSECURE_WEBHOOKS=1)`);
+    throw new UnsafeUrlError(`${where} is a loopback address (allowed only with ALLOW_INSECURE_OUTBOUND_URLS=1)`);
   }
   if (requireLoopback && cls !== 'loopback') throw new UnsafeUrlError(`${where} is not loopback, and http is allowed only for loopback`);
 }
@@ -130,7 +130,7 @@ export function checkUrlSyntax(raw: string, policy: UrlPolicy): URL {
   if (!host) throw new UnsafeUrlError('the URL has no host');
   if (net.isIP(host) !== 0) assertAddressAllowed(host, host, policy, url.protocol === 'http:');
   else if (isLocalhostName(host) && !policy.allowInsecure) {
-    throw new UnsafeUrlError(`${host} is a loopback host (allowed only with ALLOW_INSECURE_WEBHOOKS=1)`);
+    throw new UnsafeUrlError(`${host} is a loopback host (allowed only with ALLOW_INSECURE_OUTBOUND_URLS=1)`);
   }
   return url;
 }
@@ -214,7 +214,7 @@ export function guardedAgent(policy: UrlPolicy, opts: { tlsOptions?: tls.Connect
     try {
       // An IP literal is not looked up: judge it before connecting.
       if (net.isIP(host) !== 0) assertAddressAllowed(host, host, policy, plain);
-      else if (isLocalhostName(host) && !policy.allowInsecure) throw new UnsafeUrlError(`${host} is a loopback host (allowed only with ALLOW_INSECURE_WEBHOOKS=1)`);
+      else if (isLocalhostName(host) && !policy.allowInsecure) throw new UnsafeUrlError(`${host} is a loopback host (allowed only with ALLOW_INSECURE_OUTBOUND_URLS=1)`);
     } catch (err) {
       callback(err as Error, null);
       return;

@@ -23,8 +23,10 @@ import type { Logger } from 'pino';
 import type { App } from '../app.ts';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
+import { prepareDataDir } from '../dataDir.ts';
 import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
+import type { SandboxState } from './mailboxState.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { runAnalyticsStory, type AnalyticsDemoResult } from './analyticsDemo.ts';
 import { connectSandboxBilling } from './billing.ts';
@@ -80,7 +82,7 @@ export function readSandboxRecord(config: Pick<Config, 'DATA_DIR'>): SandboxReco
 }
 
 export function writeSandboxRecord(config: Pick<Config, 'DATA_DIR'>, record: SandboxRecord): void {
-  fs.mkdirSync(config.DATA_DIR, { recursive: true });
+  prepareDataDir(config.DATA_DIR);
   fs.writeFileSync(sandboxFile(config), JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
 }
 
@@ -97,7 +99,7 @@ export function sandboxState(e: SandboxEmulators) {
       google: e.google.tenant.users.map((u) => ({ email: u.primaryEmail, name: u.name.fullName, title: u.organizations?.[0]?.title ?? null })),
       microsoft: e.microsoft.tenant.users.map((u) => ({ email: u.mail, name: u.displayName, title: u.jobTitle ?? null })),
     },
-  };
+  } satisfies SandboxState & { requests: unknown };
 }
 
 export interface DirectoryChange {

@@ -21,7 +21,7 @@ function logoTree(assetId: string) {
 }
 
 describe('assets API', () => {
-  const api = useApi({ ALLOW_INSECURE_WEBHOOKS: '1' });
+  const api = useApi({ ALLOW_INSECURE_OUTBOUND_URLS: '1' });
   let files: http.Server;
   let filesBase: string;
 
@@ -116,7 +116,7 @@ describe('assets API', () => {
     expect((await post('ftp://example.com/logo.png')).body.details[0]).toMatchObject({ field: 'asset.source_url', code: 'unsafe_url' });
   });
 
-  it('without ALLOW_INSECURE_WEBHOOKS a loopback source is refused before any connection', async () => {
+  it('without ALLOW_INSECURE_OUTBOUND_URLS a loopback source is refused before any connection', async () => {
     let hits = 0;
     const local = http.createServer((_req, res) => {
       hits++;

@@ -4,8 +4,8 @@ import { SPEC_SECTION_4, useApi } from './helpers.ts';
 
 /** The endpoints of spec section 4, without the content schema (checked apart below). */
 const SPEC_OPERATIONS = SPEC_SECTION_4.filter((op) => !op.endsWith('/v1/content_schema'));
-/** Not in the spec: reading and deleting assets, assignments, reading one sync run, and the Outlook add-in's fetch (add-in keys only). */
-const EXTRA_OPERATIONS = ['get /v1/assets', 'get /v1/assets/{id}', 'delete /v1/assets/{id}', 'get /v1/signatures/{id}/assignments', 'put /v1/signatures/{id}/assignments', 'get /v1/integrations/sync/{id}', 'get /v1/addin/signature'];
+/** Not in the spec: reading and deleting assets, assignments, reading one sync run, the Outlook add-in's fetch (add-in keys only), and the directory's groups. */
+const EXTRA_OPERATIONS = ['get /v1/assets', 'get /v1/assets/{id}', 'delete /v1/assets/{id}', 'get /v1/signatures/{id}/assignments', 'put /v1/signatures/{id}/assignments', 'get /v1/integrations/sync/{id}', 'get /v1/addin/signature', 'get /v1/groups'];
 const LISTS = ['/v1/signatures', '/v1/smart_fields', '/v1/teammates', '/v1/folders', '/v1/marketing_campaigns', '/v1/assets', '/v1/financial_documents'];
 
 type Doc = {

@@ -8,6 +8,7 @@ import { migrationTables, readSources, writers } from './scan.ts';
 
 export const OWNERS: Record<string, string> = {
   workspaces: 'src/db/workspaces.ts',
+  deployment: 'src/db/deployment.ts',
   api_keys: 'src/db/apiKeys.ts',
   integrations: 'src/integrations/repository.ts',
   sync_runs: 'src/sync/runs.ts',

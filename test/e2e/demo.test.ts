@@ -23,8 +23,8 @@ describe('npm start on a fresh data directory', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-demo-'));
   // Embedded Postgres runs as the postgres user when the tests run as root: it must reach the directory.
   fs.chmodSync(dataDir, 0o755);
-  // No ALLOW_INSECURE_WEBHOOKS: sandbox mode alone must allow the loopback receiver below.
-  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', ALLOW_INSECURE_WEBHOOKS: '' };
+  // No ALLOW_INSECURE_OUTBOUND_URLS: sandbox mode alone must allow the loopback receiver below.
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', ALLOW_INSECURE_OUTBOUND_URLS: '' };
   let child = spawnCli(['serve'], env);
   let exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const acme = loadAcme();
@@ -129,6 +129,18 @@ describe('npm start on a fresh data directory', () => {
     }, DEADLINE_MS, 250);
     expect(res.status).toBe(200);
     await waitFor(async () => (await state())?.outlook[who.email]?.includes('Chief Revenue Officer'), DEADLINE_MS, 250);
+    // One mailbox instead of the whole state.
+    const one = await runCli(['sandbox', 'state', '--email', who.email.toUpperCase()], env);
+    expect(one.code, one.stderr).toBe(0);
+    const mailbox = JSON.parse(one.stdout);
+    expect(Object.keys(mailbox)).toEqual(['email', 'gmail', 'outlook', 'slack_dms', 'directory']);
+    expect(mailbox).toMatchObject({ email: who.email.toLowerCase(), gmail: null, directory: { microsoft: { title: 'Chief Revenue Officer' }, google: null } });
+    expect(mailbox.outlook).toContain('Chief Revenue Officer');
+    expect(mailbox.slack_dms.every((d: { email: string }) => d.email === who.email.toLowerCase())).toBe(true);
+    expect(one.stdout.length).toBeLessThan(20_000);
+    const nobody = await runCli(['sandbox', 'state', '--email', 'nobody@nowhere.test'], env);
+    expect(nobody.code).toBe(2);
+    expect(nobody.stderr).toBe('--email: the sandbox has no mailbox nobody@nowhere.test (sigsync sandbox state lists them all)\n');
   }, HEAVY_TEST_MS);
 
   it('delivers webhook events to a loopback receiver in sandbox mode; the directory hint names the real key and base URL', async () => {

@@ -19,8 +19,8 @@ describe('sigsync webhook', async () => {
     await pool.end();
     await db.drop();
   });
-  const env = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '1' };
-  const strictEnv = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '0' };
+  const env = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' };
+  const strictEnv = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '0' };
   const ws = (await pool.query<{ id: string }>(`insert into workspaces (name) values ('Hooks Inc') returning id`)).rows[0]!.id;
 
   it('add prints the endpoint id and a whsec_ secret once, stored encrypted; list shows it without the secret; remove deletes it', async () => {
@@ -77,7 +77,7 @@ describe('sigsync webhook', async () => {
     ['https://169.254.169.254/latest', 'on', /private, link-local or reserved/],
     ['https://[fd00::5]/in', 'on', /private, link-local or reserved/],
     ['ftp://files.example.com/', 'on', /must use https/],
-  ])('add refuses %s (ALLOW_INSECURE_WEBHOOKS %s) with exit 2 and stores nothing', async (url, insecure, message) => {
+  ])('add refuses %s (ALLOW_INSECURE_OUTBOUND_URLS %s) with exit 2 and stores nothing', async (url, insecure, message) => {
     const before = (await pool.query('select count(*)::int as n from webhook_endpoints')).rows[0].n;
     const r = await runCli(['webhook', 'add', '--workspace', ws, '--url', url], insecure === 'on' ? env : strictEnv);
     expect(r.code).toBe(2);
@@ -107,13 +107,13 @@ describe('sigsync webhook', async () => {
     expect(row).toEqual({ enabled: true, consecutive_failures: 0, disabled_reason: null });
   });
 
-  it('refuses a loopback receiver with ALLOW_INSECURE_WEBHOOKS off, naming the variable; sandbox mode allows it', async () => {
+  it('refuses a loopback receiver with ALLOW_INSECURE_OUTBOUND_URLS off, naming the variable; sandbox mode allows it', async () => {
     const strict = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], strictEnv);
     expect(strict.code).toBe(2);
     expect(strict.stderr.trim().split('\n')).toHaveLength(1);
-    expect(strict.stderr).toMatch(/^--url: refused: the URL must use https; set ALLOW_INSECURE_WEBHOOKS=1/);
+    expect(strict.stderr).toMatch(/^--url: refused: the URL must use https; set ALLOW_INSECURE_OUTBOUND_URLS=1/);
     // SANDBOX=1 (as without DATABASE_URL) allows it unless the variable is set.
-    const sandbox = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], { ...strictEnv, ALLOW_INSECURE_WEBHOOKS: '', SANDBOX: '1' });
+    const sandbox = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], { ...strictEnv, ALLOW_INSECURE_OUTBOUND_URLS: '', SANDBOX: '1' });
     expect(sandbox.stderr).toBe('');
     expect(sandbox.code).toBe(0);
     const off = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], { ...strictEnv, SANDBOX: '1' });
@@ -144,7 +144,7 @@ describe('sigsync webhook', async () => {
       await emitEvent(pool, ws, 'teammate.created', teammateBody());
       await emitEvent(pool, ws, 'teammate.created', teammateBody('Grace Hopper'));
       await dispatchWorkspace(pool, ws);
-      const app = { pool, secrets: new Secrets(Buffer.from(TEST_KEY, 'hex')), config: testConfig({ ALLOW_INSECURE_WEBHOOKS: '1' }) };
+      const app = { pool, secrets: new Secrets(Buffer.from(TEST_KEY, 'hex')), config: testConfig({ ALLOW_INSECURE_OUTBOUND_URLS: '1' }) };
       const ids = (await pool.query<{ id: string }>('select id from webhook_deliveries where endpoint_id = $1 order by created_at', [endpointId])).rows.map((r) => r.id);
       expect(ids).toHaveLength(2);
       for (const id of ids) expect(await deliverOnce(app, id, createLogger('silent'))).toBe('failed');

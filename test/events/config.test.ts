@@ -5,7 +5,7 @@ import { configError } from '../helpers/config.ts';
 describe('webhook configuration', () => {
   it('refuses insecure webhook URLs and disables after 20 failures by default', () => {
     const c = loadConfig({});
-    expect(c.ALLOW_INSECURE_WEBHOOKS).toBe(false);
+    expect(c.ALLOW_INSECURE_OUTBOUND_URLS).toBe(false);
     expect(c.WEBHOOK_MAX_CONSECUTIVE_FAILURES).toBe(20);
   });
 
@@ -14,12 +14,12 @@ describe('webhook configuration', () => {
     ['true', true],
     ['0', false],
     ['false', false],
-  ])('reads ALLOW_INSECURE_WEBHOOKS=%s as %s', (value, expected) => {
-    expect(loadConfig({ ALLOW_INSECURE_WEBHOOKS: value }).ALLOW_INSECURE_WEBHOOKS).toBe(expected);
+  ])('reads ALLOW_INSECURE_OUTBOUND_URLS=%s as %s', (value, expected) => {
+    expect(loadConfig({ ALLOW_INSECURE_OUTBOUND_URLS: value }).ALLOW_INSECURE_OUTBOUND_URLS).toBe(expected);
   });
 
   it.each([
-    ['ALLOW_INSECURE_WEBHOOKS', 'yes', /^ALLOW_INSECURE_WEBHOOKS: invalid value; expected '1' or 'true'/],
+    ['ALLOW_INSECURE_OUTBOUND_URLS', 'yes', /^ALLOW_INSECURE_OUTBOUND_URLS: invalid value; expected '1' or 'true'/],
     ['WEBHOOK_MAX_CONSECUTIVE_FAILURES', '0', /^WEBHOOK_MAX_CONSECUTIVE_FAILURES: .*1 to 10000$/],
     ['WEBHOOK_MAX_CONSECUTIVE_FAILURES', 'many', /^WEBHOOK_MAX_CONSECUTIVE_FAILURES: .*1 to 10000$/],
   ])('rejects %s=%s with one line naming the variable', (name, value, message) => {

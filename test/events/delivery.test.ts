@@ -20,7 +20,7 @@ import { startReceiver, verify, type Receiver, type Responder } from './receiver
 const FAST_RETRIES = [100, 100, 100];
 
 describe('webhook delivery', () => {
-  const t = useTestContext({ ALLOW_INSECURE_WEBHOOKS: '1', WEBHOOK_MAX_CONSECUTIVE_FAILURES: '3' });
+  const t = useTestContext({ ALLOW_INSECURE_OUTBOUND_URLS: '1', WEBHOOK_MAX_CONSECUTIVE_FAILURES: '3' });
   const logs: Record<string, unknown>[] = [];
   const secrets: string[] = [];
   const receivers: Receiver[] = [];

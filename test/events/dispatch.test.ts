@@ -17,7 +17,7 @@ import { startReceiver, type Receiver } from './receiver.ts';
 const silent = pino({ level: 'silent' });
 
 describe('webhook dispatch', () => {
-  const t = useTestContext({ ALLOW_INSECURE_WEBHOOKS: '1' });
+  const t = useTestContext({ ALLOW_INSECURE_OUTBOUND_URLS: '1' });
   let receiver: Receiver;
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -182,13 +182,13 @@ describe('webhook dispatch', () => {
     expect(after.map((d) => d.endpoint_id).sort()).toEqual([meta.id, lan.id].sort());
   });
 
-  it('refuses loopback at delivery when ALLOW_INSECURE_WEBHOOKS is off', async () => {
+  it('refuses loopback at delivery when ALLOW_INSECURE_OUTBOUND_URLS is off', async () => {
     const ws = await newWorkspace(t.ctx);
     await insertEndpointUnchecked(t.ctx, ws, `${receiver.url}/literal`);
     await insertEndpointUnchecked(t.ctx, ws, `https://localhost:${receiver.port}/name`);
     await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
     await dispatchWorkspace(t.ctx.pool, ws);
-    const strict = { ...t.ctx, config: { ...t.ctx.config, ALLOW_INSECURE_WEBHOOKS: false } };
+    const strict = { ...t.ctx, config: { ...t.ctx.config, ALLOW_INSECURE_OUTBOUND_URLS: false } };
     const { rows } = await t.ctx.pool.query<{ id: string }>('select id from webhook_deliveries where workspace_id = $1', [ws]);
     const before = receiver.received.length;
     for (const d of rows) expect(await deliverOnce(strict, d.id, silent)).toBe('failed');

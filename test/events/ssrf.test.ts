@@ -63,7 +63,7 @@ describe('webhook URL guard', () => {
     expect(checkUrlSyntax('https://93.184.215.14/hooks?x=1', secure).toString()).toBe('https://93.184.215.14/hooks?x=1');
   });
 
-  it('refuses http, other schemes and credentials, whatever ALLOW_INSECURE_WEBHOOKS says for public hosts', () => {
+  it('refuses http, other schemes and credentials, whatever ALLOW_INSECURE_OUTBOUND_URLS says for public hosts', () => {
     expect(refusal(() => checkUrlSyntax('http://93.184.215.14/', secure)).message).toMatch(/must use https/);
     expect(refusal(() => checkUrlSyntax('http://93.184.215.14/', insecure)).message).toMatch(/http is allowed only for a loopback host/);
     expect(refusal(() => checkUrlSyntax('ftp://93.184.215.14/', insecure)).message).toMatch(/must use https/);
@@ -71,7 +71,7 @@ describe('webhook URL guard', () => {
     expect(refusal(() => checkUrlSyntax('not a url', secure)).message).toMatch(/not an absolute URL/);
   });
 
-  it('refuses private, link-local and reserved literals even with ALLOW_INSECURE_WEBHOOKS', () => {
+  it('refuses private, link-local and reserved literals even with ALLOW_INSECURE_OUTBOUND_URLS', () => {
     for (const url of ['https://10.0.0.5/', 'https://169.254.169.254/latest/meta-data', 'https://[fd00::1]/', 'https://0.0.0.0/', 'https://[::ffff:192.168.0.1]/']) {
       expect(refusal(() => checkUrlSyntax(url, insecure)).message).toMatch(/private, link-local or reserved/);
     }
@@ -79,8 +79,8 @@ describe('webhook URL guard', () => {
     expect(refusal(() => checkUrlSyntax('https://0xA9FEA9FE/', insecure)).message).toMatch(/169\.254\.169\.254/);
   });
 
-  it('allows loopback (and http to loopback) only with ALLOW_INSECURE_WEBHOOKS', () => {
-    expect(refusal(() => checkUrlSyntax('https://127.0.0.1/', secure)).message).toMatch(/loopback.*ALLOW_INSECURE_WEBHOOKS/);
+  it('allows loopback (and http to loopback) only with ALLOW_INSECURE_OUTBOUND_URLS', () => {
+    expect(refusal(() => checkUrlSyntax('https://127.0.0.1/', secure)).message).toMatch(/loopback.*ALLOW_INSECURE_OUTBOUND_URLS/);
     expect(refusal(() => checkUrlSyntax('http://127.0.0.1:8080/', secure)).message).toMatch(/must use https/);
     expect(refusal(() => checkUrlSyntax('https://localhost/', secure)).message).toMatch(/loopback/);
     expect(checkUrlSyntax('http://127.0.0.1:8080/hook', insecure).port).toBe('8080');

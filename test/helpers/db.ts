@@ -55,7 +55,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     LOG_LEVEL: 'silent',
     PORT: '0',
     // Tests point integrations (and most webhooks) at loopback emulators and receivers.
-    ALLOW_INSECURE_WEBHOOKS: '1',
+    ALLOW_INSECURE_OUTBOUND_URLS: '1',
     ...overrides,
   });
 }

@@ -206,7 +206,7 @@ describe('install pipeline (Gmail)', () => {
   it('replay --dry-run explains the install and changes nothing', async () => {
     const before = await t.ctx.pool.query(`select status, updated_at, content_hash from installations order by id`);
     const writesBefore = writes();
-    const r = await runCli(['install', 'replay', '--email', 'user5@example.test', '--dry-run', '--json'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '1' });
+    const r = await runCli(['install', 'replay', '--email', 'user5@example.test', '--dry-run', '--json'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' });
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({ email: 'user5@example.test', dry_run: true, chosen_because: expect.stringMatching(/highest assignment priority/) });
@@ -218,13 +218,13 @@ describe('install pipeline (Gmail)', () => {
   });
 
   it('install status lists the installations of an address', async () => {
-    const r = await runCli(['install', 'status', '--email', 'user5@example.test'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '1' });
+    const r = await runCli(['install', 'status', '--email', 'user5@example.test'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/Standard\s+primary\s+google_workspace\s+installed/);
   });
 
   it('replay names each destination by name and kind with the rule that chose it, prints no log line, and exits 1 when the install fails; status shows the provider message', async () => {
-    const env = { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '1' };
+    const env = { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' };
     google.tenant.noMailbox.add('user7@example.test');
     try {
       const r = await runCli(['install', 'replay', '--email', 'user7@example.test'], env);

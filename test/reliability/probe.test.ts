@@ -3,7 +3,7 @@
  * (The publish storm that deadlocked fan-outs is publishStorm.test.ts.)
  *
  * 1. SSRF: 44 address forms (IPv4 spellings, IPv6 forms embedding IPv4, private, link-local,
- *    reserved, names resolving there) under both settings of ALLOW_INSECURE_WEBHOOKS. Registration
+ *    reserved, names resolving there) under both settings of ALLOW_INSECURE_OUTBOUND_URLS. Registration
  *    (`webhook add`'s check) and delivery (a real attempt through the guarded socket) give the same
  *    verdict for every one; IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96) forms are
  *    refused; http://[::ffff:127.0.0.1]:PORT/h is registered and delivered with the flag. Photo
@@ -60,7 +60,7 @@ describe('probe: SSRF address forms', () => {
     await receiver?.close();
   });
 
-  /** Hosts that are loopback: allowed with ALLOW_INSECURE_WEBHOOKS, refused without. */
+  /** Hosts that are loopback: allowed with ALLOW_INSECURE_OUTBOUND_URLS, refused without. */
   const LOOPBACK = ['127.0.0.1', '127.1', '2130706433', '0x7f000001', '0177.0.0.1', '127.255.255.254', '[::1]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', 'localhost', 'loopback.probe.test'];
   /** Hosts refused whatever the setting. */
   const REFUSED = [
@@ -121,7 +121,7 @@ describe('probe: SSRF address forms', () => {
     expect(disagreements).toEqual([]);
   });
 
-  it('http://[::ffff:127.0.0.1]:PORT/h with ALLOW_INSECURE_WEBHOOKS: registered, and delivered', async () => {
+  it('http://[::ffff:127.0.0.1]:PORT/h with ALLOW_INSECURE_OUTBOUND_URLS: registered, and delivered', async () => {
     const url = `http://[::ffff:127.0.0.1]:${receiver.port}/h`;
     await expect(validateWebhookUrl(url, { allowInsecure: true })).resolves.toBeInstanceOf(URL);
     const before = receiver.received.length;
@@ -155,7 +155,7 @@ describe('probe: SSRF address forms', () => {
       }
     };
     const strict = integrationUrlPolicy(loadConfig({ DATABASE_URL: 'postgres://x/y' }));
-    const tests = integrationUrlPolicy(loadConfig({ DATABASE_URL: 'postgres://x/y', ALLOW_INSECURE_WEBHOOKS: '1' }));
+    const tests = integrationUrlPolicy(loadConfig({ DATABASE_URL: 'postgres://x/y', ALLOW_INSECURE_OUTBOUND_URLS: '1' }));
     const sandbox = integrationUrlPolicy(loadConfig({}));
     const onPrem = integrationUrlPolicy(loadConfig({ DATABASE_URL: 'postgres://x/y', ALLOW_PRIVATE_INTEGRATION_URLS: '1' }));
     expect(await verdict({ base_url: 'http://127.0.0.1:3499/api/' }, strict)).toBe('refused');

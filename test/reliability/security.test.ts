@@ -13,7 +13,7 @@
  *   no body holds any of A's ids or names; A's rows are untouched. Prints "endpoints N, 404 N, leaks 0".
  * - API keys: looked up by their public prefix, compared by sha256 in constant time.
  * - Webhook and photo URLs at private, loopback, link-local or unique-local addresses (literal, or a
- *   name resolving there) are refused; loopback only with ALLOW_INSECURE_WEBHOOKS (tests, the sandbox).
+ *   name resolving there) are refused; loopback only with ALLOW_INSECURE_OUTBOUND_URLS (tests, the sandbox).
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -200,7 +200,7 @@ function forms(secret: string): string[] {
 }
 
 describe('R5 security', () => {
-  const t = useTestContext({ ALLOW_INSECURE_WEBHOOKS: '1' });
+  const t = useTestContext({ ALLOW_INSECURE_OUTBOUND_URLS: '1' });
   const logLines: string[] = [];
   const processOutput: string[] = [];
   const secrets = new Map<string, string>();
@@ -215,7 +215,7 @@ describe('R5 security', () => {
   let tmp: string;
   const ws = { a: '', b: '' };
   const keys = { a: '', b: '', addinA: '', addinB: '' };
-  const env = () => ({ DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'trace', ALLOW_INSECURE_WEBHOOKS: '1', WORKER_CONCURRENCY: '8' });
+  const env = () => ({ DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'trace', ALLOW_INSECURE_OUTBOUND_URLS: '1', WORKER_CONCURRENCY: '8' });
 
   async function call(method: string, p: string, body?: unknown, key: string | null = keys.a, raw?: string): Promise<Res> {
     const headers: Record<string, string> = {};
@@ -658,7 +658,7 @@ describe('R5 security', () => {
       }
       vi.restoreAllMocks();
       // Adding an endpoint goes through the same guard, with the service's setting (off by default).
-      const strict = { ...ctx, config: { ...ctx.config, ALLOW_INSECURE_WEBHOOKS: false } };
+      const strict = { ...ctx, config: { ...ctx.config, ALLOW_INSECURE_OUTBOUND_URLS: false } };
       for (const a of PRIVATE) {
         await expect(createEndpoint(strict, { workspaceId: ws.a, url: `https://${literal(a)}/hook`, eventTypes: null })).rejects.toBeInstanceOf(UnsafeUrlError);
       }

@@ -22,7 +22,7 @@ export interface WorkerProcess {
 /** Starts `sigsync worker` on the database; resolves once it is looking for jobs. */
 export async function startWorkerProcess(url: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [BIN, 'worker'], {
-    env: childEnv({ DATABASE_URL: url, ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'info', WORKER_CONCURRENCY: '8', ALLOW_INSECURE_WEBHOOKS: '1', ...env }),
+    env: childEnv({ DATABASE_URL: url, ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'info', WORKER_CONCURRENCY: '8', ALLOW_INSECURE_OUTBOUND_URLS: '1', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

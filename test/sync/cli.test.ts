@@ -15,7 +15,7 @@ describe('sync and integration CLI', () => {
   let workspaceId: string;
   let integrationId: string;
   // The emulated tenant is on loopback, which integration URLs may use only with this flag.
-  const env = () => ({ DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_WEBHOOKS: '1' });
+  const env = () => ({ DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' });
   const file = (name: string, value: unknown) => {
     const p = path.join(dir, name);
     fs.writeFileSync(p, JSON.stringify(value));

@@ -21,6 +21,7 @@ import { trackingEnabled } from '../../analytics/links.ts';
 import { clickTokens } from '../../analytics/token.ts';
 import { ApiError } from '../../errors.ts';
 import { dataOf, errors, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { dashboardUrl } from '../../dashboard.ts';
 
 /** JSON bytes of `properties` and of `traits`, each. */
 export const MAX_OBJECT_BYTES = 8192;
@@ -142,7 +143,7 @@ export function eventInput(e: z.infer<typeof EventFields>, source: EventInput['s
 export function analyticsEventRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['analytics'];
-  const dashboard = `${app.config.PUBLIC_BASE_URL}/settings/event-tracking`;
+  const dashboard = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'event_tracking' });
 
   r.post('/analytics/events', { schema: { tags, summary: 'Record an event (a conversion when it has a value and a click id)', body: EventWrite, response: { 200: dataOf(Accepted), ...errors(401, 422) } } }, async (req) => {
     if (!(await trackingEnabled(app.pool, req.workspaceId))) {

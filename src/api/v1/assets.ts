@@ -24,6 +24,7 @@ import { ACCEPTED, assetPublicUrl, type AssetRow, checkUpload, createAsset, dele
 import { pageParams } from '../pagination.ts';
 import { ApiError, detail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isoRequired, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { dashboardUrl } from '../../dashboard.ts';
 
 /** Base64 of the largest file, with room for the JSON around it. */
 export const ASSET_BODY_LIMIT = Math.ceil((MAX_ASSET_BYTES * 4) / 3) + 64 * 1024;
@@ -89,7 +90,7 @@ async function fileOf(a: CreateBody, app: AppContext): Promise<{ data: Buffer; f
     return { data: Buffer.from(b64, 'base64'), filename: a.filename!, field: 'asset.file_base64' };
   }
   try {
-    const { data, url } = await fetchSourceUrl(a.source_url!, { allowInsecure: app.config.ALLOW_INSECURE_WEBHOOKS });
+    const { data, url } = await fetchSourceUrl(a.source_url!, { allowInsecure: app.config.ALLOW_INSECURE_OUTBOUND_URLS });
     const last = decodeURIComponent(url.pathname.split('/').pop() ?? '').replace(/[^\w.-]+/g, '_');
     return { data, filename: a.filename ?? (last || 'image'), field: 'asset.source_url' };
   } catch (err) {
@@ -162,7 +163,7 @@ export function assetRoutes(v1: FastifyInstance, app: AppContext): void {
       throw new ApiError(422, 'invalid_request_error', 'asset_in_use', 'The asset is used by a signature, a campaign or a teammate photo.', {
         remediation: {
           action: 'remove_asset_references',
-          dashboard_url: `${app.config.PUBLIC_BASE_URL}/assets`,
+          dashboard_url: dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'assets' }),
           message: 'Remove the asset from the signatures and campaigns that show it (their draft and published content), then delete it.',
         },
       });

@@ -7,6 +7,7 @@ import { signatureRoutes } from './signatures.ts';
 import { assignmentRoutes } from './assignments.ts';
 import { smartFieldRoutes } from './smartFields.ts';
 import { teammateRoutes } from './teammates.ts';
+import { groupRoutes } from './groups.ts';
 import { folderRoutes } from './folders.ts';
 import { campaignRoutes } from './campaigns.ts';
 import { contentSchemaRoutes } from './contentSchema.ts';
@@ -37,6 +38,7 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   assignmentRoutes(v1, app);
   smartFieldRoutes(v1, app);
   teammateRoutes(v1, app);
+  groupRoutes(v1, app);
   folderRoutes(v1, app);
   campaignRoutes(v1, app);
   contentSchemaRoutes(v1, app);

@@ -19,8 +19,10 @@ import { startRuns, type SyncRunRow } from '../../sync/runs.ts';
 import { ApiError } from '../../errors.ts';
 import { pageParams, paginate } from '../pagination.ts';
 import { rateLimitFor } from '../rateLimits.ts';
+import { dashboardUrl } from '../../dashboard.ts';
 
-export function integrationView(i: IntegrationRow) {
+/** An integration as the API shows it; `publicBaseUrl` builds its dashboard_url when none is stored. */
+export function integrationView(i: IntegrationRow, publicBaseUrl: string) {
   return {
     id: i.id,
     kind: i.kind,
@@ -29,14 +31,14 @@ export function integrationView(i: IntegrationRow) {
     status: i.status,
     error_message: i.error_message,
     error_since: i.error_since,
-    dashboard_url: i.dashboard_url,
+    dashboard_url: i.dashboard_url ?? dashboardUrl(publicBaseUrl, { page: 'integration', id: i.id }),
     created_at: i.created_at,
     updated_at: i.updated_at,
   };
 }
 
 export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
-  const dashboard = `${app.config.PUBLIC_BASE_URL}/integrations`;
+  const dashboard = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' });
 
   v1.get('/integrations', async (req) => {
     const p = pageParams(req.query);
@@ -47,7 +49,7 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
       [req.workspaceId, p.limit, p.offset],
     );
     const total = rows[0]?.total ?? (await app.pool.query<{ n: number }>(`select count(*)::int as n from integrations where workspace_id = $1 and status <> 'disconnected'`, [req.workspaceId])).rows[0]!.n;
-    return paginate(rows.map(integrationView), p, total);
+    return paginate(rows.map((i) => integrationView(i, app.config.PUBLIC_BASE_URL)), p, total);
   });
 
   v1.get('/integrations/sync/:id', async (req) => {

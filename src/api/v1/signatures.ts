@@ -47,6 +47,7 @@ import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { rateLimitFor } from '../rateLimits.ts';
 import { validateTrees } from './content.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { dashboardUrl } from '../../dashboard.ts';
 
 export const Variant = z
   .object({
@@ -170,7 +171,7 @@ function variantWrites(variants: SignatureFields['variants'], drafts: unknown[])
 
 export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
-  const dashboard = (id: string) => `${app.config.PUBLIC_BASE_URL}/signatures/${id}`;
+  const dashboard = (id: string) => dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'signature', id });
   const tags = ['signatures'];
 
   r.get('/signatures', { schema: { tags, summary: 'List signatures', querystring: PageQuery, response: { 200: pageOf(Signature), ...errors(401, 422) } } }, async (req) => {

@@ -32,6 +32,7 @@ import { withTx, type Queryable } from '../../db/tx.ts';
 import { createSmartField, lockSmartFieldCreation, updateSmartField } from '../../db/smartFields.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { dashboardUrl } from '../../dashboard.ts';
 
 const KINDS = ['text', 'email', 'phone', 'url', 'image'] as const;
 
@@ -197,7 +198,7 @@ async function chooseSlug(db: Queryable, workspaceId: string, asked: string | un
 export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['smart_fields'];
-  const integrationsUrl = `${app.config.PUBLIC_BASE_URL}/integrations`;
+  const integrationsUrl = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' });
 
   r.get('/smart_fields', { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } }, async (req) => {
     const { rows, params, total } = await listPage<SmartFieldRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from smart_fields f where f.workspace_id = $1', 'f.created_at desc, f.id desc');

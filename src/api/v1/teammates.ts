@@ -33,6 +33,7 @@ import { lockTeammate, removeEmail, removeTeammate, setManualValues } from '../.
 import { kindMismatch, valueFitsKind, type SmartFieldKind } from '../../render/kinds.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { dashboardUrl } from '../../dashboard.ts';
 
 export const Teammate = z
   .object({
@@ -154,7 +155,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
   r.delete('/teammates/:id', { schema: { tags, summary: 'Remove a teammate', params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'teammate');
     await withTx(app.pool, async (c) => {
-      await refuseDirectoryTeammate(c, req.workspaceId, id, `${app.config.PUBLIC_BASE_URL}/integrations`);
+      await refuseDirectoryTeammate(c, req.workspaceId, id, dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' }));
       if (!(await removeTeammate(c, req.workspaceId, id))) throw ApiError.notFound('teammate');
     });
     return reply.status(204).send(null);
@@ -172,7 +173,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
       );
       const e = rows[0];
       if (!e) throw ApiError.notFound('email');
-      const teammateUrl = `${app.config.PUBLIC_BASE_URL}/teammates/${e.teammate_id}`;
+      const teammateUrl = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'teammate', id: e.teammate_id });
       if (e.is_primary) {
         throw new ApiError(422, 'invalid_request_error', 'primary_email', "A teammate's primary address cannot be deleted.", {
           remediation: { action: 'change_primary_email', dashboard_url: teammateUrl, message: 'Make another address primary first, or delete the teammate (DELETE /v1/teammates/{id}).' },
@@ -180,7 +181,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
       }
       if (e.integration_id && e.integration_status !== 'disconnected') {
         throw new ApiError(422, 'invalid_request_error', 'email_managed_by_integration', 'This address comes from a directory integration; its next sync would add it back.', {
-          remediation: { action: 'edit_in_directory', dashboard_url: e.dashboard_url ?? `${app.config.PUBLIC_BASE_URL}/integrations`, message: 'Remove the alias in the directory; the next sync removes it here.' },
+          remediation: { action: 'edit_in_directory', dashboard_url: e.dashboard_url ?? dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' }), message: 'Remove the alias in the directory; the next sync removes it here.' },
         });
       }
       await removeEmail(c, req.workspaceId, id, e.teammate_id);

@@ -61,7 +61,7 @@ export function installCommands(program: Command): void {
     .description('Install one mailbox now and explain every step (the same path the worker takes); exits 1 when an install fails.')
     .requiredOption('--email <address>', 'the mailbox address')
     .option('--signature <id>', 'install this signature instead of the highest-priority one')
-    .option('--kind <kind>', 'primary, reply or internal', 'primary')
+    .option('--kind <kind>', 'which signature variant: primary (new mail), reply (replies and forwards) or internal (mail to colleagues)', 'primary')
     .option('--dry-run', 'render and decide, but call no provider and change nothing')
     .option('--json', 'print one JSON object instead of text')
     .action(async (opts: ReplayOptions) => {

@@ -30,8 +30,38 @@ async function readJsonFile(file: string, flag: string): Promise<unknown> {
   }
 }
 
-/** One cheap provider call with the given credentials; a rejection is explained and nothing is stored. */
-async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown): Promise<void> {
+/**
+ * What --credentials-file holds: the credentials themselves, or `{"credentials": {...}, "config":
+ * {...}}` (one file with both, as docs/microsoft-and-slack.md shows). A config given both there and
+ * with --config is refused rather than merged.
+ */
+export function splitCredentialsFile(parsed: unknown, configFlag: boolean): { credentials: unknown; config?: Record<string, unknown> } {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(parsed) || !isObject(parsed.credentials) || Object.keys(parsed).some((k) => k !== 'credentials' && k !== 'config')) return { credentials: parsed };
+  if (parsed.config === undefined) return { credentials: parsed.credentials };
+  if (!isObject(parsed.config)) throw new UsageError('--credentials-file: "config" must be a JSON object');
+  if (configFlag) throw new UsageError('--credentials-file: holds a "config" and --config gives another; put the config in one place');
+  return { credentials: parsed.credentials, config: parsed.config };
+}
+
+/** Network failures that mean the provider's host was not reached (no answer came back). */
+const UNREACHABLE = /\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENETDOWN)\b/;
+
+function unreachable(e: Error): string | undefined {
+  for (let c: unknown = e; c instanceof Error; c = c.cause) {
+    const code = (c as NodeJS.ErrnoException).code;
+    const found = (typeof code === 'string' && UNREACHABLE.test(code) ? code : undefined) ?? UNREACHABLE.exec(c.message)?.[1];
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * One cheap provider call with the given credentials; a rejection is explained and nothing is
+ * stored. Directory categories only: a signatures or assets integration has no call that proves
+ * its credentials without touching a mailbox, so the answer says they were not checked.
+ */
+async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown): Promise<{ checked: boolean }> {
   const [{ IntegrationSetupError, validateSetup }, { ConnectorError }, { integrationUrlPolicy, IntegrationUrlError, validateIntegrationUrls }] = await Promise.all([
     import('../../integrations/repository.ts'),
     import('../../../connectors/types.ts'),
@@ -48,15 +78,23 @@ async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: 
     if (e instanceof IntegrationSetupError || e instanceof IntegrationUrlError) throw new UsageError(e.message);
     throw e;
   }
-  if (!DIRECTORY_CATEGORIES.includes(category)) return;
+  if (!DIRECTORY_CATEGORIES.includes(category)) return { checked: false };
   const source = setup.def.create({ config: setup.config, credentials: setup.credentials, logger, urlPolicy }) as DirectorySource;
   try {
     await source.checkAccess();
   } catch (e) {
-    if (e instanceof ConnectorError) throw new UsageError(`the provider refused these credentials (${e.code}): ${e.message}`);
+    if (e instanceof ConnectorError) {
+      const network = e.code === 'transient' ? unreachable(e) : undefined;
+      if (network) throw new UsageError(`could not reach the provider to check these credentials (${network}); nothing was stored. Check this host's network and DNS, or the config's base_url and token_url`);
+      throw new UsageError(`the provider refused these credentials (${e.code}): ${e.message}`);
+    }
     throw e;
   }
+  return { checked: true };
 }
+
+/** The line after "connected" or "reconnected" for credentials that were not checked. */
+const NOT_CHECKED = 'credentials not checked: a signatures or assets integration is proven by its first install or photo sync (sigsync install replay --email ADDRESS)';
 
 async function loadIntegration(ctx: AppContext, id: string): Promise<IntegrationRow> {
   const { rows } = await ctx.pool.query<IntegrationRow>('select * from integrations where id = $1', [id]);
@@ -79,17 +117,19 @@ async function connect(opts: ConnectOptions): Promise<void> {
   if (!INTEGRATION_CATEGORIES.includes(opts.category as IntegrationCategory)) throw new UsageError(`--category: expected one of ${INTEGRATION_CATEGORIES.join(', ')}`);
   const kind = opts.kind as ConnectorKind;
   const category = opts.category as IntegrationCategory;
-  const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
-  const config = (opts.config ? await readJsonFile(opts.config, '--config') : {}) as Record<string, unknown>;
+  const file = splitCredentialsFile(await readJsonFile(opts.credentialsFile, '--credentials-file'), opts.config !== undefined);
+  const credentials = file.credentials;
+  const config = (opts.config ? await readJsonFile(opts.config, '--config') : (file.config ?? {})) as Record<string, unknown>;
   const [{ withTx }, { insertIntegration }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts')]);
   await withContext(async (ctx) => {
     const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
     if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
-    await checkCredentials(ctx, kind, category, credentials, config);
+    const { checked } = await checkCredentials(ctx, kind, category, credentials, config);
     const row = await withTx(ctx.pool, (client) =>
       insertIntegration(ctx, client, { workspaceId, kind, category, name: opts.name ?? `${kind} ${category}`, credentials, config }),
     );
     out(`integration ${row.id} connected (${row.kind}, ${row.category}), status ${row.status}`);
+    if (!checked) out(NOT_CHECKED);
   });
 }
 
@@ -102,7 +142,7 @@ export function integrationCommands(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--kind <kind>', `provider: ${KINDS.join(', ')}`)
     .requiredOption('--category <category>', `what it is used for: ${INTEGRATION_CATEGORIES.join(', ')}`)
-    .requiredOption('--credentials-file <file>', 'JSON credentials (service-account key, client secret, bot token...)')
+    .requiredOption('--credentials-file <file>', 'JSON credentials (service-account key, client secret, bot token...), or {"credentials": {...}, "config": {...}}')
     .option('--config <file>', 'JSON config: base_url, token_url, scope, smart-field settings...')
     .option('--name <name>', 'a display name')
     .action(connect);
@@ -114,13 +154,16 @@ export function integrationCommands(program: Command): void {
     .requiredOption('--credentials-file <file>', 'JSON credentials')
     .action(async (id: string, opts: { credentialsFile: string }) => {
       const integrationId = requireUuid(id, 'id');
-      const credentials = await readJsonFile(opts.credentialsFile, '--credentials-file');
+      const file = splitCredentialsFile(await readJsonFile(opts.credentialsFile, '--credentials-file'), false);
+      if (file.config) throw new UsageError('--credentials-file: reconnect replaces the credentials only; remove "config" from the file (the integration keeps its config)');
+      const credentials = file.credentials;
       const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts'), import('../../sync/runs.ts')]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
-        await checkCredentials(ctx, current.kind, current.category, credentials, current.config);
+        const { checked } = await checkCredentials(ctx, current.kind, current.category, credentials, current.config);
         const { row, wasLost } = await withTx(ctx.pool, (client) => updateCredentials(ctx, client, current, credentials));
         out(`integration ${row.id} reconnected, status ${row.status}${wasLost ? ' (access restored)' : ''}`);
+        if (!checked) out(NOT_CHECKED);
         if (DIRECTORY_CATEGORIES.includes(row.category)) {
           const runs = await startRuns(ctx.pool, row.workspace_id, [row.id], { trigger: 'reconnect' });
           for (const r of runs) out(`sync run ${r.id} started`);

@@ -15,6 +15,7 @@
 import type { Command } from 'commander';
 import type { DirectoryChange, SandboxRecord } from '../../sandbox/demo.ts';
 import { UsageError } from '../errors.ts';
+import type { SandboxState } from '../../sandbox/mailboxState.ts';
 import { out } from '../../output.ts';
 import { withContext } from './admin.ts';
 
@@ -79,8 +80,14 @@ export function sandboxCommands(program: Command): void {
   sandbox
     .command('state')
     .description("Print what the running sandbox holds: each mailbox's signature, each Slack DM, request counts (JSON).")
-    .action(async () => {
-      out(JSON.stringify(await control('GET', '/_sandbox/state'), null, 2));
+    .option('--email <address>', "only this mailbox: its Gmail and Outlook signature, its Slack DMs, its directory entries")
+    .action(async (opts: { email?: string }) => {
+      const state = await control('GET', '/_sandbox/state');
+      if (!opts.email) return out(JSON.stringify(state, null, 2));
+      const { mailboxState } = await import('../../sandbox/mailboxState.ts');
+      const one = mailboxState(state as unknown as SandboxState, opts.email);
+      if (!one) throw new UsageError(`--email: the sandbox has no mailbox ${opts.email} (sigsync sandbox state lists them all)`);
+      out(JSON.stringify(one, null, 2));
     });
 
   const directory = sandbox.command('directory').description('Change the emulated directory of the running server.');

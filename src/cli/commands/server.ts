@@ -87,7 +87,7 @@ export function serverCommands(program: Command): void {
       // The sandbox (emulated tenants and the "Acme" workspace) runs beside the app unless SANDBOX=0;
       // in sandbox mode the server also delivers webhooks to loopback receivers.
       const config = sandboxConfig(base);
-      if (config !== base) logger.info('sandbox mode: webhook endpoints may use http on loopback (ALLOW_INSECURE_WEBHOOKS=0 turns this off)');
+      if (config !== base) logger.info('sandbox mode: webhook endpoints may use http on loopback (ALLOW_INSECURE_OUTBOUND_URLS=0 turns this off)');
       try {
         await runUntilSignal(logger, async (stopping) => {
           const app = await startApp(config, logger, { api: true, worker: true });

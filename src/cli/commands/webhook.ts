@@ -21,8 +21,8 @@ async function eventTypesOption(raw: string | undefined): Promise<EventType[] | 
   }
 }
 
-/** What to change when a loopback or http receiver is refused because ALLOW_INSECURE_WEBHOOKS is off. */
-const INSECURE_HINT = 'set ALLOW_INSECURE_WEBHOOKS=1 to allow an http or loopback receiver (tests; sandbox mode allows it by default)';
+/** What to change when a loopback or http receiver is refused because ALLOW_INSECURE_OUTBOUND_URLS is off. */
+const INSECURE_HINT = 'set ALLOW_INSECURE_OUTBOUND_URLS=1 to allow an http or loopback receiver (tests; sandbox mode allows it by default)';
 
 async function refuseUnsafe<T>(fn: () => Promise<T>, allowInsecure: boolean): Promise<T> {
   const { UnsafeUrlError } = await import('../../net/ssrf.ts');
@@ -30,7 +30,7 @@ async function refuseUnsafe<T>(fn: () => Promise<T>, allowInsecure: boolean): Pr
     return await fn();
   } catch (e) {
     if (e instanceof UnsafeUrlError) {
-      const hint = !allowInsecure && /https|loopback/.test(e.message) && !e.message.includes('ALLOW_INSECURE_WEBHOOKS') ? `; ${INSECURE_HINT}` : '';
+      const hint = !allowInsecure && /https|loopback/.test(e.message) && !e.message.includes('ALLOW_INSECURE_OUTBOUND_URLS') ? `; ${INSECURE_HINT}` : '';
       throw new UsageError(`--url: refused: ${e.message}${hint}`);
     }
     throw e;
@@ -56,7 +56,7 @@ export function webhookCommands(program: Command): void {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
       const eventTypes = await eventTypesOption(opts.events);
       const [{ createEndpoint }, { validateWebhookUrl }, config] = await Promise.all([endpoints(), import('../../net/ssrf.ts'), webhookConfig()]);
-      const allowInsecure = config.ALLOW_INSECURE_WEBHOOKS;
+      const allowInsecure = config.ALLOW_INSECURE_OUTBOUND_URLS;
       // Checked before the database is opened, and again by createEndpoint.
       await refuseUnsafe(() => validateWebhookUrl(opts.url, { allowInsecure }), allowInsecure);
       await withContext(async (ctx) => {

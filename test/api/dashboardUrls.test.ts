@@ -1,0 +1,45 @@
+/**
+ * Every dashboard_url the API gives points at something that exists: the remediation guide served
+ * at GET /help/remediation, at a section it has (src/dashboard.ts, docs/remediation.md).
+ */
+import { describe, expect, it } from 'vitest';
+import { dashboardUrl, type DashboardTarget } from '../../src/dashboard.ts';
+import { seedIntegration, useApi } from './helpers.ts';
+
+describe('dashboard URLs', () => {
+  const api = useApi();
+  /** Fetches `url` from the test server (its host is the config's, port 0 in tests) and checks the section exists. */
+  const resolves = async (url: string) => {
+    const u = new URL(url);
+    const r = await fetch(`${api.base}${u.pathname}${u.search}`);
+    expect(r.status, url).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/markdown/);
+    const anchor = u.hash.slice(1);
+    expect(anchor, url).not.toBe('');
+    expect(await r.text()).toMatch(new RegExp(`^## ${anchor}$`, 'm'));
+  };
+
+  it('the remediation of an error and an integration\'s dashboard_url answer 200 at a section of the guide', async () => {
+    const noDirectory = await api.call('POST', '/v1/integrations/sync');
+    expect(noDirectory.status).toBe(422);
+    await resolves(noDirectory.body.remediation.dashboard_url);
+    const id = await seedIntegration(api.t.ctx.pool, api.ws, { status: 'access_lost' });
+    const list = await api.call('GET', '/v1/integrations');
+    const integration = list.body.data.find((i: { id: string }) => i.id === id);
+    expect(integration.dashboard_url).toContain(id);
+    await resolves(integration.dashboard_url);
+  });
+
+  it('every page the builder knows has its section', async () => {
+    const id = '0b5c9a2e-0000-4000-8000-000000000000';
+    const targets: DashboardTarget[] = [
+      { page: 'integrations' },
+      { page: 'integration', id },
+      { page: 'teammate', id },
+      { page: 'signature', id },
+      { page: 'assets' },
+      { page: 'event_tracking' },
+    ];
+    for (const target of targets) await resolves(dashboardUrl(api.t.ctx.config.PUBLIC_BASE_URL, target));
+  });
+});
