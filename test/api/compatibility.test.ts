@@ -4,7 +4,7 @@
  * messages, replies, messages to colleagues), the banner, the clients of the workspace's installs,
  * and the size budgets.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { FOREIGN_UUID, seedIntegration, useApi } from './helpers.ts';
@@ -63,47 +63,70 @@ describe('signature compatibility (API extension)', () => {
     expect(primary.sizes[2]).toMatchObject({ unit: 'bytes', limit: 104_448, message: expect.stringMatching(/^Gmail clips a message past 102 KB/) });
   });
 
-  it('reply and internal variants are reported as their own message kinds; the banner only where the variant shows campaigns', async () => {
-    const s = await api.call('POST', '/v1/signatures', {
-      signature: {
-        name: 'Kinds',
-        draft_content: plain('Primary'),
-        variants: [
-          { kind: 'reply', draft_content: seeThrough('Reply'), show_marketing_campaigns: true },
-          { kind: 'internal', draft_content: plain('Internal'), show_marketing_campaigns: false },
-        ],
-      },
+  describe('reply and internal variants are their own message kinds; the banner shows where the kind shows campaigns', () => {
+    let id: string;
+    let campaignId: string;
+    let byKind: Record<string, { kind: string; banner: unknown; issues: { part: string; message: string }[]; sizes: { size: number }[] }>;
+    const bannerIssue = expect.objectContaining({
+      part: 'banner',
+      clients: ['outlook.windows'],
+      message: expect.stringMatching(/^In Outlook for Windows, the see-through background rgba\(\d+,\d+,\d+,0\.25\) of the campaign banner shows as the solid #[0-9a-f]{6}\.$/),
     });
-    expect(s.status).toBe(201);
-    const id = s.body.data.id as string;
-    // A live campaign naming the signature, with a see-through banner background.
-    const c = await api.call('POST', '/v1/marketing_campaigns', {
-      marketing_campaign: {
-        name: 'Webinar',
-        signature_template_ids: [id],
-        content: { type: 'stack', blockStyle: { backgroundColor: 'hsla(210, 70%, 15%, 0.25)', paddingTop: 8 }, children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Join the webinar' }] }] },
-      },
+
+    beforeAll(async () => {
+      const s = await api.call('POST', '/v1/signatures', {
+        signature: {
+          name: 'Kinds',
+          draft_content: plain('Primary'),
+          variants: [
+            { kind: 'reply', draft_content: seeThrough('Reply'), show_marketing_campaigns: true },
+            { kind: 'internal', draft_content: plain('Internal'), show_marketing_campaigns: false },
+          ],
+        },
+      });
+      expect(s.status).toBe(201);
+      id = s.body.data.id;
+      // A live campaign naming the signature, with a see-through banner background.
+      const c = await api.call('POST', '/v1/marketing_campaigns', {
+        marketing_campaign: {
+          name: 'Webinar',
+          signature_template_ids: [id],
+          content: { type: 'stack', blockStyle: { backgroundColor: 'hsla(210, 70%, 15%, 0.25)', paddingTop: 8 }, children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Join the webinar' }] }] },
+        },
+      });
+      expect(c.status).toBe(201);
+      campaignId = c.body.data.id;
+      await api.t.ctx.pool.query(`update marketing_campaigns set status = 'active', start_time = now() - interval '1 hour', end_time = now() + interval '1 day' where id = $1`, [campaignId]);
+      const r = await api.call('GET', `/v1/signatures/${id}/compatibility?content=draft`);
+      byKind = Object.fromEntries(r.body.data.kinds.map((k: { kind: string }) => [k.kind, k]));
     });
-    expect(c.status).toBe(201);
-    await api.t.ctx.pool.query(`update marketing_campaigns set status = 'active', start_time = now() - interval '1 hour', end_time = now() + interval '1 day' where id = $1`, [c.body.data.id]);
 
-    const r = await api.call('GET', `/v1/signatures/${id}/compatibility?content=draft`);
-    const byKind = Object.fromEntries(r.body.data.kinds.map((k: { kind: string }) => [k.kind, k]));
-    expect(Object.keys(byKind).sort()).toEqual(['internal', 'primary', 'reply']);
-    const bannerIssue = expect.objectContaining({ part: 'banner', clients: ['outlook.windows'], message: expect.stringMatching(/^In Outlook for Windows, the see-through background rgba\(\d+,\d+,\d+,0\.25\) of the campaign banner shows as the solid #[0-9a-f]{6}\.$/) });
-    expect(byKind.primary.banner).toEqual({ id: c.body.data.id, name: 'Webinar' });
-    expect(byKind.primary.issues).toContainEqual(bannerIssue);
-    expect(byKind.reply.banner).toEqual({ id: c.body.data.id, name: 'Webinar' });
-    expect(byKind.reply.issues).toContainEqual(bannerIssue);
-    expect(byKind.reply.issues).toContainEqual(expect.objectContaining({ part: 'signature', message: expect.stringContaining('rgba(11,37,69,0.5) of the signature') }));
-    expect(byKind.internal.banner).toBeNull();
-    expect(byKind.internal.issues.filter((i: { part: string }) => i.part === 'banner')).toEqual([]);
-    // The banner counts in the sizes of the kinds that show it.
-    expect(byKind.primary.sizes[0].size).toBeGreaterThan(byKind.internal.sizes[0].size);
+    it('lists the three kinds the signature has', () => {
+      expect(Object.keys(byKind).sort()).toEqual(['internal', 'primary', 'reply']);
+    });
 
-    // Nothing is published yet: the published report has no message kind.
-    const pub = await api.call('GET', `/v1/signatures/${id}/compatibility?content=published`);
-    expect(pub.body.data.kinds).toEqual([]);
+    it('primary (new messages) carries the banner and its issue', () => {
+      expect(byKind.primary!.banner).toEqual({ id: campaignId, name: 'Webinar' });
+      expect(byKind.primary!.issues).toContainEqual(bannerIssue);
+      expect(byKind.primary!.issues.filter((i) => i.part === 'signature' && i.message.includes('see-through'))).toEqual([]);
+    });
+
+    it('reply (replies and forwards) shows campaigns: the banner, and its own see-through text', () => {
+      expect(byKind.reply!.banner).toEqual({ id: campaignId, name: 'Webinar' });
+      expect(byKind.reply!.issues).toContainEqual(bannerIssue);
+      expect(byKind.reply!.issues).toContainEqual(expect.objectContaining({ part: 'signature', message: expect.stringContaining('rgba(11,37,69,0.5) of the signature') }));
+    });
+
+    it('internal (messages to colleagues) does not show campaigns: no banner, smaller', () => {
+      expect(byKind.internal!.banner).toBeNull();
+      expect(byKind.internal!.issues.filter((i) => i.part === 'banner')).toEqual([]);
+      expect(byKind.primary!.sizes[0]!.size).toBeGreaterThan(byKind.internal!.sizes[0]!.size);
+    });
+
+    it('nothing is published yet: the published report has no message kind', async () => {
+      const pub = await api.call('GET', `/v1/signatures/${id}/compatibility?content=published`);
+      expect(pub.body.data.kinds).toEqual([]);
+    });
   });
 
   it('a signature over Gmail\'s 10,000 characters is a size_limit warning on the write, and still saved', async () => {
