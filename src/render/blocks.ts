@@ -3,6 +3,7 @@
  * See compile.ts (Layout).
  */
 import { cleanLiteral, escapeAttr, escapeText, px } from './escape.ts';
+import { colorDecl, emailColor } from './colors.ts';
 import { SOCIAL_ICONS, SOCIAL_NETWORK_NAMES, type SocialNetwork } from './social.ts';
 import { type Block, DEFAULTS, type ListBlock, type ListItemBlock, type SocialListBlock, type StackBlock, type TextBlock } from './schema.ts';
 import { type Box, fullTextCss, hasMargin, joinCss, paddingCss, resolveBox, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
@@ -25,19 +26,38 @@ interface SlotContext {
   valign?: 'top' | 'middle' | 'bottom';
 }
 
-/** Opening and closing of the cell(s) a block renders into. */
+/**
+ * Opening and closing of the cell(s) a block renders into.
+ *
+ * - A background is stated twice: `bgcolor` for clients that draw HTML attributes before CSS, and
+ *   `background-color` (see colors.ts for see-through colours).
+ * - Outlook for Windows gives every cell of a table row the largest vertical padding of that row.
+ *   In a horizontal stack the children are cells of one row, so a child with vertical padding or
+ *   margins keeps them in a one-cell table of its own inside its row's cell.
+ */
 function cellFrame(box: Box, ctx: SlotContext, extraCss = ''): { open: string; close: string } {
   const valignAttr = ctx.valign ? ` valign="${ctx.valign}"` : '';
   const valignCss = ctx.valign ? `vertical-align:${ctx.valign}` : '';
   const widthAttr = box.width !== undefined ? ` width="${Math.round(box.width)}"` : '';
-  const inner = joinCss(paddingCss(box.padding), box.background ? `background-color:${box.background}` : '', box.width !== undefined ? `width:${px(box.width)}` : '', extraCss);
+  const bg = box.background ? emailColor(box.background) : undefined;
+  const bgAttr = bg?.attr ? ` bgcolor="${escapeAttr(bg.attr)}"` : '';
+  const inner = joinCss(paddingCss(box.padding), box.background ? colorDecl('background-color', box.background) : '', box.width !== undefined ? `width:${px(box.width)}` : '', extraCss);
+  const innerOpen = `<td${widthAttr}${bgAttr}${inner ? ` style="${escapeAttr(inner)}"` : ''}>`;
+  const vertical = box.padding[0] !== 0 || box.padding[2] !== 0 || box.margin[0] !== 0 || box.margin[2] !== 0;
+  if (ctx.valign && vertical) {
+    const margin = hasMargin(box) ? `<td style="${escapeAttr(paddingCss(box.margin))}">${TABLE_OPEN}<tr>` : '';
+    return {
+      open: `<td${valignAttr} style="${valignCss}">${TABLE_OPEN}<tr>${margin}${innerOpen}`,
+      close: `</td></tr>${TABLE_CLOSE}${margin ? `</td></tr>${TABLE_CLOSE}` : ''}</td>`,
+    };
+  }
   if (!hasMargin(box)) {
     const css = joinCss(inner, valignCss);
-    return { open: `<td${widthAttr}${valignAttr}${css ? ` style="${escapeAttr(css)}"` : ''}>`, close: '</td>' };
+    return { open: `<td${widthAttr}${valignAttr}${bgAttr}${css ? ` style="${escapeAttr(css)}"` : ''}>`, close: '</td>' };
   }
   const outer = joinCss(paddingCss(box.margin), valignCss);
   return {
-    open: `<td${valignAttr} style="${escapeAttr(outer)}">${TABLE_OPEN}<tr><td${widthAttr}${inner ? ` style="${escapeAttr(inner)}"` : ''}>`,
+    open: `<td${valignAttr} style="${escapeAttr(outer)}">${TABLE_OPEN}<tr>${innerOpen}`,
     close: `</td></tr>${TABLE_CLOSE}</td>`,
   };
 }
@@ -74,7 +94,7 @@ class TextNode implements CBlock {
 
 /** A spacer row: the height attribute for Outlook, font-size = line-height = gap for everyone else. */
 function spacerRow(gap: number): string {
-  return `<tr><td height="${Math.round(gap)}" style="font-size:${px(gap)};line-height:${px(gap)}">&nbsp;</td></tr>`;
+  return `<tr><td height="${Math.round(gap)}" style="font-size:${px(gap)};mso-line-height-rule:exactly;line-height:${px(gap)}">&nbsp;</td></tr>`;
 }
 
 function spacerCell(gap: number): string {
@@ -97,7 +117,7 @@ class StackNode implements CBlock {
     this.children = b.children.map((c) => compileBlock(c, childCtx, slots)).filter((c): c is CBlock => c !== null);
     this.spacer = box.gap > 0 ? (this.vertical ? spacerRow(box.gap) : spacerCell(box.gap)) : '';
     const empty = b.children.length === 0;
-    ({ open: this.open, close: this.close } = cellFrame(box, ctx, empty ? 'font-size:0;line-height:0' : ''));
+    ({ open: this.open, close: this.close } = cellFrame(box, ctx, empty ? 'font-size:0;mso-line-height-rule:exactly;line-height:0' : ''));
     if (empty) this.emptyByDesign = `${this.open}&nbsp;${this.close}`;
   }
 
@@ -221,7 +241,7 @@ class SocialItem {
     this.href = href;
     this.name = SOCIAL_NETWORK_NAMES[network];
     const s = Math.round(size);
-    this.tail = `"><img src="${escapeAttr(SOCIAL_ICONS[network])}" width="${s}" height="${s}" alt="${escapeAttr(this.name)}" style="display:block;border:0;width:${s}px;height:${s}px"></a></td>`;
+    this.tail = `"><img src="${escapeAttr(SOCIAL_ICONS[network])}" width="${s}" height="${s}" alt="${escapeAttr(this.name)}" style="display:block;border:0;width:${s}px"></a></td>`;
   }
 }
 

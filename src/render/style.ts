@@ -3,7 +3,7 @@
  * here (colour pattern, finite numbers clamped to the documented limits) so that a tree that never
  * went through validation still cannot put anything but a colour or a number into a style attribute.
  */
-import { isCssColor } from './colors.ts';
+import { colorDecl, isCssColor } from './colors.ts';
 import { px } from './escape.ts';
 import { DEFAULTS, FONT_FAMILIES, LIMITS, type BlockStyle, type FontFamily, type TextStyle } from './schema.ts';
 
@@ -43,9 +43,18 @@ export function resolveTextStyle(s: TextStyle | undefined): ResolvedTextStyle {
   };
 }
 
+/**
+ * A line height in px. Outlook for Windows treats a px line height as a minimum unless told
+ * `mso-line-height-rule:exactly` first (other clients ignore the `mso-` property), so the rule
+ * always comes with it: a line is as tall in Outlook as everywhere else.
+ */
+export function lineHeightCss(lineHeightPx: number): string {
+  return `mso-line-height-rule:exactly;line-height:${lineHeightPx}px`;
+}
+
 /** Every member, for a cell that sets the style its tokens inherit. */
 export function fullTextCss(s: ResolvedTextStyle): string {
-  let css = `font-family:${s.fontFamily};font-size:${px(s.fontSize)};line-height:${s.lineHeightPx}px;color:${s.color}`;
+  let css = `font-family:${s.fontFamily};font-size:${px(s.fontSize)};${lineHeightCss(s.lineHeightPx)};${colorDecl('color', s.color)}`;
   if (s.bold) css += ';font-weight:bold';
   if (s.italic) css += ';font-style:italic';
   if (s.underline) css += ';text-decoration:underline';
@@ -57,8 +66,8 @@ export function diffTextCss(s: ResolvedTextStyle, cell: ResolvedTextStyle): stri
   const parts: string[] = [];
   if (s.fontFamily !== cell.fontFamily) parts.push(`font-family:${s.fontFamily}`);
   if (s.fontSize !== cell.fontSize) parts.push(`font-size:${px(s.fontSize)}`);
-  if (s.lineHeightPx !== cell.lineHeightPx) parts.push(`line-height:${s.lineHeightPx}px`);
-  if (s.color !== cell.color) parts.push(`color:${s.color}`);
+  if (s.lineHeightPx !== cell.lineHeightPx) parts.push(lineHeightCss(s.lineHeightPx));
+  if (s.color !== cell.color) parts.push(colorDecl('color', s.color));
   if (s.bold !== cell.bold) parts.push(`font-weight:${s.bold ? 'bold' : 'normal'}`);
   if (s.italic !== cell.italic) parts.push(`font-style:${s.italic ? 'italic' : 'normal'}`);
   if (s.underline !== cell.underline) parts.push(`text-decoration:${s.underline ? 'underline' : 'none'}`);
@@ -71,7 +80,7 @@ export function diffTextCss(s: ResolvedTextStyle, cell: ResolvedTextStyle): stri
  */
 export function linkTextCss(s: ResolvedTextStyle, cell: ResolvedTextStyle): string {
   const diff = diffTextCss({ ...s, color: cell.color, underline: cell.underline }, cell);
-  const own = `color:${s.color};text-decoration:${s.underline ? 'underline' : 'none'}`;
+  const own = `${colorDecl('color', s.color)};text-decoration:${s.underline ? 'underline' : 'none'}`;
   return diff ? `${diff};${own}` : own;
 }
 

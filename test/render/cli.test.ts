@@ -67,6 +67,41 @@ describe('sigsync render', async () => {
     expect(page).toContain('published content');
   });
 
+  it('--check prints the compatibility report for every client (no install destination known), with the banner and the size budgets', async () => {
+    const r = await runCli(['render', '--signature', signatureId, '--email', 'ada@acme.example', '--check'], env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('<table');
+    const lines = r.stdout.split('\n');
+    expect(lines).toContain('clients   Gmail on the web, Gmail for iPhone and iPad, Gmail for Android, Outlook for Windows, Outlook for Mac, Outlook on the web, Outlook for iPhone and iPad, Outlook for Android, Apple Mail on the Mac, Apple Mail on iPhone and iPad, Yahoo Mail on the web, Yahoo Mail for iPhone and iPad, Yahoo Mail for Android (all; no install destination is known)');
+    expect(lines).toContain('primary (new messages), with the banner of Signature Summit 2025');
+    expect(lines).toContain("  - In Gmail for iPhone and iPad and Gmail for Android, the links of the signature are underlined when the reader's mailbox is not a Google account.");
+    expect(lines).toContain('  - In Outlook for Windows, on screens scaled above 100%, the images of the signature are not enlarged with the text, so they look smaller.');
+    expect(r.stdout).toMatch(/\n {2}size: Gmail takes signatures of up to 10,000 characters of HTML; this one is \d,\d{3} \(\d+(\.\d)?%\)\.\n/);
+    expect(r.stdout).toMatch(/\n {2}size: The Outlook add-in sets signatures of up to 30,000 characters of HTML/);
+    expect(r.stdout).toMatch(/\n {2}size: Gmail clips a message past 102 KB .* the signature takes \d,\d{3} bytes of it \(\d+(\.\d)?%\), so a reply thread that quotes it \d+ times is clipped/);
+  });
+
+  it('--check limits the clients to the workspace\'s installs, and reports the reply variant as its own kind', async () => {
+    const pool = createPool(db.url, 1);
+    try {
+      await pool.query(
+        "insert into integrations (workspace_id, kind, category, name, credentials) select workspace_id, 'microsoft_entra', 'signatures', 'Outlook', '\\x00' from signatures where id = $1",
+        [signatureId],
+      );
+      const r = await runCli(['render', '--signature', signatureId, '--teammate', teammateId, '--variant', 'reply', '--check'], env);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("clients   Outlook for Windows, Outlook for Mac, Outlook on the web, Outlook for iPhone and iPad, Outlook for Android (the workspace's mailboxes)");
+      expect(r.stdout).toContain('reply (replies and forwards)\n');
+      expect(r.stdout).not.toContain('Gmail for');
+      expect(r.stdout).not.toContain('Gmail takes signatures');
+      expect(r.stdout).toContain('size: The Outlook add-in sets signatures');
+    } finally {
+      await pool.query("delete from integrations where name = 'Outlook'");
+      await pool.end();
+    }
+  });
+
   it('renders the reply variant by teammate id, without the banner it does not show', async () => {
     const out = path.join(dir, 'reply.html');
     const r = await runCli(['render', '--signature', signatureId, '--teammate', teammateId, '--variant', 'reply', '--out', out], env);

@@ -7,23 +7,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderSignature } from '../../src/render/render.ts';
-import type { ContentTree } from '../../src/render/schema.ts';
 import { validateContent } from '../../src/render/validate.ts';
-import type { CampaignInput, VariantSettings } from '../../src/render/campaign.ts';
-import { FIXTURES, smartFieldIds, smartFieldKinds } from './helpers.ts';
+import { CASES, renderCase, smartFieldIds, type GoldenInput } from './helpers.ts';
 
-interface GoldenInput {
-  description: string;
-  signatureId: string;
-  tree: ContentTree;
-  values: Record<string, string | null>;
-  campaign?: CampaignInput;
-  variant?: VariantSettings;
-  assets?: Record<string, { url: string }>;
-}
-
-const CASES = path.join(FIXTURES, 'cases');
 const update = process.env.UPDATE_GOLDEN === '1';
 
 describe('golden renders', () => {
@@ -48,15 +34,7 @@ describe('golden renders', () => {
       const checked = validateContent(input.tree, { field: 'tree', smartFieldIds });
       expect(checked.ok ? [] : checked.details).toEqual([]);
       if (input.campaign) expect(validateContent(input.campaign.content, { field: 'campaign', smartFieldIds }).ok).toBe(true);
-      const out = renderSignature({
-        tree: input.tree,
-        values: input.values,
-        smartFieldKinds,
-        signatureId: input.signatureId,
-        campaign: input.campaign ?? null,
-        variant: input.variant ?? null,
-        assets: input.assets ? new Map(Object.entries(input.assets)) : undefined,
-      });
+      const out = renderCase(input);
       const htmlFile = path.join(dir, 'expected.html');
       const textFile = path.join(dir, 'expected.txt');
       if (update) {

@@ -1,7 +1,8 @@
 /** Shared fixtures for the render tests: the fixture smart fields, template, campaign and teammate. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CampaignInput } from '../../src/render/campaign.ts';
+import type { CampaignInput, VariantSettings } from '../../src/render/campaign.ts';
+import { renderSignature, type RenderOutput } from '../../src/render/render.ts';
 import type { SmartFieldKind } from '../../src/render/compile.ts';
 import type { ContentTree } from '../../src/render/schema.ts';
 
@@ -27,3 +28,33 @@ export const template = (): ContentTree => readFixture<ContentTree>('template.js
 export const campaign = (): CampaignInput => readFixture<CampaignInput>('campaign.json');
 export const teammate = (): Record<string, string> => readFixture<Record<string, string>>('teammate.json');
 export const SIGNATURE_ID = 'a0000000-0000-4000-8000-000000000001';
+
+/** A golden case: fixtures/render/cases/<case>/input.json. */
+export interface GoldenInput {
+  description: string;
+  signatureId: string;
+  tree: ContentTree;
+  values: Record<string, string | null>;
+  campaign?: CampaignInput;
+  variant?: VariantSettings;
+  assets?: Record<string, { url: string }>;
+}
+
+export const CASES = path.join(FIXTURES, 'cases');
+
+export function readCase(name: string): GoldenInput {
+  return JSON.parse(fs.readFileSync(path.join(CASES, name, 'input.json'), 'utf8')) as GoldenInput;
+}
+
+/** A golden case rendered with the fixture smart fields' kinds. */
+export function renderCase(input: GoldenInput): RenderOutput {
+  return renderSignature({
+    tree: input.tree,
+    values: input.values,
+    smartFieldKinds,
+    signatureId: input.signatureId,
+    campaign: input.campaign ?? null,
+    variant: input.variant ?? null,
+    assets: input.assets ? new Map(Object.entries(input.assets)) : undefined,
+  });
+}

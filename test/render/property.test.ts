@@ -21,7 +21,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   table: ['role', 'cellpadding', 'cellspacing'],
   tbody: [],
   tr: [],
-  td: ['style', 'width', 'height', 'valign'],
+  td: ['style', 'width', 'height', 'valign', 'bgcolor'],
   span: ['style'],
   a: ['href', 'style'],
   img: ['src', 'width', 'height', 'alt', 'style'],
@@ -83,6 +83,7 @@ function inspect(body: Element, expected: Map<string, string>): string[] {
       if (a.value.includes(OPEN) || a.value.includes(CLOSE)) problems.push(`a value inside the ${a.name} attribute of <${el.tagName}>`);
       if (a.name === 'href' && !LINK.test(a.value)) problems.push(`href ${a.value}`);
       if (a.name === 'src' && !/^https?:\/\//.test(a.value)) problems.push(`src ${a.value}`);
+      if (a.name === 'bgcolor' && !/^(?:#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z]+)$/.test(a.value)) problems.push(`bgcolor ${a.value}`);
       if (a.name === 'style' && /[<>"]|url\(|expression/i.test(a.value)) problems.push(`style ${a.value}`);
     }
     for (const c of el.childNodes) walk(c, el.tagName);

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { workspaceRoutes } from './workspace.ts';
 import { integrationRoutes } from './integrations.ts';
 import { signatureRoutes } from './signatures.ts';
+import { signatureCompatibilityRoutes } from './signatureCompatibility.ts';
 import { assignmentRoutes } from './assignments.ts';
 import { smartFieldRoutes } from './smartFields.ts';
 import { teammateRoutes } from './teammates.ts';
@@ -35,6 +36,7 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   workspaceRoutes(v1, app);
   integrationRoutes(v1, app);
   signatureRoutes(v1, app);
+  signatureCompatibilityRoutes(v1, app);
   assignmentRoutes(v1, app);
   smartFieldRoutes(v1, app);
   teammateRoutes(v1, app);

@@ -22,6 +22,12 @@
  *   the one addressed by /v1/signatures/{signature_id}/variants/{kind} and the one
  *   signature.installation.failed carries.
  * - Each publish, its event and its install request commit in one transaction (src/db/signatures.ts).
+ *
+ * Beyond the spec (docs/api.md, docs/rendering.md "Mail clients"):
+ *   GET /v1/signatures/{id}/compatibility?content=draft|published -> {data: compatibility report}
+ *   POST and PATCH answer `{data: signature, warnings: [...]}`: what the draft will look like in the
+ *   workspace's mail clients and which size budgets it exceeds. Warnings never fail a write; a
+ *   client that reads only `data` sees the spec's shape.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -44,6 +50,7 @@ import {
   type VariantWrite,
 } from '../../db/signatures.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
+import { DraftWarnings, draftCompatibilityWarnings } from './signatureCompatibility.ts';
 import { rateLimitFor } from '../rateLimits.ts';
 import { validateTrees } from './content.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
@@ -173,13 +180,15 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const dashboard = (id: string) => dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'signature', id });
   const tags = ['signatures'];
+  const WithWarnings = dataOf(Signature).extend({ warnings: DraftWarnings });
+  const draftWarnings = (workspaceId: string, id: string) => draftCompatibilityWarnings(app, workspaceId, id);
 
   r.get('/signatures', { schema: { tags, summary: 'List signatures', querystring: PageQuery, response: { 200: pageOf(Signature), ...errors(401, 422) } } }, async (req) => {
     const { rows, params, total } = await listPage<SignatureRow>(app.pool, req.query, req.workspaceId, SIGNATURE_COLUMNS, 'from signatures s where s.workspace_id = $1', 's.created_at desc, s.id desc');
     return paginate(rows.map(signatureView), params, total);
   });
 
-  r.post('/signatures', { schema: { tags, summary: 'Create a signature (draft)', body: SignatureCreate, response: { 201: dataOf(Signature), ...errors(401, 422) } } }, async (req, reply) => {
+  r.post('/signatures', { schema: { tags, summary: 'Create a signature (draft)', body: SignatureCreate, response: { 201: WithWarnings, ...errors(401, 422) } } }, async (req, reply) => {
     const s = req.body.signature;
     const row = await withTx(app.pool, async (c) => {
       const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
@@ -187,10 +196,10 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
       const id = await createSignature(c, req.workspaceId, fields, variantWrites(s.variants, variantDrafts));
       return (await loadSignature(c, req.workspaceId, id))!;
     });
-    return reply.status(201).send({ data: signatureView(row) });
+    return reply.status(201).send({ data: signatureView(row), warnings: await draftWarnings(req.workspaceId, row.id) });
   });
 
-  r.patch('/signatures/:id', { schema: { tags, summary: 'Update a signature draft', params: IdParams, body: SignatureUpdate, response: { 200: dataOf(Signature), ...errors(401, 404, 422) } } }, async (req) => {
+  r.patch('/signatures/:id', { schema: { tags, summary: 'Update a signature draft', params: IdParams, body: SignatureUpdate, response: { 200: WithWarnings, ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'signature');
     const s = req.body.signature;
     const row = await withTx(app.pool, async (c) => {
@@ -200,7 +209,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
       await updateSignature(c, req.workspaceId, id, fields, variantWrites(s.variants, variantDrafts));
       return (await loadSignature(c, req.workspaceId, id))!;
     });
-    return { data: signatureView(row) };
+    return { data: signatureView(row), warnings: await draftWarnings(req.workspaceId, id) };
   });
 
   r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: dataOf(Signature), ...errors(401, 404, 429) } }, config: rateLimitFor(app.config, 'publish') }, async (req) => {

@@ -3,10 +3,16 @@
  * page, and optionally a PNG screenshot through headless Chromium (src/render/screenshot.ts), so a
  * person can look at exactly what a mailbox would receive (campaign banner and variant included).
  * The page is written first: a failed screenshot leaves it in place and exits 1 with one line.
+ *
+ * `--check` prints the compatibility report instead of the page (src/render/compatibilityReport.ts):
+ * which of the workspace's mail clients show which part differently, and the size budgets. It is
+ * advice, never a failure: the command exits 0 whatever it finds.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { Queryable } from '../../db/tx.ts';
+import type { RenderOutput } from '../../render/render.ts';
 import { err, out } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
@@ -20,6 +26,7 @@ interface RenderOpts {
   out?: string;
   png?: string;
   chromium?: string;
+  check?: boolean;
 }
 
 export function renderCommands(program: Command): void {
@@ -34,6 +41,7 @@ export function renderCommands(program: Command): void {
     .option('--out <file>', 'write the preview page to this file (default: print it)')
     .option('--png <file>', 'also write a screenshot of the signature, taken with headless Chromium (the build npm installs)')
     .option('--chromium <path>', 'a system Chromium for --png instead of the one npm installs (default: $CHROMIUM_PATH)')
+    .option('--check', "print how the workspace's mail clients show the signature and its size budgets, instead of the page")
     .action(async (opts: RenderOpts) => {
       const signatureId = requireUuid(opts.signature, '--signature');
       if ((opts.teammate === undefined) === (opts.email === undefined)) throw new UsageError('render: give exactly one of --teammate <id> and --email <address>');
@@ -64,11 +72,19 @@ export function renderCommands(program: Command): void {
           ['signature', `${source.signature.name} (${source.signature.id}), ${opts.variant ?? 'primary'}, ${source.content} content`],
           ['banner', source.campaign && rendered.banner ? `${source.campaign.name} (${source.campaign.id})` : 'none'],
         ];
-        return { html: previewPage(rendered, facts, `Signature preview: ${source.signature.name}`), rendered, facts };
+        const report = opts.check ? await checkReport(ctx.pool, source.workspaceId, (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary', rendered, source.campaign) : [];
+        return { html: previewPage(rendered, facts, `Signature preview: ${source.signature.name}`), rendered, facts, report };
       });
+
+      if (opts.check) {
+        for (const [k, v] of page.facts) out(`${k.padEnd(10)}${v}`);
+        for (const line of page.report) out(line);
+        if (opts.out === undefined && opts.png === undefined) return;
+      }
 
       const outFile = opts.out ?? (opts.png !== undefined ? opts.png.replace(/\.png$/i, '') + '.html' : undefined);
       if (outFile === undefined) {
+        if (opts.check) return;
         process.stdout.write(page.html);
         return;
       }
@@ -94,4 +110,18 @@ export function renderCommands(program: Command): void {
         out(`wrote ${opts.png}`);
       }
     });
+}
+
+/** The report of one rendered kind, in the clients of the workspace's installs. */
+async function checkReport(
+  pool: Queryable,
+  workspaceId: string,
+  kind: 'primary' | 'reply' | 'internal',
+  rendered: RenderOutput,
+  campaign: { id: string; name: string } | null,
+): Promise<string[]> {
+  const [{ installFamilies }, { compatibilityReport, kindReport, reportLines }] = await Promise.all([import('../../render/compatibilityLoad.ts'), import('../../render/compatibilityReport.ts')]);
+  const families = await installFamilies(pool, workspaceId);
+  const k = kindReport(kind, rendered.html, rendered.bannerAt, rendered.banner ? campaign : null, families);
+  return reportLines(compatibilityReport([k], families));
 }
