@@ -19,7 +19,7 @@ import { requestIntegrationInstalls } from '../install/triggers.ts';
 import { cancelRunningRuns } from '../sync/runs.ts';
 import { emitEvent, type IntegrationRef } from '../events/outbox.ts';
 import type { UrlPolicy } from '../net/ssrf.ts';
-import { checkIntegrationUrls, IntegrationUrlError, integrationUrlPolicy } from './urls.ts';
+import { checkIntegrationUrls, integrationDashboardUrl, IntegrationUrlError, integrationUrlPolicy } from './urls.ts';
 
 export type { IntegrationCategory, IntegrationStatus };
 
@@ -54,7 +54,7 @@ export function integrationRef(i: Pick<IntegrationRow, 'id' | 'kind' | 'category
 
 /** Where an admin fixes a lost connection; carried by integration.access_lost as reconnect_url. */
 export function reconnectUrl(ctx: AppContext, i: Pick<IntegrationRow, 'id' | 'dashboard_url'>): string {
-  return i.dashboard_url ?? `${ctx.config.PUBLIC_BASE_URL}/integrations/${i.id}/reconnect`;
+  return integrationDashboardUrl(ctx.config.PUBLIC_BASE_URL, i);
 }
 
 function registryFor(category: IntegrationCategory) {

@@ -65,3 +65,14 @@ export function checkIntegrationUrls(config: unknown, policy: UrlPolicy): void {
 export async function validateIntegrationUrls(config: unknown, policy: UrlPolicy): Promise<void> {
   for (const [key, url] of urlsOf(config)) await validateUrl(url, policy).catch(rethrow(key));
 }
+
+/**
+ * Where people are sent about an integration (the `dashboard_url` of every remediation that names
+ * one, and of the integration itself): its page of the console, or the console's integrations page
+ * when no single integration is meant. An integration's own stored `dashboard_url` wins. Every
+ * dashboard URL about integrations is built here, so that changing where they point is one edit.
+ */
+export function integrationDashboardUrl(publicBaseUrl: string, integration?: { id: string; dashboard_url?: string | null }): string {
+  if (integration?.dashboard_url) return integration.dashboard_url;
+  return `${publicBaseUrl.replace(/\/+$/, '')}/console/integrations${integration ? `/${encodeURIComponent(integration.id)}` : ''}`;
+}

@@ -33,6 +33,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ACCEPTS, applyAction, CAMPAIGN_STATUSES, createCampaign, EDITABLE, updateCampaign, type CampaignAction, type CampaignRow, type CampaignStatus } from '../../campaigns/campaigns.ts';
+import { integrationDashboardUrl } from '../../integrations/urls.ts';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
@@ -248,7 +249,7 @@ async function patchCampaign(app: AppContext, workspaceId: string, id: string, m
 export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['marketing_campaigns'];
-  const integrationsUrl = `${app.config.PUBLIC_BASE_URL}/integrations`;
+  const integrationsUrl = integrationDashboardUrl(app.config.PUBLIC_BASE_URL);
 
   r.get('/marketing_campaigns', { schema: { tags, summary: 'List campaigns', querystring: PageQuery, response: { 200: pageOf(Campaign), ...errors(401, 422) } } }, async (req) => {
     const { rows, params, total } = await listPage<CampaignRow>(app.pool, req.query, req.workspaceId, '*', 'from marketing_campaigns where workspace_id = $1');

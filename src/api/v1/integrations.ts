@@ -16,11 +16,12 @@ import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES } from '../../domain.ts';
 import type { IntegrationRow } from '../../integrations/repository.ts';
 import { startRuns, type SyncRunRow } from '../../sync/runs.ts';
+import { integrationDashboardUrl } from '../../integrations/urls.ts';
 import { ApiError } from '../../errors.ts';
 import { pageParams, paginate } from '../pagination.ts';
 import { rateLimitFor } from '../rateLimits.ts';
 
-export function integrationView(i: IntegrationRow) {
+export function integrationView(i: IntegrationRow, publicBaseUrl: string) {
   return {
     id: i.id,
     kind: i.kind,
@@ -29,14 +30,33 @@ export function integrationView(i: IntegrationRow) {
     status: i.status,
     error_message: i.error_message,
     error_since: i.error_since,
-    dashboard_url: i.dashboard_url,
+    dashboard_url: integrationDashboardUrl(publicBaseUrl, i),
     created_at: i.created_at,
     updated_at: i.updated_at,
   };
 }
 
+/** A sync run as the API and the console show it: its counters, progress and error. */
+export function syncRunView(r: SyncRunRow & { integration_name: string; category: string }) {
+  return {
+    id: r.id,
+    integration_id: r.integration_id,
+    integration_name: r.integration_name,
+    category: r.category,
+    status: r.status,
+    mode: r.mode,
+    trigger: r.trigger,
+    counters: { pages: r.pages, seen: r.seen, created: r.created, updated: r.updated, unchanged: r.unchanged, deleted: r.deleted, skipped: r.skipped, errors: r.errors, rate_limit_waits: r.rate_limit_waits, pending_deletions: r.pending_deletions },
+    error: r.error ? { code: r.error_code, message: r.error } : null,
+    error_details: r.error_details,
+    fallback_reason: r.fallback_reason,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+  };
+}
+
 export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
-  const dashboard = `${app.config.PUBLIC_BASE_URL}/integrations`;
+  const dashboard = integrationDashboardUrl(app.config.PUBLIC_BASE_URL);
 
   v1.get('/integrations', async (req) => {
     const p = pageParams(req.query);
@@ -47,7 +67,7 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
       [req.workspaceId, p.limit, p.offset],
     );
     const total = rows[0]?.total ?? (await app.pool.query<{ n: number }>(`select count(*)::int as n from integrations where workspace_id = $1 and status <> 'disconnected'`, [req.workspaceId])).rows[0]!.n;
-    return paginate(rows.map(integrationView), p, total);
+    return paginate(rows.map((i) => integrationView(i, app.config.PUBLIC_BASE_URL)), p, total);
   });
 
   v1.get('/integrations/sync/:id', async (req) => {
@@ -60,23 +80,7 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
     );
     const r = rows[0];
     if (!r) throw ApiError.notFound('sync run');
-    return {
-      data: {
-        id: r.id,
-        integration_id: r.integration_id,
-        integration_name: r.integration_name,
-        category: r.category,
-        status: r.status,
-        mode: r.mode,
-        trigger: r.trigger,
-        counters: { pages: r.pages, seen: r.seen, created: r.created, updated: r.updated, unchanged: r.unchanged, deleted: r.deleted, skipped: r.skipped, errors: r.errors, rate_limit_waits: r.rate_limit_waits, pending_deletions: r.pending_deletions },
-        error: r.error ? { code: r.error_code, message: r.error } : null,
-        error_details: r.error_details,
-        fallback_reason: r.fallback_reason,
-        started_at: r.started_at,
-        finished_at: r.finished_at,
-      },
-    };
+    return { data: syncRunView(r) };
   });
 
   v1.post('/integrations/sync', { config: rateLimitFor(app.config, 'sync') }, async (req, reply) => {

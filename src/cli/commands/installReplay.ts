@@ -6,12 +6,9 @@
  * them, so the text is only the report. Exits 1 when an install failed.
  */
 import type { AppContext } from '../../context.ts';
-import type { InstallOutcome } from '../../install/install.ts';
-import type { RoutingReason } from '../../install/recipients.ts';
 import type { SignatureKind } from '../../domain.ts';
+import type { MailboxRef } from '../../install/replay.ts';
 import { out } from '../../output.ts';
-import { lineDiff } from '../diff.ts';
-import type { EmailInfo } from './install.ts';
 
 export interface ReplayOptions {
   email: string;
@@ -21,50 +18,13 @@ export interface ReplayOptions {
   json?: boolean;
 }
 
-interface Result {
-  route: RoutingReason;
-  outcome: InstallOutcome;
-  previousHtml: string | null;
-}
-
-export async function replay(ctx: AppContext, email: EmailInfo, opts: ReplayOptions): Promise<void> {
-  const [{ installMailbox }, { signaturesFor, routingFor }, { redactDeep, createLogger }] = await Promise.all([
-    import('../../install/install.ts'),
-    import('../../install/recipients.ts'),
-    import('../../log.ts'),
-  ]);
+export async function replay(ctx: AppContext, email: MailboxRef, opts: ReplayOptions): Promise<void> {
+  const { replayMailbox } = await import('../../install/replay.ts');
   const kind = opts.kind as SignatureKind;
-  const quiet = { ...ctx, logger: process.env.LOG_LEVEL ? ctx.logger : createLogger('silent') };
-  const choices = await signaturesFor(ctx.pool, email.workspace_id, email.teammate_id);
-  const routes = await routingFor(ctx.pool, email.id);
-  const before = await ctx.pool.query<{ integration_id: string; last_html: string | null }>(
-    `select integration_id, last_html from installations where email_id = $1 and kind = $2 ${opts.signature ? 'and signature_id = $3' : ''}`,
-    opts.signature ? [email.id, kind, opts.signature] : [email.id, kind],
-  );
-  const results: Result[] = [];
-  for (const route of routes) {
-    const outcome = await installMailbox(
-      quiet,
-      { workspaceId: email.workspace_id, emailId: email.id, kind, integrationId: route.integration_id, forced: true },
-      { dryRun: opts.dryRun ?? false, logger: quiet.logger, ...(opts.signature ? { signatureId: opts.signature } : {}) },
-    );
-    results.push({ route, outcome, previousHtml: before.rows.find((r) => r.integration_id === route.integration_id)?.last_html ?? null });
-  }
-  const report = {
-    email: email.address,
-    teammate: { id: email.teammate_id, display_name: email.display_name, removed: !!email.deleted_at },
-    signatures: choices.map((c, i) => ({ id: c.signature_id, priority: c.priority, chosen: opts.signature ? c.signature_id === opts.signature : i === 0 })),
-    chosen_because: opts.signature ? 'requested with --signature' : choices.length ? `highest assignment priority (${choices[0]!.priority})` : 'no signature is assigned',
-    dry_run: opts.dryRun ?? false,
-    installs: results.map((r) => ({
-      integration_id: r.route.integration_id,
-      integration: { name: r.route.name, kind: r.route.kind },
-      routing: { rule: r.route.rule, explanation: r.route.explanation },
-      ...redactDeep(r.outcome),
-      diff: 'rendered' in r.outcome && r.outcome.rendered ? lineDiff(r.previousHtml ?? '', r.outcome.rendered.html) : null,
-    })),
-  };
-  if (results.some((r) => r.outcome.outcome === 'failed')) process.exitCode = 1;
+  const full = await replayMailbox(ctx, email, { kind, signature: opts.signature, dryRun: opts.dryRun ?? false });
+  // The HTML itself stays out of the printed report (the diff shows what changed).
+  const report = { ...full, installs: full.installs.map(({ previous_html: _p, html: _h, ...rest }) => rest) };
+  if (report.installs.some((r) => r.outcome === 'failed')) process.exitCode = 1;
   if (opts.json) {
     out(JSON.stringify(report, null, 2));
     return;
@@ -73,8 +33,8 @@ export async function replay(ctx: AppContext, email: EmailInfo, opts: ReplayOpti
   out(`teammate  ${report.teammate.display_name || '(no name)'} ${report.teammate.id}${report.teammate.removed ? ' (removed)' : ''}`);
   for (const s of report.signatures) out(`signature ${s.id} priority ${s.priority}${s.chosen ? '  <- chosen' : ''}`);
   out(`why       ${report.chosen_because}${kind !== 'primary' ? `, ${kind} variant` : ''}`);
-  if (!routes.length) out('no signatures integration installs this address');
-  for (const r of report.installs) printInstall(r);
+  if (!report.installs.length) out('no signatures integration installs this address');
+  for (const r of report.installs) printInstall(r as unknown as Parameters<typeof printInstall>[0]);
 }
 
 function printInstall(r: Record<string, unknown> & { integration: { name: string; kind: string }; routing: { explanation: string }; diff: string | null }): void {
