@@ -13,6 +13,7 @@
  *   GET  /console/api/session      the workspace and the CSRF token of the session
  *   GET  /console/api/integrations/:id        one integration and its last sync runs
  *   POST /console/api/integrations/:id/sync   sync now
+ *   /console/api/mailboxes...                  search, one mailbox, replay (consoleMailboxes.ts)
  *
  * Every answer carries a strict Content-Security-Policy (scripts only from this origin, no inline
  * script or style element, no framing) and no-store caching for the pages.
@@ -29,6 +30,7 @@ import { getIntegration } from '../integrations/repository.ts';
 import { startRuns, type SyncRunRow } from '../sync/runs.ts';
 import { checkCsrf, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionOf } from './auth.ts';
 import { limitPerAddress } from './rateLimits.ts';
+import { consoleMailboxRoutes } from './consoleMailboxes.ts';
 import { integrationView, syncRunView } from './v1/integrations.ts';
 import { escapeText } from '../render/escape.ts';
 
@@ -36,6 +38,9 @@ export const CONSOLE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
+  // The signature previews (sandboxed srcdoc frames, which inherit this policy) are email HTML, styled
+  // by style attributes: those are allowed, style elements and style sheets from elsewhere are not.
+  "style-src-attr 'unsafe-inline'",
   "img-src 'self' data:",
   "connect-src 'self'",
   "frame-src 'self'",
@@ -45,7 +50,7 @@ export const CONSOLE_CSP = [
 ].join('; ');
 
 /** The pages of the console (each a module in src/console/static). */
-export const CONSOLE_PAGES = ['integrations'] as const;
+export const CONSOLE_PAGES = ['integrations', 'mailboxes'] as const;
 
 const STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
 const UPLOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.resolve('uplot'))), '');
@@ -164,6 +169,8 @@ async function consoleApi(api: FastifyInstance, app: AppContext): Promise<void> 
     );
     return { data: { integration: integrationView(integration, app.config.PUBLIC_BASE_URL), syncable: DIRECTORY_CATEGORIES.includes(integration.category), runs: rows.map(syncRunView) } };
   });
+
+  consoleMailboxRoutes(api, app);
 
   api.post('/integrations/:id/sync', async (req, reply) => {
     const { id } = req.params as { id: string };

@@ -1,13 +1,11 @@
 /**
  * The console's sign-in and its integrations page, in headless Chromium (test/console/support.ts).
  */
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { createSignInLink } from '../../src/console/sessions.ts';
+import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
-const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 interface ApiIntegration {
   id: string;
