@@ -78,8 +78,14 @@ export function useConsoleWorld(): ConsoleWorld {
 
   w.signIn = async (workspaceId) => {
     const { token } = await createSignInLink(t.ctx.pool, workspaceId, 'test');
-    const context = await w.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // A locale as a person's browser has one (this machine's POSIX locale gives Chromium the invalid tag en-US@posix).
+    const context = await w.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
     const page = await context.newPage();
+    // A page's own errors are the test's: printed, so a failing wait says why.
+    page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') console.error(`page console: ${m.text()}`);
+    });
     await page.goto(`${w.base}/console/sign-in?token=${token}`);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${w.base}/console/integrations`);
