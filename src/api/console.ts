@@ -50,7 +50,7 @@ export const CONSOLE_CSP = [
 ].join('; ');
 
 /** The pages of the console (each a module in src/console/static). */
-export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics'] as const;
+export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'signatures'] as const;
 
 const STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
 const UPLOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.resolve('uplot'))), '');

@@ -7,6 +7,8 @@
  *                                             kind, with the provider's last answer
  *   POST /console/api/mailboxes/:address/replay  {kind?, dry_run?}: the replay report
  *                                             (src/install/replay.ts), with the HTML before and after
+ *   GET  /console/api/signatures/:id/preview?teammate=&kind=   the published signature rendered for
+ *                                             one teammate (no tracked links)
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -15,6 +17,7 @@ import { SIGNATURE_KINDS, type SignatureKind } from '../domain.ts';
 import { ApiError, detail } from '../errors.ts';
 import { findMailboxes, replayMailbox } from '../install/replay.ts';
 import { redactDeep } from '../log.ts';
+import { renderForInstall } from '../install/content.ts';
 
 const SEARCH_LIMIT = 20;
 /** A transparent pixel: what a tracked view image shows in a console preview. */
@@ -37,7 +40,21 @@ async function mailboxOf(app: AppContext, workspaceId: string, address: string) 
   return mailbox;
 }
 
+const PreviewQuery = z.object({ teammate: z.uuid(), kind: z.enum(SIGNATURE_KINDS as [SignatureKind, ...SignatureKind[]]).optional() });
+
 export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): void {
+  // A signature's published content rendered for one teammate, as an install would write it but
+  // without tracked links (a preview is no mailbox). 404 for another workspace's signature or teammate.
+  api.get('/signatures/:id/preview', async (req) => {
+    const { id } = req.params as { id: string };
+    const q = PreviewQuery.safeParse(req.query);
+    if (!q.success) throw ApiError.validation(q.error.issues.map((i) => detail(i.path.join('.') || 'query', i.code, i.message)));
+    const found = await app.pool.query('select 1 from signatures s, teammates t where s.workspace_id = $1 and s.id = $2 and t.workspace_id = $1 and t.id = $3', [req.workspaceId, z.uuid().safeParse(id).success ? id : null, q.data.teammate]);
+    if (!found.rowCount) throw ApiError.notFound('signature or teammate');
+    const r = await renderForInstall(app, { workspaceId: req.workspaceId, teammateId: q.data.teammate, signatureId: id, kind: q.data.kind ?? 'primary' });
+    return { data: { available: r.available, reason: r.unavailableReason ?? null, html: r.available ? previewHtml(r.html, app.config.PUBLIC_BASE_URL) : null, values: r.values } };
+  });
+
   api.get('/mailboxes', async (req) => {
     const q = String((req.query as { q?: unknown }).q ?? '').trim().toLowerCase().slice(0, 320);
     if (!q) return { data: [] };
