@@ -14,6 +14,7 @@
  *   GET  /console/api/integrations/:id        one integration and its last sync runs
  *   POST /console/api/integrations/:id/sync   sync now
  *   /console/api/mailboxes...                  search, one mailbox, replay (consoleMailboxes.ts)
+ *   /console/api/webhooks...                   endpoints, deliveries, redeliver (consoleWebhooks.ts)
  *
  * Every answer carries a strict Content-Security-Policy (scripts only from this origin, no inline
  * script or style element, no framing) and no-store caching for the pages.
@@ -31,6 +32,7 @@ import { startRuns, type SyncRunRow } from '../sync/runs.ts';
 import { checkCsrf, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionOf } from './auth.ts';
 import { limitPerAddress } from './rateLimits.ts';
 import { consoleMailboxRoutes } from './consoleMailboxes.ts';
+import { consoleWebhookRoutes } from './consoleWebhooks.ts';
 import { integrationView, syncRunView } from './v1/integrations.ts';
 import { escapeText } from '../render/escape.ts';
 
@@ -50,7 +52,7 @@ export const CONSOLE_CSP = [
 ].join('; ');
 
 /** The pages of the console (each a module in src/console/static). */
-export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'signatures'] as const;
+export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'signatures', 'webhooks'] as const;
 
 const STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
 const UPLOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.resolve('uplot'))), '');
@@ -171,6 +173,7 @@ async function consoleApi(api: FastifyInstance, app: AppContext): Promise<void> 
   });
 
   consoleMailboxRoutes(api, app);
+  consoleWebhookRoutes(api, app);
 
   api.post('/integrations/:id/sync', async (req, reply) => {
     const { id } = req.params as { id: string };
