@@ -4,6 +4,7 @@
 // Import cycles and layers are checked by dependency-cruiser (.dependency-cruiser.cjs).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**'] },
@@ -32,6 +33,11 @@ export default tseslint.config(
   {
     files: ['**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
+    // The console's browser modules (plain JavaScript, served as they are).
+    files: ['src/console/static/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
   },
   {
     files: ['**/*.cjs'],

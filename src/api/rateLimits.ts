@@ -12,13 +12,14 @@
  *
  * The counters are kept in memory by each API process: behind N processes a key gets up to N times
  * the limit. The check runs after authentication (the key is known) and before the body is read, so
- * a limited client costs no body parsing or validation. The key is counted by its sha256, as stored.
+ * a limited client costs no body parsing or validation. The key is counted by its sha256, as stored;
+ * the console counts by its session cookie the same way.
  */
 import crypto from 'node:crypto';
 import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
-import { bearerToken } from './auth.ts';
+import { bearerToken, sessionToken } from './auth.ts';
 import { ApiError } from '../errors.ts';
 
 const WINDOW_MS = 60_000;
@@ -30,7 +31,7 @@ type LimitConfig = Pick<Config, 'RATE_LIMIT_API' | 'RATE_LIMIT_PUBLISH' | 'RATE_
 const SETTING: Record<RateLimitGroup, keyof LimitConfig> = { publish: 'RATE_LIMIT_PUBLISH', install: 'RATE_LIMIT_INSTALL', sync: 'RATE_LIMIT_SYNC' };
 
 function keyOf(req: FastifyRequest): string {
-  const token = bearerToken(req);
+  const token = bearerToken(req) ?? sessionToken(req);
   return token ? crypto.createHash('sha256').update(token).digest('base64url') : `ip:${req.ip}`;
 }
 

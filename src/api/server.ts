@@ -1,5 +1,6 @@
 /**
- * The HTTP server (fastify 5): health, readiness, metrics, and the bearer-authenticated /v1 routes.
+ * The HTTP server (fastify 5): health, readiness, metrics, the /v1 routes (bearer key, or the console's
+ * session), and the console's pages (src/api/console.ts).
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
@@ -11,6 +12,7 @@ import { assetRoutes } from './assets.ts';
 import { clickRoutes } from './clicks.ts';
 import { viewRoutes } from './views.ts';
 import { ingestRoutes } from './ingest.ts';
+import { consoleRoutes } from './console.ts';
 import { ApiError, detail } from '../errors.ts';
 import { FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts';
 import { registerRateLimits } from './rateLimits.ts';
@@ -104,6 +106,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
   await clickRoutes(server, app);
   await viewRoutes(server, app);
   await ingestRoutes(server, app);
+  await consoleRoutes(server, app);
 
   await server.register(
     async (v1) => {

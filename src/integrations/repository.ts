@@ -7,6 +7,7 @@
  *   reconnect    -> active again; re-arms access_lost; no integration.connected
  *   disconnect   -> disconnected, integration.disconnected
  */
+import { integrationDashboardUrl } from '../dashboard.ts';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
@@ -20,7 +21,6 @@ import { cancelRunningRuns } from '../sync/runs.ts';
 import { emitEvent, type IntegrationRef } from '../events/outbox.ts';
 import type { UrlPolicy } from '../net/ssrf.ts';
 import { checkIntegrationUrls, IntegrationUrlError, integrationUrlPolicy } from './urls.ts';
-import { dashboardUrl } from '../dashboard.ts';
 
 export type { IntegrationCategory, IntegrationStatus };
 
@@ -55,7 +55,7 @@ export function integrationRef(i: Pick<IntegrationRow, 'id' | 'kind' | 'category
 
 /** Where an admin fixes a lost connection; carried by integration.access_lost as reconnect_url. */
 export function reconnectUrl(ctx: AppContext, i: Pick<IntegrationRow, 'id' | 'dashboard_url'>): string {
-  return i.dashboard_url ?? dashboardUrl(ctx.config.PUBLIC_BASE_URL, { page: 'integration', id: i.id });
+  return integrationDashboardUrl(ctx.config.PUBLIC_BASE_URL, i);
 }
 
 function registryFor(category: IntegrationCategory) {

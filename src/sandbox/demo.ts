@@ -4,7 +4,7 @@
  * product through its own API — sync, assign, publish — and tells what happened: teammates synced,
  * smart-field values mapped, signatures installed, the failure and its reason; then it follows
  * tracked links of one installed signature and records a conversion (analyticsDemo.ts). It ends with
- * the API key, the base URL and curl commands to try.
+ * the API key, the base URL, curl commands to try and a sign-in link to the console.
  *
  * A control surface on loopback lets the CLI (`sigsync sandbox ...`) and tests see and change the
  * emulated tenants of the running server:
@@ -27,6 +27,7 @@ import { prepareDataDir } from '../dataDir.ts';
 import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
 import type { SandboxState } from './mailboxState.ts';
+import { createSignInLink } from '../console/sessions.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { runAnalyticsStory, type AnalyticsDemoResult } from './analyticsDemo.ts';
 import { connectSandboxBilling } from './billing.ts';
@@ -200,7 +201,7 @@ async function startControl(e: SandboxEmulators, onChange: (c: DirectoryChange) 
 const count = async (ctx: AppContext, sql: string, params: unknown[]) => (await ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
 
 /** The story of the first run: sync, map, assign, publish, install. */
-async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, signatureId: string, restarted: boolean): Promise<void> {
+export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, signatureId: string, restarted: boolean): Promise<void> {
   const runs = await waitForRuns(ctx.pool, await api.sync());
   const synced = runs.reduce((n, r) => n + r.seen, 0);
   log.info({ runs: runs.map((r) => ({ integration: r.integration, status: r.status, seen: r.seen })) }, `synced ${synced} teammates (${runs.map((r) => `${r.integration}: ${r.seen}`).join(', ')})`);
@@ -230,7 +231,7 @@ async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceI
   for (const f of failures.rows) log.warn(`1 install failed: ${f.address} in ${f.name}: ${f.error_message ?? 'unknown reason'}`);
 }
 
-function printWelcome(workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined, clicked: AnalyticsDemoResult | undefined): void {
+function printWelcome(workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined, clicked: AnalyticsDemoResult | undefined, signInToken: string): void {
   const lines = [
     '',
     'Sandbox workspace "Acme" is ready.',
@@ -238,6 +239,10 @@ function printWelcome(workspaceId: string, baseUrl: string, key: string, control
     `  API base URL: ${baseUrl}`,
     `  API key:      ${key}`,
     `  Inspect the emulated mailboxes: ${controlUrl}/_sandbox/state`,
+    '',
+    'Open the console (integrations, mailboxes, analytics) in a browser; this sign-in link works once, within 15 minutes:',
+    `  ${baseUrl}/console/sign-in?token=${signInToken}`,
+    `  (another one: ./bin/sigsync.js console link --workspace ${workspaceId})`,
     '',
     'Try:',
     `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/teammates`,
@@ -315,7 +320,8 @@ export async function withSandbox(app: App): Promise<App> {
       await runStory(ctx, log, api, record.workspace_id, record.signature_id, restarted);
       const clicked = await runAnalyticsStory(ctx, log, api, record.workspace_id, emulators.google.signatures());
       const lastRun = await app.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [record.workspace_id]);
-      printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id, clicked);
+      const signIn = await createSignInLink(ctx.pool, record.workspace_id, 'sandbox');
+      printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id, clicked, signIn.token);
     }
   } catch (err) {
     log.error({ err }, 'the sandbox demo failed; the server keeps running');

@@ -364,7 +364,7 @@ describe('marketing campaigns API and scheduler', () => {
       expect(r.status).toBe(422);
       expect(r.body).toEqual({
         error: { type: 'invalid_request_error', code: 'no_signature_integration', message: expect.any(String) },
-        remediation: { action: 'connect_integration', dashboard_url: expect.stringMatching(/\/help\/remediation#integrations$/), message: expect.any(String) },
+        remediation: { action: 'connect_integration', dashboard_url: expect.stringMatching(/\/console\/integrations$/), message: expect.any(String) },
       });
       expect(await statusOf(c.id)).toBe('draft');
       await api.t.ctx.pool.query(`update integrations set status = 'access_lost', error_since = now() where workspace_id = $1 and category = 'signatures'`, [api.ws]);

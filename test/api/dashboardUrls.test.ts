@@ -1,6 +1,7 @@
 /**
- * Every dashboard_url the API gives points at something that exists: the remediation guide served
- * at GET /help/remediation, at a section it has (src/dashboard.ts, docs/remediation.md).
+ * Every dashboard_url the API gives points at something that exists: an integration's page of the
+ * console, or the remediation guide served at GET /help/remediation at a section it has
+ * (src/dashboard.ts, docs/remediation.md).
  */
 import { describe, expect, it } from 'vitest';
 import { dashboardUrl, type DashboardTarget } from '../../src/dashboard.ts';
@@ -12,6 +13,13 @@ describe('dashboard URLs', () => {
   const resolves = async (url: string) => {
     const u = new URL(url);
     const r = await fetch(`${api.base}${u.pathname}${u.search}`);
+    if (u.pathname.startsWith('/console/')) {
+      // A console page: without a session it answers its sign-in page, not a 404.
+      expect(r.status, url).toBe(401);
+      expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await r.text()).toContain('Sign in to the console');
+      return;
+    }
     expect(r.status, url).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^text\/markdown/);
     const anchor = u.hash.slice(1);
@@ -19,7 +27,7 @@ describe('dashboard URLs', () => {
     expect(await r.text()).toMatch(new RegExp(`^## ${anchor}$`, 'm'));
   };
 
-  it('the remediation of an error and an integration\'s dashboard_url answer 200 at a section of the guide', async () => {
+  it('the remediation of an error and an integration\'s dashboard_url open a page that exists', async () => {
     const noDirectory = await api.call('POST', '/v1/integrations/sync');
     expect(noDirectory.status).toBe(422);
     await resolves(noDirectory.body.remediation.dashboard_url);

@@ -12,7 +12,7 @@ describe('integrations API', () => {
     expect(r.status).toBe(422);
     expect(r.body).toEqual({
       error: { type: 'invalid_request_error', code: 'no_directory_integration', message: expect.any(String) },
-      remediation: { action: 'connect_integration', dashboard_url: expect.stringMatching(/\/help\/remediation#integrations$/), message: expect.any(String) },
+      remediation: { action: 'connect_integration', dashboard_url: expect.stringMatching(/\/console\/integrations$/), message: expect.any(String) },
     });
   });
 

@@ -49,6 +49,8 @@ export const OWNERS: Record<string, string> = {
   recorded_events: 'src/analytics/events.ts',
   analytics_rollups: 'src/analytics/rollups.ts',
   analytics_rollup_values: 'src/analytics/rollups.ts',
+  console_sign_in_links: 'src/console/sessions.ts',
+  console_sessions: 'src/console/sessions.ts',
 };
 
 /** Problems with the writers found: a writer that is not the owner, a table without owner. */

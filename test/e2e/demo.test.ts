@@ -86,6 +86,16 @@ describe('npm start on a fresh data directory', () => {
     // The demo followed two tracked links (one as a crawler) and recorded a conversion against the other.
     expect(output).toMatch(/followed 2 tracked links of grace\.liu@acme\.test's signature: \S+ as a browser \(a person's click\), \S+ as Googlebot \(counted as a bot\)/);
     expect(output).toMatch(/recorded a 490 USD conversion against that click/);
+    // The console's sign-in link opens a session of the Acme workspace, once.
+    const signIn = /\n {2}(http\S+\/console\/sign-in\?token=(sgl_\w+))\n/.exec(output);
+    expect(signIn, 'a console sign-in link').not.toBeNull();
+    const redeem = () => fetch(`${base}/console/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${signIn![2]}`, redirect: 'manual' });
+    const opened = await redeem();
+    expect(opened.status).toBe(303);
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0]!;
+    const session = (await (await fetch(`${base}/console/api/session`, { headers: { cookie } })).json()) as { data: { workspace: { id: string; name: string } } };
+    expect(session.data.workspace).toEqual({ id: record.workspace_id, name: 'Acme' });
+    expect((await redeem()).status).toBe(401);
     const overview = (await (await fetch(`${base}/v1/analytics/overview`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { totals: Record<string, unknown> } };
     expect(output).toMatch(/opened grace\.liu@acme\.test's signature as Gmail shows it/);
     expect(overview.data.totals).toMatchObject({

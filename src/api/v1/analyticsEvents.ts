@@ -12,6 +12,7 @@
  * (`event_tracking_disabled`) or the click id is not one the service issued for this workspace
  * (`unknown_click_id`). Recording goes through src/analytics/events.ts.
  */
+import { dashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -21,7 +22,6 @@ import { trackingEnabled } from '../../analytics/links.ts';
 import { clickTokens } from '../../analytics/token.ts';
 import { ApiError } from '../../errors.ts';
 import { dataOf, errors, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
-import { dashboardUrl } from '../../dashboard.ts';
 
 /** JSON bytes of `properties` and of `traits`, each. */
 export const MAX_OBJECT_BYTES = 8192;

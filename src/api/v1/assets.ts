@@ -15,6 +15,7 @@
  * `asset.source_url` with invalid_base64, too_big, unsupported_type, unsafe_url or fetch_failed;
  * `asset.filename` required; `asset` with one_of_required or mutually_exclusive.
  */
+import { dashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -24,7 +25,6 @@ import { ACCEPTED, assetPublicUrl, type AssetRow, checkUpload, createAsset, dele
 import { pageParams } from '../pagination.ts';
 import { ApiError, detail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isoRequired, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
-import { dashboardUrl } from '../../dashboard.ts';
 
 /** Base64 of the largest file, with room for the JSON around it. */
 export const ASSET_BODY_LIMIT = Math.ceil((MAX_ASSET_BYTES * 4) / 3) + 64 * 1024;

@@ -29,6 +29,7 @@
  * - Conditions are written as `{smart_field_id, values}` (an `operator` of `equal` is accepted, so a
  *   campaign read from the API can be written back) and answered with `operator: "equal"`.
  */
+import { integrationDashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -38,7 +39,6 @@ import { withTx, type Queryable } from '../../db/tx.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { validateTrees } from './content.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
-import { dashboardUrl } from '../../dashboard.ts';
 
 export function isTimeZone(tz: string): boolean {
   try {
@@ -249,7 +249,7 @@ async function patchCampaign(app: AppContext, workspaceId: string, id: string, m
 export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['marketing_campaigns'];
-  const integrationsUrl = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' });
+  const integrationsUrl = integrationDashboardUrl(app.config.PUBLIC_BASE_URL);
 
   r.get('/marketing_campaigns', { schema: { tags, summary: 'List campaigns', querystring: PageQuery, response: { 200: pageOf(Campaign), ...errors(401, 422) } } }, async (req) => {
     const { rows, params, total } = await listPage<CampaignRow>(app.pool, req.query, req.workspaceId, '*', 'from marketing_campaigns where workspace_id = $1');

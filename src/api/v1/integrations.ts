@@ -11,6 +11,7 @@
  *   422 integration_access_lost   (remediation reconnect_integration)
  *   409 sync_already_running      (remediation wait_for_sync)
  */
+import { integrationDashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES } from '../../domain.ts';
@@ -19,7 +20,6 @@ import { startRuns, type SyncRunRow } from '../../sync/runs.ts';
 import { ApiError } from '../../errors.ts';
 import { pageParams, paginate } from '../pagination.ts';
 import { rateLimitFor } from '../rateLimits.ts';
-import { dashboardUrl } from '../../dashboard.ts';
 
 /** An integration as the API shows it; `publicBaseUrl` builds its dashboard_url when none is stored. */
 export function integrationView(i: IntegrationRow, publicBaseUrl: string) {
@@ -31,14 +31,33 @@ export function integrationView(i: IntegrationRow, publicBaseUrl: string) {
     status: i.status,
     error_message: i.error_message,
     error_since: i.error_since,
-    dashboard_url: i.dashboard_url ?? dashboardUrl(publicBaseUrl, { page: 'integration', id: i.id }),
+    dashboard_url: integrationDashboardUrl(publicBaseUrl, i),
     created_at: i.created_at,
     updated_at: i.updated_at,
   };
 }
 
+/** A sync run as the API and the console show it: its counters, progress and error. */
+export function syncRunView(r: SyncRunRow & { integration_name: string; category: string }) {
+  return {
+    id: r.id,
+    integration_id: r.integration_id,
+    integration_name: r.integration_name,
+    category: r.category,
+    status: r.status,
+    mode: r.mode,
+    trigger: r.trigger,
+    counters: { pages: r.pages, seen: r.seen, created: r.created, updated: r.updated, unchanged: r.unchanged, deleted: r.deleted, skipped: r.skipped, errors: r.errors, rate_limit_waits: r.rate_limit_waits, pending_deletions: r.pending_deletions },
+    error: r.error ? { code: r.error_code, message: r.error } : null,
+    error_details: r.error_details,
+    fallback_reason: r.fallback_reason,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+  };
+}
+
 export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
-  const dashboard = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' });
+  const dashboard = integrationDashboardUrl(app.config.PUBLIC_BASE_URL);
 
   v1.get('/integrations', async (req) => {
     const p = pageParams(req.query);
@@ -62,23 +81,7 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
     );
     const r = rows[0];
     if (!r) throw ApiError.notFound('sync run');
-    return {
-      data: {
-        id: r.id,
-        integration_id: r.integration_id,
-        integration_name: r.integration_name,
-        category: r.category,
-        status: r.status,
-        mode: r.mode,
-        trigger: r.trigger,
-        counters: { pages: r.pages, seen: r.seen, created: r.created, updated: r.updated, unchanged: r.unchanged, deleted: r.deleted, skipped: r.skipped, errors: r.errors, rate_limit_waits: r.rate_limit_waits, pending_deletions: r.pending_deletions },
-        error: r.error ? { code: r.error_code, message: r.error } : null,
-        error_details: r.error_details,
-        fallback_reason: r.fallback_reason,
-        started_at: r.started_at,
-        finished_at: r.finished_at,
-      },
-    };
+    return { data: syncRunView(r) };
   });
 
   v1.post('/integrations/sync', { config: rateLimitFor(app.config, 'sync') }, async (req, reply) => {

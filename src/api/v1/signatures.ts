@@ -29,6 +29,7 @@
  *   workspace's mail clients and which size budgets it exceeds. Warnings never fail a write; a
  *   client that reads only `data` sees the spec's shape.
  */
+import { dashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -54,7 +55,6 @@ import { DraftWarnings, draftCompatibilityWarnings } from './signatureCompatibil
 import { rateLimitFor } from '../rateLimits.ts';
 import { validateTrees } from './content.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
-import { dashboardUrl } from '../../dashboard.ts';
 
 export const Variant = z
   .object({

@@ -23,6 +23,7 @@
  * - `used_in_signatures` is true when any signature or variant tree, published or draft, holds a
  *   token or link with this field's `smartFieldUuid`.
  */
+import { integrationDashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -32,7 +33,6 @@ import { withTx, type Queryable } from '../../db/tx.ts';
 import { createSmartField, lockSmartFieldCreation, updateSmartField } from '../../db/smartFields.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
-import { dashboardUrl } from '../../dashboard.ts';
 
 const KINDS = ['text', 'email', 'phone', 'url', 'image'] as const;
 
@@ -136,7 +136,7 @@ function attributeWithoutIntegration(): ValidationDetail {
 
 /** Checks an integration link; answers the details to report, or throws an error with remediation. */
 async function checkLink(
-  integrationsUrl: string,
+  publicBaseUrl: string,
   db: Queryable,
   workspaceId: string,
   integrationId: string | null | undefined,
@@ -145,9 +145,10 @@ async function checkLink(
   unknownIsRemediation = false,
 ): Promise<ValidationDetail[]> {
   if (integrationId === undefined || integrationId === null) return [];
+  const integrationsUrl = integrationDashboardUrl(publicBaseUrl);
   const { rows } = isUuid(integrationId)
-    ? await db.query<{ category: string; status: string; dashboard_url: string | null; name: string }>(
-        'select category, status, dashboard_url, name from integrations where workspace_id = $1 and id = $2',
+    ? await db.query<{ id: string; category: string; status: string; dashboard_url: string | null; name: string }>(
+        'select id, category, status, dashboard_url, name from integrations where workspace_id = $1 and id = $2',
         [workspaceId, integrationId],
       )
     : { rows: [] };
@@ -169,7 +170,7 @@ async function checkLink(
   if (out.length || !i) return out;
   if (i.status === 'access_lost') {
     throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', `The integration "${i.name}" has lost access.`, {
-      remediation: { action: 'reconnect_integration', dashboard_url: i.dashboard_url ?? integrationsUrl, message: 'Reconnect the integration, then link the smart field to it.' },
+      remediation: { action: 'reconnect_integration', dashboard_url: integrationDashboardUrl(publicBaseUrl, i), message: 'Reconnect the integration, then link the smart field to it.' },
     });
   }
   if (i.status === 'disconnected') {
@@ -198,7 +199,7 @@ async function chooseSlug(db: Queryable, workspaceId: string, asked: string | un
 export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['smart_fields'];
-  const integrationsUrl = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' });
+  const publicBaseUrl = app.config.PUBLIC_BASE_URL;
 
   r.get('/smart_fields', { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } }, async (req) => {
     const { rows, params, total } = await listPage<SmartFieldRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from smart_fields f where f.workspace_id = $1', 'f.created_at desc, f.id desc');
@@ -209,7 +210,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
     const f = req.body.smart_field;
     const row = await withTx(app.pool, async (c) => {
       await lockSmartFieldCreation(c, req.workspaceId);
-      const details = await checkLink(integrationsUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, null);
+      const details = await checkLink(publicBaseUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, null);
       if (!f.integration_id && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
       const slug = await chooseSlug(c, req.workspaceId, f.slug, f.label, details);
       if (details.length) throw ApiError.validation(details);
@@ -238,7 +239,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
       )).rows[0];
       if (!cur) throw ApiError.notFound('smart field');
       const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;
-      const details = f.integration_id !== undefined ? await checkLink(integrationsUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true) : [];
+      const details = f.integration_id !== undefined ? await checkLink(publicBaseUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true) : [];
       if (!linkTo && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
       if (f.integration_id === undefined && linkTo && f.integration_attribute === null) {
         details.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads; unlink it with integration_id: null.', { missing: ['integration_attribute'] }));

@@ -24,6 +24,7 @@
  *   change_primary_email) and an address a directory integration manages (422
  *   email_managed_by_integration, remediation edit_in_directory): the next sync would bring it back.
  */
+import { dashboardUrl, integrationDashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -33,7 +34,6 @@ import { lockTeammate, removeEmail, removeTeammate, setManualValues } from '../.
 import { kindMismatch, valueFitsKind, type SmartFieldKind } from '../../render/kinds.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
-import { dashboardUrl } from '../../dashboard.ts';
 
 export const Teammate = z
   .object({
@@ -88,9 +88,9 @@ async function load(db: Queryable, workspaceId: string, id: string): Promise<Tea
  * or `integration_access_lost` (remediation `reconnect_integration`) when that directory lost access.
  * A teammate only a disconnected integration listed can be deleted.
  */
-async function refuseDirectoryTeammate(c: Queryable, workspaceId: string, id: string, integrationsUrl: string): Promise<void> {
-  const { rows } = await c.query<{ name: string; status: string; dashboard_url: string | null }>(
-    `select i.name, i.status, i.dashboard_url from teammate_sources ts
+async function refuseDirectoryTeammate(c: Queryable, workspaceId: string, id: string, publicBaseUrl: string): Promise<void> {
+  const { rows } = await c.query<{ id: string; name: string; status: string; dashboard_url: string | null }>(
+    `select i.id, i.name, i.status, i.dashboard_url from teammate_sources ts
        join integrations i on i.workspace_id = ts.workspace_id and i.id = ts.integration_id
        join teammates t on t.workspace_id = ts.workspace_id and t.id = ts.teammate_id and t.deleted_at is null
       where ts.workspace_id = $1 and ts.teammate_id = $2 and i.category = 'teammates' and i.status <> 'disconnected'
@@ -101,11 +101,11 @@ async function refuseDirectoryTeammate(c: Queryable, workspaceId: string, id: st
   if (!i) return;
   if (i.status === 'access_lost') {
     throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', `This teammate comes from the directory integration "${i.name}", which has lost access.`, {
-      remediation: { action: 'reconnect_integration', dashboard_url: i.dashboard_url ?? integrationsUrl, message: 'Reconnect the integration, then remove the person in the directory; the next sync removes them here.' },
+      remediation: { action: 'reconnect_integration', dashboard_url: integrationDashboardUrl(publicBaseUrl, i), message: 'Reconnect the integration, then remove the person in the directory; the next sync removes them here.' },
     });
   }
   throw new ApiError(422, 'invalid_request_error', 'teammate_managed_by_integration', `This teammate comes from the directory integration "${i.name}"; its next sync would add them back.`, {
-    remediation: { action: 'edit_in_directory', dashboard_url: i.dashboard_url ?? integrationsUrl, message: 'Remove or suspend the person in the directory; the next sync removes them here.' },
+    remediation: { action: 'edit_in_directory', dashboard_url: integrationDashboardUrl(publicBaseUrl, i), message: 'Remove or suspend the person in the directory; the next sync removes them here.' },
   });
 }
 
@@ -155,7 +155,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
   r.delete('/teammates/:id', { schema: { tags, summary: 'Remove a teammate', params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'teammate');
     await withTx(app.pool, async (c) => {
-      await refuseDirectoryTeammate(c, req.workspaceId, id, dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' }));
+      await refuseDirectoryTeammate(c, req.workspaceId, id, app.config.PUBLIC_BASE_URL);
       if (!(await removeTeammate(c, req.workspaceId, id))) throw ApiError.notFound('teammate');
     });
     return reply.status(204).send(null);
@@ -181,7 +181,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
       }
       if (e.integration_id && e.integration_status !== 'disconnected') {
         throw new ApiError(422, 'invalid_request_error', 'email_managed_by_integration', 'This address comes from a directory integration; its next sync would add it back.', {
-          remediation: { action: 'edit_in_directory', dashboard_url: e.dashboard_url ?? dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'integrations' }), message: 'Remove the alias in the directory; the next sync removes it here.' },
+          remediation: { action: 'edit_in_directory', dashboard_url: e.integration_id ? integrationDashboardUrl(app.config.PUBLIC_BASE_URL, { id: e.integration_id, dashboard_url: e.dashboard_url }) : integrationDashboardUrl(app.config.PUBLIC_BASE_URL), message: 'Remove the alias in the directory; the next sync removes it here.' },
         });
       }
       await removeEmail(c, req.workspaceId, id, e.teammate_id);

@@ -10,25 +10,14 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
 import type { ReplayOptions } from './installReplay.ts';
+import type { MailboxRef } from '../../install/replay.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../../output.ts';
 import { requireUuid, withContext } from './admin.ts';
 
-export interface EmailInfo {
-  id: string;
-  workspace_id: string;
-  address: string;
-  teammate_id: string;
-  display_name: string;
-  deleted_at: Date | null;
-}
-
-async function findEmail(ctx: AppContext, address: string): Promise<EmailInfo> {
-  const { rows } = await ctx.pool.query<EmailInfo>(
-    `select e.id, e.workspace_id, e.address, e.teammate_id, t.display_name, t.deleted_at
-       from emails e join teammates t on t.id = e.teammate_id where lower(e.address) = lower($1)`,
-    [address],
-  );
+async function findEmail(ctx: AppContext, address: string): Promise<MailboxRef> {
+  const { findMailboxes } = await import('../../install/replay.ts');
+  const rows = await findMailboxes(ctx.pool, address);
   if (!rows.length) throw new UsageError(`--email: no teammate has the address ${address}`);
   if (rows.length > 1) throw new UsageError(`--email: ${address} exists in ${rows.length} workspaces; this command needs it to be unique`);
   return rows[0]!;

@@ -1,0 +1,258 @@
+/**
+ * The console: pages for people, served under /console. The pages are one HTML shell and plain
+ * JavaScript modules (src/console/static, no build step) that read the /v1 API with the session
+ * cookie as auth (src/api/auth.ts), plus the few console reads and actions the public API has no
+ * route for, under /console/api (same session, same CSRF rule).
+ *
+ *   GET  /console/sign-in?token=   a page with one button that redeems the link (a GET never
+ *                                  spends it, so a link preview or prefetch cannot)
+ *   POST /console/sign-in          redeems the one-time link, sets the session cookie, 303 to the pages
+ *   POST /console/sign-out         ends the session
+ *   GET  /console[/page[/id]]      the shell (401 page with how to sign in, without a session)
+ *   GET  /console/static/<file>    the modules, the stylesheet, uPlot
+ *   GET  /console/api/session      the workspace and the CSRF token of the session
+ *   GET  /console/api/integrations/:id        one integration and its last sync runs
+ *   POST /console/api/integrations/:id/sync   sync now
+ *   /console/api/mailboxes...                  search, one mailbox, replay (consoleMailboxes.ts)
+ *   /console/api/webhooks...                   endpoints, deliveries, redeliver (consoleWebhooks.ts)
+ *
+ * Every answer carries a strict Content-Security-Policy (scripts only from this origin, no inline
+ * script or style element, no framing) and no-store caching for the pages.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { endSession, redeemSignInLink, SESSION_TTL_MS, type ConsoleSession } from '../console/sessions.ts';
+import { DIRECTORY_CATEGORIES } from '../domain.ts';
+import { ApiError } from '../errors.ts';
+import { getIntegration } from '../integrations/repository.ts';
+import { startRuns, type SyncRunRow } from '../sync/runs.ts';
+import { checkCsrf, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionOf } from './auth.ts';
+import { limitPerAddress } from './rateLimits.ts';
+import { consoleMailboxRoutes } from './consoleMailboxes.ts';
+import { consoleWebhookRoutes } from './consoleWebhooks.ts';
+import { integrationView, syncRunView } from './v1/integrations.ts';
+import { escapeText } from '../render/escape.ts';
+
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  // The signature previews (sandboxed srcdoc frames, which inherit this policy) are email HTML, styled
+  // by style attributes: those are allowed, style elements and style sheets from elsewhere are not.
+  "style-src-attr 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The pages of the console (each a module in src/console/static). */
+export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'signatures', 'webhooks'] as const;
+
+const STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
+const UPLOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.resolve('uplot'))), '');
+const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+/** The files served under /console/static: the console's own, and uPlot's ES module and stylesheet. */
+function staticFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const f of fs.readdirSync(STATIC_DIR)) if (TYPES[path.extname(f)]) files.set(f, path.join(STATIC_DIR, f));
+  files.set('vendor/uPlot.esm.js', path.join(UPLOT_DIR, 'uPlot.esm.js'));
+  files.set('vendor/uPlot.min.css', path.join(UPLOT_DIR, 'uPlot.min.css'));
+  return files;
+}
+
+const SIGN_IN_ROUTE_LIMIT = 30;
+const LINK_TOKEN = /^sgl_[A-Za-z0-9]{43}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const RUNS_SHOWN = 10;
+
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** The Set-Cookie value of a session (or of its removal): HttpOnly, SameSite=Strict, Secure outside loopback. */
+function sessionCookie(req: FastifyRequest, value: string, maxAgeS: number): string {
+  const secure = !isLoopback(req.hostname);
+  const name = secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+  return `${name}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure ? '; Secure' : ''}`;
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeText(title)} · sigsync console</title>
+<link rel="stylesheet" href="/console/static/console.css">
+</head>
+<body>
+<main id="main" class="narrow">
+<h1>${escapeText(title)}</h1>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+const HOW_TO_SIGN_IN = '<p>Ask for a sign-in link on the machine that runs the service:</p>\n<pre><code>sigsync console link --workspace WORKSPACE_ID</code></pre>\n<p>A link opens one session, once, within 15 minutes.</p>';
+
+/** The shell every console page loads: navigation, a main landmark, and the page's module. */
+function shell(): string {
+  const nav = CONSOLE_PAGES.map((p) => `<li><a href="/console/${p}" data-page="${p}">${p[0]!.toUpperCase()}${p.slice(1)}</a></li>`).join('');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>sigsync console</title>
+<link rel="stylesheet" href="/console/static/vendor/uPlot.min.css">
+<link rel="stylesheet" href="/console/static/console.css">
+<script type="module" src="/console/static/app.js"></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header>
+<span class="brand">sigsync</span>
+<nav aria-label="Console"><ul>${nav}</ul></nav>
+<span id="workspace" class="workspace"></span>
+<button type="button" id="sign-out">Sign out</button>
+</header>
+<main id="main" tabindex="-1">
+<h1 id="title">Loading…</h1>
+<div id="content" aria-live="polite"></div>
+</main>
+</body>
+</html>
+`;
+}
+
+function html(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.status(status).header('content-type', 'text/html; charset=utf-8').send(body);
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleSession?: ConsoleSession;
+  }
+}
+
+/** Console-only reads and actions: session cookie and CSRF token, scoped to the session's workspace. */
+async function consoleApi(api: FastifyInstance, app: AppContext): Promise<void> {
+  api.decorateRequest('workspaceId', '');
+  api.addHook('onRequest', async (req) => {
+    const session = await sessionOf(app.pool, req);
+    if (!session) throw ApiError.unauthorized('Sign in to the console: sigsync console link --workspace ID prints a sign-in link.');
+    checkCsrf(req, session);
+    req.consoleSession = session;
+    req.workspaceId = session.workspaceId;
+  });
+
+  api.get('/session', async (req) => {
+    const { rows } = await app.pool.query<{ id: string; name: string }>('select id, name from workspaces where id = $1', [req.workspaceId]);
+    return { data: { workspace: rows[0], csrf_token: req.consoleSession!.csrfToken, expires_at: req.consoleSession!.expiresAt } };
+  });
+
+  api.get('/integrations/:id', async (req) => {
+    const { id } = req.params as { id: string };
+    const integration = UUID.test(id) ? await getIntegration(app.pool, req.workspaceId, id) : undefined;
+    if (!integration) throw ApiError.notFound('integration');
+    const { rows } = await app.pool.query<SyncRunRow & { integration_name: string; category: string }>(
+      `select r.*, $3::text as integration_name, $4::text as category from sync_runs r
+        where r.workspace_id = $1 and r.integration_id = $2 order by r.started_at desc limit ${RUNS_SHOWN}`,
+      [req.workspaceId, id, integration.name, integration.category],
+    );
+    return { data: { integration: integrationView(integration, app.config.PUBLIC_BASE_URL), syncable: DIRECTORY_CATEGORIES.includes(integration.category), runs: rows.map(syncRunView) } };
+  });
+
+  consoleMailboxRoutes(api, app);
+  consoleWebhookRoutes(api, app);
+
+  api.post('/integrations/:id/sync', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const integration = UUID.test(id) ? await getIntegration(app.pool, req.workspaceId, id) : undefined;
+    if (!integration) throw ApiError.notFound('integration');
+    if (!DIRECTORY_CATEGORIES.includes(integration.category)) throw new ApiError(422, 'invalid_request_error', 'not_a_directory', 'Only directory integrations sync.');
+    if (integration.status === 'access_lost') throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The integration has lost access; reconnect it first.');
+    const started = await startRuns(app.pool, req.workspaceId, [id], { trigger: 'api' });
+    if (!started.length) throw new ApiError(409, 'conflict_error', 'sync_already_running', 'A sync of this integration is running.');
+    return reply.status(202).send({ data: started.map((r) => ({ id: r.id, status: r.status, started_at: r.started_at })) });
+  });
+}
+
+export async function consoleRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
+  const files = staticFiles();
+  await server.register(
+    async (scope) => {
+      scope.decorateRequest('consoleSession', undefined);
+      scope.addHook('onSend', async (_req, reply) => {
+        reply.header('content-security-policy', CONSOLE_CSP);
+        reply.header('x-content-type-options', 'nosniff');
+        reply.header('referrer-policy', 'no-referrer');
+        if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      });
+      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      });
+
+      await scope.register(async (signIn) => {
+        await limitPerAddress(signIn, SIGN_IN_ROUTE_LIMIT, 'Too many sign-in attempts from this address.');
+        signIn.get('/sign-in', async (req, reply) => {
+          const token = (req.query as { token?: unknown }).token;
+          if (typeof token !== 'string' || !LINK_TOKEN.test(token)) return html(reply, 400, page('Sign in', `<p>This is not a sign-in link.</p>\n${HOW_TO_SIGN_IN}`));
+          return html(
+            reply,
+            200,
+            page('Sign in', `<form method="post" action="/console/sign-in">\n<input type="hidden" name="token" value="${token}">\n<p>This link opens a session of the sigsync console in this browser.</p>\n<button type="submit">Sign in</button>\n</form>`),
+          );
+        });
+        signIn.post('/sign-in', async (req, reply) => {
+          const token = (req.body as { token?: unknown } | undefined)?.token;
+          const session = typeof token === 'string' ? await redeemSignInLink(app.pool, token) : undefined;
+          if (!session) return html(reply, 401, page('Sign-in link used or expired', `<p>A sign-in link works once, for 15 minutes.</p>\n${HOW_TO_SIGN_IN}`));
+          reply.header('set-cookie', sessionCookie(req, session.token, Math.floor(SESSION_TTL_MS / 1000)));
+          return reply.redirect('/console/integrations', 303);
+        });
+      });
+
+      scope.post('/sign-out', async (req, reply) => {
+        const session = await sessionOf(app.pool, req);
+        if (session) {
+          checkCsrf(req, session);
+          await endSession(app.pool, session.id);
+        }
+        reply.header('set-cookie', sessionCookie(req, '', 0));
+        return reply.status(204).send();
+      });
+
+      scope.get('/static/*', async (req, reply) => {
+        const file = files.get((req.params as { '*': string })['*']);
+        if (!file) return reply.status(404).send(new ApiError(404, 'not_found_error', 'route_not_found', 'No such file.').toBody());
+        return reply
+          .header('content-type', TYPES[path.extname(file)]!)
+          .header('cache-control', 'no-cache')
+          .send(await fs.promises.readFile(file));
+      });
+
+      const servePage = async (req: FastifyRequest, reply: FastifyReply) => {
+        if (!(await sessionOf(app.pool, req))) return html(reply, 401, page('Sign in to the console', HOW_TO_SIGN_IN));
+        return html(reply, 200, shell());
+      };
+      scope.get('/', async (_req, reply) => reply.redirect('/console/integrations', 303));
+      for (const p of CONSOLE_PAGES) {
+        scope.get(`/${p}`, servePage);
+        scope.get(`/${p}/:id`, servePage);
+      }
+
+      await scope.register(async (api) => consoleApi(api, app), { prefix: '/api' });
+    },
+    { prefix: '/console' },
+  );
+}

@@ -1,0 +1,99 @@
+/**
+ * The console's mailbox routes (session auth and CSRF from src/api/console.ts; the session's
+ * workspace only):
+ *
+ *   GET  /console/api/mailboxes?q=            up to 20 addresses that contain q
+ *   GET  /console/api/mailboxes/:address      the teammate, each installation per destination and
+ *                                             kind, with the provider's last answer
+ *   POST /console/api/mailboxes/:address/replay  {kind?, dry_run?}: the replay report
+ *                                             (src/install/replay.ts), with the HTML before and after
+ *   GET  /console/api/signatures/:id/preview?teammate=&kind=   the published signature rendered for
+ *                                             one teammate (no tracked links)
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { SIGNATURE_KINDS, type SignatureKind } from '../domain.ts';
+import { ApiError, detail } from '../errors.ts';
+import { findMailboxes, replayMailbox } from '../install/replay.ts';
+import { redactDeep } from '../log.ts';
+import { renderForInstall } from '../install/content.ts';
+
+const SEARCH_LIMIT = 20;
+/** A transparent pixel: what a tracked view image shows in a console preview. */
+const BLANK = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
+
+/**
+ * The HTML as the console previews it: tracked view images (`PUBLIC_BASE_URL/v/...`) become a blank
+ * pixel, so that looking at a signature in the console does not count as a view of it.
+ */
+export function previewHtml(html: string | null, publicBaseUrl: string): string | null {
+  if (html === null) return null;
+  const prefix = `${publicBaseUrl.replace(/\/+$/, '')}/v/`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return html.replace(new RegExp(`(<img\\b[^>]*\\bsrc=")${prefix}[^"]*"`, 'g'), `$1${BLANK}"`);
+}
+const ReplayBody = z.object({ kind: z.enum(SIGNATURE_KINDS as [SignatureKind, ...SignatureKind[]]).optional(), dry_run: z.boolean().optional() }).strict();
+
+async function mailboxOf(app: AppContext, workspaceId: string, address: string) {
+  const [mailbox] = await findMailboxes(app.pool, address, workspaceId);
+  if (!mailbox) throw ApiError.notFound('mailbox');
+  return mailbox;
+}
+
+const PreviewQuery = z.object({ teammate: z.uuid(), kind: z.enum(SIGNATURE_KINDS as [SignatureKind, ...SignatureKind[]]).optional() });
+
+export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): void {
+  // A signature's published content rendered for one teammate, as an install would write it but
+  // without tracked links (a preview is no mailbox). 404 for another workspace's signature or teammate.
+  api.get('/signatures/:id/preview', async (req) => {
+    const { id } = req.params as { id: string };
+    const q = PreviewQuery.safeParse(req.query);
+    if (!q.success) throw ApiError.validation(q.error.issues.map((i) => detail(i.path.join('.') || 'query', i.code, i.message)));
+    const found = await app.pool.query('select 1 from signatures s, teammates t where s.workspace_id = $1 and s.id = $2 and t.workspace_id = $1 and t.id = $3', [req.workspaceId, z.uuid().safeParse(id).success ? id : null, q.data.teammate]);
+    if (!found.rowCount) throw ApiError.notFound('signature or teammate');
+    const r = await renderForInstall(app, { workspaceId: req.workspaceId, teammateId: q.data.teammate, signatureId: id, kind: q.data.kind ?? 'primary' });
+    return { data: { available: r.available, reason: r.unavailableReason ?? null, html: r.available ? previewHtml(r.html, app.config.PUBLIC_BASE_URL) : null, values: r.values } };
+  });
+
+  api.get('/mailboxes', async (req) => {
+    const q = String((req.query as { q?: unknown }).q ?? '').trim().toLowerCase().slice(0, 320);
+    if (!q) return { data: [] };
+    const { rows } = await app.pool.query<{ address: string; display_name: string }>(
+      `select e.address, t.display_name from emails e join teammates t on t.workspace_id = e.workspace_id and t.id = e.teammate_id
+        where e.workspace_id = $1 and strpos(lower(e.address), $2) > 0 order by e.address limit ${SEARCH_LIMIT}`,
+      [req.workspaceId, q],
+    );
+    return { data: rows };
+  });
+
+  api.get('/mailboxes/:address', async (req) => {
+    const mailbox = await mailboxOf(app, req.workspaceId, (req.params as { address: string }).address);
+    const { rows } = await app.pool.query(
+      `select s.kind, s.status, s.error_code, s.error_message, s.failing_since, s.installed_at, s.attempts, s.last_attempt_at, s.updated_at,
+              s.last_provider_response as provider_response, sg.id as signature_id, sg.name as signature_name,
+              i.id as integration_id, i.name as integration_name, i.kind as provider
+         from installations s
+         join integrations i on i.workspace_id = s.workspace_id and i.id = s.integration_id
+         join signatures sg on sg.workspace_id = s.workspace_id and sg.id = s.signature_id
+        where s.workspace_id = $1 and s.email_id = $2
+        order by i.name, s.kind, sg.name`,
+      [req.workspaceId, mailbox.id],
+    );
+    return {
+      data: {
+        address: mailbox.address,
+        teammate: { id: mailbox.teammate_id, display_name: mailbox.display_name, removed: !!mailbox.deleted_at },
+        installations: redactDeep(rows),
+      },
+    };
+  });
+
+  api.post('/mailboxes/:address/replay', async (req) => {
+    const parsed = ReplayBody.safeParse(req.body ?? {});
+    if (!parsed.success) throw ApiError.validation(parsed.error.issues.map((i) => detail(i.path.join('.') || 'body', i.code, i.message)));
+    const mailbox = await mailboxOf(app, req.workspaceId, (req.params as { address: string }).address);
+    const report = await replayMailbox(app, mailbox, { kind: parsed.data.kind ?? 'primary', dryRun: parsed.data.dry_run ?? false });
+    const base = app.config.PUBLIC_BASE_URL;
+    return { data: { ...report, installs: report.installs.map((i) => ({ ...i, previous_html: previewHtml(i.previous_html, base), html: previewHtml(i.html, base) })) } };
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * The console's webhook routes (session auth and CSRF from src/api/console.ts; the session's
+ * workspace only):
+ *
+ *   GET  /console/api/webhooks                         the endpoints, each with its last 20 delivery attempts
+ *   POST /console/api/webhooks/deliveries/:id/redeliver  sends a settled delivery again (same webhook-id)
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { listDeliveryAttempts, redeliver, RedeliveryError } from '../events/deliveries.ts';
+import { listEndpoints } from '../events/endpoints.ts';
+
+const ATTEMPTS_SHOWN = 20;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function consoleWebhookRoutes(api: FastifyInstance, app: AppContext): void {
+  api.get('/webhooks', async (req) => {
+    const endpoints = await listEndpoints(app.pool, req.workspaceId);
+    const data = [];
+    for (const e of endpoints) {
+      data.push({
+        id: e.id,
+        url: e.url,
+        event_types: e.event_types,
+        enabled: e.enabled,
+        consecutive_failures: e.consecutive_failures,
+        disabled_reason: e.disabled_reason,
+        created_at: e.created_at,
+        attempts: await listDeliveryAttempts(app.pool, e.id, { limit: ATTEMPTS_SHOWN }),
+      });
+    }
+    return { data };
+  });
+
+  api.post('/webhooks/deliveries/:id/redeliver', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const owned = UUID.test(id)
+      ? await app.pool.query('select 1 from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id where d.id = $1 and ep.workspace_id = $2', [id, req.workspaceId])
+      : { rowCount: 0 };
+    if (!owned.rowCount) throw ApiError.notFound('webhook delivery');
+    try {
+      const r = await redeliver(app.pool, id);
+      return await reply.status(202).send({ data: { id: r.id, endpoint_id: r.endpointId, event_type: r.eventType } });
+    } catch (e) {
+      if (e instanceof RedeliveryError) throw new ApiError(409, 'conflict_error', 'redelivery_refused', e.message);
+      throw e;
+    }
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * Sign-in to the console, for people (API keys stay with scripts):
+ *
+ *   sign-in link   `sigsync console link --workspace W` makes a random token, stores sha256 of it,
+ *                  and prints `/console/sign-in?token=...`; it opens one session, once, within
+ *                  LINK_TTL_MS (15 minutes).
+ *   session        redeeming the link makes a second random token (the cookie) and a CSRF token; the
+ *                  session is scoped to the link's workspace and lasts SESSION_TTL_MS (12 hours) or
+ *                  until signed out.
+ *
+ * Only hashes of the link and cookie tokens are stored. `method` leaves room for signing in with the
+ * workspace's own Google or Microsoft account: such a sign-in would end in `openSession` too.
+ */
+import crypto from 'node:crypto';
+import type { Queryable } from '../db/tx.ts';
+import { randomToken } from '../db/apiKeys.ts';
+
+export const LINK_TTL_MS = 15 * 60_000;
+export const SESSION_TTL_MS = 12 * 3_600_000;
+
+const LINK_PREFIX = 'sgl_';
+const SESSION_PREFIX = 'sgc_';
+const TOKEN = /^sg[lc]_[A-Za-z0-9]{43}$/;
+
+const hash = (token: string) => crypto.createHash('sha256').update(token).digest();
+
+export type SignInMethod = 'link' | 'google' | 'microsoft';
+
+export interface ConsoleSession {
+  id: string;
+  workspaceId: string;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+/** A one-time sign-in token for the workspace; answers the token (shown once) and when it expires. */
+export async function createSignInLink(db: Queryable, workspaceId: string, createdBy = '', ttlMs = LINK_TTL_MS): Promise<{ token: string; expiresAt: Date }> {
+  const token = `${LINK_PREFIX}${randomToken(43)}`;
+  const { rows } = await db.query<{ expires_at: Date }>(
+    `insert into console_sign_in_links (token_hash, workspace_id, created_by, expires_at) values ($1, $2, $3, now() + $4 * interval '1 millisecond') returning expires_at`,
+    [hash(token), workspaceId, createdBy, ttlMs],
+  );
+  return { token, expiresAt: rows[0]!.expires_at };
+}
+
+/** Opens a session for a workspace (after a sign-in method vouched for the person). */
+export async function openSession(db: Queryable, workspaceId: string, method: SignInMethod, subject: string, ttlMs = SESSION_TTL_MS): Promise<ConsoleSession & { token: string }> {
+  const token = `${SESSION_PREFIX}${randomToken(43)}`;
+  const csrfToken = randomToken(32);
+  const { rows } = await db.query<{ id: string; expires_at: Date }>(
+    `insert into console_sessions (token_hash, workspace_id, method, subject, csrf_token, expires_at)
+     values ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond') returning id, expires_at`,
+    [hash(token), workspaceId, method, subject, csrfToken, ttlMs],
+  );
+  return { id: rows[0]!.id, workspaceId, csrfToken, expiresAt: rows[0]!.expires_at, token };
+}
+
+/**
+ * Redeems a sign-in link: marks it used (one statement, so two browsers racing on one link get one
+ * session) and opens a session. Undefined for an unknown, used or expired link.
+ */
+export async function redeemSignInLink(db: Queryable, token: string): Promise<(ConsoleSession & { token: string }) | undefined> {
+  if (!TOKEN.test(token) || !token.startsWith(LINK_PREFIX)) return undefined;
+  const { rows } = await db.query<{ workspace_id: string; created_by: string }>(
+    `update console_sign_in_links set used_at = now() where token_hash = $1 and used_at is null and expires_at > now() returning workspace_id, created_by`,
+    [hash(token)],
+  );
+  const link = rows[0];
+  if (!link) return undefined;
+  return openSession(db, link.workspace_id, 'link', link.created_by);
+}
+
+/** The live session of a cookie token, or undefined. */
+export async function findSession(db: Queryable, token: string): Promise<ConsoleSession | undefined> {
+  if (!TOKEN.test(token) || !token.startsWith(SESSION_PREFIX)) return undefined;
+  const { rows } = await db.query<{ id: string; workspace_id: string; csrf_token: string; expires_at: Date }>(
+    { name: 'console_session_find', text: 'select id, workspace_id, csrf_token, expires_at from console_sessions where token_hash = $1 and ended_at is null and expires_at > now()', values: [hash(token)] },
+  );
+  const r = rows[0];
+  return r ? { id: r.id, workspaceId: r.workspace_id, csrfToken: r.csrf_token, expiresAt: r.expires_at } : undefined;
+}
+
+/** Ends a session (sign out). */
+export async function endSession(db: Queryable, sessionId: string): Promise<void> {
+  await db.query('update console_sessions set ended_at = now() where id = $1 and ended_at is null', [sessionId]);
+}
+
+/** Whether a CSRF header matches the session's token (constant time). */
+export function csrfMatches(session: ConsoleSession, header: string | undefined): boolean {
+  if (!header) return false;
+  const a = Buffer.from(header);
+  const b = Buffer.from(session.csrfToken);
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
+}

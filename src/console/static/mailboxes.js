@@ -1,0 +1,113 @@
+// Mailboxes: find an address; its installations per destination with the provider's last answer;
+// a dry-run replay with the HTML installed now and the HTML a replay would write side by side (in
+// sandboxed frames: no script, no same-origin access) and their line diff; and a replay.
+import { api, h, notice, statusBadge, table, when } from './lib.js';
+
+const path = (address) => `/console/api/mailboxes/${encodeURIComponent(address)}`;
+
+function searchForm(initial, onSearch) {
+  const input = h('input', { type: 'search', id: 'mailbox-q', name: 'q', autocomplete: 'off', value: initial ?? '', required: true });
+  return h(
+    'form',
+    { class: 'inline', role: 'search', onsubmit: (e) => (e.preventDefault(), onSearch(input.value.trim())) },
+    h('label', { for: 'mailbox-q' }, 'Email address', input),
+    h('button', { type: 'submit' }, 'Search'),
+  );
+}
+
+async function search({ content, title }) {
+  title.textContent = 'Mailboxes';
+  const results = h('div', { id: 'results' });
+  const run = async (q) => {
+    history.replaceState(null, '', q ? `?q=${encodeURIComponent(q)}` : location.pathname);
+    const { data } = await api(`/console/api/mailboxes?q=${encodeURIComponent(q)}`);
+    if (!data.length) return notice(results, `No address of this workspace contains “${q}”.`);
+    results.replaceChildren(h('ul', { class: 'results' }, data.map((m) => h('li', {}, h('a', { href: `/console/mailboxes/${encodeURIComponent(m.address)}` }, m.address), m.display_name ? ` (${m.display_name})` : ''))));
+  };
+  const q = new URLSearchParams(location.search).get('q');
+  content.replaceChildren(searchForm(q, (v) => run(v).catch((e) => notice(results, e.message, 'error'))), results);
+  if (q) await run(q);
+}
+
+function providerMessage(i) {
+  if (i.error_message) return `${i.error_code ?? 'error'}: ${i.error_message}`;
+  if (i.provider_response === null || i.provider_response === undefined) return '–';
+  return h('code', {}, JSON.stringify(i.provider_response).slice(0, 300));
+}
+
+function frame(label, html) {
+  // srcdoc in a sandbox without allow-scripts or allow-same-origin: the signature's HTML cannot run
+  // anything or reach the console.
+  return h('figure', {}, h('figcaption', {}, label), html === null ? h('p', {}, 'Nothing installed yet.') : h('iframe', { title: label, sandbox: '', srcdoc: html }));
+}
+
+function diffView(diff) {
+  if (!diff) return '';
+  return h('pre', { class: 'diff' }, diff.split('\n').map((l) => (l.startsWith('+ ') ? h('ins', {}, l) : l.startsWith('- ') ? h('del', {}, l) : l)).flatMap((n, k) => (k ? ['\n', n] : [n])));
+}
+
+function report(r) {
+  return h(
+    'section',
+    { id: 'replay-report', 'aria-labelledby': 'replay-heading' },
+    h('h2', { id: 'replay-heading' }, r.dry_run ? 'Dry run: what a replay would write' : 'Replayed'),
+    h('p', {}, `Signature chosen: ${r.chosen_because}.`),
+    r.installs.length ? '' : h('p', {}, 'No signatures integration installs this address.'),
+    r.installs.map((i) =>
+      h(
+        'article',
+        { class: 'install', 'data-integration-id': i.integration_id, 'data-outcome': i.outcome },
+        h('h3', {}, `${i.integration.name}: ${i.outcome.replace(/_/g, ' ')}`),
+        h('p', {}, `Chosen because ${i.routing.explanation}.`, i.message ? ` Error ${i.errorCode}: ${i.message}.` : '', i.reason ? ` ${i.reason}.` : ''),
+        h('div', { class: 'side-by-side' }, frame('Installed now', i.previous_html), frame(r.dry_run ? 'A replay would write' : 'Written now', i.html)),
+        diffView(i.diff),
+      ),
+    ),
+  );
+}
+
+async function mailbox({ content, title, id }) {
+  const status = h('div', { id: 'action-status' });
+  const body = h('div');
+  const out = h('div');
+  content.replaceChildren(h('p', {}, h('a', { href: '/console/mailboxes' }, '← Search another address')), body, status, out);
+
+  async function refresh() {
+    const { data } = await api(path(id));
+    title.textContent = data.address;
+    body.replaceChildren(
+      h('p', {}, `Teammate: ${data.teammate.display_name || '(no name)'}${data.teammate.removed ? ' (removed)' : ''}`),
+      data.installations.length
+        ? table({
+            id: 'installations',
+            caption: 'Installations, per destination',
+            columns: ['Destination', 'Provider', 'Variant', 'Signature', 'Status', "Provider's last message", 'Last attempt', 'Attempts'],
+            numeric: [7],
+            rows: data.installations.map((i) => ({
+              attrs: { 'data-integration-id': i.integration_id, 'data-kind': i.kind, 'data-status': i.status },
+              cells: [i.integration_name, i.provider, i.kind, i.signature_name, statusBadge(i.status), providerMessage(i), when(i.last_attempt_at), String(i.attempts)],
+            })),
+          })
+        : h('p', {}, 'No installation yet.'),
+      h('div', { class: 'actions' }, h('button', { type: 'button', id: 'dry-run', class: 'secondary', onclick: () => act(true) }, 'Dry run'), ' ', h('button', { type: 'button', id: 'replay', onclick: () => act(false) }, 'Replay now')),
+    );
+  }
+
+  async function act(dryRun) {
+    notice(status, dryRun ? 'Rendering…' : 'Installing…');
+    try {
+      const { data } = await api(`${path(id)}/replay`, { method: 'POST', body: { dry_run: dryRun } });
+      out.replaceChildren(report(data));
+      notice(status, dryRun ? 'Dry run done: nothing was written.' : 'Replay done.');
+      if (!dryRun) await refresh();
+    } catch (e) {
+      notice(status, e.message, 'error');
+    }
+  }
+
+  await refresh();
+}
+
+export async function render(page) {
+  return page.id ? mailbox(page) : search(page);
+}

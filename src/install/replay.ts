@@ -1,0 +1,128 @@
+/**
+ * Replaying one mailbox: installs it now, inline, through the worker's own path (installMailbox,
+ * forced but for Slack), or only decides and renders (dry run), and explains it: the signature chosen and why,
+ * each destination with the routing rule that chose it, the smart-field values, the provider's
+ * answer (secrets redacted), the status transition, and the HTML before and after with a line diff.
+ * A mailbox whose last attempt failed shows that error and what fixes it; against nothing installed
+ * yet there is no diff. A Slack DM already sent with the same content is not sent again (a message,
+ * unlike a mailbox setting, repeats).
+ * `sigsync install replay` prints the report; the console's mailbox page shows it.
+ */
+import type { AppContext } from '../context.ts';
+import type { Queryable } from '../db/tx.ts';
+import type { SignatureKind } from '../domain.ts';
+import { createLogger, redactDeep } from '../log.ts';
+import { lineDiff } from './diff.ts';
+import { installMailbox } from './install.ts';
+import { routingFor, signaturesFor } from './recipients.ts';
+
+export interface MailboxRef {
+  id: string;
+  workspace_id: string;
+  address: string;
+  teammate_id: string;
+  display_name: string;
+  deleted_at: Date | null;
+}
+
+/** The mailboxes with this address (case-insensitive), in one workspace or, for the operator's CLI, in all. */
+export async function findMailboxes(db: Queryable, address: string, workspaceId?: string): Promise<MailboxRef[]> {
+  const { rows } = await db.query<MailboxRef>(
+    `select e.id, e.workspace_id, e.address, e.teammate_id, t.display_name, t.deleted_at
+       from emails e join teammates t on t.id = e.teammate_id
+      where lower(e.address) = lower($1) ${workspaceId ? 'and e.workspace_id = $2' : ''}`,
+    workspaceId ? [address, workspaceId] : [address],
+  );
+  return rows;
+}
+
+export interface ReplayOptions {
+  kind: SignatureKind;
+  signature?: string | undefined;
+  dryRun?: boolean;
+}
+
+/** What fixes a failed install, by its error code (connectors/types.ts ConnectorErrorCode). */
+export const FIXES: Record<string, string> = {
+  user_not_found: 'the provider has no mailbox at this address (deleted, renamed or not licensed): fix it in the directory or the mail admin console, then replay',
+  forbidden: 'the provider refuses to change this mailbox (mail service off for the user, or a missing permission): turn mail on for the user or grant the permission, then replay',
+  unauthorized_client: 'the service account is not allowed the Gmail scope: add it to the domain-wide delegation entry (docs/google-workspace.md), then replay',
+  channel_not_found: 'Slack cannot open a DM with this member (deactivated, or a bot): nothing to install there',
+  signature_too_long: "the rendered HTML is over the provider's limit: shorten the signature or the campaign banner, publish, then replay",
+  multi_signatures_not_supported: 'this Outlook mailbox keeps one signature (roaming signatures off): the primary one is installed; reply and internal variants are not',
+  access_lost: 'the integration lost access: sigsync integration reconnect INTEGRATION_ID --credentials-file FILE, then replay',
+  rate_limited: 'the provider asked to slow down: the worker retries by itself; replay later to see it now',
+  transient: 'a network or provider failure: the worker retries by itself; replay later to see it now',
+  invalid_response: 'the provider answered something unexpected (see the message): replay later; if it stays, report the message',
+};
+
+interface LastAttempt {
+  integration_id: string;
+  last_html: string | null;
+  status: string;
+  error_code: string | null;
+  error_message: string | null;
+  failing_since: Date | null;
+  attempts: number;
+}
+
+function lastAttemptView(last: LastAttempt | undefined) {
+  if (!last) return null;
+  const failed = last.status === 'failed' || last.status === 'access_lost';
+  return {
+    status: last.status,
+    error_code: last.error_code,
+    error_message: last.error_message,
+    failing_since: last.failing_since?.toISOString() ?? null,
+    attempts: last.attempts,
+    fix: failed ? (FIXES[last.error_code ?? (last.status === 'access_lost' ? 'access_lost' : '')] ?? null) : null,
+  };
+}
+
+export async function replayMailbox(ctx: AppContext, email: MailboxRef, opts: ReplayOptions) {
+  const { kind } = opts;
+  const quiet = { ...ctx, logger: process.env.LOG_LEVEL ? ctx.logger : createLogger('silent') };
+  const choices = await signaturesFor(ctx.pool, email.workspace_id, email.teammate_id);
+  const routes = await routingFor(ctx.pool, email.id);
+  const before = await ctx.pool.query<LastAttempt>(
+    `select integration_id, last_html, status, error_code, error_message, failing_since, attempts
+       from installations where workspace_id = $1 and email_id = $2 and kind = $3 ${opts.signature ? 'and signature_id = $4' : ''}
+      order by updated_at desc`,
+    opts.signature ? [email.workspace_id, email.id, kind, opts.signature] : [email.workspace_id, email.id, kind],
+  );
+  const installs = [];
+  for (const route of routes) {
+    // A mailbox setting is written again as asked; a Slack DM is a message, sent again only when it changed.
+    const forced = route.kind !== 'slack';
+    const outcome = await installMailbox(
+      quiet,
+      { workspaceId: email.workspace_id, emailId: email.id, kind, integrationId: route.integration_id, forced },
+      { dryRun: opts.dryRun ?? false, logger: quiet.logger, ...(opts.signature ? { signatureId: opts.signature } : {}) },
+    );
+    const last = before.rows.find((r) => r.integration_id === route.integration_id);
+    const previousHtml = last?.last_html ?? null;
+    const html = 'rendered' in outcome && outcome.rendered ? outcome.rendered.html : null;
+    installs.push({
+      integration_id: route.integration_id,
+      integration: { name: route.name, kind: route.kind },
+      routing: { rule: route.rule, explanation: route.explanation },
+      ...redactDeep(outcome),
+      last_attempt: lastAttemptView(last),
+      previous_html: previousHtml,
+      html,
+      // Against nothing installed, a diff would be the whole HTML as added lines: there is none.
+      diff: html !== null && previousHtml !== null ? lineDiff(previousHtml, html) : null,
+      rendered_bytes: html !== null ? Buffer.byteLength(html) : null,
+    });
+  }
+  return {
+    email: email.address,
+    teammate: { id: email.teammate_id, display_name: email.display_name, removed: !!email.deleted_at },
+    signatures: choices.map((c, i) => ({ id: c.signature_id, priority: c.priority, chosen: opts.signature ? c.signature_id === opts.signature : i === 0 })),
+    chosen_because: opts.signature ? 'requested with --signature' : choices.length ? `highest assignment priority (${choices[0]!.priority})` : 'no signature is assigned',
+    dry_run: opts.dryRun ?? false,
+    installs,
+  };
+}
+
+export type ReplayReport = Awaited<ReturnType<typeof replayMailbox>>;

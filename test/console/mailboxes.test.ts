@@ -1,0 +1,87 @@
+/**
+ * The console's mailbox page in headless Chromium: a support engineer finds the mailbox whose
+ * install failed, sees the provider's answer, dry-runs a replay (nothing changes), fixes the cause
+ * at the provider and replays from the page (the installation and the mailbox change).
+ */
+import { describe, expect, it } from 'vitest';
+import { loadAcme } from '../../src/sandbox/seed.ts';
+import { axeSource } from './axe.ts';
+import { useConsoleWorld } from './support.ts';
+
+const NO_GMAIL = loadAcme().people.find((p) => p.provider === 'google' && p.no_mailbox)!;
+
+describe('console: mailboxes', () => {
+  const w = useConsoleWorld();
+  const installation = async () =>
+    (
+      await w.t.ctx.pool.query<{ status: string; error_message: string | null; name: string }>(
+        `select s.status, s.error_message, i.name from installations s join emails e on e.id = s.email_id join integrations i on i.id = s.integration_id
+          where s.workspace_id = $1 and lower(e.address) = $2 and s.kind = 'primary' order by i.name`,
+        [w.acme.workspaceId, NO_GMAIL.email],
+      )
+    ).rows;
+
+  it('search → installations as stored → dry run changes nothing → replay installs', async () => {
+    const { context, page } = await w.signIn(w.acme.workspaceId);
+    await page.getByRole('link', { name: 'Mailboxes' }).click();
+    await page.locator('body[data-ready="mailboxes"]').waitFor();
+    await page.getByLabel('Email address').fill(NO_GMAIL.email.split('@')[0]!);
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: NO_GMAIL.email }).click();
+    await page.locator('body[data-ready="mailboxes"]').waitFor();
+    await w.screenshot(page, 'mailbox-search');
+
+    const stored = await installation();
+    expect(stored.map((r) => r.status)).toContain('failed');
+    const rows = page.locator('#installations tbody tr');
+    await expect.poll(() => rows.count()).toBe(stored.length);
+    const shown = await rows.evaluateAll((trs) => trs.map((tr) => ({ name: tr.cells[0]!.textContent, status: tr.getAttribute('data-status'), message: tr.cells[5]!.textContent })));
+    expect(shown.map((r) => ({ name: r.name, status: r.status }))).toEqual(stored.map((r) => ({ name: r.name, status: r.status })));
+    expect(shown.find((r) => r.status === 'failed')!.message).toContain('Mail service not enabled');
+
+    // The cause is fixed at the provider; a dry run shows the HTML a replay would write and changes nothing.
+    w.emu.google.tenant.noMailbox.delete(NO_GMAIL.email.toLowerCase());
+    await page.getByRole('button', { name: 'Dry run' }).click();
+    const gmail = page.locator('#replay-report article[data-outcome="dry_run"]').first();
+    await gmail.waitFor();
+    expect(await gmail.locator('iframe').count()).toBe(1);
+    const frameText = await gmail.locator('iframe').contentFrame().locator('body').textContent();
+    expect(frameText).toContain(NO_GMAIL.given_name);
+    expect(await gmail.locator('pre.diff ins').count()).toBeGreaterThan(0);
+    expect((await installation()).map((r) => r.status)).toEqual(stored.map((r) => r.status));
+    expect(w.emu.google.signatures()[NO_GMAIL.email]).toBeFalsy();
+    await w.screenshot(page, 'mailbox-dry-run');
+
+    // Replay: written to Gmail, and the page shows the new status from the server.
+    await page.getByRole('button', { name: 'Replay now' }).click();
+    await expect.poll(() => page.locator('#installations tbody tr[data-status="failed"]').count()).toBe(0);
+    expect((await installation()).map((r) => r.status)).not.toContain('failed');
+    expect(w.emu.google.signatures()[NO_GMAIL.email]).toContain(NO_GMAIL.given_name);
+    await w.screenshot(page, 'mailboxes');
+    await context.close();
+  });
+
+  it("another workspace's session cannot find, read or replay the mailbox", async () => {
+    const { context } = await w.signIn(w.globex.workspaceId);
+    const search = (await (await context.request.get(`${w.base}/console/api/mailboxes?q=acme`)).json()) as { data: unknown[] };
+    expect(search.data).toEqual([]);
+    expect((await context.request.get(`${w.base}/console/api/mailboxes/${encodeURIComponent(NO_GMAIL.email)}`)).status()).toBe(404);
+    const csrf = ((await (await context.request.get(`${w.base}/console/api/session`)).json()) as { data: { csrf_token: string } }).data.csrf_token;
+    const replay = await context.request.post(`${w.base}/console/api/mailboxes/${encodeURIComponent(NO_GMAIL.email)}/replay`, { headers: { 'x-csrf-token': csrf }, data: { dry_run: true } });
+    expect(replay.status()).toBe(404);
+    await context.close();
+  });
+
+  it('mailbox page: keyboard reaches the actions; axe reports no serious violation', async () => {
+    const { context, page } = await w.signIn(w.acme.workspaceId);
+    await page.goto(`${w.base}/console/mailboxes/${encodeURIComponent(NO_GMAIL.email)}`);
+    await page.locator('body[data-ready]').waitFor();
+    await page.getByRole('button', { name: 'Dry run' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#replay-report').waitFor();
+    await page.evaluate(axeSource);
+    const result = await page.evaluate<{ violations: { id: string; impact: string }[] }>('axe.run()');
+    expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    await context.close();
+  });
+});

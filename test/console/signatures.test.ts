@@ -1,0 +1,51 @@
+/**
+ * The console's signatures page in headless Chromium: each signature rendered for the chosen
+ * teammate (their own values in the frame), and who it is assigned to, as the API says.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadAcme } from '../../src/sandbox/seed.ts';
+import { axeSource } from './axe.ts';
+import { useConsoleWorld } from './support.ts';
+
+const PERSON = loadAcme().people.find((p) => p.provider === 'microsoft')!;
+
+describe('console: signatures', () => {
+  const w = useConsoleWorld();
+
+  it("renders each signature for the chosen teammate and lists the API's assignments", async () => {
+    const { context, page } = await w.signIn(w.acme.workspaceId);
+    const teammate = (await w.t.ctx.pool.query<{ id: string; display_name: string }>(
+      'select t.id, t.display_name from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and lower(e.address) = $2',
+      [w.acme.workspaceId, PERSON.email],
+    )).rows[0]!;
+    await page.getByRole('link', { name: 'Signatures' }).click();
+    await page.locator('body[data-ready="signatures"]').waitFor();
+    await page.getByLabel('Render for').selectOption(teammate.id);
+    await page.getByRole('button', { name: 'Show' }).press('Enter');
+    await page.waitForURL(/teammate=/);
+    await page.locator('body[data-ready="signatures"]').waitFor();
+
+    const section = page.locator(`section[data-signature-id="${w.acme.signatureId}"]`);
+    const primary = section.locator('figure[data-kind="primary"] iframe');
+    await expect(primary.contentFrame().locator('body').textContent()).resolves.toContain(PERSON.title);
+    expect(await primary.getAttribute('sandbox')).toBe('');
+
+    const api = (await w.acmeApi.request<{ data: { groups: { name: string }[] } }>('GET', `/v1/signatures/${w.acme.signatureId}/assignments`)).body.data;
+    const shown = await section.locator('table tbody tr td:nth-child(2)').allTextContents();
+    expect(shown.sort()).toEqual(api.groups.map((g) => g.name).sort());
+    expect(shown.length).toBeGreaterThan(0);
+    await w.screenshot(page, 'signatures');
+
+    await page.evaluate(axeSource);
+    const result = await page.evaluate<{ violations: { id: string; impact: string }[] }>('axe.run()');
+    expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    await context.close();
+  });
+
+  it("another workspace cannot render this workspace's signature", async () => {
+    const { context } = await w.signIn(w.globex.workspaceId);
+    const teammate = (await w.t.ctx.pool.query<{ id: string }>('select id from teammates where workspace_id = $1 limit 1', [w.acme.workspaceId])).rows[0]!;
+    expect((await context.request.get(`${w.base}/console/api/signatures/${w.acme.signatureId}/preview?teammate=${teammate.id}`)).status()).toBe(404);
+    await context.close();
+  });
+});
