@@ -465,8 +465,11 @@ describe('R5 security', () => {
       'post /v1/analytics/events': { event: { name: `${MARK_B} purchase`, value: 1, currency: 'EUR', click_id: clickA } },
       'patch /v1/assets/{id}': { asset: { name: `${MARK_B} renamed` } },
     };
+    const groupsA = new Set((await pool.query<{ id: string }>('select id from groups where workspace_id = $1', [ws.a])).rows.map((r) => r.id));
+    expect(groupsA.size, 'A has synced groups').toBeGreaterThan(0);
     // Expected answers of the operations that name no id.
     const withoutId: Record<string, (r: Res) => void> = {
+      'get /v1/groups': (r) => expect([r.status, r.body.data.filter((g: { id: string }) => groupsA.has(g.id))]).toEqual([200, []]),
       'get /v1/signatures': (r) => expect(r.body.data.map((x: { id: string }) => x.id)).toEqual([sigB]),
       'get /v1/smart_fields': (r) => expect(r.body.data).toEqual([]),
       'get /v1/teammates': (r) => expect(r.body.data.map((x: { id: string }) => x.id)).toEqual([teammateB]),
