@@ -144,6 +144,20 @@ describe('recorded events and visitors', () => {
     expect(statuses).toEqual([200, 200, 429, 429]);
   });
 
+  it('the per-tracking-id limit counts events from every address, whatever the letter case of the id', async () => {
+    const limited = await buildServer({ ...api.t.ctx, config: { ...api.t.ctx.config, RATE_LIMIT_INGEST: 1000, RATE_LIMIT_INGEST_WORKSPACE: 5, TRUST_PROXY: '127.0.0.1' } });
+    const base = await limited.listen({ host: '127.0.0.1', port: 0 });
+    const answers: [number, string | null][] = [];
+    for (let i = 0; i < 7; i++) {
+      const id = i % 2 ? trackingId.toUpperCase() : trackingId;
+      const r = await fetch(`${base}/t/${id}/events`, { method: 'POST', headers: { 'x-forwarded-for': `203.0.113.${i + 1}` }, body: JSON.stringify({ event: { name: 'spread' } }) });
+      answers.push([r.status, r.headers.get('x-ratelimit-limit')]);
+    }
+    await limited.close();
+    expect(answers.map(([s]) => s)).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(answers[0]![1]).toBe('5');
+  });
+
   it('an unknown anchor, a non-uuid or another workspace anchor is 404 with the error object; a backwards range is 422', async () => {
     for (const id of [crypto.randomUUID(), 'nope', anchorId]) {
       const r = await api.call('GET', `/v1/anchors/${id}/analytics`, undefined, api.otherKey);
