@@ -100,7 +100,7 @@ describe('recorded events and visitors', () => {
 
   it('a conversion fires conversion.recorded once per event id, attributed through the click or the visitor', async () => {
     const buy = { name: 'purchase', value: 99.9, currency: 'EUR', event_id: 'order-1', user_id: 'u-1', properties: { sku: 'A' } };
-    expect((await post(buy)).body.data).toEqual({ name: 'purchase', value: 99.9, currency: 'EUR', click_id: '', source: 'api', status: 'accepted' });
+    expect((await post(buy)).body.data).toEqual({ name: 'purchase', value: 99.9, currency: 'EUR', click_id: '', source: 'api', status: 'accepted', outcome: 'recorded' });
     expect((await post(buy)).status).toBe(200);
     expect((await post({ ...buy, event_id: 'order-2', click_id: clickId })).status).toBe(200);
     expect(await eventCount(api.t.ctx, api.ws, 'conversion.recorded')).toBe(2);
