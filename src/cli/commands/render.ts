@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { err, out } from '../../output.ts';
+import { err, out, terminalSafe } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
 
@@ -69,7 +69,7 @@ export function renderCommands(program: Command): void {
 
       const outFile = opts.out ?? (opts.png !== undefined ? opts.png.replace(/\.png$/i, '') + '.html' : undefined);
       if (outFile === undefined) {
-        process.stdout.write(page.html);
+        process.stdout.write(terminalSafe(page.html));
         return;
       }
       fs.mkdirSync(path.dirname(path.resolve(outFile)), { recursive: true });
