@@ -27,7 +27,7 @@ export interface AppContext {
 export async function openContext(config: Config, logger: Logger, opts: { migrate?: boolean } = {}): Promise<{ ctx: AppContext; db: Database; close(): Promise<void> }> {
   const db = await openDatabase(config, logger);
   try {
-    if (opts.migrate !== false) await migrate(db.url, logger);
+    if (opts.migrate !== false) await migrate(db.migrationUrl, logger);
     const secrets = loadSecrets({ encryptionKey: config.ENCRYPTION_KEY, dataDir: config.DATA_DIR, logger });
     const jobs = await makeWorkerUtils({ pgPool: db.pool, logger: graphileLogger(logger) });
     const ctx: AppContext = { config, pool: db.pool, logger, secrets, metrics: createMetrics(), jobs };

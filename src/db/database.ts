@@ -13,6 +13,8 @@ import { createPool } from './pool.ts';
 
 export interface Database {
   url: string;
+  /** Where migrations run: the owner's connection in embedded mode, DATABASE_URL otherwise. */
+  migrationUrl: string;
   pool: pg.Pool;
   embedded?: EmbeddedCluster;
   close(): Promise<void>;
@@ -37,6 +39,7 @@ export async function openDatabase(config: Config, logger: Logger, poolSize = 20
   const pool = createPool(url, poolSize);
   return {
     url,
+    migrationUrl: embedded?.ownerUrl ?? url,
     pool,
     ...(embedded ? { embedded } : {}),
     async close() {
