@@ -40,7 +40,7 @@ export async function openBenchDb(): Promise<BenchDb> {
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'sigsync-bench-'));
     await fs.chmod(tmp, 0o755);
     const cluster = await startEmbedded(tmp, logger);
-    adminUrl = cluster.url;
+    adminUrl = cluster.ownerUrl;
     stopCluster = cluster.stop;
   }
   const name = `sigsync_bench_${crypto.randomBytes(4).toString('hex')}`;

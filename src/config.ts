@@ -99,6 +99,11 @@ const schema = z.object({
   /** Browser events (`POST /t/{tracking_id}/events`) per minute per client address, and per tracking id. */
   RATE_LIMIT_INGEST: perMinute(120),
   RATE_LIMIT_INGEST_WORKSPACE: perMinute(6000),
+  /** Unauthenticated reads that query the database, per minute per client address: asset bytes (`GET /assets/{token}`; image proxies share addresses: keep it high) and the browser script. */
+  RATE_LIMIT_ASSETS: perMinute(3000),
+  RATE_LIMIT_SCRIPT: perMinute(600),
+  /** Requests answered 401 (a missing, unknown or revoked API key) per minute per client address; past it, 429 before any key is looked up. */
+  RATE_LIMIT_AUTH_FAILURES: perMinute(60),
   /**
    * The first-run sandbox of `serve`: emulated Google, Microsoft and Slack tenants and the "Acme"
    * workspace. Unset: on without DATABASE_URL, off with it. '0' or 'false' turns it off.

@@ -42,7 +42,7 @@ export async function openContext(
   const given = config.DATABASE_URL ? loadSecrets(keyOptions) : undefined;
   const db = await openDatabase(config, logger);
   try {
-    if (opts.migrate !== false) await migrate(db.url, logger);
+    if (opts.migrate !== false) await migrate(db.migrationUrl, logger);
     const secrets = given ?? loadSecrets(keyOptions);
     await checkKeyFingerprint(db.pool, secrets, logger);
     const publicBaseUrl = await resolvePublicBaseUrl(db.pool, {

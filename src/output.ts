@@ -1,10 +1,22 @@
-/** What the CLI prints for people: stdout for results, stderr for problems. Logs go through pino. */
+/**
+ * What the CLI prints for people: stdout for results, stderr for problems. Logs go through pino.
+ * Control characters (C0 but tab and line feed, DEL, C1) are printed as `\xHH`: a name synced from a
+ * directory may carry ESC or BEL, which a terminal would obey (colours, a title, a bell).
+ */
 export function out(line = ''): void {
-  process.stdout.write(line + '\n');
+  process.stdout.write(terminalSafe(line) + '\n');
 }
 
 export function err(line: string): void {
-  process.stderr.write(line + '\n');
+  process.stderr.write(terminalSafe(line) + '\n');
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/** `s` with every control character but tab and line feed written as `\xHH`. */
+export function terminalSafe(s: string): string {
+  return s.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /** A fixed-width table for listings. */

@@ -37,7 +37,7 @@ export async function setup(project: TestProject): Promise<void> {
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'sigsync-test-'));
     await fs.chmod(tmp, 0o755);
     cluster = await startEmbedded(tmp, logger);
-    adminUrl = cluster.url;
+    adminUrl = cluster.ownerUrl;
   }
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

@@ -12,12 +12,21 @@
  *   an unknown one is created only when the event is click-attributed: visitors are those a
  *   signature brought. Traits merge, `last_seen_at` moves, the first touch stays. A user id seen for
  *   the first time in the workspace fires `visitor.identified`, once; re-identifies do not.
- * - **Conversions.** An event with a `value` that is click-attributed is a conversion:
+ * - **Conversions.** An event with a trusted `value` that is click-attributed is a conversion:
  *   `conversion.recorded` fires once, with the spec's payload ('' for unresolved attribution).
+ * - **Trust** (docs/analytics.md). The API is the source of truth; the browser is not. A browser
+ *   value counts as money only with the workspace's `browser_values_enabled`, up to
+ *   `browser_value_cap` (the claimed value is kept in `claimed_value` either way). Browser traits
+ *   never overwrite trait keys set through the API (`visitors.api_trait_keys`). An API event whose
+ *   `event_id` a browser event used upgrades that row and fires conversion.recorded if it has not
+ *   fired for it. A click attributes within `attribution_window_days` of it, and a click id sent
+ *   with conversions attributes at most `conversions_per_click` of them; past either, the event is
+ *   stored unattributed with `unattributed_reason`.
  */
 import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
 import { emitEvent } from '../events/outbox.ts';
+import { analyticsSettings, type AnalyticsSettings } from '../db/workspaces.ts';
 import type { ClickTokens } from './token.ts';
 
 export interface EventInput {
@@ -35,7 +44,9 @@ export interface EventInput {
   countryCode?: string;
 }
 
-export type RecordResult = { status: 'accepted'; id: string; duplicate: boolean } | { status: 'unknown_click_id' };
+/** What recording did: stored a new event, found its `event_id` already stored, or upgraded a browser event to the API's. */
+export type Outcome = 'recorded' | 'duplicate' | 'upgraded';
+export type RecordResult = { status: 'accepted'; id: string; duplicate: boolean; outcome: Outcome } | { status: 'unknown_click_id' };
 
 interface Attribution {
   linkId: string;
@@ -89,34 +100,117 @@ async function touchVisitor(db: Queryable, ws: string, e: EventInput, attributio
     if (!attribution) return { visitor: null, identified: false };
     const anonymousFree = e.anonymousId !== null && !rows.some((r) => r.anonymous_id === e.anonymousId);
     const created = await db.query<VisitorRow>(
-      `insert into visitors (workspace_id, user_id, anonymous_id, traits, first_click_id, first_link_id, first_seen_at, last_seen_at)
-       values ($1, $2, $3, $4, $5, $6, now(), now())
+      `insert into visitors (workspace_id, user_id, anonymous_id, traits, first_click_id, first_link_id, first_seen_at, last_seen_at, api_trait_keys)
+       values ($1, $2, $3, $4, $5, $6, now(), now(), case when $7 then array(select jsonb_object_keys($4::jsonb)) else '{}' end)
        returning id, user_id, anonymous_id, traits, first_click_id, first_link_id::text, first_seen_at`,
-      [ws, e.userId, anonymousFree ? e.anonymousId : null, e.traits, attribution.clickId, attribution.linkId],
+      [ws, e.userId, anonymousFree ? e.anonymousId : null, e.traits, attribution.clickId, attribution.linkId, e.source === 'api'],
     );
     return { visitor: created.rows[0]!, identified: e.userId !== null };
   }
   const updated = await db.query<VisitorRow>(
-    `update visitors set user_id = coalesce(user_id, $2), anonymous_id = coalesce(anonymous_id, $3), traits = traits || $4::jsonb,
+    `update visitors set user_id = coalesce(user_id, $2), anonymous_id = coalesce(anonymous_id, $3),
+            traits = traits || case when $7 then $4::jsonb
+                                    else (select coalesce(jsonb_object_agg(k, v), '{}') from jsonb_each($4::jsonb) as b(k, v) where not k = any(api_trait_keys)) end,
+            api_trait_keys = case when $7 then array(select distinct x from unnest(api_trait_keys || array(select jsonb_object_keys($4::jsonb))) as u(x) order by x)
+                                  else api_trait_keys end,
             first_click_id = coalesce(first_click_id, $5), first_link_id = coalesce(first_link_id, $6), last_seen_at = now(), updated_at = now()
       where id = $1
       returning id, user_id, anonymous_id, traits, first_click_id, first_link_id::text, first_seen_at`,
-    [found.id, e.userId, e.anonymousId, e.traits, attribution?.clickId ?? null, attribution?.linkId ?? null],
+    [found.id, e.userId, e.anonymousId, e.traits, attribution?.clickId ?? null, attribution?.linkId ?? null, e.source === 'api'],
   );
   return { visitor: updated.rows[0]!, identified: e.userId !== null && found.user_id === null };
 }
 
-async function insertEvent(db: Queryable, ws: string, e: EventInput, a: Attribution | null, visitorId: string | null): Promise<{ id: string; recorded_at: Date; country_code: string }> {
+async function settingsOf(db: Queryable, ws: string): Promise<AnalyticsSettings> {
+  return (await analyticsSettings(db, ws)) ?? { browser_values_enabled: false, browser_value_cap: 0, attribution_window_days: 30, conversions_per_click: 1 };
+}
+
+/** The value that counts as money: the API's always; the browser's only when the workspace says so, up to its cap. */
+export function trustedValue(e: Pick<EventInput, 'value' | 'source'>, s: AnalyticsSettings): number | null {
+  if (e.value === null || e.source === 'api') return e.value;
+  return s.browser_values_enabled && Math.abs(e.value) <= s.browser_value_cap ? e.value : null;
+}
+
+type Unattributed = 'attribution_window' | 'conversions_per_click';
+
+/**
+ * Why the click `a` may not attribute this event: it is older than the window (a click not written
+ * yet, within its few seconds' hold, is new), or, for a conversion sent with its click id, the
+ * click id has attributed `conversions_per_click` conversions already.
+ */
+async function clickRefusal(db: Queryable, ws: string, a: Attribution, s: AnalyticsSettings, conversionWithId: boolean, except: string | null): Promise<Unattributed | null> {
+  if (conversionWithId) await lock(db, ws, 'click', a.clickId);
+  const { rows } = await db.query<{ expired: boolean; conversions: number }>(
+    `select coalesce((select clicked_at < now() - make_interval(days => $3) from clicks where id = $2 and workspace_id = $1), false) as expired,
+            case when $4 then (select count(*)::int from recorded_events where workspace_id = $1 and click_id = $2 and value is not null and link_id is not null
+                                 and ($5::uuid is null or id <> $5)) else 0 end as conversions`,
+    [ws, a.clickId, s.attribution_window_days, conversionWithId, except],
+  );
+  if (rows[0]!.expired) return 'attribution_window';
+  return conversionWithId && rows[0]!.conversions >= s.conversions_per_click ? 'conversions_per_click' : null;
+}
+
+interface Stored {
+  value: number | null;
+  unattributed: Unattributed | null;
+  conversion: boolean;
+}
+
+async function insertEvent(db: Queryable, ws: string, e: EventInput, a: Attribution | null, visitorId: string | null, st: Stored): Promise<{ id: string; recorded_at: Date; country_code: string }> {
   const { rows } = await db.query<{ id: string; recorded_at: Date; country_code: string }>(
     `insert into recorded_events (workspace_id, event_id, name, value, currency, source, click_id, link_id, anchor_id, signature_id, campaign_id, teammate_id, email_id,
-                                  country_code, visitor_id, anonymous_id, user_id, properties)
+                                  country_code, visitor_id, anonymous_id, user_id, properties, claimed_value, unattributed_reason, conversion_emitted)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-             coalesce((select country_code from clicks where id = $7 and workspace_id = $1), $14, ''), $15, $16, $17, $18)
+             coalesce((select country_code from clicks where id = $7 and workspace_id = $1), $14, ''), $15, $16, $17, $18, $19, $20, $21)
      returning id, recorded_at, country_code`,
-    [ws, e.eventId, e.name, e.value, e.currency, e.source, e.clickId, a?.linkId ?? null, a?.anchorId ?? null, a?.signatureId ?? null, a?.campaignId ?? null,
-      a?.teammateId ?? null, a?.emailId ?? null, e.countryCode ?? null, visitorId, e.anonymousId, e.userId, e.properties],
+    [ws, e.eventId, e.name, st.value, e.currency, e.source, e.clickId, a?.linkId ?? null, a?.anchorId ?? null, a?.signatureId ?? null, a?.campaignId ?? null,
+      a?.teammateId ?? null, a?.emailId ?? null, e.countryCode ?? null, visitorId, e.anonymousId, e.userId, e.properties, e.value, st.unattributed, st.conversion],
   );
   return rows[0]!;
+}
+
+interface ExistingEvent {
+  id: string;
+  source: EventInput['source'];
+  click_id: string | null;
+  link_id: string | null;
+  conversion_emitted: boolean;
+  anonymous_id: string | null;
+}
+
+/**
+ * An API event whose `event_id` a browser event already used: the API is the source of truth, so
+ * the stored row becomes the API's (name, value, currency, click id and attribution, visitor,
+ * properties merged), and conversion.recorded fires now if it has not fired for that row.
+ */
+async function upgrade(db: Queryable, ws: string, tokens: ClickTokens, old: ExistingEvent, input: EventInput, attribution: Attribution | null, s: AnalyticsSettings): Promise<RecordResult> {
+  const e = { ...input, clickId: input.clickId ?? (attribution ? null : old.click_id), anonymousId: input.anonymousId ?? old.anonymous_id };
+  let a = attribution;
+  if (!a && e.clickId !== null) {
+    const linkId = tokens.verifyClickId(e.clickId);
+    a = linkId === null ? null : await attributionOf(db, ws, linkId, e.clickId);
+  }
+  const value = trustedValue(e, s);
+  let unattributed = a ? await clickRefusal(db, ws, a, s, value !== null, old.id) : null;
+  if (unattributed) a = null;
+  const { visitor, identified } = await touchVisitor(db, ws, e, a);
+  if (!a && !unattributed && visitor?.first_link_id) {
+    a = await attributionOf(db, ws, visitor.first_link_id, visitor.first_click_id!);
+    unattributed = a ? await clickRefusal(db, ws, a, s, false, old.id) : null;
+    if (unattributed) a = null;
+  }
+  const conversion = value !== null && a !== null;
+  await db.query(
+    `update recorded_events set name = $3, value = $4, claimed_value = $5, currency = $6, source = 'api', click_id = $7, link_id = $8, anchor_id = $9, signature_id = $10,
+            campaign_id = $11, teammate_id = $12, email_id = $13, visitor_id = coalesce($14, visitor_id), anonymous_id = $15, user_id = coalesce($16, user_id),
+            properties = properties || $17::jsonb, unattributed_reason = $18, conversion_emitted = conversion_emitted or $19, upgraded_at = now()
+      where workspace_id = $1 and id = $2`,
+    [ws, old.id, e.name, value, e.value, e.currency, e.clickId, a?.linkId ?? null, a?.anchorId ?? null, a?.signatureId ?? null, a?.campaignId ?? null, a?.teammateId ?? null,
+      a?.emailId ?? null, visitor?.id ?? null, e.anonymousId, e.userId, e.properties, unattributed, conversion],
+  );
+  if (identified && visitor) await emitIdentified(db, ws, visitor, e.source, a);
+  if (conversion && !old.conversion_emitted) await emitConversion(db, ws, { ...e, value }, a!, new Date());
+  return { status: 'accepted', id: old.id, duplicate: false, outcome: 'upgraded' };
 }
 
 /**
@@ -132,17 +226,30 @@ export async function recordEvent(pool: pg.Pool, tokens: ClickTokens, workspaceI
     let attribution = linkId === null ? null : await attributionOf(db, workspaceId, linkId, input.clickId!);
     if (input.clickId !== null && !attribution && !keep) return { status: 'unknown_click_id' };
     const e = attribution || input.clickId === null ? input : { ...input, clickId: null };
+    const s = await settingsOf(db, workspaceId);
     if (e.eventId !== null) {
       await lock(db, workspaceId, 'event', e.eventId);
-      const { rows } = await db.query<{ id: string }>('select id from recorded_events where workspace_id = $1 and event_id = $2', [workspaceId, e.eventId]);
-      if (rows[0]) return { status: 'accepted', id: rows[0].id, duplicate: true };
+      const { rows } = await db.query<ExistingEvent>(
+        'select id, source, click_id, link_id::text, conversion_emitted, anonymous_id from recorded_events where workspace_id = $1 and event_id = $2',
+        [workspaceId, e.eventId],
+      );
+      if (rows[0] && rows[0].source === 'browser' && e.source === 'api') return upgrade(db, workspaceId, tokens, rows[0], e, attribution, s);
+      if (rows[0]) return { status: 'accepted', id: rows[0].id, duplicate: true, outcome: 'duplicate' };
     }
+    const value = trustedValue(e, s);
+    let unattributed = attribution ? await clickRefusal(db, workspaceId, attribution, s, value !== null, null) : null;
+    if (unattributed) attribution = null;
     const { visitor, identified } = await touchVisitor(db, workspaceId, e, attribution);
-    if (!attribution && visitor?.first_link_id) attribution = await attributionOf(db, workspaceId, visitor.first_link_id, visitor.first_click_id!);
-    const row = await insertEvent(db, workspaceId, e, attribution, visitor?.id ?? null);
+    if (!attribution && !unattributed && visitor?.first_link_id) {
+      attribution = await attributionOf(db, workspaceId, visitor.first_link_id, visitor.first_click_id!);
+      unattributed = attribution ? await clickRefusal(db, workspaceId, attribution, s, false, null) : null;
+      if (unattributed) attribution = null;
+    }
+    const conversion = value !== null && attribution !== null;
+    const row = await insertEvent(db, workspaceId, e, attribution, visitor?.id ?? null, { value, unattributed, conversion });
     if (identified && visitor) await emitIdentified(db, workspaceId, visitor, e.source, attribution);
-    if (e.value !== null && attribution) await emitConversion(db, workspaceId, e, attribution, row.recorded_at);
-    return { status: 'accepted', id: row.id, duplicate: false };
+    if (conversion) await emitConversion(db, workspaceId, { ...e, value }, attribution!, row.recorded_at);
+    return { status: 'accepted', id: row.id, duplicate: false, outcome: 'recorded' };
   });
 }
 

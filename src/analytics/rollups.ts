@@ -14,6 +14,7 @@
  * value), and the conversion value per currency. Views (fetches of tracked images, views.ts) count
  * on every dimension but `anchor`: views, proxied views, bot views, unique views (distinct viewer
  * hashes among all fetches) and unique direct views (among fetches neither proxied nor a bot's).
+ * Repeats (the same client again within 30 minutes) count nowhere, and bursts count as bots' (below).
  */
 import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
@@ -28,7 +29,26 @@ function spread(source: string, time: string): string {
    where d.key is not null and (g.grain = 'day' or d.dimension in ('total', 'anchor'))`;
 }
 
-const CLICKS = `(select workspace_id, clicked_at, is_bot, clicker, signature_id, campaign_id, teammate_id, country_code, anchor_id from clicks where clicked_at >= $1 and ($2::uuid is null or workspace_id = $2))`;
+/**
+ * Repeats are not people (docs/analytics.md, "Repeats"). Over the raw rows, kept as they came:
+ * - a **repeat** is a click (a fetch) by the same client (keyed hash of address and user agent) of
+ *   the same link (image) within REPEAT_WINDOW of that client's previous one there: it counts
+ *   nowhere but the raw table. Proxied views are never repeats (a proxy fetches for many readers).
+ * - a **burst** is more than CLICK_BURST clicks (VIEW_BURST fetches) by one client of one link
+ *   (image) in one clock hour: every one of them is a bot's (`automated`).
+ * The rows are read from REPEAT_WINDOW before the first day rebuilt, so that a repeat just after
+ * midnight is known.
+ */
+export const REPEAT_WINDOW = '30 minutes';
+export const CLICK_BURST = 10;
+export const VIEW_BURST = 60;
+
+const CLICKS = `(select workspace_id, clicked_at, is_bot or burst as is_bot, repeat, clicker, signature_id, campaign_id, teammate_id, country_code, anchor_id
+                   from (select c.*, coalesce(clicked_at - lag(clicked_at) over same < interval '${REPEAT_WINDOW}', false) as repeat,
+                                count(*) over (partition by workspace_id, clicker, link_id, date_trunc('hour', clicked_at, 'UTC')) > ${CLICK_BURST} as burst
+                           from clicks c where clicked_at >= $1::timestamptz - interval '${REPEAT_WINDOW}' and ($2::uuid is null or workspace_id = $2)
+                         window same as (partition by workspace_id, clicker, link_id order by clicked_at, id)) r
+                  where clicked_at >= $1 and not repeat)`;
 const EVENTS = `(select workspace_id, recorded_at, value, currency, link_id, signature_id, campaign_id, teammate_id, country_code, anchor_id from recorded_events
                  where recorded_at >= $1 and ($2::uuid is null or workspace_id = $2))`;
 const VISITORS = `(select v.workspace_id, v.first_seen_at, l.signature_id, case when a.source_kind = 'campaign' then a.source_id end as campaign_id, l.teammate_id,
@@ -36,8 +56,12 @@ const VISITORS = `(select v.workspace_id, v.first_seen_at, l.signature_id, case 
                      from visitors v left join anchor_links l on l.id = v.first_link_id left join anchors a on a.id = l.anchor_id left join clicks c on c.id = v.first_click_id
                     where v.first_seen_at >= $1 and ($2::uuid is null or v.workspace_id = $2))`;
 
-const VIEWS = `(select workspace_id, viewed_at, is_proxied, is_bot, viewer, signature_id, campaign_id, teammate_id, country_code, null::uuid as anchor_id from views
-                where viewed_at >= $1 and ($2::uuid is null or workspace_id = $2))`;
+const VIEWS = `(select workspace_id, viewed_at, is_proxied, is_bot or burst as is_bot, viewer, signature_id, campaign_id, teammate_id, country_code, null::uuid as anchor_id
+                  from (select v.*, not is_proxied and coalesce(viewed_at - lag(viewed_at) over same < interval '${REPEAT_WINDOW}', false) as repeat,
+                               not is_proxied and count(*) over (partition by workspace_id, viewer, image_id, is_proxied, date_trunc('hour', viewed_at, 'UTC')) > ${VIEW_BURST} as burst
+                          from views v where viewed_at >= $1::timestamptz - interval '${REPEAT_WINDOW}' and ($2::uuid is null or workspace_id = $2)
+                        window same as (partition by workspace_id, viewer, image_id, is_proxied order by viewed_at, id)) r
+                 where viewed_at >= $1 and not repeat)`;
 
 const KEYS = 'workspace_id, grain, bucket, dimension, key';
 const COUNTS = 'clicks, human_clicks, bot_clicks, unique_clickers, visitors, events, conversions, views, proxied_views, bot_views, unique_views, unique_direct_views';

@@ -9,7 +9,7 @@
  * cannot read it, so it cannot forge the action (the cookie is SameSite as well). A bearer key
  * wins over a cookie; API keys are never accepted from a cookie.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { verifyApiKey, type KeyScope } from '../db/apiKeys.ts';
 import { csrfMatches, findSession, type ConsoleSession } from '../console/sessions.ts';
@@ -63,9 +63,23 @@ export function checkCsrf(req: FastifyRequest, session: ConsoleSession): void {
   if (!csrfMatches(session, typeof header === 'string' ? header : undefined)) throw csrfRefused();
 }
 
-export function requireApiKey(scope: FastifyInstance, pool: pg.Pool, keyScope: KeyScope = 'api'): void {
+/** What a failed authentication costs the client (src/api/rateLimits.ts `authFailureLimit`). */
+export interface FailureLimit {
+  /** Throws (429) when the client has failed too often already; runs before any key is looked up. */
+  refuseOverLimit(req: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** Counts one failure. */
+  failed(req: FastifyRequest): Promise<void>;
+}
+
+/**
+ * With `failures` (RATE_LIMIT_AUTH_FAILURES), every 401 counts against the client address, and an
+ * address over the limit is answered 429 before its key is looked up: an unknown key cannot be
+ * used to make the database work without bound.
+ */
+export function requireApiKey(scope: FastifyInstance, pool: pg.Pool, keyScope: KeyScope = 'api', failures: FailureLimit | null = null): void {
   scope.decorateRequest('workspaceId', '');
-  scope.addHook('onRequest', async (req) => {
+  scope.addHook('onRequest', async (req, reply) => {
+    await failures?.refuseOverLimit(req, reply);
     const token = bearerToken(req);
     if (!token && keyScope === 'api') {
       const session = await sessionOf(pool, req);
@@ -76,7 +90,10 @@ export function requireApiKey(scope: FastifyInstance, pool: pg.Pool, keyScope: K
       }
     }
     const found = token ? await verifyApiKey(pool, token, keyScope) : undefined;
-    if (!found) throw ApiError.unauthorized();
+    if (!found) {
+      await failures?.failed(req);
+      throw ApiError.unauthorized();
+    }
     req.workspaceId = found.workspaceId;
   });
 }

@@ -8,12 +8,12 @@
  * CORS: any origin may send (`Access-Control-Allow-Origin: *`, no credentials); preflights are
  * answered. Bodies are JSON sent as text/plain or application/json, at most 16 KB. Limits:
  * RATE_LIMIT_INGEST events per minute per client address and RATE_LIMIT_INGEST_WORKSPACE per
- * tracking id (429 past either). An unknown tracking id, or one whose workspace has tracking off,
+ * tracking id, whatever its letter case (429 past either; both count every event), and
+ * RATE_LIMIT_SCRIPT script fetches per minute per client address. An unknown tracking id, or one whose workspace has tracking off,
  * is 404. A click id that is not genuine is dropped (the event is recorded unattributed): a visitor
  * can send anything, and nothing it sends reaches another workspace: the tracking id alone decides
  * the workspace, and a click id counts only when it names a link of that workspace.
  */
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { recordEvent } from '../analytics/events.ts';
@@ -22,7 +22,7 @@ import { countryOf } from '../analytics/geo.ts';
 import { browserScript } from '../analytics/script.ts';
 import { clickTokens } from '../analytics/token.ts';
 import { ApiError, detail } from '../errors.ts';
-import { rateLimited } from './rateLimits.ts';
+import { counter, enforce } from './rateLimits.ts';
 import { eventInput, EventWrite, type EventBody } from './v1/analyticsEvents.ts';
 import { isUuid } from './v1/schemas.ts';
 
@@ -38,7 +38,7 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
       (await app.pool.query<{ id: string }>('select id from workspaces where event_tracking_id = $1 and event_tracking_enabled', [trackingId])).rows[0]?.id ?? null,
     { ttlMs: 60_000, max: 10_000, keepMisses: false },
   );
-  const workspaceOf = async (trackingId: string): Promise<string | null> => (isUuid(trackingId) ? workspaceByTrackingId(trackingId) : null);
+  const workspaceOf = async (trackingId: string): Promise<string | null> => (isUuid(trackingId) ? workspaceByTrackingId(trackingId.toLowerCase()) : null);
   const unknown = () => new ApiError(404, 'not_found_error', 'unknown_tracking_id', 'No workspace tracks events under this id.');
 
   await server.register(async (scope) => {
@@ -54,18 +54,17 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
       if ((err as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
       return reply.status(413).send(new ApiError(413, 'invalid_request_error', 'body_too_large', `Event bodies are limited to ${INGEST_BODY_LIMIT} bytes.`).toBody());
     });
-    await scope.register(rateLimit, {
-      global: false,
-      errorResponseBuilder: (_req, ctx) => rateLimited(`Too many events: at most ${ctx.max} per minute here.`, ctx.ttl),
-    });
-    const limits = [
-      app.config.RATE_LIMIT_INGEST > 0 && scope.rateLimit({ max: app.config.RATE_LIMIT_INGEST, timeWindow: 60_000, keyGenerator: (req) => `ip:${req.ip}` }),
-      app.config.RATE_LIMIT_INGEST_WORKSPACE > 0 &&
-        scope.rateLimit({ max: app.config.RATE_LIMIT_INGEST_WORKSPACE, timeWindow: 60_000, keyGenerator: (req) => `id:${(req.params as { tracking_id: string }).tracking_id}` }),
-    ].filter((l) => l !== false);
+    // Both limits count every event: per client address, then per tracking id (its case folded, as
+    // the lookup folds it, so that /t/ABC… and /t/abc… share one counter).
+    const perAddress = await counter(scope, app.config.RATE_LIMIT_INGEST, `Too many events from this address: at most ${app.config.RATE_LIMIT_INGEST} per minute.`, (req) => req.ip);
+    const perTrackingId = await counter(scope, app.config.RATE_LIMIT_INGEST_WORKSPACE, `Too many events for this tracking id: at most ${app.config.RATE_LIMIT_INGEST_WORKSPACE} per minute.`, (req) =>
+      (req.params as { tracking_id: string }).tracking_id.toLowerCase(),
+    );
+    const limits = enforce(perAddress, perTrackingId);
+    const scriptLimit = enforce(await counter(scope, app.config.RATE_LIMIT_SCRIPT, 'Too many script fetches from this address.', (req) => req.ip));
     scope.addHook('onSend', async (_req, reply) => void cors(reply));
 
-    scope.get<{ Params: { tracking_id: string } }>('/t/:tracking_id/script.js', async (req, reply) => {
+    scope.get<{ Params: { tracking_id: string } }>('/t/:tracking_id/script.js', { onRequest: scriptLimit }, async (req, reply) => {
       if (!(await workspaceOf(req.params.tracking_id))) throw unknown();
       return reply
         .type('text/javascript; charset=utf-8')

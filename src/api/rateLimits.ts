@@ -17,9 +17,9 @@
  */
 import crypto from 'node:crypto';
 import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Config } from '../config.ts';
-import { bearerToken, sessionToken } from './auth.ts';
+import { bearerToken, sessionToken, type FailureLimit } from './auth.ts';
 import { ApiError } from '../errors.ts';
 
 const WINDOW_MS = 60_000;
@@ -61,6 +61,86 @@ export async function registerRateLimits(v1: FastifyInstance, config: LimitConfi
 export async function limitPerAddress(scope: FastifyInstance, max: number, what: string): Promise<void> {
   if (max <= 0) return;
   await scope.register(rateLimit, { max, timeWindow: WINDOW_MS, keyGenerator: (req) => req.ip, errorResponseBuilder: (_req, ctx) => rateLimited(what, ctx.ttl) });
+}
+
+/**
+ * A counter of the rate-limit plugin's store (a fixed window of one minute, bounded in memory), to
+ * be asked from any hook: `count` adds one and answers whether the client is over `max`; `over`
+ * only looks. Built in a scope of its own so that it holds its own store.
+ */
+export interface Counter {
+  max: number;
+  what: string;
+  count(req: FastifyRequest): Promise<Verdict>;
+  over(req: FastifyRequest): Promise<Verdict>;
+}
+
+export interface Verdict {
+  exceeded: boolean;
+  max: number;
+  remaining: number;
+  ttl: number;
+}
+
+/** A counter of `max` a minute per `key` (null when `max` is 0: no limit). */
+export async function counter(server: FastifyInstance, max: number, what: string, key: (req: FastifyRequest) => string): Promise<Counter | null> {
+  if (max <= 0) return null;
+  let check: ReturnType<FastifyInstance['createRateLimit']> | undefined;
+  await server.register(async (scope) => {
+    await scope.register(rateLimit, { global: false });
+    check = scope.createRateLimit({ max, timeWindow: WINDOW_MS, keyGenerator: key });
+  });
+  const verdict = async (req: FastifyRequest, increment: boolean): Promise<Verdict> => {
+    const r = await check!(req, { increment });
+    if (r.isAllowed) return { exceeded: false, max, remaining: max, ttl: 0 };
+    // `read` reports the count so far: one more request is over the limit once the count is `max`.
+    return { exceeded: increment ? r.isExceeded : r.max - r.remaining >= max, max, remaining: r.remaining, ttl: r.ttl };
+  };
+  return { max, what, count: (req) => verdict(req, true), over: (req) => verdict(req, false) };
+}
+
+function limitHeaders(reply: FastifyReply, v: Verdict, exceeded: boolean): void {
+  reply.header('x-ratelimit-limit', v.max).header('x-ratelimit-remaining', exceeded ? 0 : v.remaining).header('x-ratelimit-reset', Math.max(1, Math.ceil(v.ttl / 1000)));
+  if (exceeded) reply.header('retry-after', Math.max(1, Math.ceil(v.ttl / 1000)));
+}
+
+/**
+ * An onRequest hook that counts the request against every counter in turn and answers 429 at the
+ * first one it is over (the later ones are not counted for it). Unlike the plugin's own route
+ * limits, of which only the first that runs on a request counts it, every counter here counts.
+ * The `x-ratelimit-*` headers are those of the counter with the fewest requests left.
+ */
+export function enforce(...counters: (Counter | null)[]): onRequestAsyncHookHandler {
+  const active = counters.filter((c): c is Counter => c !== null);
+  return async (req, reply) => {
+    let tightest: Verdict | undefined;
+    for (const c of active) {
+      const v = await c.count(req);
+      if (v.exceeded) {
+        limitHeaders(reply, v, true);
+        throw rateLimited(c.what, v.ttl);
+      }
+      if (!tightest || v.remaining < tightest.remaining) tightest = v;
+    }
+    if (tightest) limitHeaders(reply, tightest, false);
+  };
+}
+
+/** RATE_LIMIT_AUTH_FAILURES: 401s per client address a minute; past it, 429 before a key is looked up. */
+export async function authFailureLimit(server: FastifyInstance, max: number): Promise<FailureLimit | null> {
+  const failures = await counter(server, max, 'Too many requests without a valid API key from this address.', (req) => req.ip);
+  if (!failures) return null;
+  return {
+    async refuseOverLimit(req, reply) {
+      const v = await failures.over(req);
+      if (!v.exceeded) return;
+      limitHeaders(reply, v, true);
+      throw rateLimited(failures.what, v.ttl);
+    },
+    async failed(req) {
+      await failures.count(req);
+    },
+  };
 }
 
 /** The 429 body of a rate limit: what was limited, and when to try again (`ttl`: ms until the window ends). */

@@ -6,7 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { AppContext } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { redactRequestUrl } from '../log.ts';
-import { hasValidKey, requireApiKey } from './auth.ts';
+import { hasValidKey, requireApiKey, type FailureLimit } from './auth.ts';
 import { addinRoutes } from './addin.ts';
 import { assetRoutes } from './assets.ts';
 import { clickRoutes } from './clicks.ts';
@@ -15,7 +15,7 @@ import { ingestRoutes } from './ingest.ts';
 import { consoleRoutes } from './console.ts';
 import { ApiError, detail } from '../errors.ts';
 import { FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts';
-import { registerRateLimits } from './rateLimits.ts';
+import { authFailureLimit, registerRateLimits } from './rateLimits.ts';
 import { registerOpenApi } from './openapi.ts';
 import { v1Routes } from './v1/index.ts';
 import { readFile } from 'node:fs/promises';
@@ -74,10 +74,9 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
     return reply.status(500).send(new ApiError(500, 'api_error', 'internal_error', 'Something went wrong on our side.').toBody());
   });
 
-  server.setNotFoundHandler(async (req, reply) => {
-    if (/^\/v1(?:[/?#]|$)/.test(req.url) && !(await hasValidKey(app.pool, req))) return reply.status(401).send(ApiError.unauthorized().toBody());
-    return reply.status(404).send(new ApiError(404, 'not_found_error', 'route_not_found', 'No such route.').toBody());
-  });
+  // 401s per client address (RATE_LIMIT_AUTH_FAILURES): past the limit, 429 before a key is looked up.
+  const authFailures = await authFailureLimit(server, app.config.RATE_LIMIT_AUTH_FAILURES);
+  server.setNotFoundHandler(unknownRoute(app, authFailures));
 
   server.get('/healthz', async () => ({ status: 'ok' }));
 
@@ -110,7 +109,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
 
   await server.register(
     async (v1) => {
-      requireApiKey(v1, app.pool);
+      requireApiKey(v1, app.pool, 'api', authFailures);
       await registerRateLimits(v1, app.config);
       await v1Routes(v1, app);
     },
@@ -118,4 +117,21 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
   );
 
   return server;
+}
+
+/**
+ * Unknown paths: 404, except under /v1 without a live key (401, counted against the address), so
+ * that authentication comes before routing and probing cannot tell which routes exist.
+ */
+function unknownRoute(app: AppContext, authFailures: FailureLimit | null) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    if (/^\/v1(?:[/?#]|$)/.test(req.url)) {
+      await authFailures?.refuseOverLimit(req, reply);
+      if (!(await hasValidKey(app.pool, req))) {
+        await authFailures?.failed(req);
+        return reply.status(401).send(ApiError.unauthorized().toBody());
+      }
+    }
+    return reply.status(404).send(new ApiError(404, 'not_found_error', 'route_not_found', 'No such route.').toBody());
+  };
 }

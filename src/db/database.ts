@@ -14,6 +14,8 @@ import { createPool } from './pool.ts';
 
 export interface Database {
   url: string;
+  /** Where migrations run: the owner's connection in embedded mode, DATABASE_URL otherwise. */
+  migrationUrl: string;
   pool: pg.Pool;
   embedded?: EmbeddedCluster;
   close(): Promise<void>;
@@ -39,6 +41,7 @@ export async function openDatabase(config: Config, logger: Logger, poolSize = 20
   const pool = createPool(url, poolSize);
   return {
     url,
+    migrationUrl: embedded?.ownerUrl ?? url,
     pool,
     ...(embedded ? { embedded } : {}),
     async close() {

@@ -10,6 +10,8 @@
  *   process group of their own, so a terminal's Ctrl-C, which signals the whole foreground group,
  *   reaches this process only: it stops its pool first and then the cluster (a fast shutdown), and
  *   Postgres never ends the sessions of a process that is still using them.
+ * - The application connects as `sigsync_app`, a role that owns nothing and can change no schema;
+ *   migrations run as the cluster's owner (`ownerUrl`). See docs/production-database.md.
  * - Running as root works: the cluster runs as the `postgres` user, created if missing. That user
  *   must be able to enter DATA_DIR: a DATA_DIR without search permission for others (`mktemp -d`
  *   makes 0700) gets `o+x` (passage only, not listing); a parent directory without it is not
@@ -29,7 +31,10 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../configError.ts';
 
 export interface EmbeddedCluster {
+  /** The application's connection: the `sigsync_app` role, which owns nothing and is no superuser. */
   url: string;
+  /** The owner's connection (the cluster's superuser), for migrations only. */
+  ownerUrl: string;
   /** True when this process started the cluster and must stop it. */
   owned: boolean;
   stop(): Promise<void>;
@@ -39,7 +44,12 @@ interface Meta {
   user: string;
   password: string;
   database: string;
+  /** The application role's password (absent in clusters made before it existed: made at start). */
+  appPassword?: string;
 }
+
+/** The application role (docs/production-database.md): data access only, no DDL, no superuser. */
+export const APP_ROLE = 'sigsync_app';
 
 const DATABASE = 'sigsync';
 const execFileAsync = promisify(execFile);
@@ -81,6 +91,48 @@ async function readMeta(file: string): Promise<Meta | undefined> {
 
 function urlFor(meta: Meta, port: number, database = meta.database): string {
   return `postgres://${meta.user}:${meta.password}@127.0.0.1:${port}/${database}`;
+}
+
+function appUrlFor(meta: Meta, port: number): string {
+  return `postgres://${APP_ROLE}:${meta.appPassword}@127.0.0.1:${port}/${meta.database}`;
+}
+
+/**
+ * The application role's privileges, run as the owner at every start (idempotent): it may read and
+ * write the rows of every table the owner makes (now and, through default privileges, by later
+ * migrations, graphile-worker's schema included) and use their sequences; it can create no table,
+ * schema, role or database. The same statements are in docs/production-database.md.
+ */
+export function appRoleSql(owner: string, database: string): string[] {
+  const o = `"${owner.replace(/"/g, '""')}"`;
+  const d = `"${database.replace(/"/g, '""')}"`;
+  return [
+    `grant connect, temporary on database ${d} to ${APP_ROLE}`,
+    `alter default privileges for role ${o} grant usage on schemas to ${APP_ROLE}`,
+    `alter default privileges for role ${o} grant select, insert, update, delete on tables to ${APP_ROLE}`,
+    `alter default privileges for role ${o} grant usage, select, update on sequences to ${APP_ROLE}`,
+    `alter default privileges for role ${o} grant execute on functions to ${APP_ROLE}`,
+    `do $$ declare s text; begin
+       for s in select nspname from pg_namespace where nspname = 'public' or nspname = 'graphile_worker' loop
+         execute format('grant usage on schema %I to ${APP_ROLE}', s);
+         execute format('grant select, insert, update, delete on all tables in schema %I to ${APP_ROLE}', s);
+         execute format('grant usage, select, update on all sequences in schema %I to ${APP_ROLE}', s);
+         execute format('grant execute on all functions in schema %I to ${APP_ROLE}', s);
+       end loop; end $$`,
+  ];
+}
+
+/** Creates the application role when missing, sets its password, and grants what it needs. */
+async function ensureAppRole(client: { query(sql: string, params?: unknown[]): Promise<unknown>; escapeLiteral(s: string): string }, meta: Meta & { appPassword: string }): Promise<void> {
+  await client.query(
+    `do $$ begin if not exists (select from pg_roles where rolname = '${APP_ROLE}') then
+       create role ${APP_ROLE} login nosuperuser nocreatedb nocreaterole noreplication; end if; end $$`,
+  );
+  // BYPASSRLS: graphile-worker turns row-level security on (with no policy) for its private tables,
+  // to keep roles other than their owner out; the application's worker must use them. No table of
+  // the service's own has row-level security, so this opens nothing else.
+  await client.query(`alter role ${APP_ROLE} bypassrls password ${client.escapeLiteral(meta.appPassword)}`);
+  for (const sql of appRoleSql(meta.user, meta.database)) await client.query(sql);
 }
 
 /** Holds DATA_DIR/embedded.lock while starting, so two processes never start the same cluster. */
@@ -276,13 +328,14 @@ export async function startEmbedded(dataDir: string, logger: Logger): Promise<Em
   return withStartLock(dataDir, async () => {
     const running = livePostmaster(pgdata);
     const existingMeta = await readMeta(metaFile);
-    if (running && existingMeta) {
-      return { url: urlFor(existingMeta, running.port), owned: false, stop: async () => {} };
+    if (running && existingMeta?.appPassword) {
+      return { url: appUrlFor(existingMeta, running.port), ownerUrl: urlFor(existingMeta, running.port), owned: false, stop: async () => {} };
     }
 
     const bin = await pgBinaries();
     const user = await postgresUser();
-    const meta: Meta = existingMeta ?? { user: 'sigsync', password: crypto.randomBytes(18).toString('hex'), database: DATABASE };
+    if (running) throw new Error(`embedded Postgres: a cluster runs under ${pgdata} but ${metaFile} is unreadable or from an older version; stop it first`);
+    const meta = { user: 'sigsync', password: crypto.randomBytes(18).toString('hex'), database: DATABASE, ...existingMeta, appPassword: existingMeta?.appPassword ?? crypto.randomBytes(18).toString('hex') };
     const port = await freePort();
     const pgLog = logger.child({ component: 'postgres' });
     if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
@@ -308,8 +361,22 @@ export async function startEmbedded(dataDir: string, logger: Logger): Promise<Em
     } finally {
       await client.end().catch(() => undefined);
     }
+    const inDatabase = new pg.Client({ connectionString: urlFor(meta, port) });
+    inDatabase.on('error', () => undefined);
+    try {
+      await inDatabase.connect();
+      await ensureAppRole(inDatabase, meta);
+    } catch (e) {
+      await stopPostmaster(postmaster);
+      process.removeListener('exit', stopOnExit);
+      throw e;
+    } finally {
+      await inDatabase.end().catch(() => undefined);
+    }
+    if (!existingMeta?.appPassword) await fs.writeFile(metaFile, JSON.stringify(meta), { mode: 0o600 });
     return {
-      url: urlFor(meta, port),
+      url: appUrlFor(meta, port),
+      ownerUrl: urlFor(meta, port),
       owned: true,
       stop: async () => {
         await stopPostmaster(postmaster);

@@ -18,3 +18,30 @@ export async function setEventTracking(db: Queryable, workspaceId: string, enabl
   const { rowCount } = await db.query('update workspaces set event_tracking_enabled = $2, updated_at = now() where id = $1 and event_tracking_enabled <> $2', [workspaceId, enabled]);
   return rowCount === 1;
 }
+
+/** A workspace's analytics settings (docs/analytics.md "Trust"; migration 000019). */
+export interface AnalyticsSettings {
+  browser_values_enabled: boolean;
+  browser_value_cap: number;
+  attribution_window_days: number;
+  conversions_per_click: number;
+}
+
+const ANALYTICS_SETTINGS = 'browser_values_enabled, browser_value_cap, attribution_window_days, conversions_per_click';
+
+/** The workspace's analytics settings, or undefined for an unknown workspace. */
+export async function analyticsSettings(db: Queryable, workspaceId: string): Promise<AnalyticsSettings | undefined> {
+  const { rows } = await db.query<AnalyticsSettings>(`select ${ANALYTICS_SETTINGS} from workspaces where id = $1`, [workspaceId]);
+  return rows[0];
+}
+
+/** Changes the given settings (the others stay); the settings after, or undefined for an unknown workspace. */
+export async function updateAnalyticsSettings(db: Queryable, workspaceId: string, patch: Partial<AnalyticsSettings>): Promise<AnalyticsSettings | undefined> {
+  const { rows } = await db.query<AnalyticsSettings>(
+    `update workspaces set browser_values_enabled = coalesce($2, browser_values_enabled), browser_value_cap = coalesce($3, browser_value_cap),
+            attribution_window_days = coalesce($4, attribution_window_days), conversions_per_click = coalesce($5, conversions_per_click), updated_at = now()
+      where id = $1 returning ${ANALYTICS_SETTINGS}`,
+    [workspaceId, patch.browser_values_enabled ?? null, patch.browser_value_cap ?? null, patch.attribution_window_days ?? null, patch.conversions_per_click ?? null],
+  );
+  return rows[0];
+}

@@ -100,7 +100,7 @@ describe('recorded events and visitors', () => {
 
   it('a conversion fires conversion.recorded once per event id, attributed through the click or the visitor', async () => {
     const buy = { name: 'purchase', value: 99.9, currency: 'EUR', event_id: 'order-1', user_id: 'u-1', properties: { sku: 'A' } };
-    expect((await post(buy)).body.data).toEqual({ name: 'purchase', value: 99.9, currency: 'EUR', click_id: '', source: 'api', status: 'accepted' });
+    expect((await post(buy)).body.data).toEqual({ name: 'purchase', value: 99.9, currency: 'EUR', click_id: '', source: 'api', status: 'accepted', outcome: 'recorded' });
     expect((await post(buy)).status).toBe(200);
     expect((await post({ ...buy, event_id: 'order-2', click_id: clickId })).status).toBe(200);
     expect(await eventCount(api.t.ctx, api.ws, 'conversion.recorded')).toBe(2);
@@ -142,6 +142,20 @@ describe('recorded events and visitors', () => {
     for (let i = 0; i < 4; i++) statuses.push((await fetch(`${base}/t/${trackingId}/events`, { method: 'POST', body: JSON.stringify({ event: { name: 'flood' } }) })).status);
     await limited.close();
     expect(statuses).toEqual([200, 200, 429, 429]);
+  });
+
+  it('the per-tracking-id limit counts events from every address, whatever the letter case of the id', async () => {
+    const limited = await buildServer({ ...api.t.ctx, config: { ...api.t.ctx.config, RATE_LIMIT_INGEST: 1000, RATE_LIMIT_INGEST_WORKSPACE: 5, TRUST_PROXY: '127.0.0.1' } });
+    const base = await limited.listen({ host: '127.0.0.1', port: 0 });
+    const answers: [number, string | null][] = [];
+    for (let i = 0; i < 7; i++) {
+      const id = i % 2 ? trackingId.toUpperCase() : trackingId;
+      const r = await fetch(`${base}/t/${id}/events`, { method: 'POST', headers: { 'x-forwarded-for': `203.0.113.${i + 1}` }, body: JSON.stringify({ event: { name: 'spread' } }) });
+      answers.push([r.status, r.headers.get('x-ratelimit-limit')]);
+    }
+    await limited.close();
+    expect(answers.map(([s]) => s)).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(answers[0]![1]).toBe('5');
   });
 
   it('an unknown anchor, a non-uuid or another workspace anchor is 404 with the error object; a backwards range is 422', async () => {

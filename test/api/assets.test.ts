@@ -1,8 +1,9 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchSourceUrl } from '../../src/assets/fetchUrl.ts';
 import { MAX_ASSET_BYTES } from '../../src/assets/store.ts';
+import { FETCH_FAILED_MESSAGE } from '../../src/api/v1/assets.ts';
 import { renderForInstall } from '../../src/install/content.ts';
 import { FOREIGN_UUID, seedTeammate, useApi } from './helpers.ts';
 
@@ -114,6 +115,30 @@ describe('assets API', () => {
     expect((await post(`${filesBase}/missing.png`)).body.details[0]).toMatchObject({ field: 'asset.source_url', code: 'fetch_failed' });
     expect((await post(`${filesBase}/huge`)).body.details[0]).toMatchObject({ field: 'asset.source_url', code: 'too_big' });
     expect((await post('ftp://example.com/logo.png')).body.details[0]).toMatchObject({ field: 'asset.source_url', code: 'unsafe_url' });
+  });
+
+  it('a source that gives no file answers one generic fetch_failed, whatever the reason (closed port, reset, not TLS, HTTP status)', async () => {
+    // Servers that fail in the ways a port scan tells apart: one that closes at once, one that speaks no TLS.
+    const closer = net.createServer((s) => s.destroy());
+    const garbage = net.createServer((s) => s.end('SSH-2.0-OpenSSH_9.6\r\n'));
+    const listen = (srv: net.Server) => new Promise<number>((resolve) => srv.listen(0, '127.0.0.1', () => resolve((srv.address() as AddressInfo).port)));
+    const gone = net.createServer();
+    const closedPort = await listen(gone);
+    await new Promise((resolve) => gone.close(resolve));
+    const [closePort, garbagePort] = [await listen(closer), await listen(garbage)];
+    try {
+      const urls = [`http://127.0.0.1:${closedPort}/x.png`, `http://127.0.0.1:${closePort}/x.png`, `https://127.0.0.1:${garbagePort}/x.png`, `http://127.0.0.1:${garbagePort}/x.png`, `${filesBase}/missing.png`];
+      const answers = [];
+      for (const url of urls) {
+        const r = await api.call('POST', '/v1/assets', { asset: { source_url: url } });
+        expect(r.status, url).toBe(422);
+        answers.push(r.body.details);
+      }
+      for (const a of answers) expect(a).toEqual([{ field: 'asset.source_url', code: 'fetch_failed', message: FETCH_FAILED_MESSAGE, allowed: [], missing: [] }]);
+    } finally {
+      closer.close();
+      garbage.close();
+    }
   });
 
   it('without ALLOW_INSECURE_OUTBOUND_URLS a loopback source is refused before any connection', async () => {

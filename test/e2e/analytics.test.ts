@@ -123,7 +123,7 @@ describe('analytics end to end', () => {
 
     const conversion = { event: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, event_id: 'order-1001', user_id: 'customer-42', properties: { sku: 'A1' } } };
     const first = await call('POST', '/v1/analytics/events', conversion);
-    expect(first).toEqual({ status: 200, body: { data: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, source: 'api', status: 'accepted' } } });
+    expect(first).toEqual({ status: 200, body: { data: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, source: 'api', status: 'accepted', outcome: 'recorded' } } });
     await waitFor(async () => hooks('visitor.identified').length === 1 && hooks('conversion.recorded').length === 1);
     expect((await call('POST', '/v1/analytics/events', conversion)).status).toBe(200);
     await jobsDone();

@@ -56,7 +56,9 @@ const scrub = <T,>(v: T): T => JSON.parse(JSON.stringify(v, (_k, x: unknown) => 
 
 const fixtureIds = smartFields.map((f) => f.id);
 const textFieldIds = smartFields.filter((f) => f.kind === 'text').map((f) => f.id);
-const label = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim().length > 0);
+// Names and labels refuse control characters (src/api/characters.ts): a valid one has none.
+// eslint-disable-next-line no-control-regex
+const label = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim().length > 0 && !/[\x00-\x1f\x7f-\x9f]/.test(s));
 const tree = validTree.map((t) => scrub(t) as unknown as Json);
 
 /** A valid body for each operation that takes one (`method path` as in the OpenAPI document). */
@@ -107,6 +109,17 @@ function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
     'patch /v1/marketing_campaigns/{id}': fc.record({ marketing_campaign: fc.record(campaign, { requiredKeys: [] }) }),
     'post /v1/assets': fc.record({ asset: fc.record({ file_base64: fc.constant(PNG_BASE64), filename: fc.constant('logo.png'), name: label }, { requiredKeys: ['file_base64', 'filename'] }) }),
     'patch /v1/assets/{id}': fc.record({ asset: fc.record({ name: label }) }),
+    'patch /v1/workspace/analytics_settings': fc.record({
+      analytics_settings: fc.record(
+        {
+          browser_values_enabled: fc.boolean(),
+          browser_value_cap: fc.double({ min: 0, max: 1e6, noNaN: true }),
+          attribution_window_days: fc.integer({ min: 1, max: 365 }),
+          conversions_per_click: fc.integer({ min: 1, max: 1000 }),
+        },
+        { requiredKeys: [] },
+      ),
+    }),
     // Without properties or traits: any key or value inside those objects is valid.
     'post /v1/analytics/events': fc.record({
       event: fc.record(

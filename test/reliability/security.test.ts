@@ -464,6 +464,7 @@ describe('R5 security', () => {
       'post /v1/assets': { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_B} logo` } },
       'post /v1/analytics/events': { event: { name: `${MARK_B} purchase`, value: 1, currency: 'EUR', click_id: clickA } },
       'patch /v1/assets/{id}': { asset: { name: `${MARK_B} renamed` } },
+      'patch /v1/workspace/analytics_settings': { analytics_settings: { attribution_window_days: 7 } },
     };
     const groupsA = new Set((await pool.query<{ id: string }>('select id from groups where workspace_id = $1', [ws.a])).rows.map((r) => r.id));
     expect(groupsA.size, 'A has synced groups').toBeGreaterThan(0);
@@ -477,6 +478,9 @@ describe('R5 security', () => {
       'get /v1/marketing_campaigns': (r) => expect(r.body.data).toEqual([]),
       'get /v1/integrations': (r) => expect(r.body.data.map((x: { name: string }) => x.name).every((n: string) => n.startsWith(MARK_B))).toBe(true),
       'get /v1/workspace': (r) => expect(r.body.data.id).toBe(ws.b),
+      // B's settings are B's own: A's stay as they were (the snapshot below).
+      'get /v1/workspace/analytics_settings': (r) => expect(r.body.data).toMatchObject({ browser_values_enabled: false }),
+      'patch /v1/workspace/analytics_settings': (r) => expect(r.body.data).toMatchObject({ attribution_window_days: 7 }),
       'get /v1/content_schema': (r) => expect(r.status).toBe(200),
       'get /v1/addin/signature': (r) => expect(r.status).toBe(404),
       // Creates that reference A's objects are refused on that field.

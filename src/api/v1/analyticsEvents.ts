@@ -1,7 +1,7 @@
 /**
  * Recorded events and visitors (spec 2.10, 2.11, 4.1).
  *
- *   POST /v1/analytics/events              {event: {...}} -> {data: {name, value, currency, click_id, source: 'api', status: 'accepted'}}
+ *   POST /v1/analytics/events              {event: {...}} -> {data: {name, value, currency, click_id, source: 'api', status: 'accepted', outcome}}
  *   GET  /v1/analytics/events              paged, newest first
  *   GET  /v1/analytics/visitors            paged, newest first
  *   GET  /v1/analytics/visitors/{id}       one visitor with its latest events
@@ -57,7 +57,19 @@ const EventFields = z
 export const EventWrite = z.strictObject({ event: EventFields });
 export type EventBody = z.infer<typeof EventWrite>;
 
-const Accepted = z.object({ name: z.string(), value: z.number().nullable(), currency: z.string(), click_id: z.string(), source: z.string(), status: z.string() }).meta({ id: 'RecordedEventAccepted' });
+const Accepted = z
+  .object({
+    name: z.string(),
+    value: z.number().nullable(),
+    currency: z.string(),
+    click_id: z.string(),
+    source: z.string(),
+    status: z.string(),
+    outcome: z
+      .enum(['recorded', 'duplicate', 'upgraded'])
+      .describe('Extension: what recording did. recorded: a new event; duplicate: its event_id was stored already, nothing changed; upgraded: a browser event had used the event_id and now carries this one\'s value and attribution.'),
+  })
+  .meta({ id: 'RecordedEventAccepted' });
 
 export const RecordedEvent = z
   .object({
@@ -158,7 +170,7 @@ export function analyticsEventRoutes(v1: FastifyInstance, app: AppContext): void
         remediation: { action: 'check_click_id', dashboard_url: dashboard, message: 'Send the click_id exactly as the destination received it in its query string, or leave it out to record an unattributed event.' },
       });
     }
-    return { data: { name: input.name, value: input.value, currency: input.currency, click_id: input.clickId ?? '', source: 'api', status: 'accepted' } };
+    return { data: { name: input.name, value: input.value, currency: input.currency, click_id: input.clickId ?? '', source: 'api', status: 'accepted', outcome: result.outcome } };
   });
 
   r.get('/analytics/events', { schema: { tags, summary: 'List recorded events', querystring: PageQuery, response: { 200: pageOf(RecordedEvent), ...errors(401, 422) } } }, async (req) => {

@@ -13,10 +13,12 @@
  * (src/assets/store.ts says why). `source_url` is fetched under the webhook URL rules
  * (src/assets/fetchUrl.ts). Each refusal is a 422 detail on the field: `asset.file_base64` or
  * `asset.source_url` with invalid_base64, too_big, unsupported_type, unsafe_url or fetch_failed;
+ * A `fetch_failed` always carries the same message (the reason is logged): a connection refused,
+ * reset or a TLS error would otherwise tell which ports answer at an address.
  * `asset.filename` required; `asset` with one_of_required or mutually_exclusive.
  */
 import { dashboardUrl } from '../../dashboard.ts';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
@@ -56,6 +58,9 @@ const AssetCreate = z.strictObject({
 const AssetUpdate = z.strictObject({ asset: z.strictObject({ name }) });
 type CreateBody = z.infer<typeof AssetCreate>['asset'];
 
+/** The one answer to every source_url that gave no file (the reason is logged, not told). */
+export const FETCH_FAILED_MESSAGE = 'The file could not be fetched from source_url: check that the URL answers with the image.';
+
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
 export function assetView(r: AssetRow, publicBaseUrl: string): z.infer<typeof Asset> {
@@ -72,7 +77,7 @@ export function assetView(r: AssetRow, publicBaseUrl: string): z.infer<typeof As
 }
 
 /** The file a create body names: decoded from base64 or downloaded; 422 naming the field otherwise. */
-async function fileOf(a: CreateBody, app: AppContext): Promise<{ data: Buffer; filename: string; field: string }> {
+async function fileOf(a: CreateBody, app: AppContext, log: FastifyBaseLogger): Promise<{ data: Buffer; filename: string; field: string }> {
   if ((a.file_base64 === undefined) === (a.source_url === undefined)) {
     const both = a.file_base64 !== undefined;
     throw ApiError.validation([
@@ -96,6 +101,12 @@ async function fileOf(a: CreateBody, app: AppContext): Promise<{ data: Buffer; f
   } catch (err) {
     if (!(err instanceof SourceUrlError)) throw err;
     const code = err.code === 'too_large' ? 'too_big' : err.code;
+    // Why a fetch failed (refused, reset, a TLS record error, an HTTP status) tells a caller which
+    // ports answer at an address: it is logged, and the caller gets one answer for all of them.
+    if (code === 'fetch_failed') {
+      log.warn({ err, source_url: a.source_url }, 'asset source_url fetch failed');
+      throw ApiError.validation([detail('asset.source_url', code, FETCH_FAILED_MESSAGE)]);
+    }
     throw ApiError.validation([detail('asset.source_url', code, err.message, code === 'too_big' ? { allowed: [{ maximum: MAX_ASSET_BYTES }] } : {})]);
   }
 }
@@ -132,7 +143,7 @@ export function assetRoutes(v1: FastifyInstance, app: AppContext): void {
       schema: { tags, summary: 'Upload an image (file_base64 or source_url)', body: AssetCreate, response: { 200: dataOf(Asset), 201: dataOf(Asset), ...errors(401, 422) } } },
     async (req, reply) => {
       const a = req.body.asset;
-      const file = await fileOf(a, app);
+      const file = await fileOf(a, app, req.log);
       const check = await checkUpload(file.data);
       if (!check.ok) {
         const allowed = [...ACCEPTED];

@@ -2,13 +2,54 @@
  * GET /v1/workspace: the caller's workspace with its plan and seat count (spec 2.12). With a
  * payment-provider account (src/billing/), `plan` and `seat_count` come from its subscription as
  * last synced; without one, from the workspace's own plan columns and its active teammates.
+ * GET/PATCH /v1/workspace/analytics_settings: the analytics trust settings (an extension).
  */
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { workspacePlan } from '../../db/billing.ts';
+import { analyticsSettings, updateAnalyticsSettings } from '../../db/workspaces.ts';
 import { ApiError } from '../../errors.ts';
+import { dataOf, errors } from './schemas.ts';
+
+/** The largest browser value cap (the API's own largest value). */
+const MAX_CAP = 1e12;
+
+const SettingsFields = {
+  browser_values_enabled: z.boolean().describe('A value sent by the browser script counts as money (conversion value and conversion.recorded). Default false.'),
+  browser_value_cap: z.number().min(0).max(MAX_CAP).describe('The largest browser value that counts, in the event currency (absolute value). Default 1000.'),
+  attribution_window_days: z.int().min(1).max(365).describe('A click attributes events recorded within this many days of it. Default 30.'),
+  conversions_per_click: z.int().min(1).max(1000).describe('Conversions one click id sent with them attributes at most. Default 1.'),
+};
+const AnalyticsSettings = z.object(SettingsFields).meta({ id: 'AnalyticsSettings' });
+const AnalyticsSettingsWrite = z.strictObject({ analytics_settings: z.strictObject(SettingsFields).partial() });
+
+/**
+ * GET and PATCH /v1/workspace/analytics_settings (an extension: the spec's workspace has no
+ * settings): what a browser event may decide and how long a click attributes (docs/analytics.md).
+ */
+function analyticsSettingsRoutes(v1: FastifyInstance, app: AppContext): void {
+  const r = v1.withTypeProvider<ZodTypeProvider>();
+  const tags = ['workspace'];
+  r.get('/workspace/analytics_settings', { schema: { tags, summary: 'Analytics settings (extension)', response: { 200: dataOf(AnalyticsSettings), ...errors(401) } } }, async (req) => {
+    const s = await analyticsSettings(app.pool, req.workspaceId);
+    if (!s) throw ApiError.notFound('workspace');
+    return { data: s };
+  });
+  r.patch(
+    '/workspace/analytics_settings',
+    { schema: { tags, summary: 'Change analytics settings (extension)', body: AnalyticsSettingsWrite, response: { 200: dataOf(AnalyticsSettings), ...errors(401, 422) } } },
+    async (req) => {
+      const s = await updateAnalyticsSettings(app.pool, req.workspaceId, req.body.analytics_settings);
+      if (!s) throw ApiError.notFound('workspace');
+      return { data: s };
+    },
+  );
+}
 
 export function workspaceRoutes(v1: FastifyInstance, app: AppContext): void {
+  analyticsSettingsRoutes(v1, app);
   v1.get('/workspace', async (req) => {
     const { rows } = await app.pool.query(
       `select id, name, plan_tier, plan_kind, plan_status, plan_billing_interval, plan_cancel_at_period_end,

@@ -71,6 +71,27 @@ export function adminCommands(program: Command): void {
       });
     });
 
+  workspace
+    .command('analytics')
+    .description('Show or change the analytics settings: browser values, attribution window, conversions per click (docs/analytics.md).')
+    .requiredOption('--workspace <id>', 'workspace id')
+    .option('--browser-values <state>', 'on: a value sent by the browser script counts as money; off (the default): it does not')
+    .option('--browser-value-cap <amount>', 'the largest browser value that counts (default 1000)')
+    .option('--attribution-window-days <days>', 'a click attributes events within this many days of it, 1 to 365 (default 30)')
+    .option('--conversions-per-click <n>', 'conversions one click id attributes at most, 1 to 1000 (default 1)')
+    .action(async (opts: { workspace: string; browserValues?: string; browserValueCap?: string; attributionWindowDays?: string; conversionsPerClick?: string }) => {
+      const id = requireUuid(opts.workspace, '--workspace');
+      const patch = analyticsPatch(opts);
+      const { analyticsSettings, updateAnalyticsSettings } = await import('../../db/workspaces.ts');
+      await withContext(async (ctx) => {
+        const s = Object.keys(patch).length ? await updateAnalyticsSettings(ctx.pool, id, patch) : await analyticsSettings(ctx.pool, id);
+        if (!s) throw new UsageError(`--workspace: no workspace ${id}`);
+        out(`browser values          ${s.browser_values_enabled ? 'on' : 'off'} (cap ${s.browser_value_cap})`);
+        out(`attribution window      ${s.attribution_window_days} days`);
+        out(`conversions per click   ${s.conversions_per_click}`);
+      });
+    });
+
   const apikey = program.command('apikey').description('Manage API keys.');
   apikey
     .command('create')
@@ -89,4 +110,25 @@ export function adminCommands(program: Command): void {
         out('The key is shown only this once; store it now.');
       });
     });
+}
+
+/** The settings the analytics options name, checked (the database checks the same bounds). */
+function analyticsPatch(opts: { browserValues?: string; browserValueCap?: string; attributionWindowDays?: string; conversionsPerClick?: string }) {
+  const patch: { browser_values_enabled?: boolean; browser_value_cap?: number; attribution_window_days?: number; conversions_per_click?: number } = {};
+  const int = (v: string, flag: string, min: number, max: number) => {
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`${flag}: an integer from ${min} to ${max}; got "${v}"`);
+    return Number(v);
+  };
+  if (opts.browserValues !== undefined) {
+    if (opts.browserValues !== 'on' && opts.browserValues !== 'off') throw new UsageError(`--browser-values: on or off; got "${opts.browserValues}"`);
+    patch.browser_values_enabled = opts.browserValues === 'on';
+  }
+  if (opts.browserValueCap !== undefined) {
+    const cap = Number(opts.browserValueCap);
+    if (!/^\d+(\.\d+)?$/.test(opts.browserValueCap) || cap > 1e12) throw new UsageError(`--browser-value-cap: a number from 0 to 1000000000000; got "${opts.browserValueCap}"`);
+    patch.browser_value_cap = cap;
+  }
+  if (opts.attributionWindowDays !== undefined) patch.attribution_window_days = int(opts.attributionWindowDays, '--attribution-window-days', 1, 365);
+  if (opts.conversionsPerClick !== undefined) patch.conversions_per_click = int(opts.conversionsPerClick, '--conversions-per-click', 1, 1000);
+  return patch;
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { Queryable } from '../../db/tx.ts';
 import type { RenderOutput } from '../../render/render.ts';
-import { err, out } from '../../output.ts';
+import { err, out, terminalSafe } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
 
@@ -85,7 +85,7 @@ export function renderCommands(program: Command): void {
       const outFile = opts.out ?? (opts.png !== undefined ? opts.png.replace(/\.png$/i, '') + '.html' : undefined);
       if (outFile === undefined) {
         if (opts.check) return;
-        process.stdout.write(page.html);
+        process.stdout.write(terminalSafe(page.html));
         return;
       }
       fs.mkdirSync(path.dirname(path.resolve(outFile)), { recursive: true });

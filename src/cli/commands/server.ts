@@ -128,7 +128,7 @@ export function serverCommands(program: Command): void {
       const logger = createLogger(config.LOG_LEVEL);
       const db = await openDatabase(config, logger, 2);
       try {
-        const { applied } = await migrate(db.url, logger);
+        const { applied } = await migrate(db.migrationUrl, logger);
         out(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}` : 'database is up to date');
       } finally {
         await db.close();
