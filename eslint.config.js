@@ -34,6 +34,12 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
+    // The Outlook add-in's handlers run in Outlook's runtimes (a browser, or classic Outlook's JavaScript runtime).
+    files: ['src/addin/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { setTimeout: 'readonly', clearTimeout: 'readonly', fetch: 'readonly', localStorage: 'readonly' } },
+    rules: { '@typescript-eslint/no-unused-vars': ['error', { caughtErrors: 'none' }] },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
   },

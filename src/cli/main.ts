@@ -15,6 +15,7 @@ import { webhookCommands } from './commands/webhook.ts';
 import { renderCommands } from './commands/render.ts';
 import { sandboxCommands } from './commands/sandbox.ts';
 import { billingCommands } from './commands/billing.ts';
+import { addinCommands } from './commands/addin.ts';
 
 export function buildProgram(): Command {
   const program = new Command('sigsync')
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   renderCommands(program);
   sandboxCommands(program);
   billingCommands(program);
+  addinCommands(program);
   const pathOf = (c: Command): string => (c.parent ? `${pathOf(c.parent)} ${c.name()}` : c.name());
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();
