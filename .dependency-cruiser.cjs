@@ -3,7 +3,7 @@
  * README "Code map" explains the layers. Type-only imports are left out of the cycle rule: they
  * vanish at run time and cannot order module evaluation.
  */
-const DOMAIN = '^(src/(db|render|sync|install|campaigns|integrations|assets|events|billing|net|crypto)/|connectors/|src/(?!app[.]ts$)[^/]+[.]ts$)';
+const DOMAIN = '^(src/(db|browser|render|sync|install|campaigns|integrations|assets|events|billing|net|crypto)/|connectors/|src/(?!app[.]ts$)[^/]+[.]ts$)';
 const ENTRY = '^src/(api|cli|sandbox|tasks|worker)/|^src/app[.]ts$';
 
 module.exports = {

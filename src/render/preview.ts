@@ -4,8 +4,12 @@
  * and the plain-text alternative. Everything but the signature's own HTML goes through `cleanText`
  * here: cleaned like a smart-field value (control characters and bidi overrides such as U+202E
  * removed) and escaped, exactly as the signature's own values are.
+ *
+ * The page carries the fonts that draw names in any script (src/render/fonts.ts): the signature's
+ * own fonts first, then Noto for Arabic, Hebrew, Devanagari, CJK and emoji.
  */
 import { cleanText } from './escape.ts';
+import { previewFontCss, withFallbacks } from './fonts.ts';
 import { sizeReport } from './limits.ts';
 import type { RenderOutput } from './render.ts';
 
@@ -18,8 +22,11 @@ export function previewPage(rendered: RenderOutput, facts: readonly (readonly [s
     .join('');
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${cleanText(title)}</title></head>
-<body style="margin:0;background:#f5f7fa;font-family:Arial, Helvetica, sans-serif;font-size:13px;color:#1f2933">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${cleanText(title)}</title>
+<style>
+${previewFontCss('#signature', rendered.html + rendered.text + rows)}
+</style></head>
+<body style="margin:0;background:#f5f7fa;font-family:${withFallbacks('Arial,Helvetica,sans-serif').replace(/"/g, "'")};font-size:13px;color:#1f2933">
 <div style="max-width:860px;margin:24px auto;padding:0 16px">
 <div id="signature" style="background:#ffffff;border:1px solid #e4e7eb;border-radius:6px;padding:24px 28px">
 <p style="margin:0 0 4px 0">Best regards,</p>
@@ -27,7 +34,7 @@ export function previewPage(rendered: RenderOutput, facts: readonly (readonly [s
 ${rendered.html}
 </div>
 <table style="margin:16px 0;border-collapse:collapse">${rows}</table>
-<pre style="white-space:pre-wrap;background:#ffffff;border:1px solid #e4e7eb;border-radius:6px;padding:12px 16px;margin:0">${cleanText(rendered.text)}</pre>
+<pre style="font-family:${withFallbacks('monospace').replace(/"/g, "'")};white-space:pre-wrap;background:#ffffff;border:1px solid #e4e7eb;border-radius:6px;padding:12px 16px;margin:0">${cleanText(rendered.text)}</pre>
 </div>
 </body>
 </html>

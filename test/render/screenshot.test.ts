@@ -1,6 +1,6 @@
 /**
  * The demo signature in a real browser: the sandbox's "Acme standard" tree, rendered for one Acme
- * person with the live campaign banner, opened in headless Chromium (the system's, as `sigsync render
+ * person with the live campaign banner, opened in headless Chromium (the one npm installs, as `sigsync render
  * --png` uses it) and read back as a PNG.
  */
 import fs from 'node:fs';
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderSignature } from '../../src/render/render.ts';
 import { previewPage } from '../../src/render/preview.ts';
-import { DEFAULT_CHROMIUM, screenshot } from '../../src/render/screenshot.ts';
+import { screenshot } from '../../src/render/screenshot.ts';
 import { loadAcme, SANDBOX_SMART_FIELDS, sandboxBannerTree, sandboxSignatureTree } from '../../src/sandbox/seed.ts';
 import { HEAVY_TEST_MS } from '../helpers/cli.ts';
 import { readPng } from '../helpers/png.ts';
@@ -38,7 +38,7 @@ describe('the demo signature as a PNG', () => {
     fs.writeFileSync(page, previewPage(rendered, [['teammate', person.email]]));
 
     const png = path.join(dir, 'demo.png');
-    await screenshot(DEFAULT_CHROMIUM, page, png);
+    await screenshot(page, png);
     const shot = readPng(png);
     expect(shot.width).toBe(860);
     expect(shot.height).toBeGreaterThan(120);

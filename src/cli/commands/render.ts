@@ -19,7 +19,7 @@ interface RenderOpts {
   draft?: boolean;
   out?: string;
   png?: string;
-  chromium: string;
+  chromium?: string;
 }
 
 export function renderCommands(program: Command): void {
@@ -32,8 +32,8 @@ export function renderCommands(program: Command): void {
     .option('--variant <kind>', 'render the reply or internal variant')
     .option('--draft', 'render the draft instead of the published content')
     .option('--out <file>', 'write the preview page to this file (default: print it)')
-    .option('--png <file>', 'also write a screenshot of the signature, taken with headless Chromium (apt-get install -y chromium)')
-    .option('--chromium <path>', 'Chromium binary used by --png', '/usr/bin/chromium')
+    .option('--png <file>', 'also write a screenshot of the signature, taken with headless Chromium (the build npm installs)')
+    .option('--chromium <path>', 'a system Chromium for --png instead of the one npm installs (default: $CHROMIUM_PATH)')
     .action(async (opts: RenderOpts) => {
       const signatureId = requireUuid(opts.signature, '--signature');
       if ((opts.teammate === undefined) === (opts.email === undefined)) throw new UsageError('render: give exactly one of --teammate <id> and --email <address>');
@@ -80,8 +80,13 @@ export function renderCommands(program: Command): void {
       out(`${'size'.padEnd(10)}${sizeReport(page.rendered.html).map((s) => `${s.destination} ${s.size}/${s.limit}${s.fits ? '' : ' TOO LONG'}`).join(', ')}`);
       if (opts.png !== undefined) {
         const { screenshot, ScreenshotError } = await import('../../render/screenshot.ts');
+        if (opts.chromium !== undefined) {
+          const chromium = path.resolve(opts.chromium);
+          if (!fs.existsSync(chromium)) throw new Error(`--png: no Chromium at ${chromium}; leave out --chromium to use the one npm installs (the preview page ${outFile} was written)`);
+          process.env.CHROMIUM_PATH = chromium;
+        }
         try {
-          await screenshot(opts.chromium, path.resolve(outFile), path.resolve(opts.png));
+          await screenshot(path.resolve(outFile), path.resolve(opts.png));
         } catch (e) {
           if (e instanceof ScreenshotError) throw new Error(`--png: ${e.message} (the preview page ${outFile} was written)`, { cause: e });
           throw e;
