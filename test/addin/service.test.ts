@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { installMailbox } from '../../src/install/install.ts';
 import { forgetRecordedFetches } from '../../src/addin/clients.ts';
+import { withTx } from '../../src/db/tx.ts';
+import { runCli } from '../helpers/cli.ts';
+import { TEST_KEY } from '../helpers/db.ts';
+import { insertIntegration } from '../../src/integrations/repository.ts';
 import { useApi, seedTeammate, tree } from '../api/helpers.ts';
 import { ANN_OID, BOB_OID, CLIENT_ID, seedAddinWorld, type AddinWorld } from './fixtures.ts';
 
@@ -107,7 +111,22 @@ describe('GET /v1/addin/signature', () => {
       expect((await status()).find((r) => r.kind === 'primary')).toEqual({ kind: 'primary', status: 'pending' });
       await get('bob@acme.test', bobToken, {}, '&platform=web&client_version=x');
       expect((await status()).find((r) => r.kind === 'primary')).toEqual({ kind: 'primary', status: 'installed' });
+
+      const cli = await runCli(['install', 'status', '--email', 'bob@acme.test'], { DATABASE_URL: api.t.url, ENCRYPTION_KEY: TEST_KEY, ADDIN_CACHE_SECONDS: '0' });
+      expect(cli.code, cli.stderr).toBe(0);
+      const lines = cli.stdout.split('\n');
+      expect(lines.find((l) => l.startsWith('web'))).toMatch(/^web\s+x\s+\S.*\scurrent$/);
+      expect(lines.find((l) => l.startsWith('windows'))).toMatch(/^windows\s+16\.0\.18025\.20000\s+\S.*\solder$/);
+      expect(lines.find((l) => l.startsWith('ios'))).toMatch(/^ios\s+4\.2502\.0\s+\S.*\solder$/);
     });
+  });
+
+  it('a new Microsoft signatures integration uses the add-in; owa is asked for by name', async () => {
+    const connect = (kind: 'microsoft_entra' | 'google_workspace', config: Record<string, unknown>) =>
+      withTx(api.t.ctx.pool, (c) => insertIntegration(api.t.ctx, c, { workspaceId: api.otherWs, kind, category: 'signatures', name: `${kind} ${JSON.stringify(config)}`, credentials: {}, config }));
+    expect((await connect('microsoft_entra', {})).config.mode).toBe('addin');
+    expect((await connect('microsoft_entra', { mode: 'owa' })).config.mode).toBe('owa');
+    expect((await connect('google_workspace', {})).config.mode).toBeUndefined();
   });
 
   describe('with an add-in key (key-only mode)', () => {
