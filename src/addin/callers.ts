@@ -9,6 +9,7 @@
  *   workspace. Weaker: the key is in the manifest every user receives, so anyone holding it reads any
  *   signature of the workspace. Unknown addresses answer exactly as known ones without a signature.
  */
+import crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../context.ts';
 import { verifyApiKey } from '../db/apiKeys.ts';
@@ -22,11 +23,14 @@ export type Caller =
 
 const TENANTS_KEPT_MS = 60_000;
 const USERS_KEPT_MS = 60_000;
+const KEYS_KEPT_MS = 10_000;
 
 interface CallerState {
   verifier: EntraVerifier | undefined;
   tenants: { at: number; map: Promise<Map<string, TenantBinding | 'ambiguous'>> } | undefined;
   users: LRUCache<string, Promise<string[]>>;
+  /** Add-in keys verified lately, by sha256: a revoked key stops working within KEYS_KEPT_MS. */
+  keys: LRUCache<string, Promise<{ workspaceId: string; keyId: string } | undefined>>;
 }
 
 const states = new WeakMap<AppContext, CallerState>();
@@ -62,7 +66,7 @@ function stateOf(ctx: AppContext): CallerState {
   let s = states.get(ctx);
   if (s) return s;
   const audience = entraAudience(ctx.config);
-  const created: CallerState = { verifier: undefined, tenants: undefined, users: new LRUCache({ max: 50_000, ttl: USERS_KEPT_MS }) };
+  const created: CallerState = { verifier: undefined, tenants: undefined, users: new LRUCache({ max: 50_000, ttl: USERS_KEPT_MS }), keys: new LRUCache({ max: 10_000, ttl: KEYS_KEPT_MS }) };
   if (audience && ctx.config.ADDIN_ENTRA_CLIENT_ID) {
     created.verifier = new EntraVerifier({
       audiences: [ctx.config.ADDIN_ENTRA_CLIENT_ID, audience],
@@ -101,7 +105,15 @@ export async function resolveCaller(ctx: AppContext, bearer: string | undefined)
       throw e;
     }
   }
-  const key = await verifyApiKey(ctx.pool, bearer, 'addin');
+  const { keys } = stateOf(ctx);
+  const digest = crypto.createHash('sha256').update(bearer).digest('base64url');
+  let verified = keys.get(digest);
+  if (!verified) {
+    verified = verifyApiKey(ctx.pool, bearer, 'addin');
+    keys.set(digest, verified);
+    verified.catch(() => keys.delete(digest));
+  }
+  const key = await verified;
   if (!key) throw ApiError.unauthorized('Missing or invalid add-in key.');
   return { mode: 'key', workspaceId: key.workspaceId, limitKey: `k:${key.keyId}` };
 }
