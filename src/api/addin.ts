@@ -94,7 +94,7 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext): Pro
           errorResponseBuilder: (_req, ctx) => rateLimited(`Too many signature fetches: at most ${ctx.max} per minute for one user or add-in key.`, ctx.ttl),
         });
       }
-      scope.options('/addin/signature', { config: { rateLimit: false } }, async (_req, reply) =>
+      scope.options('/addin/signature', { config: { rateLimit: false }, schema: { hide: true } }, async (_req, reply) =>
         reply
           .status(204)
           .header('access-control-allow-methods', 'GET')
