@@ -40,6 +40,15 @@ export default tseslint.config(
     languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
   },
   {
+    // The Outlook add-in's handlers run in Outlook's runtimes (a browser, or classic Outlook's JavaScript runtime).
+    files: ['src/addin/**/*.js', 'src/sandbox/**/*.js', 'test/addin/standin/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { setTimeout: 'readonly', clearTimeout: 'readonly', fetch: 'readonly', localStorage: 'readonly', window: 'readonly', document: 'readonly', performance: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-unused-vars': ['error', { caughtErrors: 'none' }] },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
   },

@@ -14,6 +14,7 @@ import { cliScenario } from './cli.ts';
 import { syncManyScenario } from './syncMany.ts';
 import { clicksScenario } from './clicks.ts';
 import { analyticsScenario } from './analytics.ts';
+import { addinScenario } from './addin.ts';
 
 export interface BenchArgs {
   /** `--quick`: one tenth of the size, for a fast pass over every scenario. */
@@ -42,4 +43,5 @@ export const scenarios: Record<string, Scenario> = {
   cli: cliScenario,
   clicks: clicksScenario,
   analytics: analyticsScenario,
+  addin: addinScenario,
 };

@@ -112,6 +112,21 @@ const schema = z.object({
     .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to run the sandbox, '0' or 'false' to turn it off" })
     .transform((v) => v === '1' || v === 'true')
     .optional(),
+  /**
+   * The Outlook add-in (docs/outlook-addin.md). ADDIN_ID: the manifest's id, one per deployment
+   * (default: derived from PUBLIC_BASE_URL, so it stays the same across restarts).
+   * ADDIN_ENTRA_CLIENT_ID: the Entra app registered for the add-in's single sign-on; unset, the
+   * add-in runs in key-only mode. ADDIN_ENTRA_AUDIENCE: the audience its tokens carry (default
+   * api://<PUBLIC_BASE_URL host>/<client id>). A tenant's signing keys are read from the authority
+   * of the workspace's Microsoft integration (its config `token_url`).
+   */
+  ADDIN_ID: z.uuid({ error: 'a GUID such as 6f1c3c9e-8a51-4c2b-9d3e-2f0b6a7c1d45' }).optional(),
+  ADDIN_ENTRA_CLIENT_ID: z.uuid({ error: 'the Entra application (client) id, a GUID' }).optional(),
+  ADDIN_ENTRA_AUDIENCE: z.string().min(1).max(300).optional(),
+  /** Signature fetches by the Outlook add-in per minute, per signed-in user (or per add-in key in key-only mode). */
+  RATE_LIMIT_ADDIN: perMinute(600),
+  /** Seconds the add-in route keeps a rendered answer before rendering again (0: every fetch renders). */
+  ADDIN_CACHE_SECONDS: intIn(0, 3600, 'seconds from 0 to 3600').default(10),
   /** A webhook endpoint is disabled after this many deliveries in a row end in failure. */
   WEBHOOK_MAX_CONSECUTIVE_FAILURES: intIn(1, 10000).default(20),
 });

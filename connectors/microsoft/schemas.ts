@@ -37,6 +37,12 @@ export const microsoftConfigSchema = baseConfigSchema.extend({
    * (a private cloud gateway, the sandbox's loopback emulator). Unset: the system's CAs.
    */
   ca_cert: z.string().startsWith('-----BEGIN CERTIFICATE-----').optional(),
+  /**
+   * Outlook (`signatures`): `addin` (the default for new integrations) serves the signature to the
+   * Outlook add-in at compose time; `owa` writes OWA.UserOptions, which reaches Outlook only in
+   * tenants that postponed roaming signatures (docs/microsoft-and-slack.md).
+   */
+  mode: z.enum(['addin', 'owa'], { error: 'addin (the Outlook add-in) or owa (write OWA.UserOptions)' }).optional(),
 });
 export type MicrosoftConfig = z.infer<typeof microsoftConfigSchema>;
 

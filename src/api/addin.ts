@@ -1,59 +1,119 @@
 /**
- * GET /v1/addin/signature?email=ADDR: the rendered signature of a mailbox, for the Outlook add-in
- * at compose time. Authenticated with an add-in key (`sigsync apikey create --workspace W --addin`),
- * which opens nothing else. The first fetch of the current version moves the address's add-in-mode
- * Outlook installation from `pending` to `installed`.
+ * The Outlook add-in (docs/outlook-addin.md).
+ *
+ * Its files, public (Outlook loads them before anyone signs in):
+ *   GET /addin/manifest.xml          the add-in-only XML manifest an admin deploys (?key= for key-only mode)
+ *   GET /addin/commands.html         the runtime page (Office.js, then launchevent.js)
+ *   GET /addin/launchevent.js        the event handlers, with this deployment's settings first
+ *   GET /addin/icon-{16,32,64,80,128}.png, /addin/support.html
+ *
+ * Its signature fetch, for a signed-in user (Entra token) or an add-in key:
+ *   GET /v1/addin/signature?email=ADDR[&platform=web|windows|mac|ios|android&client_version=V]
+ * answers the address's signature as each variant and the workspace's own domains, with an ETag;
+ * If-None-Match with the current ETag answers 304. Either answer records the client's platform and
+ * version and moves the address's add-in-mode installations to `installed` (src/addin/clients.ts).
+ * Limited to RATE_LIMIT_ADDIN requests a minute per signed-in user, or per key.
  */
-import type { FastifyInstance } from 'fastify';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
 import { z } from 'zod';
-import { kindsWhere } from '../../connectors/registry.ts';
 import type { AppContext } from '../context.ts';
-import { withTx } from '../db/tx.ts';
-import { renderForInstall } from '../install/content.ts';
-import { isAddinMode } from '../install/install.ts';
-import { signaturesFor } from '../install/recipients.ts';
-import { transition } from '../db/installations.ts';
-import type { IntegrationRow } from '../integrations/repository.ts';
-import { requireApiKey } from './auth.ts';
 import { ApiError, detail } from '../errors.ts';
+import { mayUse, resolveCaller, type Caller } from '../addin/callers.ts';
+import { clientVersionOf, platformOf, recordFetch } from '../addin/clients.ts';
+import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
+import { addinBody, addinSignature } from '../addin/signatures.ts';
+import { bearerToken } from './auth.ts';
+import { rateLimited } from './rateLimits.ts';
 
-const query = z.object({ email: z.email() });
+declare module 'fastify' {
+  interface FastifyRequest {
+    addinCaller?: Caller;
+  }
+}
+
+const query = z.object({ email: z.email(), platform: z.string().optional(), client_version: z.string().optional() });
+
+/** The strict policy of the add-in's pages: scripts from this origin and Office.js's CDN only. */
+const PAGE_CSP = "default-src 'none'; script-src 'self' https://appsforoffice.microsoft.com; connect-src 'self'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'";
+
+/** The key of key-only mode, from a file URL's query; anything not shaped like a key is ignored. */
+function keyParam(q: unknown): string | undefined {
+  const key = (q as { key?: unknown }).key;
+  return typeof key === 'string' && ADDIN_KEY_PATTERN.test(key) ? key : undefined;
+}
+
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*');
+}
+
+async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
+  const page = (reply: FastifyReply, body: string) =>
+    reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', PAGE_CSP).header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').send(body);
+  server.get('/addin/manifest.xml', async (req, reply) => {
+    const { xml } = buildManifest(app.config, { key: keyParam(req.query) });
+    return reply.header('content-type', 'application/xml; charset=utf-8').header('cache-control', 'no-cache').send(xml);
+  });
+  server.get('/addin/commands.html', async (req, reply) => page(reply, runtimePage({ key: keyParam(req.query) })));
+  const support = fs.readFileSync(path.join(ADDIN_DIR, 'support.html'), 'utf8');
+  server.get('/addin/support.html', async (_req, reply) => page(reply, support));
+  server.get('/addin/launchevent.js', async (req, reply) => {
+    const key = keyParam(req.query);
+    return reply
+      .header('content-type', 'text/javascript; charset=utf-8')
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', key ? 'private, no-cache' : 'no-cache')
+      .send(servedHandler(app.config, { key }));
+  });
+  for (const size of ICON_SIZES) {
+    const png = fs.readFileSync(path.join(ADDIN_DIR, 'assets', `icon-${size}.png`));
+    server.get(`/addin/icon-${size}.png`, async (_req, reply) => reply.header('content-type', 'image/png').header('cache-control', 'public, max-age=86400').send(png));
+  }
+}
 
 export async function addinRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
+  await fileRoutes(server, app);
+  const origin = new URL(app.config.PUBLIC_BASE_URL).origin;
   await server.register(
     async (scope) => {
-      requireApiKey(scope, app.pool, 'addin');
-      scope.get('/addin/signature', async (req) => {
+      scope.addHook('onRequest', async (req, reply) => {
+        // The add-in's runtime is served from this origin; classic Outlook's JavaScript runtime asks across origins.
+        reply.header('access-control-allow-origin', origin).header('vary', 'Origin, Authorization');
+        if (req.method === 'OPTIONS') return;
+        req.addinCaller = await resolveCaller(app, bearerToken(req));
+      });
+      if (app.config.RATE_LIMIT_ADDIN > 0) {
+        await scope.register(rateLimit, {
+          max: app.config.RATE_LIMIT_ADDIN,
+          timeWindow: 60_000,
+          hook: 'preHandler',
+          keyGenerator: (req) => req.addinCaller?.limitKey ?? `ip:${req.ip}`,
+          errorResponseBuilder: (_req, ctx) => rateLimited(`Too many signature fetches: at most ${ctx.max} per minute for one user or add-in key.`, ctx.ttl),
+        });
+      }
+      scope.options('/addin/signature', { config: { rateLimit: false }, schema: { hide: true } }, async (_req, reply) =>
+        reply
+          .status(204)
+          .header('access-control-allow-methods', 'GET')
+          .header('access-control-allow-headers', 'Authorization, If-None-Match')
+          .header('access-control-max-age', '600')
+          .send(),
+      );
+      scope.get('/addin/signature', async (req, reply) => {
         const q = query.safeParse(req.query);
         if (!q.success) throw ApiError.validation([detail('email', 'invalid_email', 'email must be an email address.')]);
-        const { rows } = await app.pool.query<{ id: string; teammate_id: string; address: string }>(
-          `select e.id, e.teammate_id, e.address from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
-            where e.workspace_id = $1 and lower(e.address) = lower($2)`,
-          [req.workspaceId, q.data.email],
-        );
-        const email = rows[0];
-        if (!email) throw ApiError.notFound('mailbox');
-        const winner = (await signaturesFor(app.pool, req.workspaceId, email.teammate_id))[0];
-        if (!winner) throw new ApiError(404, 'not_found_error', 'no_signature', 'No published signature is assigned to this mailbox.');
-        const rendered = await renderForInstall(app, { workspaceId: req.workspaceId, teammateId: email.teammate_id, signatureId: winner.signature_id, kind: 'primary', emailId: email.id });
-        if (!rendered.installationActivated || !rendered.available) {
-          throw new ApiError(404, 'not_found_error', 'no_signature', rendered.unavailableReason ?? 'Signature installation is switched off for this signature.');
+        const caller = req.addinCaller!;
+        const s = await addinSignature(app, caller.workspaceId, q.data.email);
+        if (caller.mode === 'token' && !(await mayUse(app, caller.user, s.email, q.data.email))) {
+          throw new ApiError(403, 'authentication_error', 'address_not_allowed', 'The signed-in user may not sign as this address: it is neither theirs nor a shared mailbox of the workspace.');
         }
-        const outlook = await app.pool.query<IntegrationRow>(
-          `select * from integrations where workspace_id = $1 and kind = any($2::text[]) and category = 'signatures' and status = 'active' and activated`,
-          [req.workspaceId, kindsWhere('signatures', (c) => c.addinMode === true)],
-        );
-        await withTx(app.pool, async (c) => {
-          for (const i of outlook.rows.filter(isAddinMode)) {
-            await transition(c, { workspaceId: req.workspaceId, emailId: email.id, signatureId: winner.signature_id, kind: 'primary', integrationId: i.id }, {
-              status: 'installed',
-              contentHash: rendered.hash,
-              html: rendered.html,
-              attempted: true,
-            });
-          }
-        });
-        return { data: { email: email.address, signature_id: winner.signature_id, kind: 'primary', html: rendered.html, text: rendered.text, hash: rendered.hash } };
+        await recordFetch(app, caller.workspaceId, s, { platform: platformOf(q.data.platform), version: clientVersionOf(q.data.client_version) });
+        reply.header('etag', s.etag).header('cache-control', 'private, no-cache').header('access-control-expose-headers', 'ETag');
+        if (matches(req.headers['if-none-match'], s.etag)) return reply.status(304).send();
+        return addinBody(s, q.data.email);
       });
     },
     { prefix: '/v1' },

@@ -16,6 +16,7 @@ import { renderCommands } from './commands/render.ts';
 import { sandboxCommands } from './commands/sandbox.ts';
 import { billingCommands } from './commands/billing.ts';
 import { consoleCommands } from './commands/console.ts';
+import { addinCommands } from './commands/addin.ts';
 
 export function buildProgram(): Command {
   const program = new Command('sigsync')
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   sandboxCommands(program);
   billingCommands(program);
   consoleCommands(program);
+  addinCommands(program);
   const pathOf = (c: Command): string => (c.parent ? `${pathOf(c.parent)} ${c.name()}` : c.name());
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();

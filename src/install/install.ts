@@ -210,20 +210,15 @@ async function providerFailure(ctx: AppContext, { job, integration, key, rendere
 /**
  * Add-in mode (integration config `mode: "addin"`, for connectors that declare `addinMode`, such as
  * Outlook): nothing is pushed. The add-in fetches the rendered signature at compose time
- * (GET /v1/addin/signature); until its first fetch of the current version, the installation is
- * `pending`.
+ * (GET /v1/addin/signature), as each published variant; until its first fetch of the current
+ * version, the installation of each kind is `pending`.
  */
 export function isAddinMode(integration: Pick<IntegrationRow, 'kind' | 'config'>): boolean {
   return integration.config.mode === 'addin' && capabilitiesOf(integration.kind, 'signatures').addinMode === true;
 }
 
-async function addinInstall(ctx: AppContext, job: InstallJob, key: Parameters<typeof transition>[1], rendered: RenderedForInstall, opts: InstallOptions): Promise<InstallOutcome> {
-  if (job.kind !== 'primary') {
-    const reason = 'the Outlook add-in serves one signature per mailbox';
-    if (opts.dryRun) return { outcome: 'skipped', status: 'not_supported', reason };
-    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'not_supported', errorCode: 'multi_signatures_not_supported', errorMessage: reason }));
-    return { outcome: 'skipped', status: 'not_supported', reason, transition: t };
-  }
+async function addinInstall(ctx: AppContext, _job: InstallJob, key: Parameters<typeof transition>[1], rendered: RenderedForInstall, opts: InstallOptions): Promise<InstallOutcome> {
+  // Every kind waits for the add-in: it inserts the reply and internal variants itself at compose time.
   const current = await currentInstallation(ctx.pool, key);
   if (current?.status === 'installed' && current.content_hash === rendered.hash) return { outcome: 'unchanged', rendered };
   const reason = 'waiting for the Outlook add-in to fetch the signature';

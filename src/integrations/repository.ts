@@ -11,7 +11,7 @@ import { integrationDashboardUrl } from '../dashboard.ts';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { directorySources, mailboxInstallers, photoSources, type ConnectorKind } from '../../connectors/registry.ts';
+import { capabilitiesOf, directorySources, mailboxInstallers, photoSources, type ConnectorKind } from '../../connectors/registry.ts';
 import type { ConnectorDefinition } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
@@ -143,8 +143,14 @@ export interface ConnectInput {
   config: Record<string, unknown>;
 }
 
-/** Stores a new integration, active, and writes integration.connected (its first activation). */
+/**
+ * Stores a new integration, active, and writes integration.connected (its first activation). A new
+ * mailbox integration that can serve an add-in (Outlook) uses it unless its config names a mode.
+ */
 export async function insertIntegration(ctx: AppContext, client: pg.PoolClient, input: ConnectInput): Promise<IntegrationRow> {
+  if (input.category === 'signatures' && input.config.mode === undefined && capabilitiesOf(input.kind, 'signatures').addinMode === true) {
+    input = { ...input, config: { ...input.config, mode: 'addin' } };
+  }
   const { rows } = await client.query<IntegrationRow>(
     `insert into integrations (workspace_id, kind, category, name, credentials, config, status, connected_at)
      values ($1, $2, $3, $4, $5, $6, 'active', now()) returning *`,

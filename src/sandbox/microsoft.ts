@@ -13,6 +13,7 @@
 import crypto from 'node:crypto';
 import { defaultKnobs, parseBody, serve, type EmulatorServer, type Knobs, type Reply, type Route } from './http.ts';
 import { selfSignedCert } from './tls.ts';
+import { userTokenIssuer, type UserTokenClaims } from './microsoftUserTokens.ts';
 import { graphError, mailboxRoutes } from './microsoftMailbox.ts';
 import { generateMicrosoftTenant, primaryOf, project, selectOf, transitiveMemberOf, transitiveMembersCache, type GraphUserRaw, type MicrosoftTenant } from './microsoftTenant.ts';
 
@@ -53,6 +54,8 @@ export interface MicrosoftEmulator extends EmulatorServer {
   removeUser(id: string): void;
   /** Makes every delta token issued so far answer 410 Gone (as an expired token does after 7 days). */
   expireDeltaTokens(): void;
+  /** A signed-in user's access token for the Outlook add-in's app (what Office SSO returns). */
+  issueUserToken(claims: UserTokenClaims): Promise<string>;
 }
 
 /** Integration config pointing a Microsoft integration at the emulator. */
@@ -326,9 +329,11 @@ function groupRoutes(st: GraphState): Route[] {
 export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateMicrosoftTenant(25), knobs: Knobs = defaultKnobs()): Promise<MicrosoftEmulator> {
   const tls = selfSignedCert('sigsync sandbox: Microsoft Graph');
   const st = new GraphState(tenant, knobs);
+  const userTokens = userTokenIssuer(tenant.tenantId, () => st.base);
   const server = await serve(
     [
       ...authRoutes(st),
+      ...userTokens.routes,
       ...userRoutes(st),
       deltaRoute(st),
       ...groupRoutes(st),
@@ -376,6 +381,7 @@ export async function startMicrosoftEmulator(tenant: MicrosoftTenant = generateM
       for (const g of tenant.groups) g.members = g.members.filter((m) => m !== id);
       st.record(id);
     },
+    issueUserToken: (claims: UserTokenClaims) => userTokens.issue(claims),
     expireDeltaTokens() {
       st.oldestValidSeq = st.seq + 1;
       // Every token issued so far carries a sequence number ≤ seq; bump seq so new ones are valid.

@@ -84,7 +84,7 @@ export function generateMicrosoftTenant(n: number, domain = 'contoso.test'): Mic
   }));
   groups.push({ id: '9a000000-0000-4000-8000-0000000000ff', displayName: 'All staff', mail: `all@${domain}`, members: groups.map((g) => g.id) });
   return {
-    tenantId: 'b7c1d5e2-0000-4000-8000-00000000acme',
+    tenantId: 'b7c1d5e2-0000-4000-8000-00000000ac3e',
     clientId: '6731de76-14a6-49ae-97bc-6eba6914391e',
     clientSecret: 'sandbox-client-secret',
     users,

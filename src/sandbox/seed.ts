@@ -159,7 +159,9 @@ export function sandboxConnections(e: Pick<SandboxEmulators, 'google' | 'microso
     googleDirectory: { ...google, category: 'teammates' as const, name: 'Google Workspace (sandbox)' },
     gmail: { ...google, category: 'signatures' as const, name: 'Gmail (sandbox)' },
     microsoftDirectory: { ...microsoft, category: 'teammates' as const, name: 'Microsoft Entra ID (sandbox)' },
-    outlook: { ...microsoft, category: 'signatures' as const, name: 'Outlook (sandbox)' },
+    // The sandbox's tenant postponed roaming signatures: its Outlook install writes OWA.UserOptions, so the
+    // story shows installed mailboxes; the add-in runs beside it (the compose-window demo page).
+    outlook: { ...microsoft, config: { ...microsoft.config, mode: 'owa' }, category: 'signatures' as const, name: 'Outlook (sandbox)' },
     slack: { ...slack, category: 'signatures' as const, name: 'Slack (sandbox)' },
   } satisfies Record<SandboxIntegrationKey, unknown>;
 }

@@ -5,7 +5,7 @@ import { installMailbox } from '../../src/install/install.ts';
 import { useApi, seedIntegration, seedTeammate, tree } from '../api/helpers.ts';
 
 describe('Outlook add-in', () => {
-  const api = useApi();
+  const api = useApi({ ADDIN_CACHE_SECONDS: '0' });
   let addinKey: string;
   let emailId: string;
   let outlook: string;
@@ -49,8 +49,10 @@ describe('Outlook add-in', () => {
     expect((await api.call('GET', '/v1/workspace', undefined, addinKey)).status).toBe(401);
   });
 
-  it('answers 404 for an unknown mailbox and 422 for a malformed address', async () => {
-    expect((await api.call('GET', '/v1/addin/signature?email=nobody@acme.test', undefined, addinKey)).status).toBe(404);
+  it('answers an unknown mailbox as one without a signature, and 422 for a malformed address', async () => {
+    const unknown = await api.call('GET', '/v1/addin/signature?email=nobody@acme.test', undefined, addinKey);
+    expect(unknown.status).toBe(200);
+    expect(unknown.body.data).toMatchObject({ email: 'nobody@acme.test', signature_id: null, html: null, variants: {} });
     const bad = await api.call('GET', '/v1/addin/signature?email=nope', undefined, addinKey);
     expect(bad.status).toBe(422);
     expect(bad.body.details[0].field).toBe('email');

@@ -1,6 +1,6 @@
 /**
  * Support tools for one mailbox:
- *   sigsync install status --email ADDR
+ *   sigsync install status --email ADDR   (and, for the Outlook add-in, each client platform's last fetch)
  *   sigsync install replay --email ADDR [--signature ID] [--dry-run] [--json]
  * The replay runs the same install as the worker, inline, and explains it: the teammate and the
  * signature chosen and why, the smart-field values used, a diff against the last installed HTML,
@@ -42,6 +42,19 @@ export function installCommands(program: Command): void {
         );
         out(`${email.address} (${email.display_name || 'no name'}${email.deleted_at ? ', removed' : ''})`);
         table(rows, ['signature', 'kind', 'provider', 'status', 'error', 'failing_since', 'installed_at', 'attempts', 'hash', 'message']);
+        // The Outlook add-in: which client platforms fetched, when, and whether they hold the current version.
+        const { clientsOf } = await import('../../addin/clients.ts');
+        const clients = await clientsOf(ctx, email.workspace_id, email.id);
+        if (clients.length) {
+          const { addinSignature } = await import('../../addin/signatures.ts');
+          const current = (await addinSignature(ctx, email.workspace_id, email.address)).etag;
+          out('');
+          out('Outlook add-in clients:');
+          table(
+            clients.map((c) => ({ platform: c.platform, client_version: c.client_version, last_fetched_at: c.last_fetched_at, version: c.served_hash === current ? 'current' : 'older' })),
+            ['platform', 'client_version', 'last_fetched_at', 'version'],
+          );
+        }
       });
     });
 

@@ -1,0 +1,152 @@
+/**
+ * Who is asking the add-in route, and which addresses they may sign as.
+ *
+ * - An Entra ID access token (single sign-on, the default): verified by entra.ts; the token's tenant
+ *   picks the workspace (the one whose Microsoft integration is connected to it), and the user may
+ *   sign as their own addresses (primary and aliases of the teammate whose Entra object id, or
+ *   sign-in name, is theirs) and as the workspace's shared mailboxes.
+ * - An add-in key (key-only mode, for tenants that cannot register an app): any address of its
+ *   workspace. Weaker: the key is in the manifest every user receives, so anyone holding it reads any
+ *   signature of the workspace. Unknown addresses answer exactly as known ones without a signature.
+ */
+import crypto from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { AppContext } from '../context.ts';
+import { verifyApiKey } from '../db/apiKeys.ts';
+import { ApiError } from '../errors.ts';
+import { DEFAULT_AUTHORITY, EntraVerifier, TokenRefusedError, type TenantBinding, type VerifiedUser } from './entra.ts';
+import { entraAudience } from './manifest.ts';
+
+export type Caller =
+  | { mode: 'token'; workspaceId: string; user: VerifiedUser; limitKey: string }
+  | { mode: 'key'; workspaceId: string; limitKey: string };
+
+const TENANTS_KEPT_MS = 60_000;
+const USERS_KEPT_MS = 60_000;
+const KEYS_KEPT_MS = 10_000;
+
+interface CallerState {
+  verifier: EntraVerifier | undefined;
+  tenants: { at: number; map: Promise<Map<string, TenantBinding | 'ambiguous'>> } | undefined;
+  users: LRUCache<string, Promise<string[]>>;
+  /** Add-in keys verified lately, by sha256: a revoked key stops working within KEYS_KEPT_MS. */
+  keys: LRUCache<string, Promise<{ workspaceId: string; keyId: string } | undefined>>;
+}
+
+const states = new WeakMap<AppContext, CallerState>();
+
+/** Every live Microsoft integration's tenant, from its (encrypted) credentials. */
+async function loadTenants(ctx: AppContext): Promise<Map<string, TenantBinding | 'ambiguous'>> {
+  const { rows } = await ctx.pool.query<{ workspace_id: string; credentials: Buffer; config: Record<string, unknown> }>(
+    `select workspace_id, credentials, config from integrations where kind = 'microsoft_entra' and status <> 'disconnected' order by created_at`,
+  );
+  const map = new Map<string, TenantBinding | 'ambiguous'>();
+  for (const r of rows) {
+    let tid: unknown;
+    try {
+      tid = (ctx.secrets.decryptJson(r.credentials) as { tenant_id?: unknown }).tenant_id;
+    } catch {
+      continue;
+    }
+    if (typeof tid !== 'string') continue;
+    const key = tid.toLowerCase();
+    const binding: TenantBinding = {
+      workspaceId: r.workspace_id,
+      authority: typeof r.config.token_url === 'string' ? r.config.token_url : DEFAULT_AUTHORITY,
+      ...(typeof r.config.ca_cert === 'string' ? { ca: r.config.ca_cert } : {}),
+    };
+    const seen = map.get(key);
+    if (!seen) map.set(key, binding);
+    else if (seen !== 'ambiguous' && seen.workspaceId !== binding.workspaceId) map.set(key, 'ambiguous');
+  }
+  return map;
+}
+
+function stateOf(ctx: AppContext): CallerState {
+  let s = states.get(ctx);
+  if (s) return s;
+  const audience = entraAudience(ctx.config);
+  const created: CallerState = { verifier: undefined, tenants: undefined, users: new LRUCache({ max: 50_000, ttl: USERS_KEPT_MS }), keys: new LRUCache({ max: 10_000, ttl: KEYS_KEPT_MS }) };
+  if (audience && ctx.config.ADDIN_ENTRA_CLIENT_ID) {
+    created.verifier = new EntraVerifier({
+      audiences: [ctx.config.ADDIN_ENTRA_CLIENT_ID, audience],
+      findTenant: async (tid) => {
+        if (!created.tenants || Date.now() - created.tenants.at > TENANTS_KEPT_MS) {
+          const map = loadTenants(ctx);
+          created.tenants = { at: Date.now(), map };
+          map.catch(() => (created.tenants = undefined));
+        }
+        return (await created.tenants.map).get(tid);
+      },
+    });
+  }
+  states.set(ctx, (s = created));
+  return s;
+}
+
+/** Forgets the tenants and users kept (tests that connect a tenant mid-file). */
+export function forgetCallers(ctx: AppContext): void {
+  states.delete(ctx);
+}
+
+const looksLikeJwt = (t: string) => /^eyJ[\w-]*\.[\w-]*\.[\w-]*$/.test(t);
+
+/** The caller of a request with this bearer credential; 401 when it is refused. */
+export async function resolveCaller(ctx: AppContext, bearer: string | undefined): Promise<Caller> {
+  if (!bearer) throw ApiError.unauthorized('Send Authorization: Bearer <Entra access token or add-in key>.');
+  if (looksLikeJwt(bearer)) {
+    const { verifier } = stateOf(ctx);
+    if (!verifier) throw new ApiError(401, 'authentication_error', 'sso_not_configured', 'This service has no Entra app for the add-in (ADDIN_ENTRA_CLIENT_ID); use an add-in key.');
+    try {
+      const user = await verifier.verify(bearer);
+      return { mode: 'token', workspaceId: user.workspaceId, user, limitKey: `u:${user.tenantId}:${user.oid}` };
+    } catch (e) {
+      if (e instanceof TokenRefusedError) throw new ApiError(401, 'authentication_error', e.code, e.message);
+      throw e;
+    }
+  }
+  const { keys } = stateOf(ctx);
+  const digest = crypto.createHash('sha256').update(bearer).digest('base64url');
+  let verified = keys.get(digest);
+  if (!verified) {
+    verified = verifyApiKey(ctx.pool, bearer, 'addin');
+    keys.set(digest, verified);
+    verified.catch(() => keys.delete(digest));
+  }
+  const key = await verified;
+  if (!key) throw ApiError.unauthorized('Missing or invalid add-in key.');
+  return { mode: 'key', workspaceId: key.workspaceId, limitKey: `k:${key.keyId}` };
+}
+
+/** The teammates a signed-in user is: by Entra object id in a Microsoft directory, else by sign-in name. */
+function teammatesOf(ctx: AppContext, user: VerifiedUser): Promise<string[]> {
+  const s = stateOf(ctx);
+  const key = `${user.workspaceId}:${user.oid}`;
+  const kept = s.users.get(key);
+  if (kept) return kept;
+  const p = ctx.pool
+    .query<{ teammate_id: string }>(
+      `select ts.teammate_id from teammate_sources ts join integrations i on i.id = ts.integration_id and i.kind = 'microsoft_entra'
+         join teammates t on t.id = ts.teammate_id and t.deleted_at is null
+        where ts.workspace_id = $1 and ts.external_id = $2
+       union
+       select e.teammate_id from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
+        where e.workspace_id = $1 and $3::text is not null and lower(e.address) = lower($3)`,
+      [user.workspaceId, user.oid, user.username],
+    )
+    .then((r) => r.rows.map((x) => x.teammate_id));
+  s.users.set(key, p);
+  p.catch(() => s.users.delete(key));
+  return p;
+}
+
+/**
+ * Whether the signed-in user may sign as the address: one of their own, or a shared mailbox of the
+ * workspace. An address the workspace does not know is allowed only when it is their sign-in name
+ * (a new person not synced yet gets no signature rather than an error).
+ */
+export async function mayUse(ctx: AppContext, user: VerifiedUser, email: { teammateId: string; sharedMailbox: boolean } | null, address: string): Promise<boolean> {
+  if (!email) return user.username !== null && user.username.toLowerCase() === address.toLowerCase();
+  if (email.sharedMailbox) return true;
+  return (await teammatesOf(ctx, user)).includes(email.teammateId);
+}

@@ -1,0 +1,95 @@
+/**
+ * Install status in add-in mode, recorded when the add-in fetches: the home of `addin_clients` (which
+ * client platform last received which version of an address's signature), and the `installed`
+ * transitions of the address's add-in-mode installations (through the installations aggregate).
+ *
+ * A fetch that answers 200 or 304 means the add-in holds the current version, so every variant it
+ * was served moves to `installed` with that content hash. Writes happen only on a change: each
+ * process remembers what it last recorded, so a busy mailbox costs no write per compose.
+ */
+import { LRUCache } from 'lru-cache';
+import { kindsWhere } from '../../connectors/registry.ts';
+import type { AppContext } from '../context.ts';
+import { transition } from '../db/installations.ts';
+import { withTx } from '../db/tx.ts';
+import type { SignatureKind } from '../domain.ts';
+import { isAddinMode } from '../install/install.ts';
+import type { IntegrationRow } from '../integrations/repository.ts';
+import type { AddinSignature } from './signatures.ts';
+
+export const PLATFORMS = ['web', 'windows', 'mac', 'ios', 'android', 'unknown'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/** A client's `platform` as the add-in reports it; anything else is `unknown`. */
+export function platformOf(value: unknown): Platform {
+  return typeof value === 'string' && (PLATFORMS as readonly string[]).includes(value) ? (value as Platform) : 'unknown';
+}
+
+/** Client versions are kept as reported, within 64 printable ASCII characters. */
+export function clientVersionOf(value: unknown): string {
+  return typeof value === 'string' ? value.replace(/[^\x20-\x7e]/g, '').slice(0, 64) : '';
+}
+
+const CLIENT_REFRESH_MS = 10 * 60_000;
+const recorded = new WeakMap<AppContext, LRUCache<string, number>>();
+
+function memo(ctx: AppContext): LRUCache<string, number> {
+  let m = recorded.get(ctx);
+  if (!m) recorded.set(ctx, (m = new LRUCache({ max: 100_000 })));
+  return m;
+}
+
+async function addinIntegrations(ctx: AppContext, workspaceId: string): Promise<IntegrationRow[]> {
+  const { rows } = await ctx.pool.query<IntegrationRow>({
+    name: 'addin_integrations',
+    text: `select * from integrations where workspace_id = $1 and kind = any($2::text[]) and category = 'signatures' and status = 'active' and activated`,
+    values: [workspaceId, kindsWhere('signatures', (c) => c.addinMode === true)],
+  });
+  return rows.filter(isAddinMode);
+}
+
+/** Records that a client holds the address's current signatures. */
+export async function recordFetch(ctx: AppContext, workspaceId: string, s: AddinSignature, client: { platform: Platform; version: string }): Promise<void> {
+  const email = s.email;
+  if (!email || !s.signatureId) return;
+  const m = memo(ctx);
+  const served = (Object.keys(s.variants) as SignatureKind[]).map((kind) => ({ kind, hash: s.variants[kind]!.hash }));
+  const installKey = `i:${email.id}:${s.signatureId}:${served.map((v) => `${v.kind}=${v.hash}`).join(',')}`;
+  const clientKey = `c:${email.id}:${client.platform}:${client.version}:${s.etag}`;
+  const now = Date.now();
+  const needInstall = !m.has(installKey);
+  const needClient = now - (m.get(clientKey) ?? 0) > CLIENT_REFRESH_MS;
+  if (!needInstall && !needClient) return;
+  const integrations = needInstall ? await addinIntegrations(ctx, workspaceId) : [];
+  await withTx(ctx.pool, async (c) => {
+    for (const i of integrations) {
+      for (const v of served) {
+        const key = { workspaceId, emailId: email.id, signatureId: s.signatureId!, kind: v.kind, integrationId: i.id };
+        await transition(c, key, { status: 'installed', contentHash: v.hash, html: s.variants[v.kind]!.html, attempted: true });
+      }
+    }
+    if (needClient) {
+      await c.query(
+        `insert into addin_clients (workspace_id, email_id, platform, client_version, served_hash, last_fetched_at) values ($1, $2, $3, $4, $5, now())
+         on conflict (email_id, platform) do update set client_version = excluded.client_version, served_hash = excluded.served_hash, last_fetched_at = now()`,
+        [workspaceId, email.id, client.platform, client.version, s.etag],
+      );
+    }
+  });
+  m.set(installKey, now);
+  m.set(clientKey, now);
+}
+
+/** Forgets what was recorded (tests that move rows back by hand). */
+export function forgetRecordedFetches(ctx: AppContext): void {
+  recorded.get(ctx)?.clear();
+}
+
+/** Per platform: when a client of the address last fetched, which version, and whether it is current. */
+export async function clientsOf(ctx: AppContext, workspaceId: string, emailId: string) {
+  const { rows } = await ctx.pool.query<{ platform: Platform; client_version: string; served_hash: string; last_fetched_at: Date }>(
+    `select platform, client_version, served_hash, last_fetched_at from addin_clients where workspace_id = $1 and email_id = $2 order by platform`,
+    [workspaceId, emailId],
+  );
+  return rows;
+}

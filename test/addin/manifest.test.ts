@@ -1,0 +1,87 @@
+/**
+ * The served manifest, read back with Microsoft's office-addin-manifest (its local reader; its
+ * validate command needs a Microsoft web service), and every URL in it requested from the server.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { OfficeAddinManifest } from 'office-addin-manifest';
+import { describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/db/apiKeys.ts';
+import { LAUNCH_EVENTS } from '../../src/addin/manifest.ts';
+import { runCli } from '../helpers/cli.ts';
+import { useApi } from '../api/helpers.ts';
+
+const BASE = 'https://signatures.acme.test';
+const CLIENT_ID = '6f1c3c9e-8a51-4c2b-9d3e-2f0b6a7c1d45';
+
+async function readBack(xml: string) {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'manifest-')), 'manifest.xml');
+  fs.writeFileSync(file, xml);
+  return OfficeAddinManifest.readManifestFile(file);
+}
+
+describe('the add-in manifest', () => {
+  const api = useApi({ PUBLIC_BASE_URL: BASE, ADDIN_ENTRA_CLIENT_ID: CLIENT_ID });
+  /** Requests a manifest URL from the test server: same path and query, this server. */
+  const served = (url: string) => fetch(`${api.base}${url.slice(BASE.length)}`);
+
+  for (const mode of ['single sign-on', 'key-only'] as const) {
+    it(`(${mode}) reads back with its id, version, host, permissions, and every URL https and answering 200`, async () => {
+      const key = mode === 'key-only' ? (await createApiKey(api.t.ctx.pool, api.ws, 'addin', 'addin')).key : undefined;
+      const res = await fetch(`${api.base}/addin/manifest.xml${key ? `?key=${key}` : ''}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/xml/);
+      const xml = await res.text();
+      const info = await readBack(xml);
+      expect(info.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(info.version).toBe('0.1.0.0');
+      expect(info.hosts).toEqual(['Mailbox']);
+      expect(info.permissions).toBe('ReadWriteItem');
+      expect(info.officeAppType).toBe('MailApp');
+      expect(info.iconUrl).toBe(`${BASE}/addin/icon-64.png`);
+      expect(info.supportUrl).toBe(`${BASE}/addin/support.html`);
+      expect(xml).toContain(`<bt:Url id="WebViewRuntime.Url" DefaultValue="${BASE}/addin/commands.html${key ? `?key=${key}` : ''}"/>`);
+
+      const urls = [...xml.matchAll(/(?:DefaultValue="|<AppDomain>)(https?:\/\/[^"<]+)/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+      expect(urls.length).toBeGreaterThanOrEqual(10);
+      for (const url of urls) {
+        expect(url.startsWith(`${BASE}/`) || url === BASE, url).toBe(true);
+        if (url === BASE) continue;
+        const r = await served(url);
+        expect(r.status, url).toBe(200);
+      }
+      // Each LaunchEvent's handler is registered by the served runtime.
+      const js = await (await served(`${BASE}/addin/launchevent.js${key ? `?key=${key}` : ''}`)).text();
+      const events = [...xml.matchAll(/<LaunchEvent Type="(\w+)" FunctionName="(\w+)"\/>/g)].map((m) => [m[1], m[2]]);
+      expect(new Set(events.map((e) => e[0]))).toEqual(new Set(['OnNewMessageCompose', 'OnMessageRecipientsChanged', 'OnMessageFromChanged']));
+      for (const [, fn] of events) expect(js).toContain(`Office.actions.associate('${fn}', ${fn})`);
+      expect(LAUNCH_EVENTS).toHaveLength(3);
+      expect(xml).toContain('<Override type="javascript" resid="JSRuntime.Url"/>');
+      expect(xml).toContain(`<Id>${CLIENT_ID}</Id>`);
+      expect(xml).toContain(`<Resource>api://signatures.acme.test/${CLIENT_ID}</Resource>`);
+      expect(js).toContain(key ? `"key":"${key}"` : '"key":null');
+      expect(js).toContain(`"base":"${BASE}"`);
+    });
+  }
+
+  it('ignores a key that is not shaped like one, so nothing can be written into the script', async () => {
+    const js = await (await fetch(`${api.base}/addin/launchevent.js?key=${encodeURIComponent('x";alert(1);//')}`)).text();
+    expect(js.split('\n')[0]).toContain('"key":null');
+  });
+
+  it('the runtime page is served under a strict Content-Security-Policy', async () => {
+    const r = await fetch(`${api.base}/addin/commands.html`);
+    expect(r.headers.get('content-security-policy')).toContain("script-src 'self' https://appsforoffice.microsoft.com");
+    expect(await r.text()).toContain('<script src="launchevent.js"></script>');
+  });
+
+  it('sigsync addin manifest prints the same manifest, and warns about an http base URL', async () => {
+    const printed = await runCli(['addin', 'manifest'], { PUBLIC_BASE_URL: BASE, ADDIN_ENTRA_CLIENT_ID: CLIENT_ID });
+    expect(printed.code).toBe(0);
+    const servedXml = await (await fetch(`${api.base}/addin/manifest.xml`)).text();
+    expect(printed.stdout.trim()).toBe(servedXml.trim());
+    const http = await runCli(['addin', 'manifest'], { PUBLIC_BASE_URL: 'http://localhost:3000' });
+    expect(http.stderr).toMatch(/Outlook loads add-ins only over https/);
+  });
+});
