@@ -51,6 +51,7 @@ export const OWNERS: Record<string, string> = {
   analytics_rollup_values: 'src/analytics/rollups.ts',
   console_sign_in_links: 'src/console/sessions.ts',
   console_sessions: 'src/console/sessions.ts',
+  addin_clients: 'src/addin/clients.ts',
 };
 
 /** Problems with the writers found: a writer that is not the owner, a table without owner. */

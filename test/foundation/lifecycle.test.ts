@@ -41,7 +41,7 @@ describe('serve lifecycle on embedded Postgres', () => {
     const port = await freePort();
     const first = await startServe(dataDir, port);
     expect(first.output()).toMatch(/started embedded Postgres/);
-    expect(first.output()).toMatch(/postgres:\/\/sigsync:\*\*\*\*@/);
+    expect(first.output()).toMatch(/postgres:\/\/sigsync_app:\*\*\*\*@/);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     const pid = Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 

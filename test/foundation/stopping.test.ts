@@ -90,7 +90,11 @@ describe('stopping and starting serve', () => {
     expect(second.code, second.stderr).toBe(2);
     expect(second.stderr.trim().split('\n')).toHaveLength(1);
     expect(second.stderr).toContain(`DATA_DIR: another sigsync server (pid ${first.child.pid}) is running on ${dataDir}; stop it first, or give this one its own DATA_DIR`);
+    const completed = () => first.output().split('"msg":"request completed"').length;
+    const before = completed();
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    // The request's own log line is written after its answer: wait for it, so that it is not read as stop output.
+    await waitFor(async () => completed() > before);
     expect(fs.readFileSync(path.join(dataDir, 'server.lock'), 'utf8').trim()).toBe(String(first.child.pid));
     const at = ctrlC(first);
     const code = await first.exited;
