@@ -10,12 +10,6 @@ import { linkProblems, markdownFiles } from './links.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/**
- * Pages the README lists that are written beside this one and land with their own change. Each
- * entry must go once its page exists (the last test says so); until then a link to it is allowed.
- */
-const PENDING = new Set(['docs/production.md', 'docs/outlook-addin.md']);
-
 describe('markdown links', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-links-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -28,7 +22,7 @@ describe('markdown links', () => {
         '# Tool',
         '## Run it: `npm start`',
         'See [ok](docs/a.md), [ok](docs/a.md#the-first-part), [ok](#run-it-npm-start), [web](https://example.com/x.md).',
-        'Broken: [gone](docs/gone.md), [anchor](docs/a.md#no-such-part), [out](../elsewhere.md), [later](docs/later.md).',
+        'Broken: [gone](docs/gone.md), [anchor](docs/a.md#no-such-part), [out](../elsewhere.md).',
         '`[not a link](docs/code-span.md)`',
         '```',
         '[not a link](docs/fenced.md)',
@@ -38,7 +32,7 @@ describe('markdown links', () => {
       ].join('\n'),
     );
     fs.writeFileSync(path.join(dir, 'docs/a.md'), '# A\n## The first part\n## The first part\nBack to [the top](../README.md#tool) and [twice](#the-first-part-1).\n');
-    expect(linkProblems(dir, markdownFiles(dir), new Set(['docs/later.md']))).toEqual([
+    expect(linkProblems(dir, markdownFiles(dir))).toEqual([
       { file: 'README.md', href: 'docs/gone.md', problem: 'docs/gone.md does not exist' },
       { file: 'README.md', href: 'docs/a.md#no-such-part', problem: 'docs/a.md has no heading #no-such-part' },
       { file: 'README.md', href: '../elsewhere.md', problem: 'points outside the repository' },
@@ -50,17 +44,12 @@ describe('markdown links', () => {
     const files = markdownFiles(ROOT);
     expect(files).toContain('README.md');
     expect(files.length).toBeGreaterThan(10);
-    expect(linkProblems(ROOT, files, PENDING)).toEqual([]);
+    expect(linkProblems(ROOT, files)).toEqual([]);
   });
 
   it('the README still shows the commands a newcomer starts with', () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     for (const command of ['npm ci', 'npm start', 'npm test']) expect(readme).toContain(command);
     expect(readme.split('\n').length).toBeLessThanOrEqual(280);
-  });
-
-  it('lists as pending only pages that do not exist yet', () => {
-    const landed = [...PENDING].filter((p) => fs.existsSync(path.join(ROOT, p)));
-    expect(landed, 'these pages exist now: remove them from PENDING in test/docs/links.test.ts').toEqual([]);
   });
 });

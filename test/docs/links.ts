@@ -53,11 +53,9 @@ function readPage(file: string): Page {
 const EXTERNAL = /^([a-z][a-z0-9+.-]*:|\/\/)/i;
 
 /**
- * Every broken relative link of `files` (paths relative to `root`). `pending` names pages written
- * elsewhere that may be linked before they land: a link to one of them is not a problem while it
- * is missing, and is checked like any other once it exists.
+ * Every broken relative link of `files` (paths relative to `root`).
  */
-export function linkProblems(root: string, files: string[], pending: ReadonlySet<string> = new Set()): LinkProblem[] {
+export function linkProblems(root: string, files: string[]): LinkProblem[] {
   const pages = new Map<string, Page>();
   const page = (rel: string): Page => {
     let p = pages.get(rel);
@@ -76,7 +74,7 @@ export function linkProblems(root: string, files: string[], pending: ReadonlySet
       if (rel.startsWith('..')) {
         problems.push({ file, href, problem: 'points outside the repository' });
       } else if (!fs.existsSync(abs)) {
-        if (!pending.has(rel)) problems.push({ file, href, problem: `${rel} does not exist` });
+        problems.push({ file, href, problem: `${rel} does not exist` });
       } else if (anchor !== undefined) {
         if (!rel.endsWith('.md') || !fs.statSync(abs).isFile()) problems.push({ file, href, problem: `an anchor into ${rel}, which is not a markdown page` });
         else if (!page(rel).anchors.has(anchor)) problems.push({ file, href, problem: `${rel} has no heading #${anchor}` });
