@@ -348,31 +348,26 @@ export async function startEmbedded(dataDir: string, logger: Logger): Promise<Em
     // The cluster is this process's: stop it when the process ends, however it ends.
     const stopOnExit = () => stopPostmasterNow(pgdata);
     process.on('exit', stopOnExit);
-    const client = new pg.Client({ connectionString: urlFor(meta, port, 'postgres') });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
+    /** Runs `work` with a client of `database`; a failure stops the cluster this process started. */
+    const withClient = async (database: string | undefined, work: (c: pg.Client) => Promise<void>) => {
+      const client = new pg.Client({ connectionString: urlFor(meta, port, database) });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        await work(client);
+      } catch (e) {
+        await stopPostmaster(postmaster);
+        process.removeListener('exit', stopOnExit);
+        throw e;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    };
+    await withClient('postgres', async (client) => {
       const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [meta.database]);
       if (!rowCount) await client.query(`create database ${client.escapeIdentifier(meta.database)}`);
-    } catch (e) {
-      await stopPostmaster(postmaster);
-      process.removeListener('exit', stopOnExit);
-      throw e;
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-    const inDatabase = new pg.Client({ connectionString: urlFor(meta, port) });
-    inDatabase.on('error', () => undefined);
-    try {
-      await inDatabase.connect();
-      await ensureAppRole(inDatabase, meta);
-    } catch (e) {
-      await stopPostmaster(postmaster);
-      process.removeListener('exit', stopOnExit);
-      throw e;
-    } finally {
-      await inDatabase.end().catch(() => undefined);
-    }
+    });
+    await withClient(undefined, (client) => ensureAppRole(client, meta));
     if (!existingMeta?.appPassword) await fs.writeFile(metaFile, JSON.stringify(meta), { mode: 0o600 });
     return {
       url: appUrlFor(meta, port),
