@@ -154,9 +154,8 @@ async function checkLink(
     : { rows: [] };
   const i = rows[0];
   const out: ValidationDetail[] = [];
-  if (!i && unknownIsRemediation && isUuid(integrationId)) {
+  if (!i && unknownIsRemediation) {
     // PATCH (spec 4.3): an id that is no connected integration of the workspace is fixed by connecting one.
-    // A malformed id names nothing to connect: it is a field error like any other.
     throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', 'No integration with this id is connected to the workspace.', {
       remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
     });
