@@ -357,11 +357,17 @@ describe('R4 hostile input', () => {
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       kinds.set(c.kind, (kinds.get(c.kind) ?? 0) + 1);
       if (c.kind === 'invalid content tree') trees++;
-      const details = (r.body as { details?: { field?: unknown; code?: unknown }[] } | null)?.details;
+      const body = r.body as { details?: { field?: unknown; code?: unknown }[]; remediation?: { action?: unknown } } | null;
+      const details = body?.details;
+      // The spec's other 422: an error with remediation (a well-typed value that names nothing connected,
+      // e.g. a string where the valid body had null, as an integration id) says what to do instead of a field.
+      const remediation = typeof body?.remediation?.action === 'string' && c.charactersField === undefined;
       const problem =
         r.status !== 422
           ? `status ${r.status}`
-          : !Array.isArray(details) || !details.length
+          : remediation
+            ? undefined
+            : !Array.isArray(details) || !details.length
             ? 'no details'
             : !details.every((d) => typeof d.field === 'string' && d.field.length > 0)
               ? 'a detail without field'
