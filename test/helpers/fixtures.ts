@@ -8,6 +8,9 @@ import { createApiKey } from '../../src/db/apiKeys.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { insertIntegration, type IntegrationCategory, type IntegrationRow } from '../../src/integrations/repository.ts';
+import { requestSignatureInstall } from '../../src/install/triggers.ts';
+import { executeRun } from '../../src/sync/engine.ts';
+import { startRuns } from '../../src/sync/runs.ts';
 
 let cachedKey: string | undefined;
 /** A throwaway RSA key for service-account credentials (generated once per process). */
@@ -68,4 +71,25 @@ export async function queuedFanoutTeammates(ctx: AppContext, workspaceId: string
     `select p.payload from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = 'fanout_teammates'`,
   );
   return rows.filter((r) => r.payload.workspaceId === workspaceId).flatMap((r) => r.payload.teammateIds);
+}
+
+/** Syncs `directoryId` once, then creates a signature with the draft `tree` assigned to every synced group; returns its id. */
+export async function syncAndAssignToGroups(ctx: AppContext, workspaceId: string, directoryId: string, tree: unknown): Promise<string> {
+  const [run] = await startRuns(ctx.pool, workspaceId, [directoryId], { trigger: 'cli' });
+  const finished = await executeRun(ctx, run!.id, { retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 } });
+  if (finished?.status !== 'succeeded') throw new Error(`the directory sync ended ${finished?.status}`);
+  const signatureId = (await ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [workspaceId, tree])).rows[0]!.id;
+  await ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, group_id, priority) select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`, [
+    workspaceId,
+    signatureId,
+  ]);
+  return signatureId;
+}
+
+/** Publishes the draft of `signatureId` and queues its primary installs, as the publish route does. */
+export async function publishAndInstall(ctx: AppContext, workspaceId: string, signatureId: string): Promise<void> {
+  await withTx(ctx.pool, async (c) => {
+    await c.query(`update signatures set content = draft_content, last_published_at = now() where id = $1`, [signatureId]);
+    await requestSignatureInstall(c, workspaceId, signatureId, { kinds: ['primary'], forced: false });
+  });
 }

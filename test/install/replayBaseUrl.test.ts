@@ -5,16 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runner } from 'graphile-worker';
-import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
-import { withTx } from '../../src/db/tx.ts';
-import { requestSignatureInstall } from '../../src/install/triggers.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { switchEventTracking } from '../../src/analytics/tracking.ts';
 import { resolvePublicBaseUrl } from '../../src/db/deployment.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
-import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
+import { connectGoogle, publishAndInstall, syncAndAssignToGroups, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, runCli, waitFor } from '../helpers/cli.ts';
 
 const BASE = 'http://127.0.0.1:3411';
@@ -39,19 +35,10 @@ describe('install replay renders what the worker installed', () => {
     const { workspaceId } = await workspaceWithKey(t.ctx);
     const directory = await connectGoogle(t.ctx, workspaceId, google.url);
     await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
-    const [run] = await startRuns(t.ctx.pool, workspaceId, [directory.id], { trigger: 'cli' });
-    expect((await executeRun(t.ctx, run!.id, { retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 } }))?.status).toBe('succeeded');
-    const signatureId = (await t.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [workspaceId, tree])).rows[0]!.id;
-    await t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, group_id, priority) select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`, [
-      workspaceId,
-      signatureId,
-    ]);
+    const signatureId = await syncAndAssignToGroups(t.ctx, workspaceId, directory.id, tree);
     await switchEventTracking(t.ctx.pool, workspaceId, true);
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 4 });
-    await withTx(t.ctx.pool, async (c) => {
-      await c.query(`update signatures set content = draft_content, last_published_at = now() where id = $1`, [signatureId]);
-      await requestSignatureInstall(c, workspaceId, signatureId, { kinds: ['primary'], forced: false });
-    });
+    await publishAndInstall(t.ctx, workspaceId, signatureId);
     await drained();
   });
   afterAll(async () => {

@@ -5,16 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runner } from 'graphile-worker';
-import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { requestSignatureInstall } from '../../src/install/triggers.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { generateSlackTenant, startSlackEmulator, type SlackEmulator } from '../../src/sandbox/slack.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
-import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
+import { connectGoogle, publishAndInstall, syncAndAssignToGroups, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, runCli, waitFor } from '../helpers/cli.ts';
 
 const tree = { type: 'stack', id: 'root', children: [{ type: 'text', id: 'hi', tokens: [{ type: 'textToken', id: 't', value: 'Best regards' }] }] };
@@ -38,18 +35,9 @@ describe('install replay', () => {
     await withTx(t.ctx.pool, (c) =>
       insertIntegration(t.ctx, c, { workspaceId, kind: 'slack', category: 'signatures', name: 'Slack', credentials: { bot_token: slack.tenant.botToken }, config: { base_url: `${slack.url}/api/` } }),
     );
-    const [run] = await startRuns(t.ctx.pool, workspaceId, [directory.id], { trigger: 'cli' });
-    expect((await executeRun(t.ctx, run!.id, { retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 } }))?.status).toBe('succeeded');
-    const signatureId = (await t.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [workspaceId, tree])).rows[0]!.id;
-    await t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, group_id, priority) select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`, [
-      workspaceId,
-      signatureId,
-    ]);
+    const signatureId = await syncAndAssignToGroups(t.ctx, workspaceId, directory.id, tree);
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 4 });
-    await withTx(t.ctx.pool, async (c) => {
-      await c.query(`update signatures set content = draft_content, last_published_at = now() where id = $1`, [signatureId]);
-      await requestSignatureInstall(c, workspaceId, signatureId, { kinds: ['primary'], forced: false });
-    });
+    await publishAndInstall(t.ctx, workspaceId, signatureId);
     await drained();
     await waitFor(async () => (await t.ctx.pool.query(`select 1 from installations i join emails e on e.id = i.email_id where e.address = 'user2@example.test' and i.status = 'failed'`)).rowCount === 1);
   });
