@@ -30,18 +30,20 @@ function serve(node: string, dataDir: string, port: number): Server {
   return { child, output: () => output, exited };
 }
 
-/** Ctrl-C: SIGINT to every process of the group. */
-function ctrlC(server: Server): number {
+/**
+ * Ctrl-C (SIGINT to every process of the group), then the stop is clean: one line, no Postgres
+ * errors, no stack, exit 0. Answers what was printed from the signal on.
+ */
+async function ctrlCStopsCleanly(server: Server): Promise<string> {
   const at = server.output().length;
   process.kill(-server.child.pid!, 'SIGINT');
-  return at;
-}
-
-function expectCleanStop(after: string, code: number | null): void {
+  const code = await server.exited;
+  const after = server.output().slice(at);
   const lines = after.trim().split('\n').filter(Boolean);
   expect(lines, after).toHaveLength(1);
   expect(after).not.toMatch(/terminating connection|administrator command|writing clicks failed|second signal|\n\s+at |CREATE|INSERT|"level":"(warn|error|fatal)"/);
   expect(code, after).toBe(0);
+  return after;
 }
 
 /** Serving, with the sandbox's demo done (its welcome printed). */
@@ -63,10 +65,7 @@ describe('stopping and starting serve', () => {
     const server = serve(process.execPath, dataDir, await freePort());
     running.push(server);
     await waitFor(async () => server.output().includes('initialising embedded Postgres cluster'), DEADLINE_MS, 20);
-    const at = ctrlC(server);
-    const code = await server.exited;
-    const after = server.output().slice(at);
-    expectCleanStop(after, code);
+    const after = await ctrlCStopsCleanly(server);
     expect(after).toMatch(/^SIGINT: stopping once started/);
     expect(fs.existsSync(path.join(dataDir, 'server.lock'))).toBe(false);
   }, HEAVY_TEST_MS);
@@ -76,9 +75,7 @@ describe('stopping and starting serve', () => {
     const server = serve(process.execPath, dataDir, port);
     running.push(server);
     await ready(server, port);
-    const at = ctrlC(server);
-    const code = await server.exited;
-    expectCleanStop(server.output().slice(at), code);
+    await ctrlCStopsCleanly(server);
   }, HEAVY_TEST_MS);
 
   it('a second server on the same DATA_DIR refuses with one line, and the first one keeps serving', async () => {
@@ -96,9 +93,7 @@ describe('stopping and starting serve', () => {
     // The request's own log line is written after its answer: wait for it, so that it is not read as stop output.
     await waitFor(async () => completed() > before);
     expect(fs.readFileSync(path.join(dataDir, 'server.lock'), 'utf8').trim()).toBe(String(first.child.pid));
-    const at = ctrlC(first);
-    const code = await first.exited;
-    expectCleanStop(first.output().slice(at), code);
+    await ctrlCStopsCleanly(first);
   }, HEAVY_TEST_MS);
 
   it('through the launcher (an older node first on PATH), which gets the same Ctrl-C and forwards it: exit 0, not "second signal"', async () => {
@@ -106,9 +101,7 @@ describe('stopping and starting serve', () => {
     const server = serve('node', dataDir, port);
     running.push(server);
     await ready(server, port);
-    const at = ctrlC(server);
-    const code = await server.exited;
-    expectCleanStop(server.output().slice(at), code);
+    await ctrlCStopsCleanly(server);
   }, HEAVY_TEST_MS);
 
   it('takes over a stale lock (its process gone, or not a sigsync server), and refuses a live one', () => {
