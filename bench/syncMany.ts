@@ -16,6 +16,7 @@
 import os from 'node:os';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
+import { enqueue, jobs } from '../src/jobs/catalogue.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
 import { googleServiceAccount } from './fixtures.ts';
 import type { BenchArgs, Figures } from './scenarios.ts';
@@ -51,7 +52,7 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
     const cpu0 = { pg: pgPid === null ? null : treeCpuSeconds(pgPid), em: treeCpuSeconds(emulator.pid), workers: workers.pids.map((pid) => treeCpuSeconds(pid) ?? 0) };
 
     const t0 = performance.now();
-    await db.ctx.pool.query(`select graphile_worker.add_job('directory_sync_all', '{}'::json)`);
+    await enqueue(db.ctx.pool, jobs.syncAll, {});
     await until(
       async () => (await db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from sync_runs where status <> 'running'`)).rows[0]!.n === workspaces,
       30 * 60_000,

@@ -12,6 +12,7 @@
  */
 import type { DirectoryUser } from '../../connectors/types.ts';
 import type { Queryable } from '../db/tx.ts';
+import { enqueue, jobs } from '../jobs/catalogue.ts';
 
 export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, integrationId: string, users: readonly DirectoryUser[]): Promise<void> {
   const withPhoto: DirectoryUser[] = [];
@@ -69,10 +70,7 @@ export async function requestPhotoSync(db: Queryable, workspaceId: string, kind:
     [workspaceId, kind, assetsIntegrationId ?? null],
   );
   for (const r of rows) {
-    await db.query(`select graphile_worker.add_job('sync_photos', $1::json, job_key := $2, max_attempts := 10)`, [
-      JSON.stringify({ workspaceId, integrationId: r.id }),
-      `photos:${r.id}`,
-    ]);
+    await enqueue(db, jobs.syncPhotos, { workspaceId, integrationId: r.id });
   }
   return rows.length;
 }

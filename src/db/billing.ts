@@ -5,6 +5,7 @@
 import type { Secrets } from '../crypto/secrets.ts';
 import type { BillingCredentials, InvoiceDoc, Plan, SubscriptionState } from '../billing/provider.ts';
 import type { Queryable } from './tx.ts';
+import { enqueue, jobs } from '../jobs/catalogue.ts';
 
 export interface BillingAccount {
   workspaceId: string;
@@ -186,9 +187,6 @@ export async function directoriesSettled(db: Queryable, workspaceId: string): Pr
 
 /** Queues the seat sync after a directory run (in the run's transaction); a burst coalesces per workspace. */
 export async function requestSeatSync(db: Queryable, workspaceId: string, runId: string): Promise<void> {
-  await db.query(
-    `select graphile_worker.add_job('sync_seats', json_build_object('workspaceId', $1::text, 'runId', $2::text), job_key := 'seats:' || $1::text, max_attempts := 8)
-      where exists (select 1 from billing_accounts where workspace_id = $1::uuid)`,
-    [workspaceId, runId],
-  );
+  const { rowCount } = await db.query('select 1 from billing_accounts where workspace_id = $1', [workspaceId]);
+  if (rowCount) await enqueue(db, jobs.syncSeats, { workspaceId, runId });
 }

@@ -24,24 +24,11 @@
  */
 import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
+import { enqueue, enqueueMany, jobs } from '../jobs/catalogue.ts';
 
-export const DISPATCH_TASK = 'dispatch_webhooks';
-export const DELIVER_TASK = 'deliver_webhook';
-/** Graphile-worker attempts for a delivery job. Delivery retries are scheduled by the task itself
- * (delivery.ts); these cover only unexpected errors such as a lost database connection. */
-export const DELIVER_JOB_MAX_ATTEMPTS = 10;
-
-export const deliveryJobKey = (deliveryId: string) => `${DELIVER_TASK}:${deliveryId}`;
-
-/** One `deliver_webhook` job per delivery (job key `deliver_webhook:<id>`), in one `add_jobs` call. */
+/** One `deliver_webhook` job per delivery (keyed by the delivery), in one `add_jobs` call. */
 async function enqueueDeliveries(db: Queryable, ids: readonly string[]): Promise<void> {
-  if (!ids.length) return;
-  await db.query(
-    `select count(*) from graphile_worker.add_jobs(array(
-       select row($2::text, json_build_object('deliveryId', id), null, null, $3::smallint, $2 || ':' || id, null, null)::graphile_worker.job_spec
-         from unnest($1::uuid[]) as id))`,
-    [ids, DELIVER_TASK, DELIVER_JOB_MAX_ATTEMPTS],
-  );
+  await enqueueMany(db, jobs.deliverWebhook, ids.map((deliveryId) => ({ payload: { deliveryId } })));
 }
 
 export interface DispatchResult {
@@ -137,12 +124,7 @@ export async function recordAttempt(db: Queryable, deliveryId: string, a: Attemp
      values ($1, $2, $3, $4, $5, $6, $7)`,
     [deliveryId, attempt, a.outcome, a.statusCode, a.durationMs, a.error, nextAt],
   );
-  if (a.outcome === 'retrying') {
-    await db.query(
-      `select graphile_worker.add_job($1, json_build_object('deliveryId', $2::uuid), run_at := $3, max_attempts := $4, job_key := $5)`,
-      [DELIVER_TASK, deliveryId, nextAt, DELIVER_JOB_MAX_ATTEMPTS, deliveryJobKey(deliveryId)],
-    );
-  }
+  if (a.outcome === 'retrying') await enqueue(db, jobs.deliverWebhook, { deliveryId }, nextAt ? { runAt: nextAt } : {});
   return true;
 }
 

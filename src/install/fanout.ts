@@ -16,31 +16,22 @@
  */
 import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
+import { enqueueMany, jobKey, jobs } from '../jobs/catalogue.ts';
 import type { InstallJob } from './install.ts';
 import type { InstallTarget } from './recipients.ts';
 
-export const INSTALL_TASK = 'install_mailbox';
 const BATCH = 1000;
 
-export const installJobKey = (t: Pick<InstallTarget, 'emailId' | 'kind' | 'integrationId'>) => `install:${t.emailId}:${t.kind}:${t.integrationId}`;
-
 export async function enqueueInstalls(pool: pg.Pool, workspaceId: string, targets: InstallTarget[], forced: boolean, runAt?: Date): Promise<number> {
-  const specs = [...new Map(targets.map((t) => [installJobKey(t), t])).entries()]
+  const payloads = targets.map((t) => ({ workspaceId, emailId: t.emailId, kind: t.kind, integrationId: t.integrationId, forced }) satisfies InstallJob);
+  const items = [...new Map(payloads.map((p) => [jobKey(jobs.installMailbox, p)!, p])).entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([jobKey, t]) => ({
-      identifier: INSTALL_TASK,
-      payload: { workspaceId, emailId: t.emailId, kind: t.kind, integrationId: t.integrationId, forced } satisfies InstallJob,
-      run_at: runAt?.toISOString() ?? null,
-      max_attempts: 10,
-      job_key: jobKey,
-    }));
-  for (let i = 0; i < specs.length; i += BATCH) {
+    .map(([, payload]) => (runAt ? { payload, runAt } : { payload }));
+  for (let i = 0; i < items.length; i += BATCH) {
     await withTx(pool, async (c) => {
       await c.query(`select pg_advisory_xact_lock(hashtextextended('sigsync:install-jobs:' || $1, 0))`, [workspaceId]);
-      // graphile-worker's bulk insert (what helpers.addJobs runs), inside this transaction.
-      await c.query(`select 1 from graphile_worker.add_jobs(array(select json_populate_recordset(null::graphile_worker.job_spec, $1::json)), false)`, [
-        JSON.stringify(specs.slice(i, i + BATCH)),
-      ]);
+      // graphile-worker's bulk insert, inside this transaction.
+      await enqueueMany(c, jobs.installMailbox, items.slice(i, i + BATCH));
     });
   }
   return targets.length;

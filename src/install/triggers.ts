@@ -11,10 +11,7 @@
  */
 import type { Queryable } from '../db/tx.ts';
 import type { SignatureKind } from '../domain.ts';
-
-async function addJob(db: Queryable, task: string, payload: unknown, jobKey: string): Promise<void> {
-  await db.query(`select graphile_worker.add_job($1, $2::json, job_key := $3, max_attempts := 10)`, [task, JSON.stringify(payload), jobKey]);
-}
+import { enqueue, jobs } from '../jobs/catalogue.ts';
 
 export interface SignatureInstallRequest {
   /** Which kinds to install; all by default. */
@@ -25,15 +22,15 @@ export interface SignatureInstallRequest {
 
 export async function requestSignatureInstall(db: Queryable, workspaceId: string, signatureId: string, req: SignatureInstallRequest): Promise<void> {
   const kinds = req.kinds ?? ['primary', 'reply', 'internal'];
-  // A burst of publishes of one signature coalesces into one fan-out of the latest state.
-  await addJob(db, 'fanout_signature', { workspaceId, signatureId, kinds, forced: req.forced }, `fanout:${signatureId}:${kinds.join(',')}:${req.forced ? 'forced' : 'changed'}`);
+  // A burst of publishes of one signature coalesces into one fan-out of the latest state (its job key).
+  await enqueue(db, jobs.fanoutSignature, { workspaceId, signatureId, kinds, forced: req.forced });
 }
 
 export async function requestTeammateInstalls(db: Queryable, workspaceId: string, teammateIds: string[]): Promise<void> {
   if (!teammateIds.length) return;
-  await db.query(`select graphile_worker.add_job('fanout_teammates', $1::json, max_attempts := 10)`, [JSON.stringify({ workspaceId, teammateIds })]);
+  await enqueue(db, jobs.fanoutTeammates, { workspaceId, teammateIds });
 }
 
 export async function requestIntegrationInstalls(db: Queryable, workspaceId: string, integrationId: string): Promise<void> {
-  await addJob(db, 'fanout_integration', { workspaceId, integrationId }, `fanout-integration:${integrationId}`);
+  await enqueue(db, jobs.fanoutIntegration, { workspaceId, integrationId });
 }

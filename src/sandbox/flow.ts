@@ -4,6 +4,7 @@
  * queue to settle.
  */
 import type { Queryable } from '../db/tx.ts';
+import { jobs } from '../jobs/catalogue.ts';
 
 export class ApiClient {
   readonly baseUrl: string;
@@ -83,7 +84,9 @@ export async function waitForIdle(db: Queryable, timeoutMs = 60_000): Promise<vo
   const deadline = Date.now() + timeoutMs;
   let quiet = 0;
   for (;;) {
-    const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds' and task_identifier <> 'campaign_tick'`);
+    const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds' and task_identifier <> $1`, [
+      jobs.campaignTick.name,
+    ]);
     quiet = rows[0]!.n === 0 ? quiet + 1 : 0;
     // Two quiet looks in a row: a job that just finished may still be adding its follow-ups.
     if (quiet >= 2) return;

@@ -15,6 +15,7 @@ import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
 import { withTx } from '../db/tx.ts';
 import { DIRECTORY_CATEGORIES } from '../domain.ts';
+import { enqueueMany, jobs } from '../jobs/catalogue.ts';
 
 export type SyncTrigger = 'api' | 'schedule' | 'cli' | 'reconnect' | 'confirm';
 
@@ -92,13 +93,7 @@ export async function startRuns(pool: pg.Pool, workspaceId: string, integrationI
       [workspaceId, DIRECTORY_CATEGORIES, integrationIds === 'all' ? null : integrationIds, opts.trigger, opts.confirmDeletions ?? false, opts.full ?? false],
     );
     if (rows.length) {
-      await client.query(
-        `select graphile_worker.add_jobs(array_agg(row(
-            'sync_integration', json_build_object('runId', id), null, null, 10, 'sync:' || integration_id, null, null
-          )::graphile_worker.job_spec))
-           from unnest($1::uuid[], $2::uuid[]) as t(id, integration_id)`,
-        [rows.map((r) => r.id), rows.map((r) => r.integration_id)],
-      );
+      await enqueueMany(client, jobs.syncIntegration, rows.map((r) => ({ payload: { runId: r.id }, keyBy: { integrationId: r.integration_id } })));
     }
     return rows;
   });

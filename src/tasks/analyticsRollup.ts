@@ -4,13 +4,11 @@
  * (a date, YYYY-MM-DD) rebuilds from that day on, for example after an import; `workspace_id`
  * limits it to one workspace.
  */
-import { z } from 'zod';
 import { rebuildRollups } from '../analytics/rollups.ts';
+import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 
-export const analyticsRollup = defineTask({
-  name: 'analytics_rollup',
-  payload: z.object({ since: z.iso.date().optional(), workspace_id: z.uuid().optional() }).loose(),
+export const analyticsRollup = defineTask(jobs.analyticsRollup, {
   async run({ since, workspace_id }, { app, logger }) {
     const result = await rebuildRollups(app.pool, { ...(since ? { since: new Date(`${since}T00:00:00Z`) } : {}), ...(workspace_id ? { workspaceId: workspace_id } : {}) });
     logger.debug({ since: result.since.toISOString(), rows: result.rows }, 'analytics rollups rebuilt');

@@ -6,13 +6,11 @@
  * backfilled run evaluates at the current time, so one run catches up every campaign that came due
  * meanwhile. `now` in the payload (ISO 8601) evaluates at another time, for operators and tests.
  */
-import { z } from 'zod';
 import { runCampaignTick } from '../campaigns/campaigns.ts';
+import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 
-export const campaignTick = defineTask({
-  name: 'campaign_tick',
-  payload: z.object({ now: z.iso.datetime({ offset: true }).optional() }).loose(),
+export const campaignTick = defineTask(jobs.campaignTick, {
   async run({ now }, { app, logger }) {
     const result = await runCampaignTick(app.pool, now ? new Date(now) : new Date());
     logger.info(result, 'campaign tick');

@@ -4,16 +4,13 @@
  * builds the task with another schedule or timeout (tests pass a fast one to startWorker). Each
  * attempt's outcome is counted in `sigsync_webhook_deliveries_total{outcome}`.
  */
-import { z } from 'zod';
+import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
-import { DELIVER_TASK } from '../events/deliveries.ts';
 import { DEFAULT_POLICY, deliverOnce, type DeliveryPolicy } from '../events/delivery.ts';
 
 export function deliverWebhookTask(policy: Partial<DeliveryPolicy> = {}) {
   const full: DeliveryPolicy = { ...DEFAULT_POLICY, ...policy };
-  return defineTask({
-    name: DELIVER_TASK,
-    payload: z.object({ deliveryId: z.uuid() }).loose(),
+  return defineTask(jobs.deliverWebhook, {
     async run({ deliveryId }, { app, logger }) {
       const outcome = await deliverOnce(app, deliveryId, logger, full);
       // missing and settled: no attempt was made.

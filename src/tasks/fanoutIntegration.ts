@@ -1,12 +1,10 @@
 /** An integration got its access back: the installs held back as access_lost are queued again. */
-import { z } from 'zod';
 import { releaseAccessLost } from '../db/installations.ts';
 import { enqueueInstalls } from '../install/fanout.ts';
+import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 
-export const fanoutIntegration = defineTask({
-  name: 'fanout_integration',
-  payload: z.object({ workspaceId: z.uuid(), integrationId: z.uuid() }),
+export const fanoutIntegration = defineTask(jobs.fanoutIntegration, {
   async run({ workspaceId, integrationId }, { app, logger }) {
     const targets = await releaseAccessLost(app.pool, workspaceId, integrationId);
     await enqueueInstalls(app.pool, workspaceId, targets, false);

@@ -1,13 +1,11 @@
 /** A directory sync or a hand edit changed these teammates: reinstall their mailboxes (unchanged ones are skipped by hash). */
-import { z } from 'zod';
 import { stopTeammates } from '../db/installations.ts';
 import { targetsForTeammates } from '../install/recipients.ts';
 import { enqueueInstalls } from '../install/fanout.ts';
+import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 
-export const fanoutTeammates = defineTask({
-  name: 'fanout_teammates',
-  payload: z.object({ workspaceId: z.uuid(), teammateIds: z.array(z.uuid()) }),
+export const fanoutTeammates = defineTask(jobs.fanoutTeammates, {
   async run({ workspaceId, teammateIds }, { app, logger }) {
     // Removed teammates: their installations stop.
     await stopTeammates(app.pool, workspaceId, teammateIds, { onlyRemoved: true });

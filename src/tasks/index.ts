@@ -1,9 +1,11 @@
 /**
  * The task registry: every task the worker runs, imported explicitly, and the crontab.
- * Adding a task means adding its file and one line here.
+ * Adding a task means adding its entry to the job catalogue (src/jobs/catalogue.ts), its file, and
+ * one line here.
  */
 import type { CronItem } from 'graphile-worker';
 import type { Config } from '../config.ts';
+import { jobs } from '../jobs/catalogue.ts';
 import type { TaskDefinition } from './define.ts';
 import { prune } from './prune.ts';
 import { syncIntegration } from './syncIntegration.ts';
@@ -38,9 +40,9 @@ export const tasks: TaskDefinition[] = [
 
 export function crontab(config: Config): CronItem[] {
   return [
-    { task: 'prune', match: '17 3 * * *', identifier: 'prune', options: { backfillPeriod: 0 }, payload: {} },
-    { task: 'directory_sync_all', match: config.DIRECTORY_SYNC_CRON, identifier: 'directory_sync_all', options: { backfillPeriod: 0 }, payload: {} },
-    { task: 'campaign_tick', match: '*/30 * * * *', identifier: 'campaign_tick', options: { backfillPeriod: 60 * 60 * 1000 }, payload: {} },
-    { task: 'analytics_rollup', match: '* * * * *', identifier: 'analytics_rollup', options: { backfillPeriod: 0, queueName: 'analytics_rollup' }, payload: {} },
+    { task: jobs.prune.name, match: '17 3 * * *', identifier: jobs.prune.name, options: { backfillPeriod: 0 }, payload: {} },
+    { task: jobs.syncAll.name, match: config.DIRECTORY_SYNC_CRON, identifier: jobs.syncAll.name, options: { backfillPeriod: 0 }, payload: {} },
+    { task: jobs.campaignTick.name, match: '*/30 * * * *', identifier: jobs.campaignTick.name, options: { backfillPeriod: 60 * 60 * 1000 }, payload: {} },
+    { task: jobs.analyticsRollup.name, match: '* * * * *', identifier: jobs.analyticsRollup.name, options: { backfillPeriod: 0, queueName: jobs.analyticsRollup.queue }, payload: {} },
   ];
 }

@@ -1,19 +1,11 @@
 /** Installs the signature of one (address, kind, integration), one job at a time per slot; see src/install/install.ts and slots.ts. */
-import { z } from 'zod';
 import pLimit, { type LimitFunction } from 'p-limit';
 import { installMailbox } from '../install/install.ts';
-import { enqueueInstalls, INSTALL_TASK } from '../install/fanout.ts';
+import { enqueueInstalls } from '../install/fanout.ts';
 import { withInstallSlot } from '../install/slots.ts';
 import type { IntegrationRow } from '../integrations/repository.ts';
+import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
-
-const payload = z.object({
-  workspaceId: z.uuid(),
-  emailId: z.uuid(),
-  kind: z.enum(['primary', 'reply', 'internal']),
-  integrationId: z.uuid(),
-  forced: z.boolean().default(false),
-});
 
 /** Provider calls in flight per integration in one worker process (integration config `concurrency`, default 4). */
 const limits = new Map<string, LimitFunction>();
@@ -28,9 +20,7 @@ function limitFor(integrationId: string, concurrency: number): LimitFunction {
   return l;
 }
 
-export const installMailboxTask = defineTask({
-  name: INSTALL_TASK,
-  payload,
+export const installMailboxTask = defineTask(jobs.installMailbox, {
   async run(job, { app, helpers, logger }) {
     const opts = {
       logger,

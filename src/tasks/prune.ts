@@ -2,16 +2,14 @@
  * Daily housekeeping: drops per-run bookkeeping that finished runs no longer need, and raw clicks,
  * views and recorded events older than ANALYTICS_RETENTION_DAYS (the rollups the reports read stay).
  */
-import { z } from 'zod';
 import { pruneClicks } from '../analytics/clicks.ts';
 import { pruneEvents } from '../analytics/events.ts';
 import { pruneViews } from '../analytics/views.ts';
 import { pruneSeen } from '../sync/runs.ts';
+import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 
-export const prune = defineTask({
-  name: 'prune',
-  payload: z.object({ olderThanHours: z.number().int().min(0).default(24) }).loose(),
+export const prune = defineTask(jobs.prune, {
   async run({ olderThanHours }, { app, logger }) {
     const seenRows = await pruneSeen(app.pool, olderThanHours);
     logger.info({ seenRows }, 'pruned finished sync bookkeeping');

@@ -14,8 +14,13 @@ const counters = (r: SyncRunRow) =>
   `pages ${r.pages} · seen ${r.seen} · created ${r.created} · updated ${r.updated} · unchanged ${r.unchanged} · deleted ${r.deleted} · skipped ${r.skipped} · errors ${r.errors}`;
 
 async function follow(ctx: AppContext, started: StartedRun[]): Promise<SyncRunRow[]> {
-  const [{ startWorker }, { getRun }, { runProgress }] = await Promise.all([import('../../worker/runner.ts'), import('../../sync/runs.ts'), import('../progress.ts')]);
-  const runner = await startWorker(ctx, { only: ['sync_integration'], noCron: true, pollInterval: 200 });
+  const [{ startWorker }, { getRun }, { runProgress }, { jobs }] = await Promise.all([
+    import('../../worker/runner.ts'),
+    import('../../sync/runs.ts'),
+    import('../progress.ts'),
+    import('../../jobs/catalogue.ts'),
+  ]);
+  const runner = await startWorker(ctx, { only: [jobs.syncIntegration.name], noCron: true, pollInterval: 200 });
   let progress: Awaited<ReturnType<typeof runProgress>> | undefined;
   try {
     const estimates = await ctx.pool.query<{ integration_id: string; seen: number }>(
