@@ -19,7 +19,7 @@ import { buildServer } from '../src/api/server.ts';
 import type { AppContext } from '../src/context.ts';
 import { createApiKey } from '../src/db/apiKeys.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb } from './support.ts';
 import { median, round } from './stats.ts';
 

@@ -13,7 +13,7 @@ import { buildServer } from '../src/api/server.ts';
 import { rebuildRollups } from '../src/analytics/rollups.ts';
 import { createApiKey } from '../src/db/apiKeys.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb } from './support.ts';
 import { median, percentile, round } from './stats.ts';
 

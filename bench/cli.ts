@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { median, round } from './stats.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

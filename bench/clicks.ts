@@ -22,7 +22,7 @@ import type { AppContext } from '../src/context.ts';
 import { trackLinks } from '../src/analytics/links.ts';
 import { clickTokens } from '../src/analytics/token.ts';
 import { createWorkspace, setEventTracking } from '../src/db/workspaces.ts';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb } from './support.ts';
 import { median, round } from './stats.ts';
 

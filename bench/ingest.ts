@@ -22,13 +22,13 @@ import type { DirectoryUser } from '../connectors/types.ts';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
-import { startRuns } from '../src/sync/runs.ts';
+import { startRuns } from '../src/integrations/syncRuns.ts';
 import { SyncStatistics } from '../src/sync/stats.ts';
 import { StageTimer } from '../src/sync/timing.ts';
 import { writePage } from '../src/sync/write.ts';
 import { medianCpu, startCpuMeter, type CpuFigures } from './cpu.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb, type BenchDb } from './support.ts';
 import { median, round } from './stats.ts';
 

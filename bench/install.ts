@@ -25,12 +25,12 @@
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
-import { requestSignatureInstall } from '../src/install/triggers.ts';
+import { requestSignatureInstall } from '../src/jobs/triggers.ts';
 import { executeRun } from '../src/sync/engine.ts';
-import { startRuns } from '../src/sync/runs.ts';
+import { startRuns } from '../src/integrations/syncRuns.ts';
 import { startWorker } from '../src/worker/runner.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb, startEmulatorProcess, startWorkerProcesses, until, type BenchDb, type EmulatorProcess } from './support.ts';
 import { round } from './stats.ts';
 import { startCpuMeter } from './cpu.ts';

@@ -16,7 +16,7 @@ import type { CampaignInput } from '../src/render/campaign.ts';
 import { compileTemplate, type SmartFieldKind } from '../src/render/compile.ts';
 import { SIGNATURE_SIZE_LIMITS } from '../src/render/limits.ts';
 import type { ContentTree } from '../src/render/schema.ts';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { median } from './stats.ts';
 
 const GOAL = 20_000;

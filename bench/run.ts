@@ -16,7 +16,8 @@
  * never met) ends the process with exit 1 instead of running forever.
  */
 import os from 'node:os';
-import { scenarios, type BenchArgs, type Figures } from './scenarios.ts';
+import { scenarios } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 
 function parseArgs(argv: string[]): { name: string | undefined; options: Record<string, string | boolean> } {
   const options: Record<string, string | boolean> = {};

@@ -15,19 +15,7 @@ import { syncManyScenario } from './syncMany.ts';
 import { clicksScenario } from './clicks.ts';
 import { analyticsScenario } from './analytics.ts';
 import { addinScenario } from './addin.ts';
-
-export interface BenchArgs {
-  /** `--quick`: one tenth of the size, for a fast pass over every scenario. */
-  quick: boolean;
-  /** Every `--key value` (or `--flag`) given on the command line. */
-  options: Record<string, string | boolean>;
-  /** Prints one human progress line. */
-  log: (line: string) => void;
-}
-
-export type Figures = Record<string, unknown>;
-
-export type Scenario = (args: BenchArgs) => Promise<Figures>;
+import type { Scenario } from './types.ts';
 
 export const scenarios: Record<string, Scenario> = {
   render: renderScenario,

@@ -16,13 +16,13 @@
  * (`wall_s`, and its `ratio` to the floor), measured after the runs and after their peak RSS.
  */
 import { executeRun } from '../src/sync/engine.ts';
-import { startRuns } from '../src/sync/runs.ts';
+import { startRuns } from '../src/integrations/syncRuns.ts';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
 import { buildConnector, insertIntegration, type IntegrationRow } from '../src/integrations/repository.ts';
 import type { DirectorySource } from '../connectors/types.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb, peakRssMb, startEmulatorProcess, type BenchDb } from './support.ts';
 import { median, round } from './stats.ts';
 import { medianCpu, startCpuMeter, type CpuFigures } from './cpu.ts';

@@ -19,7 +19,7 @@ import { createWorkspace } from '../src/db/workspaces.ts';
 import { enqueue, jobs } from '../src/jobs/catalogue.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
 import { googleServiceAccount } from './fixtures.ts';
-import type { BenchArgs, Figures } from './scenarios.ts';
+import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb, startEmulatorProcess, startWorkerProcesses, until, type WorkerProcesses } from './support.ts';
 import { median, round } from './stats.ts';
 import { postmasterPid, treeCpuSeconds } from './cpu.ts';

@@ -3,8 +3,8 @@
  * layer, module cycles, folder cycles, modules outside any layer. With `--rooms FILE`, it also
  * lists the folders ("rooms") that FILE reaches through its imports, with the modules reached in each.
  *
- *   node scripts/import-graph.ts                                  # the counts, one JSON line
- *   node scripts/import-graph.ts --rooms src/tasks/installMailbox.ts
+ *   npx node scripts/import-graph.ts                                # the counts, one JSON line
+ *   npx node scripts/import-graph.ts --rooms src/tasks/installMailbox.ts
  *
  * `npm run lint` fails on any of these; this script only counts them (for a before/after).
  */

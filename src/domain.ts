@@ -19,3 +19,8 @@ export const INTEGRATION_CATEGORIES: readonly IntegrationCategory[] = ['teammate
 export const DIRECTORY_CATEGORIES: readonly IntegrationCategory[] = ['teammates', 'smart_fields'];
 
 export type IntegrationStatus = 'active' | 'access_lost' | 'disconnected';
+
+/** UTM parameters of a campaign (`marketing_campaign.utm`), added to its banner's web links (src/render/utm.ts). */
+export const UTM_KEYS = ['source', 'medium', 'campaign', 'term', 'content'] as const;
+export type UtmKey = (typeof UTM_KEYS)[number];
+export type Utm = Partial<Record<UtmKey, string>>;

@@ -25,7 +25,7 @@
  */
 import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
-import { emitEvent } from '../events/outbox.ts';
+import { emitEvent } from '../db/outbox.ts';
 import { analyticsSettings, type AnalyticsSettings } from '../db/workspaces.ts';
 import type { ClickTokens } from './token.ts';
 

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
 import { setEventTracking } from '../db/workspaces.ts';
-import { requestSignatureInstall } from '../install/triggers.ts';
+import { requestSignatureInstall } from '../jobs/triggers.ts';
 
 /** Whether the setting changed (false also for an unknown workspace). */
 export async function switchEventTracking(pool: pg.Pool, workspaceId: string, enabled: boolean): Promise<boolean> {

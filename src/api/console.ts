@@ -28,7 +28,7 @@ import { endSession, redeemSignInLink, SESSION_TTL_MS, type ConsoleSession } fro
 import { DIRECTORY_CATEGORIES } from '../domain.ts';
 import { ApiError } from '../errors.ts';
 import { getIntegration } from '../integrations/repository.ts';
-import { startRuns, type SyncRunRow } from '../sync/runs.ts';
+import { startRuns, type SyncRunRow } from '../integrations/syncRuns.ts';
 import { checkCsrf, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionOf } from './auth.ts';
 import { limitPerAddress } from './rateLimits.ts';
 import { consoleMailboxRoutes } from './consoleMailboxes.ts';

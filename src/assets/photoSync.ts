@@ -21,12 +21,12 @@ import { capabilitiesOf } from '../../connectors/registry.ts';
 import type { PhotoSource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { requestTeammateInstalls } from '../install/triggers.ts';
+import { requestTeammateInstalls } from '../jobs/triggers.ts';
 import { buildConnector, getIntegration, markAccessLost } from '../integrations/repository.ts';
 import { AccessLostError, InvalidResponseError } from '../../connectors/types.ts';
 import { checkImage, sha256Hex, upsertAsset } from './store.ts';
 import { recordPhotoFetched } from './directoryPhotos.ts';
-import { setPhotoValues, type PhotoFieldContext } from '../sync/teammates.ts';
+import { setPhotoValues, type PhotoFieldContext } from '../teammates/teammates.ts';
 
 /** Photos downloaded at the same time. */
 export const PHOTO_CONCURRENCY = 4;

@@ -26,7 +26,7 @@ import {
   recordBillingError,
   saveSubscription,
   upsertFinancialDocuments,
-} from '../db/billing.ts';
+} from './repository.ts';
 import { listInvoices, readSubscription, stripeClient, updateQuantity } from './provider.ts';
 
 const HEAD_TIMEOUT_MS = 10_000;

@@ -20,10 +20,9 @@
  */
 import type pg from 'pg';
 import { setClause, withTx, type Queryable } from '../db/tx.ts';
-import { emitEvent, type CampaignEventBody } from '../events/outbox.ts';
-import type { SignatureKind } from '../domain.ts';
-import { requestSignatureInstall } from '../install/triggers.ts';
-import type { Utm } from '../render/utm.ts';
+import { emitEvent, type CampaignEventBody } from '../db/outbox.ts';
+import type { SignatureKind, Utm } from '../domain.ts';
+import { requestSignatureInstall } from '../jobs/triggers.ts';
 
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'active', 'paused', 'archived'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];

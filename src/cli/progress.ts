@@ -3,7 +3,7 @@
  * on a pipe or a CI log one plain line per change (no cursor movement, no template placeholders).
  * Both go to stderr, like cli-progress; the final counters go to stdout.
  */
-import type { SyncRunRow } from '../sync/runs.ts';
+import type { SyncRunRow } from '../integrations/syncRuns.ts';
 
 export interface RunProgress {
   /** Shows the latest state of a run. */

@@ -10,7 +10,7 @@
  * reconnect) move no row into `failed`, so they write no event.
  */
 import type { Queryable } from './tx.ts';
-import { emitEvent } from '../events/outbox.ts';
+import { emitEvent } from './outbox.ts';
 import type { InstallStatus, SignatureKind } from '../domain.ts';
 
 export type { InstallStatus };

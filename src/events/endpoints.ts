@@ -5,7 +5,7 @@
  */
 import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
-import { EVENT_TYPES, type EventType } from './outbox.ts';
+import { EVENT_TYPES, type EventType } from '../db/outbox.ts';
 import { generateSigningSecret } from './signing.ts';
 import { validateWebhookUrl } from '../net/ssrf.ts';
 

@@ -16,9 +16,9 @@ import type { ConnectorDefinition } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
 import type { IntegrationCategory, IntegrationStatus } from '../domain.ts';
-import { requestIntegrationInstalls } from '../install/triggers.ts';
-import { cancelRunningRuns } from '../sync/runs.ts';
-import { emitEvent, type IntegrationRef } from '../events/outbox.ts';
+import { requestIntegrationInstalls } from '../jobs/triggers.ts';
+import { cancelRunningRuns } from './syncRuns.ts';
+import { emitEvent, type IntegrationRef } from '../db/outbox.ts';
 import type { UrlPolicy } from '../net/ssrf.ts';
 import { checkIntegrationUrls, IntegrationUrlError, integrationUrlPolicy } from './urls.ts';
 

@@ -12,10 +12,9 @@
  * they are: whether they are web links is known only per teammate.
  */
 import type { ContentTree, Href } from './schema.ts';
+import { UTM_KEYS, type Utm } from '../domain.ts';
 
-export const UTM_KEYS = ['source', 'medium', 'campaign', 'term', 'content'] as const;
-export type UtmKey = (typeof UTM_KEYS)[number];
-export type Utm = Partial<Record<UtmKey, string>>;
+export type { Utm };
 
 const WEB = /^\s*https?:\/\//i;
 

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { syncBilling } from '../billing/sync.ts';
 import type { AppContext } from '../context.ts';
-import { connectBilling } from '../db/billing.ts';
+import { connectBilling } from '../billing/repository.ts';
 import type { StripeEmulator } from './stripe.ts';
 
 export async function connectSandboxBilling(ctx: AppContext, log: Logger, workspaceId: string, stripe: StripeEmulator): Promise<void> {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkUpload, createAsset } from '../assets/store.ts';
 import type { AppContext } from '../context.ts';
-import { prependDraftBlock } from '../db/signatures.ts';
+import { prependDraftBlock } from '../signatures/signatures.ts';
 
 const LOGO = path.resolve(import.meta.dirname, '../../fixtures/sandbox/acme-logo.png');
 

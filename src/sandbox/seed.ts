@@ -12,7 +12,7 @@ import type { AppContext } from '../context.ts';
 import { createApiKey } from '../db/apiKeys.ts';
 import { withTx } from '../db/tx.ts';
 import { createWorkspace, setEventTracking } from '../db/workspaces.ts';
-import { createSignature } from '../db/signatures.ts';
+import { createSignature } from '../signatures/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
 import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
 import { validateContent } from '../render/index.ts';

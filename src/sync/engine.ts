@@ -12,7 +12,7 @@
  * Deletions happen only after a complete listing: a run that fails or is cut off part-way deletes
  * nothing. A crashed run resumes from its checkpoint (the page token after the last written page);
  * the seen set is in Postgres, so resuming adds no duplicates. One execution of a run writes at a
- * time (runs.ts: claimRun, holdRun); an execution another one took over stops without writing.
+ * time (src/integrations/syncRuns.ts: claimRun, holdRun); an execution another one took over stops without writing.
  * The page loop, and the listings it refuses, are in pages.ts.
  */
 import type { Logger } from 'pino';
@@ -20,18 +20,18 @@ import { AccessLostError, ConnectorError, CursorExpiredError, type DirectoryPage
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { buildConnector, getIntegration, IntegrationSetupError, markAccessLost, saveSyncCursor, type IntegrationRow } from '../integrations/repository.ts';
-import { emitTeammateEvents } from '../events/outbox.ts';
+import { emitTeammateEvents } from '../db/outbox.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
-import { claimRun, countRateLimitWait, finishRun, getRun, holdRun, restartAsFull, RunTakenOverError, setRunMode, type SyncRunRow } from './runs.ts';
+import { claimRun, countRateLimitWait, finishRun, getRun, holdRun, restartAsFull, RunTakenOverError, setRunMode, type SyncRunRow } from '../integrations/syncRuns.ts';
 import type { MappedField } from './write.ts';
-import { requestTeammateInstalls } from '../install/triggers.ts';
+import { requestTeammateInstalls } from '../jobs/triggers.ts';
 import { requestPhotoSync } from '../assets/directoryPhotos.ts';
-import { requestSeatSync } from '../db/billing.ts';
+import { requestSeatSync } from '../billing/repository.ts';
 import { cleanDirectoryGroup } from './clean.ts';
 import { syncGroups } from './groups.ts';
 import { defaultListingBound, listPages, type ListingBound } from './pages.ts';
 import { writeGroupsAfterListing } from './pendingGroups.ts';
-import { removeSources, unlistedSources } from './teammates.ts';
+import { removeSources, unlistedSources } from '../teammates/teammates.ts';
 
 /** Incremental tokens are trusted for this long; a full listing also runs at least this often. */
 export const FULL_SYNC_EVERY_MS = 7 * 24 * 3600 * 1000;

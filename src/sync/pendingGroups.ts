@@ -19,9 +19,9 @@
 import type { DirectorySource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { requestTeammateInstalls } from '../install/triggers.ts';
+import { requestTeammateInstalls } from '../jobs/triggers.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
-import { clearPendingGroups, getRun, holdRun, pendingGroupsBatch, saveStageMs, type SyncRunRow } from './runs.ts';
+import { clearPendingGroups, getRun, holdRun, pendingGroupsBatch, saveStageMs, type SyncRunRow } from '../integrations/syncRuns.ts';
 import { StageTimer } from './timing.ts';
 import { writePendingGroups } from './write.ts';
 

@@ -8,11 +8,11 @@
  *   stage        the page's rows into temporary staging tables (one JSON document per table), each
  *                user with the teammate of its source row or address looked up as it is staged
  *   teammates    teammates and their sources       \
- *   addresses    emails                             |  src/sync/teammates.ts, one table each
+ *   addresses    emails                             |  src/teammates/teammates.ts, one table each
  *   memberships  memberships                        |
  *   values       smart-field values                /
- *   seen         who the run saw (src/sync/runs.ts)
- *   events       teammate.created (src/events/outbox.ts)
+ *   seen         who the run saw (src/integrations/syncRuns.ts)
+ *   events       teammate.created (src/db/outbox.ts)
  *
  * Rows are updated only where they differ (IS DISTINCT FROM), so an unchanged directory writes
  * nothing but the run's bookkeeping.
@@ -20,11 +20,11 @@
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
 import type { DirectoryUser } from '../../connectors/types.ts';
-import { emitTeammateEvents } from '../events/outbox.ts';
+import { emitTeammateEvents } from '../db/outbox.ts';
 import { attribute, baseFingerprint, fingerprint, groupsFingerprint } from './fingerprint.ts';
 import { KIND_EXPECTS, valueFitsKind, type SmartFieldKind } from '../render/kinds.ts';
-import { recordSeen } from './runs.ts';
-import { mergeAddresses, mergeMemberships, mergeTeammates, mergeValues, setGroupsFingerprints } from './teammates.ts';
+import { recordSeen } from '../integrations/syncRuns.ts';
+import { mergeAddresses, mergeMemberships, mergeTeammates, mergeValues, setGroupsFingerprints } from '../teammates/teammates.ts';
 import { StageTimer } from './timing.ts';
 
 export interface MappedField {

@@ -5,7 +5,7 @@
 import { pruneClicks } from '../analytics/clicks.ts';
 import { pruneEvents } from '../analytics/events.ts';
 import { pruneViews } from '../analytics/views.ts';
-import { pruneSeen } from '../sync/runs.ts';
+import { pruneSeen } from '../integrations/syncRuns.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 

@@ -1,5 +1,5 @@
 /** The nightly directory sync (DIRECTORY_SYNC_CRON): one run per active directory integration. */
-import { startAllRuns } from '../sync/runs.ts';
+import { startAllRuns } from '../integrations/syncRuns.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runner } from 'graphile-worker';
 import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { requestSignatureInstall } from '../../src/install/triggers.ts';
+import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { switchEventTracking } from '../../src/analytics/tracking.ts';

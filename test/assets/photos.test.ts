@@ -10,7 +10,7 @@ import { syncPhotos } from '../../src/assets/photoSync.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
 import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 import { queuedFanoutTeammates, workspaceWithKey } from '../helpers/fixtures.ts';

@@ -28,7 +28,7 @@ import { withTx } from '../../src/db/tx.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
 import type { ConnectorKind } from '../../connectors/registry.ts';
 import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import type { RetryPolicy } from '../../src/sync/retry.ts';
 import type { ExecuteOptions } from '../../src/sync/engine.ts';
 import { useTestContext } from '../helpers/db.ts';

@@ -15,7 +15,7 @@ import { switchEventTracking } from '../../src/analytics/tracking.ts';
 import { countryOf } from '../../src/analytics/geo.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
 import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { useTestContext } from '../helpers/db.ts';

@@ -4,7 +4,7 @@ import { parseSince } from '../../src/cli/commands/webhookDeliveries.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { Secrets } from '../../src/crypto/secrets.ts';
-import { EVENT_TYPES, emitEvent } from '../../src/events/outbox.ts';
+import { EVENT_TYPES, emitEvent } from '../../src/db/outbox.ts';
 import { dispatchWorkspace } from '../../src/events/deliveries.ts';
 import { deliverOnce } from '../../src/events/delivery.ts';
 import { createLogger } from '../../src/log.ts';

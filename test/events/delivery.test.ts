@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log.ts';
 import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { deliverWebhookTask } from '../../src/tasks/deliverWebhook.ts';
-import { emitEvent, type CampaignEventBody } from '../../src/events/outbox.ts';
+import { emitEvent, type CampaignEventBody } from '../../src/db/outbox.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
 import { redeliver, redeliverFailed, RedeliveryError } from '../../src/events/deliveries.ts';
 import { count, newWorkspace, teammateBody } from './fixtures.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { useTestContext } from '../helpers/db.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { emitEvent } from '../../src/events/outbox.ts';
+import { emitEvent } from '../../src/db/outbox.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
 import { dispatchWorkspace } from '../../src/events/deliveries.ts';
 import { deliverOnce } from '../../src/events/delivery.ts';

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { AppContext } from '../../src/context.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { generateSigningSecret } from '../../src/events/signing.ts';
-import type { EventType, TeammateEventBody } from '../../src/events/outbox.ts';
+import type { EventType, TeammateEventBody } from '../../src/db/outbox.ts';
 
 export async function newWorkspace(ctx: AppContext): Promise<string> {
   return (await createWorkspace(ctx.pool, `W ${crypto.randomBytes(3).toString('hex')}`)).id;

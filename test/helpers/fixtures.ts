@@ -8,9 +8,9 @@ import { createApiKey } from '../../src/db/apiKeys.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { insertIntegration, type IntegrationCategory, type IntegrationRow } from '../../src/integrations/repository.ts';
-import { requestSignatureInstall } from '../../src/install/triggers.ts';
+import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
 import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 
 let cachedKey: string | undefined;
 /** A throwaway RSA key for service-account credentials (generated once per process). */

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runner } from 'graphile-worker';
 import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { requestSignatureInstall } from '../../src/install/triggers.ts';
+import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
 import { enqueueInstalls } from '../../src/install/fanout.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { validateContent } from '../../src/render/index.ts';

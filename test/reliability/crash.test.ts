@@ -9,7 +9,7 @@
  * the same state on an idle or a busy machine.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { generateGoogleTenant, startGoogleEmulator } from '../../src/sandbox/google.ts';
 import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import type { AppContext } from '../../src/context.ts';

@@ -26,7 +26,7 @@ import { validateContent } from '../../src/render/validate.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { cleanDirectoryUser } from '../../src/sync/clean.ts';
 import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { seedTeammate, useApi } from '../api/helpers.ts';
 import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';

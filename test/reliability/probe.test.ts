@@ -31,7 +31,7 @@ import { previewPage } from '../../src/render/preview.ts';
 import { renderSignature } from '../../src/render/render.ts';
 import { startGoogleEmulator, generateGoogleTenant, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { seedTeammate, useApi } from '../api/helpers.ts';
 import { connectGoogle } from '../helpers/fixtures.ts';

@@ -10,7 +10,7 @@
  * shutdown. The same sequence on an idle or a busy machine.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startRuns } from '../../src/sync/runs.ts';
+import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { SHUTDOWN_GRACE_MS } from '../../src/cli/commands/server.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
 import type { AppContext } from '../../src/context.ts';

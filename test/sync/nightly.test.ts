@@ -1,7 +1,7 @@
 /** The nightly directory sync: one run per active directory integration of every workspace. */
 import { describe, expect, it } from 'vitest';
 import { crontab } from '../../src/tasks/index.ts';
-import { startAllRuns } from '../../src/sync/runs.ts';
+import { startAllRuns } from '../../src/integrations/syncRuns.ts';
 import { useTestContext, testConfig } from '../helpers/db.ts';
 import { seedIntegration } from '../api/helpers.ts';
 import { workspaceWithKey } from '../helpers/fixtures.ts';

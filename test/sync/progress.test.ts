@@ -1,7 +1,7 @@
 /** `sync --follow` progress: the lines written on a pipe, and what they say about a run that saw no one. */
 import { describe, expect, it } from 'vitest';
 import { lineProgress } from '../../src/cli/progress.ts';
-import type { SyncRunRow } from '../../src/sync/runs.ts';
+import type { SyncRunRow } from '../../src/integrations/syncRuns.ts';
 
 const run = (over: Partial<SyncRunRow>): SyncRunRow => ({ id: 'r1', status: 'running', mode: 'full', pages: 0, seen: 0, created: 0, updated: 0, deleted: 0, ...over }) as SyncRunRow;
 

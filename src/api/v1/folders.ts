@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { createFolder, deleteFolder, renameFolder } from '../../db/signatures.ts';
+import { createFolder, deleteFolder, renameFolder } from '../../signatures/signatures.ts';
 import type { Queryable } from '../../db/tx.ts';
 import { ApiError, detail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';

@@ -16,7 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES } from '../../domain.ts';
 import type { IntegrationRow } from '../../integrations/repository.ts';
-import { startRuns, type SyncRunRow } from '../../sync/runs.ts';
+import { startRuns, type SyncRunRow } from '../../integrations/syncRuns.ts';
 import { ApiError } from '../../errors.ts';
 import { pageParams, paginate } from '../pagination.ts';
 import { rateLimitFor } from '../rateLimits.ts';

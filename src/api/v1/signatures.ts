@@ -21,7 +21,7 @@
  *   internal_variant, and null name and folder_uuid, as the spec states for variants; the uuid is
  *   the one addressed by /v1/signatures/{signature_id}/variants/{kind} and the one
  *   signature.installation.failed carries.
- * - Each publish, its event and its install request commit in one transaction (src/db/signatures.ts).
+ * - Each publish, its event and its install request commit in one transaction (src/signatures/signatures.ts).
  *
  * Beyond the spec (docs/api.md, docs/rendering.md "Mail clients"):
  *   GET /v1/signatures/{id}/compatibility?content=draft|published -> {data: compatibility report}
@@ -49,7 +49,7 @@ import {
   type VariantKind,
   type VariantRow,
   type VariantWrite,
-} from '../../db/signatures.ts';
+} from '../../signatures/signatures.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { DraftWarnings, draftCompatibilityWarnings } from './signatureCompatibility.ts';
 import { rateLimitFor } from '../rateLimits.ts';

@@ -30,7 +30,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
-import { lockTeammate, removeEmail, removeTeammate, setManualValues } from '../../sync/teammates.ts';
+import { lockTeammate, removeEmail, removeTeammate, setManualValues } from '../../teammates/teammates.ts';
 import { kindMismatch, valueFitsKind, type SmartFieldKind } from '../../render/kinds.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';

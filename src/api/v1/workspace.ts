@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { workspacePlan } from '../../db/billing.ts';
+import { workspacePlan } from '../../billing/repository.ts';
 import { analyticsSettings, updateAnalyticsSettings } from '../../db/workspaces.ts';
 import { ApiError } from '../../errors.ts';
 import { dataOf, errors } from './schemas.ts';

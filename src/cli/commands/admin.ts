@@ -16,7 +16,7 @@ export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promi
   const [{ loadConfig }, { createLogger }, { openContext }, { pino }] = await Promise.all([
     import('../../config.ts'),
     import('../../log.ts'),
-    import('../../context.ts'),
+    import('../../db/openContext.ts'),
     import('pino'),
   ]);
   const config = loadConfig();

@@ -157,7 +157,7 @@ export function integrationCommands(program: Command): void {
       const file = splitCredentialsFile(await readJsonFile(opts.credentialsFile, '--credentials-file'), false);
       if (file.config) throw new UsageError('--credentials-file: reconnect replaces the credentials only; remove "config" from the file (the integration keeps its config)');
       const credentials = file.credentials;
-      const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts'), import('../../sync/runs.ts')]);
+      const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts'), import('../../integrations/syncRuns.ts')]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
         const { checked } = await checkCredentials(ctx, current.kind, current.category, credentials, current.config);

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
-import type { StartedRun, SyncRunRow } from '../../sync/runs.ts';
+import type { StartedRun, SyncRunRow } from '../../integrations/syncRuns.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../../output.ts';
 import { requireUuid, withContext } from './admin.ts';
@@ -16,7 +16,7 @@ const counters = (r: SyncRunRow) =>
 async function follow(ctx: AppContext, started: StartedRun[]): Promise<SyncRunRow[]> {
   const [{ startWorker }, { getRun }, { runProgress }, { jobs }] = await Promise.all([
     import('../../worker/runner.ts'),
-    import('../../sync/runs.ts'),
+    import('../../integrations/syncRuns.ts'),
     import('../progress.ts'),
     import('../../jobs/catalogue.ts'),
   ]);
@@ -70,7 +70,7 @@ export function syncCommands(program: Command): void {
     .option('--full', 'force a full listing where an incremental one is possible')
     .action(async (opts: { integration?: string; workspace?: string; follow?: boolean; confirmDeletions?: boolean; full?: boolean }) => {
       if (!!opts.integration === !!opts.workspace) throw new UsageError('give exactly one of --integration ID or --workspace ID');
-      const [{ startRuns }, { requestPhotoSync }] = await Promise.all([import('../../sync/runs.ts'), import('../../assets/directoryPhotos.ts')]);
+      const [{ startRuns }, { requestPhotoSync }] = await Promise.all([import('../../integrations/syncRuns.ts'), import('../../assets/directoryPhotos.ts')]);
       await withContext(async (ctx) => {
         let workspaceId: string;
         let ids: string[] | 'all';

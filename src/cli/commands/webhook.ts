@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { out, table } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
-import { EVENT_TYPES, type EventType } from '../../events/outbox.ts';
+import { EVENT_TYPES, type EventType } from '../../db/outbox.ts';
 import { deliveryCommands } from './webhookDeliveries.ts';
 
 const endpoints = () => import('../../events/endpoints.ts');

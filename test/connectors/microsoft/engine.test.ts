@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../../src/db/tx.ts';
 import { insertIntegration } from '../../../src/integrations/repository.ts';
 import { executeRun } from '../../../src/sync/engine.ts';
-import { startRuns } from '../../../src/sync/runs.ts';
+import { startRuns } from '../../../src/integrations/syncRuns.ts';
 import type { RetryPolicy } from '../../../src/sync/retry.ts';
 import { useTestContext } from '../../helpers/db.ts';
 import { mapSmartField, workspaceWithKey } from '../../helpers/fixtures.ts';

@@ -11,7 +11,7 @@
  */
 import type { Queryable } from '../db/tx.ts';
 import type { SignatureKind } from '../domain.ts';
-import { enqueue, jobs } from '../jobs/catalogue.ts';
+import { enqueue, jobs } from './catalogue.ts';
 
 export interface SignatureInstallRequest {
   /** Which kinds to install; all by default. */

@@ -5,9 +5,9 @@
  * all in the caller's transaction. Callers validate the trees first (src/render/validate.ts); this
  * module stores what it is given.
  */
-import { setClause, type Queryable } from './tx.ts';
-import { emitEvent } from '../events/outbox.ts';
-import { requestSignatureInstall, requestTeammateInstalls } from '../install/triggers.ts';
+import { setClause, type Queryable } from '../db/tx.ts';
+import { emitEvent } from '../db/outbox.ts';
+import { requestSignatureInstall, requestTeammateInstalls } from '../jobs/triggers.ts';
 
 export const VARIANT_KINDS = ['reply', 'internal'] as const;
 export type VariantKind = (typeof VARIANT_KINDS)[number];

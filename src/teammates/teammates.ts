@@ -19,8 +19,8 @@
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
 import { stopTeammates } from '../db/installations.ts';
-import { emitTeammateEvents } from '../events/outbox.ts';
-import { requestTeammateInstalls } from '../install/triggers.ts';
+import { emitTeammateEvents } from '../db/outbox.ts';
+import { requestTeammateInstalls } from '../jobs/triggers.ts';
 
 export interface MergeContext {
   workspaceId: string;

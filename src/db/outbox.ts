@@ -3,7 +3,7 @@
  * change they report (pass the transaction's client). Payloads are exactly the spec's section 6
  * shapes, with `type` and `occurred_at`. Delivery to endpoints happens later (src/events/).
  */
-import type { Queryable } from '../db/tx.ts';
+import type { Queryable } from './tx.ts';
 
 export const EVENT_TYPES = [
   'conversion.recorded',

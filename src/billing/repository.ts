@@ -3,8 +3,8 @@
  * financial_documents and seat_syncs. Routes, tasks, the sandbox and the CLI call these functions.
  */
 import type { Secrets } from '../crypto/secrets.ts';
-import type { BillingCredentials, InvoiceDoc, Plan, SubscriptionState } from '../billing/provider.ts';
-import type { Queryable } from './tx.ts';
+import type { BillingCredentials, InvoiceDoc, Plan, SubscriptionState } from './provider.ts';
+import type { Queryable } from '../db/tx.ts';
 import { enqueue, jobs } from '../jobs/catalogue.ts';
 
 export interface BillingAccount {
