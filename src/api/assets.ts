@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { assetByToken } from '../assets/store.ts';
 import { counter, enforce } from './rateLimits.ts';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -19,11 +20,7 @@ export async function assetRoutes(server: FastifyInstance, app: AppContext): Pro
     const notFound = () => reply.status(404).send(new ApiError(404, 'not_found_error', 'asset_not_found', 'No such asset.').toBody());
     const { token } = req.params;
     if (!TOKEN.test(token)) return notFound();
-    const { rows } = await app.pool.query<{ content_type: string; data: Buffer; sha256: string; filename: string | null }>(
-      'select content_type, data, sha256, filename from assets where public_token = $1',
-      [token],
-    );
-    const asset = rows[0];
+    const asset = await assetByToken(app.pool, token);
     if (!asset) return notFound();
     const etag = `"${asset.sha256}"`;
     reply

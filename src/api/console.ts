@@ -28,7 +28,9 @@ import { endSession, redeemSignInLink, SESSION_TTL_MS, type ConsoleSession } fro
 import { DIRECTORY_CATEGORIES } from '../domain.ts';
 import { ApiError } from '../errors.ts';
 import { getIntegration } from '../integrations/repository.ts';
-import { startRuns, type SyncRunRow } from '../integrations/syncRuns.ts';
+import { startRuns } from '../integrations/syncRuns.ts';
+import { recentRuns } from '../integrations/queries.ts';
+import { getWorkspace } from '../db/workspaces.ts';
 import { checkCsrf, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionOf } from './auth.ts';
 import { limitPerAddress } from './rateLimits.ts';
 import { consoleMailboxRoutes } from './consoleMailboxes.ts';
@@ -156,20 +158,16 @@ async function consoleApi(api: FastifyInstance, app: AppContext): Promise<void> 
   });
 
   api.get('/session', async (req) => {
-    const { rows } = await app.pool.query<{ id: string; name: string }>('select id, name from workspaces where id = $1', [req.workspaceId]);
-    return { data: { workspace: rows[0], csrf_token: req.consoleSession!.csrfToken, expires_at: req.consoleSession!.expiresAt } };
+    const workspace = await getWorkspace(app.pool, req.workspaceId);
+    return { data: { workspace, csrf_token: req.consoleSession!.csrfToken, expires_at: req.consoleSession!.expiresAt } };
   });
 
   api.get('/integrations/:id', async (req) => {
     const { id } = req.params as { id: string };
     const integration = UUID.test(id) ? await getIntegration(app.pool, req.workspaceId, id) : undefined;
     if (!integration) throw ApiError.notFound('integration');
-    const { rows } = await app.pool.query<SyncRunRow & { integration_name: string; category: string }>(
-      `select r.*, $3::text as integration_name, $4::text as category from sync_runs r
-        where r.workspace_id = $1 and r.integration_id = $2 order by r.started_at desc limit ${RUNS_SHOWN}`,
-      [req.workspaceId, id, integration.name, integration.category],
-    );
-    return { data: { integration: integrationView(integration, app.config.PUBLIC_BASE_URL), syncable: DIRECTORY_CATEGORIES.includes(integration.category), runs: rows.map(syncRunView) } };
+    const runs = await recentRuns(app.pool, req.workspaceId, integration, RUNS_SHOWN);
+    return { data: { integration: integrationView(integration, app.config.PUBLIC_BASE_URL), syncable: DIRECTORY_CATEGORIES.includes(integration.category), runs: runs.map(syncRunView) } };
   });
 
   consoleMailboxRoutes(api, app);

@@ -18,6 +18,9 @@ import { ApiError, detail } from '../errors.ts';
 import { findMailboxes, replayMailbox } from '../install/replay.ts';
 import { redactDeep } from '../log.ts';
 import { renderForInstall } from '../install/content.ts';
+import { installationsOfEmail } from '../db/installations.ts';
+import { signatureAndTeammateExist } from '../signatures/queries.ts';
+import { searchAddresses } from '../teammates/queries.ts';
 
 const SEARCH_LIMIT = 20;
 /** A transparent pixel: what a tracked view image shows in a console preview. */
@@ -49,8 +52,8 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
     const { id } = req.params as { id: string };
     const q = PreviewQuery.safeParse(req.query);
     if (!q.success) throw ApiError.validation(q.error.issues.map((i) => detail(i.path.join('.') || 'query', i.code, i.message)));
-    const found = await app.pool.query('select 1 from signatures s, teammates t where s.workspace_id = $1 and s.id = $2 and t.workspace_id = $1 and t.id = $3', [req.workspaceId, z.uuid().safeParse(id).success ? id : null, q.data.teammate]);
-    if (!found.rowCount) throw ApiError.notFound('signature or teammate');
+    const found = await signatureAndTeammateExist(app.pool, req.workspaceId, z.uuid().safeParse(id).success ? id : null, q.data.teammate);
+    if (!found) throw ApiError.notFound('signature or teammate');
     const r = await renderForInstall(app, { workspaceId: req.workspaceId, teammateId: q.data.teammate, signatureId: id, kind: q.data.kind ?? 'primary' });
     return { data: { available: r.available, reason: r.unavailableReason ?? null, html: r.available ? previewHtml(r.html, app.config.PUBLIC_BASE_URL) : null, values: r.values } };
   });
@@ -58,27 +61,12 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
   api.get('/mailboxes', async (req) => {
     const q = String((req.query as { q?: unknown }).q ?? '').trim().toLowerCase().slice(0, 320);
     if (!q) return { data: [] };
-    const { rows } = await app.pool.query<{ address: string; display_name: string }>(
-      `select e.address, t.display_name from emails e join teammates t on t.workspace_id = e.workspace_id and t.id = e.teammate_id
-        where e.workspace_id = $1 and strpos(lower(e.address), $2) > 0 order by e.address limit ${SEARCH_LIMIT}`,
-      [req.workspaceId, q],
-    );
-    return { data: rows };
+    return { data: await searchAddresses(app.pool, req.workspaceId, q, SEARCH_LIMIT) };
   });
 
   api.get('/mailboxes/:address', async (req) => {
     const mailbox = await mailboxOf(app, req.workspaceId, (req.params as { address: string }).address);
-    const { rows } = await app.pool.query(
-      `select s.kind, s.status, s.error_code, s.error_message, s.failing_since, s.installed_at, s.attempts, s.last_attempt_at, s.updated_at,
-              s.last_provider_response as provider_response, sg.id as signature_id, sg.name as signature_name,
-              i.id as integration_id, i.name as integration_name, i.kind as provider
-         from installations s
-         join integrations i on i.workspace_id = s.workspace_id and i.id = s.integration_id
-         join signatures sg on sg.workspace_id = s.workspace_id and sg.id = s.signature_id
-        where s.workspace_id = $1 and s.email_id = $2
-        order by i.name, s.kind, sg.name`,
-      [req.workspaceId, mailbox.id],
-    );
+    const rows = await installationsOfEmail(app.pool, req.workspaceId, mailbox.id);
     return {
       data: {
         address: mailbox.address,

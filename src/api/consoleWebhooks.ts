@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { listDeliveryAttempts, redeliver, RedeliveryError } from '../events/deliveries.ts';
+import { deliveryOfWorkspace, listDeliveryAttempts, redeliver, RedeliveryError } from '../events/deliveries.ts';
 import { listEndpoints } from '../events/endpoints.ts';
 
 const ATTEMPTS_SHOWN = 20;
@@ -35,10 +35,8 @@ export function consoleWebhookRoutes(api: FastifyInstance, app: AppContext): voi
 
   api.post('/webhooks/deliveries/:id/redeliver', async (req, reply) => {
     const { id } = req.params as { id: string };
-    const owned = UUID.test(id)
-      ? await app.pool.query('select 1 from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id where d.id = $1 and ep.workspace_id = $2', [id, req.workspaceId])
-      : { rowCount: 0 };
-    if (!owned.rowCount) throw ApiError.notFound('webhook delivery');
+    const owned = UUID.test(id) && (await deliveryOfWorkspace(app.pool, id, req.workspaceId));
+    if (!owned) throw ApiError.notFound('webhook delivery');
     try {
       const r = await redeliver(app.pool, id);
       return await reply.status(202).send({ data: { id: r.id, endpoint_id: r.endpointId, event_type: r.eventType } });

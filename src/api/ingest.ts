@@ -21,6 +21,7 @@ import { recentRows } from '../analytics/recent.ts';
 import { countryOf } from '../analytics/geo.ts';
 import { browserScript } from '../analytics/script.ts';
 import { clickTokens } from '../analytics/token.ts';
+import { workspaceByTrackingId as trackingWorkspace } from '../db/workspaces.ts';
 import { ApiError, detail } from '../errors.ts';
 import { counter, enforce } from './rateLimits.ts';
 import { eventInput, EventWrite, type EventBody } from './v1/analyticsEvents.ts';
@@ -34,8 +35,7 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
   const tokens = clickTokens(app.secrets);
   // Only hits are kept: a workspace that switches tracking on is served at once.
   const workspaceByTrackingId = recentRows(
-    async (trackingId) =>
-      (await app.pool.query<{ id: string }>('select id from workspaces where event_tracking_id = $1 and event_tracking_enabled', [trackingId])).rows[0]?.id ?? null,
+    async (trackingId) => trackingWorkspace(app.pool, trackingId),
     { ttlMs: 60_000, max: 10_000, keepMisses: false },
   );
   const workspaceOf = async (trackingId: string): Promise<string | null> => (isUuid(trackingId) ? workspaceByTrackingId(trackingId.toLowerCase()) : null);

@@ -27,6 +27,7 @@ import { viewTokens } from '../analytics/token.ts';
 import { imageResolver, type ResolvedImage } from '../analytics/viewImages.ts';
 import { ViewRecorder } from '../analytics/views.ts';
 import type { RecorderOptions } from '../analytics/batch.ts';
+import { workspaceAssetByToken } from '../assets/store.ts';
 import { limitPerAddress } from './rateLimits.ts';
 
 /** A 1×1 transparent GIF. */
@@ -73,9 +74,9 @@ function assetReader(app: AppContext): (image: ResolvedImage) => Promise<AssetIm
     const key = `${image.workspaceId}|${token}`;
     const hit = cache.get(key);
     if (hit) return hit;
-    const { rows } = await app.pool.query<{ content_type: string; data: Buffer }>('select content_type, data from assets where workspace_id = $1 and public_token = $2', [image.workspaceId, token]);
-    if (!rows[0]) return null;
-    const found = { contentType: rows[0].content_type, data: rows[0].data };
+    const row = await workspaceAssetByToken(app.pool, image.workspaceId, token);
+    if (!row) return null;
+    const found = { contentType: row.content_type, data: row.data };
     keep(key, found);
     return found;
   };

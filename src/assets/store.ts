@@ -189,3 +189,15 @@ export async function assetRefs(db: Queryable, workspaceId: string, ids: readonl
   const { rows } = await db.query<{ id: string; public_token: string }>('select id, public_token from assets where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, uuids]);
   return new Map(rows.map((r) => [r.id, { url: assetPublicUrl(publicBaseUrl, r.public_token) }]));
 }
+
+/** An asset's bytes by its public token (the public /assets/{token} route). */
+export async function assetByToken(db: Queryable, token: string): Promise<{ content_type: string; data: Buffer; sha256: string; filename: string | null } | undefined> {
+  const { rows } = await db.query<{ content_type: string; data: Buffer; sha256: string; filename: string | null }>('select content_type, data, sha256, filename from assets where public_token = $1', [token]);
+  return rows[0];
+}
+
+/** An asset's bytes by workspace and public token (tracked images). */
+export async function workspaceAssetByToken(db: Queryable, workspaceId: string, token: string): Promise<{ content_type: string; data: Buffer } | undefined> {
+  const { rows } = await db.query<{ content_type: string; data: Buffer }>('select content_type, data from assets where workspace_id = $1 and public_token = $2', [workspaceId, token]);
+  return rows[0];
+}

@@ -4,6 +4,7 @@
  * A teammate's values of a field are written with the teammate (src/sync/write.ts).
  */
 import { setClause, type Queryable } from './tx.ts';
+import { listPage, type PageWindow } from './pages.ts';
 
 export interface SmartFieldWrite {
   label?: string;
@@ -47,4 +48,92 @@ export async function updateSmartField(db: Queryable, workspaceId: string, id: s
     3,
   );
   if (set.sql) await db.query(`update smart_fields set ${set.sql} where workspace_id = $1 and id = $2`, [workspaceId, id, ...set.values]);
+}
+
+export const SMART_FIELD_KINDS = ['text', 'email', 'phone', 'url', 'image'] as const;
+export type SmartFieldKindName = (typeof SMART_FIELD_KINDS)[number];
+
+export interface SmartFieldRow {
+  id: string;
+  label: string;
+  slug: string;
+  kind: SmartFieldKindName;
+  required: boolean;
+  is_default: boolean;
+  position: number;
+  integration_id: string | null;
+  integration_attribute: string | null;
+  /** Does a signature's content or draft (or a variant's) use the field? */
+  used_in_signatures: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const USES = (tree: string) => `jsonb_path_exists(${tree}, '$.** ? (@.smartFieldUuid == $id)', jsonb_build_object('id', f.id::text))`;
+const COLUMNS = `f.*, (
+  exists (select 1 from signatures s where s.workspace_id = f.workspace_id and (${USES('s.draft_content')} or ${USES('s.content')}))
+  or exists (select 1 from signature_variants v where v.workspace_id = f.workspace_id and (${USES('v.draft_content')} or ${USES('v.content')}))
+) as used_in_signatures`;
+
+export async function getSmartField(db: Queryable, workspaceId: string, id: string): Promise<SmartFieldRow | undefined> {
+  const { rows } = await db.query<SmartFieldRow>(`select ${COLUMNS} from smart_fields f where f.workspace_id = $1 and f.id = $2`, [workspaceId, id]);
+  return rows[0];
+}
+
+export function listSmartFields(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: SmartFieldRow[]; total: number }> {
+  return listPage<SmartFieldRow>(db, workspaceId, page, COLUMNS, 'from smart_fields f where f.workspace_id = $1', 'f.created_at desc, f.id desc');
+}
+
+/** Locks a smart field for an update (in the caller's transaction): its link to an integration, or undefined when it does not exist. */
+export async function lockSmartField(db: Queryable, workspaceId: string, id: string): Promise<{ integration_id: string | null; integration_attribute: string | null } | undefined> {
+  const { rows } = await db.query<{ integration_id: string | null; integration_attribute: string | null }>(
+    'select integration_id, integration_attribute from smart_fields where workspace_id = $1 and id = $2 for update',
+    [workspaceId, id],
+  );
+  return rows[0];
+}
+
+export async function slugTaken(db: Queryable, workspaceId: string, slug: string): Promise<boolean> {
+  return Boolean((await db.query('select 1 from smart_fields where workspace_id = $1 and slug = $2', [workspaceId, slug])).rowCount);
+}
+
+/** The slugs that are `base` or `base_<anything>`. */
+export async function slugsLike(db: Queryable, workspaceId: string, base: string): Promise<Set<string>> {
+  const { rows } = await db.query<{ slug: string }>(`select slug from smart_fields where workspace_id = $1 and (slug = $2 or slug like $2 || '\\_%')`, [workspaceId, base]);
+  return new Set(rows.map((x) => x.slug));
+}
+
+/**
+ * The fields among `ids`, with the integration each is locked to, share-locked for a write of
+ * values by hand (in the caller's transaction), so none becomes locked meanwhile.
+ */
+export async function shareFieldsForValues(
+  db: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<{ id: string; label: string; kind: SmartFieldKindName; integration_id: string | null; integration_name: string | null }[]> {
+  const { rows } = await db.query<{ id: string; label: string; kind: SmartFieldKindName; integration_id: string | null; integration_name: string | null }>(
+    `select f.id, f.label, f.kind, f.integration_id, i.name as integration_name
+       from smart_fields f left join integrations i on i.workspace_id = f.workspace_id and i.id = f.integration_id
+      where f.workspace_id = $1 and f.id = any($2::uuid[]) for share of f`,
+    [workspaceId, ids],
+  );
+  return rows;
+}
+
+/** The ids of the workspace's smart fields (all of them, or those among `among`). */
+export async function smartFieldIds(db: Queryable, workspaceId: string, among?: readonly string[]): Promise<Set<string>> {
+  const { rows } = among
+    ? await db.query<{ id: string }>('select id from smart_fields where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, among])
+    : await db.query<{ id: string }>('select id from smart_fields where workspace_id = $1', [workspaceId]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Every smart field of the workspace in the order they are listed to signature editors. */
+export async function smartFieldSummaries(db: Queryable, workspaceId: string): Promise<{ id: string; slug: string; label: string; kind: SmartFieldKindName }[]> {
+  const { rows } = await db.query<{ id: string; slug: string; label: string; kind: SmartFieldKindName }>(
+    'select id, slug, label, kind from smart_fields where workspace_id = $1 order by position, created_at, id',
+    [workspaceId],
+  );
+  return rows;
 }

@@ -45,3 +45,41 @@ export async function updateAnalyticsSettings(db: Queryable, workspaceId: string
   );
   return rows[0];
 }
+
+/** A workspace's name (for the console's session). */
+export async function getWorkspace(db: Queryable, workspaceId: string): Promise<WorkspaceRow | undefined> {
+  const { rows } = await db.query<WorkspaceRow>('select id, name from workspaces where id = $1', [workspaceId]);
+  return rows[0];
+}
+
+export interface WorkspaceOverview extends WorkspaceRow {
+  plan_tier: string | null;
+  plan_kind: string | null;
+  plan_status: string | null;
+  plan_billing_interval: string | null;
+  plan_cancel_at_period_end: boolean | null;
+  plan_started_at: Date | null;
+  plan_ends_at: Date | null;
+  event_tracking_id: string;
+  event_tracking_enabled: boolean;
+  /** Teammates that are not removed. */
+  seat_count: number;
+}
+
+/** A workspace with its plan as stored, its event tracking and its seats (GET /v1/workspace). */
+export async function workspaceOverview(db: Queryable, workspaceId: string): Promise<WorkspaceOverview | undefined> {
+  const { rows } = await db.query<WorkspaceOverview>(
+    `select id, name, plan_tier, plan_kind, plan_status, plan_billing_interval, plan_cancel_at_period_end,
+            plan_started_at, plan_ends_at, event_tracking_id, event_tracking_enabled,
+            (select count(*) from teammates t where t.workspace_id = w.id and t.deleted_at is null)::int as seat_count
+       from workspaces w where id = $1`,
+    [workspaceId],
+  );
+  return rows[0];
+}
+
+/** The workspace that tracks events under this public id, while its tracking is on. */
+export async function workspaceByTrackingId(db: Queryable, trackingId: string): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>('select id from workspaces where event_tracking_id = $1 and event_tracking_enabled', [trackingId]);
+  return rows[0]?.id ?? null;
+}

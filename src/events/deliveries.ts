@@ -211,3 +211,9 @@ export async function redeliverFailed(pool: pg.Pool, since: Date, endpointId?: s
     return requeue(client, rows.map((r) => r.id));
   });
 }
+
+/** Is this delivery one of the workspace's endpoints'? */
+export async function deliveryOfWorkspace(db: Queryable, deliveryId: string, workspaceId: string): Promise<boolean> {
+  const { rowCount } = await db.query('select 1 from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id where d.id = $1 and ep.workspace_id = $2', [deliveryId, workspaceId]);
+  return Boolean(rowCount);
+}

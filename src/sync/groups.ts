@@ -4,7 +4,8 @@
  */
 import type pg from 'pg';
 import type { DirectoryGroup } from '../../connectors/types.ts';
-import { withTx } from '../db/tx.ts';
+import { withTx, type Queryable } from '../db/tx.ts';
+import { listPage, type PageWindow } from '../db/pages.ts';
 
 /** Writes the integration's groups; answers external id -> groups.id. */
 export async function syncGroups(pool: pg.Pool, integration: { id: string; workspace_id: string }, groups: DirectoryGroup[]): Promise<Map<string, string>> {
@@ -35,4 +36,31 @@ export async function syncGroups(pool: pg.Pool, integration: { id: string; works
     const all = await client.query<{ id: string; external_id: string }>('select id, external_id from groups where integration_id = $1', [integration.id]);
     return new Map(all.rows.map((r) => [r.external_id, r.id]));
   });
+}
+
+export interface GroupRow {
+  id: string;
+  kind: 'group' | 'org_unit';
+  name: string;
+  email: string | null;
+  path: string | null;
+  integration_id: string;
+  member_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const GROUP_COLUMNS = `g.id, g.kind, g.name, g.email, g.path, g.integration_id, g.created_at, g.updated_at,
+  (select count(*)::int from memberships m where m.workspace_id = g.workspace_id and m.group_id = g.id) as member_count`;
+
+/** The workspace's groups and org units (or those of one kind) with their member counts, newest first. */
+export function listGroups(db: Queryable, workspaceId: string, page: PageWindow, kind?: 'group' | 'org_unit'): Promise<{ rows: GroupRow[]; total: number }> {
+  const from = `from groups g where g.workspace_id = $1${kind ? ` and g.kind = '${kind}'` : ''}`;
+  return listPage<GroupRow>(db, workspaceId, page, GROUP_COLUMNS, from, 'g.created_at desc, g.id desc');
+}
+
+/** The kind of each id among `ids` that is a group or org unit of the workspace. */
+export async function groupKinds(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; kind: string }>('select id, kind from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+  return new Map(rows.map((r) => [r.id, r.kind]));
 }

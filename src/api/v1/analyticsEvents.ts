@@ -21,7 +21,8 @@ import { recordEvent, type EventInput } from '../../analytics/events.ts';
 import { trackingEnabled } from '../../analytics/links.ts';
 import { clickTokens } from '../../analytics/token.ts';
 import { ApiError } from '../../errors.ts';
-import { dataOf, errors, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { eventsOfVisitor, getVisitor, listRecordedEvents, listVisitors, type EventRow, type VisitorRow } from '../../analytics/queries.ts';
+import { dataOf, errors, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
 /** JSON bytes of `properties` and of `traits`, each. */
 export const MAX_OBJECT_BYTES = 8192;
@@ -98,33 +99,8 @@ export const Visitor = z
   .meta({ id: 'Visitor' });
 const VisitorProfile = Visitor.extend({ user_id: z.string(), anonymous_id: z.string(), events: z.array(RecordedEvent) }).meta({ id: 'VisitorProfile' });
 
-const EVENT_COLUMNS = `e.id, e.recorded_at, e.name, e.value, e.currency, e.source, coalesce(e.click_id, '') as click_id, coalesce(e.signature_id::text, '') as signature_template_uuid,
-  coalesce(e.campaign_id::text, '') as marketing_campaign_uuid, coalesce(e.teammate_id::text, '') as teammate_uuid, coalesce(e.anchor_id::text, '') as anchor_uuid,
-  coalesce(e.email_id::text, '') as email_uuid, e.country_code, coalesce(e.user_id, e.anonymous_id, '') as distinct_id, coalesce(e.anonymous_id, '') as anonymous_id, e.properties`;
-
-const VISITOR_COLUMNS = `v.id, coalesce(v.user_id, v.anonymous_id) as distinct_id, v.traits, v.first_seen_at, v.last_seen_at, v.created_at, v.updated_at,
-  coalesce(v.user_id, '') as user_id, coalesce(v.anonymous_id, '') as anonymous_id, coalesce(v.first_click_id, '') as click_id,
-  coalesce(l.teammate_id::text, '') as teammate_id, coalesce(l.signature_id::text, '') as signature_template_id, coalesce(l.email_id::text, '') as email_id`;
-const VISITOR_FROM = 'from visitors v left join anchor_links l on l.id = v.first_link_id where v.workspace_id = $1';
-
-type EventRow = Omit<z.infer<typeof RecordedEvent>, 'recorded_at'> & { recorded_at: Date };
 const eventView = (r: EventRow): z.infer<typeof RecordedEvent> => ({ ...r, recorded_at: isoRequired(r.recorded_at) });
 
-interface VisitorRow {
-  id: string;
-  distinct_id: string;
-  traits: Record<string, unknown>;
-  first_seen_at: Date;
-  last_seen_at: Date;
-  created_at: Date;
-  updated_at: Date;
-  user_id: string;
-  anonymous_id: string;
-  click_id: string;
-  teammate_id: string;
-  signature_template_id: string;
-  email_id: string;
-}
 const visitorView = (r: VisitorRow): z.infer<typeof Visitor> => ({
   id: r.id,
   distinct_id: r.distinct_id,
@@ -174,12 +150,14 @@ export function analyticsEventRoutes(v1: FastifyInstance, app: AppContext): void
   });
 
   r.get('/analytics/events', { schema: { tags, summary: 'List recorded events', querystring: PageQuery, response: { 200: pageOf(RecordedEvent), ...errors(401, 422) } } }, async (req) => {
-    const { rows, params, total } = await listPage<EventRow>(app.pool, req.query, req.workspaceId, EVENT_COLUMNS, 'from recorded_events e where e.workspace_id = $1', 'e.recorded_at desc, e.id desc');
+    const params = pageParams(req.query);
+    const { rows, total } = await listRecordedEvents(app.pool, req.workspaceId, params);
     return paginate(rows.map(eventView), params, total);
   });
 
   r.get('/analytics/visitors', { schema: { tags, summary: 'List visitors brought by signatures', querystring: PageQuery, response: { 200: pageOf(Visitor), ...errors(401, 422) } } }, async (req) => {
-    const { rows, params, total } = await listPage<VisitorRow>(app.pool, req.query, req.workspaceId, VISITOR_COLUMNS, VISITOR_FROM, 'v.created_at desc, v.id desc');
+    const params = pageParams(req.query);
+    const { rows, total } = await listVisitors(app.pool, req.workspaceId, params);
     return paginate(rows.map(visitorView), params, total);
   });
 
@@ -188,14 +166,10 @@ export function analyticsEventRoutes(v1: FastifyInstance, app: AppContext): void
     { schema: { tags, summary: 'One visitor: first touch, traits and latest 100 events', params: z.object({ visitor_id: z.string() }), response: { 200: dataOf(VisitorProfile), ...errors(401, 404) } } },
     async (req) => {
       const id = pathId(req.params.visitor_id, 'visitor');
-      const { rows } = await app.pool.query<VisitorRow>(`select ${VISITOR_COLUMNS} ${VISITOR_FROM} and v.id = $2`, [req.workspaceId, id]);
-      const v = rows[0];
+      const v = await getVisitor(app.pool, req.workspaceId, id);
       if (!v) throw ApiError.notFound('visitor');
-      const events = await app.pool.query<EventRow>(`select ${EVENT_COLUMNS} from recorded_events e where e.workspace_id = $1 and e.visitor_id = $2 order by e.recorded_at desc, e.id desc limit 100`, [
-        req.workspaceId,
-        id,
-      ]);
-      return { data: { ...visitorView(v), user_id: v.user_id, anonymous_id: v.anonymous_id, events: events.rows.map(eventView) } };
+      const events = await eventsOfVisitor(app.pool, req.workspaceId, id, 100);
+      return { data: { ...visitorView(v), user_id: v.user_id, anonymous_id: v.anonymous_id, events: events.map(eventView) } };
     },
   );
 }

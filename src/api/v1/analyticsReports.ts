@@ -16,6 +16,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { breakdown, installedMailboxes, metricsOf, perMailbox, series, totals, type Dimension, type Granularity, type Range } from '../../analytics/reports.ts';
+import { getAnchor, listAnchors, namesOf, type AnchorRow as AnchorRecord } from '../../analytics/queries.ts';
 import { ApiError, detail } from '../../errors.ts';
 import { CSV_MAX_ROWS, sendCsv } from '../csv.ts';
 import { pageParams, type PageParams } from '../pagination.ts';
@@ -109,10 +110,8 @@ export function rangeOf(q: { date_from?: string | undefined; date_to?: string | 
 
 const rangeFields = (r: Range) => ({ date_from: ymd(r.from), date_to: ymd(new Date(r.until.getTime() - DAY)) });
 
-async function names(app: AppContext, ws: string, table: 'signatures' | 'marketing_campaigns' | 'teammates', keys: string[]): Promise<Map<string, string>> {
-  const column = table === 'teammates' ? 'display_name' : 'name';
-  const { rows } = await app.pool.query<{ id: string; name: string }>(`select id::text, ${column} as name from ${table} where workspace_id = $1 and id = any($2::uuid[])`, [ws, keys.filter(isUuid)]);
-  return new Map(rows.map((r) => [r.id, r.name]));
+function names(app: AppContext, ws: string, table: 'signatures' | 'marketing_campaigns' | 'teammates', keys: string[]): Promise<Map<string, string>> {
+  return namesOf(app.pool, ws, table, keys.filter(isUuid));
 }
 
 export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): void {
@@ -154,14 +153,7 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
     return rows.map(({ key, ...m }) => ({ teammate_uuid: key, display_name: n.get(key) ?? '', ...m }));
   });
 
-  interface AnchorDbRow {
-    id: string;
-    url: string;
-    source_kind: 'signature' | 'campaign';
-    source_id: string;
-    created_at: Date;
-  }
-  const anchorFields = (a: AnchorDbRow) => ({
+  const anchorFields = (a: AnchorRecord) => ({
     anchor_uuid: a.id,
     url: a.url,
     source: a.source_kind,
@@ -174,14 +166,11 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
     const range = rangeOf(req.query);
     const csv = req.query.format === 'csv';
     const page = csv ? CSV_PAGE : pageParams(req.query);
-    const [count, list] = await Promise.all([
-      app.pool.query<{ n: number }>('select count(*)::int as n from anchors where workspace_id = $1', [req.workspaceId]),
-      app.pool.query<AnchorDbRow>('select id, url, source_kind, source_id, created_at from anchors where workspace_id = $1 order by created_at desc, id desc limit $2 offset $3', [req.workspaceId, page.limit, page.offset]),
-    ]);
+    const list = await listAnchors(app.pool, req.workspaceId, page);
     const m = await metricsOf(app.pool, req.workspaceId, 'anchor', list.rows.map((a) => a.id), range);
     const data = list.rows.map((a) => ({ ...anchorFields(a), ...m.get(a.id)! }));
     if (csv) return sendCsv(reply, 'anchors', data, csvColumns(AnchorRow));
-    return paginate(data, page, count.rows[0]!.n);
+    return paginate(data, page, list.total);
   });
 
   r.get(
@@ -189,13 +178,13 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
     { schema: { tags, summary: 'One anchor: totals and a daily or hourly series', params: z.object({ anchor_uuid: z.string() }), querystring: SeriesQuery, response: { 200: dataOf(AnchorDetail), ...errors(401, 404, 422) } } },
     async (req, reply) => {
       const id = req.params.anchor_uuid.toLowerCase();
-      const { rows } = isUuid(id) ? await app.pool.query<AnchorDbRow>('select id, url, source_kind, source_id, created_at from anchors where workspace_id = $1 and id = $2', [req.workspaceId, id]) : { rows: [] };
-      if (!rows[0]) throw new ApiError(404, 'not_found_error', 'anchor_not_found', 'No such anchor.');
+      const anchor = isUuid(id) ? await getAnchor(app.pool, req.workspaceId, id) : undefined;
+      if (!anchor) throw new ApiError(404, 'not_found_error', 'anchor_not_found', 'No such anchor.');
       const range = rangeOf(req.query);
       const granularity = req.query.granularity ?? 'daily';
       if (req.query.format === 'csv') return sendCsv(reply, `anchor-${id}`, await series(app.pool, req.workspaceId, 'anchor', id, range, granularity), POINT_COLUMNS);
       const [t, points] = await Promise.all([totals(app.pool, req.workspaceId, 'anchor', id, range), series(app.pool, req.workspaceId, 'anchor', id, range, granularity)]);
-      return { data: { ...anchorFields(rows[0]), ...rangeFields(range), granularity, totals: t, series: points } };
+      return { data: { ...anchorFields(anchor), ...rangeFields(range), granularity, totals: t, series: points } };
     },
   );
 }

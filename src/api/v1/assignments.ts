@@ -19,6 +19,9 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
 import { replaceAssignments } from '../../signatures/signatures.ts';
+import { assignmentsOf, lockForAssignments, signatureExists } from '../../signatures/queries.ts';
+import { existingTeammateIds } from '../../teammates/queries.ts';
+import { groupKinds } from '../../sync/groups.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, pathId } from './schemas.ts';
 
@@ -41,15 +44,7 @@ const Assignments = z
   .meta({ id: 'SignatureAssignments' });
 
 async function loadAssignments(db: Queryable, workspaceId: string, signatureId: string): Promise<z.infer<typeof Assignments>> {
-  const { rows } = await db.query<{ target_kind: 'teammate' | 'group' | 'org_unit'; id: string; name: string; priority: number }>(
-    `select a.target_kind, coalesce(a.teammate_id, a.group_id) as id, coalesce(t.display_name, g.name) as name, a.priority
-       from assignments a
-       left join teammates t on t.workspace_id = a.workspace_id and t.id = a.teammate_id
-       left join groups g on g.workspace_id = a.workspace_id and g.id = a.group_id
-      where a.workspace_id = $1 and a.signature_id = $2
-      order by a.priority desc, a.created_at, a.id`,
-    [workspaceId, signatureId],
-  );
+  const rows = await assignmentsOf(db, workspaceId, signatureId);
   const of = (k: string) => rows.filter((r) => r.target_kind === k);
   return {
     signature_id: signatureId,
@@ -70,12 +65,8 @@ async function checkTargets(db: Queryable, workspaceId: string, w: Write): Promi
   const out: ValidationDetail[] = [];
   const teammateIds = (w.teammates ?? []).map((t) => t.id).filter(isUuid);
   const groupIds = [...(w.groups ?? []), ...(w.org_units ?? [])].map((t) => t.id).filter(isUuid);
-  const teammates = new Set(
-    (await db.query<{ id: string }>('select id from teammates where workspace_id = $1 and id = any($2::uuid[]) and deleted_at is null', [workspaceId, teammateIds])).rows.map((r) => r.id),
-  );
-  const groups = new Map(
-    (await db.query<{ id: string; kind: string }>('select id, kind from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, groupIds])).rows.map((r) => [r.id, r.kind]),
-  );
+  const teammates = await existingTeammateIds(db, workspaceId, teammateIds);
+  const groups = await groupKinds(db, workspaceId, groupIds);
   for (const [list, kind] of LISTS) {
     const seen = new Set<string>();
     (w[list] ?? []).forEach((t, i) => {
@@ -100,8 +91,7 @@ export function assignmentRoutes(v1: FastifyInstance, app: AppContext): void {
 
   r.get('/signatures/:id/assignments', { schema: { tags, summary: "A signature's assignments", params: IdParams, response: { 200: dataOf(Assignments), ...errors(401, 404) } } }, async (req) => {
     const id = pathId(req.params.id, 'signature');
-    const found = await app.pool.query('select 1 from signatures where workspace_id = $1 and id = $2', [req.workspaceId, id]);
-    if (!found.rowCount) throw ApiError.notFound('signature');
+    if (!(await signatureExists(app.pool, req.workspaceId, id))) throw ApiError.notFound('signature');
     return { data: await loadAssignments(app.pool, req.workspaceId, id) };
   });
 
@@ -112,12 +102,12 @@ export function assignmentRoutes(v1: FastifyInstance, app: AppContext): void {
       const id = pathId(req.params.id, 'signature');
       const w = req.body.assignments;
       const data = await withTx(app.pool, async (c) => {
-        const sig = await c.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2 for update', [req.workspaceId, id]);
-        if (!sig.rows[0]) throw ApiError.notFound('signature');
+        const sig = await lockForAssignments(c, req.workspaceId, id);
+        if (!sig) throw ApiError.notFound('signature');
         const details = await checkTargets(c, req.workspaceId, w);
         if (details.length) throw ApiError.validation(details);
         const targets = LISTS.flatMap(([list, kind]) => (w[list] ?? []).map((t) => ({ kind, id: t.id, priority: t.priority ?? 0 })));
-        await replaceAssignments(c, req.workspaceId, id, targets, sig.rows[0].published);
+        await replaceAssignments(c, req.workspaceId, id, targets, sig.published);
         return loadAssignments(c, req.workspaceId, id);
       });
       return { data };

@@ -34,11 +34,15 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ACCEPTS, applyAction, CAMPAIGN_STATUSES, createCampaign, EDITABLE, updateCampaign, type CampaignAction, type CampaignRow, type CampaignStatus } from '../../campaigns/campaigns.ts';
+import { getCampaign, listCampaigns } from '../../campaigns/queries.ts';
+import { existingSignatureIds } from '../../signatures/queries.ts';
+import { smartFieldIds } from '../../db/smartFields.ts';
+import { connectedStatuses } from '../../integrations/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { validateTrees } from './content.ts';
-import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
 export function isTimeZone(tz: string): boolean {
   try {
@@ -136,11 +140,6 @@ function view(c: CampaignRow): z.infer<typeof Campaign> {
   };
 }
 
-async function load(db: Queryable, workspaceId: string, id: string, lock = false): Promise<CampaignRow | undefined> {
-  const { rows } = await db.query<CampaignRow>(`select * from marketing_campaigns where workspace_id = $1 and id = $2${lock ? ' for update' : ''}`, [workspaceId, id]);
-  return rows[0];
-}
-
 function stateError(c: CampaignRow, what: string, allowed: readonly CampaignStatus[]): ApiError {
   const message = `A ${c.status} campaign cannot be ${what}.`;
   return new ApiError(422, 'invalid_request_error', 'invalid_campaign_state', message, {
@@ -174,16 +173,14 @@ async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields,
   if (m.signature_template_ids) {
     signatureIds = [...new Set(m.signature_template_ids.map((s) => s.toLowerCase()))];
     const valid = signatureIds.filter(isUuid);
-    const { rows } = await db.query<{ id: string }>('select id from signatures where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, valid]);
-    const found = new Set(rows.map((r) => r.id));
+    const found = await existingSignatureIds(db, workspaceId, valid);
     const missing = m.signature_template_ids.filter((s) => !found.has(s.toLowerCase()));
     if (missing.length) details.push(detail('marketing_campaign.signature_template_ids', 'not_found', 'Some ids are not signatures of the workspace.', { missing }));
   }
   let conditions: CampaignRow['smart_fields_conditions'] | undefined;
   if (m.smart_fields_conditions) {
     const ids = m.smart_fields_conditions.flat().map((c) => c.smart_field_id).filter(isUuid);
-    const { rows } = await db.query<{ id: string }>('select id from smart_fields where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
-    const found = new Set(rows.map((r) => r.id));
+    const found = await smartFieldIds(db, workspaceId, ids);
     m.smart_fields_conditions.forEach((group, g) =>
       group.forEach((c, i) => {
         if (!found.has(c.smart_field_id.toLowerCase())) {
@@ -202,12 +199,9 @@ async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields,
 
 /** Scheduling needs a signature integration that can install the banner. */
 async function requireSignatureIntegration(db: Queryable, workspaceId: string, integrationsUrl: string): Promise<void> {
-  const { rows } = await db.query<{ status: string }>(
-    `select status from integrations where workspace_id = $1 and category = 'signatures' and activated and status <> 'disconnected'`,
-    [workspaceId],
-  );
-  if (rows.some((i) => i.status === 'active')) return;
-  if (rows.length) {
+  const statuses = await connectedStatuses(db, workspaceId, ['signatures']);
+  if (statuses.includes('active')) return;
+  if (statuses.length) {
     throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The signature integrations have lost access, so the campaign banner cannot be installed.', {
       remediation: { action: 'reconnect_integration', dashboard_url: integrationsUrl, message: 'Reconnect the signature integration, then schedule the campaign.' },
     });
@@ -220,7 +214,7 @@ async function requireSignatureIntegration(db: Queryable, workspaceId: string, i
 /** PATCH: the write checked against the campaign's state, then applied by the owner. */
 async function patchCampaign(app: AppContext, workspaceId: string, id: string, m: CampaignFields): Promise<CampaignRow> {
   return withTx(app.pool, async (c) => {
-    const cur = await load(c, workspaceId, id, true);
+    const cur = await getCampaign(c, workspaceId, id, true);
     if (!cur) throw ApiError.notFound('marketing campaign');
     if (!EDITABLE.includes(cur.status)) throw stateError(cur, 'edited', EDITABLE);
     const w = await checkWrite(c, workspaceId, m, cur);
@@ -252,7 +246,8 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   const integrationsUrl = integrationDashboardUrl(app.config.PUBLIC_BASE_URL);
 
   r.get('/marketing_campaigns', { schema: { tags, summary: 'List campaigns', querystring: PageQuery, response: { 200: pageOf(Campaign), ...errors(401, 422) } } }, async (req) => {
-    const { rows, params, total } = await listPage<CampaignRow>(app.pool, req.query, req.workspaceId, '*', 'from marketing_campaigns where workspace_id = $1');
+    const params = pageParams(req.query);
+    const { rows, total } = await listCampaigns(app.pool, req.workspaceId, params);
     return paginate(rows.map(view), params, total);
   });
 
@@ -287,7 +282,7 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
       const id = pathId(req.params.id, 'marketing campaign');
       const now = new Date();
       const row = await withTx(app.pool, async (c) => {
-        const cur = await load(c, req.workspaceId, id, true);
+        const cur = await getCampaign(c, req.workspaceId, id, true);
         if (!cur) throw ApiError.notFound('marketing campaign');
         if (!ACCEPTS[name].includes(cur.status)) throw stateError(cur, past, ACCEPTS[name]);
         if (name === 'schedule') {

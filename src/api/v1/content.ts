@@ -5,13 +5,9 @@
  */
 import type { Queryable } from '../../db/tx.ts';
 import { existingAssetIds } from '../../assets/store.ts';
+import { smartFieldIds } from '../../db/smartFields.ts';
 import { assetUuidsIn, validateContent } from '../../render/validate.ts';
 import { ApiError, type ValidationDetail } from '../../errors.ts';
-
-export async function smartFieldIds(db: Queryable, workspaceId: string): Promise<Set<string>> {
-  const { rows } = await db.query<{ id: string }>('select id from smart_fields where workspace_id = $1', [workspaceId]);
-  return new Set(rows.map((r) => r.id));
-}
 
 /**
  * Validates the trees of one request (`[field, tree]` pairs, undefined/null trees skipped) and

@@ -5,13 +5,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { contentSchemaDocument, type SmartFieldSummary } from '../../render/contentSchema.ts';
+import { smartFieldSummaries } from '../../db/smartFields.ts';
 
 export function contentSchemaRoutes(v1: FastifyInstance, app: AppContext): void {
   v1.get('/content_schema', async (req) => {
-    const { rows } = await app.pool.query<SmartFieldSummary>(
-      'select id, slug, label, kind from smart_fields where workspace_id = $1 order by position, created_at, id',
-      [req.workspaceId],
-    );
+    const rows: SmartFieldSummary[] = await smartFieldSummaries(app.pool, req.workspaceId);
     return { data: contentSchemaDocument(rows) };
   });
 }

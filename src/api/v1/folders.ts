@@ -13,9 +13,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { createFolder, deleteFolder, renameFolder } from '../../signatures/signatures.ts';
-import type { Queryable } from '../../db/tx.ts';
+import { getFolder, listFolders, type FolderRow } from '../../signatures/queries.ts';
 import { ApiError, detail } from '../../errors.ts';
-import { dataOf, errors, IdParams, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { dataOf, errors, IdParams, isoRequired, NoContent, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
 export const Folder = z
   .object({ id: z.string(), name: z.string(), signature_count: z.int(), created_at: Timestamp, updated_at: Timestamp })
@@ -23,23 +23,7 @@ export const Folder = z
 
 const FolderWrite = z.strictObject({ folder: z.strictObject({ name: z.string().trim().min(1).max(200) }) });
 
-interface FolderRow {
-  id: string;
-  name: string;
-  signature_count: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS = `f.id, f.name, f.created_at, f.updated_at,
-  (select count(*)::int from signatures s where s.workspace_id = f.workspace_id and s.folder_id = f.id) as signature_count`;
-
 const view = (r: FolderRow): z.infer<typeof Folder> => ({ ...r, created_at: isoRequired(r.created_at), updated_at: isoRequired(r.updated_at) });
-
-async function load(db: Queryable, workspaceId: string, id: string): Promise<FolderRow | undefined> {
-  const { rows } = await db.query<FolderRow>(`select ${COLUMNS} from folders f where f.workspace_id = $1 and f.id = $2`, [workspaceId, id]);
-  return rows[0];
-}
 
 /** The unique (workspace_id, name) index turns a taken name into a 422 on its field. */
 async function writing<T>(fn: () => Promise<T>): Promise<T> {
@@ -56,19 +40,20 @@ export function folderRoutes(v1: FastifyInstance, app: AppContext): void {
   const tags = ['folders'];
 
   r.get('/folders', { schema: { tags, summary: 'List folders', querystring: PageQuery, response: { 200: pageOf(Folder), ...errors(401, 422) } } }, async (req) => {
-    const { rows, params, total } = await listPage<FolderRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from folders f where f.workspace_id = $1', 'f.created_at desc, f.id desc');
+    const params = pageParams(req.query);
+    const { rows, total } = await listFolders(app.pool, req.workspaceId, params);
     return paginate(rows.map(view), params, total);
   });
 
   r.post('/folders', { schema: { tags, summary: 'Create a folder', body: FolderWrite, response: { 201: dataOf(Folder), ...errors(401, 422) } } }, async (req, reply) => {
     const id = await writing(() => createFolder(app.pool, req.workspaceId, req.body.folder.name));
-    return reply.status(201).send({ data: view((await load(app.pool, req.workspaceId, id))!) });
+    return reply.status(201).send({ data: view((await getFolder(app.pool, req.workspaceId, id))!) });
   });
 
   r.patch('/folders/:id', { schema: { tags, summary: 'Rename a folder', params: IdParams, body: FolderWrite, response: { 200: dataOf(Folder), ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'folder');
     if (!(await writing(() => renameFolder(app.pool, req.workspaceId, id, req.body.folder.name)))) throw ApiError.notFound('folder');
-    return { data: view((await load(app.pool, req.workspaceId, id))!) };
+    return { data: view((await getFolder(app.pool, req.workspaceId, id))!) };
   });
 
   r.delete('/folders/:id', { schema: { tags, summary: 'Delete a folder (its signatures stay, outside any folder)', params: IdParams, response: { 204: NoContent, ...errors(401, 404) } } }, async (req, reply) => {

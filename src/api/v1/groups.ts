@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { errors, isoRequired, listPage, PageQuery, pageOf, paginate, Timestamp } from './schemas.ts';
+import { listGroups } from '../../sync/groups.ts';
+import { errors, isoRequired, PageQuery, pageOf, pageParams, paginate, Timestamp } from './schemas.ts';
 
 export const Group = z
   .object({
@@ -28,21 +29,6 @@ export const Group = z
 
 const GroupQuery = PageQuery.extend({ kind: z.enum(['group', 'org_unit']).optional() });
 
-interface GroupRow {
-  id: string;
-  kind: 'group' | 'org_unit';
-  name: string;
-  email: string | null;
-  path: string | null;
-  integration_id: string;
-  member_count: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS = `g.id, g.kind, g.name, g.email, g.path, g.integration_id, g.created_at, g.updated_at,
-  (select count(*)::int from memberships m where m.workspace_id = g.workspace_id and m.group_id = g.id) as member_count`;
-
 export function groupRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   r.get(
@@ -57,9 +43,8 @@ export function groupRoutes(v1: FastifyInstance, app: AppContext): void {
     },
     async (req) => {
       // `kind` is one of the two enum values (the querystring schema refused anything else).
-      const kind = req.query.kind;
-      const from = `from groups g where g.workspace_id = $1${kind ? ` and g.kind = '${kind}'` : ''}`;
-      const { rows, params, total } = await listPage<GroupRow>(app.pool, req.query, req.workspaceId, COLUMNS, from, 'g.created_at desc, g.id desc');
+      const params = pageParams(req.query);
+      const { rows, total } = await listGroups(app.pool, req.workspaceId, params, req.query.kind);
       return paginate(
         rows.map((g) => ({ ...g, created_at: isoRequired(g.created_at), updated_at: isoRequired(g.updated_at) })),
         params,

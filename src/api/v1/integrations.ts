@@ -17,6 +17,7 @@ import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES } from '../../domain.ts';
 import type { IntegrationRow } from '../../integrations/repository.ts';
 import { startRuns, type SyncRunRow } from '../../integrations/syncRuns.ts';
+import { connectedStatuses, getRunOfWorkspace, listIntegrations } from '../../integrations/queries.ts';
 import { ApiError } from '../../errors.ts';
 import { pageParams, paginate } from '../pagination.ts';
 import { rateLimitFor } from '../rateLimits.ts';
@@ -61,25 +62,14 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
 
   v1.get('/integrations', async (req) => {
     const p = pageParams(req.query);
-    const { rows } = await app.pool.query<IntegrationRow & { total: number }>(
-      `select *, count(*) over () as total from integrations
-        where workspace_id = $1 and status <> 'disconnected'
-        order by created_at desc, id desc limit $2 offset $3`,
-      [req.workspaceId, p.limit, p.offset],
-    );
-    const total = rows[0]?.total ?? (await app.pool.query<{ n: number }>(`select count(*)::int as n from integrations where workspace_id = $1 and status <> 'disconnected'`, [req.workspaceId])).rows[0]!.n;
+    const { rows, total } = await listIntegrations(app.pool, req.workspaceId, p);
     return paginate(rows.map((i) => integrationView(i, app.config.PUBLIC_BASE_URL)), p, total);
   });
 
   v1.get('/integrations/sync/:id', async (req) => {
     const { id } = req.params as { id: string };
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw ApiError.notFound('sync run');
-    const { rows } = await app.pool.query<SyncRunRow & { integration_name: string; category: string }>(
-      `select r.*, i.name as integration_name, i.category from sync_runs r join integrations i on i.id = r.integration_id
-        where r.workspace_id = $1 and r.id = $2`,
-      [req.workspaceId, id],
-    );
-    const r = rows[0];
+    const r = await getRunOfWorkspace(app.pool, req.workspaceId, id);
     if (!r) throw ApiError.notFound('sync run');
     return { data: syncRunView(r) };
   });
@@ -100,16 +90,13 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
     }
     // startRuns starts every active directory integration that is not syncing: an active one that
     // did not start was syncing (its run may have ended since, so the running run is not looked up).
-    const { rows } = await app.pool.query<{ status: string }>(
-      `select i.status from integrations i where i.workspace_id = $1 and i.activated and i.status <> 'disconnected' and i.category = any($2::text[])`,
-      [req.workspaceId, DIRECTORY_CATEGORIES],
-    );
-    if (rows.some((r) => r.status === 'active')) {
+    const statuses = await connectedStatuses(app.pool, req.workspaceId, DIRECTORY_CATEGORIES);
+    if (statuses.includes('active')) {
       throw new ApiError(409, 'conflict_error', 'sync_already_running', 'A sync is already running for every directory integration.', {
         remediation: { action: 'wait_for_sync', dashboard_url: dashboard, message: 'Wait for the running sync to finish, then try again.' },
       });
     }
-    if (rows.some((r) => r.status === 'access_lost')) {
+    if (statuses.includes('access_lost')) {
       throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The directory integrations have lost access.', {
         remediation: { action: 'reconnect_integration', dashboard_url: dashboard, message: 'Reconnect the integration to resume syncing.' },
       });

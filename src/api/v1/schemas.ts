@@ -4,9 +4,8 @@
  * OpenAPI document.
  */
 import { z } from 'zod';
-import type { Queryable } from '../../db/tx.ts';
 import { ApiError } from '../../errors.ts';
-import { DEFAULT_PER_PAGE, DIGITS, integerMessage, MAX_PAGE, MAX_PER_PAGE, pageParams, paginate, type PageParams } from '../pagination.ts';
+import { DEFAULT_PER_PAGE, DIGITS, integerMessage, MAX_PAGE, MAX_PER_PAGE, pageParams, paginate } from '../pagination.ts';
 
 export const Timestamp = z.iso.datetime().describe('ISO 8601 timestamp in UTC');
 
@@ -96,15 +95,4 @@ export function isoRequired(v: Date | string): string {
   return (v instanceof Date ? v : new Date(v)).toISOString();
 }
 
-/**
- * One page of a workspace-scoped list, newest first. `from` is the FROM/WHERE part of the query
- * (with $1 the workspace id); `select` the columns.
- */
-export async function listPage<R>(db: Queryable, query: unknown, workspaceId: string, select: string, from: string, order = 'created_at desc, id desc'): Promise<{ rows: R[]; params: PageParams; total: number }> {
-  const params = pageParams(query);
-  const count = await db.query<{ n: number }>(`select count(*)::int as n ${from}`, [workspaceId]);
-  const { rows } = await db.query<R & object>(`select ${select} ${from} order by ${order} limit $2 offset $3`, [workspaceId, params.limit, params.offset]);
-  return { rows, params, total: count.rows[0]?.n ?? 0 };
-}
-
-export { paginate };
+export { pageParams, paginate };

@@ -42,7 +42,6 @@ import {
   publishSignature,
   publishVariant,
   reinstallSignature,
-  SIGNATURE_COLUMNS,
   updateSignature,
   VARIANT_KINDS,
   type SignatureRow,
@@ -54,7 +53,8 @@ import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { DraftWarnings, draftCompatibilityWarnings } from './signatureCompatibility.ts';
 import { rateLimitFor } from '../rateLimits.ts';
 import { validateTrees } from './content.ts';
-import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { folderExists, listSignatures } from '../../signatures/queries.ts';
+import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
 export const Variant = z
   .object({
@@ -142,7 +142,7 @@ export function signatureView(r: SignatureRow): z.infer<typeof Signature> {
 
 async function folderDetails(db: Queryable, workspaceId: string, folder: string | null | undefined): Promise<ValidationDetail[]> {
   if (folder === undefined || folder === null) return [];
-  const found = isUuid(folder) && (await db.query('select 1 from folders where workspace_id = $1 and id = $2', [workspaceId, folder])).rowCount;
+  const found = isUuid(folder) && (await folderExists(db, workspaceId, folder));
   return found ? [] : [detail('signature.folder_uuid', 'not_found', 'No folder with this id in the workspace.')];
 }
 
@@ -184,7 +184,8 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const draftWarnings = (workspaceId: string, id: string) => draftCompatibilityWarnings(app, workspaceId, id);
 
   r.get('/signatures', { schema: { tags, summary: 'List signatures', querystring: PageQuery, response: { 200: pageOf(Signature), ...errors(401, 422) } } }, async (req) => {
-    const { rows, params, total } = await listPage<SignatureRow>(app.pool, req.query, req.workspaceId, SIGNATURE_COLUMNS, 'from signatures s where s.workspace_id = $1', 's.created_at desc, s.id desc');
+    const params = pageParams(req.query);
+    const { rows, total } = await listSignatures(app.pool, req.workspaceId, params);
     return paginate(rows.map(signatureView), params, total);
   });
 

@@ -30,11 +30,22 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES } from '../../domain.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
-import { createSmartField, lockSmartFieldCreation, updateSmartField } from '../../db/smartFields.ts';
+import {
+  createSmartField,
+  getSmartField,
+  listSmartFields,
+  lockSmartField,
+  lockSmartFieldCreation,
+  slugsLike,
+  slugTaken,
+  SMART_FIELD_KINDS as KINDS,
+  updateSmartField,
+  type SmartFieldRow,
+} from '../../db/smartFields.ts';
+import { integrationSummary } from '../../integrations/queries.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
-import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { dataOf, errors, IdParams, isUuid, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
-const KINDS = ['text', 'email', 'phone', 'url', 'image'] as const;
 
 export const SmartField = z
   .object({
@@ -70,27 +81,6 @@ const SmartFieldCreate = z.strictObject({
 });
 const SmartFieldUpdate = z.strictObject({ smart_field: z.strictObject(fields).partial() });
 
-interface SmartFieldRow {
-  id: string;
-  label: string;
-  slug: string;
-  kind: (typeof KINDS)[number];
-  required: boolean;
-  is_default: boolean;
-  position: number;
-  integration_id: string | null;
-  integration_attribute: string | null;
-  used_in_signatures: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const USES = (tree: string) => `jsonb_path_exists(${tree}, '$.** ? (@.smartFieldUuid == $id)', jsonb_build_object('id', f.id::text))`;
-const COLUMNS = `f.*, (
-  exists (select 1 from signatures s where s.workspace_id = f.workspace_id and (${USES('s.draft_content')} or ${USES('s.content')}))
-  or exists (select 1 from signature_variants v where v.workspace_id = f.workspace_id and (${USES('v.draft_content')} or ${USES('v.content')}))
-) as used_in_signatures`;
-
 function view(r: SmartFieldRow): z.infer<typeof SmartField> {
   return {
     id: r.id,
@@ -106,11 +96,6 @@ function view(r: SmartFieldRow): z.infer<typeof SmartField> {
     created_at: isoRequired(r.created_at),
     updated_at: isoRequired(r.updated_at),
   };
-}
-
-async function load(db: Queryable, workspaceId: string, id: string): Promise<SmartFieldRow | undefined> {
-  const { rows } = await db.query<SmartFieldRow>(`select ${COLUMNS} from smart_fields f where f.workspace_id = $1 and f.id = $2`, [workspaceId, id]);
-  return rows[0];
 }
 
 export function slugify(label: string): string {
@@ -146,13 +131,7 @@ async function checkLink(
 ): Promise<ValidationDetail[]> {
   if (integrationId === undefined || integrationId === null) return [];
   const integrationsUrl = integrationDashboardUrl(publicBaseUrl);
-  const { rows } = isUuid(integrationId)
-    ? await db.query<{ id: string; category: string; status: string; dashboard_url: string | null; name: string }>(
-        'select id, category, status, dashboard_url, name from integrations where workspace_id = $1 and id = $2',
-        [workspaceId, integrationId],
-      )
-    : { rows: [] };
-  const i = rows[0];
+  const i = isUuid(integrationId) ? await integrationSummary(db, workspaceId, integrationId) : undefined;
   const out: ValidationDetail[] = [];
   if (!i && unknownIsRemediation) {
     // PATCH (spec 4.3): an id that is no connected integration of the workspace is fixed by connecting one.
@@ -184,13 +163,11 @@ async function checkLink(
 /** The slug asked for (a taken one adds a detail), or one derived from the label that no field has. */
 async function chooseSlug(db: Queryable, workspaceId: string, asked: string | undefined, label: string, details: ValidationDetail[]): Promise<string> {
   if (asked) {
-    const taken = await db.query('select 1 from smart_fields where workspace_id = $1 and slug = $2', [workspaceId, asked]);
-    if (taken.rowCount) details.push(detail('smart_field.slug', 'already_exists', 'Another smart field has this slug.'));
+    if (await slugTaken(db, workspaceId, asked)) details.push(detail('smart_field.slug', 'already_exists', 'Another smart field has this slug.'));
     return asked;
   }
   const base = slugify(label);
-  const { rows } = await db.query<{ slug: string }>(`select slug from smart_fields where workspace_id = $1 and (slug = $2 or slug like $2 || '\\_%')`, [workspaceId, base]);
-  const used = new Set(rows.map((x) => x.slug));
+  const used = await slugsLike(db, workspaceId, base);
   let slug = base;
   for (let n = 2; used.has(slug); n++) slug = `${base}_${n}`;
   return slug;
@@ -202,7 +179,8 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   const publicBaseUrl = app.config.PUBLIC_BASE_URL;
 
   r.get('/smart_fields', { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } }, async (req) => {
-    const { rows, params, total } = await listPage<SmartFieldRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from smart_fields f where f.workspace_id = $1', 'f.created_at desc, f.id desc');
+    const params = pageParams(req.query);
+    const { rows, total } = await listSmartFields(app.pool, req.workspaceId, params);
     return paginate(rows.map(view), params, total);
   });
 
@@ -224,7 +202,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
         integrationId: f.integration_id,
         integrationAttribute: f.integration_attribute,
       });
-      return (await load(c, req.workspaceId, id))!;
+      return (await getSmartField(c, req.workspaceId, id))!;
     });
     return reply.status(201).send({ data: view(row) });
   });
@@ -233,10 +211,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
     const id = pathId(req.params.id, 'smart field');
     const f = req.body.smart_field;
     const row = await withTx(app.pool, async (c) => {
-      const cur = (await c.query<{ integration_id: string | null; integration_attribute: string | null }>(
-        'select integration_id, integration_attribute from smart_fields where workspace_id = $1 and id = $2 for update',
-        [req.workspaceId, id],
-      )).rows[0];
+      const cur = await lockSmartField(c, req.workspaceId, id);
       if (!cur) throw ApiError.notFound('smart field');
       const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;
       const details = f.integration_id !== undefined ? await checkLink(publicBaseUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true) : [];
@@ -253,7 +228,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
         integrationId: f.integration_id,
         integrationAttribute: linkTo === null ? null : f.integration_attribute,
       });
-      return (await load(c, req.workspaceId, id))!;
+      return (await getSmartField(c, req.workspaceId, id))!;
     });
     return { data: view(row) };
   });

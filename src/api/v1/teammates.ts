@@ -31,9 +31,11 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
 import { lockTeammate, removeEmail, removeTeammate, setManualValues } from '../../teammates/teammates.ts';
-import { kindMismatch, valueFitsKind, type SmartFieldKind } from '../../render/kinds.ts';
+import { directoryOfTeammate, getTeammate, listTeammates, lockEmailForRemoval, type TeammateRow } from '../../teammates/queries.ts';
+import { shareFieldsForValues } from '../../db/smartFields.ts';
+import { kindMismatch, valueFitsKind } from '../../render/kinds.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
-import { dataOf, errors, IdParams, isUuid, isoRequired, listPage, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
+import { dataOf, errors, IdParams, isUuid, isoRequired, NoContent, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
 export const Teammate = z
   .object({
@@ -56,30 +58,8 @@ const TeammateUpdate = z.strictObject({
   }),
 });
 
-interface TeammateRow {
-  id: string;
-  display_name: string;
-  emails: { id: string; address: string; primary: boolean }[];
-  smart_field_values: { value: string; smart_field_id: string; integration_id: string | null; source: 'integration' | 'manual' }[];
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS = `t.id, t.display_name, t.created_at, t.updated_at,
-  coalesce((select jsonb_agg(jsonb_build_object('id', e.id, 'address', e.address, 'primary', e.is_primary) order by e.is_primary desc, e.address)
-              from emails e where e.workspace_id = t.workspace_id and e.teammate_id = t.id), '[]'::jsonb) as emails,
-  coalesce((select jsonb_agg(jsonb_build_object('value', v.value, 'smart_field_id', v.smart_field_id, 'integration_id', v.integration_id, 'source', v.source)
-                             order by f.position, f.slug)
-              from smart_field_values v join smart_fields f on f.workspace_id = v.workspace_id and f.id = v.smart_field_id
-             where v.workspace_id = t.workspace_id and v.teammate_id = t.id), '[]'::jsonb) as smart_field_values`;
-
 function view(r: TeammateRow): z.infer<typeof Teammate> {
   return { ...r, created_at: isoRequired(r.created_at), updated_at: isoRequired(r.updated_at) };
-}
-
-async function load(db: Queryable, workspaceId: string, id: string): Promise<TeammateRow | undefined> {
-  const { rows } = await db.query<TeammateRow>(`select ${COLUMNS} from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`, [workspaceId, id]);
-  return rows[0];
 }
 
 /**
@@ -89,15 +69,7 @@ async function load(db: Queryable, workspaceId: string, id: string): Promise<Tea
  * A teammate only a disconnected integration listed can be deleted.
  */
 async function refuseDirectoryTeammate(c: Queryable, workspaceId: string, id: string, publicBaseUrl: string): Promise<void> {
-  const { rows } = await c.query<{ id: string; name: string; status: string; dashboard_url: string | null }>(
-    `select i.id, i.name, i.status, i.dashboard_url from teammate_sources ts
-       join integrations i on i.workspace_id = ts.workspace_id and i.id = ts.integration_id
-       join teammates t on t.workspace_id = ts.workspace_id and t.id = ts.teammate_id and t.deleted_at is null
-      where ts.workspace_id = $1 and ts.teammate_id = $2 and i.category = 'teammates' and i.status <> 'disconnected'
-      order by (i.status = 'active') desc, i.created_at limit 1`,
-    [workspaceId, id],
-  );
-  const i = rows[0];
+  const i = await directoryOfTeammate(c, workspaceId, id);
   if (!i) return;
   if (i.status === 'access_lost') {
     throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', `This teammate comes from the directory integration "${i.name}", which has lost access.`, {
@@ -114,7 +86,8 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
   const tags = ['teammates'];
 
   r.get('/teammates', { schema: { tags, summary: 'List teammates', querystring: PageQuery, response: { 200: pageOf(Teammate), ...errors(401, 422) } } }, async (req) => {
-    const { rows, params, total } = await listPage<TeammateRow>(app.pool, req.query, req.workspaceId, COLUMNS, 'from teammates t where t.workspace_id = $1 and t.deleted_at is null', 't.created_at desc, t.id desc');
+    const params = pageParams(req.query);
+    const { rows, total } = await listTeammates(app.pool, req.workspaceId, params);
     return paginate(rows.map(view), params, total);
   });
 
@@ -124,12 +97,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
     const row = await withTx(app.pool, async (c) => {
       if (!(await lockTeammate(c, req.workspaceId, id))) throw ApiError.notFound('teammate');
       const ids = items.map((i) => i.smart_field_id).filter(isUuid);
-      const { rows: fields } = await c.query<{ id: string; label: string; kind: SmartFieldKind; integration_id: string | null; integration_name: string | null }>(
-        `select f.id, f.label, f.kind, f.integration_id, i.name as integration_name
-           from smart_fields f left join integrations i on i.workspace_id = f.workspace_id and i.id = f.integration_id
-          where f.workspace_id = $1 and f.id = any($2::uuid[]) for share of f`,
-        [req.workspaceId, ids],
-      );
+      const fields = await shareFieldsForValues(c, req.workspaceId, ids);
       const byId = new Map(fields.map((f) => [f.id, f]));
       const details: ValidationDetail[] = [];
       const seen = new Set<string>();
@@ -147,7 +115,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
       });
       if (details.length) throw ApiError.validation(details);
       await setManualValues(c, req.workspaceId, id, items.map((i) => ({ fieldId: i.smart_field_id.toLowerCase(), value: i.value })));
-      return (await load(c, req.workspaceId, id))!;
+      return (await getTeammate(c, req.workspaceId, id))!;
     });
     return { data: view(row) };
   });
@@ -164,14 +132,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
   r.delete('/emails/:id', { schema: { tags: ['emails'], summary: "Remove one of a teammate's addresses", params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'email');
     await withTx(app.pool, async (c) => {
-      const { rows } = await c.query<{ teammate_id: string; is_primary: boolean; integration_id: string | null; integration_status: string | null; dashboard_url: string | null }>(
-        `select e.teammate_id, e.is_primary, e.integration_id, i.status as integration_status, i.dashboard_url
-           from emails e join teammates t on t.workspace_id = e.workspace_id and t.id = e.teammate_id and t.deleted_at is null
-           left join integrations i on i.workspace_id = e.workspace_id and i.id = e.integration_id
-          where e.workspace_id = $1 and e.id = $2 for update of e`,
-        [req.workspaceId, id],
-      );
-      const e = rows[0];
+      const e = await lockEmailForRemoval(c, req.workspaceId, id);
       if (!e) throw ApiError.notFound('email');
       const teammateUrl = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'teammate', id: e.teammate_id });
       if (e.is_primary) {

@@ -9,7 +9,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { workspacePlan } from '../../billing/repository.ts';
-import { analyticsSettings, updateAnalyticsSettings } from '../../db/workspaces.ts';
+import { analyticsSettings, updateAnalyticsSettings, workspaceOverview } from '../../db/workspaces.ts';
 import { ApiError } from '../../errors.ts';
 import { dataOf, errors } from './schemas.ts';
 
@@ -51,14 +51,7 @@ function analyticsSettingsRoutes(v1: FastifyInstance, app: AppContext): void {
 export function workspaceRoutes(v1: FastifyInstance, app: AppContext): void {
   analyticsSettingsRoutes(v1, app);
   v1.get('/workspace', async (req) => {
-    const { rows } = await app.pool.query(
-      `select id, name, plan_tier, plan_kind, plan_status, plan_billing_interval, plan_cancel_at_period_end,
-              plan_started_at, plan_ends_at, event_tracking_id, event_tracking_enabled,
-              (select count(*) from teammates t where t.workspace_id = w.id and t.deleted_at is null)::int as seat_count
-         from workspaces w where id = $1`,
-      [req.workspaceId],
-    );
-    const w = rows[0];
+    const w = await workspaceOverview(app.pool, req.workspaceId);
     if (!w) throw ApiError.notFound('workspace');
     const billed = await workspacePlan(app.pool, req.workspaceId);
     return {

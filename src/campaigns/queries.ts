@@ -1,0 +1,14 @@
+/** Reads of the campaign aggregate for the API (src/campaigns/campaigns.ts writes it). */
+import type { Queryable } from '../db/tx.ts';
+import { listPage, type PageWindow } from '../db/pages.ts';
+import type { CampaignRow } from './campaigns.ts';
+
+/** A campaign of the workspace; `lock` locks it for a write in the caller's transaction. */
+export async function getCampaign(db: Queryable, workspaceId: string, id: string, lock = false): Promise<CampaignRow | undefined> {
+  const { rows } = await db.query<CampaignRow>(`select * from marketing_campaigns where workspace_id = $1 and id = $2${lock ? ' for update' : ''}`, [workspaceId, id]);
+  return rows[0];
+}
+
+export function listCampaigns(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: CampaignRow[]; total: number }> {
+  return listPage<CampaignRow>(db, workspaceId, page, '*', 'from marketing_campaigns where workspace_id = $1');
+}

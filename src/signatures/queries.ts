@@ -1,0 +1,78 @@
+/**
+ * Reads of the signature aggregate for the API (src/signatures/signatures.ts writes it): lists,
+ * folders, assignments, and the existence checks a write validates against.
+ */
+import type { Queryable } from '../db/tx.ts';
+import { listPage, type PageWindow } from '../db/pages.ts';
+import { SIGNATURE_COLUMNS, type SignatureRow } from './signatures.ts';
+
+export function listSignatures(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: SignatureRow[]; total: number }> {
+  return listPage<SignatureRow>(db, workspaceId, page, SIGNATURE_COLUMNS, 'from signatures s where s.workspace_id = $1', 's.created_at desc, s.id desc');
+}
+
+export async function signatureExists(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
+  return Boolean((await db.query('select 1 from signatures where workspace_id = $1 and id = $2', [workspaceId, id])).rowCount);
+}
+
+/** The ids among `ids` that are signatures of the workspace. */
+export async function existingSignatureIds(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>('select id from signatures where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Locks a signature for an assignments write (in the caller's transaction); undefined when it does not exist. */
+export async function lockForAssignments(db: Queryable, workspaceId: string, id: string): Promise<{ published: boolean } | undefined> {
+  const { rows } = await db.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2 for update', [workspaceId, id]);
+  return rows[0];
+}
+
+export interface AssignmentRow {
+  target_kind: 'teammate' | 'group' | 'org_unit';
+  id: string;
+  name: string;
+  priority: number;
+}
+
+/** A signature's assignments with their targets' names, highest priority first. */
+export async function assignmentsOf(db: Queryable, workspaceId: string, signatureId: string): Promise<AssignmentRow[]> {
+  const { rows } = await db.query<AssignmentRow>(
+    `select a.target_kind, coalesce(a.teammate_id, a.group_id) as id, coalesce(t.display_name, g.name) as name, a.priority
+       from assignments a
+       left join teammates t on t.workspace_id = a.workspace_id and t.id = a.teammate_id
+       left join groups g on g.workspace_id = a.workspace_id and g.id = a.group_id
+      where a.workspace_id = $1 and a.signature_id = $2
+      order by a.priority desc, a.created_at, a.id`,
+    [workspaceId, signatureId],
+  );
+  return rows;
+}
+
+export interface FolderRow {
+  id: string;
+  name: string;
+  signature_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const FOLDER_COLUMNS = `f.id, f.name, f.created_at, f.updated_at,
+  (select count(*)::int from signatures s where s.workspace_id = f.workspace_id and s.folder_id = f.id) as signature_count`;
+
+export async function getFolder(db: Queryable, workspaceId: string, id: string): Promise<FolderRow | undefined> {
+  const { rows } = await db.query<FolderRow>(`select ${FOLDER_COLUMNS} from folders f where f.workspace_id = $1 and f.id = $2`, [workspaceId, id]);
+  return rows[0];
+}
+
+export function listFolders(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: FolderRow[]; total: number }> {
+  return listPage<FolderRow>(db, workspaceId, page, FOLDER_COLUMNS, 'from folders f where f.workspace_id = $1', 'f.created_at desc, f.id desc');
+}
+
+export async function folderExists(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
+  return Boolean((await db.query('select 1 from folders where workspace_id = $1 and id = $2', [workspaceId, id])).rowCount);
+}
+
+/** Are both a signature and a teammate (removed or not) of the workspace? A null signature id is none. */
+export async function signatureAndTeammateExist(db: Queryable, workspaceId: string, signatureId: string | null, teammateId: string): Promise<boolean> {
+  const { rowCount } = await db.query('select 1 from signatures s, teammates t where s.workspace_id = $1 and s.id = $2 and t.workspace_id = $1 and t.id = $3', [workspaceId, signatureId, teammateId]);
+  return Boolean(rowCount);
+}
