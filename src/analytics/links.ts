@@ -37,17 +37,26 @@ export interface Trackable {
   bannerAt: number;
 }
 
-interface Source {
+/** What an anchor belongs to: the signature template, or the campaign for links in its banner. */
+export interface AnchorSource {
   kind: 'signature' | 'campaign';
   id: string;
 }
+type Source = AnchorSource;
 
 const HREF_G = /<a href="([^"]*)"/g;
 const WEB = /^https?:\/\//i;
 const MAX_CACHED = 100_000;
 const known = new Map<string, string>();
 
-const keyOf = (t: TrackTarget, s: Source, url: string) => `${t.signatureId}|${t.emailId}|${s.id}|${url}`;
+/** The key of a link in the map of known links (and in what resolveLinks answers). */
+export const linkKey = (t: TrackTarget, s: Source, url: string) => `${t.signatureId}|${t.emailId}|${s.id}|${url}`;
+const keyOf = linkKey;
+
+/** The link id of a key when the map of known links holds it. */
+export function knownLinkId(key: string): string | undefined {
+  return known.get(key);
+}
 
 function remember(key: string, linkId: string): void {
   if (known.size >= MAX_CACHED) known.delete(known.keys().next().value!);
@@ -87,8 +96,8 @@ async function linkIds(db: Queryable, t: TrackTarget, anchors: string[]): Promis
   return new Map(rows.map((r) => [r.anchor_id, r.id]));
 }
 
-/** The link id of every (source, url), from the map of known links or the database. */
-async function resolveLinks(db: Queryable, t: TrackTarget, found: { source: Source; url: string }[]): Promise<Map<string, string>> {
+/** The link id of every (source, url), by linkKey, from the map of known links or the database (created when missing). */
+export async function resolveLinks(db: Queryable, t: TrackTarget, found: { source: Source; url: string }[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const missing: { source: Source; url: string }[] = [];
   for (const f of found) {

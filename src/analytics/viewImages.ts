@@ -40,9 +40,16 @@ export function pixelHtml(src: string): string {
   return `<img src="${src}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px;margin:0;padding:0">`;
 }
 
+const keyOf = (t: ViewTarget, url: string) => `${t.signatureId}|${t.emailId}|${t.campaignId ?? ''}|${url}`;
+
+/** The id of the tracked image of (signature, address, campaign, url) when the map of known images holds it. */
+export function knownViewImageId(t: ViewTarget, url: string): string | undefined {
+  return known.get(keyOf(t, url));
+}
+
 /** The id of the tracked image of (signature, address, campaign, url), created when missing. */
 export async function viewImageId(db: Queryable, t: ViewTarget, url: string): Promise<string> {
-  const key = `${t.signatureId}|${t.emailId}|${t.campaignId ?? ''}|${url}`;
+  const key = keyOf(t, url);
   const hit = known.get(key);
   if (hit) return hit;
   await db.query(
