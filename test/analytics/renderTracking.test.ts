@@ -1,8 +1,9 @@
 /**
  * Tracked links written by the renderer (src/analytics/renderTracking.ts) against the rewrite of
- * finished HTML they replace: for the same signature, campaign, values and variant, an
- * installation's HTML and hash are the same bytes, through the database's own anchors, links and
- * view images, whichever path met a link first. Cases: the golden cases, the sandbox's signature
+ * finished HTML they replaced (kept below as the reference, `rewriteFinishedHtml`, as it was in
+ * src/analytics/links.ts and viewImages.ts): for the same signature, campaign, values and variant,
+ * an installation's HTML and hash are the same bytes, through the database's own anchors, links
+ * and view images, whichever path met a link first. Cases: the golden cases, the sandbox's signature
  * and banner, banners whose images are in several places of a line or a list item, and random
  * valid trees with hostile values (test/render/arbitraries.ts).
  *
@@ -14,24 +15,67 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { withTrackedLinks } from '../../src/analytics/links.ts';
+import { linkKey, resolveLinks, type AnchorSource, type TrackTarget } from '../../src/analytics/links.ts';
 import { renderTracked } from '../../src/analytics/renderTracking.ts';
+import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
+import { pixelHtml, viewImageId } from '../../src/analytics/viewImages.ts';
+import { unescapeAttr } from '../../src/render/escape.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import type { CampaignInput, VariantSettings } from '../../src/render/campaign.ts';
-import { renderSignature, type RenderInput } from '../../src/render/render.ts';
+import { hashHtml, renderSignature, type RenderInput, type RenderOutput } from '../../src/render/render.ts';
 import type { ContentTree } from '../../src/render/schema.ts';
 import { sandboxBannerTree, sandboxSignatureTree } from '../../src/sandbox/seed.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { validTree, values as randomValues } from '../render/arbitraries.ts';
 import { CASES, readCase, sf, SIGNATURE_ID, smartFieldKinds } from '../render/helpers.ts';
 
-const t = useTestContext();
+const tc = useTestContext();
 let workspaceId: string;
 beforeAll(async () => {
-  workspaceId = (await createWorkspace(t.ctx.pool, 'Tracked')).id;
+  workspaceId = (await createWorkspace(tc.ctx.pool, 'Tracked')).id;
 });
 
 const WEB_HREF = /<a href="(https?:\/\/[^"]*)"/gi;
+const WEB = /^https?:\/\//i;
+
+/**
+ * The reference: a finished render with its view image and then its links rewritten by regular
+ * expressions, hashed again (the install path before the renderer wrote tracked links itself).
+ */
+async function rewriteFinishedHtml(t: TrackTarget, out: RenderOutput): Promise<{ html: string; text: string; hash: string }> {
+  const { pool, config } = tc.ctx;
+  const baseUrl = config.PUBLIC_BASE_URL;
+  // The view image: the banner's first http(s) image, else a 1×1 image after everything.
+  const trackedImage = async (url: string) => `${baseUrl}/v/${viewTokens(tc.ctx.secrets).sign(await viewImageId(pool, t, url))}`;
+  let viewed: string | undefined;
+  if (out.bannerAt >= 0 && t.campaignId) {
+    for (const m of out.html.slice(out.bannerAt).matchAll(/<img src="([^"]*)"/g)) {
+      const url = unescapeAttr(m[1]!);
+      if (!WEB.test(url)) continue;
+      const start = out.bannerAt + m.index + '<img src="'.length;
+      viewed = out.html.slice(0, start) + (await trackedImage(url)) + out.html.slice(start + m[1]!.length);
+      break;
+    }
+  }
+  viewed ??= out.html + pixelHtml(await trackedImage(''));
+  // The links: every http(s) href, the campaign's from where the banner starts; `(url)` in the text.
+  const sourceAt = (index: number): AnchorSource => (out.bannerAt >= 0 && index >= out.bannerAt && t.campaignId ? { kind: 'campaign', id: t.campaignId } : { kind: 'signature', id: t.signatureId });
+  const matches = [...viewed.matchAll(/<a href="([^"]*)"/g)].map((m) => ({ index: m.index, raw: m[1]!, url: unescapeAttr(m[1]!) })).filter((m) => WEB.test(m.url));
+  if (!matches.length) return { html: viewed, text: out.text, hash: hashHtml(viewed) };
+  const links = await resolveLinks(pool, t, matches.map((m) => ({ source: sourceAt(m.index), url: m.url })));
+  let html = '';
+  let at = 0;
+  let text = out.text;
+  for (const m of matches) {
+    const start = m.index + '<a href="'.length;
+    const link = `${baseUrl}/c/${clickTokens(tc.ctx.secrets).sign(links.get(linkKey(t, sourceAt(m.index), m.url))!)}`;
+    html += viewed.slice(at, start) + link;
+    at = start + m.raw.length;
+    text = text.replaceAll(`(${m.url})`, `(${link})`);
+  }
+  html += viewed.slice(at);
+  return { html, text, hash: hashHtml(html) };
+}
 
 /** The http(s) addresses a piece of HTML links to. */
 const linked = (html: string) => new Set([...html.matchAll(WEB_HREF)].map((m) => m[1]!));
@@ -49,9 +93,9 @@ async function compare(c: Case, newFirst: boolean) {
   const target = { workspaceId, signatureId: c.input.signatureId, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() };
   const rewrite = async () => {
     const out = renderSignature(c.input);
-    return withTrackedLinks(t.ctx, { ...target, campaignId: out.banner ? c.campaignId : null }, out);
+    return rewriteFinishedHtml({ ...target, campaignId: out.banner ? c.campaignId : null }, out);
   };
-  const written = () => renderTracked(t.ctx, { ...target, campaignId: c.campaignId }, (tracking) => renderSignature(c.input, tracking));
+  const written = () => renderTracked(tc.ctx, { ...target, campaignId: c.campaignId }, (tracking) => renderSignature(c.input, tracking));
   const [before, after] = newFirst ? await written().then(async (w) => [await rewrite(), w] as const) : await rewrite().then(async (r) => [r, await written()] as const);
   expect(after.html).toBe(before.html);
   expect(after.hash).toBe(before.hash);

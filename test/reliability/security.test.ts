@@ -38,7 +38,6 @@ import { createApiKey, verifyApiKey } from '../../src/db/apiKeys.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { createWorkspace, setEventTracking } from '../../src/db/workspaces.ts';
 import { recordEvent } from '../../src/analytics/events.ts';
-import { trackLinks } from '../../src/analytics/links.ts';
 import { rebuildRollups } from '../../src/analytics/rollups.ts';
 import { clickTokens } from '../../src/analytics/token.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
@@ -52,6 +51,7 @@ import { selfSignedCert } from '../../src/sandbox/tls.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 import { googleServiceAccount, mapSmartField } from '../helpers/fixtures.ts';
+import { trackedLink } from '../helpers/tracking.ts';
 import { startReceiver, type Receiver } from '../events/receiver.ts';
 
 const rand = (n = 18) => crypto.randomBytes(n).toString('base64url');
@@ -404,8 +404,8 @@ describe('R5 security', () => {
     await setEventTracking(pool, ws.a, true);
     await setEventTracking(pool, ws.b, true);
     const tokens = clickTokens(ctx.secrets);
-    const trackedA = await trackLinks(pool, tokens, 'http://127.0.0.1', { workspaceId: ws.a, signatureId: sigA, campaignId: null, teammateId: teammate, emailId: alias.id }, { html: `<a href="https://${MARK_A.toLowerCase()}.example.test/">x</a>`, text: '', bannerAt: -1 });
-    const clickA = tokens.clickId(tokens.verify(/\/c\/([^"]+)"/.exec(trackedA.html)![1]!)!);
+    const trackedA = await trackedLink(ctx, 'http://127.0.0.1', { workspaceId: ws.a, signatureId: sigA, campaignId: null, teammateId: teammate, emailId: alias.id }, `https://${MARK_A.toLowerCase()}.example.test/`);
+    const clickA = tokens.clickId(tokens.verify(trackedA.split('/c/')[1]!)!);
     const conversionA = { name: `${MARK_A} purchase`, value: 10, currency: 'EUR', clickId: clickA, eventId: null, properties: {}, anonymousId: null, userId: `${MARK_A} user`, traits: {}, source: 'api' } as const;
     expect(await recordEvent(pool, tokens, ws.a, conversionA)).toMatchObject({ status: 'accepted' });
     await rebuildRollups(pool, { workspaceId: ws.a });
