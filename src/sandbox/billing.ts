@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { syncBilling } from '../billing/sync.ts';
 import type { AppContext } from '../context.ts';
 import { connectBilling } from '../db/billing.ts';
-import type { StripeEmulator } from './stripe.ts';
+import type { StripeEmulator } from '../../emulators/stripe.ts';
 
 export async function connectSandboxBilling(ctx: AppContext, log: Logger, workspaceId: string, stripe: StripeEmulator): Promise<void> {
   await connectBilling(ctx.pool, ctx.secrets, workspaceId, { secretKey: stripe.account.secretKey, customerId: stripe.account.customerId, baseUrl: stripe.url });

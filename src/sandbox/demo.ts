@@ -31,7 +31,7 @@ import { createSignInLink } from '../console/sessions.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { runAnalyticsStory, type AnalyticsDemoResult } from './analyticsDemo.ts';
 import { connectSandboxBilling } from './billing.ts';
-import { startStripeEmulator, generateStripeAccount } from './stripe.ts';
+import { startStripeEmulator, generateStripeAccount } from '../../emulators/stripe.ts';
 import { everyoneGroups, googleUserOf, loadAcme, microsoftUserOf, repointSandbox, seedSandbox, slackMemberOf, startSandboxEmulators, type AcmePerson, type SandboxEmulators } from './seed.ts';
 
 export interface SandboxRecord {

@@ -16,11 +16,11 @@ import { createSignature } from '../db/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
 import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
 import { validateContent } from '../render/index.ts';
-import { startGoogleEmulator, type GoogleEmulator, type GoogleTenant, type GoogleUserRaw } from './google.ts';
-import { defaultKnobs } from './http.ts';
-import { microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type GraphUserRaw, type MicrosoftEmulator, type MicrosoftTenant } from './microsoft.ts';
+import { startGoogleEmulator, type GoogleEmulator, type GoogleTenant, type GoogleUserRaw } from '../../emulators/google.ts';
+import { defaultKnobs } from '../../emulators/http.ts';
+import { microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type GraphUserRaw, type MicrosoftEmulator, type MicrosoftTenant } from '../../emulators/microsoft.ts';
 import { addSandboxLogo } from './logo.ts';
-import { startSlackEmulator, type SlackEmulator, type SlackMemberRaw, type SlackTenant } from './slack.ts';
+import { startSlackEmulator, type SlackEmulator, type SlackMemberRaw, type SlackTenant } from '../../emulators/slack.ts';
 
 export interface AcmePerson {
   given_name: string;

@@ -11,8 +11,8 @@ import { applyAction, runCampaignTick } from '../../src/campaigns/campaigns.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { getIntegration, updateCredentials } from '../../src/integrations/repository.ts';
 import { ApiClient, waitForIdle, waitForRuns } from '../../src/sandbox/flow.ts';
-import { defaultKnobs } from '../../src/sandbox/http.ts';
-import { microsoftCredentials } from '../../src/sandbox/microsoft.ts';
+import { defaultKnobs } from '../../emulators/http.ts';
+import { microsoftCredentials } from '../../emulators/microsoft.ts';
 import {
   connectSandbox,
   createSandboxCampaign,
