@@ -1,5 +1,5 @@
 /**
- * The import rules of src/ and connectors/, checked by `npm run lint` (dependency-cruiser).
+ * The import rules of src/, connectors/ and emulators/, checked by `npm run lint` (dependency-cruiser).
  * README "Code map" explains the layers. Type-only imports are left out of the cycle rule: they
  * vanish at run time and cannot order module evaluation.
  */
@@ -28,6 +28,21 @@ module.exports = {
       comment: 'Routes and tasks are called by the server and the worker; they do not reach into the CLI or the sandbox.',
       from: { path: '^src/(api|tasks)/' },
       to: { path: '^src/(cli|sandbox|worker)/' },
+    },
+    {
+      name: 'no-emulators-in-product',
+      severity: 'error',
+      comment:
+        'The provider emulators are test doubles with fault knobs and stay out of the production build: nothing in src/ or connectors/ imports emulators/ (the sandbox loads them at run time, src/sandbox/tenants.ts; tests and benchmarks import them).',
+      from: { path: '^(src|connectors)/' },
+      to: { path: '^emulators/' },
+    },
+    {
+      name: 'emulators-self-contained',
+      severity: 'error',
+      comment: "An emulator speaks the provider's shapes: it may use the other emulators, the connectors' raw schemas and packages, nothing else of the product.",
+      from: { path: '^emulators/' },
+      to: { dependencyTypesNot: ['core', 'npm', 'npm-dev'], pathNot: '^(emulators/|connectors/[^/]+/schemas[.]ts$)' },
     },
     {
       name: 'connectors-self-contained',
