@@ -1,5 +1,5 @@
 /**
- * The import rules of src/, connectors/ and bench/, checked by `npm run lint` (dependency-cruiser).
+ * The import rules of src/, connectors/, emulators/ and bench/, checked by `npm run lint` (dependency-cruiser).
  * docs/architecture.md ("Layers") explains them; `npx node scripts/import-graph.ts` counts what breaks them.
  *
  * Layers, bottom to top. A module imports its own layer or lower ones, never a higher one; type-only
@@ -55,6 +55,21 @@ module.exports = {
       scope: 'folder',
       from: { path: '^src/[^/]+' },
       to: { path: '^src/[^/]+', circular: true },
+    },
+    {
+      name: 'no-emulators-in-product',
+      severity: 'error',
+      comment:
+        'The provider emulators are test doubles with fault knobs and stay out of the production build: nothing in src/ or connectors/ imports emulators/ (the sandbox loads them at run time, src/sandbox/tenants.ts; tests and benchmarks import them).',
+      from: { path: '^(src|connectors)/' },
+      to: { path: '^emulators/' },
+    },
+    {
+      name: 'emulators-self-contained',
+      severity: 'error',
+      comment: "An emulator speaks the provider's shapes: it may use the other emulators, the connectors' raw schemas and packages, nothing else of the product.",
+      from: { path: '^emulators/' },
+      to: { dependencyTypesNot: ['core', 'npm', 'npm-dev'], pathNot: '^(emulators/|connectors/[^/]+/schemas[.]ts$)' },
     },
     {
       name: 'connectors-self-contained',

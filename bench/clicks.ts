@@ -19,7 +19,7 @@ import path from 'node:path';
 import { buildServer } from '../src/api/server.ts';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../src/context.ts';
-import { trackLinks } from '../src/analytics/links.ts';
+import { linkKey, resolveLinks } from '../src/analytics/links.ts';
 import { clickTokens } from '../src/analytics/token.ts';
 import { createWorkspace, setEventTracking } from '../src/db/workspaces.ts';
 import type { BenchArgs, Figures } from './types.ts';
@@ -71,10 +71,12 @@ async function makeLinks(ctx: AppContext, base: string, count: number): Promise<
   await setEventTracking(ctx.pool, ws.id, true);
   const signatureId = crypto.randomUUID();
   const tracked: string[] = [];
+  const source = { kind: 'signature', id: signatureId } as const;
   for (let i = 0; i < count; i++) {
-    const html = `<a href="https://acme.test/landing?n=${i % 10}">x</a>`;
-    const out = await trackLinks(ctx.pool, clickTokens(ctx.secrets), base, { workspaceId: ws.id, signatureId, campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() }, { html, text: '', bannerAt: -1 });
-    tracked.push(/href="([^"]*)"/.exec(out.html)![1]!);
+    const url = `https://acme.test/landing?n=${i % 10}`;
+    const t = { workspaceId: ws.id, signatureId, campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() };
+    const ids = await resolveLinks(ctx.pool, t, [{ source, url }]);
+    tracked.push(`${base}/c/${clickTokens(ctx.secrets).sign(ids.get(linkKey(t, source, url))!)}`);
   }
   return tracked;
 }

@@ -8,8 +8,8 @@
  * the title of that share of the users.
  */
 import readline from 'node:readline';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../src/sandbox/google.ts';
-import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../src/sandbox/microsoft.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../emulators/google.ts';
+import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../emulators/microsoft.ts';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as { provider?: 'google' | 'microsoft'; users?: number; latencyMs?: number; quotaPerSecond?: number };
 const users = args.users ?? 1000;

@@ -18,7 +18,7 @@ import { createWorkspace } from '../src/db/workspaces.ts';
 import { insertIntegration } from '../src/integrations/repository.ts';
 import { startRuns } from '../src/integrations/syncRuns.ts';
 import { startWorker } from '../src/worker/runner.ts';
-import { generateGoogleTenant, startGoogleEmulator } from '../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator } from '../emulators/google.ts';
 import { googleServiceAccount } from './fixtures.ts';
 import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb, until, within } from './support.ts';

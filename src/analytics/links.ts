@@ -2,52 +2,45 @@
  * Tracked links: owner of `anchors` and `anchor_links`.
  *
  * When a signature is rendered for an installation in a workspace with event tracking on, every
- * http(s) link of the HTML (text tokens, social icons, image links, the campaign banner) is
- * rewritten to `PUBLIC_BASE_URL/c/{token}`; `mailto:` and `tel:` links stay as they are. An anchor
- * is one distinct destination of one signature template, or of one campaign for links in its
- * banner; an anchor link is that anchor installed for one address under one signature, and the
- * token names it (token.ts). Both are created on first use and never change, so the same input
- * gives the same HTML and hash: a republish without a change still writes nothing to mailboxes.
- *
- * The plain-text alternative shows destinations as `label (url)`; those are rewritten the same way.
+ * http(s) link the renderer writes (text tokens, social icons, image links, the campaign banner)
+ * is written as `PUBLIC_BASE_URL/c/{token}` (renderTracking.ts); `mailto:` and `tel:` links stay as
+ * they are. An anchor is one distinct destination of one signature template, or of one campaign for
+ * links in its banner; an anchor link is that anchor installed for one address under one signature,
+ * and the token names it (token.ts). Both are created on first use and never change, so the same
+ * input gives the same HTML and hash: a republish without a change still writes nothing to mailboxes.
  *
  * Known links are kept in a bounded in-process map, so a fan-out that renders an unchanged
  * signature for thousands of mailboxes reads nothing here; new ones cost two statements per render.
  */
-import type { AppContext } from '../context.ts';
 import type { Queryable } from '../db/tx.ts';
-import { unescapeAttr } from '../render/escape.ts';
-import { hashHtml, type RenderOutput } from '../render/render.ts';
-import { clickTokens, viewTokens, type ClickTokens } from './token.ts';
-import { trackViews } from './viewImages.ts';
 
 export interface TrackTarget {
   workspaceId: string;
   signatureId: string;
-  /** The campaign whose banner starts at `bannerAt`, if any. */
+  /** The campaign whose banner the render shows (its links are the campaign's anchors), if any. */
   campaignId: string | null;
   teammateId: string;
   emailId: string;
 }
 
-export interface Trackable {
-  html: string;
-  text: string;
-  /** Where the campaign banner starts in `html`; -1 without one. */
-  bannerAt: number;
-}
-
-interface Source {
+/** What an anchor belongs to: the signature template, or the campaign for links in its banner. */
+export interface AnchorSource {
   kind: 'signature' | 'campaign';
   id: string;
 }
+type Source = AnchorSource;
 
-const HREF_G = /<a href="([^"]*)"/g;
-const WEB = /^https?:\/\//i;
 const MAX_CACHED = 100_000;
 const known = new Map<string, string>();
 
-const keyOf = (t: TrackTarget, s: Source, url: string) => `${t.signatureId}|${t.emailId}|${s.id}|${url}`;
+/** The key of a link in the map of known links (and in what resolveLinks answers). */
+export const linkKey = (t: TrackTarget, s: Source, url: string) => `${t.signatureId}|${t.emailId}|${s.id}|${url}`;
+const keyOf = linkKey;
+
+/** The link id of a key when the map of known links holds it. */
+export function knownLinkId(key: string): string | undefined {
+  return known.get(key);
+}
 
 function remember(key: string, linkId: string): void {
   if (known.size >= MAX_CACHED) known.delete(known.keys().next().value!);
@@ -87,8 +80,8 @@ async function linkIds(db: Queryable, t: TrackTarget, anchors: string[]): Promis
   return new Map(rows.map((r) => [r.anchor_id, r.id]));
 }
 
-/** The link id of every (source, url), from the map of known links or the database. */
-async function resolveLinks(db: Queryable, t: TrackTarget, found: { source: Source; url: string }[]): Promise<Map<string, string>> {
+/** The link id of every (source, url), by linkKey, from the map of known links or the database (created when missing). */
+export async function resolveLinks(db: Queryable, t: TrackTarget, found: { source: Source; url: string }[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const missing: { source: Source; url: string }[] = [];
   for (const f of found) {
@@ -110,50 +103,8 @@ async function resolveLinks(db: Queryable, t: TrackTarget, found: { source: Sour
   return out;
 }
 
-/**
- * The HTML and text with every http(s) link replaced by its tracked link. `baseUrl` is
- * PUBLIC_BASE_URL without a trailing slash.
- */
-export async function trackLinks(db: Queryable, tokens: ClickTokens, baseUrl: string, t: TrackTarget, r: Trackable): Promise<{ html: string; text: string }> {
-  const sourceAt = (index: number): Source =>
-    r.bannerAt >= 0 && index >= r.bannerAt && t.campaignId ? { kind: 'campaign', id: t.campaignId } : { kind: 'signature', id: t.signatureId };
-  const matches = [...r.html.matchAll(HREF_G)].map((m) => ({ index: m.index, raw: m[1]!, url: unescapeAttr(m[1]!) })).filter((m) => WEB.test(m.url));
-  if (!matches.length) return { html: r.html, text: r.text };
-  const found = new Map<string, { source: Source; url: string }>();
-  for (const m of matches) {
-    const source = sourceAt(m.index);
-    found.set(keyOf(t, source, m.url), { source, url: m.url });
-  }
-  const links = await resolveLinks(db, t, [...found.values()]);
-  const tracked = (source: Source, url: string) => `${baseUrl}/c/${tokens.sign(links.get(keyOf(t, source, url))!)}`;
-
-  let html = '';
-  let at = 0;
-  let text = r.text;
-  for (const m of matches) {
-    const start = m.index + '<a href="'.length;
-    const link = tracked(sourceAt(m.index), m.url);
-    html += r.html.slice(at, start) + link;
-    at = start + m.raw.length;
-    text = text.replaceAll(`(${m.url})`, `(${link})`);
-  }
-  return { html: html + r.html.slice(at), text };
-}
-
 /** Whether the workspace's links are tracked (`event_tracking.enabled`). */
 export async function trackingEnabled(db: Queryable, workspaceId: string): Promise<boolean> {
   const { rows } = await db.query<{ on: boolean }>('select event_tracking_enabled as on from workspaces where id = $1', [workspaceId]);
   return rows[0]?.on === true;
-}
-
-/**
- * A rendered installation with its links and its view image tracked (viewImages.ts; callers check
- * the workspace tracks them: the render loader reads it with the signature). The view image comes
- * first: it changes nothing before the banner, so `bannerAt` still holds. The hash is of the HTML
- * as installed.
- */
-export async function withTrackedLinks(ctx: AppContext, t: TrackTarget, out: RenderOutput): Promise<{ html: string; text: string; hash: string }> {
-  const viewed = await trackViews(ctx.pool, viewTokens(ctx.secrets), ctx.config.PUBLIC_BASE_URL, t, out);
-  const { html, text } = await trackLinks(ctx.pool, clickTokens(ctx.secrets), ctx.config.PUBLIC_BASE_URL, t, { ...out, html: viewed });
-  return { html, text, hash: html === out.html ? out.hash : hashHtml(html) };
 }

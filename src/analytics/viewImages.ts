@@ -2,7 +2,8 @@
  * Tracked images: owner of `view_images`.
  *
  * When a signature is rendered for an installation in a workspace with event tracking on, exactly
- * one image of it is served through the service, so that its fetches count as views:
+ * one image of it is served through the service, so that its fetches count as views (the renderer
+ * writes it so: renderTracking.ts):
  *
  * - with a campaign banner that shows an http(s) image, the banner's first image: its `src` becomes
  *   `PUBLIC_BASE_URL/v/{token}`, and the service answers with the image (src/api/views.ts);
@@ -18,31 +19,34 @@
  */
 import type { Queryable } from '../db/tx.ts';
 import { recentRows } from './recent.ts';
-import { unescapeAttr } from '../render/escape.ts';
-import type { ClickTokens } from './token.ts';
 
 export interface ViewTarget {
   workspaceId: string;
   signatureId: string;
-  /** The campaign whose banner starts at `bannerAt`, if any. */
+  /** The campaign whose banner the render shows (the banner image's, or the 1×1 image's when the banner has no image), if any. */
   campaignId: string | null;
   teammateId: string;
   emailId: string;
 }
 
-const IMG_SRC = /<img src="([^"]*)"/g;
-const WEB = /^https?:\/\//i;
 const MAX_CACHED = 100_000;
 const known = new Map<string, string>();
 
-/** The 1×1 image appended to signatures without a banner image; `src` is its tracked URL. */
+/** The 1×1 image appended to signatures without a banner image; `src` is its tracked URL, attribute-escaped. */
 export function pixelHtml(src: string): string {
   return `<img src="${src}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px;margin:0;padding:0">`;
 }
 
+const keyOf = (t: ViewTarget, url: string) => `${t.signatureId}|${t.emailId}|${t.campaignId ?? ''}|${url}`;
+
+/** The id of the tracked image of (signature, address, campaign, url) when the map of known images holds it. */
+export function knownViewImageId(t: ViewTarget, url: string): string | undefined {
+  return known.get(keyOf(t, url));
+}
+
 /** The id of the tracked image of (signature, address, campaign, url), created when missing. */
 export async function viewImageId(db: Queryable, t: ViewTarget, url: string): Promise<string> {
-  const key = `${t.signatureId}|${t.emailId}|${t.campaignId ?? ''}|${url}`;
+  const key = keyOf(t, url);
   const hit = known.get(key);
   if (hit) return hit;
   await db.query(
@@ -57,23 +61,6 @@ export async function viewImageId(db: Queryable, t: ViewTarget, url: string): Pr
   if (known.size >= MAX_CACHED) known.delete(known.keys().next().value!);
   known.set(key, rows[0].id);
   return rows[0].id;
-}
-
-/**
- * The HTML with its view image tracked (module comment). `baseUrl` is PUBLIC_BASE_URL without a
- * trailing slash; `bannerAt` is where the campaign banner starts (-1 without one).
- */
-export async function trackViews(db: Queryable, tokens: ClickTokens, baseUrl: string, t: ViewTarget, r: { html: string; bannerAt: number }): Promise<string> {
-  const tracked = async (url: string) => `${baseUrl}/v/${tokens.sign(await viewImageId(db, t, url))}`;
-  if (r.bannerAt >= 0 && t.campaignId) {
-    for (const m of r.html.slice(r.bannerAt).matchAll(IMG_SRC)) {
-      const url = unescapeAttr(m[1]!);
-      if (!WEB.test(url)) continue;
-      const start = r.bannerAt + m.index + '<img src="'.length;
-      return r.html.slice(0, start) + (await tracked(url)) + r.html.slice(start + m[1]!.length);
-    }
-  }
-  return r.html + pixelHtml(await tracked(''));
 }
 
 export interface ResolvedImage {

@@ -6,7 +6,7 @@ import type { AppContext } from '../context.ts';
 import type { SignatureKind } from '../domain.ts';
 import { renderSignature } from '../render/index.ts';
 import { InvalidStoredContentError, loadRenderSource } from '../render/load.ts';
-import { withTrackedLinks } from '../analytics/links.ts';
+import { renderTracked } from '../analytics/renderTracking.ts';
 
 export interface RenderedForInstall {
   html: string;
@@ -27,7 +27,7 @@ export interface RenderedForInstall {
 
 export async function renderForInstall(
   ctx: AppContext,
-  /** With `emailId`, links are tracked for that address when the workspace tracks events (src/analytics/links.ts). */
+  /** With `emailId`, links are tracked for that address when the workspace tracks events (src/analytics/renderTracking.ts). */
   req: { workspaceId: string; teammateId: string; signatureId: string; kind: SignatureKind; emailId?: string },
 ): Promise<RenderedForInstall> {
   const empty = { html: '', text: '', hash: '', values: {}, campaignId: null, signatureName: '' };
@@ -43,11 +43,10 @@ export async function renderForInstall(
     return { ...empty, installationActivated: loaded.installationActivated ?? true, available: false, unavailableReason: reason };
   }
   const { source } = loaded;
-  const rendered = renderSignature(source.input);
-  const campaignId = rendered.banner && source.campaign ? source.campaign.id : null;
   const out = req.emailId && source.tracksLinks
-    ? await withTrackedLinks(ctx, { workspaceId: source.workspaceId, signatureId: source.signature.id, campaignId, teammateId: source.teammate.id, emailId: req.emailId }, rendered)
-    : rendered;
+    ? await renderTracked(ctx, { workspaceId: source.workspaceId, signatureId: source.signature.id, campaignId: source.campaign?.id ?? null, teammateId: source.teammate.id, emailId: req.emailId }, (tracking) => renderSignature(source.input, tracking))
+    : renderSignature(source.input);
+  const campaignId = out.banner && source.campaign ? source.campaign.id : null;
   return {
     html: out.html,
     text: out.text,

@@ -9,7 +9,7 @@ import { type Block, DEFAULTS, type ListBlock, type ListItemBlock, type SocialLi
 import { type Box, fullTextCss, hasMargin, joinCss, paddingCss, resolveBox, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
 import type { Slots} from './program.ts';
 import { type Env, TABLE_CLOSE, TABLE_OPEN } from './program.ts';
-import { CompiledHref } from './links.ts';
+import { CompiledHref, shownUrl } from './links.ts';
 import type { Line} from './lines.ts';
 import { cellStyleOf, compileTokens, spanFor } from './lines.ts';
 
@@ -81,7 +81,7 @@ class TextNode implements CBlock {
   }
 
   slot(env: Env): string {
-    if (this.fixed !== undefined) {
+    if (this.fixed !== undefined && (env.link === undefined || !this.line.linked)) {
       if (this.fixedText) env.lines.push(this.fixedText);
       return this.fixed;
     }
@@ -161,14 +161,14 @@ class ItemNode {
     this.close = frame.close;
   }
 
-  /** HTML of the item, or null when it is dropped; its text is left in `env.text`. */
+  /** HTML of the item, or null when it is dropped; its text is left in `env.text`. The label is written before the value, as it reads. */
   render(env: Env): string | null {
-    const v = this.value.render(env, true);
-    if (v === null) return null;
-    if (!this.label) return v;
-    const valueText = env.text;
+    if (!this.value.prepare(env, true)) return null;
+    if (!this.label) return this.value.write(env);
     const l = this.label.render(env, false);
-    env.text = (l === null ? '' : env.text) + valueText;
+    const labelText = env.text;
+    const v = this.value.write(env);
+    env.text = (l === null ? '' : labelText) + env.text;
     return (l ?? '') + v;
   }
 }
@@ -235,13 +235,23 @@ class ListNode implements CBlock {
 class SocialItem {
   readonly href: CompiledHref;
   readonly name: string;
+  /** What follows the href: the icon and the closing tags. */
   readonly tail: string;
+  private readonly icon: string;
+  private readonly afterIcon: string;
 
   constructor(network: SocialNetwork, href: CompiledHref, size: number) {
     this.href = href;
     this.name = SOCIAL_NETWORK_NAMES[network];
+    this.icon = SOCIAL_ICONS[network];
     const s = Math.round(size);
-    this.tail = `"><img src="${escapeAttr(SOCIAL_ICONS[network])}" width="${s}" height="${s}" alt="${escapeAttr(this.name)}" style="display:block;border:0;width:${s}px"></a></td>`;
+    this.afterIcon = `" width="${s}" height="${s}" alt="${escapeAttr(this.name)}" style="display:block;border:0;width:${s}px"></a></td>`;
+    this.tail = `"><img src="${escapeAttr(this.icon)}${this.afterIcon}`;
+  }
+
+  /** The tail with the icon's src as the render writes it (the render's `image`). */
+  tailFor(image: (src: string) => string): string {
+    return `"><img src="${escapeAttr(image(this.icon))}${this.afterIcon}`;
   }
 }
 
@@ -270,7 +280,8 @@ class SocialListNode implements CBlock {
       const url = item.href.empty(env) ? null : item.href.url(env);
       if (url === null) continue;
       if (n > 0) cells += this.spacer;
-      cells += `<td><a href="${escapeAttr(url)}${item.tail}`;
+      cells += `<td><a href="${escapeAttr(shownUrl(env, url))}${env.image === undefined ? item.tail : item.tailFor(env.image)}`;
+      // The plain text names the network's own address: `Name: url` is not a `label (url)` link text.
       env.lines.push(`${item.name}: ${url}`);
       n++;
     }

@@ -42,6 +42,10 @@
  *   encodeURIComponent. A parameter whose value resolves empty is left out.
  * - In the plain text, a link is written `label (url)`, or just the label when the label already is
  *   the address (`jane@acme.com` for `mailto:jane@acme.com`).
+ * - A render may be given `link` and `image` (RenderEnvInput): every href, and the `label (url)` of
+ *   the plain text, is written as `link(url)`, and every image's src as `image(src)`, asked in
+ *   document order. An installation's tracked links and view image come this way
+ *   (src/analytics/renderTracking.ts), so its HTML is written once, as installed.
  */
 import { cleanValue } from './escape.ts';
 import type { ContentTree } from './schema.ts';
@@ -62,9 +66,6 @@ export class CompiledTemplate {
   readonly assetIds: readonly string[];
   private readonly root: CBlock | null;
   private readonly urlCount: number;
-  /** Reused by every render of this template: rendering is synchronous, so renders never overlap. */
-  private readonly scratchHtml: (string | null)[] = [];
-  private readonly scratchText: (string | null)[] = [];
 
   constructor(tree: ContentTree, opts: CompileOptions = {}) {
     const slots = new Slots(opts.smartFieldKinds);
@@ -84,7 +85,7 @@ export class CompiledTemplate {
       const rec = values as Readonly<Record<string, string | null | undefined>>;
       for (let i = 0; i < ids.length; i++) vals[i] = cleanValue(Object.hasOwn(rec, ids[i]!) ? rec[ids[i]!] : undefined);
     }
-    return { vals, esc: new Array(ids.length), urls: new Array(this.urlCount), assets: input.assets, scratchHtml: this.scratchHtml, scratchText: this.scratchText, text: '', lines: [] };
+    return { vals, esc: new Array(ids.length), urls: new Array(this.urlCount), assets: input.assets, link: input.link, image: input.image, text: '', lines: [] };
   }
 
   /** The HTML (a single table, or '' when every block is dropped) and the plain-text alternative. */

@@ -7,13 +7,15 @@ import type { TextToken } from './schema.ts';
 import { diffTextCss, linkTextCss, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
 import type { Slots } from './program.ts';
 import { type Env } from './program.ts';
-import { CompiledHref, linkText } from './links.ts';
+import { CompiledHref, linkText, shownUrl } from './links.ts';
 
 interface CToken {
   /** Depends on a smart field: may resolve empty. */
   readonly smart: boolean;
   /** Output differs between teammates (smart, or a link with smart query parameters). */
   readonly dynamic: boolean;
+  /** Writes a link: its output also depends on the render's `link` (tracked links). */
+  readonly linked: boolean;
   /** HTML, or null when the token resolves empty. */
   html(env: Env): string | null;
   text(env: Env): string | null;
@@ -22,6 +24,7 @@ interface CToken {
 class LiteralToken implements CToken {
   readonly smart = false;
   readonly dynamic: boolean;
+  readonly linked: boolean;
   private readonly fixedHtml: string;
   private readonly fixedText: string | undefined;
   /** The token without its link (a link that resolves to nothing safe). */
@@ -36,6 +39,7 @@ class LiteralToken implements CToken {
     this.value = cleanLiteral(t.value ?? '');
     this.href = href;
     this.dynamic = href !== undefined && href.fixed === undefined;
+    this.linked = href !== undefined && href.fixed !== null;
     const body = escapeMultiline(this.value);
     if (href) {
       this.open = `<a href="`;
@@ -52,13 +56,15 @@ class LiteralToken implements CToken {
   }
 
   html(env: Env): string {
-    if (!this.href || this.href.fixed !== undefined) return this.fixedHtml;
+    if (!this.href || (this.href.fixed !== undefined && env.link === undefined)) return this.fixedHtml;
     const url = this.href.url(env);
-    return url === null ? this.plainHtml : this.open + escapeAttr(url) + this.close;
+    return url === null ? this.plainHtml : this.open + escapeAttr(shownUrl(env, url)) + this.close;
   }
 
   text(env: Env): string {
-    return this.fixedText ?? linkText(this.value, this.href!.url(env));
+    if (this.fixedText !== undefined && (!this.href || env.link === undefined)) return this.fixedText;
+    const url = this.href!.url(env);
+    return linkText(this.value, url, url === null ? null : shownUrl(env, url));
   }
 }
 
@@ -71,6 +77,7 @@ export function spanFor(style: ResolvedTextStyle, cell: ResolvedTextStyle, body:
 class SmartLinkToken implements CToken {
   readonly smart = true;
   readonly dynamic = true;
+  readonly linked = true;
   private readonly inner: LiteralToken;
   private readonly href: CompiledHref;
 
@@ -92,6 +99,7 @@ class SmartLinkToken implements CToken {
 class ValueToken implements CToken {
   readonly smart = true;
   readonly dynamic = true;
+  readonly linked: boolean;
   private readonly slot: number;
   private readonly open: string;
   private readonly close: string;
@@ -101,6 +109,7 @@ class ValueToken implements CToken {
   constructor(t: TextToken, cell: ResolvedTextStyle, slots: Slots, href: CompiledHref | undefined) {
     this.slot = slots.slot(t.smartFieldUuid!);
     this.href = href;
+    this.linked = href !== undefined;
     const style = resolveTextStyle(t.textStyle);
     const diff = diffTextCss(style, cell);
     this.open = diff ? `<span style="${escapeAttr(diff)}">` : '';
@@ -122,7 +131,7 @@ class ValueToken implements CToken {
     const body = this.escaped(env);
     if (this.href) {
       const url = this.href.url(env);
-      if (url !== null) return `<a href="${escapeAttr(url)}${this.linkClose}${body}</a>`;
+      if (url !== null) return `<a href="${escapeAttr(shownUrl(env, url))}${this.linkClose}${body}</a>`;
     }
     return this.open + body + this.close;
   }
@@ -130,7 +139,9 @@ class ValueToken implements CToken {
   text(env: Env): string | null {
     const v = env.vals[this.slot]!;
     if (v === '' || this.href?.empty(env)) return null;
-    return this.href ? linkText(v, this.href.url(env)) : v;
+    if (!this.href) return v;
+    const url = this.href.url(env);
+    return linkText(v, url, url === null ? null : shownUrl(env, url));
   }
 }
 
@@ -141,16 +152,17 @@ function imgTail(t: TextToken, width: number, alone: boolean): string {
   return `" width="${w}" alt="${alt}" style="${alone ? 'display:block;' : 'vertical-align:middle;'}border:0;width:${w}px;max-width:${w}px;height:auto">`;
 }
 
-/** `<img>` of `src`, inside a link to `url` when there is one. */
-function linkedImg(src: string, tail: string, url: string | null): string {
-  const img = `<img src="${escapeAttr(src)}${tail}`;
-  return url === null ? img : `<a href="${escapeAttr(url)}" style="text-decoration:none">${img}</a>`;
+/** `<img>` of `src`, inside a link to `url` when there is one (each as the render writes it: tracked or not). */
+function linkedImg(env: Env, src: string, tail: string, url: string | null): string {
+  const img = `<img src="${escapeAttr(env.image === undefined ? src : env.image(src))}${tail}`;
+  return url === null ? img : `<a href="${escapeAttr(shownUrl(env, url))}" style="text-decoration:none">${img}</a>`;
 }
 
 /** A smart token whose field is an image: `<img>`, optionally linked. */
 class ImageToken implements CToken {
   readonly smart = true;
   readonly dynamic = true;
+  readonly linked = true;
   private readonly slot: number;
   private readonly imgTail: string;
   private readonly href: CompiledHref | undefined;
@@ -173,7 +185,7 @@ class ImageToken implements CToken {
   html(env: Env): string | null {
     const src = this.src(env);
     if (src === null || this.href?.empty(env)) return null;
-    return linkedImg(src, this.imgTail, this.href?.url(env) ?? null);
+    return linkedImg(env, src, this.imgTail, this.href?.url(env) ?? null);
   }
 
   text(env: Env): string | null {
@@ -190,6 +202,7 @@ class ImageToken implements CToken {
 class AssetToken implements CToken {
   readonly smart = false;
   readonly dynamic = true;
+  readonly linked = true;
   private readonly id: string;
   private readonly imgTail: string;
   private readonly href: CompiledHref | undefined;
@@ -205,7 +218,7 @@ class AssetToken implements CToken {
     const asset = env.assets?.get(this.id);
     const url = asset ? encodeUrl(cleanValue(asset.url)) : null;
     if (url === null) return '';
-    return linkedImg(url, this.imgTail, this.href?.url(env) ?? null);
+    return linkedImg(env, url, this.imgTail, this.href?.url(env) ?? null);
   }
 
   text(): string {
@@ -216,6 +229,10 @@ class AssetToken implements CToken {
 /**
  * Tokens of one line with the empty-field rules. `droppable` lines (text blocks, list item values)
  * vanish when every smart token is empty; labels are not droppable by themselves.
+ *
+ * A line renders in two passes: `prepare` decides which smart tokens show (from their plain text,
+ * which is null exactly when their HTML is), then `write` writes the HTML in document order, so a
+ * render's `image` is asked for the images in the order they appear.
  */
 export class Line {
   private readonly tokens: CToken[];
@@ -223,7 +240,11 @@ export class Line {
   private readonly last: number;
   /** For a literal between smart tokens, the index of the next smart token. */
   private readonly nextSmart: Int32Array;
+  /** The plain text of each smart token between `prepare` and `write` (null: not shown). Renders are synchronous and never overlap. */
+  private readonly texts: (string | null)[];
   readonly hasSmart: boolean;
+  /** Some token writes a link: a render with `link` cannot use the finished HTML. */
+  readonly linked: boolean;
   readonly fixedHtml: string | undefined;
   readonly fixedText: string | undefined;
 
@@ -232,6 +253,8 @@ export class Line {
     this.first = tokens.findIndex((t) => t.smart);
     this.last = tokens.findLastIndex((t) => t.smart);
     this.hasSmart = this.first >= 0;
+    this.linked = tokens.some((t) => t.linked);
+    this.texts = new Array<string | null>(tokens.length).fill(null);
     this.nextSmart = new Int32Array(tokens.length).fill(-1);
     for (let i = tokens.length - 2, next = -1; i >= 0; i--) {
       if (tokens[i + 1]!.smart) next = i + 1;
@@ -244,45 +267,56 @@ export class Line {
     }
   }
 
+  /** Whether this render can use the HTML finished at compile time. */
+  private isFixed(env: Env): boolean {
+    return this.fixedHtml !== undefined && (env.link === undefined || !this.linked);
+  }
+
   /**
    * HTML of the line, or null when it is dropped; its plain text is left in `env.text`. HTML and
    * text come from one pass, so they always agree on what is shown.
    */
   render(env: Env, droppable: boolean): string | null {
-    if (this.fixedHtml !== undefined) {
+    return this.prepare(env, droppable) ? this.write(env) : null;
+  }
+
+  /** First pass: which smart tokens show; false when the line is dropped. */
+  prepare(env: Env, droppable: boolean): boolean {
+    if (!this.hasSmart || this.isFixed(env)) return true;
+    const tokens = this.tokens;
+    const texts = this.texts;
+    let any = false;
+    for (let i = this.first; i <= this.last; i++) {
+      const t = tokens[i]!;
+      if (!t.smart) continue;
+      const s = t.text(env);
+      texts[i] = s;
+      if (s !== null) any = true;
+    }
+    return any || !droppable;
+  }
+
+  /** Second pass, after `prepare` answered true: the HTML, in document order; the plain text is left in `env.text`. */
+  write(env: Env): string {
+    if (this.isFixed(env)) {
       env.text = this.fixedText!;
-      return this.fixedHtml;
+      return this.fixedHtml!;
     }
     const tokens = this.tokens;
-    const rh = env.scratchHtml;
-    const rt = env.scratchText;
-    let any = false;
-    if (this.hasSmart) {
-      for (let i = this.first; i <= this.last; i++) {
-        const t = tokens[i]!;
-        if (!t.smart) continue;
-        const h = t.html(env);
-        rh[i] = h;
-        if (h !== null) {
-          rt[i] = t.text(env);
-          any = true;
-        }
-      }
-      if (!any && droppable) return null;
-    }
+    const texts = this.texts;
     let html = '';
     let text = '';
     let shown = false;
     for (let i = 0; i < tokens.length; i++) {
       const t = tokens[i]!;
       if (t.smart) {
-        const h = rh[i]!;
-        if (h !== null) {
-          html += h;
-          text += rt[i]!;
+        const s = texts[i] as string | null;
+        if (s !== null) {
+          html += t.html(env)!;
+          text += s;
           shown = true;
         }
-      } else if (i < this.first || i > this.last || (shown && rh[this.nextSmart[i]!] !== null)) {
+      } else if (i < this.first || i > this.last || (shown && texts[this.nextSmart[i]!] !== null)) {
         html += t.html(env)!;
         text += t.text(env)!;
       }
@@ -292,7 +326,7 @@ export class Line {
   }
 }
 
-const EMPTY_ENV: Env = { vals: [], esc: [], urls: [], assets: undefined, scratchHtml: [], scratchText: [], text: '', lines: [] };
+const EMPTY_ENV: Env = { vals: [], esc: [], urls: [], assets: undefined, link: undefined, image: undefined, text: '', lines: [] };
 
 export function compileTokens(tokens: TextToken[], cell: ResolvedTextStyle, slots: Slots, imageWidth: number): Line {
   const alone = tokens.length === 1;

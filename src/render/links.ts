@@ -121,8 +121,16 @@ export class CompiledHref {
   }
 }
 
-/** `label (url)`, or the label alone when it already is the address. */
-export function linkText(label: string, url: string | null): string {
+/** The address written for `url` in this render: the render's `link` of it (a tracked link), or itself. */
+export function shownUrl(env: Env, url: string): string {
+  return env.link === undefined ? url : env.link(url);
+}
+
+/**
+ * `label (url)`, or the label alone when it already is the address. `shown` is the address written
+ * in its place (a tracked link); the comparison is with `url`.
+ */
+export function linkText(label: string, url: string | null, shown: string | null = url): string {
   if (!url || !label) return label;
   const scheme = allowedScheme(url);
   let bare = url.slice(scheme === 'https' ? 8 : scheme === 'http' ? 7 : scheme === 'mailto' ? 7 : 4);
@@ -141,5 +149,5 @@ export function linkText(label: string, url: string | null): string {
     const l = label.toLowerCase();
     same = b === l || (scheme !== 'mailto' && b === `www.${l}`);
   }
-  return same ? label : `${label} (${url})`;
+  return same ? label : `${label} (${shown})`;
 }

@@ -19,6 +19,10 @@ export type SmartFieldValues = ReadonlyMap<string, string | null | undefined> | 
 export interface RenderEnvInput {
   values: SmartFieldValues;
   assets?: ReadonlyMap<string, AssetRef> | undefined;
+  /** The address written for each link (a finished URL, not attribute-escaped); absent: the URL itself. */
+  link?: ((url: string) => string) | undefined;
+  /** The address written for each image's `src`; absent: the image's own. */
+  image?: ((src: string) => string) | undefined;
 }
 
 /** Per-render state: the template's smart-field values, cleaned once, and lazily built pieces. */
@@ -27,9 +31,9 @@ export interface Env {
   esc: (string | undefined)[];
   urls: (string | null | undefined)[];
   assets: ReadonlyMap<string, AssetRef> | undefined;
-  /** Per-line scratch: HTML and text of the smart tokens (lines never nest, so one pair serves all). */
-  scratchHtml: (string | null)[];
-  scratchText: (string | null)[];
+  /** RenderEnvInput's `link` and `image`: set when an installation's links and view image are tracked. */
+  link: ((url: string) => string) | undefined;
+  image: ((src: string) => string) | undefined;
   /** The text of the line just rendered. */
   text: string;
   /** Plain-text lines, appended in document order by the blocks that are shown. */

@@ -3,6 +3,10 @@
  * sha256 of the HTML. Identical inputs give identical bytes: nothing depends on time, randomness or
  * the order of object keys in the values.
  *
+ * An installation's render is given a `RenderTracking`: the renderer asks it for the address of
+ * every link and image it writes, and for what follows the signature, so that tracked links and the
+ * view image are written as the HTML is, and hashed with it once (src/analytics/renderTracking.ts).
+ *
  * A tree passed as it is gets compiled for this one render. Callers that render one template for
  * many teammates pass it compiled (`compileTemplate`), as the render-input loader does (load.ts: the
  * one cache of compiled templates, per published version).
@@ -40,6 +44,19 @@ export interface RenderOutput {
   bannerAt: number;
 }
 
+/** Which content a link or image is in: the signature, or the campaign's banner. */
+export type Anchor = 'signature' | 'campaign';
+
+/** What a render asks of link tracking (module comment). Every answer must be the same for the same question within one render. */
+export interface RenderTracking {
+  /** The address written for a link to `url` (a finished URL, before attribute escaping): `url` itself, or its tracked link. */
+  link(url: string, anchor: Anchor): string;
+  /** The `src` written for an image, asked in document order: `src` itself, or the tracked image. */
+  image(src: string, anchor: Anchor): string;
+  /** HTML written after everything else (the 1×1 view image), or ''. `banner`: whether the campaign's banner was written. */
+  end(banner: boolean): string;
+}
+
 /** Space between the signature and the banner, px. */
 const BANNER_GAP = 16;
 
@@ -52,8 +69,14 @@ export function hashHtml(html: string): string {
   return crypto.hash('sha256', html, 'hex');
 }
 
-export function renderSignature(input: RenderInput): RenderOutput {
-  const env = { values: input.values, assets: input.assets };
+/** The render's `link` and `image` for one part, with its anchor. */
+function trackedEnv(input: RenderInput, tracking: RenderTracking | undefined, anchor: Anchor) {
+  if (!tracking) return { values: input.values, assets: input.assets };
+  return { values: input.values, assets: input.assets, link: (url: string) => tracking.link(url, anchor), image: (src: string) => tracking.image(src, anchor) };
+}
+
+export function renderSignature(input: RenderInput, tracking?: RenderTracking): RenderOutput {
+  const env = trackedEnv(input, tracking, 'signature');
   const sig = compiledFor(input.tree, input.smartFieldKinds).render(env);
   let html = sig.html;
   let text = sig.text;
@@ -61,7 +84,7 @@ export function renderSignature(input: RenderInput): RenderOutput {
   let bannerAt = -1;
   const campaign = input.campaign;
   if (campaign?.content && campaignApplies(campaign, input.signatureId, input.values, input.variant)) {
-    const b = compiledFor(campaign.content, input.smartFieldKinds).render(env);
+    const b = compiledFor(campaign.content, input.smartFieldKinds).render(tracking ? trackedEnv(input, tracking, 'campaign') : env);
     if (b.html) {
       banner = true;
       const before = sig.html ? `${TABLE_OPEN}<tr><td>${sig.html}</td></tr><tr><td style="padding-top:${BANNER_GAP}px">` : '';
@@ -70,5 +93,6 @@ export function renderSignature(input: RenderInput): RenderOutput {
       text = sig.text && b.text ? `${sig.text}\n\n${b.text}` : sig.text || b.text;
     }
   }
+  if (tracking) html += tracking.end(banner);
   return { html, text, hash: hashHtml(html), banner, bannerAt };
 }

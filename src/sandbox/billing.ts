@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import { syncBilling } from '../billing/sync.ts';
 import type { AppContext } from '../context.ts';
 import { connectBilling } from '../billing/repository.ts';
-import type { StripeEmulator } from './stripe.ts';
+import type { SandboxTenants } from './tenants.ts';
 
-export async function connectSandboxBilling(ctx: AppContext, log: Logger, workspaceId: string, stripe: StripeEmulator): Promise<void> {
+export async function connectSandboxBilling(ctx: AppContext, log: Logger, workspaceId: string, stripe: SandboxTenants['stripe']): Promise<void> {
   await connectBilling(ctx.pool, ctx.secrets, workspaceId, { secretKey: stripe.account.secretKey, customerId: stripe.account.customerId, baseUrl: stripe.url });
   const synced = await syncBilling(ctx, workspaceId, log);
   log.info(`connected the emulated payment provider: a ${stripe.account.tier} subscription of ${stripe.account.quantity} seats and ${synced?.invoices ?? 0} invoices`);

@@ -1,5 +1,6 @@
 /**
- * The first-run demo of `serve`: starts the emulated tenants in-process, seeds the "Acme" workspace
+ * The first-run demo of `serve`: starts the emulated tenants in-process (emulators/acme.ts, loaded
+ * by tenants.ts), seeds the "Acme" workspace
  * into an empty database (or points an already seeded one at the new emulators), then runs the
  * product through its own API — sync, assign, publish — and tells what happened: teammates synced,
  * smart-field values mapped, signatures installed, the failure and its reason; then it follows
@@ -26,13 +27,12 @@ import type { AppContext } from '../context.ts';
 import { prepareDataDir } from '../dataDir.ts';
 import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
-import type { SandboxState } from './mailboxState.ts';
 import { createSignInLink } from '../console/sessions.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { runAnalyticsStory, type AnalyticsDemoResult } from './analyticsDemo.ts';
 import { connectSandboxBilling } from './billing.ts';
-import { startStripeEmulator, generateStripeAccount } from './stripe.ts';
-import { everyoneGroups, googleUserOf, loadAcme, microsoftUserOf, repointSandbox, seedSandbox, slackMemberOf, startSandboxEmulators, type AcmePerson, type SandboxEmulators } from './seed.ts';
+import { everyoneGroups, loadAcme, repointSandbox, seedSandbox } from './seed.ts';
+import { startSandboxTenants, type DirectoryChange, type SandboxTenants } from './tenants.ts';
 
 export interface SandboxRecord {
   workspace_id: string;
@@ -61,11 +61,11 @@ function recordDirectoryChange(config: Pick<Config, 'DATA_DIR'>, change: Directo
 }
 
 /** Applies the recorded changes to fresh emulators; answers how many applied. */
-function restoreDirectoryChanges(config: Pick<Config, 'DATA_DIR'>, e: SandboxEmulators, log: Logger): number {
+function restoreDirectoryChanges(config: Pick<Config, 'DATA_DIR'>, e: SandboxTenants, log: Logger): number {
   let applied = 0;
   for (const c of readDirectoryChanges(config)) {
     try {
-      changeDirectory(e, c);
+      e.changeDirectory(c);
       applied++;
     } catch (err) {
       log.warn({ change: c }, `a recorded directory change no longer applies: ${err instanceof Error ? err.message : String(err)}`);
@@ -89,81 +89,7 @@ export function writeSandboxRecord(config: Pick<Config, 'DATA_DIR'>, record: San
 
 export { sandboxEnabled };
 
-/** What the inspection endpoint answers. */
-export function sandboxState(e: SandboxEmulators) {
-  return {
-    gmail: e.google.signatures(),
-    outlook: e.microsoft.signatures(),
-    slack_dms: e.slack.dms.map((d) => ({ email: d.email, channel: d.channel, ts: d.ts, text: d.text })),
-    requests: { google: e.google.counters, microsoft: e.microsoft.counters, slack: e.slack.counters },
-    directory: {
-      google: e.google.tenant.users.map((u) => ({ email: u.primaryEmail, name: u.name.fullName, title: u.organizations?.[0]?.title ?? null })),
-      microsoft: e.microsoft.tenant.users.map((u) => ({ email: u.mail, name: u.displayName, title: u.jobTitle ?? null })),
-    },
-  } satisfies SandboxState & { requests: unknown };
-}
-
-export interface DirectoryChange {
-  action: 'add' | 'rename' | 'remove' | 'title';
-  email: string;
-  name?: string;
-  title?: string;
-  /** For `add`: which directory (default: by the address's domain, eu.acme.test is Microsoft). */
-  provider?: 'google' | 'microsoft';
-}
-
-let added = 100;
-
-/** Applies a change to the emulated directories (and Slack, which mirrors everyone). */
-export function changeDirectory(e: SandboxEmulators, c: DirectoryChange): string {
-  const email = c.email.toLowerCase();
-  const g = e.google.tenant.users.find((u) => u.primaryEmail.toLowerCase() === email);
-  const m = e.microsoft.tenant.users.find((u) => (u.mail ?? '').toLowerCase() === email);
-  const s = e.slack.tenant.members.find((x) => (x.profile.email ?? '').toLowerCase() === email);
-  if (c.action === 'add') {
-    if (g || m) throw new Error(`${email} is already in the directory`);
-    const [given = 'New', ...rest] = (c.name ?? email.split('@')[0]!).split(' ');
-    const provider = c.provider ?? (email.endsWith('@eu.acme.test') ? 'microsoft' : 'google');
-    const p: AcmePerson = { given_name: given, family_name: rest.join(' ') || 'Teammate', title: c.title ?? 'Teammate', department: 'New hires', email, phone: '', provider };
-    const i = added++;
-    if (provider === 'google') {
-      const u = googleUserOf(p, i);
-      e.google.tenant.users.push(u);
-      e.google.tenant.groups[0]?.members.push(u.id);
-    } else {
-      const u = microsoftUserOf(p, i);
-      e.microsoft.addUser(u);
-      e.microsoft.tenant.groups[0]?.members.push(u.id);
-    }
-    e.slack.addMember(slackMemberOf(p, i));
-    return `added ${p.given_name} ${p.family_name} <${email}> to the ${provider === 'google' ? 'Google Workspace' : 'Microsoft 365'} directory`;
-  }
-  if (!g && !m) throw new Error(`${email} is not in the emulated directories`);
-  if (c.action === 'remove') {
-    if (g) {
-      e.google.tenant.users.splice(e.google.tenant.users.indexOf(g), 1);
-      for (const grp of e.google.tenant.groups) grp.members = grp.members.filter((id) => id !== g.id);
-    }
-    if (m) e.microsoft.removeUser(m.id);
-    if (s) e.slack.removeMember(s.id);
-    return `removed ${email}`;
-  }
-  if (c.action === 'rename') {
-    if (!c.name) throw new Error('rename needs a name');
-    const [given = c.name, ...rest] = c.name.split(' ');
-    if (g) g.name = { givenName: given, familyName: rest.join(' '), fullName: c.name };
-    if (m) e.microsoft.updateUser(m.id, { displayName: c.name, givenName: given, surname: rest.join(' ') });
-    if (s) Object.assign(s, { real_name: c.name, profile: { ...s.profile, real_name: c.name } });
-    return `renamed ${email} to ${c.name}`;
-  }
-  if (!c.title) throw new Error('title needs a title');
-  if (g) g.organizations = [{ ...(g.organizations?.[0] ?? {}), title: c.title, primary: true }];
-  if (m) e.microsoft.updateUser(m.id, { jobTitle: c.title });
-  if (s) s.profile.title = c.title;
-  return `changed the title of ${email} to ${c.title}`;
-}
-
-async function startControl(e: SandboxEmulators, onChange: (c: DirectoryChange) => void): Promise<{ url: string; close(): Promise<void> }> {
+async function startControl(e: SandboxTenants, onChange: (c: DirectoryChange) => void): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -173,11 +99,11 @@ async function startControl(e: SandboxEmulators, onChange: (c: DirectoryChange) 
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       try {
-        if (req.method === 'GET' && req.url === '/_sandbox/state') return reply(200, sandboxState(e));
+        if (req.method === 'GET' && req.url === '/_sandbox/state') return reply(200, e.state());
         if (req.method === 'POST' && req.url === '/_sandbox/directory') {
           const change = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as DirectoryChange;
           if (!['add', 'rename', 'remove', 'title'].includes(change.action) || typeof change.email !== 'string') return reply(400, { error: 'expected {"action":"add|rename|remove|title","email":...}' });
-          const message = changeDirectory(e, change);
+          const message = e.changeDirectory(change);
           onChange(change);
           return reply(200, { ok: true, message });
         }
@@ -278,8 +204,7 @@ export async function withSandbox(app: App): Promise<App> {
   const { ctx } = app;
   if (!sandboxEnabled(ctx.config) || !app.url) return app;
   const log = ctx.logger.child({ component: 'sandbox' });
-  const emulators = await startSandboxEmulators();
-  const stripe = await startStripeEmulator(generateStripeAccount(loadAcme().people.length));
+  const emulators = await startSandboxTenants();
   const control = await startControl(emulators, (c) => recordDirectoryChange(ctx.config, c));
   const stop = app.stop.bind(app);
   const wrapped: App = {
@@ -288,11 +213,10 @@ export async function withSandbox(app: App): Promise<App> {
       await stop();
       await control.close();
       await emulators.close();
-      await stripe.close();
     },
   };
   log.info(`started the emulated tenants: Google Workspace at ${emulators.google.url}, Microsoft 365 at ${emulators.microsoft.url} (HTTPS, its own certificate), Slack at ${emulators.slack.url}`);
-  log.info(`started the emulated payment provider (Stripe) at ${stripe.url}`);
+  log.info(`started the emulated payment provider (Stripe) at ${emulators.stripe.url}`);
   try {
     let record = readSandboxRecord(ctx.config);
     let restarted = false;
@@ -318,7 +242,7 @@ export async function withSandbox(app: App): Promise<App> {
     }
     if (record && record.signature_id) {
       writeSandboxRecord(ctx.config, { ...record, control_url: control.url, base_url: app.url });
-      await connectSandboxBilling(ctx, log, record.workspace_id, stripe);
+      await connectSandboxBilling(ctx, log, record.workspace_id, emulators.stripe);
       const api = new ApiClient(app.url, record.api_key);
       await runStory(ctx, log, api, record.workspace_id, record.signature_id, restarted);
       const clicked = await runAnalyticsStory(ctx, log, api, record.workspace_id, emulators.google.signatures());

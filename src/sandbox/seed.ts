@@ -1,6 +1,6 @@
 /**
- * The sandbox workspace "Acme": its emulated tenants (built from fixtures/sandbox/acme.json: about
- * 25 people, part on Google Workspace, part on Microsoft 365, all of them in Slack) and its rows:
+ * The sandbox workspace "Acme" (fixtures/sandbox/acme.json; its emulated tenants, about 25 people
+ * part on Google Workspace, part on Microsoft 365, all of them in Slack, are emulators/acme.ts):
  * the workspace and an API key, the five integrations pointed at the emulators, smart fields mapped
  * to directory attributes, a signature draft and a live campaign whose banner the signature shows.
  */
@@ -16,28 +16,15 @@ import { createSignature } from '../signatures/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
 import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
 import { validateContent } from '../render/index.ts';
-import { startGoogleEmulator, type GoogleEmulator, type GoogleTenant, type GoogleUserRaw } from './google.ts';
-import { defaultKnobs } from './http.ts';
-import { microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type GraphUserRaw, type MicrosoftEmulator, type MicrosoftTenant } from './microsoft.ts';
 import { addSandboxLogo } from './logo.ts';
-import { startSlackEmulator, type SlackEmulator, type SlackMemberRaw, type SlackTenant } from './slack.ts';
-
-export interface AcmePerson {
-  given_name: string;
-  family_name: string;
-  title: string;
-  department: string;
-  email: string;
-  phone: string;
-  provider: 'google' | 'microsoft';
-  no_mailbox?: boolean;
-}
+import type { SandboxTenants } from './tenants.ts';
 
 export interface AcmeFixture {
   workspace: string;
   company: string;
   website: string;
-  people: AcmePerson[];
+  /** The directory's people (emulators/acme.ts reads the rest of each: names, title, phone). */
+  people: { email: string; provider: 'google' | 'microsoft' }[];
   campaign: { name: string; text: string; link_text: string; href: string };
 }
 
@@ -45,100 +32,6 @@ const FIXTURE = path.resolve(import.meta.dirname, '../../fixtures/sandbox/acme.j
 
 export function loadAcme(): AcmeFixture {
   return JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as AcmeFixture;
-}
-
-export interface SandboxEmulators {
-  google: GoogleEmulator;
-  microsoft: MicrosoftEmulator;
-  slack: SlackEmulator;
-  close(): Promise<void>;
-}
-
-const googleId = (i: number) => String(200000000000000000000n + BigInt(i));
-const slackId = (i: number) => `U0ACME${String(i).padStart(4, '0')}`;
-
-export function googleUserOf(p: AcmePerson, i: number): GoogleUserRaw {
-  return {
-    id: googleId(i),
-    primaryEmail: p.email,
-    name: { givenName: p.given_name, familyName: p.family_name, fullName: `${p.given_name} ${p.family_name}` },
-    suspended: false,
-    archived: false,
-    aliases: [],
-    orgUnitPath: `/${p.department}`,
-    organizations: [{ title: p.title, department: p.department, primary: true }],
-    phones: [{ value: p.phone, type: 'work', primary: true }],
-  };
-}
-
-export function microsoftUserOf(p: AcmePerson, i: number): GraphUserRaw {
-  return {
-    id: `ac3e0000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    displayName: `${p.given_name} ${p.family_name}`,
-    givenName: p.given_name,
-    surname: p.family_name,
-    jobTitle: p.title,
-    department: p.department,
-    companyName: 'Acme Europe',
-    mail: p.email,
-    userPrincipalName: p.email,
-    businessPhones: [p.phone],
-    mobilePhone: null,
-    officeLocation: null,
-    proxyAddresses: [`SMTP:${p.email}`],
-    accountEnabled: true,
-  };
-}
-
-export function slackMemberOf(p: AcmePerson, i: number): SlackMemberRaw {
-  const real = `${p.given_name} ${p.family_name}`;
-  return {
-    id: slackId(i),
-    name: p.email.split('@')[0]!,
-    real_name: real,
-    profile: { real_name: real, display_name: p.given_name, first_name: p.given_name, last_name: p.family_name, title: p.title, phone: p.phone, email: p.email },
-  };
-}
-
-/** The three tenants of the Acme fixture. */
-export function acmeTenants(fixture: AcmeFixture = loadAcme()): { google: GoogleTenant; microsoft: MicrosoftTenant; slack: SlackTenant } {
-  const people = fixture.people.map((p, i) => ({ p, i }));
-  const gUsers = people.filter(({ p }) => p.provider === 'google').map(({ p, i }) => googleUserOf(p, i));
-  const mUsers = people.filter(({ p }) => p.provider === 'microsoft').map(({ p, i }) => microsoftUserOf(p, i));
-  const departments = [...new Set(fixture.people.map((p) => p.department))];
-  const google: GoogleTenant = {
-    users: gUsers,
-    groups: [{ id: 'acme-everyone', email: 'everyone@acme.test', name: 'Everyone', members: gUsers.map((u) => u.id) }],
-    orgUnits: departments.map((d, i) => ({ orgUnitPath: `/${d}`, name: d, orgUnitId: `id:acme${i}`, parentOrgUnitPath: '/' })),
-    sendAs: new Map(),
-    noMailbox: new Set(fixture.people.filter((p) => p.provider === 'google' && p.no_mailbox).map((p) => p.email.toLowerCase())),
-  };
-  const microsoft: MicrosoftTenant = {
-    tenantId: 'ac3e0000-7e4a-4000-8000-00000000e0e0',
-    clientId: '5a4d8b1c-0000-4000-8000-00000000acme',
-    clientSecret: 'sandbox~client-secret',
-    users: mUsers,
-    groups: [{ id: 'ac3e9999-0000-4000-8000-000000000001', displayName: 'All staff EMEA', mail: 'all@eu.acme.test', members: mUsers.map((u) => u.id) }],
-    mailboxes: new Map(),
-    noMailbox: new Set(),
-  };
-  const slack: SlackTenant = { teamId: 'T0ACME001', botToken: 'xoxb-0000-acme-sandbox-bot-token', members: people.map(({ p, i }) => slackMemberOf(p, i)) };
-  return { google, microsoft, slack };
-}
-
-/** Starts the three emulators, each on a free loopback port. */
-export async function startSandboxEmulators(tenants = acmeTenants()): Promise<SandboxEmulators> {
-  const google = await startGoogleEmulator(tenants.google, defaultKnobs());
-  const microsoft = await startMicrosoftEmulator(tenants.microsoft, defaultKnobs());
-  const slack = await startSlackEmulator(tenants.slack, defaultKnobs());
-  return {
-    google,
-    microsoft,
-    slack,
-    close: async () => {
-      await Promise.all([google.close(), microsoft.close(), slack.close()]);
-    },
-  };
 }
 
 let serviceKey: string | undefined;
@@ -150,11 +43,14 @@ function sandboxServiceAccount() {
 
 export type SandboxIntegrationKey = 'googleDirectory' | 'gmail' | 'microsoftDirectory' | 'outlook' | 'slack';
 
+type Emulated = Pick<SandboxTenants, 'connections'>;
+
 /** Config (emulator URLs, the Microsoft CA) and credentials of each sandbox integration. */
-export function sandboxConnections(e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>) {
-  const google = { kind: 'google_workspace' as const, credentials: sandboxServiceAccount(), config: { base_url: `${e.google.url}/`, token_url: `${e.google.url}/token` } };
-  const microsoft = { kind: 'microsoft_entra' as const, credentials: microsoftCredentials(e.microsoft.tenant), config: microsoftIntegrationConfig(e.microsoft) };
-  const slack = { kind: 'slack' as const, credentials: { bot_token: e.slack.tenant.botToken }, config: { base_url: `${e.slack.url}/api/` } };
+export function sandboxConnections(e: Emulated) {
+  const c = e.connections;
+  const google = { kind: 'google_workspace' as const, credentials: sandboxServiceAccount(), config: c.google.config };
+  const microsoft = { kind: 'microsoft_entra' as const, credentials: c.microsoft.credentials, config: c.microsoft.config };
+  const slack = { kind: 'slack' as const, credentials: c.slack.credentials, config: c.slack.config };
   return {
     googleDirectory: { ...google, category: 'teammates' as const, name: 'Google Workspace (sandbox)' },
     gmail: { ...google, category: 'signatures' as const, name: 'Gmail (sandbox)' },
@@ -167,7 +63,7 @@ export function sandboxConnections(e: Pick<SandboxEmulators, 'google' | 'microso
 }
 
 /** Connects the five integrations of a workspace to the emulators. */
-export async function connectSandbox(ctx: AppContext, workspaceId: string, e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>): Promise<Record<SandboxIntegrationKey, IntegrationRow>> {
+export async function connectSandbox(ctx: AppContext, workspaceId: string, e: Emulated): Promise<Record<SandboxIntegrationKey, IntegrationRow>> {
   const conns = sandboxConnections(e);
   const out = {} as Record<SandboxIntegrationKey, IntegrationRow>;
   for (const key of Object.keys(conns) as SandboxIntegrationKey[]) {
@@ -180,7 +76,7 @@ export async function connectSandbox(ctx: AppContext, workspaceId: string, e: Pi
  * Points existing sandbox integrations at freshly started emulators (new ports, new certificate):
  * config and credentials are rewritten, and incremental state from the previous emulators is dropped.
  */
-export async function repointSandbox(ctx: AppContext, workspaceId: string, e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>): Promise<void> {
+export async function repointSandbox(ctx: AppContext, workspaceId: string, e: Emulated): Promise<void> {
   const conns = sandboxConnections(e);
   for (const conn of Object.values(conns)) await repointIntegrations(ctx, ctx.pool, workspaceId, conn);
 }
@@ -349,7 +245,7 @@ export interface SeededSandbox {
 }
 
 /** Seeds the whole Acme workspace against running emulators. Assignments need the synced groups: see `assignEveryone`. */
-export async function seedSandbox(ctx: AppContext, e: Pick<SandboxEmulators, 'google' | 'microsoft' | 'slack'>, fixture: AcmeFixture = loadAcme()): Promise<SeededSandbox> {
+export async function seedSandbox(ctx: AppContext, e: Emulated, fixture: AcmeFixture = loadAcme()): Promise<SeededSandbox> {
   const ws = await createWorkspace(ctx.pool, fixture.workspace);
   // The sandbox shows the whole loop: installed signatures carry tracked links from the first install.
   await setEventTracking(ctx.pool, ws.id, true);

@@ -1,7 +1,7 @@
 /** A workspace connected to the emulated Microsoft tenant in add-in mode, for the add-in's tests. */
 import type pg from 'pg';
 import type { AppContext } from '../../src/context.ts';
-import { startMicrosoftEmulator, generateMicrosoftTenant, microsoftIntegrationConfig, microsoftCredentials, type MicrosoftEmulator } from '../../src/sandbox/microsoft.ts';
+import { startMicrosoftEmulator, generateMicrosoftTenant, microsoftIntegrationConfig, microsoftCredentials, type MicrosoftEmulator } from '../../emulators/microsoft.ts';
 import { seedTeammate, tree } from '../api/helpers.ts';
 
 export const CLIENT_ID = '6f1c3c9e-8a51-4c2b-9d3e-2f0b6a7c1d45';

@@ -6,7 +6,6 @@
 import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
-import { trackLinks } from '../../src/analytics/links.ts';
 import { ClickRecorder, type Click } from '../../src/analytics/clicks.ts';
 import { clickTokens } from '../../src/analytics/token.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
@@ -14,6 +13,7 @@ import { createLogger } from '../../src/log.ts';
 import { useApi } from '../api/helpers.ts';
 import { waitFor } from '../helpers/cli.ts';
 import { failingOncePool } from '../helpers/db.ts';
+import { trackedLink, trackedLinks } from '../helpers/tracking.ts';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
@@ -30,9 +30,7 @@ describe('click redirects', () => {
 
   /** Tracked links for one address, as an install renders them. */
   const track = async (workspaceId: string, emailId: string, urls: string[]) => {
-    const html = urls.map((u) => `<a href="${u.replaceAll('&', '&amp;')}">x</a>`).join('');
-    const out = await trackLinks(api.t.ctx.pool, clickTokens(api.t.ctx.secrets), api.base, { workspaceId, signatureId, campaignId: null, teammateId, emailId }, { html, text: '', bannerAt: -1 });
-    return [...out.html.matchAll(/href="([^"]*)"/g)].map((m) => m[1]!);
+    return trackedLinks(api.t.ctx, api.base, { workspaceId, signatureId, campaignId: null, teammateId, emailId }, urls);
   };
 
   beforeAll(async () => {
@@ -128,8 +126,8 @@ describe('the click recorder', () => {
     const { pool, statements } = failingOncePool(api.t.ctx.pool);
     const recorder = new ClickRecorder(pool, createLogger('silent'), { holdMs: 0, flushEveryMs: 60_000 });
     const target = { workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() };
-    const tracked = await trackLinks(api.t.ctx.pool, clickTokens(api.t.ctx.secrets), api.base, target, { html: '<a href="https://acme.test/">x</a>', text: '', bannerAt: -1 });
-    const linkId = clickTokens(api.t.ctx.secrets).verify(/\/c\/([^"]+)"/.exec(tracked.html)![1]!)!;
+    const tracked = await trackedLink(api.t.ctx, api.base, target, 'https://acme.test/');
+    const linkId = clickTokens(api.t.ctx.secrets).verify(tracked.split('/c/')[1]!)!;
     const clicks: Click[] = Array.from({ length: 500 }, () => ({
       ...target,
       id: crypto.randomUUID(),

@@ -7,11 +7,11 @@
 import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
-import { trackLinks } from '../../src/analytics/links.ts';
 import { clickTokens } from '../../src/analytics/token.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
 import { eventCount } from '../helpers/fixtures.ts';
 import { useApi } from '../api/helpers.ts';
+import { trackedLink } from '../helpers/tracking.ts';
 
 describe('recorded events and visitors', () => {
   const api = useApi();
@@ -25,9 +25,8 @@ describe('recorded events and visitors', () => {
   const tokens = () => clickTokens(api.t.ctx.secrets);
   /** A click id as the redirect of a tracked link of `ws` hands it out. */
   const clickOn = async (ws: string) => {
-    const html = '<a href="https://acme.test/">x</a>';
-    const out = await trackLinks(api.t.ctx.pool, tokens(), api.base, { workspaceId: ws, signatureId, campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() }, { html, text: '', bannerAt: -1 });
-    const linkId = tokens().verify(/\/c\/([^"]+)"/.exec(out.html)![1]!)!;
+    const link = await trackedLink(api.t.ctx, api.base, { workspaceId: ws, signatureId, campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() }, 'https://acme.test/');
+    const linkId = tokens().verify(link.split('/c/')[1]!)!;
     return tokens().clickId(linkId);
   };
   const ingest = (body: string, contentType = 'text/plain;charset=UTF-8', id = trackingId) =>

@@ -7,13 +7,12 @@
 import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { insertClicks, type Click } from '../../src/analytics/clicks.ts';
-import { trackLinks } from '../../src/analytics/links.ts';
 import { rebuildRollups } from '../../src/analytics/rollups.ts';
 import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
-import { trackViews } from '../../src/analytics/viewImages.ts';
 import { insertViews, type View } from '../../src/analytics/views.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
 import { useApi } from '../api/helpers.ts';
+import { trackedImage, trackedLink } from '../helpers/tracking.ts';
 
 describe('repeats are not people', () => {
   const api = useApi();
@@ -29,8 +28,8 @@ describe('repeats are not people', () => {
 
   it('clicks: one client following one link again within 30 minutes counts once; a burst is a bot; raw rows stay', async () => {
     const t = target();
-    const out = await trackLinks(api.t.ctx.pool, clickTokens(api.t.ctx.secrets), api.base, t, { html: '<a href="https://acme.test/">x</a>', text: '', bannerAt: -1 });
-    const linkId = clickTokens(api.t.ctx.secrets).verify(/\/c\/([^"]+)"/.exec(out.html)![1]!)!;
+    const link = await trackedLink(api.t.ctx, api.base, t, 'https://acme.test/');
+    const linkId = clickTokens(api.t.ctx.secrets).verify(link.split('/c/')[1]!)!;
     const t0 = start();
     const click = (clicker: string, at: number): Click => ({
       id: clickTokens(api.t.ctx.secrets).clickId(linkId),
@@ -58,8 +57,8 @@ describe('repeats are not people', () => {
 
   it('views: one viewer fetching one image again within 30 minutes is one view; 3,000 fetches are one bot view; a proxy is never a repeat', async () => {
     const t = target();
-    const html = await trackViews(api.t.ctx.pool, viewTokens(api.t.ctx.secrets), api.base, t, { html: '<p>x</p>', bannerAt: -1 });
-    const imageId = viewTokens(api.t.ctx.secrets).verify(/\/v\/([^"]+)"/.exec(html)![1]!)!;
+    const image = await trackedImage(api.t.ctx, api.base, t);
+    const imageId = viewTokens(api.t.ctx.secrets).verify(image.split('/v/')[1]!)!;
     const t0 = start();
     const view = (viewer: string, at: number, proxy: string | null = null): View => ({ id: crypto.randomUUID(), viewedAt: new Date(at), imageId, countryCode: 'DE', viewer, proxy, botReason: null });
     const rows: View[] = [];

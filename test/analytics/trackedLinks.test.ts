@@ -11,7 +11,7 @@ import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
 import { startWorker } from '../../src/worker/runner.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { switchEventTracking } from '../../src/analytics/tracking.ts';
 import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
 import { useTestContext } from '../helpers/db.ts';

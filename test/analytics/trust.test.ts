@@ -7,12 +7,12 @@
  */
 import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { trackLinks } from '../../src/analytics/links.ts';
 import { insertClicks } from '../../src/analytics/clicks.ts';
 import { clickTokens } from '../../src/analytics/token.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
 import { eventCount } from '../helpers/fixtures.ts';
 import { useApi } from '../api/helpers.ts';
+import { trackedLink } from '../helpers/tracking.ts';
 
 describe('analytics trust', () => {
   const api = useApi();
@@ -21,10 +21,9 @@ describe('analytics trust', () => {
 
   /** A click id as the redirect hands it out, and its link id. */
   const click = async () => {
-    const html = `<a href="https://shop.test/${crypto.randomUUID()}">x</a>`;
     const ids = { workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() };
-    const out = await trackLinks(api.t.ctx.pool, tokens(), api.base, ids, { html, text: '', bannerAt: -1 });
-    const linkId = tokens().verify(/\/c\/([^"]+)"/.exec(out.html)![1]!)!;
+    const link = await trackedLink(api.t.ctx, api.base, ids, `https://shop.test/${crypto.randomUUID()}`);
+    const linkId = tokens().verify(link.split('/c/')[1]!)!;
     return { clickId: tokens().clickId(linkId), linkId, ids };
   };
   const post = (event: unknown) => api.call('POST', '/v1/analytics/events', { event });

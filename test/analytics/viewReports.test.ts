@@ -7,14 +7,13 @@
 import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { insertClicks } from '../../src/analytics/clicks.ts';
-import { trackLinks } from '../../src/analytics/links.ts';
 import { ctr } from '../../src/analytics/reports.ts';
 import { rebuildRollups } from '../../src/analytics/rollups.ts';
 import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
-import { trackViews } from '../../src/analytics/viewImages.ts';
 import { insertViews, pruneViews, type View } from '../../src/analytics/views.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
 import { useApi } from '../api/helpers.ts';
+import { trackedImage, trackedLink } from '../helpers/tracking.ts';
 
 describe('views in the reports', () => {
   const api = useApi();
@@ -23,12 +22,12 @@ describe('views in the reports', () => {
 
   const image = async (signatureId: string, teammateId: string, campaignId: string | null) => {
     const target = { workspaceId: api.ws, signatureId, campaignId, teammateId, emailId: crypto.randomUUID() };
-    const html = await trackViews(api.t.ctx.pool, viewTokens(api.t.ctx.secrets), api.base, target, { html: '<p>x</p>', bannerAt: campaignId ? 0 : -1 });
-    return { target, imageId: viewTokens(api.t.ctx.secrets).verify(/\/v\/([^"]+)"/.exec(html)![1]!)! };
+    const image = await trackedImage(api.t.ctx, api.base, target);
+    return { target, imageId: viewTokens(api.t.ctx.secrets).verify(image.split('/v/')[1]!)! };
   };
   const link = async (target: { workspaceId: string; signatureId: string; campaignId: null; teammateId: string; emailId: string }) => {
-    const out = await trackLinks(api.t.ctx.pool, clickTokens(api.t.ctx.secrets), api.base, target, { html: '<a href="https://acme.test/">x</a>', text: '', bannerAt: -1 });
-    return clickTokens(api.t.ctx.secrets).verify(/\/c\/([^"]+)"/.exec(out.html)![1]!)!;
+    const tracked = await trackedLink(api.t.ctx, api.base, target, 'https://acme.test/');
+    return clickTokens(api.t.ctx.secrets).verify(tracked.split('/c/')[1]!)!;
   };
   const view = (imageId: string, viewer: string, flags: { proxy?: string; bot?: string } = {}): View => ({
     id: crypto.randomUUID(),

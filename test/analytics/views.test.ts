@@ -9,8 +9,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
 import { PIXEL_GIF } from '../../src/api/views.ts';
 import { assetPublicUrl, upsertAsset } from '../../src/assets/store.ts';
-import { trackViews } from '../../src/analytics/viewImages.ts';
-import { renderSignature } from '../../src/render/render.ts';
+import { renderTracked } from '../../src/analytics/renderTracking.ts';
+import { renderSignature, type RenderInput } from '../../src/render/render.ts';
+import type { ContentTree } from '../../src/render/schema.ts';
 import { pruneViews, ViewRecorder, type View } from '../../src/analytics/views.ts';
 import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
@@ -18,11 +19,14 @@ import { createLogger } from '../../src/log.ts';
 import { useApi } from '../api/helpers.ts';
 import { waitFor } from '../helpers/cli.ts';
 import { failingOncePool } from '../helpers/db.ts';
+import { trackedImage } from '../helpers/tracking.ts';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const GMAIL = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
-const SIGNATURE = '<table><tr><td>Ann Lee</td></tr></table>';
+const SIGNATURE = { type: 'stack', id: 'root', children: [{ type: 'text', id: 'name', tokens: [{ type: 'textToken', id: 'n', value: 'Ann Lee' }] }] } as ContentTree;
+const text = (id: string, value: string) => ({ type: 'text', id, tokens: [{ type: 'textToken', id: `${id}-t`, value }] });
+const image = (id: string, assetUuid: string, href?: string) => ({ type: 'text', id, tokens: [{ type: 'textToken', id: `${id}-t`, value: 'img', assetUuid, ...(href ? { href: { text: href } } : {}) }] });
 
 describe('tracked images', () => {
   const api = useApi();
@@ -35,7 +39,14 @@ describe('tracked images', () => {
   let externalImage: string;
 
   const target = (ws: string, campaign: string | null) => ({ workspaceId: ws, signatureId, campaignId: campaign, teammateId, emailId });
-  const srcs = (html: string) => [...html.matchAll(/<img src="([^"]*)"/g)].map((m) => m[1]!);
+  const srcs = (html: string) => [...html.matchAll(/<img src="([^"]*)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
+  /** What an install writes for the signature `tree` with the campaign's `banner`, for `t`. */
+  const installed = async (t: ReturnType<typeof target>, tree: ContentTree, banner?: unknown, assets?: Map<string, { url: string }>) => {
+    const campaign = banner ? { id: t.campaignId!, status: 'active', content: banner as ContentTree, signature_template_ids: [t.signatureId], smart_fields_conditions: [] } : null;
+    const input: RenderInput = { tree, values: {}, assets, campaign, signatureId: t.signatureId };
+    const ctx = { ...api.t.ctx, config: { ...api.t.ctx.config, PUBLIC_BASE_URL: api.base } };
+    return { plain: renderSignature(input).html, html: (await renderTracked(ctx, t, (tracking) => renderSignature(input, tracking))).html };
+  };
   const fetchImage = (url: string, ua: string | null = CHROME, method = 'GET') => fetch(url, { redirect: 'manual', method, headers: ua === null ? {} : { 'user-agent': ua } });
   const viewsOf = async (url: string) => {
     const id = viewTokens(api.t.ctx.secrets).verify(url.split('/v/')[1]!);
@@ -44,26 +55,30 @@ describe('tracked images', () => {
 
   beforeAll(async () => {
     await setEventTracking(api.t.ctx.pool, api.ws, true);
-    const tokens = viewTokens(api.t.ctx.secrets);
-    pixel = srcs(await trackViews(api.t.ctx.pool, tokens, api.base, target(api.ws, null), { html: SIGNATURE, bannerAt: -1 })).at(-1)!;
+    pixel = srcs((await installed(target(api.ws, null), SIGNATURE)).html).at(-1)!;
     const asset = await upsertAsset(api.t.ctx.pool, api.ws, { name: 'Summit', role: 'banner', contentType: 'image/png', data: PNG, filename: 'summit' });
-    const banner = `<img src="${assetPublicUrl(api.t.ctx.config.PUBLIC_BASE_URL, asset.public_token)}" width="600" alt="Summit"><img src="https://cdn.acme.test/second.png" width="10" alt="">`;
-    const withAsset = await trackViews(api.t.ctx.pool, tokens, api.base, target(api.ws, campaignId), { html: SIGNATURE + banner, bannerAt: SIGNATURE.length });
+    const [held, second, external] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const assets = new Map([
+      [held, { url: assetPublicUrl(api.t.ctx.config.PUBLIC_BASE_URL, asset.public_token) }],
+      [second, { url: 'https://cdn.acme.test/second.png' }],
+      [external, { url: 'https://cdn.acme.test/summit.png?w=600&v=2' }],
+    ]);
+    const withAsset = (await installed(target(api.ws, campaignId), SIGNATURE, { type: 'stack', id: 'b', children: [image('held', held), image('second', second)] }, assets)).html;
     assetImage = srcs(withAsset)[0]!;
     expect(srcs(withAsset)[1]).toBe('https://cdn.acme.test/second.png');
-    const external = `<a href="https://acme.test/summit"><img src="https://cdn.acme.test/summit.png?w=600&amp;v=2" width="600" alt=""></a>`;
-    externalImage = srcs(await trackViews(api.t.ctx.pool, tokens, api.base, { ...target(api.ws, campaignId), emailId: crypto.randomUUID() }, { html: SIGNATURE + external, bannerAt: SIGNATURE.length }))[0]!;
+    const externalBanner = { type: 'stack', id: 'b', children: [image('ext', external, 'https://acme.test/summit')] };
+    externalImage = srcs((await installed({ ...target(api.ws, campaignId), emailId: crypto.randomUUID() }, SIGNATURE, externalBanner, assets)).html)[0]!;
   });
 
   it('a signature without a banner image gets one 1×1 image appended; the same input gives the same HTML', async () => {
-    const tokens = viewTokens(api.t.ctx.secrets);
-    const html = await trackViews(api.t.ctx.pool, tokens, api.base, target(api.ws, null), { html: SIGNATURE, bannerAt: -1 });
-    expect(html.startsWith(SIGNATURE)).toBe(true);
-    expect(html.slice(SIGNATURE.length)).toBe(`<img src="${pixel}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px;margin:0;padding:0">`);
+    const { plain, html } = await installed(target(api.ws, null), SIGNATURE);
+    expect(html.startsWith(plain)).toBe(true);
+    expect(html.slice(plain.length)).toBe(`<img src="${pixel}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px;margin:0;padding:0">`);
     expect(pixel).toMatch(new RegExp(`^${api.base}/v/[A-Za-z0-9_-]{24}$`));
-    expect(await trackViews(api.t.ctx.pool, tokens, api.base, target(api.ws, null), { html: SIGNATURE, bannerAt: -1 })).toBe(html);
+    expect((await installed(target(api.ws, null), SIGNATURE)).html).toBe(html);
     // Only the banner's first image is tracked; a banner without an http(s) image gets the 1×1 image.
-    const textBanner = await trackViews(api.t.ctx.pool, tokens, api.base, target(api.ws, campaignId), { html: `${SIGNATURE}<p>Join us</p>`, bannerAt: SIGNATURE.length });
+    const textBanner = (await installed(target(api.ws, campaignId), SIGNATURE, { type: 'stack', id: 'b', children: [text('join', 'Join us')] })).html;
+    expect(textBanner).toContain('Join us');
     expect(srcs(textBanner)).toHaveLength(1);
     expect(textBanner).toContain('width="1" height="1"');
   });
@@ -71,23 +86,18 @@ describe('tracked images', () => {
   it('in a rendered signature, the banner image is tracked, the logo before it and later banner images are not', async () => {
     const logoId = crypto.randomUUID();
     const bannerId = crypto.randomUUID();
-    const image = (id: string, assetUuid: string, href?: string) => ({ type: 'text', id, tokens: [{ type: 'textToken', id: `${id}-t`, value: 'img', assetUuid, ...(href ? { href: { text: href } } : {}) }] });
-    const tree = { type: 'stack', id: 'root', children: [image('logo', logoId), { type: 'text', id: 'name', tokens: [{ type: 'textToken', id: 'n', value: 'Ann Lee' }] }] };
-    const banner = { type: 'stack', id: 'b', children: [image('banner', bannerId, 'https://acme.test/summit'), image('second', logoId)] };
+    const tree = { type: 'stack', id: 'root', children: [image('logo', logoId), text('name', 'Ann Lee')] } as ContentTree;
+    const banner = { type: 'stack', id: 'b', children: [image('banner', bannerId), image('second', logoId)] };
     const assets = new Map([
       [logoId, { url: 'https://sig.acme.test/assets/logo' }],
       [bannerId, { url: 'https://sig.acme.test/assets/banner' }],
     ]);
-    const campaign = { status: 'active', content: banner, signature_template_ids: [signatureId], smart_fields_conditions: [] };
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const out = renderSignature({ tree: tree as any, values: {}, assets, campaign: campaign as any, signatureId });
-    expect(out.bannerAt).toBeGreaterThan(0);
-    const html = await trackViews(api.t.ctx.pool, viewTokens(api.t.ctx.secrets), api.base, { ...target(api.ws, campaignId), emailId: crypto.randomUUID() }, out);
+    const { plain, html } = await installed({ ...target(api.ws, campaignId), emailId: crypto.randomUUID() }, tree, banner, assets);
     const [logo, tracked, second] = srcs(html);
     expect([logo, second]).toEqual(['https://sig.acme.test/assets/logo', 'https://sig.acme.test/assets/logo']);
     expect(tracked).toMatch(new RegExp(`^${api.base}/v/[A-Za-z0-9_-]{24}$`));
     expect(html).not.toContain('width="1" height="1"');
-    expect(html.length - out.html.length).toBe(tracked!.length - 'https://sig.acme.test/assets/banner'.length);
+    expect(html.length - plain.length).toBe(tracked!.length - 'https://sig.acme.test/assets/banner'.length);
   });
 
   it('the 1×1 image answers a transparent GIF, never cached, and the view is recorded with its attribution', async () => {
@@ -148,7 +158,7 @@ describe('tracked images', () => {
   });
 
   it('with tracking switched off, images are still answered, unrecorded', async () => {
-    const otherPixel = srcs(await trackViews(api.t.ctx.pool, viewTokens(api.t.ctx.secrets), api.base, { ...target(api.otherWs, null), signatureId: crypto.randomUUID() }, { html: '', bannerAt: -1 }))[0]!;
+    const otherPixel = await trackedImage(api.t.ctx, api.base, { ...target(api.otherWs, null), signatureId: crypto.randomUUID() });
     const fresh = await buildServer(api.t.ctx);
     const url = otherPixel.replace(api.base, await fresh.listen({ host: '127.0.0.1', port: 0 }));
     const res = await fetchImage(url);
@@ -176,8 +186,8 @@ describe('the view recorder', () => {
     const { pool, statements } = failingOncePool(api.t.ctx.pool);
     const recorder = new ViewRecorder(pool, createLogger('silent'), { flushEveryMs: 60_000 });
     const target = { workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() };
-    const html = await trackViews(api.t.ctx.pool, viewTokens(api.t.ctx.secrets), api.base, target, { html: '', bannerAt: -1 });
-    const imageId = viewTokens(api.t.ctx.secrets).verify(/\/v\/([^"]+)"/.exec(html)![1]!)!;
+    const image = await trackedImage(api.t.ctx, api.base, target);
+    const imageId = viewTokens(api.t.ctx.secrets).verify(image.split('/v/')[1]!)!;
     const old = new Date(Date.now() - 3 * 86_400_000);
     const views: View[] = Array.from({ length: 500 }, (_, i) => ({ id: crypto.randomUUID(), viewedAt: i < 100 ? old : new Date(), imageId, countryCode: 'FR', viewer: `v${i % 7}`, proxy: null, botReason: null }));
     for (const v of views) recorder.record(v);

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace } from '../../src/db/workspaces.ts';
-import { generateStripeAccount, startStripeEmulator, type StripeEmulator } from '../../src/sandbox/stripe.ts';
+import { generateStripeAccount, startStripeEmulator, type StripeEmulator } from '../../emulators/stripe.ts';
 import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 

@@ -4,11 +4,11 @@
  * at the provider and replays from the page (the installation and the mailbox change).
  */
 import { describe, expect, it } from 'vitest';
-import { loadAcme } from '../../src/sandbox/seed.ts';
+import { acmePeople } from '../../emulators/acme.ts';
 import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
-const NO_GMAIL = loadAcme().people.find((p) => p.provider === 'google' && p.no_mailbox)!;
+const NO_GMAIL = acmePeople().find((p) => p.provider === 'google' && p.no_mailbox)!;
 
 describe('console: mailboxes', () => {
   const w = useConsoleWorld();

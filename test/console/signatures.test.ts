@@ -3,11 +3,11 @@
  * teammate (their own values in the frame), and who it is assigned to, as the API says.
  */
 import { describe, expect, it } from 'vitest';
-import { loadAcme } from '../../src/sandbox/seed.ts';
+import { acmePeople } from '../../emulators/acme.ts';
 import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
-const PERSON = loadAcme().people.find((p) => p.provider === 'microsoft')!;
+const PERSON = acmePeople().find((p) => p.provider === 'microsoft')!;
 
 describe('console: signatures', () => {
   const w = useConsoleWorld();

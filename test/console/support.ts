@@ -20,7 +20,8 @@ import { markAccessLost, type IntegrationRow } from '../../src/integrations/repo
 import { runAnalyticsStory, type AnalyticsDemoResult } from '../../src/sandbox/analyticsDemo.ts';
 import { runStory } from '../../src/sandbox/demo.ts';
 import { ApiClient } from '../../src/sandbox/flow.ts';
-import { seedSandbox, startSandboxEmulators, type SandboxEmulators, type SeededSandbox } from '../../src/sandbox/seed.ts';
+import { seedSandbox, type SeededSandbox } from '../../src/sandbox/seed.ts';
+import { startAcmeEmulators, type AcmeEmulators } from '../../emulators/acme.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { connectGoogle } from '../helpers/fixtures.ts';
 import { useTestContext, type TestContext } from '../helpers/db.ts';
@@ -30,7 +31,7 @@ export const SCREENSHOTS = path.resolve('test-output/console');
 export interface ConsoleWorld {
   t: TestContext;
   base: string;
-  emu: SandboxEmulators;
+  emu: AcmeEmulators;
   acme: SeededSandbox;
   acmeApi: ApiClient;
   clicked: AnalyticsDemoResult | undefined;
@@ -49,7 +50,7 @@ export function useConsoleWorld(): ConsoleWorld {
   let runner: Runner;
 
   beforeAll(async () => {
-    w.emu = await startSandboxEmulators();
+    w.emu = await startAcmeEmulators();
     w.acme = await seedSandbox(t.ctx, w.emu);
     server = await buildServer(t.ctx);
     w.base = await server.listen({ host: '127.0.0.1', port: 0 });

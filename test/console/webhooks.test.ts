@@ -6,7 +6,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEndpoint } from '../../src/events/endpoints.ts';
 import { dispatchWorkspace } from '../../src/events/deliveries.ts';
-import { changeDirectory } from '../../src/sandbox/demo.ts';
 import { waitForRuns } from '../../src/sandbox/flow.ts';
 import { startReceiver, type Receiver } from '../events/receiver.ts';
 import { waitFor } from '../helpers/cli.ts';
@@ -20,7 +19,7 @@ describe('console: webhooks', () => {
   it('shows deliveries with the response status, and redelivers with the same webhook-id', async () => {
     receiver = await startReceiver();
     await createEndpoint(w.t.ctx, { workspaceId: w.acme.workspaceId, url: `${receiver.url}/hooks`, eventTypes: ['teammate.created'] });
-    changeDirectory(w.emu, { action: 'add', email: 'nora.quinn@acme.test', name: 'Nora Quinn', title: 'Analyst' });
+    w.emu.changeDirectory({ action: 'add', email: 'nora.quinn@acme.test', name: 'Nora Quinn', title: 'Analyst' });
     await waitForRuns(w.t.ctx.pool, await w.acmeApi.sync());
     await dispatchWorkspace(w.t.ctx.pool, w.acme.workspaceId);
     await waitFor(async () => receiver!.received.length >= 1);

@@ -17,7 +17,7 @@ import { createEndpoint } from '../../src/events/endpoints.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { startWorker } from '../../src/worker/runner.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSandboxRecord } from '../../src/sandbox/demo.ts';
 import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
+import { acmePeople } from '../../emulators/acme.ts';
 import { loadAcme } from '../../src/sandbox/seed.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
 
@@ -27,7 +28,7 @@ describe('npm start on a fresh data directory', () => {
   const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', ALLOW_INSECURE_OUTBOUND_URLS: '' };
   let child = spawnCli(['serve'], env);
   let exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const acme = loadAcme();
+  const acme = { ...loadAcme(), people: acmePeople() };
   let receiver: Receiver | undefined;
   const newcomer = 'nora.quinn@acme.test';
 

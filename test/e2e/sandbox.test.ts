@@ -11,8 +11,8 @@ import { applyAction, runCampaignTick } from '../../src/campaigns/campaigns.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { getIntegration, updateCredentials } from '../../src/integrations/repository.ts';
 import { ApiClient, waitForIdle, waitForRuns } from '../../src/sandbox/flow.ts';
-import { defaultKnobs } from '../../src/sandbox/http.ts';
-import { microsoftCredentials } from '../../src/sandbox/microsoft.ts';
+import { defaultKnobs } from '../../emulators/http.ts';
+import { microsoftCredentials } from '../../emulators/microsoft.ts';
 import {
   connectSandbox,
   createSandboxCampaign,
@@ -20,25 +20,22 @@ import {
   everyoneGroups,
   loadAcme,
   mapSandboxSmartFields,
-  microsoftUserOf,
-  slackMemberOf,
-  startSandboxEmulators,
-  type SandboxEmulators,
   type SandboxIntegrationKey,
 } from '../../src/sandbox/seed.ts';
+import { acmePeople, microsoftUserOf, slackMemberOf, startAcmeEmulators, type AcmeEmulators } from '../../emulators/acme.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import type { IntegrationRow } from '../../src/integrations/repository.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { eventCount, workspaceWithKey } from '../helpers/fixtures.ts';
 
-const acme = loadAcme();
-const GOOGLE_PEOPLE = acme.people.filter((p) => p.provider === 'google');
-const MS_PEOPLE = acme.people.filter((p) => p.provider === 'microsoft');
+const PEOPLE = acmePeople();
+const GOOGLE_PEOPLE = PEOPLE.filter((p) => p.provider === 'google');
+const MS_PEOPLE = PEOPLE.filter((p) => p.provider === 'microsoft');
 const NO_GMAIL = GOOGLE_PEOPLE.find((p) => p.no_mailbox)!.email;
 
 describe('sandbox end to end', () => {
   const t = useTestContext();
-  let emu: SandboxEmulators;
+  let emu: AcmeEmulators;
   let server: FastifyInstance;
   let runner: Runner;
   let api: ApiClient;
@@ -58,7 +55,7 @@ describe('sandbox end to end', () => {
     [...after.entries()].filter(([k, v]) => v !== (before.get(k) ?? 0)).map(([k]) => k).sort();
 
   beforeAll(async () => {
-    emu = await startSandboxEmulators();
+    emu = await startAcmeEmulators();
     let key: string;
     ({ workspaceId, key } = await workspaceWithKey(t.ctx));
     server = await buildServer(t.ctx);
@@ -81,7 +78,7 @@ describe('sandbox end to end', () => {
       ['Google Workspace (sandbox)', 'succeeded', 'full', GOOGLE_PEOPLE.length],
       ['Microsoft Entra ID (sandbox)', 'succeeded', 'full', MS_PEOPLE.length],
     ]);
-    expect(await teammates()).toBe(acme.people.length);
+    expect(await teammates()).toBe(PEOPLE.length);
 
     await api.assignGroups(signatureId, await everyoneGroups(t.ctx, workspaceId));
     await api.publish(signatureId);
@@ -96,7 +93,7 @@ describe('sandbox end to end', () => {
     const outlook = emu.microsoft.signatures();
     expect(Object.keys(outlook).sort()).toEqual(MS_PEOPLE.map((p) => p.email).sort());
     for (const p of MS_PEOPLE) expect(outlook[p.email], p.email).toContain(p.title);
-    for (const p of acme.people) {
+    for (const p of PEOPLE) {
       const dms = emu.slack.dmsTo(p.email);
       expect(dms, p.email).toHaveLength(1);
       expect(JSON.stringify(dms[0]!.blocks)).toContain(p.title);
@@ -134,7 +131,7 @@ describe('sandbox end to end', () => {
     const second = await sync();
     expect(second.map((r) => r.integration)).toEqual(['Google Workspace (sandbox)']);
     expect(await eventCount(t.ctx, workspaceId, 'integration.access_lost')).toBe(1);
-    expect(await teammates()).toBe(acme.people.length);
+    expect(await teammates()).toBe(PEOPLE.length);
 
     Object.assign(emu.microsoft.knobs, defaultKnobs());
     await withTx(t.ctx.pool, async (c) => updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, ms.id))!, microsoftCredentials(emu.microsoft.tenant)));
@@ -159,7 +156,7 @@ describe('sandbox end to end', () => {
     const run = runs.find((r) => r.integration.startsWith('Microsoft'))!;
     expect(run).toMatchObject({ status: 'succeeded', mode: 'full', created: 1, deleted: 0 });
     expect(emu.microsoft.counters.byRoute['users.list']! - listedBefore).toBeGreaterThan(0);
-    expect(await teammates()).toBe(acme.people.length + 1);
+    expect(await teammates()).toBe(PEOPLE.length + 1);
     expect(emu.microsoft.signatures()[newcomer.email]).toContain('Account Manager');
     // The next round is a delta round again, from the token the full listing saved.
     const next = await sync();
@@ -171,7 +168,7 @@ describe('sandbox end to end', () => {
     const start = new Date();
     const end = new Date(start.getTime() + 3600_000);
     await t.ctx.pool.query(`update marketing_campaigns set start_time = $2, end_time = $3 where id = $1`, [campaignId, start, end]);
-    const banner = acme.campaign.href;
+    const banner = loadAcme().campaign.href;
     const installedEverywhere = (contains: boolean) => {
       const all = [...Object.values(emu.google.signatures()).filter(Boolean), ...Object.values(emu.microsoft.signatures())];
       expect(all.length).toBe(GOOGLE_PEOPLE.length - 1 + MS_PEOPLE.length + 1);

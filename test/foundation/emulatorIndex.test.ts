@@ -1,10 +1,10 @@
 /**
- * The emulated tenants look users up through an index built once (src/sandbox/http.ts listIndex),
+ * The emulated tenants look users up through an index built once (emulators/http.ts listIndex),
  * not a scan of every user per request, and still see every change tests and the sandbox make to
  * a tenant: users added, removed, renamed in place, or the whole list replaced.
  */
 import { describe, expect, it } from 'vitest';
-import { listIndex } from '../../src/sandbox/http.ts';
+import { listIndex } from '../../emulators/http.ts';
 
 interface User {
   id: string;

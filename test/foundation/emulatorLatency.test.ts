@@ -4,7 +4,7 @@
  * 500 users, serialised) does not add to what a benchmark measures against pages × latency.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultKnobs, serve, type EmulatorServer } from '../../src/sandbox/http.ts';
+import { defaultKnobs, serve, type EmulatorServer } from '../../emulators/http.ts';
 
 const LATENCY_MS = 1000;
 

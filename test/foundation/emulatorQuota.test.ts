@@ -4,8 +4,8 @@
  * average that allows bursts of one second's worth (a token bucket).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultKnobs } from '../../src/sandbox/http.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { defaultKnobs } from '../../emulators/http.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 
 describe('emulated Gmail quota', () => {
   let google: GoogleEmulator | undefined;

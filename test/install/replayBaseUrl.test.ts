@@ -8,7 +8,7 @@ import type { Runner } from 'graphile-worker';
 import { startWorker } from '../../src/worker/runner.ts';
 import { switchEventTracking } from '../../src/analytics/tracking.ts';
 import { resolvePublicBaseUrl } from '../../src/db/deployment.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 import { connectGoogle, publishAndInstall, syncAndAssignToGroups, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, runCli, waitFor } from '../helpers/cli.ts';

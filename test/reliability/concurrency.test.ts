@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderForInstall } from '../../src/install/content.ts';
 import { enqueueInstalls } from '../../src/install/fanout.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator, type GoogleTenant } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator, type GoogleTenant } from '../../emulators/google.ts';
 import type { IntegrationRow } from '../../src/integrations/repository.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createDatabase, openTestContext } from '../helpers/db.ts';

@@ -10,7 +10,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
-import { generateGoogleTenant, startGoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator } from '../../emulators/google.ts';
 import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import type { AppContext } from '../../src/context.ts';
 import { count, HEAVY_TEST_MS, killWorker, useWorkerDatabase, publish, signatureForEveryone, startWorkerProcess, waitFor } from './support.ts';

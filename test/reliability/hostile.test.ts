@@ -23,7 +23,7 @@ import { BODY_LIMIT } from '../../src/api/server.ts';
 import { ASSET_BODY_LIMIT } from '../../src/api/v1/assets.ts';
 import { renderForInstall } from '../../src/install/content.ts';
 import { validateContent } from '../../src/render/validate.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { cleanDirectoryUser } from '../../src/sync/clean.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';

@@ -29,7 +29,7 @@ import { IntegrationSetupError, validateSetup } from '../../src/integrations/rep
 import { integrationUrlPolicy, validateIntegrationUrls } from '../../src/integrations/urls.ts';
 import { previewPage } from '../../src/render/preview.ts';
 import { renderSignature } from '../../src/render/render.ts';
-import { startGoogleEmulator, generateGoogleTenant, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { startGoogleEmulator, generateGoogleTenant, type GoogleEmulator } from '../../emulators/google.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/context.ts';
 import { renderForInstall } from '../../src/install/content.ts';
 import { enqueueInstalls } from '../../src/install/fanout.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { createDatabase, openTestContext } from '../helpers/db.ts';
 import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import { count, DEADLINE_MS, HEAVY_TEST_MS, killWorker, recordWrites, signatureForEveryone, startApi, startWorkerProcess, type ApiServer, type WorkerProcess, waitFor } from './support.ts';

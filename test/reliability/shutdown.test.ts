@@ -12,7 +12,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { SHUTDOWN_GRACE_MS } from '../../src/cli/commands/server.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import type { AppContext } from '../../src/context.ts';
 import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import { count, HEAVY_TEST_MS, killWorker, useWorkerDatabase, publish, signatureForEveryone, startWorkerProcess, waitFor } from './support.ts';

@@ -8,7 +8,7 @@ import type { AppContext } from '../../src/context.ts';
 import { buildServer } from '../../src/api/server.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
-import type { GoogleEmulator } from '../../src/sandbox/google.ts';
+import type { GoogleEmulator } from '../../emulators/google.ts';
 import { BIN, childEnv, DEADLINE_MS, HEAVY_TEST_MS, waitFor } from '../helpers/cli.ts';
 import { afterAll, beforeAll } from 'vitest';
 import { createDatabase, openTestContext, TEST_KEY } from '../helpers/db.ts';

@@ -12,13 +12,14 @@ import { compatibilityIssues, GMAIL_CLIP_BYTES, kindReport, reportLines, sizeBud
 import { CLIENT_IDS, EXCEPTIONS, type ClientId, type Finding } from '../../src/render/emailClients.ts';
 import { renderSignature, type RenderOutput } from '../../src/render/render.ts';
 import type { ContentTree } from '../../src/render/schema.ts';
+import { acmePeople } from '../../emulators/acme.ts';
 import { loadAcme, SANDBOX_SMART_FIELDS, sandboxBannerTree, sandboxSignatureTree } from '../../src/sandbox/seed.ts';
 import { CASES, readCase, renderCase } from './helpers.ts';
 
 const renderNamed = (name: string): RenderOutput => renderCase(readCase(name));
 
 function renderDemo(): RenderOutput {
-  const acme = loadAcme();
+  const acme = { ...loadAcme(), people: acmePeople() };
   const person = acme.people.find((p) => p.provider === 'google' && p.phone)!;
   const fields = Object.fromEntries(SANDBOX_SMART_FIELDS.map((f, i) => [f.slug, `00000000-0000-4000-8000-00000000000${i}`]));
   const values = { [fields.full_name!]: `${person.given_name} ${person.family_name}`, [fields.job_title!]: person.title, [fields.phone!]: person.phone };

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { renderSignature } from '../../src/render/render.ts';
 import { previewPage } from '../../src/render/preview.ts';
 import { screenshot } from '../../src/render/screenshot.ts';
+import { acmePeople } from '../../emulators/acme.ts';
 import { loadAcme, SANDBOX_SMART_FIELDS, sandboxBannerTree, sandboxSignatureTree } from '../../src/sandbox/seed.ts';
 import { HEAVY_TEST_MS } from '../helpers/cli.ts';
 import { readPng } from '../helpers/png.ts';
@@ -19,7 +20,7 @@ describe('the demo signature as a PNG', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('renders in headless Chromium to a card of the expected size that is not blank, in the brand colours', async () => {
-    const acme = loadAcme();
+    const acme = { ...loadAcme(), people: acmePeople() };
     const person = acme.people.find((p) => p.provider === 'google' && p.phone)!;
     const fields = Object.fromEntries(SANDBOX_SMART_FIELDS.map((f, i) => [f.slug, `00000000-0000-4000-8000-00000000000${i}`]));
     const values = { [fields.full_name!]: `${person.given_name} ${person.family_name}`, [fields.job_title!]: person.title, [fields.phone!]: person.phone };

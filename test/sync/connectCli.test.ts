@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { useTestContext, TEST_KEY } from '../helpers/db.ts';
 import { runCli } from '../helpers/cli.ts';
 import { googleServiceAccount, workspaceWithKey } from '../helpers/fixtures.ts';

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun } from '../../src/sync/engine.ts';
 import { getRun, startRuns } from '../../src/integrations/syncRuns.ts';
-import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../src/sandbox/google.ts';
+import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, eventCount, workspaceWithKey } from '../helpers/fixtures.ts';
 import { waitFor } from '../helpers/cli.ts';

@@ -13,7 +13,8 @@
  * into the mailboxes.
  */
 import type { Command } from 'commander';
-import type { DirectoryChange, SandboxRecord } from '../../sandbox/demo.ts';
+import type { SandboxRecord } from '../../sandbox/demo.ts';
+import type { DirectoryChange } from '../../sandbox/tenants.ts';
 import { UsageError } from '../errors.ts';
 import type { SandboxState } from '../../sandbox/mailboxState.ts';
 import { out } from '../../output.ts';
@@ -52,10 +53,11 @@ export function sandboxCommands(program: Command): void {
     .command('seed')
     .description('Seed the sandbox workspace "Acme" (its integrations point at the emulators of the next `serve` with SANDBOX=1).')
     .action(async () => {
-      const [{ loadConfig }, { readSandboxRecord, writeSandboxRecord }, { seedSandbox, startSandboxEmulators }] = await Promise.all([
+      const [{ loadConfig }, { readSandboxRecord, writeSandboxRecord }, { seedSandbox }, { startSandboxTenants }] = await Promise.all([
         import('../../config.ts'),
         import('../../sandbox/demo.ts'),
         import('../../sandbox/seed.ts'),
+        import('../../sandbox/tenants.ts'),
       ]);
       const config = loadConfig();
       const existing = readSandboxRecord(config);
@@ -64,7 +66,7 @@ export function sandboxCommands(program: Command): void {
           out(`the sandbox workspace already exists: ${existing.workspace_id}`);
           return;
         }
-        const emulators = await startSandboxEmulators();
+        const emulators = await startSandboxTenants();
         try {
           const seeded = await seedSandbox(ctx, emulators);
           writeSandboxRecord(config, { workspace_id: seeded.workspaceId, api_key: seeded.apiKey, signature_id: seeded.signatureId });
