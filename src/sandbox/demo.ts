@@ -279,7 +279,9 @@ export async function withSandbox(app: App): Promise<App> {
   if (!sandboxEnabled(ctx.config) || !app.url) return app;
   const log = ctx.logger.child({ component: 'sandbox' });
   const emulators = await startSandboxEmulators();
-  const stripe = await startStripeEmulator(generateStripeAccount(loadAcme().people.length));
+  // One seat per signed mailbox: the people and the shared mailboxes.
+  const acmeSize = loadAcme();
+  const stripe = await startStripeEmulator(generateStripeAccount(acmeSize.people.length + acmeSize.shared_mailboxes.length));
   const control = await startControl(emulators, (c) => recordDirectoryChange(ctx.config, c));
   const stop = app.stop.bind(app);
   const wrapped: App = {
@@ -311,7 +313,9 @@ export async function withSandbox(app: App): Promise<App> {
       const seeded = await seedSandbox(ctx, emulators, acme);
       record = { workspace_id: seeded.workspaceId, api_key: seeded.apiKey, signature_id: seeded.signatureId };
       const google = acme.people.filter((p) => p.provider === 'google').length;
-      log.info(`seeded the sandbox workspace "Acme": ${acme.people.length} people (${google} on Google Workspace, ${acme.people.length - google} on Microsoft 365, everyone in Slack), the "Acme standard" signature and the "${acme.campaign.name}" campaign banner`);
+      log.info(
+        `seeded the sandbox workspace "Acme": ${acme.people.length} people (${google} on Google Workspace, ${acme.people.length - google} on Microsoft 365, everyone in Slack), the shared mailbox ${acme.shared_mailboxes.map((m) => m.email).join(', ')} on Microsoft 365, the "Acme standard" signature and the "${acme.campaign.name}" campaign banner`,
+      );
     } else {
       log.info('the database already holds workspaces: the sandbox is not seeded (run `sigsync sandbox seed` to add it)');
       record = undefined;

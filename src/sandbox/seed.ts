@@ -1,6 +1,8 @@
 /**
  * The sandbox workspace "Acme": its emulated tenants (built from fixtures/sandbox/acme.json: about
- * 25 people, part on Google Workspace, part on Microsoft 365, all of them in Slack) and its rows:
+ * 25 people, part on Google Workspace, part on Microsoft 365, all of them in Slack; and a shared
+ * mailbox on Microsoft 365, support@eu.acme.test, which Entra lists as a disabled account whose
+ * mailbox purpose is `shared`) and its rows:
  * the workspace and an API key, the five integrations pointed at the emulators, smart fields mapped
  * to directory attributes, a signature draft and a live campaign whose banner the signature shows.
  */
@@ -33,11 +35,21 @@ export interface AcmePerson {
   no_mailbox?: boolean;
 }
 
+/** A shared mailbox of the Microsoft 365 tenant: several people send as it; it is nobody's account. */
+export interface AcmeSharedMailbox {
+  name: string;
+  title: string;
+  department: string;
+  email: string;
+  phone: string;
+}
+
 export interface AcmeFixture {
   workspace: string;
   company: string;
   website: string;
   people: AcmePerson[];
+  shared_mailboxes: AcmeSharedMailbox[];
   campaign: { name: string; text: string; link_text: string; href: string };
 }
 
@@ -90,6 +102,12 @@ export function microsoftUserOf(p: AcmePerson, i: number): GraphUserRaw {
   };
 }
 
+/** A shared mailbox as Entra lists it: a user with the account disabled, its mailbox's purpose `shared`. */
+export function microsoftSharedMailboxOf(m: AcmeSharedMailbox, i: number): GraphUserRaw {
+  const u = microsoftUserOf({ ...m, given_name: '', family_name: '', provider: 'microsoft' }, i);
+  return { ...u, id: `ac3e5a5a-0000-4000-8000-${String(i).padStart(12, '0')}`, displayName: m.name, givenName: null, surname: null, accountEnabled: false, userPurpose: 'shared' };
+}
+
 export function slackMemberOf(p: AcmePerson, i: number): SlackMemberRaw {
   const real = `${p.given_name} ${p.family_name}`;
   return {
@@ -105,6 +123,8 @@ export function acmeTenants(fixture: AcmeFixture = loadAcme()): { google: Google
   const people = fixture.people.map((p, i) => ({ p, i }));
   const gUsers = people.filter(({ p }) => p.provider === 'google').map(({ p, i }) => googleUserOf(p, i));
   const mUsers = people.filter(({ p }) => p.provider === 'microsoft').map(({ p, i }) => microsoftUserOf(p, i));
+  // Shared mailboxes are in the all-staff group too, so the assigned signature reaches them.
+  mUsers.push(...(fixture.shared_mailboxes ?? []).map((m, i) => microsoftSharedMailboxOf(m, i)));
   const departments = [...new Set(fixture.people.map((p) => p.department))];
   const google: GoogleTenant = {
     users: gUsers,

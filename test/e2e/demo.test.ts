@@ -48,7 +48,8 @@ describe('npm start on a fresh data directory', () => {
 
   it('installs the demo signatures and prints the API key and working curl commands', async () => {
     const google = acme.people.filter((p) => p.provider === 'google');
-    const microsoft = acme.people.filter((p) => p.provider === 'microsoft');
+    // The Microsoft tenant's shared mailbox is signed in Outlook too (and DMed nowhere).
+    const microsoft = [...acme.people.filter((p) => p.provider === 'microsoft'), ...acme.shared_mailboxes];
     const s = await waitFor(
       async () => {
         const st = await state();
@@ -65,7 +66,7 @@ describe('npm start on a fresh data directory', () => {
     }
 
     const output = await waitFor(async () => (/\/v1\/integrations\/sync\/[0-9a-f-]{36}\n/.test(child.output()) ? child.output() : undefined));
-    expect(output).toMatch(/synced 25 teammates/);
+    expect(output).toMatch(new RegExp(`synced ${acme.people.length + acme.shared_mailboxes.length} teammates`));
     expect(output).toMatch(/installed \d+ signatures/);
     expect(output).toMatch(/install failed: hannah\.cole@acme\.test in Gmail \(sandbox\): .*Mail service not enabled/);
     const record = readSandboxRecord({ DATA_DIR: dataDir })!;
@@ -109,8 +110,8 @@ describe('npm start on a fresh data directory', () => {
       conversions: 1,
       conversion_value: [{ currency: 'USD', value: 490, conversions: 1 }],
     });
-    const teammates = (await (await fetch(`${base}/v1/teammates?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
-    expect(teammates.data).toHaveLength(acme.people.length);
+    const teammates = (await (await fetch(`${base}/v1/teammates?per_page=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
+    expect(teammates.data).toHaveLength(acme.people.length + acme.shared_mailboxes.length);
 
     // The uploaded company logo is in every installed signature, served by /assets/{token}.
     const get = async (p: string) => (await (await fetch(`${base}${p}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -122,9 +123,9 @@ describe('npm start on a fresh data directory', () => {
     const served = await fetch(`${base}${new URL(logo!.file.url).pathname}`);
     expect([served.status, served.headers.get('content-type')]).toEqual([200, 'image/png']);
     // The emulated payment provider: a subscription and two invoices.
-    expect(output).toMatch(/connected the emulated payment provider: a business subscription of 25 seats and 2 invoices/);
+    expect(output).toMatch(/connected the emulated payment provider: a business subscription of 26 seats and 2 invoices/);
     expect((await get('/v1/financial_documents')).data.map((d: { number: string; status: string }) => `${d.number} ${d.status}`)).toEqual(['SIG-0002 open', 'SIG-0001 paid']);
-    expect((await get('/v1/workspace')).data).toMatchObject({ plan: { tier: 'business', kind: 'paid', status: 'active', billing_interval: 'monthly' }, seat_count: 25 });
+    expect((await get('/v1/workspace')).data).toMatchObject({ plan: { tier: 'business', kind: 'paid', status: 'active', billing_interval: 'monthly' }, seat_count: 26 });
   }, HEAVY_TEST_MS);
 
   it('sigsync sandbox directory changes the running emulators; the next sync reinstalls that mailbox', async () => {
@@ -189,7 +190,7 @@ describe('npm start on a fresh data directory', () => {
     expect((s as unknown as { directory: { google: { email: string }[] } }).directory.google.map((u) => u.email)).toContain(newcomer);
     const record = readSandboxRecord({ DATA_DIR: dataDir })!;
     const teammates = (await (await fetch(`${record.base_url}/v1/teammates?per_page=100`, { headers: { authorization: `Bearer ${record.api_key}` } })).json()) as { data: unknown[] };
-    expect(teammates.data).toHaveLength(acme.people.length + 1);
+    expect(teammates.data).toHaveLength(acme.people.length + acme.shared_mailboxes.length + 1);
     expect(JSON.stringify(teammates.data)).toContain('Nora Quinn');
 
     child.kill('SIGTERM');
