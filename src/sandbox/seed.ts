@@ -14,7 +14,7 @@ import type { AppContext } from '../context.ts';
 import { createApiKey } from '../db/apiKeys.ts';
 import { withTx } from '../db/tx.ts';
 import { createWorkspace, setEventTracking } from '../db/workspaces.ts';
-import { createSignature } from '../db/signatures.ts';
+import { createSignature, lockSignature, publishVariant, VARIANT_KINDS } from '../db/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
 import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
 import { validateContent } from '../render/index.ts';
@@ -22,6 +22,7 @@ import { startGoogleEmulator, type GoogleEmulator, type GoogleTenant, type Googl
 import { defaultKnobs } from './http.ts';
 import { microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type GraphUserRaw, type MicrosoftEmulator, type MicrosoftTenant } from './microsoft.ts';
 import { addSandboxLogo } from './logo.ts';
+import { sandboxVariantTrees } from './signatureVariants.ts';
 import { startSlackEmulator, type SlackEmulator, type SlackMemberRaw, type SlackTenant } from './slack.ts';
 
 export interface AcmePerson {
@@ -336,11 +337,20 @@ export function sandboxBannerTree(c: AcmeFixture['campaign']) {
   };
 }
 
+/** The demo signature (a draft) with its reply and internal variants, activated and published (signatureVariants.ts). */
 export async function createSandboxSignature(ctx: AppContext, workspaceId: string, fields: Record<string, string>, name = 'Acme standard'): Promise<string> {
   const tree = sandboxSignatureTree(fields);
-  const valid = validateContent(tree, { field: 'signature.draft_content', smartFieldIds: new Set(Object.values(fields)) });
-  if (!valid.ok) throw new Error(`the sandbox signature is not valid content: ${JSON.stringify(valid)}`);
-  return createSignature(ctx.pool, workspaceId, { name, draft: tree });
+  const variants = sandboxVariantTrees(fields);
+  for (const [field, t] of [['signature.draft_content', tree], ['signature.variants.reply', variants.reply], ['signature.variants.internal', variants.internal]] as const) {
+    const valid = validateContent(t, { field, smartFieldIds: new Set(Object.values(fields)) });
+    if (!valid.ok) throw new Error(`the sandbox signature is not valid content: ${JSON.stringify(valid)}`);
+  }
+  return withTx(ctx.pool, async (c) => {
+    const id = await createSignature(c, workspaceId, { name, draft: tree }, VARIANT_KINDS.map((kind) => ({ kind, draft: variants[kind], activated: true })));
+    await lockSignature(c, workspaceId, id);
+    for (const kind of VARIANT_KINDS) await publishVariant(c, workspaceId, id, kind);
+    return id;
+  });
 }
 
 /** A campaign on the signature, in draft; `live` makes it active now for 30 days. */

@@ -84,6 +84,17 @@ describe('npm start on a fresh data directory', () => {
       const res = await fetch(url!, { method: post ? 'POST' : 'GET', headers: { authorization: `Bearer ${k}` } });
       expect(res.status, url).toBe(200);
     }
+    // The compose-window demo: its page, the served handler with the sandbox's add-in key, and the
+    // shared mailbox's signature with its reply variant, which that key reads.
+    const composeUrl = /\n {2}(http\S+\/sandbox\/outlook)\n/.exec(output)?.[1];
+    expect(composeUrl, 'the compose-window demo').toBe(`${base}/sandbox/outlook`);
+    const composePage = await (await fetch(composeUrl!)).text();
+    expect(composePage).toContain(`<script src="/addin/launchevent.js?key=${encodeURIComponent(record.addin_key!)}"></script>`);
+    expect(composePage).toContain(`data-shared="${acme.shared_mailboxes[0]!.email}"`);
+    const shared = await fetch(`${base}/v1/addin/signature?email=${acme.shared_mailboxes[0]!.email}`, { headers: { authorization: `Bearer ${record.addin_key}` } });
+    const sharedBody = (await shared.json()) as { data: { html: string; variants: Record<string, { html: string }> } };
+    expect(sharedBody.data.html).toContain(acme.shared_mailboxes[0]!.title);
+    expect(Object.keys(sharedBody.data.variants).sort()).toEqual(['internal', 'primary', 'reply']);
     // The demo followed two tracked links (one as a crawler) and recorded a conversion against the other.
     expect(output).toMatch(/followed 2 tracked links of grace\.liu@acme\.test's signature: \S+ as a browser \(a person's click\), \S+ as Googlebot \(counted as a bot\)/);
     expect(output).toMatch(/recorded a 490 USD conversion against that click/);
