@@ -158,6 +158,12 @@ export const directoryUserSchema = z.object({
   displayName: z.string(),
   /** Suspended, archived, disabled or deleted: treated as removed. */
   removed: z.boolean(),
+  /**
+   * A shared mailbox (several people send as it; not a person): a teammate like any other, assigned a
+   * signature with its own smart-field values. Unset: the provider does not tell (the stored mark is
+   * kept).
+   */
+  sharedMailbox: z.boolean().optional(),
   /** Flat attribute map: `name.givenName`, `organizations.primary.title`, `phones.work`, `customSchemas.Sales.Region`... */
   attributes: z.record(z.string(), z.string()),
   /** External ids of the groups the user belongs to (directly or transitively). */

@@ -27,11 +27,26 @@ export interface AcmePerson {
   no_mailbox?: boolean;
 }
 
+/** A shared mailbox of the Microsoft 365 tenant: several people send as it; it is nobody's account. */
+export interface AcmeSharedMailbox {
+  name: string;
+  title: string;
+  department: string;
+  email: string;
+  phone: string;
+}
+
 const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/sandbox/acme.json');
+const readFixture = () => JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as { people: AcmePerson[]; shared_mailboxes?: AcmeSharedMailbox[] };
 
 /** The people of fixtures/sandbox/acme.json. */
 export function acmePeople(): AcmePerson[] {
-  return (JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as { people: AcmePerson[] }).people;
+  return readFixture().people;
+}
+
+/** The shared mailboxes of fixtures/sandbox/acme.json (Microsoft 365). */
+export function acmeSharedMailboxes(): AcmeSharedMailbox[] {
+  return readFixture().shared_mailboxes ?? [];
 }
 
 const googleId = (i: number) => String(200000000000000000000n + BigInt(i));
@@ -70,6 +85,12 @@ export function microsoftUserOf(p: AcmePerson, i: number): GraphUserRaw {
   };
 }
 
+/** A shared mailbox as Entra lists it: a user with the account disabled, its mailbox's purpose `shared`. */
+export function microsoftSharedMailboxOf(m: AcmeSharedMailbox, i: number): GraphUserRaw {
+  const u = microsoftUserOf({ ...m, given_name: '', family_name: '', provider: 'microsoft' }, i);
+  return { ...u, id: `ac3e5a5a-0000-4000-8000-${String(i).padStart(12, '0')}`, displayName: m.name, givenName: null, surname: null, accountEnabled: false, userPurpose: 'shared' };
+}
+
 export function slackMemberOf(p: AcmePerson, i: number): SlackMemberRaw {
   const real = `${p.given_name} ${p.family_name}`;
   return {
@@ -84,15 +105,17 @@ export interface AcmeTenants {
   google: GoogleTenant;
   microsoft: MicrosoftTenant;
   slack: SlackTenant;
-  /** How many people the directory starts with: the seats of the Stripe subscription. */
+  /** How many signed mailboxes the directory starts with (people and shared mailboxes): the seats of the Stripe subscription. */
   people: number;
 }
 
 /** The three tenants of the fixture's people. */
-export function acmeTenants(people: AcmePerson[] = acmePeople()): AcmeTenants {
+export function acmeTenants(people: AcmePerson[] = acmePeople(), shared: AcmeSharedMailbox[] = acmeSharedMailboxes()): AcmeTenants {
   const numbered = people.map((p, i) => ({ p, i }));
   const gUsers = numbered.filter(({ p }) => p.provider === 'google').map(({ p, i }) => googleUserOf(p, i));
   const mUsers = numbered.filter(({ p }) => p.provider === 'microsoft').map(({ p, i }) => microsoftUserOf(p, i));
+  // Shared mailboxes are in the all-staff group too, so the assigned signature reaches them.
+  mUsers.push(...shared.map((m, i) => microsoftSharedMailboxOf(m, i)));
   const departments = [...new Set(people.map((p) => p.department))];
   const google: GoogleTenant = {
     users: gUsers,
@@ -111,7 +134,7 @@ export function acmeTenants(people: AcmePerson[] = acmePeople()): AcmeTenants {
     noMailbox: new Set(),
   };
   const slack: SlackTenant = { teamId: 'T0ACME001', botToken: 'xoxb-0000-acme-sandbox-bot-token', members: numbered.map(({ p, i }) => slackMemberOf(p, i)) };
-  return { google, microsoft, slack, people: people.length };
+  return { google, microsoft, slack, people: people.length + shared.length };
 }
 
 /** A change to the directory, as the sandbox's control surface takes it (`sigsync sandbox directory ...`). */

@@ -4,7 +4,8 @@
  * `/users` ($select, $top ≤ 999, @odata.nextLink paging), `/users/delta` with real deltaLink
  * semantics (a change log: a token replays every change made after it was issued, `$deltatoken=latest`
  * starts from now, `expireDeltaTokens()` makes older tokens answer 410), `/groups` with
- * `transitiveMembers`, a user's `transitiveMemberOf`, photos, and the beta mailbox configuration item OWA.UserOptions
+ * `transitiveMembers`, a user's `transitiveMemberOf`, photos, a mailbox's settings with its purpose (`shared` for a
+ * shared mailbox, which Entra lists as a disabled user), and the beta mailbox configuration item OWA.UserOptions
  * (get, create, update) in which Outlook on the web keeps its signature.
  *
  * The certificate is trusted only by clients given `emulator.caCert`: point an integration at it with

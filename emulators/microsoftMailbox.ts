@@ -1,7 +1,9 @@
 /**
  * The mailbox part of the emulated Microsoft 365 tenant: the beta mailbox configuration item
- * OWA.UserOptions (get, create, update) in which Outlook on the web keeps its signature, and the
- * Graph error body every route answers with.
+ * OWA.UserOptions (get, create, update) in which Outlook on the web keeps its signature, the
+ * mailbox's settings as far as its purpose (`GET /v1.0/users/{id}/mailboxSettings/userPurpose`, and
+ * `/mailboxSettings` with it), which tells a shared mailbox from a person's, and the Graph error body
+ * every route answers with.
  */
 import crypto from 'node:crypto';
 import type { Reply, Route } from './http.ts';
@@ -48,6 +50,25 @@ export function mailboxRoutes({ tenant, base, checkBearer, findUser, onWrite }: 
   };
 
   return [
+    {
+      // https://learn.microsoft.com/graph/api/user-get-mailboxsettings: the whole settings, or one of them.
+      method: 'GET',
+      pattern: /^\/v1\.0\/users\/([^/]+)\/mailboxSettings(\/userPurpose)?$/,
+      name: 'mailboxSettings.get',
+      handler: ({ req }, m) => {
+        const denied = checkBearer(req.headers.authorization);
+        if (denied) return denied;
+        const found = mailboxItem(m[1]!);
+        if ('status' in found) return found;
+        const purpose = found.user.userPurpose ?? 'user';
+        const context = `${base()}/v1.0/$metadata#users('${found.user.id}')/mailboxSettings`;
+        if (m[2]) return { status: 200, body: { '@odata.context': `${context}/userPurpose`, value: purpose } };
+        return {
+          status: 200,
+          body: { '@odata.context': context, archiveFolder: null, timeZone: 'W. Europe Standard Time', dateFormat: 'dd/MM/yyyy', timeFormat: 'HH:mm', userPurpose: purpose, language: { locale: 'en-GB', displayName: 'English (United Kingdom)' } },
+        };
+      },
+    },
     {
       method: 'GET',
       pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations\/([^/]+)$/,

@@ -17,6 +17,11 @@ export interface GraphUserRaw {
   officeLocation?: string | null;
   proxyAddresses?: string[];
   accountEnabled?: boolean;
+  /**
+   * The mailbox's purpose (mailboxSettings.userPurpose): `shared` for a shared mailbox, which Entra
+   * lists with its account disabled. Default `user`.
+   */
+  userPurpose?: 'user' | 'shared' | 'room' | 'equipment';
   /** Whether the user has a profile photo. */
   hasPhoto?: boolean;
 }

@@ -11,7 +11,7 @@ import { ConfigError, type Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { openContext } from './db/openContext.ts';
 import type { Database } from './db/database.ts';
-import { buildServer } from './api/server.ts';
+import { buildServer, type ServerRoutes } from './api/server.ts';
 import { startWorker, type WorkerOptions } from './worker/runner.ts';
 import { serveWorkerMetrics, type MetricsServer } from './worker/metricsServer.ts';
 
@@ -32,6 +32,8 @@ export interface StartOptions {
   worker?: boolean | WorkerOptions;
   /** Run migrations first (default true). */
   migrate?: boolean;
+  /** Routes added to the HTTP server (the sandbox's demo pages: `serve` passes them in sandbox mode only). */
+  routes?: readonly ServerRoutes[];
 }
 
 /** Listens on HOST:PORT; an address that is taken or not allowed is a configuration error (exit 2). */
@@ -59,7 +61,7 @@ export async function startApp(config: Config, logger: Logger, opts: StartOption
     if (opts.worker) runner = await startWorker(ctx, typeof opts.worker === 'object' ? opts.worker : {});
     if (opts.worker && !opts.api && config.WORKER_METRICS_PORT !== undefined) metrics = await serveWorkerMetrics(ctx, config.WORKER_METRICS_PORT);
     if (opts.api) {
-      server = await buildServer(ctx);
+      server = await buildServer(ctx, { routes: opts.routes ?? [] });
       url = await listen(server, config);
       logger.info({ url }, 'API listening');
     }

@@ -15,7 +15,8 @@ export const DEFAULT_AUTHORITY_HOST: string = AzureAuthorityHosts.AzurePublicClo
 const KNOWN_AUTHORITY_HOSTS = new Set<string>(Object.values(AzureAuthorityHosts).map((h) => new URL(h).host));
 
 /** The application permissions an admin grants to the app registration. */
-export const DIRECTORY_PERMISSIONS = ['User.Read.All', 'GroupMember.Read.All'] as const;
+/** MailboxSettings.Read tells shared mailboxes from people who left (directory.ts); without it, every disabled account counts as removed. */
+export const DIRECTORY_PERMISSIONS = ['User.Read.All', 'GroupMember.Read.All', 'MailboxSettings.Read'] as const;
 export const OUTLOOK_PERMISSIONS = ['MailboxConfigItem.ReadWrite', 'User.Read.All'] as const;
 export const PHOTO_PERMISSIONS = ['ProfilePhoto.Read.All'] as const;
 

@@ -16,6 +16,21 @@
  *
  * Users map to DirectoryUser in user.ts (attributes, emails, removed users).
  *
+ * Shared mailboxes: Entra lists a shared mailbox as a user whose account is disabled, like a person
+ * who left. Exchange tells them apart in the mailbox's settings: `mailboxSettings.userPurpose` is
+ * `shared` (else user, linked, room, equipment, others). Graph answers that property per user only:
+ * `GET /users/{id}/mailboxSettings/userPurpose`, application permission `MailboxSettings.Read`;
+ * `$select=mailboxSettings` works on a single user (GET /users/{id}) but the /users listing refuses
+ * it, so it cannot ride on the listing's pages. So each disabled account with a mailbox address
+ * costs one request per listing (a delta round: only those it reports changed), at most
+ * MEMBER_FETCH_CONCURRENCY at a time, and is a teammate marked as a shared mailbox when its purpose
+ * is `shared`, else removed as before. A 404 (no Exchange Online mailbox) means not shared; a 403
+ * (MailboxSettings.Read not granted) too, with one warning per run: shared mailboxes then count as
+ * removed, as they did before this permission was asked for.
+ * https://learn.microsoft.com/graph/api/user-get-mailboxsettings (permissions, the userPurpose path)
+ * https://learn.microsoft.com/graph/api/resources/mailboxsettings (userPurpose values)
+ * https://learn.microsoft.com/graph/api/resources/user (mailboxSettings: only on $select, on Get user)
+ *
  * https://learn.microsoft.com/graph/api/user-list
  * https://learn.microsoft.com/graph/api/user-delta
  * https://learn.microsoft.com/graph/delta-query-users
@@ -42,6 +57,7 @@ import {
   GraphGroupCollection,
   type GraphUser,
   GraphUserCollection,
+  GraphUserPurpose,
   microsoftConfigSchema,
   microsoftCredentialsSchema,
 } from './schemas.ts';
@@ -88,6 +104,9 @@ export class MicrosoftDirectory implements DirectorySource {
   private memberIndex: Promise<Memberships> | undefined;
   /** Directory-object listings of this run: the objects so far and the next page (none when complete). */
   private readonly listed = new Map<string, { objects: DirectoryObject[]; next: string | undefined }>();
+  /** Mailbox purposes asked for in this run, by user id (a retried page does not ask again). */
+  private readonly purposes = new Map<string, Promise<string | null>>();
+  private purposeDenied = false;
 
   constructor(graph: GraphApi, extensionAttributes: readonly string[]) {
     this.graph = graph;
@@ -219,10 +238,54 @@ export class MicrosoftDirectory implements DirectorySource {
     return opts.since ? this.deltaPage(opts.since, opts.pageToken) : this.fullPage(opts.pageToken);
   }
 
-  private map(users: GraphUser[], groups: Memberships, page: Omit<DirectoryPage, 'users' | 'skipped'>): DirectoryPage {
+  /**
+   * The mailbox purpose of each disabled account that has a mailbox address (see the top of this
+   * file): the only users that may be shared mailboxes.
+   */
+  private async purposesOf(users: GraphUser[]): Promise<Map<string, string | null>> {
+    const asked = users.filter((u) => u.accountEnabled === false && (text(u.mail) !== undefined || (u.proxyAddresses ?? []).some((p) => /^smtp:/i.test(p))));
+    const out = new Map<string, string | null>();
+    const limit = pLimit(MEMBER_FETCH_CONCURRENCY);
+    await Promise.all(asked.map((u) => limit(async () => out.set(u.id, await this.purposeOf(u.id)))));
+    return out;
+  }
+
+  private purposeOf(id: string): Promise<string | null> {
+    let kept = this.purposes.get(id);
+    if (!kept) {
+      kept = this.loadPurpose(id);
+      this.purposes.set(id, kept);
+      kept.catch(() => this.purposes.delete(id));
+    }
+    return kept;
+  }
+
+  /** https://learn.microsoft.com/graph/api/user-get-mailboxsettings */
+  private async loadPurpose(id: string): Promise<string | null> {
+    try {
+      const url = this.graph.url(`users/${encodeURIComponent(id)}/mailboxSettings/userPurpose`);
+      return (await this.graph.json('GET', url, GraphUserPurpose, 'Microsoft Graph mailbox purpose', { scope: 'mailbox' })).value ?? null;
+    } catch (err) {
+      // No Exchange Online mailbox (MailboxNotEnabledForRESTAPI, ErrorInvalidUser...): not a shared mailbox.
+      if (err instanceof ConnectorError && err.status === 404) return null;
+      if (err instanceof ConnectorError && err.status === 403) {
+        if (!this.purposeDenied) {
+          this.purposeDenied = true;
+          this.graph.logger.warn(
+            { providerCode: err.providerCode },
+            'Microsoft Graph refused to read mailbox settings (grant MailboxSettings.Read): disabled accounts are treated as people who left, shared mailboxes included',
+          );
+        }
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  private map(users: GraphUser[], groups: Memberships, purposes: ReadonlyMap<string, string | null>, page: Omit<DirectoryPage, 'users' | 'skipped'>): DirectoryPage {
     const out: DirectoryPage = { ...page, users: [], skipped: [] };
     for (const u of users) {
-      const m = toDirectoryUser(u, { baseUrl: this.graph.baseUrl, extensionAttributes: this.extensionAttributes, groups: groups.get(u.id) ?? [] });
+      const m = toDirectoryUser(u, { baseUrl: this.graph.baseUrl, extensionAttributes: this.extensionAttributes, groups: groups.get(u.id) ?? [], purpose: purposes.get(u.id) });
       if ('user' in m) out.users.push(m.user);
       else out.skipped.push(m.skipped);
     }
@@ -248,9 +311,11 @@ export class MicrosoftDirectory implements DirectorySource {
     const page = await this.graph.json('GET', token.next, GraphUserCollection, 'Microsoft Graph users page', { scope: 'directory' });
     const next = page['@odata.nextLink'];
     const nextState: IncrementalState | undefined = !next && token.delta && token.deltaAt ? { token: token.delta, obtainedAt: token.deltaAt } : undefined;
+    const listed = page.value.filter((u) => !u['@removed']);
     return this.map(
-      page.value.filter((u) => !u['@removed']),
+      listed,
       groups,
+      await this.purposesOf(listed),
       { removedIds: [], nextPageToken: next ? encodePageToken({ ...token, next }) : null, ...(nextState ? { nextState } : {}) },
     );
   }
@@ -263,10 +328,12 @@ export class MicrosoftDirectory implements DirectorySource {
     if (!next && !deltaLink) throw new InvalidResponseError('Microsoft Graph users delta page: neither @odata.nextLink nor @odata.deltaLink', []);
     const removedIds = page.value.filter((u) => u['@removed']).map((u) => u.id);
     const changed = page.value.filter((u) => !u['@removed']);
-    const groups = await this.userMemberships(changed.filter((u) => u.accountEnabled !== false).map((u) => u.id));
+    const purposes = await this.purposesOf(changed);
+    const groups = await this.userMemberships(changed.filter((u) => u.accountEnabled !== false || purposes.get(u.id) === 'shared').map((u) => u.id));
     return this.map(
       changed,
       groups,
+      purposes,
       {
         removedIds,
         nextPageToken: next ? encodePageToken({ next }) : null,

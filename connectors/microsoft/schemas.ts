@@ -70,6 +70,13 @@ export const GraphUser = z.looseObject({
 });
 export type GraphUser = z.infer<typeof GraphUser>;
 
+/**
+ * A mailbox's purpose, as `GET /users/{id}/mailboxSettings/userPurpose` answers it:
+ * {"@odata.context": "...", "value": "shared"}; one of user, linked, shared, room, equipment, others.
+ * https://learn.microsoft.com/graph/api/resources/mailboxsettings#userpurpose-values
+ */
+export const GraphUserPurpose = z.looseObject({ value: z.string().nullish() });
+
 /** A page of a Graph collection: `@odata.nextLink` while more pages follow, `@odata.deltaLink` at the end of a delta round. */
 function collection<T extends z.ZodType>(item: T) {
   return z.object({

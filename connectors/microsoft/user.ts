@@ -14,7 +14,10 @@
  * alias. The user principal name is not used as an address: it often is not a mailbox (e.g.
  * name@tenant.onmicrosoft.com), and users without `mail` or proxy addresses have no mailbox to sign.
  * Such users are returned in `skipped` with reason `no_email`. `accountEnabled: false` is returned
- * as a user with `removed: true`; delta's `@removed` (reason `changed` or `deleted`) goes to `removedIds`.
+ * as a user with `removed: true`, unless the mailbox is a shared mailbox (Entra lists those as users
+ * with the account disabled; `purpose` is their mailboxSettings.userPurpose, read by directory.ts):
+ * then it is a user with `sharedMailbox: true`, not removed. Delta's `@removed` (reason `changed` or
+ * `deleted`) goes to `removedIds`.
 
  */
 import type { DirectoryUser } from '../types.ts';
@@ -68,11 +71,15 @@ function extensionValue(v: unknown): string | undefined {
 export type MappedUser = { user: DirectoryUser } | { skipped: { externalId: string; reason: string } };
 
 /** One Graph user as a clean DirectoryUser (see the attribute map at the top of this file). */
-export function toDirectoryUser(u: GraphUser, opts: { baseUrl: string; extensionAttributes: readonly string[]; groups: readonly string[] }): MappedUser {
+export function toDirectoryUser(
+  u: GraphUser,
+  opts: { baseUrl: string; extensionAttributes: readonly string[]; groups: readonly string[]; purpose?: string | null | undefined },
+): MappedUser {
   const proxies = u.proxyAddresses ?? [];
   const primarySmtp = proxies.find((p) => p.startsWith('SMTP:'))?.slice(5).trim();
   const primaryEmail = text(primarySmtp) ?? text(u.mail) ?? null;
-  const removed = u.accountEnabled === false;
+  const sharedMailbox = u.accountEnabled === false && opts.purpose === 'shared';
+  const removed = u.accountEnabled === false && !sharedMailbox;
   if (!primaryEmail && !removed) return { skipped: { externalId: u.id, reason: 'no_email' } };
 
   const seen = new Set(primaryEmail ? [primaryEmail.toLowerCase()] : []);
@@ -116,6 +123,7 @@ export function toDirectoryUser(u: GraphUser, opts: { baseUrl: string; extension
       familyName,
       displayName,
       removed,
+      sharedMailbox,
       attributes,
       groups: [...opts.groups],
       orgUnits: [],

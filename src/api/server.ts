@@ -23,7 +23,14 @@ import { REMEDIATION_PATH } from '../dashboard.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
-export async function buildServer(app: AppContext): Promise<FastifyInstance> {
+/** Routes a caller adds to the server (the sandbox's demo pages, registered by `serve` in sandbox mode only). */
+export type ServerRoutes = (server: FastifyInstance, app: AppContext) => Promise<void>;
+
+export interface BuildOptions {
+  routes?: readonly ServerRoutes[];
+}
+
+export async function buildServer(app: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const server = Fastify({
     // Fastify's request serializer, with secrets in query strings redacted (fastify keeps a logger's own serializers).
     loggerInstance: app.logger.child(
@@ -106,6 +113,7 @@ export async function buildServer(app: AppContext): Promise<FastifyInstance> {
   await viewRoutes(server, app);
   await ingestRoutes(server, app);
   await consoleRoutes(server, app);
+  for (const routes of opts.routes ?? []) await routes(server, app);
 
   await server.register(
     async (v1) => {

@@ -12,7 +12,8 @@
  *   domain; without `domains`, the mailbox integration whose provider also lists the teammate in a
  *   directory integration takes it, and a workspace with a single mailbox integration sends
  *   everything there. An integration whose delivery is additional (a Slack DM) applies to every
- *   recipient, in addition to the mailbox.
+ *   recipient, in addition to the mailbox, except shared mailboxes (nobody's account: no one to
+ *   send a DM to).
  *   The rules do not pick one mailbox over another: a teammate listed by both a Google and a
  *   Microsoft directory, with a Gmail and an Outlook integration and no `domains`, is installed in
  *   both (what a migration between the two needs). `domains` settles such a tie.
@@ -59,15 +60,15 @@ export async function signaturesFor(db: Queryable, workspaceId: string, teammate
 const integrationsForEmail = (additional: string) => `
   select i.id from integrations i
    where i.workspace_id = e.workspace_id and i.category = 'signatures' and i.status <> 'disconnected' and i.activated
-     and (
-       i.kind = any(${additional}::text[])
-       or (i.config ? 'domains' and lower(split_part(e.address, '@', 2)) in (select lower(d) from jsonb_array_elements_text(i.config->'domains') d))
-       or (not i.config ? 'domains' and (
-             exists (select 1 from teammate_sources ts join integrations d on d.id = ts.integration_id
-                      where ts.teammate_id = e.teammate_id and d.kind = i.kind)
-             or (select count(*) from integrations m where m.workspace_id = i.workspace_id and m.category = 'signatures'
-                   and m.status <> 'disconnected' and m.activated and m.kind <> all(${additional}::text[])) = 1))
-     )`;
+     and case when i.kind = any(${additional}::text[])
+       then not (select st.shared_mailbox from teammates st where st.id = e.teammate_id)
+       else (i.config ? 'domains' and lower(split_part(e.address, '@', 2)) in (select lower(d) from jsonb_array_elements_text(i.config->'domains') d))
+         or (not i.config ? 'domains' and (
+               exists (select 1 from teammate_sources ts join integrations d on d.id = ts.integration_id
+                        where ts.teammate_id = e.teammate_id and d.kind = i.kind)
+               or (select count(*) from integrations m where m.workspace_id = i.workspace_id and m.category = 'signatures'
+                     and m.status <> 'disconnected' and m.activated and m.kind <> all(${additional}::text[])) = 1))
+     end`;
 
 /** Kinds whose delivery is additional (ConnectorCapabilities.delivery). */
 const additionalKinds = () => kindsWhere('signatures', (c) => c.delivery === 'additional');

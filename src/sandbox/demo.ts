@@ -28,6 +28,9 @@ import { prepareDataDir } from '../dataDir.ts';
 import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
 import { createSignInLink } from '../console/sessions.ts';
+import { createApiKey } from '../db/apiKeys.ts';
+import type { ServerRoutes } from '../api/server.ts';
+import { OUTLOOK_DEMO_PATH, outlookDemoRoutes, type OutlookDemoSetup } from './outlookDemo.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
 import { runAnalyticsStory, type AnalyticsDemoResult } from './analyticsDemo.ts';
 import { connectSandboxBilling } from './billing.ts';
@@ -37,6 +40,8 @@ import { startSandboxTenants, type DirectoryChange, type SandboxTenants } from '
 export interface SandboxRecord {
   workspace_id: string;
   api_key: string;
+  /** The add-in key (key-only mode) the compose-window demo's add-in fetches with. */
+  addin_key?: string;
   signature_id: string;
   /** The running server's control surface, while it runs. */
   control_url?: string;
@@ -88,6 +93,25 @@ export function writeSandboxRecord(config: Pick<Config, 'DATA_DIR'>, record: San
 }
 
 export { sandboxEnabled };
+
+/**
+ * The compose-window demo's people: a Microsoft 365 person composing, the shared mailbox, a
+ * colleague and someone outside; undefined until the sandbox workspace has its add-in key.
+ */
+function outlookDemoSetup(config: Pick<Config, 'DATA_DIR'>): OutlookDemoSetup | undefined {
+  const record = readSandboxRecord(config);
+  if (!record?.addin_key) return undefined;
+  const acme = loadAcme();
+  const [user, colleague] = acme.people.filter((p) => p.provider === 'microsoft');
+  const shared = acme.shared_mailboxes[0];
+  if (!user || !colleague || !shared) return undefined;
+  return { key: record.addin_key, user: user.email, shared: shared.email, internal: colleague.email, external: 'ana.silva@client.example' };
+}
+
+/** Routes `serve` adds to the server: the sandbox's demo pages, in sandbox mode only. */
+export function sandboxServerRoutes(config: Pick<Config, 'SANDBOX' | 'DATABASE_URL' | 'DATA_DIR'>): ServerRoutes[] {
+  return sandboxEnabled(config) ? [outlookDemoRoutes(() => outlookDemoSetup(config))] : [];
+}
 
 async function startControl(e: SandboxTenants, onChange: (c: DirectoryChange) => void): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -188,6 +212,8 @@ function printWelcome(workspaceId: string, baseUrl: string, key: string, control
     '',
     'The Outlook add-in (docs/outlook-addin.md): its manifest, to deploy from the Microsoft 365 admin center',
     `  ${baseUrl}/addin/manifest.xml   (or ./bin/sigsync.js addin manifest; Outlook needs PUBLIC_BASE_URL on https)`,
+    'and the add-in at work in a stand-in Outlook compose window (add recipients, switch From to the shared mailbox, reply):',
+    `  ${baseUrl}${OUTLOOK_DEMO_PATH}`,
     '',
     'Receive its events on a loopback receiver (sandbox mode allows http on 127.0.0.1):',
     `  ./bin/sigsync.js webhook add --workspace ${workspaceId} --url http://127.0.0.1:8080/hooks`,
@@ -235,12 +261,16 @@ export async function withSandbox(app: App): Promise<App> {
       const seeded = await seedSandbox(ctx, emulators, acme);
       record = { workspace_id: seeded.workspaceId, api_key: seeded.apiKey, signature_id: seeded.signatureId };
       const google = acme.people.filter((p) => p.provider === 'google').length;
-      log.info(`seeded the sandbox workspace "Acme": ${acme.people.length} people (${google} on Google Workspace, ${acme.people.length - google} on Microsoft 365, everyone in Slack), the "Acme standard" signature and the "${acme.campaign.name}" campaign banner`);
+      log.info(
+        `seeded the sandbox workspace "Acme": ${acme.people.length} people (${google} on Google Workspace, ${acme.people.length - google} on Microsoft 365, everyone in Slack), the shared mailbox ${acme.shared_mailboxes.map((m) => m.email).join(', ')} on Microsoft 365, the "Acme standard" signature and the "${acme.campaign.name}" campaign banner`,
+      );
     } else {
       log.info('the database already holds workspaces: the sandbox is not seeded (run `sigsync sandbox seed` to add it)');
       record = undefined;
     }
     if (record && record.signature_id) {
+      // The compose-window demo's add-in fetches with a key of its own (a sandbox seeded before it had none gets one).
+      record.addin_key ??= (await createApiKey(ctx.pool, record.workspace_id, 'sandbox Outlook add-in', 'addin')).key;
       writeSandboxRecord(ctx.config, { ...record, control_url: control.url, base_url: app.url });
       await connectSandboxBilling(ctx, log, record.workspace_id, emulators.stripe);
       const api = new ApiClient(app.url, record.api_key);

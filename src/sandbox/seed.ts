@@ -1,6 +1,8 @@
 /**
  * The sandbox workspace "Acme" (fixtures/sandbox/acme.json; its emulated tenants, about 25 people
- * part on Google Workspace, part on Microsoft 365, all of them in Slack, are emulators/acme.ts):
+ * part on Google Workspace, part on Microsoft 365, all of them in Slack, and a shared mailbox on
+ * Microsoft 365, support@eu.acme.test, which Entra lists as a disabled account whose mailbox purpose
+ * is `shared`, are emulators/acme.ts):
  * the workspace and an API key, the five integrations pointed at the emulators, smart fields mapped
  * to directory attributes, a signature draft and a live campaign whose banner the signature shows.
  */
@@ -12,11 +14,12 @@ import type { AppContext } from '../context.ts';
 import { createApiKey } from '../db/apiKeys.ts';
 import { withTx } from '../db/tx.ts';
 import { createWorkspace, setEventTracking } from '../db/workspaces.ts';
-import { createSignature } from '../signatures/signatures.ts';
+import { createSignature, lockSignature, publishVariant, VARIANT_KINDS } from '../signatures/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
 import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
 import { validateContent } from '../render/index.ts';
 import { addSandboxLogo } from './logo.ts';
+import { sandboxVariantTrees } from './signatureVariants.ts';
 import type { SandboxTenants } from './tenants.ts';
 
 export interface AcmeFixture {
@@ -25,6 +28,8 @@ export interface AcmeFixture {
   website: string;
   /** The directory's people (emulators/acme.ts reads the rest of each: names, title, phone). */
   people: { email: string; provider: 'google' | 'microsoft' }[];
+  /** The Microsoft tenant's shared mailboxes (emulators/acme.ts reads the rest). */
+  shared_mailboxes: { email: string }[];
   campaign: { name: string; text: string; link_text: string; href: string };
 }
 
@@ -212,11 +217,20 @@ export function sandboxBannerTree(c: AcmeFixture['campaign']) {
   };
 }
 
+/** The demo signature (a draft) with its reply and internal variants, activated and published (signatureVariants.ts). */
 export async function createSandboxSignature(ctx: AppContext, workspaceId: string, fields: Record<string, string>, name = 'Acme standard'): Promise<string> {
   const tree = sandboxSignatureTree(fields);
-  const valid = validateContent(tree, { field: 'signature.draft_content', smartFieldIds: new Set(Object.values(fields)) });
-  if (!valid.ok) throw new Error(`the sandbox signature is not valid content: ${JSON.stringify(valid)}`);
-  return createSignature(ctx.pool, workspaceId, { name, draft: tree });
+  const variants = sandboxVariantTrees(fields);
+  for (const [field, t] of [['signature.draft_content', tree], ['signature.variants.reply', variants.reply], ['signature.variants.internal', variants.internal]] as const) {
+    const valid = validateContent(t, { field, smartFieldIds: new Set(Object.values(fields)) });
+    if (!valid.ok) throw new Error(`the sandbox signature is not valid content: ${JSON.stringify(valid)}`);
+  }
+  return withTx(ctx.pool, async (c) => {
+    const id = await createSignature(c, workspaceId, { name, draft: tree }, VARIANT_KINDS.map((kind) => ({ kind, draft: variants[kind], activated: true })));
+    await lockSignature(c, workspaceId, id);
+    for (const kind of VARIANT_KINDS) await publishVariant(c, workspaceId, id, kind);
+    return id;
+  });
 }
 
 /** A campaign on the signature, in draft; `live` makes it active now for 30 days. */

@@ -30,6 +30,8 @@ export function baseFingerprint(u: DirectoryUser, fields: readonly { attribute: 
     [...new Set(u.orgUnits.map((g) => groupIds.get(g) ?? null))].sort(),
     // Both parts of the photo reference: an unchanged user's teammate_photos row is not rewritten.
     u.photo ? [u.photo.etag ?? null, u.photo.url ?? null] : null,
+    // Only when set: the fingerprints of everyone else stay what they were before the mark existed.
+    ...(u.sharedMailbox ? ['shared_mailbox'] : []),
   ]);
 }
 

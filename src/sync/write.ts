@@ -77,7 +77,7 @@ async function ensureStaging(client: pg.PoolClient): Promise<void> {
   await client.query(`
     create temp table if not exists stage_users (
       ext_id text primary key, display_name text, given_name text, family_name text, email text, photo_ref text, fingerprint text,
-      teammate_id uuid, holder uuid, is_new boolean not null default false, revived boolean not null default false
+      shared_mailbox boolean, teammate_id uuid, holder uuid, is_new boolean not null default false, revived boolean not null default false
     ) on commit delete rows;
     create temp table if not exists stage_emails (ext_id text, address text, is_primary boolean, holder uuid) on commit delete rows;
     create temp table if not exists stage_values (ext_id text, field_id uuid, value text) on commit delete rows;
@@ -180,14 +180,16 @@ async function stagePage(client: pg.PoolClient, ctx: PageContext, active: Direct
     email: u.primaryEmail!.trim(),
     photo_ref: u.photo ? (u.photo.etag ?? u.photo.url ?? null) : null,
     fingerprint: fingerprints.get(u.externalId)!,
+    // Null when the directory does not tell: the teammate keeps its mark.
+    shared_mailbox: u.sharedMailbox ?? null,
   }));
   // Who is who, looked up as the rows are staged: the integration's source row for the user, and
   // the teammate already holding each address. Users known to neither get a new teammate id here
   // (a smart-field source never creates teammates: matchPeople drops them).
   await client.query(
-    `insert into stage_users (ext_id, display_name, given_name, family_name, email, photo_ref, fingerprint, teammate_id, holder, is_new)
+    `insert into stage_users (ext_id, display_name, given_name, family_name, email, photo_ref, fingerprint, shared_mailbox, teammate_id, holder, is_new)
      select u.*, coalesce(src.id, case when h.id is null and $4 = 'teammates' then gen_random_uuid() end), h.id, src.id is null and h.id is null
-       from json_to_recordset($1::json) as u(ext_id text, display_name text, given_name text, family_name text, email text, photo_ref text, fingerprint text)
+       from json_to_recordset($1::json) as u(ext_id text, display_name text, given_name text, family_name text, email text, photo_ref text, fingerprint text, shared_mailbox boolean)
        left join lateral (select ts.teammate_id as id from teammate_sources ts where ts.integration_id = $3 and ts.external_id = u.ext_id) src on true
        left join lateral (select e.teammate_id as id from emails e where e.workspace_id = $2 and lower(e.address) = lower(u.email)) h on true`,
     [JSON.stringify(userRows), ctx.workspaceId, ctx.integrationId, ctx.category],

@@ -40,19 +40,19 @@ export async function mergeTeammates(client: pg.PoolClient, { workspaceId: w, in
     );
   }
   await client.query(
-    `insert into teammates (id, workspace_id, display_name, given_name, family_name)
-     select teammate_id, $1, coalesce(display_name, ''), given_name, family_name from stage_users where is_new`,
+    `insert into teammates (id, workspace_id, display_name, given_name, family_name, shared_mailbox)
+     select teammate_id, $1, coalesce(display_name, ''), given_name, family_name, coalesce(shared_mailbox, false) from stage_users where is_new`,
     [w],
   );
   if (!ids.length) return upsertSources(client, w, i);
   await client.query(
     `with changed as (
        update teammates t set display_name = coalesce(s.display_name, ''), given_name = s.given_name,
-              family_name = s.family_name, deleted_at = null
+              family_name = s.family_name, deleted_at = null, shared_mailbox = coalesce(s.shared_mailbox, t.shared_mailbox)
          from stage_users s
         where t.id = any($2::uuid[]) and t.id = s.teammate_id and not s.is_new and t.workspace_id = $1
-          and (t.display_name, t.given_name, t.family_name, t.deleted_at)
-              is distinct from (coalesce(s.display_name, ''), s.given_name, s.family_name, null::timestamptz)
+          and (t.display_name, t.given_name, t.family_name, t.deleted_at, t.shared_mailbox)
+              is distinct from (coalesce(s.display_name, ''), s.given_name, s.family_name, null::timestamptz, coalesce(s.shared_mailbox, t.shared_mailbox))
        returning t.id)
      insert into stage_changed select id from changed on conflict do nothing`,
     [w, ids],

@@ -1,7 +1,7 @@
 /**
  * The served runtime page in a real headless Chromium: commands.html and launchevent.js from the
- * service, with a stand-in for Outlook's Office.js (test/addin/standin/office.js, served in place of
- * Microsoft's CDN file). Each event puts the exact HTML of the right variant in the body; a hostile
+ * service, with the sandbox's stand-in for Outlook's Office.js (src/sandbox/outlook/office.js, the
+ * one the compose-window demo runs; served here in place of Microsoft's CDN file). Each event puts the exact HTML of the right variant in the body; a hostile
  * smart-field value arrives escaped. The page is loaded at the https origin of PUBLIC_BASE_URL, whose
  * requests the browser hands to the test server on loopback.
  */
@@ -16,7 +16,7 @@ import { ANN_OID, CLIENT_ID, seedAddinWorld, type AddinWorld } from './fixtures.
 
 const BASE = 'https://signatures.acme.test';
 const HOSTILE = '<img src=x onerror="window.__pwned=1">"Sales" & Co';
-const STAND_IN = fs.readFileSync(path.join(import.meta.dirname, 'standin', 'office.js'), 'utf8');
+const STAND_IN = fs.readFileSync(path.join(import.meta.dirname, '../../src/sandbox/outlook/office.js'), 'utf8');
 
 interface Fired {
   html: string | null;
@@ -66,6 +66,7 @@ describe('the add-in runtime page in headless Chromium', () => {
     await page.waitForFunction(() => (globalThis as unknown as { __handlers?: () => string[] }).__handlers?.().length === 3);
     expect(errors).toEqual([]);
     await page.evaluate((t) => ((globalThis as unknown as { __token: string }).__token = t), await w.token(ANN_OID, 'ann@acme.test'));
+    await page.evaluate(() => (globalThis as unknown as { __configure(s: unknown): void }).__configure({ user: 'ann@acme.test' }));
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
-import { buildServer } from '../../src/api/server.ts';
+import { buildServer, type ServerRoutes } from '../../src/api/server.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { useTestContext, type TestContext } from '../helpers/db.ts';
@@ -30,7 +30,7 @@ export interface Api {
   raw(method: string, path: string, body: string): Promise<Res>;
 }
 
-export function useApi(configOverrides: Record<string, string> = {}): Api {
+export function useApi(configOverrides: Record<string, string> = {}, opts: { routes?: ServerRoutes[] } = {}): Api {
   const t = useTestContext(configOverrides);
   let server: FastifyInstance;
   const api = { t } as Api;
@@ -54,7 +54,7 @@ export function useApi(configOverrides: Record<string, string> = {}): Api {
   api.raw = (method, path, body) => send(method, path, { body, key: api.key });
 
   beforeAll(async () => {
-    server = await buildServer(t.ctx);
+    server = await buildServer(t.ctx, { routes: opts.routes ?? [] });
     await server.listen({ host: '127.0.0.1', port: 0 });
     const addr = server.server.address();
     if (!addr || typeof addr === 'string') throw new Error('no address');

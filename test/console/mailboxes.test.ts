@@ -14,9 +14,10 @@ describe('console: mailboxes', () => {
   const w = useConsoleWorld();
   const installation = async () =>
     (
+      // Every kind: the demo signature's reply and internal variants are not_supported in Gmail and Slack.
       await w.t.ctx.pool.query<{ status: string; error_message: string | null; name: string }>(
         `select s.status, s.error_message, i.name from installations s join emails e on e.id = s.email_id join integrations i on i.id = s.integration_id
-          where s.workspace_id = $1 and lower(e.address) = $2 and s.kind = 'primary' order by i.name`,
+          where s.workspace_id = $1 and lower(e.address) = $2 order by i.name, s.kind`,
         [w.acme.workspaceId, NO_GMAIL.email],
       )
     ).rows;

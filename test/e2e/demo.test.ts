@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSandboxRecord } from '../../src/sandbox/demo.ts';
 import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
-import { acmePeople } from '../../emulators/acme.ts';
+import { acmePeople, acmeSharedMailboxes } from '../../emulators/acme.ts';
 import { loadAcme } from '../../src/sandbox/seed.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
 
@@ -28,7 +28,7 @@ describe('npm start on a fresh data directory', () => {
   const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', ALLOW_INSECURE_OUTBOUND_URLS: '' };
   let child = spawnCli(['serve'], env);
   let exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const acme = { ...loadAcme(), people: acmePeople() };
+  const acme = { ...loadAcme(), people: acmePeople(), shared_mailboxes: acmeSharedMailboxes() };
   let receiver: Receiver | undefined;
   const newcomer = 'nora.quinn@acme.test';
 
@@ -49,7 +49,8 @@ describe('npm start on a fresh data directory', () => {
 
   it('installs the demo signatures and prints the API key and working curl commands', async () => {
     const google = acme.people.filter((p) => p.provider === 'google');
-    const microsoft = acme.people.filter((p) => p.provider === 'microsoft');
+    // The Microsoft tenant's shared mailbox is signed in Outlook too (and DMed nowhere).
+    const microsoft = [...acme.people.filter((p) => p.provider === 'microsoft'), ...acme.shared_mailboxes];
     const s = await waitFor(
       async () => {
         const st = await state();
@@ -66,7 +67,7 @@ describe('npm start on a fresh data directory', () => {
     }
 
     const output = await waitFor(async () => (/\/v1\/integrations\/sync\/[0-9a-f-]{36}\n/.test(child.output()) ? child.output() : undefined));
-    expect(output).toMatch(/synced 25 teammates/);
+    expect(output).toMatch(new RegExp(`synced ${acme.people.length + acme.shared_mailboxes.length} teammates`));
     expect(output).toMatch(/installed \d+ signatures/);
     expect(output).toMatch(/install failed: hannah\.cole@acme\.test in Gmail \(sandbox\): .*Mail service not enabled/);
     const record = readSandboxRecord({ DATA_DIR: dataDir })!;
@@ -84,6 +85,17 @@ describe('npm start on a fresh data directory', () => {
       const res = await fetch(url!, { method: post ? 'POST' : 'GET', headers: { authorization: `Bearer ${k}` } });
       expect(res.status, url).toBe(200);
     }
+    // The compose-window demo: its page, the served handler with the sandbox's add-in key, and the
+    // shared mailbox's signature with its reply variant, which that key reads.
+    const composeUrl = /\n {2}(http\S+\/sandbox\/outlook)\n/.exec(output)?.[1];
+    expect(composeUrl, 'the compose-window demo').toBe(`${base}/sandbox/outlook`);
+    const composePage = await (await fetch(composeUrl!)).text();
+    expect(composePage).toContain(`<script src="/addin/launchevent.js?key=${encodeURIComponent(record.addin_key!)}"></script>`);
+    expect(composePage).toContain(`data-shared="${acme.shared_mailboxes[0]!.email}"`);
+    const shared = await fetch(`${base}/v1/addin/signature?email=${acme.shared_mailboxes[0]!.email}`, { headers: { authorization: `Bearer ${record.addin_key}` } });
+    const sharedBody = (await shared.json()) as { data: { html: string; variants: Record<string, { html: string }> } };
+    expect(sharedBody.data.html).toContain(acme.shared_mailboxes[0]!.title);
+    expect(Object.keys(sharedBody.data.variants).sort()).toEqual(['internal', 'primary', 'reply']);
     // The demo followed two tracked links (one as a crawler) and recorded a conversion against the other.
     expect(output).toMatch(/followed 2 tracked links of grace\.liu@acme\.test's signature: \S+ as a browser \(a person's click\), \S+ as Googlebot \(counted as a bot\)/);
     expect(output).toMatch(/recorded a 490 USD conversion against that click/);
@@ -110,8 +122,8 @@ describe('npm start on a fresh data directory', () => {
       conversions: 1,
       conversion_value: [{ currency: 'USD', value: 490, conversions: 1 }],
     });
-    const teammates = (await (await fetch(`${base}/v1/teammates?limit=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
-    expect(teammates.data).toHaveLength(acme.people.length);
+    const teammates = (await (await fetch(`${base}/v1/teammates?per_page=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: unknown[] };
+    expect(teammates.data).toHaveLength(acme.people.length + acme.shared_mailboxes.length);
 
     // The uploaded company logo is in every installed signature, served by /assets/{token}.
     const get = async (p: string) => (await (await fetch(`${base}${p}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -123,9 +135,9 @@ describe('npm start on a fresh data directory', () => {
     const served = await fetch(`${base}${new URL(logo!.file.url).pathname}`);
     expect([served.status, served.headers.get('content-type')]).toEqual([200, 'image/png']);
     // The emulated payment provider: a subscription and two invoices.
-    expect(output).toMatch(/connected the emulated payment provider: a business subscription of 25 seats and 2 invoices/);
+    expect(output).toMatch(/connected the emulated payment provider: a business subscription of 26 seats and 2 invoices/);
     expect((await get('/v1/financial_documents')).data.map((d: { number: string; status: string }) => `${d.number} ${d.status}`)).toEqual(['SIG-0002 open', 'SIG-0001 paid']);
-    expect((await get('/v1/workspace')).data).toMatchObject({ plan: { tier: 'business', kind: 'paid', status: 'active', billing_interval: 'monthly' }, seat_count: 25 });
+    expect((await get('/v1/workspace')).data).toMatchObject({ plan: { tier: 'business', kind: 'paid', status: 'active', billing_interval: 'monthly' }, seat_count: 26 });
   }, HEAVY_TEST_MS);
 
   it('sigsync sandbox directory changes the running emulators; the next sync reinstalls that mailbox', async () => {
@@ -190,7 +202,7 @@ describe('npm start on a fresh data directory', () => {
     expect((s as unknown as { directory: { google: { email: string }[] } }).directory.google.map((u) => u.email)).toContain(newcomer);
     const record = readSandboxRecord({ DATA_DIR: dataDir })!;
     const teammates = (await (await fetch(`${record.base_url}/v1/teammates?per_page=100`, { headers: { authorization: `Bearer ${record.api_key}` } })).json()) as { data: unknown[] };
-    expect(teammates.data).toHaveLength(acme.people.length + 1);
+    expect(teammates.data).toHaveLength(acme.people.length + acme.shared_mailboxes.length + 1);
     expect(JSON.stringify(teammates.data)).toContain('Nora Quinn');
 
     child.kill('SIGTERM');

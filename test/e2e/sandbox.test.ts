@@ -22,7 +22,7 @@ import {
   mapSandboxSmartFields,
   type SandboxIntegrationKey,
 } from '../../src/sandbox/seed.ts';
-import { acmePeople, microsoftUserOf, slackMemberOf, startAcmeEmulators, type AcmeEmulators } from '../../emulators/acme.ts';
+import { acmePeople, acmeSharedMailboxes, microsoftUserOf, slackMemberOf, startAcmeEmulators, type AcmeEmulators } from '../../emulators/acme.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import type { IntegrationRow } from '../../src/integrations/repository.ts';
 import { useTestContext } from '../helpers/db.ts';
@@ -32,6 +32,9 @@ const PEOPLE = acmePeople();
 const GOOGLE_PEOPLE = PEOPLE.filter((p) => p.provider === 'google');
 const MS_PEOPLE = PEOPLE.filter((p) => p.provider === 'microsoft');
 const NO_GMAIL = GOOGLE_PEOPLE.find((p) => p.no_mailbox)!.email;
+/** The Microsoft tenant's shared mailbox: a teammate too, signed in its mailbox, and DMed nowhere. */
+const SHARED = acmeSharedMailboxes();
+const TEAMMATES = PEOPLE.length + SHARED.length;
 
 describe('sandbox end to end', () => {
   const t = useTestContext();
@@ -76,9 +79,10 @@ describe('sandbox end to end', () => {
     const runs = await sync();
     expect(runs.map((r) => [r.integration, r.status, r.mode, r.created])).toEqual([
       ['Google Workspace (sandbox)', 'succeeded', 'full', GOOGLE_PEOPLE.length],
-      ['Microsoft Entra ID (sandbox)', 'succeeded', 'full', MS_PEOPLE.length],
+      ['Microsoft Entra ID (sandbox)', 'succeeded', 'full', MS_PEOPLE.length + SHARED.length],
     ]);
-    expect(await teammates()).toBe(PEOPLE.length);
+    expect(await teammates()).toBe(TEAMMATES);
+    expect(await count(`select count(*)::int as n from teammates where workspace_id = $1 and shared_mailbox and deleted_at is null`, [workspaceId])).toBe(SHARED.length);
 
     await api.assignGroups(signatureId, await everyoneGroups(t.ctx, workspaceId));
     await api.publish(signatureId);
@@ -91,13 +95,14 @@ describe('sandbox end to end', () => {
     }
     expect(gmail[NO_GMAIL]).toBeFalsy();
     const outlook = emu.microsoft.signatures();
-    expect(Object.keys(outlook).sort()).toEqual(MS_PEOPLE.map((p) => p.email).sort());
-    for (const p of MS_PEOPLE) expect(outlook[p.email], p.email).toContain(p.title);
+    expect(Object.keys(outlook).sort()).toEqual([...MS_PEOPLE, ...SHARED].map((p) => p.email).sort());
+    for (const p of [...MS_PEOPLE, ...SHARED]) expect(outlook[p.email], p.email).toContain(p.title);
     for (const p of PEOPLE) {
       const dms = emu.slack.dmsTo(p.email);
       expect(dms, p.email).toHaveLength(1);
       expect(JSON.stringify(dms[0]!.blocks)).toContain(p.title);
     }
+    for (const m of SHARED) expect(emu.slack.dmsTo(m.email), m.email).toHaveLength(0);
     const failed = await t.ctx.pool.query(
       `select e.address, i.error_code from installations i join emails e on e.id = i.email_id where i.workspace_id = $1 and i.status = 'failed'`,
       [workspaceId],
@@ -131,7 +136,7 @@ describe('sandbox end to end', () => {
     const second = await sync();
     expect(second.map((r) => r.integration)).toEqual(['Google Workspace (sandbox)']);
     expect(await eventCount(t.ctx, workspaceId, 'integration.access_lost')).toBe(1);
-    expect(await teammates()).toBe(PEOPLE.length);
+    expect(await teammates()).toBe(TEAMMATES);
 
     Object.assign(emu.microsoft.knobs, defaultKnobs());
     await withTx(t.ctx.pool, async (c) => updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, ms.id))!, microsoftCredentials(emu.microsoft.tenant)));
@@ -156,7 +161,7 @@ describe('sandbox end to end', () => {
     const run = runs.find((r) => r.integration.startsWith('Microsoft'))!;
     expect(run).toMatchObject({ status: 'succeeded', mode: 'full', created: 1, deleted: 0 });
     expect(emu.microsoft.counters.byRoute['users.list']! - listedBefore).toBeGreaterThan(0);
-    expect(await teammates()).toBe(PEOPLE.length + 1);
+    expect(await teammates()).toBe(TEAMMATES + 1);
     expect(emu.microsoft.signatures()[newcomer.email]).toContain('Account Manager');
     // The next round is a delta round again, from the token the full listing saved.
     const next = await sync();
@@ -171,7 +176,7 @@ describe('sandbox end to end', () => {
     const banner = loadAcme().campaign.href;
     const installedEverywhere = (contains: boolean) => {
       const all = [...Object.values(emu.google.signatures()).filter(Boolean), ...Object.values(emu.microsoft.signatures())];
-      expect(all.length).toBe(GOOGLE_PEOPLE.length - 1 + MS_PEOPLE.length + 1);
+      expect(all.length).toBe(GOOGLE_PEOPLE.length - 1 + MS_PEOPLE.length + SHARED.length + 1);
       for (const html of all) expect(html.includes(banner)).toBe(contains);
     };
     installedEverywhere(false);

@@ -81,7 +81,7 @@ export function serverCommands(program: Command): void {
     .description('Run the API and the worker in one process (what npm start runs).')
     .action(async () => {
       const { config: base, logger, startApp } = await boot();
-      const [{ withSandbox }, { sandboxConfig }, { lockDataDir }] = await Promise.all([import('../../sandbox/demo.ts'), import('../../sandbox/mode.ts'), import('../../serverLock.ts')]);
+      const [{ withSandbox, sandboxServerRoutes }, { sandboxConfig }, { lockDataDir }] = await Promise.all([import('../../sandbox/demo.ts'), import('../../sandbox/mode.ts'), import('../../serverLock.ts')]);
       // One server per DATA_DIR (its sandbox and embedded database): taken before anything starts.
       const lock = lockDataDir(base.DATA_DIR);
       // The sandbox (emulated tenants and the "Acme" workspace) runs beside the app unless SANDBOX=0;
@@ -90,7 +90,8 @@ export function serverCommands(program: Command): void {
       if (config !== base) logger.info('sandbox mode: webhook endpoints may use http on loopback (ALLOW_INSECURE_OUTBOUND_URLS=0 turns this off)');
       try {
         await runUntilSignal(logger, async (stopping) => {
-          const app = await startApp(config, logger, { api: true, worker: true });
+          // The sandbox's demo pages (the Outlook compose window) exist in sandbox mode only.
+          const app = await startApp(config, logger, { api: true, worker: true, routes: sandboxServerRoutes(config) });
           return stopping() ? app : withSandbox(app);
         });
       } finally {

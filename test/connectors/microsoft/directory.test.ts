@@ -5,15 +5,13 @@ import {
   AccessLostError,
   ConnectorError,
   CursorExpiredError,
-  type DirectoryPage,
   type DirectoryUser,
   type DirectorySource,
-  type FetchUsersOptions,
   InvalidResponseError,
   RateLimitedError,
   TransientError,
 } from '../../../connectors/types.ts';
-import { ACCESS_TOKEN, captureLogger, config, CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockGroupList, mockGroups, mockMemberOf, tokenScope, uid } from './helpers.ts';
+import { ACCESS_TOKEN, captureLogger, config, CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockGroupList, mockGroups, mockMemberOf, mockPurpose, listAll, tokenScope, uid } from './helpers.ts';
 
 const SELECT = `id,displayName,givenName,surname,jobTitle,department,companyName,mail,userPrincipalName,businessPhones,mobilePhone,officeLocation,proxyAddresses,accountEnabled,${EXT}`;
 const LATEST = 'https://graph.microsoft.com/v1.0/users/delta?$deltatoken=LATEST-Xk9qfR2';
@@ -22,21 +20,9 @@ function source(extra: Record<string, unknown> = { extension_attributes: [EXT] }
   return microsoftDirectorySource.create({ config: config(extra), credentials: CREDENTIALS, logger });
 }
 
-/** Pages until the listing ends (or `max` pages). */
-async function listAll(src: DirectorySource, opts: FetchUsersOptions = {}, max = 50): Promise<DirectoryPage[]> {
-  const pages: DirectoryPage[] = [];
-  let pageToken = opts.pageToken;
-  do {
-    const page = await src.fetchUsersPage({ ...opts, pageToken });
-    pages.push(page);
-    pageToken = page.nextPageToken ?? undefined;
-  } while (pageToken && pages.length < max);
-  return pages;
-}
-
-/** The three fixture pages of /users, with the "sync from now" delta call before them. */
+/** The three fixture pages of /users, with the "sync from now" delta call before them; Dan (disabled) is no shared mailbox. */
 function mockFullListing(scope: nock.Scope, order: string[] = []): nock.Scope {
-  return scope
+  return mockPurpose(scope, uid(4), 'user')
     .get('/v1.0/users/delta')
     .query({ $select: SELECT, $deltatoken: 'latest' })
     .reply(200, () => (order.push('latest'), fixture('users.delta.latest.json')))
@@ -121,6 +107,7 @@ describe('Microsoft Entra directory: full listing', () => {
       .get('/v1.0/users')
       .query({ $select: SELECT, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDM' })
       .reply(200, fixture('users.page2.json'));
+    mockPurpose(first, uid(4), 'user');
     const pages = await listAll(source(), {}, 2);
     first.done();
     // The run "crashes" here; the engine kept the token after page 2.
@@ -380,8 +367,9 @@ describe('Microsoft Entra directory: full listing', () => {
 describe('Microsoft Entra directory: delta', () => {
   it('follows nextLink until the deltaLink, reports @removed ids and disabled users, and hands back the deltaLink on the last page only', async () => {
     tokenScope();
-    // Only the changed, enabled user's memberships are asked for: not every group's members.
-    const graph = mockMemberOf(mockGroupList(nock(GRAPH)), uid(2), ['g-all-0002', 'g-sales-0001'])
+    // Only the changed, enabled user's memberships are asked for: not every group's members; the
+    // disabled one's mailbox purpose (a person's mailbox: removed).
+    const graph = mockPurpose(mockMemberOf(mockGroupList(nock(GRAPH)), uid(2), ['g-all-0002', 'g-sales-0001']), uid(3), 'user')
       .get('/v1.0/users/delta')
       .query({ $deltatoken: 'LATEST-Xk9qfR2' })
       .reply(200, fixture('users.delta.page1.json'))

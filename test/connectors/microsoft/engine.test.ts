@@ -12,7 +12,7 @@ import { startRuns } from '../../../src/integrations/syncRuns.ts';
 import type { RetryPolicy } from '../../../src/sync/retry.ts';
 import { useTestContext } from '../../helpers/db.ts';
 import { mapSmartField, workspaceWithKey } from '../../helpers/fixtures.ts';
-import { CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockGroupList, mockGroups, mockMemberOf, tokenScope, uid } from './helpers.ts';
+import { CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockGroupList, mockGroups, mockMemberOf, mockPurpose, tokenScope, uid } from './helpers.ts';
 
 const FAST: RetryPolicy = { attempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
 
@@ -25,7 +25,7 @@ afterEach(() => {
 });
 
 function mockFullListing(scope: nock.Scope): nock.Scope {
-  return scope
+  return mockPurpose(scope, uid(4), 'user')
     .get('/v1.0/users/delta')
     .query((q) => q.$deltatoken === 'latest')
     .reply(200, fixture('users.delta.latest.json'))
@@ -81,7 +81,7 @@ describe('Microsoft Entra through the sync engine', () => {
 
     // Delta: Nour changed title, user 9 (never synced) was deleted, Zoë was disabled, user 6 removed.
     tokenScope();
-    const delta = mockMemberOf(mockGroupList(nock(GRAPH)), uid(2), ['g-sales-0001', 'g-all-0002'])
+    const delta = mockPurpose(mockMemberOf(mockGroupList(nock(GRAPH)), uid(2), ['g-sales-0001', 'g-all-0002']), uid(3), 'user')
       .get('/v1.0/users/delta')
       .query({ $deltatoken: 'LATEST-Xk9qfR2' })
       .reply(200, fixture('users.delta.page1.json'))

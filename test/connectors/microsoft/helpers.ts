@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import nock from 'nock';
+import type { DirectoryPage, DirectorySource, FetchUsersOptions } from '../../../connectors/types.ts';
 import { createLogger } from '../../../src/log.ts';
 import { microsoftConfigSchema, type MicrosoftCredentials } from '../../../connectors/microsoft/schemas.ts';
 
@@ -28,6 +29,18 @@ export const ACCESS_TOKEN = fixture<{ access_token: string }>('token.json').acce
 
 export function uid(n: number): string {
   return `a1b2c3d4-0000-4000-8000-${String(n).padStart(12, '0')}`;
+}
+
+/** Pages until the listing ends (or `max` pages). */
+export async function listAll(src: DirectorySource, opts: FetchUsersOptions = {}, max = 50): Promise<DirectoryPage[]> {
+  const pages: DirectoryPage[] = [];
+  let pageToken = opts.pageToken;
+  do {
+    const page = await src.fetchUsersPage({ ...opts, pageToken });
+    pages.push(page);
+    pageToken = page.nextPageToken ?? undefined;
+  } while (pageToken && pages.length < max);
+  return pages;
 }
 
 /** A pino logger writing JSON lines into `lines`, at the most verbose level. */
@@ -114,6 +127,17 @@ export function mockGroups(scope: nock.Scope, throttled = false): nock.Scope {
   const allStaffPage2 = () => scope.get('/v1.0/groups/g-all-0002/transitiveMembers').query({ $select: 'id', $top: '999', $skiptoken: 'TWVtYmVyc18y' });
   if (throttled) allStaffPage2().reply(429, graphErrorBody('TooManyRequests', 'Too many requests'), { 'Retry-After': '1' });
   return allStaffPage2().reply(200, fixture('groups.g-all-0002.members.page2.json'));
+}
+
+/**
+ * A mailbox's purpose (mailboxSettings.userPurpose), asked for each disabled account with a mailbox;
+ * `reply` is the purpose, or a status and body (a 403 without MailboxSettings.Read, a 404 without a mailbox).
+ */
+export function mockPurpose(scope: nock.Scope, userId: string, reply: string | [number, unknown]): nock.Scope {
+  const i = scope.get(`/v1.0/users/${userId}/mailboxSettings/userPurpose`);
+  return typeof reply === 'string'
+    ? i.reply(200, { '@odata.context': `${GRAPH}/v1.0/$metadata#users('${userId}')/mailboxSettings/userPurpose`, value: reply })
+    : i.reply(reply[0], reply[1] as nock.Body);
 }
 
 export function graphErrorBody(code: string, message: string) {
