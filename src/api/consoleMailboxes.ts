@@ -4,7 +4,9 @@
  *
  *   GET  /console/api/mailboxes?q=            up to 20 addresses that contain q
  *   GET  /console/api/mailboxes/:address      the teammate, each installation per destination and
- *                                             kind, with the provider's last answer
+ *                                             kind, with the provider's last answer, and each
+ *                                             Outlook add-in platform that fetched its signature
+ *                                             (src/addin/clients.ts)
  *   POST /console/api/mailboxes/:address/replay  {kind?, dry_run?}: the replay report
  *                                             (src/install/replay.ts), with the HTML before and after
  *   GET  /console/api/signatures/:id/preview?teammate=&kind=   the published signature rendered for
@@ -18,6 +20,7 @@ import { ApiError, detail } from '../errors.ts';
 import { findMailboxes, replayMailbox } from '../install/replay.ts';
 import { redactDeep } from '../log.ts';
 import { renderForInstall } from '../install/content.ts';
+import { clientVersionsOf } from '../addin/clients.ts';
 
 const SEARCH_LIMIT = 20;
 /** A transparent pixel: what a tracked view image shows in a console preview. */
@@ -79,11 +82,13 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
         order by i.name, s.kind, sg.name`,
       [req.workspaceId, mailbox.id],
     );
+    const clients = await clientVersionsOf(app, req.workspaceId, mailbox);
     return {
       data: {
         address: mailbox.address,
         teammate: { id: mailbox.teammate_id, display_name: mailbox.display_name, removed: !!mailbox.deleted_at },
         installations: redactDeep(rows),
+        addin_clients: clients.map((c) => ({ platform: c.platform, client_version: c.client_version, last_fetched_at: c.last_fetched_at, version: c.served_hash, current: c.current })),
       },
     };
   });
