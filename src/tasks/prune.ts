@@ -1,11 +1,13 @@
 /**
- * Daily housekeeping: drops per-run bookkeeping that finished runs no longer need, and raw clicks,
- * views and recorded events older than ANALYTICS_RETENTION_DAYS (the rollups the reports read stay).
+ * Daily housekeeping: drops per-run bookkeeping that finished runs no longer need, raw clicks,
+ * views and recorded events older than ANALYTICS_RETENTION_DAYS (the rollups the reports read stay),
+ * and the console's expired or ended sessions and used or expired sign-in links.
  */
 import { z } from 'zod';
 import { pruneClicks } from '../analytics/clicks.ts';
 import { pruneEvents } from '../analytics/events.ts';
 import { pruneViews } from '../analytics/views.ts';
+import { pruneConsoleSessions } from '../console/sessions.ts';
 import { pruneSeen } from '../sync/runs.ts';
 import { defineTask } from './define.ts';
 
@@ -18,5 +20,7 @@ export const prune = defineTask({
     const days = app.config.ANALYTICS_RETENTION_DAYS;
     const [clicks, views, events] = [await pruneClicks(app.pool, days), await pruneViews(app.pool, days), await pruneEvents(app.pool, days)];
     logger.info({ clicks, views, events, days }, 'pruned raw analytics past retention');
+    const consoleRows = await pruneConsoleSessions(app.pool);
+    logger.info(consoleRows, 'pruned expired console sessions and sign-in links');
   },
 });
