@@ -15,7 +15,7 @@ import { withTx } from '../db/tx.ts';
 import type { SignatureKind } from '../domain.ts';
 import { isAddinMode } from '../install/install.ts';
 import type { IntegrationRow } from '../integrations/repository.ts';
-import type { AddinSignature } from './signatures.ts';
+import { addinSignature, type AddinSignature } from './signatures.ts';
 
 export const PLATFORMS = ['web', 'windows', 'mac', 'ios', 'android', 'unknown'] as const;
 export type Platform = (typeof PLATFORMS)[number];
@@ -92,4 +92,22 @@ export async function clientsOf(ctx: AppContext, workspaceId: string, emailId: s
     [workspaceId, emailId],
   );
   return rows;
+}
+
+export interface ClientVersion {
+  platform: Platform;
+  client_version: string;
+  last_fetched_at: Date;
+  /** The ETag of what the client last received. */
+  served_hash: string;
+  /** Whether that is what the add-in serves the address now. */
+  current: boolean;
+}
+
+/** `clientsOf` with, for each platform, whether its client holds the version the add-in serves now. */
+export async function clientVersionsOf(ctx: AppContext, workspaceId: string, email: { id: string; address: string }): Promise<ClientVersion[]> {
+  const clients = await clientsOf(ctx, workspaceId, email.id);
+  if (!clients.length) return [];
+  const current = (await addinSignature(ctx, workspaceId, email.address)).etag;
+  return clients.map((c) => ({ ...c, current: c.served_hash === current }));
 }

@@ -4,7 +4,9 @@
  *
  *   GET  /console/api/mailboxes?q=            up to 20 addresses that contain q
  *   GET  /console/api/mailboxes/:address      the teammate, each installation per destination and
- *                                             kind, with the provider's last answer
+ *                                             kind, with the provider's last answer, and each
+ *                                             Outlook add-in platform that fetched its signature
+ *                                             (src/addin/clients.ts)
  *   POST /console/api/mailboxes/:address/replay  {kind?, dry_run?}: the replay report
  *                                             (src/install/replay.ts), with the HTML before and after
  *   GET  /console/api/signatures/:id/preview?teammate=&kind=   the published signature rendered for
@@ -21,6 +23,7 @@ import { renderForInstall } from '../install/content.ts';
 import { installationsOfEmail } from '../db/installations.ts';
 import { signatureAndTeammateExist } from '../signatures/queries.ts';
 import { searchAddresses } from '../teammates/queries.ts';
+import { clientVersionsOf } from '../addin/clients.ts';
 
 const SEARCH_LIMIT = 20;
 /** A transparent pixel: what a tracked view image shows in a console preview. */
@@ -67,11 +70,13 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
   api.get('/mailboxes/:address', async (req) => {
     const mailbox = await mailboxOf(app, req.workspaceId, (req.params as { address: string }).address);
     const rows = await installationsOfEmail(app.pool, req.workspaceId, mailbox.id);
+    const clients = await clientVersionsOf(app, req.workspaceId, mailbox);
     return {
       data: {
         address: mailbox.address,
         teammate: { id: mailbox.teammate_id, display_name: mailbox.display_name, removed: !!mailbox.deleted_at },
         installations: redactDeep(rows),
+        addin_clients: clients.map((c) => ({ platform: c.platform, client_version: c.client_version, last_fetched_at: c.last_fetched_at, version: c.served_hash, current: c.current })),
       },
     };
   });

@@ -10,6 +10,7 @@
  *
  * Only hashes of the link and cookie tokens are stored. `method` leaves room for signing in with the
  * workspace's own Google or Microsoft account: such a sign-in would end in `openSession` too.
+ * The daily `prune` task deletes what can no longer sign anyone in (`pruneConsoleSessions`).
  */
 import crypto from 'node:crypto';
 import type { Queryable } from '../db/tx.ts';
@@ -83,6 +84,16 @@ export async function findSession(db: Queryable, token: string): Promise<Console
 /** Ends a session (sign out). */
 export async function endSession(db: Queryable, sessionId: string): Promise<void> {
   await db.query('update console_sessions set ended_at = now() where id = $1 and ended_at is null', [sessionId]);
+}
+
+/**
+ * Deletes sessions that expired or were signed out, and sign-in links that were used or expired:
+ * none of them can sign anyone in again. Answers how many of each went.
+ */
+export async function pruneConsoleSessions(db: Queryable): Promise<{ sessions: number; links: number }> {
+  const sessions = await db.query('delete from console_sessions where expires_at <= now() or ended_at is not null');
+  const links = await db.query('delete from console_sign_in_links where expires_at <= now() or used_at is not null');
+  return { sessions: sessions.rowCount ?? 0, links: links.rowCount ?? 0 };
 }
 
 /** Whether a CSRF header matches the session's token (constant time). */

@@ -1,14 +1,17 @@
 /**
  * The console's mailbox page in headless Chromium: a support engineer finds the mailbox whose
  * install failed, sees the provider's answer, dry-runs a replay (nothing changes), fixes the cause
- * at the provider and replays from the page (the installation and the mailbox change).
+ * at the provider and replays from the page (the installation and the mailbox change); and sees
+ * which Outlook add-in clients fetched the address's signature, and whether they hold the current one.
  */
 import { describe, expect, it } from 'vitest';
+import { createApiKey } from '../../src/db/apiKeys.ts';
 import { acmePeople } from '../../emulators/acme.ts';
 import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
 const NO_GMAIL = acmePeople().find((p) => p.provider === 'google' && p.no_mailbox)!;
+const OUTLOOK = acmePeople().find((p) => p.provider === 'microsoft')!;
 
 describe('console: mailboxes', () => {
   const w = useConsoleWorld();
@@ -60,6 +63,38 @@ describe('console: mailboxes', () => {
     expect((await installation()).map((r) => r.status)).not.toContain('failed');
     expect(w.emu.google.signatures()[NO_GMAIL.email]).toContain(NO_GMAIL.given_name);
     await w.screenshot(page, 'mailboxes');
+    await context.close();
+  });
+
+  it("a fetch by the Outlook add-in shows as its platform's row, with the version it received", async () => {
+    const { context, page } = await w.signIn(w.acme.workspaceId);
+    const open = async () => {
+      await page.goto(`${w.base}/console/mailboxes/${encodeURIComponent(OUTLOOK.email)}`);
+      await page.locator('body[data-ready="mailboxes"]').waitFor();
+    };
+    await open();
+    expect(await page.locator('#addin-clients').count()).toBe(0);
+
+    const addinKey = (await createApiKey(w.t.ctx.pool, w.acme.workspaceId, 'console test', 'addin')).key;
+    const fetched = await fetch(`${w.base}/v1/addin/signature?email=${encodeURIComponent(OUTLOOK.email)}&platform=mac&client_version=16.89.1`, { headers: { authorization: `Bearer ${addinKey}` } });
+    expect(fetched.status, await fetched.text()).toBe(200);
+    const etag = fetched.headers.get('etag')!;
+
+    await open();
+    const rows = page.locator('#addin-clients tbody tr');
+    expect(await rows.count()).toBe(1);
+    const row = rows.first();
+    expect(await row.getAttribute('data-platform')).toBe('mac');
+    expect(await row.getAttribute('data-current')).toBe('true');
+    const cells = await row.locator('td').allTextContents();
+    expect(cells[0]).toBe('Outlook for Mac');
+    expect(cells[1]).toBe('16.89.1');
+    expect(cells[2]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    expect(cells[3]).toBe(`current ${etag.replace(/"/g, '').slice(0, 12)}`);
+    await w.screenshot(page, 'mailbox-addin-clients');
+    await page.evaluate(axeSource);
+    const result = await page.evaluate<{ violations: { id: string; impact: string }[] }>('axe.run()');
+    expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
     await context.close();
   });
 

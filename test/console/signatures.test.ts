@@ -1,6 +1,7 @@
 /**
  * The console's signatures page in headless Chromium: each signature rendered for the chosen
- * teammate (their own values in the frame), and who it is assigned to, as the API says.
+ * teammate (their own values in the frame), how it shows in the workspace's mail clients, and who
+ * it is assigned to, as the API says.
  */
 import { describe, expect, it } from 'vitest';
 import { acmePeople } from '../../emulators/acme.ts';
@@ -35,6 +36,38 @@ describe('console: signatures', () => {
     expect(shown.sort()).toEqual(api.groups.map((g) => g.name).sort());
     expect(shown.length).toBeGreaterThan(0);
     await w.screenshot(page, 'signatures');
+
+    await page.evaluate(axeSource);
+    const result = await page.evaluate<{ violations: { id: string; impact: string }[] }>('axe.run()');
+    expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    await context.close();
+  });
+
+  it('a signature with see-through text shows the warning for Outlook for Windows, in plain words', async () => {
+    const tree = {
+      type: 'stack',
+      children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Kind regards from Acme', textStyle: { color: 'rgba(11, 37, 69, 0.5)' } }] }],
+    };
+    const created = await w.acmeApi.request<{ data: { id: string } }>('POST', '/v1/signatures', { signature: { name: 'See-through', draft_content: tree } });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    expect((await w.acmeApi.request('POST', `/v1/signatures/${id}/publish`)).status).toBe(200);
+    const report = (await w.acmeApi.request<{ data: { kinds: { kind: string; issues: { message: string }[] }[] } }>('GET', `/v1/signatures/${id}/compatibility?content=published`)).body.data;
+    const expected = 'In Outlook for Windows, the see-through text colour rgba(11,37,69,0.5) of the signature shows as the solid #8592a2.';
+    expect(report.kinds[0]!.issues.map((i) => i.message)).toContain(expected);
+
+    const { context, page } = await w.signIn(w.acme.workspaceId);
+    await page.goto(`${w.base}/console/signatures`);
+    await page.locator('body[data-ready="signatures"]').waitFor();
+    const warnings = page.locator(`section[data-signature-id="${id}"] .compatibility li`);
+    const shown = await warnings.allTextContents();
+    expect(shown).toContain(`New messages: ${expected}`);
+    // Every client issue of the report is on the page, none more.
+    expect(shown.length).toBe(report.kinds.reduce((n, k) => n + k.issues.length, 0));
+    // The story's own signature has no see-through text.
+    expect(await page.locator(`section[data-signature-id="${w.acme.signatureId}"] .compatibility`).textContent()).not.toContain('see-through');
+    await page.locator(`section[data-signature-id="${id}"]`).scrollIntoViewIfNeeded();
+    await w.screenshot(page, 'signatures-compatibility');
 
     await page.evaluate(axeSource);
     const result = await page.evaluate<{ violations: { id: string; impact: string }[] }>('axe.run()');

@@ -43,15 +43,13 @@ export function installCommands(program: Command): void {
         out(`${email.address} (${email.display_name || 'no name'}${email.deleted_at ? ', removed' : ''})`);
         table(rows, ['signature', 'kind', 'provider', 'status', 'error', 'failing_since', 'installed_at', 'attempts', 'hash', 'message']);
         // The Outlook add-in: which client platforms fetched, when, and whether they hold the current version.
-        const { clientsOf } = await import('../../addin/clients.ts');
-        const clients = await clientsOf(ctx, email.workspace_id, email.id);
+        const { clientVersionsOf } = await import('../../addin/clients.ts');
+        const clients = await clientVersionsOf(ctx, email.workspace_id, email);
         if (clients.length) {
-          const { addinSignature } = await import('../../addin/signatures.ts');
-          const current = (await addinSignature(ctx, email.workspace_id, email.address)).etag;
           out('');
           out('Outlook add-in clients:');
           table(
-            clients.map((c) => ({ platform: c.platform, client_version: c.client_version, last_fetched_at: c.last_fetched_at, version: c.served_hash === current ? 'current' : 'older' })),
+            clients.map((c) => ({ platform: c.platform, client_version: c.client_version, last_fetched_at: c.last_fetched_at, version: c.current ? 'current' : 'older' })),
             ['platform', 'client_version', 'last_fetched_at', 'version'],
           );
         }

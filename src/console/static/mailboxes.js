@@ -1,4 +1,5 @@
 // Mailboxes: find an address; its installations per destination with the provider's last answer;
+// the Outlook add-in's clients of the address, per platform, with the version each last received;
 // a dry-run replay with the HTML installed now and the HTML a replay would write side by side (in
 // sandboxed frames: no script, no same-origin access) and their line diff; and a replay.
 import { api, h, notice, statusBadge, table, when } from './lib.js';
@@ -33,6 +34,21 @@ function providerMessage(i) {
   if (i.error_message) return `${i.error_code ?? 'error'}: ${i.error_message}`;
   if (i.provider_response === null || i.provider_response === undefined) return '–';
   return h('code', {}, JSON.stringify(i.provider_response).slice(0, 300));
+}
+
+const PLATFORMS = { web: 'Outlook on the web', windows: 'Outlook for Windows', mac: 'Outlook for Mac', ios: 'Outlook for iOS', android: 'Outlook for Android', unknown: 'Unknown platform' };
+
+function addinClients(clients) {
+  if (!clients.length) return '';
+  return table({
+    id: 'addin-clients',
+    caption: 'Outlook add-in, per platform',
+    columns: ['Platform', 'Client version', 'Last fetched', 'Signature version'],
+    rows: clients.map((c) => ({
+      attrs: { 'data-platform': c.platform, 'data-current': String(c.current) },
+      cells: [PLATFORMS[c.platform] ?? c.platform, c.client_version || '–', when(c.last_fetched_at), h('span', {}, c.current ? 'current ' : 'older ', h('code', {}, c.version.replace(/"/g, '').slice(0, 12)))],
+    })),
+  });
 }
 
 function frame(label, html) {
@@ -89,6 +105,7 @@ async function mailbox({ content, title, id }) {
             })),
           })
         : h('p', {}, 'No installation yet.'),
+      addinClients(data.addin_clients),
       h('div', { class: 'actions' }, h('button', { type: 'button', id: 'dry-run', class: 'secondary', onclick: () => act(true) }, 'Dry run'), ' ', h('button', { type: 'button', id: 'replay', onclick: () => act(false) }, 'Replay now')),
     );
   }

@@ -1,6 +1,29 @@
 // Signatures: each signature rendered for a chosen teammate, in each variant (primary, reply,
-// internal), in sandboxed frames (no script, no same-origin access), and who it is assigned to.
+// internal), in sandboxed frames (no script, no same-origin access); how it shows in the mail
+// clients of the workspace's mailboxes (the API's compatibility report); and who it is assigned to.
 import { api, h, notice, table } from './lib.js';
+
+const KIND_WORDS = { primary: 'New messages', reply: 'Replies and forwards', internal: 'Messages to colleagues' };
+
+/** The compatibility report's warnings: what a client shows differently, and each size limit exceeded. */
+async function compatibility(signature) {
+  const content = signature.content === null ? 'draft' : 'published';
+  const { data } = await api(`/v1/signatures/${signature.id}/compatibility?content=${content}`);
+  const warnings = data.kinds.flatMap((k) => [
+    ...k.issues.map((i) => ({ kind: k.kind, code: 'client_support', message: i.message })),
+    ...k.sizes.filter((b) => !b.fits).map((b) => ({ kind: k.kind, code: 'size_limit', message: b.message })),
+  ]);
+  const clients = `${data.clients.map((c) => c.name).join(', ')}${data.clients_from === 'installs' ? " (the workspace's mailboxes)" : ' (no mailbox integration yet: every client)'}`;
+  return h(
+    'section',
+    { class: 'compatibility', 'aria-label': `${signature.name}: mail clients` },
+    h('h3', {}, `Mail clients${content === 'draft' ? ' (the draft)' : ''}`),
+    warnings.length
+      ? h('ul', { class: 'warnings' }, warnings.map((w) => h('li', { 'data-kind': w.kind, 'data-code': w.code }, h('strong', {}, `${KIND_WORDS[w.kind] ?? w.kind}: `), w.message)))
+      : h('p', {}, `Shows as designed in every client checked: ${clients}.`),
+    warnings.length ? h('p', { class: 'muted' }, `Clients checked: ${clients}.`) : '',
+  );
+}
 
 const KINDS = ['primary', 'reply', 'internal'];
 
@@ -40,6 +63,7 @@ export async function render({ content, title }) {
         { class: 'signature', 'data-signature-id': s.id, 'aria-labelledby': `sig-${s.id}` },
         h('h2', { id: `sig-${s.id}` }, s.name),
         s.content === null ? h('p', {}, 'Not published yet: nothing to render.') : chosen ? await preview(s, chosen) : h('p', {}, 'No teammate to render it for.'),
+        await compatibility(s),
         await assignments(s),
       ),
     );
