@@ -322,6 +322,12 @@ export interface ConnectorContext<Config, Credentials> {
    * from them themselves (Slack photos). Unset (tests building a connector directly): not guarded.
    */
   urlPolicy?: UrlPolicy;
+  /**
+   * Aborted when the caller no longer wants any answer (the worker running the sync is stopping):
+   * every provider request the connector makes with this context, token requests included, is
+   * cancelled then and fails at once instead of holding the caller until its timeout.
+   */
+  signal?: AbortSignal;
 }
 
 /** Config keys every connector accepts: provider base URL overrides. */

@@ -91,7 +91,7 @@ export class GmailInstaller implements MailboxInstaller {
     const cached = this.#clients.get(key);
     if (cached) return cached;
     const { config, credentials } = this.#ctx;
-    const auth = serviceAccountClient(credentials, email, GMAIL_SCOPES, { tokenUrl: config.token_url, timeoutMs: config.request_timeout_ms });
+    const auth = serviceAccountClient(credentials, email, GMAIL_SCOPES, { tokenUrl: config.token_url, timeoutMs: config.request_timeout_ms, signal: this.#ctx.signal });
     const client = gmail({ version: 'v1', auth, ...apiOptions(config) });
     if (this.#clients.size >= CLIENT_CACHE_SIZE) {
       const oldest = this.#clients.keys().next().value;
