@@ -281,7 +281,12 @@ export interface InstallOptions {
   onState?: (state: unknown) => void;
 }
 
+/** What a credentials check could not prove, in a sentence for the admin; null when it proved all. */
+export type AccessCheck = { unchecked: string | null };
+
 export interface MailboxInstaller {
+  /** One cheap call proving the credentials without writing (connecting); without it, the first install proves them. */
+  checkAccess?(): Promise<AccessCheck>;
   /** Signature kinds the destination can hold separately. */
   readonly slots: readonly RenderedSignature['kind'][];
   /** Largest HTML the destination accepts, in characters. */
@@ -322,11 +327,7 @@ export interface ConnectorContext<Config, Credentials> {
    * from them themselves (Slack photos). Unset (tests building a connector directly): not guarded.
    */
   urlPolicy?: UrlPolicy;
-  /**
-   * Aborted when the caller no longer wants any answer (the worker running the sync is stopping):
-   * every provider request the connector makes with this context, token requests included, is
-   * cancelled then and fails at once instead of holding the caller until its timeout.
-   */
+  /** Aborted when no answer is wanted any more (a sync's worker stopping): requests in flight, token ones too, are cancelled. */
   signal?: AbortSignal;
 }
 

@@ -106,10 +106,13 @@ function transportPolicy(tokenUrl: string | undefined, signal: AbortSignal | und
   };
 }
 
-/** A service-account client acting as `subject` (domain-wide delegation). */
+/**
+ * A service-account client acting as `subject` (domain-wide delegation), or as the service account
+ * itself without one (its token proves the key, not the delegation).
+ */
 export function serviceAccountClient(
   creds: Pick<z.infer<typeof serviceAccountCredentialsSchema>, 'client_email' | 'private_key' | 'private_key_id'>,
-  subject: string,
+  subject: string | undefined,
   scopes: readonly string[],
   opts: AuthOptions,
 ): JWT {
@@ -118,7 +121,7 @@ export function serviceAccountClient(
     key: creds.private_key,
     keyId: creds.private_key_id,
     scopes: [...scopes],
-    subject,
+    ...(subject ? { subject } : {}),
     transporterOptions: { timeout: opts.timeoutMs },
   });
   client.transporter.interceptors.request.add(transportPolicy(opts.tokenUrl, opts.signal));
