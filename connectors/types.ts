@@ -21,9 +21,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ConnectorKind } from './kinds.ts';
 
-// ---------------------------------------------------------------------------------------------
-// Errors
-
+// Errors ---------------------------------------------------------------------------------------
 export type ConnectorErrorCode =
   | 'access_lost'
   | 'rate_limited'
@@ -143,9 +141,7 @@ export function parseProvider<S extends z.ZodType>(schema: S, value: unknown, wh
   return r.data;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Directory
-
+// Directory -------------------------------------------------------------------------------------
 export const directoryUserSchema = z.object({
   /** The provider's stable id for the user. */
   externalId: z.string().min(1),
@@ -158,11 +154,7 @@ export const directoryUserSchema = z.object({
   displayName: z.string(),
   /** Suspended, archived, disabled or deleted: treated as removed. */
   removed: z.boolean(),
-  /**
-   * A shared mailbox (several people send as it; not a person): a teammate like any other, assigned a
-   * signature with its own smart-field values. Unset: the provider does not tell (the stored mark is
-   * kept).
-   */
+  /** A shared mailbox (not a person): a teammate with its own values. Unset: the provider does not tell (the stored mark is kept). */
   sharedMailbox: z.boolean().optional(),
   /** Flat attribute map: `name.givenName`, `organizations.primary.title`, `phones.work`, `customSchemas.Sales.Region`... */
   attributes: z.record(z.string(), z.string()),
@@ -243,9 +235,7 @@ export interface DirectorySource {
   groupsOf?(users: readonly GroupsQuery[]): Promise<Map<string, string[]>>;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Mailbox installs
-
+// Mailbox installs ------------------------------------------------------------------------------
 export interface MailboxTarget {
   /** The address the signature is for. */
   email: string;
@@ -287,7 +277,12 @@ export interface InstallOptions {
   onState?: (state: unknown) => void;
 }
 
+/** What a credentials check could not prove, in a sentence for the admin; null when it proved all. */
+export type AccessCheck = { unchecked: string | null };
+
 export interface MailboxInstaller {
+  /** One cheap call proving the credentials without writing (connect); else the first install does. */
+  checkAccess?(): Promise<AccessCheck>;
   /** Signature kinds the destination can hold separately. */
   readonly slots: readonly RenderedSignature['kind'][];
   /** Largest HTML the destination accepts, in characters. */
@@ -302,9 +297,7 @@ export interface MailboxInstaller {
   quotaCostFor?(target: MailboxTarget, opts?: InstallOptions): number;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Photos
-
+// Photos ----------------------------------------------------------------------------------------
 export interface Photo {
   contentType: string;
   data: Buffer;
@@ -316,9 +309,7 @@ export interface PhotoSource {
   fetchPhoto(user: { externalId: string; photo: DirectoryUser['photo'] }): Promise<Photo | null>;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Definitions
-
+// Definitions -----------------------------------------------------------------------------------
 export interface ConnectorContext<Config, Credentials> {
   config: Config;
   credentials: Credentials;
@@ -328,6 +319,8 @@ export interface ConnectorContext<Config, Credentials> {
    * from them themselves (Slack photos). Unset (tests building a connector directly): not guarded.
    */
   urlPolicy?: UrlPolicy;
+  /** Aborted when no answer is wanted any more (a sync's worker stopping): requests in flight, token ones too, are cancelled. */
+  signal?: AbortSignal;
 }
 
 /** Config keys every connector accepts: provider base URL overrides. */

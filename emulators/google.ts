@@ -4,6 +4,11 @@
  * and Gmail sendAs (list and patch), answering in Google's shapes, including its error bodies and
  * 429 with Retry-After past the quota. Point an integration at it with config
  * `{ "base_url": url + "/", "token_url": url + "/token" }`.
+ *
+ * The token endpoint checks a service account's signed JWT as Google does when the tenant lists
+ * its service accounts (`serviceAccounts`: client email -> public key): an unknown account and a
+ * signature the key does not verify are refused with Google's `invalid_grant` answers. A tenant
+ * without that list (the sandbox's) accepts any assertion.
  */
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -48,6 +53,8 @@ export interface GoogleTenant {
   sendAs: Map<string, SendAs[]>;
   /** Users without Gmail (failedPrecondition "Mail service not enabled"). */
   noMailbox: Set<string>;
+  /** The service accounts whose keys the token endpoint checks (client email -> public key PEM); absent: any is accepted. */
+  serviceAccounts?: Map<string, string>;
 }
 
 const DEPARTMENTS = ['Sales', 'Engineering', 'Marketing', 'Support', 'Finance'];
@@ -130,7 +137,26 @@ interface GoogleState {
   requests: () => number;
 }
 
-function tokenRoute({ knobs, requests }: GoogleState): Route {
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/** Google's answer to a JWT-bearer assertion the tenant's service accounts do not sign, or null when one does. */
+function refusedAssertion(assertion: string | undefined, accounts: Map<string, string>): Reply | null {
+  const invalid = (description: string): Reply => ({ status: 400, body: { error: 'invalid_grant', error_description: description } });
+  const [header, payload, signature] = (assertion ?? '').split('.');
+  if (!header || !payload || !signature) return invalid('Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
+  let iss: unknown;
+  try {
+    iss = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { iss?: unknown }).iss;
+  } catch {
+    return invalid('Invalid JWT Signature.');
+  }
+  const key = typeof iss === 'string' ? accounts.get(iss) : undefined;
+  if (!key) return invalid('Invalid grant: account not found');
+  const signed = crypto.verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url'));
+  return signed ? null : invalid('Invalid JWT Signature.');
+}
+
+function tokenRoute({ tenant, knobs, requests }: GoogleState): Route {
   return {
     method: 'POST',
     pattern: /^\/token$/,
@@ -139,6 +165,10 @@ function tokenRoute({ knobs, requests }: GoogleState): Route {
     handler: ({ body }) => {
       const form = parseBody(body);
       if (!form.grant_type) return { status: 400, body: { error: 'invalid_request', error_description: 'Missing grant_type' } };
+      if (tenant.serviceAccounts && form.grant_type === JWT_BEARER) {
+        const refused = refusedAssertion(form.assertion, tenant.serviceAccounts);
+        if (refused) return refused;
+      }
       if (knobs.revokeAtRequest !== null && requests() + 1 >= knobs.revokeAtRequest) {
         return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } };
       }

@@ -21,6 +21,10 @@
  * calls and token requests alike; the library asks for token retries on POST by default). The
  * sync engine and the install jobs own retry and backoff, driven by the ConnectorError codes.
  *
+ * Cancelling: given `signal` (the connector context's), the same interceptor adds it to every
+ * request beside gaxios's own timeout, so a stopping worker does not wait for a provider that
+ * does not answer.
+ *
  * Secrets: the key, the client email, the client secret and the refresh token are never logged
  * and never put into an error; `secretRedactor` scrubs any provider text that might echo them.
  */
@@ -80,26 +84,35 @@ export interface AuthOptions {
   tokenUrl?: string | undefined;
   /** Per-request timeout for token requests, in ms. */
   timeoutMs: number;
+  /** Cancels every request of the client (API calls and token requests) once aborted. */
+  signal?: AbortSignal | undefined;
 }
 
 type RequestInterceptor = Parameters<AuthClient['transporter']['interceptors']['request']['add']>[0];
 
-/** Sends token requests to `tokenUrl` and turns gaxios retries off. */
-function transportPolicy(tokenUrl: string | undefined): RequestInterceptor {
+/**
+ * Sends token requests to `tokenUrl`, turns gaxios retries off, and adds `signal` to the request's
+ * own (gaxios has already set its timeout signal when interceptors run: both apply).
+ */
+function transportPolicy(tokenUrl: string | undefined, signal: AbortSignal | undefined): RequestInterceptor {
   return {
     resolved: async (opts) => {
       opts.retry = false;
       opts.retryConfig = { ...opts.retryConfig, retry: 0, noResponseRetries: 0 };
       if (tokenUrl && String(opts.url) === GOOGLE_TOKEN_URL) opts.url = new URL(tokenUrl);
+      if (signal) opts.signal = opts.signal ? AbortSignal.any([opts.signal as AbortSignal, signal]) : signal;
       return opts;
     },
   };
 }
 
-/** A service-account client acting as `subject` (domain-wide delegation). */
+/**
+ * A service-account client acting as `subject` (domain-wide delegation), or as the service account
+ * itself without one (its token proves the key, not the delegation).
+ */
 export function serviceAccountClient(
   creds: Pick<z.infer<typeof serviceAccountCredentialsSchema>, 'client_email' | 'private_key' | 'private_key_id'>,
-  subject: string,
+  subject: string | undefined,
   scopes: readonly string[],
   opts: AuthOptions,
 ): JWT {
@@ -108,10 +121,10 @@ export function serviceAccountClient(
     key: creds.private_key,
     keyId: creds.private_key_id,
     scopes: [...scopes],
-    subject,
+    ...(subject ? { subject } : {}),
     transporterOptions: { timeout: opts.timeoutMs },
   });
-  client.transporter.interceptors.request.add(transportPolicy(opts.tokenUrl));
+  client.transporter.interceptors.request.add(transportPolicy(opts.tokenUrl, opts.signal));
   return client;
 }
 
@@ -124,7 +137,7 @@ export function oauthClient(creds: z.infer<typeof oauthClientCredentialsSchema>,
     transporterOptions: { timeout: opts.timeoutMs },
   });
   client.setCredentials({ refresh_token: creds.refresh_token });
-  client.transporter.interceptors.request.add(transportPolicy(undefined));
+  client.transporter.interceptors.request.add(transportPolicy(undefined, opts.signal));
   return client;
 }
 

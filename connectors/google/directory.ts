@@ -84,7 +84,7 @@ export class GoogleDirectorySource implements DirectorySource {
     this.#config = ctx.config;
     this.#logger = ctx.logger.child({ connector: 'google_workspace.directory' });
     this.#redact = secretRedactor(credentialSecrets(ctx.credentials));
-    const auth = adminAuthClient(ctx.credentials, DIRECTORY_SCOPES, { tokenUrl: ctx.config.token_url, timeoutMs: ctx.config.request_timeout_ms });
+    const auth = adminAuthClient(ctx.credentials, DIRECTORY_SCOPES, { tokenUrl: ctx.config.token_url, timeoutMs: ctx.config.request_timeout_ms, signal: ctx.signal });
     this.#api = admin({ version: 'directory_v1', auth, ...apiOptions(ctx.config) });
   }
 

@@ -13,6 +13,11 @@
  * primary address), and one with aliases is listed (sendAs.list) only when what the last listing
  * said is unknown or stale (sendAsState.ts: the rule, and what is kept).
  *
+ * Connecting checks the credentials without writing (checkAccess): with a `subject`, its send-as
+ * addresses are listed as that mailbox, which proves the key, the delegation of the Gmail scope and
+ * Gmail for that user; without one there is no mailbox to act as, and a token for the service
+ * account itself proves the key only.
+ *
  * Gmail keeps one signature per send-as address and cannot name signatures or pick one for
  * replies, so the only slot is `primary`. Gmail rejects signatures over 10,000 characters; the
  * installer checks that before any call. Gmail sanitises the HTML it stores, and a new signature
@@ -25,6 +30,7 @@ import {
   MailboxError,
   defineMailboxInstaller,
   parseProvider,
+  type AccessCheck,
   type ConnectorContext,
   type InstallOptions,
   type InstallResult,
@@ -91,7 +97,7 @@ export class GmailInstaller implements MailboxInstaller {
     const cached = this.#clients.get(key);
     if (cached) return cached;
     const { config, credentials } = this.#ctx;
-    const auth = serviceAccountClient(credentials, email, GMAIL_SCOPES, { tokenUrl: config.token_url, timeoutMs: config.request_timeout_ms });
+    const auth = serviceAccountClient(credentials, email, GMAIL_SCOPES, { tokenUrl: config.token_url, timeoutMs: config.request_timeout_ms, signal: this.#ctx.signal });
     const client = gmail({ version: 'v1', auth, ...apiOptions(config) });
     if (this.#clients.size >= CLIENT_CACHE_SIZE) {
       const oldest = this.#clients.keys().next().value;
@@ -99,6 +105,23 @@ export class GmailInstaller implements MailboxInstaller {
     }
     this.#clients.set(key, client);
     return client;
+  }
+
+  async checkAccess(): Promise<AccessCheck> {
+    const { config, credentials } = this.#ctx;
+    const subject = credentials.subject;
+    if (subject) {
+      // https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.settings.sendAs/list
+      const listed = await call(this.#site(`sendAs.list as ${subject}`), () => this.#clientFor(subject).users.settings.sendAs.list({ userId: subject }));
+      parseProvider(GmailSendAsList, listed.data, 'gmail sendAs.list');
+      return { unchecked: null };
+    }
+    const self = serviceAccountClient(credentials, undefined, GMAIL_SCOPES, { tokenUrl: config.token_url, timeoutMs: config.request_timeout_ms, signal: this.#ctx.signal });
+    await call(this.#site('token for the service account'), () => self.getAccessToken());
+    return {
+      unchecked:
+        'the delegation of the Gmail scope: with no "subject" in the credentials there is no mailbox to act as, so only the key was checked (Google issued a token for the service account itself); add "subject" (any mailbox of the domain) to check it when connecting, or the first install proves it',
+    };
   }
 
   async install(target: MailboxTarget, signature: RenderedSignature, opts: InstallOptions = {}): Promise<InstallResult> {

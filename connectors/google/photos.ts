@@ -65,7 +65,7 @@ export class GooglePhotoSource implements PhotoSource {
 
   constructor(ctx: Ctx) {
     this.#redact = secretRedactor(credentialSecrets(ctx.credentials));
-    const auth = adminAuthClient(ctx.credentials, PHOTO_SCOPES, { tokenUrl: ctx.config.token_url, timeoutMs: ctx.config.request_timeout_ms });
+    const auth = adminAuthClient(ctx.credentials, PHOTO_SCOPES, { tokenUrl: ctx.config.token_url, timeoutMs: ctx.config.request_timeout_ms, signal: ctx.signal });
     this.#api = admin({ version: 'directory_v1', auth, ...apiOptions(ctx.config) });
   }
 

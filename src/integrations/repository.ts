@@ -105,12 +105,16 @@ export function validateSetup(kind: ConnectorKind, category: IntegrationCategory
   return { def, credentials: creds.data as unknown, config: conf.data as Record<string, unknown> };
 }
 
-/** Builds the connector of an integration. */
-export function buildConnector<T>(ctx: AppContext, integration: IntegrationRow, logger: Logger): T {
+/**
+ * Builds the connector of an integration. With `signal`, every provider request the connector
+ * makes is cancelled once it is aborted (ConnectorContext.signal): a sync run passes its job's.
+ */
+export function buildConnector<T>(ctx: AppContext, integration: IntegrationRow, logger: Logger, opts: { signal?: AbortSignal | undefined } = {}): T {
   const credentials = ctx.secrets.decryptJson(integration.credentials);
   const urlPolicy = integrationUrlPolicy(ctx.config);
   const { def, credentials: creds, config } = validateSetup(integration.kind, integration.category, credentials, integration.config, urlPolicy);
-  return def.create({ config, credentials: creds, logger: logger.child({ integrationId: integration.id, kind: integration.kind }), urlPolicy }) as T;
+  const logged = logger.child({ integrationId: integration.id, kind: integration.kind });
+  return def.create({ config, credentials: creds, logger: logged, urlPolicy, ...(opts.signal ? { signal: opts.signal } : {}) }) as T;
 }
 
 /**

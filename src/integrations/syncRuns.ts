@@ -99,6 +99,42 @@ export async function startRuns(pool: pg.Pool, workspaceId: string, integrationI
   });
 }
 
+/**
+ * The runs in progress of the given integrations of a workspace (all its directory integrations
+ * for 'all'), in the shape startRuns answers: a command that found them already running follows them.
+ */
+export async function runningRuns(db: Queryable, workspaceId: string, integrationIds: string[] | 'all'): Promise<StartedRun[]> {
+  const { rows } = await db.query<StartedRun>(
+    `select r.id, r.integration_id, i.name as integration_name, i.category, r.status, r.started_at
+       from sync_runs r join integrations i on i.id = r.integration_id
+      where r.workspace_id = $1 and r.status = 'running' and ($2::uuid[] is null or r.integration_id = any($2::uuid[]))
+      order by i.created_at`,
+    [workspaceId, integrationIds === 'all' ? null : integrationIds],
+  );
+  return rows;
+}
+
+/** Where the job that executes a run stands in the queue (its key is `sync:<integration id>`). */
+export interface RunJobState {
+  attempts: number;
+  max_attempts: number;
+  last_error: string | null;
+  run_at: Date;
+  /** The worker running it now, if one is. */
+  locked_by: string | null;
+  locked_at: Date | null;
+}
+
+/** The queued job of a running run's integration, or undefined when none is queued. */
+export async function runJobState(db: Queryable, integrationId: string): Promise<RunJobState | undefined> {
+  const { rows } = await db.query<RunJobState>(
+    `select attempts, max_attempts, last_error, run_at, locked_by, locked_at from graphile_worker.jobs
+      where task_identifier = $1 and key = $2 order by id desc limit 1`,
+    [jobs.syncIntegration.name, jobs.syncIntegration.key!({ integrationId })],
+  );
+  return rows[0];
+}
+
 /** Every active directory integration of every workspace (the nightly sync). */
 export async function startAllRuns(pool: pg.Pool, trigger: SyncTrigger): Promise<StartedRun[]> {
   const { rows } = await pool.query<{ workspace_id: string }>(

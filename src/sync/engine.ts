@@ -13,6 +13,9 @@
  * nothing. A crashed run resumes from its checkpoint (the page token after the last written page);
  * the seen set is in Postgres, so resuming adds no duplicates. One execution of a run writes at a
  * time (src/integrations/syncRuns.ts: claimRun, holdRun); an execution another one took over stops without writing.
+ * A worker that stops aborts its job's signal: the connector's requests in flight are cancelled
+ * (they carry the signal), nothing is retried, and the run stays `running` with its checkpoint
+ * for the job's next attempt (RunInterruptedError).
  * The page loop, and the listings it refuses, are in pages.ts.
  */
 import type { Logger } from 'pino';
@@ -52,6 +55,20 @@ export interface ExecuteOptions {
   logger?: Logger;
   /** The most pages and users a listing may have for a directory of this known size (pages.ts). */
   listingBound?: (knownUsers: number) => ListingBound;
+  /**
+   * The job's abort signal, aborted when its worker stops: the connector's requests are cancelled
+   * and the run is left `running` at its checkpoint for the job's next attempt (on the last
+   * attempt it fails instead, so that no run stays running without a job to carry it on).
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * The execution stopped because its worker is stopping (ExecuteOptions.signal): the job fails with
+ * it and runs again later, resuming the run from its checkpoint.
+ */
+export class RunInterruptedError extends Error {
+  override readonly name = 'RunInterruptedError';
 }
 
 function guardFrom(config: Record<string, unknown>): DeletionGuard {
@@ -86,7 +103,7 @@ export async function executeRun(ctx: AppContext, runId: string, opts: ExecuteOp
   }
 
   try {
-    const source = buildConnector<DirectorySource>(ctx, integration, logger);
+    const source = buildConnector<DirectorySource>(ctx, integration, logger, { signal: opts.signal });
     await listAndWrite(ctx, integration, source, run, opts, logger);
   } catch (err) {
     await handleFailure(ctx, integration, run, err, opts, logger);
@@ -126,25 +143,27 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
   ).rows;
   const category = integration.category === 'smart_fields' ? 'smart_fields' : 'teammates';
   let pageToken = run.pages > 0 ? (run.checkpoint?.pageToken ?? undefined) : undefined;
-  // Pages asked for and still in flight when the listing stops (it failed, or ended) are not retried.
+  // Pages asked for and still in flight when the listing stops (it failed, or ended), or when the
+  // worker stops, are not retried.
   const listing = new AbortController();
+  const stopped = opts.signal ? AbortSignal.any([listing.signal, opts.signal]) : listing.signal;
   let nextState: IncrementalState | undefined;
   let groupIds = new Map<string, string>();
   try {
     // The first users page is asked for beside the groups listing, which it does not depend on:
     // the run starts writing one provider round trip sooner.
     const firstPage = { pageToken, since, attributes: fields.map((f) => f.attribute) };
-    let first: Promise<DirectoryPage> | undefined = withRetry(() => source.fetchUsersPage(firstPage), policy, observer, listing.signal);
+    let first: Promise<DirectoryPage> | undefined = withRetry(() => source.fetchUsersPage(firstPage), policy, observer, stopped);
     first.catch(() => {}); // awaited by listPages
     const known = knownUsers(ctx, integration.id);
     known.catch(() => {}); // awaited below
-    if (category === 'teammates') groupIds = await syncGroups(ctx.pool, integration, (await withRetry(() => source.listGroups(), policy, observer)).map(cleanDirectoryGroup));
+    if (category === 'teammates') groupIds = await syncGroups(ctx.pool, integration, (await withRetry(() => source.listGroups(), policy, observer, opts.signal)).map(cleanDirectoryGroup));
     const bound = (opts.listingBound ?? defaultListingBound)(await known);
 
     let current = run;
     for (;;) {
       try {
-        nextState = await listPages(ctx, source, { ...current, mode }, { executor: run.executor!, pageToken, first, signal: listing.signal, since, fields, category, groupIds, policy, observer, bound });
+        nextState = await listPages(ctx, source, { ...current, mode }, { executor: run.executor!, pageToken, first, signal: stopped, since, fields, category, groupIds, policy, observer, bound });
         break;
       } catch (err) {
         if (!(err instanceof CursorExpiredError) || mode === 'full') throw err;
@@ -164,7 +183,7 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
   } finally {
     listing.abort();
   }
-  if (category === 'teammates') await writeGroupsAfterListing(ctx, source, run, { executor: run.executor!, groupIds, policy, observer });
+  if (category === 'teammates') await writeGroupsAfterListing(ctx, source, run, { executor: run.executor!, groupIds, policy, observer, signal: opts.signal });
   await complete(ctx, integration, run, mode, nextState, logger);
 }
 
@@ -205,6 +224,16 @@ async function handleFailure(ctx: AppContext, integration: IntegrationRow, run: 
   if (err instanceof RunTakenOverError) {
     // Another execution of this run holds it now and carries it on; this one wrote nothing since.
     logger.info('sync run taken over by another execution; stopping this one');
+    return;
+  }
+  if (opts.signal?.aborted) {
+    // Whatever failed was cancelled by this worker's stop, not refused by the provider.
+    const message = `the worker stopped while this run was waiting on the provider${err instanceof Error ? ` (${err.message})` : ''}`;
+    if (!opts.lastAttempt) {
+      logger.info({ err: message }, 'sync run interrupted by the worker stopping; its job runs again and resumes from the last written page');
+      throw new RunInterruptedError(message, { cause: err });
+    }
+    await finishRun(ctx.pool, run.id, 'failed', { error_code: 'transient', error: message }, executor);
     return;
   }
   if (err instanceof AccessLostError) {

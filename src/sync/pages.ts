@@ -216,7 +216,7 @@ async function groupsOfChanged(ctx: AppContext, source: DirectorySource, run: Sy
   if (!changed.length) return { page, pendingGroups };
   const groupsOf = sourceGroupsOf(source);
   const query = changed.map((u) => ({ externalId: u.externalId, emails: [...(u.primaryEmail ? [u.primaryEmail] : []), ...u.aliases] }));
-  const groups = await timer.time('groups_wait', () => withRetry(() => groupsOf(query), loop.policy, loop.observer));
+  const groups = await timer.time('groups_wait', () => withRetry(() => groupsOf(query), loop.policy, loop.observer, loop.signal));
   return { page: { ...page, users: page.users.map((u) => (groups.has(u.externalId) ? { ...u, groups: groups.get(u.externalId)! } : u)) }, pendingGroups };
 }
 

@@ -32,6 +32,8 @@ export interface PendingGroupsLoop {
   groupIds: ReadonlyMap<string, string>;
   policy: RetryPolicy;
   observer: Parameters<typeof withRetry>[2];
+  /** Aborted when the run no longer wants answers (its listing stopped, its worker is stopping). */
+  signal?: AbortSignal | undefined;
 }
 
 /** The source's groupsOf: a source that lists users before their groups must answer them. */
@@ -47,7 +49,7 @@ export function sourceGroupsOf(source: DirectorySource): NonNullable<DirectorySo
  */
 export async function writeGroupsBesideListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop, timer: StageTimer): Promise<void> {
   const groupsOf = sourceGroupsOf(source);
-  await withRetry(() => groupsOf([]), loop.policy, loop.observer);
+  await withRetry(() => groupsOf([]), loop.policy, loop.observer, loop.signal);
   await writeGroupsAfterListing(ctx, source, run, loop, timer);
 }
 
@@ -64,7 +66,7 @@ export async function writeGroupsAfterListing(ctx: AppContext, source: Directory
     // Users the run did not store (no address, an address another teammate holds) have no source.
     const stored = batch.filter((r) => r.teammate_id !== null);
     const groupsOf = sourceGroupsOf(source);
-    const groups = stored.length ? await stageTimer.time('groups_wait', () => withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer)) : new Map<string, string[]>();
+    const groups = stored.length ? await stageTimer.time('groups_wait', () => withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer, loop.signal)) : new Map<string, string[]>();
     await withTx(ctx.pool, async (client) => {
       await holdRun(client, run.id, loop.executor, false);
       const changed = await stageTimer.time('memberships', () =>

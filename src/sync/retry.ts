@@ -17,7 +17,18 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 500, maxDelayMs: 60_000 };
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Waits `ms`, or less: until `signal` is aborted. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 export interface RetryObserver {
   onRateLimited?(waitMs: number): void | Promise<void>;
@@ -26,8 +37,10 @@ export interface RetryObserver {
 
 /**
  * Calls `fn` until it succeeds or the policy gives up. Once `signal` is aborted (the caller no
- * longer wants the answer, e.g. a run that stopped), a failure is not retried and not reported
- * to the observer; an attempt already made is not cancelled.
+ * longer wants the answer: a run that stopped, a worker that is stopping), a failure is not retried
+ * and not reported to the observer, and a wait before the next attempt ends at once with the
+ * failure that started it. Cancelling an attempt already made is the connector's part (its
+ * requests carry the worker's signal, ConnectorContext.signal).
  */
 export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy = DEFAULT_RETRY, observer: RetryObserver = {}, signal?: AbortSignal): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -38,14 +51,15 @@ export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy = D
       if (err instanceof RateLimitedError) {
         const wait = Math.min(err.retryAfterMs, policy.maxDelayMs);
         await observer.onRateLimited?.(wait);
-        await sleep(wait);
+        await sleep(wait, signal);
       } else if (err.code === 'transient') {
         const wait = Math.min(policy.baseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() / 2), policy.maxDelayMs);
         await observer.onTransient?.(wait, err);
-        await sleep(wait);
+        await sleep(wait, signal);
       } else {
         throw err;
       }
+      if (signal?.aborted) throw err;
     }
   }
 }

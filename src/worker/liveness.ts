@@ -15,12 +15,20 @@
  * worker from before this table) are unlocked once their lock is older than `unregisteredAfterMs`
  * (default 10 minutes). Unlocked jobs run again: jobs are at-least-once, and every task is written
  * to be safe to repeat.
+ *
+ * A process that stops its worker leaves no job locked: graphile-worker records the outcome of the
+ * last jobs (a failure from an aborted job, a completion) without awaiting it, after its stop has
+ * returned, so `close()` waits for those records (at most CLOSE_SETTLE_MS) and then unlocks what
+ * its worker ids still hold, before the process's pool is ended under them.
  */
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { WorkerEvents, WorkerUtils } from 'graphile-worker';
+
+/** How long close() waits for graphile-worker's last job outcomes to be written before it unlocks the rest. */
+const CLOSE_SETTLE_MS = 5_000;
 
 /** First half of the two-int advisory lock key; the second half is the row id. */
 const LOCK_NAMESPACE = 0x5167_7711;
@@ -78,6 +86,26 @@ async function releaseDeadWorkers(pool: pg.Pool, utils: WorkerUtils, logger: Log
     logger.warn({ workerIds: dead }, 'released the jobs of worker processes that no longer run');
   }
   return dead;
+}
+
+/**
+ * After the worker stopped: waits for the jobs its ids lock to be released (graphile-worker writes a
+ * job's outcome without awaiting it), and unlocks those still locked after CLOSE_SETTLE_MS.
+ */
+async function releaseOwnJobs(pool: pg.Pool, utils: WorkerUtils, logger: Logger, workerIds: string[]): Promise<void> {
+  if (!workerIds.length) return;
+  const locked = async () =>
+    (await pool.query<{ n: number }>('select count(*)::int as n from graphile_worker.jobs where locked_by = any($1::text[])', [workerIds])).rows[0]!.n;
+  const deadline = Date.now() + CLOSE_SETTLE_MS;
+  let n = await locked();
+  while (n > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    n = await locked();
+  }
+  if (n > 0) {
+    await utils.forceUnlockWorkers(workerIds);
+    logger.warn({ jobs: n, workerIds }, 'unlocked the jobs this stopped worker still held; they run again');
+  }
 }
 
 export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, logger: Logger, opts: LivenessOptions = {}): Promise<WorkerLiveness> {
@@ -140,6 +168,7 @@ export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, l
         closed = true;
         if (timer) clearInterval(timer);
         await pending;
+        await releaseOwnJobs(pool, utils, logger, workerIds).catch((err: unknown) => logger.warn({ err }, 'could not check the jobs this stopped worker held; other workers release them'));
         const c = client;
         client = undefined;
         if (!c) return;

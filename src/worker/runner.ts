@@ -6,7 +6,7 @@ import { run, parseCronItems, type Runner, type TaskList } from 'graphile-worker
 import type { AppContext } from '../context.ts';
 import type { TaskDefinition } from '../tasks/define.ts';
 import { tasks as registeredTasks, crontab } from '../tasks/index.ts';
-import { graphileLogger } from '../graphileLogger.ts';
+import { failedByStop, graphileLogger } from '../graphileLogger.ts';
 import { registerWorkerProcess, type LivenessOptions } from './liveness.ts';
 
 export function buildTaskList(app: AppContext, tasks: TaskDefinition[]): TaskList {
@@ -27,6 +27,8 @@ export function buildTaskList(app: AppContext, tasks: TaskDefinition[]): TaskLis
         app.metrics.jobs.inc({ task: def.name, outcome: 'succeeded' });
       } catch (err) {
         app.metrics.jobs.inc({ task: def.name, outcome: 'failed' });
+        // Failed because this worker is stopping: it runs again, and its log line says so quietly.
+        if (helpers.abortSignal.aborted && typeof err === 'object' && err !== null) failedByStop.add(err);
         throw err;
       } finally {
         end();
@@ -46,6 +48,11 @@ export interface WorkerOptions {
   noCron?: boolean;
   /** Recovery of jobs locked by dead worker processes (see liveness.ts). */
   liveness?: LivenessOptions;
+  /**
+   * How long a stop lets running jobs finish before it aborts their signal (`helpers.abortSignal`;
+   * a sync run then cancels its provider requests and resumes later from its checkpoint). Default 10 s.
+   */
+  abortJobsAfterMs?: number;
 }
 
 /**
@@ -65,7 +72,7 @@ export async function startWorker(app: AppContext, opts: WorkerOptions = {}): Pr
       concurrency: opts.concurrency ?? app.config.WORKER_CONCURRENCY,
       pollInterval: opts.pollInterval ?? 1000,
       noHandleSignals: true,
-      gracefulShutdownAbortTimeout: 10_000,
+      gracefulShutdownAbortTimeout: opts.abortJobsAfterMs ?? 10_000,
       logger: graphileLogger(app.logger),
       events: liveness.events,
     });

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
-import { graphileLogger } from '../../src/graphileLogger.ts';
+import { failedByStop, graphileLogger } from '../../src/graphileLogger.ts';
 
 function capture(level: string) {
   const lines: Record<string, unknown>[] = [];
@@ -36,5 +36,15 @@ describe('graphile-worker log lines', () => {
     expect(info.lines).toHaveLength(1);
     expect(info.lines[0]).toMatchObject({ level: 'error', job: { id: '42', task: 'install_mailbox' } });
     expect(JSON.stringify(info.lines[0])).not.toContain('emailId');
+  });
+
+  it('logs a job that failed because its worker was stopping at info, without the stack', () => {
+    const info = capture('info');
+    const error = new Error('the worker stopped while this run was waiting on the provider');
+    failedByStop.add(error);
+    info.logger.error(`Failed task 42 (sync_integration, 3.10ms, attempt 1 of 10) with error '${error.message}':\n  ${error.stack}`, { job, failure: true, error });
+    expect(info.lines).toHaveLength(1);
+    expect(info.lines[0]).toMatchObject({ level: 'info', msg: `Failed task 42 (sync_integration, 3.10ms, attempt 1 of 10) with error '${error.message}'` });
+    expect(JSON.stringify(info.lines[0])).not.toContain(' at ');
   });
 });

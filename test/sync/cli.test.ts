@@ -98,6 +98,37 @@ describe('sync and integration CLI', () => {
     expect(r.stdout).toMatch(/Google\s+succeeded\s+full\s+cli\s+1\s+30\s+30\s.*\b(teammates|addresses|events|fetch_wait|match|stage|memberships|values|seen|installs|photos) \d+\.\d+ s/);
   });
 
+  it('sync --follow stops following a run whose provider does not answer, says what it waits on, and the next sync carries the run on', async () => {
+    // The held request would time out only after 5 minutes: what ends it is the stopping worker's abort.
+    await t.ctx.pool.query(`update integrations set config = config || '{"request_timeout_ms": 300000}' where id = $1`, [integrationId]);
+    google.knobs.hold = { route: 'users.list', after: google.counters.byRoute['users.list'] ?? 0 };
+    let stalled;
+    try {
+      // The deadline is the test's point: the command must not wait for the held request.
+      stalled = await runCli(['sync', '--integration', integrationId, '--follow', '--stall-timeout', '2'], env(), 90_000);
+    } finally {
+      google.knobs.hold = null;
+    }
+    expect(stalled.code, stalled.stderr).toBe(1);
+    const runId = /sync run (\S+) started/.exec(stalled.stdout)![1]!;
+    expect(stalled.stdout).toContain(`${runId} made no progress for 2 s, so this stopped following it: pages 0 · seen 0 · created 0 `);
+    expect(stalled.stdout).toMatch(/^ {2}its job: stopped: the worker stopped while this run was waiting on the provider \(users\.list: AbortError: .+\); it runs again from \S+ \(attempt 2 of 10\)$/m);
+    expect(stalled.stdout).toContain(`  look further: sigsync runs --integration ${integrationId}`);
+    // No stack trace, raw or inside a JSON log line, and nothing logged as an error.
+    expect(stalled.stderr).not.toMatch(/(\n|\\n)\s+at /);
+    expect(stalled.stderr).not.toContain('"level":"error"');
+    // The run was left running at its checkpoint, its job queued again, released by the stopped worker.
+    const run = await t.ctx.pool.query<{ status: string }>('select status from sync_runs where id = $1', [runId]);
+    expect(run.rows[0]!.status).toBe('running');
+    const job = await t.ctx.pool.query<{ locked_by: string | null; attempts: number }>(`select locked_by, attempts from graphile_worker.jobs where key = $1`, [`sync:${integrationId}`]);
+    expect(job.rows).toEqual([{ locked_by: null, attempts: 1 }]);
+
+    const next = await runCli(['sync', '--integration', integrationId, '--follow'], env());
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain(`sync run ${runId} is already running for Google (teammates); following it`);
+    expect(next.stdout).toMatch(new RegExp(`^${runId} succeeded: pages 1 · seen 30 · created 0 · updated 0 · unchanged 30 `, 'm'));
+  });
+
   it('sync needs exactly one of --integration and --workspace', async () => {
     const r = await runCli(['sync'], env());
     expect(r.code).toBe(2);

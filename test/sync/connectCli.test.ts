@@ -1,8 +1,9 @@
 /**
  * `sigsync integration connect` as a newcomer runs it: the one-file `{"credentials", "config"}`
- * shape the provider docs show, a provider that cannot be reached, and credentials that no cheap
- * call can check.
+ * shape the provider docs show, a provider that cannot be reached, a Gmail key checked without
+ * writing to a mailbox (a made-up one refused), and credentials that no cheap call can check.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { useTestContext, TEST_KEY } from '../helpers/db.ts';
 import { runCli } from '../helpers/cli.ts';
-import { googleServiceAccount, workspaceWithKey } from '../helpers/fixtures.ts';
+import { googleServiceAccount, testPrivateKey, workspaceWithKey } from '../helpers/fixtures.ts';
 
 describe('integration connect', () => {
   const t = useTestContext();
@@ -29,6 +30,9 @@ describe('integration connect', () => {
 
   beforeAll(async () => {
     google = await startGoogleEmulator(generateGoogleTenant(3));
+    // The emulated Google checks the test service account's signed assertions, as Google does.
+    const publicKey = crypto.createPublicKey(testPrivateKey()).export({ type: 'spki', format: 'pem' }).toString();
+    google.tenant.serviceAccounts = new Map([[googleServiceAccount().client_email, publicKey]]);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-connect-'));
     ({ workspaceId } = await workspaceWithKey(t.ctx));
   });
@@ -60,10 +64,51 @@ describe('integration connect', () => {
     expect(await stored()).toBe(before);
   });
 
-  it('a signatures connect says its credentials were not checked', async () => {
-    const r = await connect('signatures', file('made-up.json', { ...googleServiceAccount(), client_email: 'made-up@nowhere.iam.gserviceaccount.com' }), '--config', file('gmail.json', { base_url: `${google.url}/`, token_url: `${google.url}/token` }));
+  const gmailConfig = () => file('gmail.json', { base_url: `${google.url}/`, token_url: `${google.url}/token` });
+  const madeUp = (subject?: string) => ({ ...googleServiceAccount(subject), client_email: 'made-up@nowhere.iam.gserviceaccount.com' });
+
+  it('a Gmail (signatures) connect reads the send-as addresses of its subject, and refuses a made-up key, storing nothing', async () => {
+    const before = await stored();
+    const refused = await connect('signatures', file('made-up.json', madeUp('user0@example.test')), '--config', gmailConfig());
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe('the provider refused these credentials (access_lost): sendAs.list as user0@example.test: invalid_grant: Invalid grant: account not found\n');
+    expect(await stored()).toBe(before);
+
+    const noSuchMailbox = await connect('signatures', file('key.json', googleServiceAccount('nobody@example.test')), '--config', gmailConfig());
+    expect(noSuchMailbox.code).toBe(2);
+    expect(noSuchMailbox.stderr).toMatch(/^the provider refused these credentials \(user_not_found\): sendAs\.list as nobody@example\.test: /);
+
+    const listed = google.counters.byRoute['sendAs.list'] ?? 0;
+    const r = await connect('signatures', file('key.json', googleServiceAccount('user0@example.test')), '--config', gmailConfig());
+    expect(r.code, r.stderr).toBe(0);
+    // Connected, and nothing said to be unchecked.
+    expect(r.stdout).toMatch(/^integration \S+ connected \(google_workspace, signatures\), status active\n$/);
+    expect(google.counters.byRoute['sendAs.list']).toBe(listed + 1);
+    expect(await stored()).toBe(before + 1);
+  });
+
+  it('without a subject, a Gmail connect checks the key alone and says the delegation was not checked', async () => {
+    const { subject: _, ...withoutSubject } = googleServiceAccount();
+    const otherKey = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const forged = await connect('signatures', file('forged.json', { ...withoutSubject, private_key: otherKey }), '--config', gmailConfig());
+    expect(forged.code).toBe(2);
+    expect(forged.stderr).toBe('the provider refused these credentials (access_lost): token for the service account: invalid_grant: Invalid JWT Signature.\n');
+
+    const r = await connect('signatures', file('no-subject.json', withoutSubject), '--config', gmailConfig());
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/connected \(google_workspace, signatures\)/);
-    expect(r.stdout).toMatch(/^credentials not checked: /m);
+    expect(r.stdout).toMatch(/^not checked: the delegation of the Gmail scope: with no "subject" in the credentials there is no mailbox to act as, so only the key was checked/m);
+  });
+
+  it('a Gmail connect to a host that cannot be reached says so', async () => {
+    const r = await connect('signatures', file('key.json', googleServiceAccount('user0@example.test')), '--config', file('down.json', { base_url: 'http://127.0.0.1:1/', token_url: 'http://127.0.0.1:1/token' }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^could not reach the provider to check these credentials \(ECONNREFUSED\); nothing was stored\. /);
+  });
+
+  it('an assets (photos) connect, which no cheap call can check, says its credentials were not checked', async () => {
+    const r = await connect('assets', file('key.json', googleServiceAccount()), '--config', gmailConfig());
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^not checked: the credentials: this integration has no call that proves them without acting on a mailbox; /m);
   });
 });

@@ -3,11 +3,12 @@
  * through the real Google SDK.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executeRun } from '../../src/sync/engine.ts';
-import { startRuns } from '../../src/integrations/syncRuns.ts';
+import { executeRun, RunInterruptedError } from '../../src/sync/engine.ts';
+import { getRun, startRuns } from '../../src/integrations/syncRuns.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { defaultKnobs } from '../../emulators/http.ts';
 import { useTestContext } from '../helpers/db.ts';
+import { waitFor } from '../helpers/cli.ts';
 import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import type { RetryPolicy } from '../../src/sync/retry.ts';
 
@@ -247,5 +248,27 @@ describe('directory sync engine (Google Workspace)', () => {
     expect(r).toMatchObject({ status: 'succeeded', created: 0, deleted: 0, skipped: 1 });
     expect(await count('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null', [workspaceId])).toBe(10);
     expect(await count('select count(*)::int as n from smart_field_values where smart_field_id = $1', [phone])).toBe(9);
+  });
+
+  it('a worker stopping mid-request leaves the run running at its checkpoint for the next attempt; on the last attempt it fails the run', async () => {
+    const { workspaceId, integration } = await setup(600, { request_timeout_ms: 300_000 });
+    const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
+    // Page 1 is answered and written; the provider never answers page 2 until the worker stops.
+    google.knobs.hold = { route: 'users.list', after: (google.counters.byRoute['users.list'] ?? 0) + 1 };
+    const stopping = new AbortController();
+    const execution = executeRun(t.ctx, run!.id, { retry: FAST, signal: stopping.signal });
+    await waitFor(async () => google.counters.held > 0 && (await getRun(t.ctx.pool, run!.id))!.pages === 1);
+    stopping.abort();
+    await expect(execution).rejects.toThrow(RunInterruptedError);
+    expect(await getRun(t.ctx.pool, run!.id)).toMatchObject({ status: 'running', pages: 1, seen: 500 });
+
+    // The last attempt, stopped the same way, ends the run: no run stays running without a job.
+    const last = new AbortController();
+    const lastExecution = executeRun(t.ctx, run!.id, { retry: FAST, signal: last.signal, lastAttempt: true });
+    await waitFor(async () => google.counters.held > 1);
+    last.abort();
+    expect(await lastExecution).toMatchObject({ status: 'failed', error_code: 'transient', pages: 1 });
+    expect((await getRun(t.ctx.pool, run!.id))!.error).toMatch(/^the worker stopped while this run was waiting on the provider \(users\.list: AbortError: /);
+    google.knobs.hold = null;
   });
 });

@@ -3,7 +3,7 @@
  * listing's signal is aborted (the run stopped), a failure is neither retried nor reported.
  */
 import { describe, expect, it } from 'vitest';
-import { TransientError } from '../../connectors/types.ts';
+import { RateLimitedError, TransientError } from '../../connectors/types.ts';
 import { withRetry } from '../../src/sync/retry.ts';
 
 const FAST = { attempts: 4, baseDelayMs: 1, maxDelayMs: 5 };
@@ -35,5 +35,18 @@ describe('withRetry', () => {
     await expect(withRetry(f.fn, FAST, { onTransient: (ms) => void seen.push(ms) }, stop.signal)).rejects.toThrow('503 on call 1');
     expect(f.calls()).toBe(1);
     expect(seen).toEqual([]);
+  });
+
+  it('ends a wait before the next attempt when its signal is aborted meanwhile (a worker stopping during a rate-limit wait)', async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const fn = async () => {
+      calls++;
+      throw new RateLimitedError('429', 3_600_000);
+    };
+    // The provider asks for an hour; the policy allows an hour; the abort ends the wait.
+    const waiting = withRetry(fn, { attempts: 4, baseDelayMs: 1, maxDelayMs: 3_600_000 }, { onRateLimited: () => stop.abort() }, stop.signal);
+    await expect(waiting).rejects.toThrow('429');
+    expect(calls).toBe(1);
   });
 });

@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import { CONNECTOR_KINDS, type ConnectorKind } from '../../../connectors/kinds.ts';
-import type { DirectorySource } from '../../../connectors/types.ts';
+import type { AccessCheck, DirectorySource, MailboxInstaller } from '../../../connectors/types.ts';
 import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES, INTEGRATION_CATEGORIES, type IntegrationCategory } from '../../domain.ts';
 import type { IntegrationRow } from '../../integrations/repository.ts';
@@ -58,10 +58,11 @@ function unreachable(e: Error): string | undefined {
 
 /**
  * One cheap provider call with the given credentials; a rejection is explained and nothing is
- * stored. Directory categories only: a signatures or assets integration has no call that proves
- * its credentials without touching a mailbox, so the answer says they were not checked.
+ * stored. Directory sources and the mailbox installers that can (Gmail) check without writing to a
+ * mailbox; the answer says what was not checked: the credentials of the others (proven by their
+ * first install or photo sync), or what the check could not prove.
  */
-async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown): Promise<{ checked: boolean }> {
+async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown): Promise<AccessCheck> {
   const [{ IntegrationSetupError, validateSetup }, { ConnectorError }, { integrationUrlPolicy, IntegrationUrlError, validateIntegrationUrls }] = await Promise.all([
     import('../../integrations/repository.ts'),
     import('../../../connectors/types.ts'),
@@ -78,10 +79,20 @@ async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: 
     if (e instanceof IntegrationSetupError || e instanceof IntegrationUrlError) throw new UsageError(e.message);
     throw e;
   }
-  if (!DIRECTORY_CATEGORIES.includes(category)) return { checked: false };
-  const source = setup.def.create({ config: setup.config, credentials: setup.credentials, logger, urlPolicy }) as DirectorySource;
+  const connector = setup.def.create({ config: setup.config, credentials: setup.credentials, logger, urlPolicy });
+  let check: (() => Promise<AccessCheck>) | undefined;
+  if (DIRECTORY_CATEGORIES.includes(category)) {
+    check = async () => {
+      await (connector as DirectorySource).checkAccess();
+      return { unchecked: null };
+    };
+  } else if (category === 'signatures') {
+    const installer = connector as MailboxInstaller;
+    if (installer.checkAccess) check = () => installer.checkAccess!();
+  }
+  if (!check) return { unchecked: NOT_CHECKED };
   try {
-    await source.checkAccess();
+    return await check();
   } catch (e) {
     if (e instanceof ConnectorError) {
       const network = e.code === 'transient' ? unreachable(e) : undefined;
@@ -90,11 +101,10 @@ async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: 
     }
     throw e;
   }
-  return { checked: true };
 }
 
-/** The line after "connected" or "reconnected" for credentials that were not checked. */
-const NOT_CHECKED = 'credentials not checked: a signatures or assets integration is proven by its first install or photo sync (sigsync install replay --email ADDRESS)';
+/** What is said of credentials that no cheap call can check. */
+const NOT_CHECKED = 'the credentials: this integration has no call that proves them without acting on a mailbox; its first install or photo sync does (sigsync install replay --email ADDRESS)';
 
 async function loadIntegration(ctx: AppContext, id: string): Promise<IntegrationRow> {
   const { rows } = await ctx.pool.query<IntegrationRow>('select * from integrations where id = $1', [id]);
@@ -124,12 +134,12 @@ async function connect(opts: ConnectOptions): Promise<void> {
   await withContext(async (ctx) => {
     const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
     if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
-    const { checked } = await checkCredentials(ctx, kind, category, credentials, config);
+    const { unchecked } = await checkCredentials(ctx, kind, category, credentials, config);
     const row = await withTx(ctx.pool, (client) =>
       insertIntegration(ctx, client, { workspaceId, kind, category, name: opts.name ?? `${kind} ${category}`, credentials, config }),
     );
     out(`integration ${row.id} connected (${row.kind}, ${row.category}), status ${row.status}`);
-    if (!checked) out(NOT_CHECKED);
+    if (unchecked) out(`not checked: ${unchecked}`);
   });
 }
 
@@ -160,10 +170,10 @@ export function integrationCommands(program: Command): void {
       const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts'), import('../../integrations/syncRuns.ts')]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
-        const { checked } = await checkCredentials(ctx, current.kind, current.category, credentials, current.config);
+        const { unchecked } = await checkCredentials(ctx, current.kind, current.category, credentials, current.config);
         const { row, wasLost } = await withTx(ctx.pool, (client) => updateCredentials(ctx, client, current, credentials));
         out(`integration ${row.id} reconnected, status ${row.status}${wasLost ? ' (access restored)' : ''}`);
-        if (!checked) out(NOT_CHECKED);
+        if (unchecked) out(`not checked: ${unchecked}`);
         if (DIRECTORY_CATEGORIES.includes(row.category)) {
           const runs = await startRuns(ctx.pool, row.workspace_id, [row.id], { trigger: 'reconnect' });
           for (const r of runs) out(`sync run ${r.id} started`);

@@ -1,11 +1,12 @@
 /**
  * `sigsync sync` starts directory sync runs; with --follow it shows progress per run (src/cli/progress.ts: a bar on a terminal, lines on a pipe; and runs
  * a worker in-process for them, so they finish even when no server is running) and prints the
- * final counters. `sigsync runs` lists recent runs.
+ * final counters, or, for a run that stops moving (a provider that does not answer), what it waits
+ * on. `sigsync runs` lists recent runs.
  */
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
-import type { StartedRun, SyncRunRow } from '../../integrations/syncRuns.ts';
+import type { RunJobState, StartedRun, SyncRunRow } from '../../integrations/syncRuns.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../../output.ts';
 import { requireUuid, withContext } from './admin.ts';
@@ -13,15 +14,40 @@ import { requireUuid, withContext } from './admin.ts';
 const counters = (r: SyncRunRow) =>
   `pages ${r.pages} · seen ${r.seen} · created ${r.created} · updated ${r.updated} · unchanged ${r.unchanged} · deleted ${r.deleted} · skipped ${r.skipped} · errors ${r.errors}`;
 
-async function follow(ctx: AppContext, started: StartedRun[]): Promise<SyncRunRow[]> {
-  const [{ startWorker }, { getRun }, { runProgress }, { jobs }] = await Promise.all([
+/** How long --follow waits on a run that does not move before it stops following it (default). */
+export const STALL_TIMEOUT_S = 120;
+
+/**
+ * What --follow counts as a run moving: its status, its counters, a rate-limit wait, or a new
+ * execution (its job taken up again after a failure).
+ */
+const movement = (r: SyncRunRow) => `${r.status} ${r.executor ?? ''} ${r.rate_limit_waits} ${counters(r)}`;
+
+interface Followed {
+  /** The latest state of every followed run. */
+  runs: SyncRunRow[];
+  /** Runs that did not move for the stall timeout, with their job's state once the worker stopped. */
+  stalled: Map<string, RunJobState | undefined>;
+}
+
+/**
+ * Follows the runs, with a worker in-process for their jobs, until each has ended or has not moved
+ * for `stallMs`. The worker is then stopped, which aborts a job still waiting on a provider that
+ * does not answer (its requests carry the job's signal): such a run stays `running` at its
+ * checkpoint, and its job runs again later.
+ */
+async function follow(ctx: AppContext, started: StartedRun[], stallMs: number): Promise<Followed> {
+  const [{ startWorker }, { getRun, runJobState }, { runProgress }, { jobs }] = await Promise.all([
     import('../../worker/runner.ts'),
     import('../../integrations/syncRuns.ts'),
     import('../progress.ts'),
     import('../../jobs/catalogue.ts'),
   ]);
-  const runner = await startWorker(ctx, { only: [jobs.syncIntegration.name], noCron: true, pollInterval: 200 });
+  // On a stop, the jobs of runs that stalled are aborted at once: nothing else runs here.
+  const runner = await startWorker(ctx, { only: [jobs.syncIntegration.name], noCron: true, pollInterval: 200, abortJobsAfterMs: 0 });
   let progress: Awaited<ReturnType<typeof runProgress>> | undefined;
+  const latest = new Map<string, SyncRunRow>();
+  const stalledIds = new Set<string>();
   try {
     const estimates = await ctx.pool.query<{ integration_id: string; seen: number }>(
       `select distinct on (integration_id) integration_id, seen from sync_runs
@@ -30,27 +56,54 @@ async function follow(ctx: AppContext, started: StartedRun[]): Promise<SyncRunRo
     );
     const estimate = new Map(estimates.rows.map((r) => [r.integration_id, r.seen]));
     progress = await runProgress(started.map((r) => ({ id: r.id, name: r.integration_name, estimate: estimate.get(r.integration_id) ?? 0 })));
-    const done = new Map<string, SyncRunRow>();
-    while (done.size < started.length) {
-      for (const s of started) {
-        if (done.has(s.id)) continue;
+    const moved = new Map<string, { state: string; at: number }>();
+    const following = () => started.filter((s) => !stalledIds.has(s.id) && (latest.get(s.id)?.status ?? 'running') === 'running');
+    while (following().length) {
+      for (const s of following()) {
         const r = await getRun(ctx.pool, s.id);
         if (!r) continue;
+        latest.set(r.id, r);
         progress.update(r);
-        if (r.status !== 'running') done.set(r.id, r);
+        const state = movement(r);
+        if (moved.get(r.id)?.state !== state) moved.set(r.id, { state, at: Date.now() });
+        else if (r.status === 'running' && Date.now() - moved.get(r.id)!.at >= stallMs) stalledIds.add(r.id);
       }
-      if (done.size < started.length) await new Promise((res) => setTimeout(res, 250));
+      if (following().length) await new Promise((res) => setTimeout(res, 250));
     }
-    return [...done.values()];
   } finally {
     progress?.stop();
     await runner.stop();
   }
+  // The stop may have ended a stalled run (its job's last attempt): read them again.
+  const stalled = new Map<string, RunJobState | undefined>();
+  for (const id of stalledIds) {
+    const r = await getRun(ctx.pool, id);
+    if (r) latest.set(id, r);
+    if (r?.status === 'running') stalled.set(id, await runJobState(ctx.pool, r.integration_id));
+  }
+  return { runs: started.map((s) => latest.get(s.id)).filter((r): r is SyncRunRow => r !== undefined), stalled };
 }
 
-/** The final counters of followed runs; a run that failed or waits for confirmation makes the exit code 1. */
-function reportFinished(finished: Awaited<ReturnType<typeof follow>>): void {
-  for (const r of finished) {
+/** Where a stalled run's job stands (what the run waits for), as the queue tells it. */
+function jobState(job: RunJobState | undefined): string {
+  if (!job) return 'none is queued to carry it on';
+  if (job.locked_by) return `worker ${job.locked_by} has been running it since ${job.locked_at?.toISOString()} (that worker's log says what it waits on)`;
+  if (job.attempts >= job.max_attempts) return `it has used its ${job.max_attempts} attempts${job.last_error ? `; the last one ended: ${job.last_error}` : ''}`;
+  const next = `from ${job.run_at.toISOString()} (attempt ${job.attempts + 1} of ${job.max_attempts})`;
+  return job.last_error ? `stopped: ${job.last_error}; it runs again ${next}` : `it waits for a worker to take it, ${next}`;
+}
+
+/** The final counters of followed runs; a run that failed, waits for confirmation or stalled makes the exit code 1. */
+function reportFinished({ runs, stalled }: Followed, stallS: number): void {
+  for (const r of runs) {
+    if (stalled.has(r.id)) {
+      out(`${r.id} made no progress for ${stallS} s, so this stopped following it: ${counters(r)}`);
+      out(`  its job: ${jobState(stalled.get(r.id))}`);
+      out(`  it is still running and resumes from its last written page when a worker runs its job: npm start, sigsync worker, or sigsync sync --integration ${r.integration_id} --follow`);
+      out(`  look further: sigsync runs --integration ${r.integration_id}`);
+      process.exitCode = 1;
+      continue;
+    }
     out(`${r.id} ${r.status}${r.mode === 'delta' ? ' (incremental)' : ''}: ${counters(r)}`);
     if (r.fallback_reason) out(`  full listing because: ${r.fallback_reason}`);
     if (r.error) out(`  ${r.error_code ?? 'error'}: ${r.error}`);
@@ -68,9 +121,12 @@ export function syncCommands(program: Command): void {
     .option('--follow', 'show progress until the runs finish, then print their counters')
     .option('--confirm-deletions', 'apply removals that the deletion guard held back')
     .option('--full', 'force a full listing where an incremental one is possible')
-    .action(async (opts: { integration?: string; workspace?: string; follow?: boolean; confirmDeletions?: boolean; full?: boolean }) => {
+    .option('--stall-timeout <seconds>', 'with --follow: stop following a run that has not moved for this long, and say what it waits on', String(STALL_TIMEOUT_S))
+    .action(async (opts: { integration?: string; workspace?: string; follow?: boolean; confirmDeletions?: boolean; full?: boolean; stallTimeout: string }) => {
       if (!!opts.integration === !!opts.workspace) throw new UsageError('give exactly one of --integration ID or --workspace ID');
-      const [{ startRuns }, { requestPhotoSync }] = await Promise.all([import('../../integrations/syncRuns.ts'), import('../../assets/directoryPhotos.ts')]);
+      const stallS = Number(opts.stallTimeout);
+      if (!Number.isFinite(stallS) || stallS <= 0 || stallS > 86_400) throw new UsageError(`--stall-timeout: a number of seconds from 1 to 86400; got "${opts.stallTimeout}"`);
+      const [{ startRuns, runningRuns }, { requestPhotoSync }] = await Promise.all([import('../../integrations/syncRuns.ts'), import('../../assets/directoryPhotos.ts')]);
       await withContext(async (ctx) => {
         let workspaceId: string;
         let ids: string[] | 'all';
@@ -97,16 +153,21 @@ export function syncCommands(program: Command): void {
           confirmDeletions: opts.confirmDeletions ?? false,
           full: opts.full ?? false,
         });
-        if (!started.length) {
-          out('nothing to start: the integrations are already syncing, have lost access, or none is connected');
+        // A run already in progress (one that an earlier --follow stopped following, say) is not
+        // started twice: it is named, and followed, its job carrying it on from its checkpoint.
+        const startedIds = new Set(started.map((r) => r.id));
+        const running = (await runningRuns(ctx.pool, workspaceId, ids)).filter((r) => !startedIds.has(r.id));
+        if (!started.length && !running.length) {
+          out('nothing to start: the integrations have lost access, or none is connected');
           return;
         }
         for (const r of started) out(`sync run ${r.id} started for ${r.integration_name} (${r.category})`);
+        for (const r of running) out(`sync run ${r.id} is already running for ${r.integration_name} (${r.category})${opts.follow ? '; following it' : ''}`);
         if (!opts.follow) {
           out('a running worker (npm start, or sigsync worker) carries it out; follow it with: sigsync runs');
           return;
         }
-        reportFinished(await follow(ctx, started));
+        reportFinished(await follow(ctx, [...started, ...running], stallS * 1000), stallS);
       });
     });
 

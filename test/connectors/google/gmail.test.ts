@@ -362,4 +362,53 @@ describe('Gmail installer', () => {
       expect(err.code).toBe('signature_too_long');
     });
   });
+
+  describe('checking the credentials when connecting, without writing', () => {
+    const ADMIN = 'it-admin@acme.example';
+    const checker = (credentials: Record<string, unknown>) =>
+      gmailInstaller.create({ config: gmailInstaller.configSchema.parse({}), credentials: gmailInstaller.credentialsSchema.parse(credentials), logger: silentLogger() });
+
+    it('with a subject: lists that mailbox’s send-as addresses as it, and proves everything', async () => {
+      let claims: Record<string, unknown> = {};
+      const token = mockTokenExchange((c) => (claims = c));
+      const api = nock(GMAIL_ORIGIN).get(`/gmail/v1/users/${encodeURIComponent(ADMIN)}/settings/sendAs`).reply(200, sendAsList);
+      await expect(checker(serviceAccountKey({ subject: ADMIN })).checkAccess!()).resolves.toEqual({ unchecked: null });
+      token.done();
+      api.done();
+      expect(claims).toMatchObject({ iss: CLIENT_EMAIL, sub: ADMIN, scope: GMAIL_SCOPES.join(' ') });
+    });
+
+    it('without a subject: a token for the service account itself proves the key; the delegation is said not to be checked', async () => {
+      let claims: Record<string, unknown> = {};
+      const token = mockTokenExchange((c) => (claims = c));
+      const unmatched = countUnmatched();
+      const { subject: _, ...key } = serviceAccountKey();
+      const check = await checker(key).checkAccess!();
+      unmatched.stop();
+      token.done();
+      expect(claims.sub).toBeUndefined();
+      expect(claims.iss).toBe(CLIENT_EMAIL);
+      expect(check.unchecked).toMatch(/^the delegation of the Gmail scope: with no "subject"/);
+      expect(unmatched.count).toBe(0);
+    });
+
+    it('a key Google does not accept is access_lost, with Google’s words and no secret', async () => {
+      mockTokenError('invalid_grant', 'Invalid JWT Signature.');
+      const err = await checker(serviceAccountKey({ subject: ADMIN }))
+        .checkAccess!()
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AccessLostError);
+      expect((err as Error).message).toBe(`sendAs.list as ${ADMIN}: invalid_grant: Invalid JWT Signature.`);
+    });
+
+    it('a subject without a mailbox is user_not_found', async () => {
+      mockTokenExchange();
+      nock(GMAIL_ORIGIN).get(`/gmail/v1/users/${encodeURIComponent(ADMIN)}/settings/sendAs`).reply(404, apiError(404, 'Requested entity was not found.', 'notFound', 'NOT_FOUND'));
+      const err = await checker(serviceAccountKey({ subject: ADMIN }))
+        .checkAccess!()
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(MailboxError);
+      expect(err).toMatchObject({ code: 'user_not_found' });
+    });
+  });
 });
