@@ -291,7 +291,7 @@ export interface MailboxInstaller {
   /**
    * What `install` will take of the provider's quota for this mailbox, counted in provider write
    * requests: the engine reserves it from the integration's pace before the call
-   * (src/install/pace.ts). A call the provider charges less than a write counts for its share (a
+   * (src/installations/pace.ts). A call the provider charges less than a write counts for its share (a
    * Gmail sendAs listing is 0.01). Default: 1.
    */
   quotaCostFor?(target: MailboxTarget, opts?: InstallOptions): number;

@@ -10,7 +10,7 @@
 import { LRUCache } from 'lru-cache';
 import { kindsWhere } from '../../connectors/registry.ts';
 import type { AppContext } from '../context.ts';
-import { transition } from '../db/installations.ts';
+import { transition } from '../installations/installations.ts';
 import { withTx } from '../db/tx.ts';
 import type { SignatureKind } from '../domain.ts';
 import { isAddinMode } from '../install/install.ts';

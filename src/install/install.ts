@@ -8,7 +8,7 @@
  *   -> destination has no slot for the kind? not_supported (multi_signatures_not_supported)
  *   -> render; too large? failed (signature_too_long), before any provider call
  *   -> same hash as installed and not forced? skip (no provider write)
- *   -> a turn of the integration's shared pace (pace.ts; too far away: deferred to the queue)
+ *   -> a turn of the integration's shared pace (src/installations/pace.ts; too far away: deferred to the queue)
  *   -> provider call -> installed | failed (event once per transition) | rate limited (rescheduled)
  */
 import type { Logger } from 'pino';
@@ -17,11 +17,11 @@ import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type M
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
-import { saveMailboxState } from './mailboxState.ts';
-import { paceRateLimited, reserveTurn } from './pace.ts';
+import { saveMailboxState } from '../installations/mailboxState.ts';
+import { paceRateLimited, reserveTurn } from '../installations/pace.ts';
 import { loadInstallInput, type InstallInput } from './load.ts';
 import { renderForInstall, type RenderedForInstall } from './content.ts';
-import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type InstallStatus, type TransitionResult } from '../db/installations.ts';
+import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type InstallStatus, type TransitionResult } from '../installations/installations.ts';
 import type { SignatureKind } from '../domain.ts';
 
 export interface InstallJob {

@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../db/tx.ts';
 import type { SignatureKind } from '../domain.ts';
-import type { InstallStatus } from '../db/installations.ts';
+import type { InstallStatus } from '../installations/installations.ts';
 import { additionalDeliveryKinds, installsEmailSql, signatureChoicesSql, type SignatureChoice } from './recipients.ts';
 
 export interface InstallInput {
@@ -16,7 +16,7 @@ export interface InstallInput {
   aliases: string[];
   display_name: string;
   external_id: string | null;
-  /** What the installer keeps about this mailbox (mailboxState.ts). */
+  /** What the installer keeps about this mailbox (src/installations/mailboxState.ts). */
   mailbox_state: unknown;
   /** Does the integration still install this address (recipients.ts)? */
   routed: boolean;

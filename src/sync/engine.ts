@@ -23,7 +23,6 @@ import { AccessLostError, ConnectorError, CursorExpiredError, type DirectoryPage
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { buildConnector, getIntegration, IntegrationSetupError, markAccessLost, saveSyncCursor, type IntegrationRow } from '../integrations/repository.ts';
-import { emitTeammateEvents } from '../db/outbox.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 import { claimRun, countRateLimitWait, finishRun, getRun, holdRun, restartAsFull, RunTakenOverError, setRunMode, type SyncRunRow } from '../integrations/syncRuns.ts';
 import type { MappedField } from './write.ts';
@@ -204,8 +203,9 @@ async function complete(ctx: AppContext, integration: IntegrationRow, run: SyncR
           await finishRun(client, run.id, 'needs_confirmation', { pending_deletions: n, error });
           return;
         }
+        // The owner writes teammate.deleted for each teammate it removes.
         const removed = await removeSources(client, integration.workspace_id, integration.id, unlisted);
-        deleted = (await emitTeammateEvents(client, integration.workspace_id, 'teammate.deleted', removed)).length;
+        deleted = removed.length;
         if (deleted) await requestTeammateInstalls(client, integration.workspace_id, removed);
       }
     }

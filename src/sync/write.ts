@@ -12,7 +12,7 @@
  *   memberships  memberships                        |
  *   values       smart-field values                /
  *   seen         who the run saw (src/integrations/syncRuns.ts)
- *   events       teammate.created (src/db/outbox.ts)
+ *   events       teammate.created (src/teammates/teammates.ts, through src/db/outbox.ts)
  *
  * Rows are updated only where they differ (IS DISTINCT FROM), so an unchanged directory writes
  * nothing but the run's bookkeeping.
@@ -20,11 +20,10 @@
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
 import type { DirectoryUser } from '../../connectors/types.ts';
-import { emitTeammateEvents } from '../db/outbox.ts';
 import { attribute, baseFingerprint, fingerprint, groupsFingerprint } from './fingerprint.ts';
 import { KIND_EXPECTS, valueFitsKind, type SmartFieldKind } from '../render/kinds.ts';
 import { recordSeen } from '../integrations/syncRuns.ts';
-import { mergeAddresses, mergeMemberships, mergeTeammates, mergeValues, setGroupsFingerprints } from '../teammates/teammates.ts';
+import { announceCreated, mergeAddresses, mergeMemberships, mergeTeammates, mergeValues, setGroupsFingerprints } from '../teammates/teammates.ts';
 import { StageTimer } from './timing.ts';
 
 export interface MappedField {
@@ -287,14 +286,9 @@ export async function writePage(
   if (ctx.fields.length) await timer.time('values', () => mergeValues(client, merge, ctx.fields.map((f) => f.id)));
   await timer.time('seen', () => recordSeenUsers(written.map((r) => r.ext_id)));
 
-  // teammate.created for new and returning teammates, with their addresses, in this transaction.
+  // teammate.created for new and returning teammates, with their addresses, in this transaction (the owner writes it).
   await shared();
-  const createdIds = new Set(
-    await timer.time('events', async () => {
-      const fresh = await client.query<{ teammate_id: string }>('select teammate_id from stage_users where is_new or revived');
-      return emitTeammateEvents(client, ctx.workspaceId, 'teammate.created', fresh.rows.map((r) => r.teammate_id));
-    }),
-  );
+  const createdIds = new Set(await timer.time('events', () => announceCreated(client, ctx.workspaceId)));
   const changed = await client.query<{ teammate_id: string }>(
     `select s.teammate_id from stage_users s
       where s.is_new or s.revived or exists (select 1 from stage_changed c where c.teammate_id = s.teammate_id)`,

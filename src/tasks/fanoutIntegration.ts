@@ -1,5 +1,5 @@
 /** An integration got its access back: the installs held back as access_lost are queued again. */
-import { releaseAccessLost } from '../db/installations.ts';
+import { releaseAccessLost } from '../installations/installations.ts';
 import { enqueueInstalls } from '../install/fanout.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';

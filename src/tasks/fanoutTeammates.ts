@@ -1,5 +1,5 @@
 /** A directory sync or a hand edit changed these teammates: reinstall their mailboxes (unchanged ones are skipped by hash). */
-import { stopTeammates } from '../db/installations.ts';
+import { stopTeammates } from '../installations/installations.ts';
 import { targetsForTeammates } from '../install/recipients.ts';
 import { enqueueInstalls } from '../install/fanout.ts';
 import { jobs } from '../jobs/catalogue.ts';

@@ -1,8 +1,8 @@
-/** Installs the signature of one (address, kind, integration), one job at a time per slot; see src/install/install.ts and slots.ts. */
+/** Installs the signature of one (address, kind, integration), one job at a time per slot; see src/install/install.ts and src/installations/slots.ts. */
 import pLimit, { type LimitFunction } from 'p-limit';
 import { installMailbox } from '../install/install.ts';
 import { enqueueInstalls } from '../install/fanout.ts';
-import { withInstallSlot } from '../install/slots.ts';
+import { withInstallSlot } from '../installations/slots.ts';
 import type { IntegrationRow } from '../integrations/repository.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
@@ -24,7 +24,7 @@ export const installMailboxTask = defineTask(jobs.installMailbox, {
   async run(job, { app, helpers, logger }) {
     const opts = {
       logger,
-      // The integration's pace is shared by every worker process (src/install/pace.ts).
+      // The integration's pace is shared by every worker process (src/installations/pace.ts).
       pace: { maxWaitMs: MAX_PACING_WAIT_MS },
       limit: <T>(integration: IntegrationRow, fn: () => Promise<T>) => limitFor(integration.id, Math.max(1, Number(integration.config.concurrency) || 4))(fn),
     };

@@ -18,7 +18,7 @@
  */
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
-import { stopTeammates } from '../db/installations.ts';
+import { stopTeammates } from '../installations/installations.ts';
 import { emitTeammateEvents } from '../db/outbox.ts';
 import { requestTeammateInstalls } from '../jobs/triggers.ts';
 
@@ -218,8 +218,17 @@ export async function unlistedSources(db: Queryable, integrationId: string, runI
 }
 
 /**
- * Drops the sources, and soft-deletes the teammates no directory integration lists any more.
- * Answers the ids of the teammates removed.
+ * teammate.created for the teammates the page being merged added or brought back (stage_users:
+ * new or revived), with their addresses, in the page's transaction. Answers their ids.
+ */
+export async function announceCreated(client: pg.PoolClient, workspaceId: string): Promise<string[]> {
+  const fresh = await client.query<{ teammate_id: string }>('select teammate_id from stage_users where is_new or revived');
+  return emitTeammateEvents(client, workspaceId, 'teammate.created', fresh.rows.map((r) => r.teammate_id));
+}
+
+/**
+ * Drops the sources, and soft-deletes the teammates no directory integration lists any more, with
+ * teammate.deleted for each. Answers the ids of the teammates removed.
  */
 export async function removeSources(client: pg.PoolClient, workspaceId: string, integrationId: string, unlisted: Unlisted[]): Promise<string[]> {
   await client.query('delete from teammate_sources where integration_id = $1 and external_id = any($2::text[])', [integrationId, unlisted.map((r) => r.external_id)]);
@@ -230,7 +239,7 @@ export async function removeSources(client: pg.PoolClient, workspaceId: string, 
      returning t.id`,
     [workspaceId, unlisted.map((r) => r.teammate_id)],
   );
-  return removed.rows.map((r) => r.id);
+  return emitTeammateEvents(client, workspaceId, 'teammate.deleted', removed.rows.map((r) => r.id));
 }
 
 /** Locks a live teammate for the rest of the transaction; false when there is none. */

@@ -4,6 +4,7 @@
  * A write from any other file of src/ or connectors/ fails the test, naming the owner to call.
  */
 import { describe, expect, it } from 'vitest';
+import { EVENT_TYPES, type EventType } from '../../src/db/outbox.ts';
 import { migrationTables, readSources, writers } from './scan.ts';
 
 export const OWNERS: Record<string, string> = {
@@ -24,10 +25,10 @@ export const OWNERS: Record<string, string> = {
   signatures: 'src/signatures/signatures.ts',
   signature_variants: 'src/signatures/signatures.ts',
   assignments: 'src/signatures/signatures.ts',
-  installations: 'src/db/installations.ts',
-  install_slots: 'src/install/slots.ts',
-  install_pace: 'src/install/pace.ts',
-  mailbox_install_state: 'src/install/mailboxState.ts',
+  installations: 'src/installations/installations.ts',
+  install_slots: 'src/installations/slots.ts',
+  install_pace: 'src/installations/pace.ts',
+  mailbox_install_state: 'src/installations/mailboxState.ts',
   events: 'src/db/outbox.ts',
   webhook_endpoints: 'src/events/endpoints.ts',
   webhook_deliveries: 'src/events/deliveries.ts',
@@ -54,6 +55,36 @@ export const OWNERS: Record<string, string> = {
   addin_clients: 'src/addin/clients.ts',
 };
 
+/** Each event type has one owner too: the module that makes the change it reports (through src/db/outbox.ts). */
+export const EVENT_OWNERS: Record<EventType, string> = {
+  'teammate.created': 'src/teammates/teammates.ts',
+  'teammate.deleted': 'src/teammates/teammates.ts',
+  'integration.connected': 'src/integrations/repository.ts',
+  'integration.access_lost': 'src/integrations/repository.ts',
+  'integration.disconnected': 'src/integrations/repository.ts',
+  'signature.published': 'src/signatures/signatures.ts',
+  'signature.installation.failed': 'src/installations/installations.ts',
+  'campaign.scheduled': 'src/campaigns/campaigns.ts',
+  'campaign.started': 'src/campaigns/campaigns.ts',
+  'campaign.paused': 'src/campaigns/campaigns.ts',
+  'campaign.resumed': 'src/campaigns/campaigns.ts',
+  'campaign.ended': 'src/campaigns/campaigns.ts',
+  'visitor.identified': 'src/analytics/events.ts',
+  'conversion.recorded': 'src/analytics/events.ts',
+};
+
+/** A file that writes events (calls emitEvent or emitTeammateEvents) and names an event type it does not own. */
+export function eventProblems(files: Record<string, string>): string[] {
+  const problems: string[] = [];
+  for (const [file, text] of Object.entries(files)) {
+    if (file === 'src/db/outbox.ts' || !/\bemit(Event|TeammateEvents)\(/.test(text)) continue;
+    for (const type of EVENT_TYPES) {
+      if (text.includes(`'${type}'`) && EVENT_OWNERS[type] !== file) problems.push(`${type}: written by ${file}, but its owner is ${EVENT_OWNERS[type]}`);
+    }
+  }
+  return problems;
+}
+
 /** Problems with the writers found: a writer that is not the owner, a table without owner. */
 export function ownershipProblems(found: Map<string, Set<string>>, owners = OWNERS): string[] {
   const problems: string[] = [];
@@ -75,7 +106,16 @@ describe('one owner per table', () => {
 
   it('a write from anywhere else is reported, naming the file and the owner', () => {
     const sources = { ...readSources(), 'src/api/v1/rogue.ts': "await db.query(`update installations set status = 'installed' where id = $1`, [id]);" };
-    expect(ownershipProblems(writers(sources, migrationTables()))).toEqual(['installations: written by src/api/v1/rogue.ts, but its owner is src/db/installations.ts']);
+    expect(ownershipProblems(writers(sources, migrationTables()))).toEqual(['installations: written by src/api/v1/rogue.ts, but its owner is src/installations/installations.ts']);
+  });
+
+  it('every event is written only by its owner', () => {
+    expect(eventProblems(readSources())).toEqual([]);
+  });
+
+  it('an event written from anywhere else is reported', () => {
+    const rogue = { 'src/sync/engine.ts': "await emitTeammateEvents(client, ws, 'teammate.deleted', removed);" };
+    expect(eventProblems(rogue)).toEqual(['teammate.deleted: written by src/sync/engine.ts, but its owner is src/teammates/teammates.ts']);
   });
 
   it('a new table without an owner is reported', () => {

@@ -1,5 +1,5 @@
 /**
- * The installs' pace is shared per integration through Postgres (src/install/pace.ts): worker
+ * The installs' pace is shared per integration through Postgres (src/installations/pace.ts): worker
  * processes (here: two pools, each its own connections) together keep to one rate; a configured
  * quota sets the first pace; a 429 pauses every process and lowers the pace.
  */
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceAccountKey } from '../connectors/google/helpers.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
-import { HEADROOM, currentPace, paceRateLimited, reserveTurn, type PaceKey } from '../../src/install/pace.ts';
+import { HEADROOM, currentPace, paceRateLimited, reserveTurn, type PaceKey } from '../../src/installations/pace.ts';
 import { IntegrationSetupError, validateSetup } from '../../src/integrations/repository.ts';
 import { integrationUrlPolicy } from '../../src/integrations/urls.ts';
 import { seedIntegration } from '../api/helpers.ts';

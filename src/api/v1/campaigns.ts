@@ -1,5 +1,6 @@
 /**
- * Marketing campaigns (spec 2.7, 3, 4.8). States and moves: src/campaigns/campaigns.ts.
+ * Marketing campaigns (spec 2.7, 3, 4.8). States and moves: src/campaigns/campaigns.ts; what each state
+ * accepts: src/campaigns/states.ts.
  *
  *   GET   /v1/marketing_campaigns                  paged, newest first
  *   POST  /v1/marketing_campaigns                  {marketing_campaign: {...}} -> 201, status draft
@@ -33,11 +34,11 @@ import { integrationDashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ACCEPTS, applyAction, CAMPAIGN_STATUSES, createCampaign, EDITABLE, updateCampaign, type CampaignAction, type CampaignRow, type CampaignStatus } from '../../campaigns/campaigns.ts';
+import { CAMPAIGN_STATUSES, createCampaign, updateCampaign, type CampaignAction, type CampaignRow } from '../../campaigns/campaigns.ts';
+import { assertEditable, assertStillComplete, runAction } from '../../campaigns/states.ts';
 import { getCampaign, listCampaigns } from '../../campaigns/queries.ts';
 import { existingSignatureIds } from '../../signatures/queries.ts';
 import { smartFieldIds } from '../../db/smartFields.ts';
-import { connectedStatuses } from '../../integrations/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { withTx, type Queryable } from '../../db/tx.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
@@ -140,32 +141,6 @@ function view(c: CampaignRow): z.infer<typeof Campaign> {
   };
 }
 
-function stateError(c: CampaignRow, what: string, allowed: readonly CampaignStatus[]): ApiError {
-  const message = `A ${c.status} campaign cannot be ${what}.`;
-  return new ApiError(422, 'invalid_request_error', 'invalid_campaign_state', message, {
-    details: [detail('status', 'invalid_state', `${message} Allowed from: ${allowed.join(', ')}.`, { allowed: [...allowed] })],
-  });
-}
-
-/** What a campaign needs before it can be scheduled, and keeps needing afterwards. */
-function missingForSchedule(c: Pick<CampaignRow, 'content' | 'signature_template_ids' | 'start_time'>): string[] {
-  const missing: string[] = [];
-  if (!c.content) missing.push('content');
-  if (!c.signature_template_ids.length) missing.push('signature_template_ids');
-  if (!c.start_time) missing.push('start_time');
-  return missing;
-}
-
-function incomplete(missing: string[]): ApiError {
-  return new ApiError(422, 'invalid_request_error', 'campaign_incomplete', `A scheduled campaign needs ${missing.join(', ')}.`, {
-    details: [detail('marketing_campaign', 'incomplete', 'Set the missing fields with PATCH /v1/marketing_campaigns/{id}.', { missing })],
-  });
-}
-
-function endInPast(): ApiError {
-  return ApiError.validation([detail('marketing_campaign.end_time', 'in_past', 'The end time has passed; move it later with PATCH /v1/marketing_campaigns/{id} first.')]);
-}
-
 /** Checks references and trees of a write; answers the normalised values to store. */
 async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields, current: CampaignRow | undefined) {
   const details: ValidationDetail[] = [];
@@ -197,35 +172,18 @@ async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields,
   return { signatureIds, conditions, content, start, end };
 }
 
-/** Scheduling needs a signature integration that can install the banner. */
-async function requireSignatureIntegration(db: Queryable, workspaceId: string, integrationsUrl: string): Promise<void> {
-  const statuses = await connectedStatuses(db, workspaceId, ['signatures']);
-  if (statuses.includes('active')) return;
-  if (statuses.length) {
-    throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The signature integrations have lost access, so the campaign banner cannot be installed.', {
-      remediation: { action: 'reconnect_integration', dashboard_url: integrationsUrl, message: 'Reconnect the signature integration, then schedule the campaign.' },
-    });
-  }
-  throw new ApiError(422, 'invalid_request_error', 'no_signature_integration', 'No signature integration is connected, so the campaign banner cannot be installed.', {
-    remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect Gmail, Outlook or Slack as a signature integration, then schedule the campaign.' },
-  });
-}
-
 /** PATCH: the write checked against the campaign's state, then applied by the owner. */
 async function patchCampaign(app: AppContext, workspaceId: string, id: string, m: CampaignFields): Promise<CampaignRow> {
   return withTx(app.pool, async (c) => {
     const cur = await getCampaign(c, workspaceId, id, true);
     if (!cur) throw ApiError.notFound('marketing campaign');
-    if (!EDITABLE.includes(cur.status)) throw stateError(cur, 'edited', EDITABLE);
+    assertEditable(cur);
     const w = await checkWrite(c, workspaceId, m, cur);
-    if (cur.status !== 'draft') {
-      const missing = missingForSchedule({
-        content: m.content === undefined ? cur.content : (w.content as CampaignRow['content']),
-        signature_template_ids: w.signatureIds ?? cur.signature_template_ids,
-        start_time: w.start,
-      });
-      if (missing.length) throw incomplete(missing);
-    }
+    assertStillComplete(cur, {
+      content: m.content === undefined ? cur.content : (w.content as CampaignRow['content']),
+      signature_template_ids: w.signatureIds ?? cur.signature_template_ids,
+      start_time: w.start,
+    });
     return updateCampaign(c, cur, {
       name: m.name,
       startTime: m.start_time === undefined ? undefined : w.start,
@@ -277,29 +235,14 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
     },
   );
 
-  const action = (name: CampaignAction, past: string, summary: string) =>
+  const action = (name: CampaignAction, summary: string) =>
     r.post(`/marketing_campaigns/:id/${name}`, { schema: { tags, summary, params: IdParams, response: { 200: dataOf(Campaign), ...errors(401, 404, 422) } } }, async (req) => {
       const id = pathId(req.params.id, 'marketing campaign');
-      const now = new Date();
-      const row = await withTx(app.pool, async (c) => {
-        const cur = await getCampaign(c, req.workspaceId, id, true);
-        if (!cur) throw ApiError.notFound('marketing campaign');
-        if (!ACCEPTS[name].includes(cur.status)) throw stateError(cur, past, ACCEPTS[name]);
-        if (name === 'schedule') {
-          const missing = missingForSchedule(cur);
-          if (missing.length) throw incomplete(missing);
-        }
-        if (name !== 'pause' && cur.end_time && cur.end_time <= now) throw endInPast();
-        if (name === 'schedule') await requireSignatureIntegration(c, req.workspaceId, integrationsUrl);
-        const moved = await applyAction(c, req.workspaceId, id, name, now);
-        // The row is locked above, so the state cannot have changed in between.
-        if (!moved) throw stateError(cur, past, ACCEPTS[name]);
-        return moved;
-      });
+      const row = await withTx(app.pool, (c) => runAction(c, req.workspaceId, id, name, new Date(), integrationsUrl));
       return { data: view(row) };
     });
 
-  action('schedule', 'scheduled', 'Schedule a campaign');
-  action('pause', 'paused', 'Pause an active campaign');
-  action('resume', 'resumed', 'Resume a paused campaign');
+  action('schedule', 'Schedule a campaign');
+  action('pause', 'Pause an active campaign');
+  action('resume', 'Resume a paused campaign');
 }

@@ -15,7 +15,14 @@
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { InstallJob } from './install.ts';
+import type { SignatureKind } from '../domain.ts';
+
+/** One mailbox slot: an address, a kind and the integration that installs it. */
+export interface Slot {
+  emailId: string;
+  kind: SignatureKind;
+  integrationId: string;
+}
 
 export interface SlotOptions {
   /** How often a waiting job asks again (default 100 ms). */
@@ -36,7 +43,7 @@ export class SlotBusyError extends Error {
 }
 
 /** Claims the slot for the job; true when the job holds it. */
-async function claim(pool: pg.Pool, job: Pick<InstallJob, 'emailId' | 'kind' | 'integrationId'>, jobId: string): Promise<boolean> {
+async function claim(pool: pg.Pool, job: Slot, jobId: string): Promise<boolean> {
   const { rowCount } = await pool.query({
     name: 'install_slot_claim',
     text: `insert into install_slots as s (email_id, kind, integration_id, job_id) values ($1, $2, $3, $4)
@@ -52,7 +59,7 @@ async function claim(pool: pg.Pool, job: Pick<InstallJob, 'emailId' | 'kind' | '
 /** Runs `fn` while the job holds the mailbox slot, waiting for another job that holds it. */
 export async function withInstallSlot<T>(
   pool: pg.Pool,
-  job: Pick<InstallJob, 'emailId' | 'kind' | 'integrationId'>,
+  job: Slot,
   jobId: string,
   fn: () => Promise<T>,
   opts: SlotOptions = {},

@@ -9,8 +9,8 @@
  * changes (a removed teammate's rows stop, rows held back while access is lost, released after a
  * reconnect) move no row into `failed`, so they write no event.
  */
-import type { Queryable } from './tx.ts';
-import { emitEvent } from './outbox.ts';
+import type { Queryable } from '../db/tx.ts';
+import { emitEvent } from '../db/outbox.ts';
 import type { InstallStatus, SignatureKind } from '../domain.ts';
 
 export type { InstallStatus };
