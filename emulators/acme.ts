@@ -199,7 +199,7 @@ function acmeState(e: Pick<AcmeEmulators, 'google' | 'microsoft' | 'slack'>) {
     slack_dms: e.slack.dms.map((d) => ({ email: d.email, channel: d.channel, ts: d.ts, text: d.text })),
     requests: { google: e.google.counters, microsoft: e.microsoft.counters, slack: e.slack.counters },
     directory: {
-      google: e.google.tenant.users.map((u) => ({ email: u.primaryEmail, name: u.name.fullName, title: u.organizations?.[0]?.title ?? null })),
+      google: e.google.tenant.users.map((u) => ({ email: u.primaryEmail, name: u.name.fullName ?? undefined, title: u.organizations?.[0]?.title ?? null })),
       microsoft: e.microsoft.tenant.users.map((u) => ({ email: u.mail, name: u.displayName, title: u.jobTitle ?? null })),
     },
   };

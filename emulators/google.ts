@@ -12,43 +12,23 @@
  */
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import type { z } from 'zod';
+import type { GmailSendAs, GoogleGroup, GoogleOrgUnit, GoogleUser } from '../connectors/google/schemas.ts';
 import { defaultKnobs, listIndex, parseBody, serve, type EmulatorServer, type Knobs, type Reply, type Route } from './http.ts';
 
-export interface GoogleUserRaw {
-  id: string;
-  primaryEmail: string;
-  name: { givenName?: string; familyName?: string; fullName?: string };
-  suspended?: boolean;
-  archived?: boolean;
-  aliases?: string[];
-  orgUnitPath?: string;
-  organizations?: { title?: string; department?: string; primary?: boolean }[];
-  phones?: { value: string; type: string; primary?: boolean }[];
-  customSchemas?: Record<string, Record<string, unknown>>;
-  thumbnailPhotoUrl?: string;
-  thumbnailPhotoEtag?: string;
-}
+/** A Directory user as the tenant holds it: the connector's `GoogleUser`, with the fields every user has. */
+export type GoogleUserRaw = GoogleUser & { primaryEmail: string; name: NonNullable<GoogleUser['name']> };
 
-export interface GoogleGroupRaw {
-  id: string;
-  email: string;
-  name: string;
-  members: string[];
-}
+/** A group (the connector's `GoogleGroup`) and the ids of its members. */
+export type GoogleGroupRaw = GoogleGroup & { email: string; name: string; members: string[] };
 
-export interface SendAs {
-  sendAsEmail: string;
-  displayName: string;
-  isPrimary: boolean;
-  isDefault: boolean;
-  signature: string;
-  verificationStatus: 'accepted' | 'pending';
-}
+/** A send-as address (the connector's `GmailSendAs`) as Gmail keeps it for a mailbox. */
+export type SendAs = GmailSendAs & { displayName: string; isPrimary: boolean; isDefault: boolean; signature: string; verificationStatus: 'accepted' | 'pending' };
 
 export interface GoogleTenant {
   users: GoogleUserRaw[];
   groups: GoogleGroupRaw[];
-  orgUnits: { orgUnitPath: string; name: string; orgUnitId: string; parentOrgUnitPath: string }[];
+  orgUnits: (z.infer<typeof GoogleOrgUnit> & { name: string; orgUnitId: string; parentOrgUnitPath: string })[];
   /** sendAs settings per mailbox (lowercase primary address). */
   sendAs: Map<string, SendAs[]>;
   /** Users without Gmail (failedPrecondition "Mail service not enabled"). */

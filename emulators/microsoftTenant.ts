@@ -1,43 +1,24 @@
 /**
  * The emulated Microsoft 365 tenant's data: users as Graph holds them, groups (members are user or
  * group ids), mailboxes (OWA.UserOptions entries), and a deterministic generator of any size.
+ * The shapes are the connector's raw schemas (connectors/microsoft/schemas.ts).
  */
-export interface GraphUserRaw {
-  id: string;
-  displayName: string;
-  givenName?: string | null;
-  surname?: string | null;
-  jobTitle?: string | null;
-  department?: string | null;
-  companyName?: string | null;
-  mail?: string | null;
-  userPrincipalName: string;
-  businessPhones?: string[];
-  mobilePhone?: string | null;
-  officeLocation?: string | null;
-  proxyAddresses?: string[];
-  accountEnabled?: boolean;
-  /**
-   * The mailbox's purpose (mailboxSettings.userPurpose): `shared` for a shared mailbox, which Entra
-   * lists with its account disabled. Default `user`.
-   */
-  userPurpose?: 'user' | 'shared' | 'room' | 'equipment';
-  /** Whether the user has a profile photo. */
-  hasPhoto?: boolean;
-}
+import type { z } from 'zod';
+import type { GraphGroup, GraphUser, StructuredDataEntry } from '../connectors/microsoft/schemas.ts';
 
-export interface GraphGroupRaw {
-  id: string;
-  displayName: string;
-  mail?: string | null;
-  /** Ids of member users and nested groups. */
-  members: string[];
-}
+/**
+ * A user as Graph holds it: the connector's `GraphUser`, with the fields every user has, its
+ * mailbox's purpose (mailboxSettings.userPurpose, read apart: `shared` for a shared mailbox, which
+ * Entra lists with its account disabled; default `user`), and whether the user has a profile photo
+ * (the emulator's own).
+ */
+export type GraphUserRaw = GraphUser & { displayName: string; userPrincipalName: string; userPurpose?: 'user' | 'shared' | 'room' | 'equipment'; hasPhoto?: boolean };
 
-export interface StructuredEntry {
-  keyEntry: { type: string; values: string[] };
-  valueEntry: { type: string; values: string[] };
-}
+/** A group (the connector's `GraphGroup`) and the ids of its member users and nested groups. */
+export type GraphGroupRaw = z.infer<typeof GraphGroup> & { displayName: string; members: string[] };
+
+/** An OWA.UserOptions entry (the connector's `StructuredDataEntry`) as the mailbox keeps it. */
+export type StructuredEntry = StructuredDataEntry & { keyEntry: { type: string; values: string[] }; valueEntry: { type: string; values: string[] } };
 
 export interface MicrosoftTenant {
   tenantId: string;

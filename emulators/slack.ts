@@ -7,16 +7,11 @@
  * Point an integration at it with config `{ "base_url": url + "/api/" }`.
  */
 import crypto from 'node:crypto';
+import type { SlackUser } from '../connectors/slack/schemas.ts';
 import { defaultKnobs, listIndex, parseBody, serve, type EmulatorServer, type Knobs, type Reply, type Route } from './http.ts';
 
-export interface SlackMemberRaw {
-  id: string;
-  name: string;
-  real_name: string;
-  deleted?: boolean;
-  is_bot?: boolean;
-  profile: { real_name: string; display_name: string; first_name?: string; last_name?: string; title?: string; phone?: string; email?: string; image_512?: string };
-}
+/** A member as Slack holds it: the connector's `SlackUser`, with the names every member has. */
+export type SlackMemberRaw = SlackUser & { name: string; real_name: string; profile: SlackUser['profile'] & { real_name: string; display_name: string } };
 
 export interface SlackTenant {
   teamId: string;
