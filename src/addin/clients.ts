@@ -27,8 +27,10 @@ export function platformOf(value: unknown): Platform {
 
 /** Client versions are kept as reported, within 64 printable ASCII characters. */
 export function clientVersionOf(value: unknown): string {
-  return typeof value === 'string' ? value.replace(/[^\x20-\x7e]/g, '').slice(0, 64) : '';
+  if (typeof value !== 'string') return '';
+  return PRINTABLE.test(value) ? value : value.replace(/[^\x20-\x7e]/g, '').slice(0, 64);
 }
+const PRINTABLE = /^[\x20-\x7e]{0,64}$/;
 
 const CLIENT_REFRESH_MS = 10 * 60_000;
 const recorded = new WeakMap<AppContext, LRUCache<string, number>>();
@@ -48,18 +50,30 @@ async function addinIntegrations(ctx: AppContext, workspaceId: string): Promise<
   return rows.filter(isAddinMode);
 }
 
+const installKeys = new WeakMap<AddinSignature, string>();
+
+/** What an answer installs, as a memo key: made once per render, not per fetch. */
+function installKeyOf(s: AddinSignature, emailId: string): string {
+  let key = installKeys.get(s);
+  if (key === undefined) {
+    const served = (Object.keys(s.variants) as SignatureKind[]).map((kind) => `${kind}=${s.variants[kind]!.hash}`);
+    installKeys.set(s, (key = `i:${emailId}:${s.signatureId}:${served.join(',')}`));
+  }
+  return key;
+}
+
 /** Records that a client holds the address's current signatures. */
 export async function recordFetch(ctx: AppContext, workspaceId: string, s: AddinSignature, client: { platform: Platform; version: string }): Promise<void> {
   const email = s.email;
   if (!email || !s.signatureId) return;
   const m = memo(ctx);
-  const served = (Object.keys(s.variants) as SignatureKind[]).map((kind) => ({ kind, hash: s.variants[kind]!.hash }));
-  const installKey = `i:${email.id}:${s.signatureId}:${served.map((v) => `${v.kind}=${v.hash}`).join(',')}`;
+  const installKey = installKeyOf(s, email.id);
   const clientKey = `c:${email.id}:${client.platform}:${client.version}:${s.etag}`;
   const now = Date.now();
   const needInstall = !m.has(installKey);
   const needClient = now - (m.get(clientKey) ?? 0) > CLIENT_REFRESH_MS;
   if (!needInstall && !needClient) return;
+  const served = (Object.keys(s.variants) as SignatureKind[]).map((kind) => ({ kind, hash: s.variants[kind]!.hash }));
   const integrations = needInstall ? await addinIntegrations(ctx, workspaceId) : [];
   await withTx(ctx.pool, async (c) => {
     for (const i of integrations) {

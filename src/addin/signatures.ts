@@ -6,14 +6,17 @@
  *
  * Renders are kept for ADDIN_CACHE_SECONDS per address (the render cache): a burst of compose
  * windows costs one render, and a change reaches the add-in within that time. A fetch with the
- * current ETag answers 304.
+ * current ETag answers 304. An address asked for again late in that time is rendered again in the
+ * background while the kept answer is served (see RenderCache), so a busy mailbox never waits for a
+ * render, and addresses first asked together do not all expire, and render, at the same moment.
  */
 import crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { AppContext } from '../context.ts';
 import type { SignatureKind } from '../domain.ts';
 import { renderForInstall } from '../install/content.ts';
-import { signaturesFor } from '../install/recipients.ts';
+import { signatureChoicesSql } from '../install/recipients.ts';
 
 export interface VariantBody {
   html: string;
@@ -37,12 +40,23 @@ interface EmailRow {
   address: string;
   teammate_id: string;
   shared_mailbox: boolean;
+  /** The signature assigned to it (the highest priority wins), and its published, activated variants. */
+  signature_id: string | null;
+  variant_kinds: SignatureKind[];
 }
 
+/**
+ * The address, the signature that wins for it and which of its variants can be served, in one
+ * statement: a render asks only for the variants that exist.
+ */
 async function findEmail(ctx: AppContext, workspaceId: string, address: string): Promise<EmailRow | undefined> {
   const { rows } = await ctx.pool.query<EmailRow>({
     name: 'addin_email',
-    text: `select e.id, e.address, e.teammate_id, t.shared_mailbox from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
+    text: `select e.id, e.address, e.teammate_id, t.shared_mailbox, w.signature_id,
+                  coalesce((select array_agg(v.kind order by v.kind) from signature_variants v
+                             where v.workspace_id = e.workspace_id and v.signature_id = w.signature_id and v.activated and v.content is not null), '{}') as variant_kinds
+             from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
+             left join lateral (${signatureChoicesSql('e.workspace_id', 'e.teammate_id')} limit 1) w on true
             where e.workspace_id = $1 and lower(e.address) = lower($2) limit 1`,
     values: [workspaceId, address],
   });
@@ -66,19 +80,18 @@ function etagOf(s: Omit<AddinSignature, 'etag' | 'email'> & { address: string })
   return `"${h.digest('base64url').slice(0, 32)}"`;
 }
 
-async function compute(ctx: AppContext, workspaceId: string, address: string): Promise<AddinSignature> {
-  const [email, internalDomains] = await Promise.all([findEmail(ctx, workspaceId, address), workspaceDomains(ctx, workspaceId)]);
+async function compute(ctx: AppContext, workspaceId: string, address: string, domains: Promise<string[]>): Promise<AddinSignature> {
+  const [email, internalDomains] = await Promise.all([findEmail(ctx, workspaceId, address), domains]);
   const variants: AddinSignature['variants'] = {};
   let signatureId: string | null = null;
-  const winner = email ? (await signaturesFor(ctx.pool, workspaceId, email.teammate_id))[0] : undefined;
+  const winner = email?.signature_id;
   if (email && winner) {
-    const rendered = await Promise.all(
-      VARIANTS.map((kind) => renderForInstall(ctx, { workspaceId, teammateId: email.teammate_id, signatureId: winner.signature_id, kind, emailId: email.id })),
-    );
+    const kinds = VARIANTS.filter((k) => k === 'primary' || email.variant_kinds.includes(k));
+    const rendered = await Promise.all(kinds.map((kind) => renderForInstall(ctx, { workspaceId, teammateId: email.teammate_id, signatureId: winner, kind, emailId: email.id })));
     // No primary signature (installation switched off, content no longer valid): no variants either.
     if (rendered[0]!.installationActivated && rendered[0]!.available) {
-      signatureId = winner.signature_id;
-      VARIANTS.forEach((kind, i) => {
+      signatureId = winner;
+      kinds.forEach((kind, i) => {
         const r = rendered[i]!;
         if (r.installationActivated && r.available) variants[kind] = { html: r.html, text: r.text, hash: r.hash };
       });
@@ -95,26 +108,90 @@ async function compute(ctx: AppContext, workspaceId: string, address: string): P
   };
 }
 
-const caches = new WeakMap<AppContext, LRUCache<string, Promise<AddinSignature>>>();
+/** Background renders at once per process: the requests' own work comes first. */
+const REFRESHES_AT_ONCE = 2;
+
+interface Kept<T> {
+  value: Promise<T>;
+  /** When it was asked for (ms): it is served until ADDIN_CACHE_SECONDS after, never later. */
+  at: number;
+  /** From when a request asks for it to be rendered again in the background. */
+  refreshAt: number;
+  refreshing: boolean;
+}
+
+/**
+ * The render cache of a process: each address's answer, and each workspace's domains (one query for
+ * all its addresses, rather than one per render). Each is served until ADDIN_CACHE_SECONDS after it
+ * was asked for, never later. An answer asked for after a random point between 80% and 95% of
+ * that time is rendered again in the background (REFRESHES_AT_ONCE at a time), the kept one served
+ * meanwhile: a busy address costs a few more renders than on expiry (one per 0.8-0.95 of the time
+ * instead of one per time), and never a wait; addresses first asked together drift apart. An answer's domains may be as old as that time when it is rendered, so a
+ * new domain of the workspace reaches composers within twice ADDIN_CACHE_SECONDS.
+ */
+interface RenderCache {
+  ttl: number;
+  answers: LRUCache<string, Kept<AddinSignature>>;
+  domains: LRUCache<string, Kept<string[]>>;
+  refresh: LimitFunction;
+}
+
+const caches = new WeakMap<AppContext, RenderCache>();
+/** The caches count time as the rest of this module does (Date.now), not on the monotonic clock. */
+const clock = { now: () => Date.now() };
+
+function cacheOf(ctx: AppContext, ttl: number): RenderCache {
+  let c = caches.get(ctx);
+  if (!c || c.ttl !== ttl) caches.set(ctx, (c = { ttl, answers: new LRUCache({ max: 50_000, perf: clock, ttlResolution: 0 }), domains: new LRUCache({ max: 10_000, perf: clock, ttlResolution: 0 }), refresh: pLimit(REFRESHES_AT_ONCE) }));
+  return c;
+}
+
+function kept<T>(value: Promise<T>, ttl: number): Kept<T> {
+  const at = Date.now();
+  return { value, at, refreshAt: at + ttl * (0.8 + Math.random() * 0.15), refreshing: false };
+}
+
+/** Keeps it until its time is up; a failed one is forgotten. */
+function store<T>(cache: LRUCache<string, Kept<T>>, key: string, k: Kept<T>, ttl: number): Kept<T> {
+  cache.set(key, k, { ttl: Math.max(1, k.at + ttl - Date.now()) });
+  k.value.catch(() => cache.get(key) === k && cache.delete(key));
+  return k;
+}
+
+function render(ctx: AppContext, c: RenderCache, workspaceId: string, address: string): Kept<AddinSignature> {
+  const domains = c.domains.get(workspaceId) ?? store(c.domains, workspaceId, kept(workspaceDomains(ctx, workspaceId), c.ttl), c.ttl);
+  return kept(compute(ctx, workspaceId, address, domains.value), c.ttl);
+}
 
 /** The address's signatures for the add-in, from the render cache when fresh. */
 export function addinSignature(ctx: AppContext, workspaceId: string, address: string): Promise<AddinSignature> {
   const ttl = ctx.config.ADDIN_CACHE_SECONDS * 1000;
-  if (ttl <= 0) return compute(ctx, workspaceId, address);
-  let cache = caches.get(ctx);
-  if (!cache) caches.set(ctx, (cache = new LRUCache({ max: 50_000, ttl })));
+  if (ttl <= 0) return compute(ctx, workspaceId, address, workspaceDomains(ctx, workspaceId));
+  const c = cacheOf(ctx, ttl);
   const key = `${workspaceId}:${address.toLowerCase()}`;
-  const kept = cache.get(key);
-  if (kept) return kept;
-  const p = compute(ctx, workspaceId, address);
-  cache.set(key, p);
-  p.catch(() => cache.delete(key));
-  return p;
+  const old = c.answers.get(key);
+  if (!old) return store(c.answers, key, render(ctx, c, workspaceId, address), ttl).value;
+  if (!old.refreshing && Date.now() >= old.refreshAt) {
+    old.refreshing = true;
+    void c.refresh(async () => {
+      // Not when it was forgotten or replaced meanwhile, nor past its time (the next request renders it).
+      if (c.answers.peek(key) !== old) return;
+      const next = render(ctx, c, workspaceId, address);
+      try {
+        await next.value;
+      } catch {
+        old.refreshing = false; // the next request tries again; the kept one still ends on time
+        return;
+      }
+      if (c.answers.peek(key) === old) store(c.answers, key, next, ttl);
+    });
+  }
+  return old.value;
 }
 
 /** Forgets kept renders (tests; and a support engineer's `install replay` could call it). */
 export function forgetAddinRenders(ctx: AppContext): void {
-  caches.get(ctx)?.clear();
+  caches.delete(ctx);
 }
 
 /** The answer's body: the primary signature at the top level (as before variants), and every variant. */
@@ -137,4 +214,14 @@ export function addinBody(s: AddinSignature, askedAddress: string) {
       internal_domains: s.internalDomains,
     },
   };
+}
+
+const bodies = new WeakMap<AddinSignature, { address: string; json: string }>();
+
+/** addinBody as JSON, made once per render: every fetch of a kept answer sends the same text. */
+export function addinBodyJson(s: AddinSignature, askedAddress: string): string {
+  const address = askedAddress.toLowerCase();
+  let made = bodies.get(s);
+  if (made?.address !== address) bodies.set(s, (made = { address, json: JSON.stringify(addinBody(s, askedAddress)) }));
+  return made.json;
 }

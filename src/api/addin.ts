@@ -24,7 +24,7 @@ import { ApiError, detail } from '../errors.ts';
 import { mayUse, resolveCaller, type Caller } from '../addin/callers.ts';
 import { clientVersionOf, platformOf, recordFetch } from '../addin/clients.ts';
 import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
-import { addinBody, addinSignature } from '../addin/signatures.ts';
+import { addinBodyJson, addinSignature } from '../addin/signatures.ts';
 import { bearerToken } from './auth.ts';
 import { rateLimited } from './rateLimits.ts';
 
@@ -113,7 +113,7 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext): Pro
         await recordFetch(app, caller.workspaceId, s, { platform: platformOf(q.data.platform), version: clientVersionOf(q.data.client_version) });
         reply.header('etag', s.etag).header('cache-control', 'private, no-cache').header('access-control-expose-headers', 'ETag');
         if (matches(req.headers['if-none-match'], s.etag)) return reply.status(304).send();
-        return addinBody(s, q.data.email);
+        return reply.header('content-type', 'application/json; charset=utf-8').send(addinBodyJson(s, q.data.email));
       });
     },
     { prefix: '/v1' },

@@ -42,6 +42,25 @@ describe('GET /v1/addin/signature', () => {
       expect(r.etag).toMatch(/^"[\w-]{32}"$/);
     });
 
+    it('serves only the variants that are activated and published, and a higher-priority signature wins', async () => {
+      const { pool } = api.t.ctx;
+      await pool.query(`update signature_variants set activated = false where signature_id = $1 and kind = 'internal'`, [w.signatureId]);
+      const other = (await pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Sales', $2, $2, now()) returning id`, [api.ws, tree('Sales team')])).rows[0]!.id;
+      try {
+        const without = await get('ann@acme.test', annToken);
+        expect(Object.keys(without.body.data.variants).sort()).toEqual(['primary', 'reply']);
+        await pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 5)`, [api.ws, other, w.ann.id]);
+        const won = await get('ann@acme.test', annToken);
+        expect(won.body.data).toMatchObject({ signature_id: other });
+        expect(Object.keys(won.body.data.variants)).toEqual(['primary']);
+        expect(won.body.data.html).toContain('Sales team');
+      } finally {
+        await pool.query(`update signature_variants set activated = true where signature_id = $1 and kind = 'internal'`, [w.signatureId]);
+        await pool.query(`delete from assignments where signature_id = $1`, [other]);
+        await pool.query(`delete from signatures where id = $1`, [other]);
+      }
+    });
+
     it('allows her alias and the shared mailbox, refuses a colleague address', async () => {
       expect((await get('ann.sales@acme.test', annToken)).status).toBe(200);
       const shared = await get('info@acme.test', annToken);
