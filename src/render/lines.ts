@@ -277,12 +277,21 @@ export class Line {
    * text come from one pass, so they always agree on what is shown.
    */
   render(env: Env, droppable: boolean): string | null {
-    return this.prepare(env, droppable) ? this.write(env) : null;
+    if (this.isFixed(env)) {
+      env.text = this.fixedText!;
+      return this.fixedHtml!;
+    }
+    if (this.hasSmart && !this.showSmart(env, droppable)) return null;
+    return this.writeTokens(env);
   }
 
   /** First pass: which smart tokens show; false when the line is dropped. */
   prepare(env: Env, droppable: boolean): boolean {
-    if (!this.hasSmart || this.isFixed(env)) return true;
+    return !this.hasSmart || this.isFixed(env) || this.showSmart(env, droppable);
+  }
+
+  /** The smart tokens' plain text, null for those not shown; false when none shows and the line may be dropped. */
+  private showSmart(env: Env, droppable: boolean): boolean {
     const tokens = this.tokens;
     const texts = this.texts;
     let any = false;
@@ -302,6 +311,10 @@ export class Line {
       env.text = this.fixedText!;
       return this.fixedHtml!;
     }
+    return this.writeTokens(env);
+  }
+
+  private writeTokens(env: Env): string {
     const tokens = this.tokens;
     const texts = this.texts;
     let html = '';
