@@ -62,6 +62,43 @@ export function treeCpuSeconds(pid: number): number | null {
   return total / ticksPerSecond();
 }
 
+/**
+ * CPU seconds of a process and every process below it, live or reaped: a browser's renderers are
+ * its grandchildren (under its zygote), which treeCpuSeconds does not reach.
+ */
+export function processTreeCpuSeconds(pid: number): number | null {
+  const stats = new Map<number, ProcStat>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = readStat(Number(entry));
+    if (s) stats.set(Number(entry), s);
+  }
+  if (!stats.has(pid)) return null;
+  const below = new Map<number, number[]>();
+  for (const [child, s] of stats) below.set(s.ppid, [...(below.get(s.ppid) ?? []), child]);
+  let total = 0;
+  for (const todo = [pid]; todo.length; ) {
+    const p = todo.pop()!;
+    const s = stats.get(p)!;
+    total += s.self + s.children;
+    todo.push(...(below.get(p) ?? []));
+  }
+  return total / ticksPerSecond();
+}
+
+/** A child of `parent` whose executable's path matches `command` (the browser a library started), or null. */
+export function childPid(parent: number, command: RegExp): number | null {
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || readStat(Number(entry))?.ppid !== parent) continue;
+    try {
+      if (command.test(fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0]!)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}
+
 /** The postmaster's pid when the database runs on this host and /proc shows it, else null. */
 export async function postmasterPid(pool: pg.Pool): Promise<number | null> {
   const { rows } = await pool.query<{ pid: number }>('select pg_backend_pid() as pid');

@@ -20,7 +20,7 @@ import type { BenchArgs, Figures } from './types.ts';
 import { median } from './stats.ts';
 
 const GOAL = 20_000;
-const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/render');
+export const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/render');
 
 const read = <T>(file: string): T => JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8')) as T;
 
@@ -31,7 +31,7 @@ const DEPARTMENTS = ['Sales', 'Marketing', 'Engineering', 'Support'];
 const COUNTRIES = ['GB', 'FR', 'DE', 'US'];
 
 /** Deterministic teammates with varied values; some fields empty, some with characters to escape. */
-function makeTeammates(n: number, fields: { id: string; slug: string }[]): Map<string, string>[] {
+export function makeTeammates(n: number, fields: { id: string; slug: string }[]): Map<string, string>[] {
   const id = Object.fromEntries(fields.map((f) => [f.slug, f.id])) as Record<string, string>;
   const out: Map<string, string>[] = [];
   for (let i = 0; i < n; i++) {

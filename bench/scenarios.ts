@@ -15,6 +15,7 @@ import { syncManyScenario } from './syncMany.ts';
 import { clicksScenario } from './clicks.ts';
 import { analyticsScenario } from './analytics.ts';
 import { addinScenario } from './addin.ts';
+import { consoleScenario } from './console.ts';
 import type { Scenario } from './types.ts';
 
 export const scenarios: Record<string, Scenario> = {

@@ -106,8 +106,12 @@ ${body}
 
 const HOW_TO_SIGN_IN = '<p>Ask for a sign-in link on the machine that runs the service:</p>\n<pre><code>sigsync console link --workspace WORKSPACE_ID</code></pre>\n<p>A link opens one session, once, within 15 minutes.</p>';
 
-/** The shell every console page loads: navigation, a main landmark, and the page's module. */
-function shell(): string {
+/** What a page's module imports, fetched with the shell instead of one after another. */
+const PRELOADS: Partial<Record<(typeof CONSOLE_PAGES)[number], string[]>> = { analytics: ['vendor/uPlot.esm.js'] };
+
+/** The shell every console page loads: navigation, a main landmark, and the page's module (preloaded). */
+function shell(page: (typeof CONSOLE_PAGES)[number]): string {
+  const preload = ['lib.js', `${page}.js`, ...(PRELOADS[page] ?? [])].map((f) => `<link rel="modulepreload" href="/console/static/${f}">`).join('\n');
   const nav = CONSOLE_PAGES.map((p) => `<li><a href="/console/${p}" data-page="${p}">${p[0]!.toUpperCase()}${p.slice(1)}</a></li>`).join('');
   return `<!doctype html>
 <html lang="en">
@@ -118,6 +122,7 @@ function shell(): string {
 <link rel="stylesheet" href="/console/static/vendor/uPlot.min.css">
 <link rel="stylesheet" href="/console/static/console.css">
 <script type="module" src="/console/static/app.js"></script>
+${preload}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -239,14 +244,14 @@ export async function consoleRoutes(server: FastifyInstance, app: AppContext): P
           .send(await fs.promises.readFile(file));
       });
 
-      const servePage = async (req: FastifyRequest, reply: FastifyReply) => {
+      const servePage = (p: (typeof CONSOLE_PAGES)[number]) => async (req: FastifyRequest, reply: FastifyReply) => {
         if (!(await sessionOf(app.pool, req))) return html(reply, 401, page('Sign in to the console', HOW_TO_SIGN_IN));
-        return html(reply, 200, shell());
+        return html(reply, 200, shell(p));
       };
       scope.get('/', async (_req, reply) => reply.redirect('/console/integrations', 303));
       for (const p of CONSOLE_PAGES) {
-        scope.get(`/${p}`, servePage);
-        scope.get(`/${p}/:id`, servePage);
+        scope.get(`/${p}`, servePage(p));
+        scope.get(`/${p}/:id`, servePage(p));
       }
 
       await scope.register(async (api) => consoleApi(api, app), { prefix: '/api' });

@@ -108,21 +108,22 @@ export interface AttemptRecord {
  */
 export async function recordAttempt(db: Queryable, deliveryId: string, a: AttemptRecord): Promise<boolean> {
   const attempt = a.previousAttempts + 1;
-  const upd = await db.query<{ next_attempt_at: Date | null }>(
+  const upd = await db.query<{ next_attempt_at: Date | null; updated_at: Date }>(
     `update webhook_deliveries
         set attempts = $2, status = $3, last_status_code = $4, last_duration_ms = $5, last_error = $6,
             delivered_at = case when $3 = 'succeeded' then now() end,
             next_attempt_at = case when $7::bigint is null then null else now() + make_interval(secs => $7::bigint / 1000.0) end
       where id = $1 and status = 'pending' and attempts = $8
-      returning next_attempt_at`,
+      returning next_attempt_at, updated_at`,
     [deliveryId, attempt, a.outcome === 'retrying' ? 'pending' : a.outcome, a.statusCode, a.durationMs, a.error, a.retryInMs, a.previousAttempts],
   );
   if (!upd.rowCount) return false;
-  const nextAt = upd.rows[0]!.next_attempt_at;
+  const { next_attempt_at: nextAt, updated_at: at } = upd.rows[0]!;
+  // The attempt's time is the delivery's update time: listDeliveryAttempts relies on it.
   await db.query(
-    `insert into webhook_delivery_attempts (delivery_id, attempt, outcome, status_code, duration_ms, error, next_attempt_at)
-     values ($1, $2, $3, $4, $5, $6, $7)`,
-    [deliveryId, attempt, a.outcome, a.statusCode, a.durationMs, a.error, nextAt],
+    `insert into webhook_delivery_attempts (delivery_id, attempt, outcome, status_code, duration_ms, error, next_attempt_at, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [deliveryId, attempt, a.outcome, a.statusCode, a.durationMs, a.error, nextAt, at],
   );
   if (a.outcome === 'retrying') await enqueue(db, jobs.deliverWebhook, { deliveryId }, nextAt ? { runAt: nextAt } : {});
   return true;
@@ -143,20 +144,53 @@ export interface DeliveryAttemptRow {
   at: Date;
 }
 
-/** The attempts of an endpoint's deliveries, newest first; `failed`: only deliveries that ended failed. */
+const ATTEMPT_ROWS = `select d.id as delivery_id, e.type as event_type, d.status, a.attempt, a.outcome, a.status_code, a.duration_ms,
+         coalesce(a.error, case when a.id is null then d.last_error end) as error, coalesce(a.created_at, d.created_at) as at,
+         (extract(epoch from coalesce(a.created_at, d.created_at)) * 1000000)::bigint::text as at_us
+    from webhook_deliveries d
+    join events e on e.id = d.event_id
+    left join webhook_delivery_attempts a on a.delivery_id = d.id`;
+const NEWEST_FIRST = 'order by coalesce(a.created_at, d.created_at) desc, a.attempt desc nulls first, d.id';
+const QUICK_ROUNDS = 3;
+
+/**
+ * The attempts of an endpoint's deliveries, newest first; `failed`: only deliveries that ended failed.
+ *
+ * Read without going through every delivery the endpoint ever had: a row's time (an attempt's, or
+ * the creation of a delivery not attempted yet) is never after its delivery's updated_at (an attempt
+ * is written with the delivery's update, at the same time, recordAttempt). So deliveries are read
+ * newest-updated first (index webhook_deliveries_endpoint_updated), in batches, until the next ones
+ * were updated before the oldest row kept. Deliveries updated without an attempt (failed when their
+ * endpoint was disabled, requeued) hold older rows; when a few batches do not settle it, every
+ * delivery of the endpoint is read at once.
+ */
 export async function listDeliveryAttempts(db: Queryable, endpointId: string, opts: { failed?: boolean; limit?: number } = {}): Promise<DeliveryAttemptRow[]> {
-  const { rows } = await db.query<DeliveryAttemptRow>(
-    `select d.id as delivery_id, e.type as event_type, d.status, a.attempt, a.outcome, a.status_code, a.duration_ms,
-            coalesce(a.error, case when a.id is null then d.last_error end) as error, coalesce(a.created_at, d.created_at) as at
-       from webhook_deliveries d
-       join events e on e.id = d.event_id
-       left join webhook_delivery_attempts a on a.delivery_id = d.id
-      where d.endpoint_id = $1 and (not $2 or d.status = 'failed')
-      order by coalesce(a.created_at, d.created_at) desc, a.attempt desc nulls first
-      limit $3`,
-    [endpointId, opts.failed ?? false, opts.limit ?? 100],
-  );
-  return rows;
+  const limit = opts.limit ?? 100;
+  const failed = opts.failed ?? false;
+  type Row = DeliveryAttemptRow & { at_us: string };
+  const strip = (rows: (Row & { us?: bigint })[]): DeliveryAttemptRow[] => rows.map(({ at_us: _at, us: _us, ...r }) => r);
+  // Times are compared in microseconds, as Postgres keeps them (a Date keeps milliseconds).
+  const kept: (Row & { us: bigint })[] = [];
+  let after: string | null = null;
+  for (let round = 0, size = limit; round < QUICK_ROUNDS; round++, size *= 2) {
+    const { rows: batch }: { rows: { id: string; updated_us: string }[] } = await db.query<{ id: string; updated_us: string }>(
+      `select id, (extract(epoch from updated_at) * 1000000)::bigint::text as updated_us from webhook_deliveries
+        where endpoint_id = $1 and (not $2 or status = 'failed')
+          and ($3::uuid is null or (updated_at, id) < (select updated_at, id from webhook_deliveries where id = $3))
+        order by updated_at desc, id desc limit $4`,
+      [endpointId, failed, after, size],
+    );
+    const { rows } = batch.length ? await db.query<Row>(`${ATTEMPT_ROWS} where d.id = any($1::uuid[])`, [batch.map((b) => b.id)]) : { rows: [] };
+    kept.push(...rows.map((r) => ({ ...r, us: BigInt(r.at_us) })));
+    kept.sort((x, y) => (x.us === y.us ? (y.attempt ?? Infinity) - (x.attempt ?? Infinity) || (x.delivery_id < y.delivery_id ? -1 : 1) : x.us < y.us ? 1 : -1));
+    kept.splice(limit);
+    if (batch.length < size) return strip(kept);
+    const last: { id: string; updated_us: string } = batch.at(-1)!;
+    if (kept.length === limit && kept.at(-1)!.us >= BigInt(last.updated_us)) return strip(kept);
+    after = last.id;
+  }
+  const { rows } = await db.query<Row>(`${ATTEMPT_ROWS} where d.endpoint_id = $1 and (not $2 or d.status = 'failed') ${NEWEST_FIRST} limit $3`, [endpointId, failed, limit]);
+  return strip(rows);
 }
 
 export class RedeliveryError extends Error {

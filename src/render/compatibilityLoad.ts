@@ -4,8 +4,9 @@
  * variants), rendered with the banner of the campaign a teammate would most likely see, and checked
  * in the mail clients of the mailboxes the workspace installs into (compatibility.ts).
  *
- * - Values: each smart field's longest value in the workspace, so the sizes are the largest any
- *   teammate's signature reaches (a field without values renders empty).
+ * - Values: each smart field's longest value in the workspace (of equal lengths, the lowest teammate
+ *   id's), so the sizes are the largest any teammate's signature reaches (a field without values
+ *   renders empty). One entry per field of the index smart_field_values_longest.
  * - Banner: the first `active` campaign naming the signature in the documented order (load.ts),
  *   whatever its conditions; a variant shows it only with `show_marketing_campaigns`.
  * - Clients: a signatures integration with Google Workspace means Gmail's clients, with Microsoft
@@ -49,10 +50,10 @@ const SOURCE_SQL = `
             from s join signature_variants v on v.workspace_id = s.workspace_id and v.signature_id = s.id) as variants,
          (select coalesce(json_agg(json_build_object('id', f.id, 'kind', f.kind)), '[]')
             from s join smart_fields f on f.workspace_id = s.workspace_id) as fields,
-         (select coalesce(json_agg(json_build_object('smart_field_id', l.smart_field_id, 'value', l.value)), '[]') from (
-            select distinct on (x.smart_field_id) x.smart_field_id, x.value
-              from s join smart_field_values x on x.workspace_id = s.workspace_id
-             order by x.smart_field_id, length(x.value) desc, x.value) l) as values,
+         (select coalesce(json_agg(json_build_object('smart_field_id', f.id, 'value', l.value)), '[]')
+            from s join smart_fields f on f.workspace_id = s.workspace_id
+            cross join lateral (select x.value from smart_field_values x where x.workspace_id = f.workspace_id and x.smart_field_id = f.id
+                                 order by length(x.value) desc, x.teammate_id limit 1) l) as values,
          (select row_to_json(c) from (
             select c.id, c.name, c.content, c.utm, c.smart_fields_conditions
               from s join marketing_campaigns c on c.workspace_id = s.workspace_id

@@ -5,7 +5,7 @@ import { HEAVY_TEST_MS, runProcess } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-const bench = (args: string[]) => runProcess('npm', ['run', '-s', 'bench', '--', ...args], { cwd: ROOT });
+const bench = (args: string[], timeoutMs?: number) => runProcess('npm', ['run', '-s', 'bench', '--', ...args], { cwd: ROOT, ...(timeoutMs ? { timeoutMs } : {}) });
 
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
 
@@ -14,6 +14,16 @@ describe('npm run bench', () => {
     const r = await bench(['render', '--quick', '--teammates', '200', '--runs', '1']);
     expect(r.code, r.stderr).toBe(0);
     expect(lastJson(r.stdout)).toMatchObject({ scenario: 'render', teammates: 200, ratio: expect.any(Number) });
+  }, HEAVY_TEST_MS);
+
+  it('console: times each of the five pages in the browser against the floor, with what they show checked', async () => {
+    const r = await bench(['console', '--clicks', '2000', '--deliveries', '100', '--runs', '1'], HEAVY_TEST_MS);
+    expect(r.code, r.stderr).toBe(0);
+    const out = lastJson(r.stdout);
+    expect(out).toMatchObject({ scenario: 'console', clicks: 2000, teammates: 10_000, goal_ms: 1000, ratio: expect.any(Number), failures: [] });
+    const pages = out.pages as Record<string, { p50_ms: number }>;
+    expect(Object.keys(pages)).toEqual(['integrations', 'mailboxes', 'analytics', 'signatures', 'webhooks']);
+    for (const p of Object.values(pages)) expect(p.p50_ms).toBeGreaterThan((out.floor as { p50_ms: number }).p50_ms / 2);
   }, HEAVY_TEST_MS);
 
   it('exits 1 with an error line when the run passes its deadline', async () => {

@@ -3,12 +3,21 @@
  * teammate (their own values in the frame), how it shows in the workspace's mail clients, and who
  * it is assigned to, as the API says.
  */
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { acmePeople } from '../../emulators/acme.ts';
 import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
 const PERSON = acmePeople().find((p) => p.provider === 'microsoft')!;
+
+/** A signature's section once filled: sections fill as they come near the screen, so it is scrolled to first. */
+async function filled(page: Page, signatureId: string) {
+  const section = page.locator(`section[data-signature-id="${signatureId}"]`);
+  await section.scrollIntoViewIfNeeded();
+  await page.locator(`section[data-signature-id="${signatureId}"][data-loaded]`).waitFor();
+  return section;
+}
 
 describe('console: signatures', () => {
   const w = useConsoleWorld();
@@ -26,7 +35,7 @@ describe('console: signatures', () => {
     await page.waitForURL(/teammate=/);
     await page.locator('body[data-ready="signatures"]').waitFor();
 
-    const section = page.locator(`section[data-signature-id="${w.acme.signatureId}"]`);
+    const section = await filled(page, w.acme.signatureId);
     const primary = section.locator('figure[data-kind="primary"] iframe');
     await expect(primary.contentFrame().locator('body').textContent()).resolves.toContain(PERSON.title);
     expect(await primary.getAttribute('sandbox')).toBe('');
@@ -59,13 +68,13 @@ describe('console: signatures', () => {
     const { context, page } = await w.signIn(w.acme.workspaceId);
     await page.goto(`${w.base}/console/signatures`);
     await page.locator('body[data-ready="signatures"]').waitFor();
-    const warnings = page.locator(`section[data-signature-id="${id}"] .compatibility li`);
+    const warnings = (await filled(page, id)).locator('.compatibility li');
     const shown = await warnings.allTextContents();
     expect(shown).toContain(`New messages: ${expected}`);
     // Every client issue of the report is on the page, none more.
     expect(shown.length).toBe(report.kinds.reduce((n, k) => n + k.issues.length, 0));
     // The story's own signature has no see-through text.
-    expect(await page.locator(`section[data-signature-id="${w.acme.signatureId}"] .compatibility`).textContent()).not.toContain('see-through');
+    expect(await (await filled(page, w.acme.signatureId)).locator('.compatibility').textContent()).not.toContain('see-through');
     await page.locator(`section[data-signature-id="${id}"]`).scrollIntoViewIfNeeded();
     await w.screenshot(page, 'signatures-compatibility');
 

@@ -102,25 +102,27 @@ export async function render({ content, title }) {
   const range = rangeFromLocation();
   const status = h('div', { id: 'action-status' });
   const plot = h('div', { id: 'chart', class: 'chart' });
-  content.replaceChildren(rangeForm(range), status);
-  const [{ data: overview }, ...pages] = await Promise.all([
-    api(`/v1/analytics/overview?${query(range, { granularity: range.granularity })}`),
-    ...BREAKDOWNS.map((b) => api(`${b.path}?${query(range, { per_page: '10' })}`)),
-  ]).catch((e) => {
+  // Each part shows as soon as its report arrives: the trend first, the breakdowns as they come.
+  const slots = BREAKDOWNS.map((b) => h('section', { class: 'breakdown', 'aria-label': b.title, 'aria-busy': 'true' }, h('p', { class: 'muted' }, `${b.title}: loading…`)));
+  const overviewSlot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
+  content.replaceChildren(rangeForm(range), status, overviewSlot, h('h2', {}, 'Breakdowns'), ...slots);
+  const failed = (e) => {
     notice(status, e.message, 'error');
     throw e;
-  });
-  const seriesTable = table({
-    caption: `Series (${overview.granularity})`,
-    columns: ['Period (UTC)', ...SERIES.map((s) => s.label)],
-    numeric: [1, 2, 3, 4],
-    rows: overview.series.map((p) => [p.period_start.replace('T', ' ').replace(/:00(\.000)?Z$/, ''), ...SERIES.map((s) => num(p[s.key]))]),
-  });
-  content.append(
-    cards(overview.totals),
-    h('section', { 'aria-labelledby': 'trend-heading' }, h('h2', { id: 'trend-heading' }, 'Over time'), plot, h('details', {}, h('summary', {}, 'The figures of the chart'), seriesTable), h('a', { href: `/v1/analytics/overview?${query(range, { granularity: range.granularity, format: 'csv' })}`, download: '' }, 'Series: CSV')),
-    h('h2', {}, 'Breakdowns'),
-    ...BREAKDOWNS.map((b, i) => breakdown(b, range, pages[i].data)),
-  );
-  chart(plot, overview);
+  };
+  const overview = api(`/v1/analytics/overview?${query(range, { granularity: range.granularity })}`).then(({ data }) => {
+    const seriesTable = table({
+      caption: `Series (${data.granularity})`,
+      columns: ['Period (UTC)', ...SERIES.map((s) => s.label)],
+      numeric: [1, 2, 3, 4],
+      rows: data.series.map((p) => [p.period_start.replace('T', ' ').replace(/:00(\.000)?Z$/, ''), ...SERIES.map((s) => num(p[s.key]))]),
+    });
+    overviewSlot.replaceWith(
+      cards(data.totals),
+      h('section', { 'aria-labelledby': 'trend-heading' }, h('h2', { id: 'trend-heading' }, 'Over time'), plot, h('details', {}, h('summary', {}, 'The figures of the chart'), seriesTable), h('a', { href: `/v1/analytics/overview?${query(range, { granularity: range.granularity, format: 'csv' })}`, download: '' }, 'Series: CSV')),
+    );
+    chart(plot, data);
+  }, failed);
+  const breakdowns = BREAKDOWNS.map((b, i) => api(`${b.path}?${query(range, { per_page: '10' })}`).then(({ data }) => slots[i].replaceWith(breakdown(b, range, data)), failed));
+  await Promise.all([overview, ...breakdowns]);
 }

@@ -7,7 +7,8 @@ const content = document.getElementById('content');
 const title = document.getElementById('title');
 
 async function main() {
-  const { data } = await api('/console/api/session');
+  // The session and the page's module load together (the shell preloads the module).
+  const [{ data }, mod] = await Promise.all([api('/console/api/session'), import(`./${page}.js`)]);
   setCsrf(data.csrf_token);
   document.getElementById('workspace').textContent = data.workspace.name;
   for (const a of document.querySelectorAll('nav a')) if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
@@ -15,7 +16,6 @@ async function main() {
     await api('/console/sign-out', { method: 'POST' });
     location.assign('/console/integrations');
   });
-  const mod = await import(`./${page}.js`);
   await mod.render({ content, title, id: id ? decodeURIComponent(id) : undefined, workspace: data.workspace });
   document.body.dataset.ready = page;
 }

@@ -1,6 +1,7 @@
 // Signatures: each signature rendered for a chosen teammate, in each variant (primary, reply,
 // internal), in sandboxed frames (no script, no same-origin access); how it shows in the mail
 // clients of the workspace's mailboxes (the API's compatibility report); and who it is assigned to.
+// Each signature's section is filled when it comes near the screen.
 import { api, h, notice, table } from './lib.js';
 
 const KIND_WORDS = { primary: 'New messages', reply: 'Replies and forwards', internal: 'Messages to colleagues' };
@@ -42,7 +43,49 @@ async function assignments(signature) {
   const { data } = await api(`/v1/signatures/${signature.id}/assignments`);
   const rows = [...data.teammates.map((t) => ['Teammate', t.display_name, String(t.priority)]), ...data.groups.map((g) => ['Group', g.name, String(g.priority)]), ...data.org_units.map((o) => ['Org unit', o.name, String(o.priority)])];
   if (!rows.length) return h('p', {}, 'Assigned to nobody yet.');
-  return table({ caption: `${signature.name}: assigned to`, columns: ['Who', 'Name', 'Priority'], numeric: [2], rows });
+  const list = table({ caption: `${signature.name}: assigned to`, columns: ['Who', 'Name', 'Priority'], numeric: [2], rows });
+  if (rows.length <= 10) return list;
+  // A long list folds away, so that the next signature stays near.
+  const counts = [[data.teammates.length, 'teammate'], [data.groups.length, 'group'], [data.org_units.length, 'org unit']].filter(([n]) => n);
+  return h('details', { class: 'assignments' }, h('summary', {}, `Assigned to ${counts.map(([n, w]) => `${n} ${w}${n === 1 ? '' : 's'}`).join(', ')}`), list);
+}
+
+/** Renders one signature's section: its previews, mail-client warnings and assignments, fetched together. */
+async function fill(section, signature, teammateId) {
+  try {
+    const parts = await Promise.all([
+      signature.content === null ? h('p', {}, 'Not published yet: nothing to render.') : teammateId ? preview(signature, teammateId) : h('p', {}, 'No teammate to render it for.'),
+      compatibility(signature),
+      assignments(signature),
+    ]);
+    section.replaceChildren(section.firstChild, ...parts);
+  } catch (e) {
+    notice(section.lastChild, e.message, 'error');
+  }
+  section.removeAttribute('aria-busy');
+  section.dataset.loaded = 'true';
+}
+
+/**
+ * Fills each section once it comes near the screen: a workspace's hundred signatures cost what the
+ * few in view cost (three rendered frames, a compatibility check and the assignments each). Answers
+ * once the sections in view at first are filled.
+ */
+function fillOnSight(sections, load) {
+  return new Promise((resolve) => {
+    let first = true;
+    const observer = new IntersectionObserver(
+      (entries) => {
+        const shown = entries.filter((e) => e.isIntersecting).map((e) => (observer.unobserve(e.target), load(e.target)));
+        if (first) {
+          first = false;
+          resolve(Promise.all(shown));
+        }
+      },
+      { rootMargin: '300px 0px' },
+    );
+    for (const s of sections) observer.observe(s);
+  });
 }
 
 export async function render({ content, title }) {
@@ -51,21 +94,13 @@ export async function render({ content, title }) {
   if (!signatures.length) return notice(content, 'No signature yet.');
   const chosen = new URLSearchParams(location.search).get('teammate') ?? teammates[0]?.id;
   const select = h('select', { id: 'teammate', name: 'teammate' }, teammates.map((t) => h('option', { value: t.id, selected: t.id === chosen }, t.display_name || t.emails[0]?.address || t.id)));
-  const list = h('div', { id: 'signatures' });
+  const byId = new Map(signatures.map((s) => [s.id, s]));
+  const sections = signatures.map((s) =>
+    h('section', { class: 'signature', 'data-signature-id': s.id, 'aria-labelledby': `sig-${s.id}`, 'aria-busy': 'true' }, h('h2', { id: `sig-${s.id}` }, s.name), h('p', { class: 'muted' }, 'Loading…')),
+  );
   content.replaceChildren(
     h('form', { class: 'inline', method: 'get', action: '/console/signatures', 'aria-label': 'Teammate' }, h('label', { for: 'teammate' }, 'Render for', select), h('button', { type: 'submit' }, 'Show')),
-    list,
+    h('div', { id: 'signatures' }, sections),
   );
-  for (const s of signatures) {
-    list.append(
-      h(
-        'section',
-        { class: 'signature', 'data-signature-id': s.id, 'aria-labelledby': `sig-${s.id}` },
-        h('h2', { id: `sig-${s.id}` }, s.name),
-        s.content === null ? h('p', {}, 'Not published yet: nothing to render.') : chosen ? await preview(s, chosen) : h('p', {}, 'No teammate to render it for.'),
-        await compatibility(s),
-        await assignments(s),
-      ),
-    );
-  }
+  await fillOnSight(sections, (section) => fill(section, byId.get(section.dataset.signatureId), chosen));
 }
