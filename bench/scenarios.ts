@@ -33,4 +33,5 @@ export const scenarios: Record<string, Scenario> = {
   clicks: clicksScenario,
   analytics: analyticsScenario,
   addin: addinScenario,
+  console: consoleScenario,
 };
