@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderSignature } from '../src/render/render.ts';
-import type { CampaignInput } from '../src/render/campaign.ts';
+import type { CampaignInput } from '../src/render/render.ts';
 import { compileTemplate, type SmartFieldKind } from '../src/render/compile.ts';
 import { SIGNATURE_SIZE_LIMITS } from '../src/render/limits.ts';
 import type { ContentTree } from '../src/render/schema.ts';

@@ -24,3 +24,6 @@ export type IntegrationStatus = 'active' | 'access_lost' | 'disconnected';
 export const UTM_KEYS = ['source', 'medium', 'campaign', 'term', 'content'] as const;
 export type UtmKey = (typeof UTM_KEYS)[number];
 export type Utm = Partial<Record<UtmKey, string>>;
+
+/** A teammate's smart-field values by smart field id, as a render or a campaign condition reads them. */
+export type SmartFieldValues = ReadonlyMap<string, string | null | undefined> | Readonly<Record<string, string | null | undefined>>;

@@ -2,7 +2,8 @@
  * Blocks of a compiled template: stacks, text, lists and social lists laid out as nested tables.
  * See compile.ts (Layout).
  */
-import { cleanLiteral, escapeAttr, escapeText, px } from './escape.ts';
+import { escapeAttr, escapeText, px } from './escape.ts';
+import { cleanLiteral } from '../text.ts';
 import { colorDecl, emailColor } from './colors.ts';
 import { SOCIAL_ICONS, SOCIAL_NETWORK_NAMES, type SocialNetwork } from './social.ts';
 import { type Block, DEFAULTS, type ListBlock, type ListItemBlock, type SocialListBlock, type StackBlock, type TextBlock } from './schema.ts';

@@ -14,7 +14,7 @@
  */
 import { assetRefs } from '../assets/store.ts';
 import type { Queryable } from '../db/tx.ts';
-import type { CampaignCondition } from './campaign.ts';
+import type { CampaignCondition } from '../campaigns/choice.ts';
 import { compileTemplate, type SmartFieldKind } from './compile.ts';
 import { compatibilityReport, kindReport, type CompatibilityReport, type KindReport, type MessageKind } from './compatibilityReport.ts';
 import type { ClientFamily } from './emailClients.ts';

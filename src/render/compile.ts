@@ -47,7 +47,7 @@
  *   document order. An installation's tracked links and view image come this way
  *   (src/analytics/renderTracking.ts), so its HTML is written once, as installed.
  */
-import { cleanValue } from './escape.ts';
+import { cleanValue } from '../text.ts';
 import type { ContentTree } from './schema.ts';
 import { type CompileOptions, type Env, type RenderEnvInput, Slots, TABLE_CLOSE, TABLE_OPEN } from './program.ts';
 import { type CBlock, compileBlock } from './blocks.ts';

@@ -1,15 +1,13 @@
 /**
- * Escaping and cleaning of everything that reaches the HTML. All regular expressions are compiled
+ * Escaping of everything that reaches the HTML. All regular expressions are compiled
  * once here; each function tests first and allocates only when there is something to change.
  *
  * - Text content escapes `&`, `<` and `>`. Attribute values are always double-quoted and escape
  *   `&`, `"`, `<` and `>`. Nothing else is needed for a parser to read the value back unchanged.
  *   Both also write non-ASCII characters as numeric references, keeping the HTML pure ASCII.
- * - Smart-field values come from directories and people: `cleanValue` trims them, turns CR/LF into
- *   LF, removes other control characters and the bidi embedding/override/isolate controls
- *   (U+202A–U+202E, U+2066–U+2069, which could visually reorder the rest of the signature), and
- *   replaces lone surrogates with U+FFFD so the output is valid UTF-8.
+ * - Smart-field values and literal text are cleaned first (src/text.ts: `cleanValue`, `cleanLiteral`).
  */
+import { cleanLiteral } from '../text.ts';
 
 // Non-ASCII characters become numeric character references (`é` → `&#233;`), so the HTML is plain
 // ASCII: it reads the same whatever charset a mail client assumes, and hashing it needs no UTF-8
@@ -44,46 +42,6 @@ export function unescapeAttr(s: string): string {
 export function escapeMultiline(s: string): string {
   const e = escapeText(s);
   return e.includes('\n') ? e.replaceAll('\n', '<br>') : e;
-}
-
-// Removed from every value: C0 controls but LF (CR is turned into LF first), DEL and C1 controls,
-// the bidi embedding/override/isolate controls, and Unicode noncharacters (U+FDD0–U+FDEF and every
-// code point ending in FFFE or FFFF), which HTML parsers report as errors.
-// eslint-disable-next-line no-control-regex
-const UNCLEAN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]/;
-const EDGE_SPACE = /\s/;
-// eslint-disable-next-line no-control-regex
-const DROP_G = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]/g;
-const CRLF_G = /\r\n?/g;
-const SPACES_AROUND_LF_G = /[ \t]*\n[ \t]*/g;
-const MANY_LF_G = /\n{2,}/g;
-
-/** ES2024 string methods (Node ≥ 20 has them; the TypeScript lib here is ES2023). */
-type Es2024String = string & { isWellFormed(): boolean; toWellFormed(): string };
-
-/** Lone surrogates replaced with U+FFFD, so encoders never throw and the UTF-8 is valid. */
-export function wellFormed(s: string): string {
-  const w = s as Es2024String;
-  return w.isWellFormed() ? s : w.toWellFormed();
-}
-
-/** A smart-field value made safe to show; '' when nothing visible is left. */
-export function cleanValue(raw: string | null | undefined): string {
-  if (!raw) return '';
-  let s = wellFormed(raw);
-  if (!UNCLEAN.test(s) && !EDGE_SPACE.test(s[0]!) && !EDGE_SPACE.test(s[s.length - 1]!)) return s;
-  s = s.replace(CRLF_G, '\n').replace(DROP_G, '').trim();
-  if (s.includes('\n')) s = s.replace(SPACES_AROUND_LF_G, '\n').replace(MANY_LF_G, '\n');
-  return s;
-}
-
-/**
- * Literal template text cleaned like a value, but keeping its spaces: separators such as " | "
- * rely on them.
- */
-export function cleanLiteral(s: string): string {
-  const w = wellFormed(s);
-  return UNCLEAN.test(w) ? w.replace(CRLF_G, '\n').replace(DROP_G, '') : w;
 }
 
 /**

@@ -3,6 +3,5 @@ export { contentTreeSchema, LIMITS, type ContentTree } from './schema.ts';
 export { validateContent, type ValidationResult } from './validate.ts';
 export { compileTemplate, CompiledTemplate, type AssetRef, type SmartFieldKind, type SmartFieldValues } from './compile.ts';
 export { renderSignature, hashHtml, type RenderInput, type RenderOutput } from './render.ts';
-export { campaignApplies, matchesConditions, type CampaignInput, type VariantSettings } from './campaign.ts';
 export { SIGNATURE_SIZE_LIMITS, assertSignatureFits, sizeReport, type Destination } from './limits.ts';
 export { SOCIAL_ICONS, SOCIAL_NETWORKS } from './social.ts';

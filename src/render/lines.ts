@@ -2,7 +2,8 @@
  * Tokens and lines of a compiled template: literal, smart-value, smart-link and image tokens,
  * rendered to HTML and plain text per teammate. See compile.ts.
  */
-import { allowedScheme, cleanLiteral, cleanValue, encodeUrl, escapeAttr, escapeMultiline, singleLine } from './escape.ts';
+import { allowedScheme, encodeUrl, escapeAttr, escapeMultiline, singleLine } from './escape.ts';
+import { cleanLiteral, cleanValue } from '../text.ts';
 import type { TextToken } from './schema.ts';
 import { diffTextCss, linkTextCss, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
 import type { Slots } from './program.ts';

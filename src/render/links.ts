@@ -2,7 +2,8 @@
  * Links of a compiled template: hrefs finished and query strings built once, or per teammate when
  * a smart field is in them. See compile.ts (Links).
  */
-import { allowedScheme, cleanLiteral, compactTel, encodeUrl, singleLine } from './escape.ts';
+import { allowedScheme, compactTel, encodeUrl, singleLine } from './escape.ts';
+import { cleanLiteral } from '../text.ts';
 import type { Href } from './schema.ts';
 import type { Slots} from './program.ts';
 import { type Env, type SmartFieldKind } from './program.ts';

@@ -6,10 +6,9 @@
  * a preview the published content falling back to the draft), the variant's settings, the
  * teammate's smart-field values, the smart fields' kinds, and the live campaign.
  *
- * The campaign rule: among the workspace's `active` campaigns that name the signature in
- * `signature_template_ids`, taken newest `start_time` first (unset last), then newest
- * `created_at`, then by id, the first whose banner validates and that applies to this teammate
- * and kind (campaign.ts: conditions, and `show_marketing_campaigns` for variants) is the banner.
+ * The live campaign: the rule and the candidates' order are campaigns/choice.ts's; this statement
+ * loads the signature's `active` campaigns in that order, and the first whose banner validates and
+ * that applies to this teammate and kind is the banner.
  *
  * Stored trees are validated again before rendering, once per published version and smart-field
  * set, and compiled once: the compiled template is cached (a bounded map, keyed by signature,
@@ -20,11 +19,11 @@
  */
 import type { Queryable } from '../db/tx.ts';
 import { assetRefs } from '../assets/store.ts';
-import { campaignApplies, type CampaignCondition, type CampaignInput, type VariantSettings } from './campaign.ts';
+import { campaignApplies, LIVE_ORDER, type CampaignCondition, type VariantSettings } from '../campaigns/choice.ts';
 import { compileTemplate, type CompiledTemplate, type SmartFieldKind } from './compile.ts';
 import type { ContentTree } from './schema.ts';
 import { withUtm, type Utm } from './utm.ts';
-import type { RenderInput } from './render.ts';
+import type { CampaignInput, RenderInput } from './render.ts';
 import { validateContent } from './validate.ts';
 
 import type { SignatureKind } from '../domain.ts';
@@ -217,7 +216,7 @@ const RENDER_SOURCE_SQL = `
          (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status, 'content', c.content,
                    'signature_template_ids', c.signature_template_ids, 'smart_fields_conditions', c.smart_fields_conditions, 'utm', c.utm,
                    'digest', md5(c.content::text || coalesce(c.utm::text, '')))
-                   order by c.start_time desc nulls last, c.created_at desc, c.id), '[]')
+                   order by ${LIVE_ORDER}), '[]')
             from s join marketing_campaigns c on c.workspace_id = s.workspace_id
            where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null) as campaigns`;
 

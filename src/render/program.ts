@@ -2,6 +2,8 @@
  * What compiled templates share: the smart-field registry filled at compile time, the per-render
  * state, and the table markup. See compile.ts.
  */
+import type { SmartFieldValues } from '../domain.ts';
+
 export type SmartFieldKind = 'text' | 'email' | 'phone' | 'url' | 'image';
 
 export interface CompileOptions {
@@ -14,7 +16,7 @@ export interface AssetRef {
   url: string;
 }
 
-export type SmartFieldValues = ReadonlyMap<string, string | null | undefined> | Readonly<Record<string, string | null | undefined>>;
+export type { SmartFieldValues };
 
 export interface RenderEnvInput {
   values: SmartFieldValues;

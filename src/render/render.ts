@@ -12,9 +12,12 @@
  * one cache of compiled templates, per published version).
  */
 import crypto from 'node:crypto';
-import { campaignApplies, type CampaignInput, type VariantSettings } from './campaign.ts';
+import { campaignApplies, type LiveCandidate, type VariantSettings } from '../campaigns/choice.ts';
 import { CompiledTemplate, TABLE_OPEN, type AssetRef, type CompileOptions, type SmartFieldValues } from './compile.ts';
 import type { ContentTree } from './schema.ts';
+
+/** The live campaign a render is given: its banner as a content tree or compiled (campaigns/choice.ts). */
+export type CampaignInput = LiveCandidate<ContentTree | CompiledTemplate> & { id?: string | undefined; name?: string | undefined };
 
 export interface RenderInput {
   /** The signature's content tree (validated), or a template compiled from it. */
@@ -25,7 +28,7 @@ export interface RenderInput {
   smartFieldKinds?: CompileOptions['smartFieldKinds'];
   /** Workspace assets by id, for image fields whose value is an asset id. */
   assets?: ReadonlyMap<string, AssetRef> | undefined;
-  /** The live campaign, if any; its banner is appended when it applies (campaign.ts). */
+  /** The live campaign, if any; its banner is appended when it applies (campaigns/choice.ts). */
   campaign?: CampaignInput | null | undefined;
   /** The signature (template) id, matched against the campaign's signature_template_ids. */
   signatureId: string;

@@ -12,7 +12,7 @@
  *   the whole run, every night.
  *
  * Nothing else changes: markup, bidi controls and long values are stored as the directory has them
- * (they are data; the renderer escapes and cleans them, src/render/escape.ts), so what the API
+ * (they are data; the renderer cleans them, src/text.ts, and escapes them, src/render/escape.ts), so what the API
  * answers is what the directory holds.
  */
 import type { DirectoryGroup, DirectoryUser } from '../../connectors/types.ts';

@@ -1,7 +1,8 @@
 /** Shared fixtures for the render tests: the fixture smart fields, template, campaign and teammate. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CampaignInput, VariantSettings } from '../../src/render/campaign.ts';
+import type { VariantSettings } from '../../src/campaigns/choice.ts';
+import type { CampaignInput } from '../../src/render/render.ts';
 import { renderSignature, type RenderOutput } from '../../src/render/render.ts';
 import type { SmartFieldKind } from '../../src/render/compile.ts';
 import type { ContentTree } from '../../src/render/schema.ts';

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { parse, type DefaultTreeAdapterMap } from 'parse5';
 import { describe, expect, it } from 'vitest';
-import { cleanValue } from '../../src/render/escape.ts';
+import { cleanValue } from '../../src/text.ts';
 import { renderSignature } from '../../src/render/render.ts';
 import { validateContent } from '../../src/render/validate.ts';
 import { CLOSE, OPEN, validTree, values } from './arbitraries.ts';

@@ -5,7 +5,8 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MailboxError } from '../../connectors/types.ts';
-import { campaignApplies, matchesConditions, type CampaignInput } from '../../src/render/campaign.ts';
+import { campaignApplies, matchesConditions } from '../../src/campaigns/choice.ts';
+import type { CampaignInput } from '../../src/render/render.ts';
 import { compileTemplate } from '../../src/render/compile.ts';
 import { assertSignatureFits, SIGNATURE_SIZE_LIMITS, sizeReport } from '../../src/render/limits.ts';
 import { renderSignature, type RenderInput } from '../../src/render/render.ts';

@@ -1,7 +1,10 @@
 /**
- * Which campaign banner a teammate's signature shows (spec 2.7).
+ * Which campaign's banner a teammate's signature shows (spec 2.7): the live campaign.
  *
- * A campaign applies when all of these hold:
+ * Candidates are the workspace's campaigns in LIVE_ORDER: newest `start_time` first (unset last),
+ * then newest `created_at`, then by id. The renderer loads them in that order in its one statement
+ * (render/load.ts) and shows the first whose banner validates and that applies. A campaign applies
+ * when all of these hold:
  * - its status is `active` (scheduled, paused, draft and archived campaigns never show);
  * - the signature is one of its `signature_template_ids`;
  * - the kind renders campaigns: the primary signature always does, a reply or internal variant only
@@ -12,9 +15,11 @@
  *   with an operator other than `equal` never matches, so an unknown rule shows the banner to no one
  *   rather than to everyone.
  */
-import { cleanValue } from './escape.ts';
-import type { CompiledTemplate, SmartFieldValues } from './compile.ts';
-import type { ContentTree } from './schema.ts';
+import type { SmartFieldValues } from '../domain.ts';
+import { cleanValue } from '../text.ts';
+
+/** The candidates' order, over a `marketing_campaigns` row named `c`. */
+export const LIVE_ORDER = 'c.start_time desc nulls last, c.created_at desc, c.id';
 
 export interface CampaignCondition {
   smart_field_id: string;
@@ -23,16 +28,15 @@ export interface CampaignCondition {
   values: readonly string[];
 }
 
-export interface CampaignInput {
-  id?: string | undefined;
-  name?: string | undefined;
+/** What the rule reads of a campaign; `content` is its banner in whatever form the caller holds. */
+export interface LiveCandidate<Content = unknown> {
   status: string;
-  /** The banner: a validated content tree, or the template compiled from it. */
-  content: ContentTree | CompiledTemplate | null;
+  content: Content | null;
   signature_template_ids: readonly string[];
   smart_fields_conditions: readonly (readonly CampaignCondition[])[];
 }
 
+/** A reply or internal variant's setting; the primary signature passes none. */
 export interface VariantSettings {
   kind: 'reply' | 'internal';
   show_marketing_campaigns: boolean;
@@ -43,7 +47,7 @@ function valueOf(values: SmartFieldValues, id: string): string {
   return cleanValue(raw);
 }
 
-export function matchesConditions(groups: CampaignInput['smart_fields_conditions'], values: SmartFieldValues): boolean {
+export function matchesConditions(groups: LiveCandidate['smart_fields_conditions'], values: SmartFieldValues): boolean {
   if (!Array.isArray(groups) || groups.length === 0) return true;
   return groups.some(
     (group) =>
@@ -57,7 +61,7 @@ export function matchesConditions(groups: CampaignInput['smart_fields_conditions
   );
 }
 
-export function campaignApplies(campaign: CampaignInput | null | undefined, signatureId: string, values: SmartFieldValues, variant?: VariantSettings | null): boolean {
+export function campaignApplies(campaign: LiveCandidate | null | undefined, signatureId: string, values: SmartFieldValues, variant?: VariantSettings | null): boolean {
   if (!campaign || campaign.status !== 'active' || !campaign.content) return false;
   if (variant && !variant.show_marketing_campaigns) return false;
   if (!campaign.signature_template_ids.includes(signatureId)) return false;
