@@ -37,21 +37,29 @@ import { consoleMailboxRoutes } from './consoleMailboxes.ts';
 import { consoleWebhookRoutes } from './consoleWebhooks.ts';
 import { integrationView, syncRunView } from './v1/integrations.ts';
 import { escapeText } from '../render/escape.ts';
+import { SOCIAL_ICON_BASE_URL } from '../render/social.ts';
 
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  // The signature previews (sandboxed srcdoc frames, which inherit this policy) are email HTML, styled
-  // by style attributes: those are allowed, style elements and style sheets from elsewhere are not.
-  "style-src-attr 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "frame-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * The console's Content-Security-Policy. A preview shows the signature's images from the hosts the
+ * service knows: its own public base URL (assets, profile photos) and the social icons' host. Images
+ * held anywhere else are not fetched; the tracked view image is blanked before (previewHtml).
+ */
+export function consoleCsp(publicBaseUrl: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    // The signature previews (sandboxed srcdoc frames, which inherit this policy) are email HTML, styled
+    // by style attributes: those are allowed, style elements and style sheets from elsewhere are not.
+    "style-src-attr 'unsafe-inline'",
+    `img-src 'self' data: ${new URL(publicBaseUrl).origin} ${new URL(SOCIAL_ICON_BASE_URL).origin}`,
+    "connect-src 'self'",
+    "frame-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /** The pages of the console (each a module in src/console/static). */
 export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'signatures', 'webhooks'] as const;
@@ -192,11 +200,12 @@ async function consoleApi(api: FastifyInstance, app: AppContext): Promise<void> 
 
 export async function consoleRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
   const files = staticFiles();
+  const csp = consoleCsp(app.config.PUBLIC_BASE_URL);
   await server.register(
     async (scope) => {
       scope.decorateRequest('consoleSession', undefined);
       scope.addHook('onSend', async (_req, reply) => {
-        reply.header('content-security-policy', CONSOLE_CSP);
+        reply.header('content-security-policy', csp);
         reply.header('x-content-type-options', 'nosniff');
         reply.header('referrer-policy', 'no-referrer');
         if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');

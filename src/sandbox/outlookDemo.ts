@@ -20,6 +20,7 @@ import path from 'node:path';
 import type { FastifyReply } from 'fastify';
 import type { ServerRoutes } from '../api/server.ts';
 import { escapeAttr, escapeText } from '../render/escape.ts';
+import { SOCIAL_ICON_BASE_URL } from '../render/social.ts';
 
 export const OUTLOOK_DEMO_PATH = '/sandbox/outlook';
 
@@ -43,7 +44,7 @@ const FILES = {
   'compose.css': 'text/css; charset=utf-8',
 } as const;
 
-/** The page's policy: the console's, with the service's own origin for the signature's images and the add-in's fetch. */
+/** The page's policy: the console's, with the service's own origin for the signature's images (and the social icons' host, as in the console) and the add-in's fetch. */
 function policy(origin: string): string {
   return [
     "default-src 'none'",
@@ -51,7 +52,7 @@ function policy(origin: string): string {
     "style-src 'self'",
     // The signature is email HTML, styled by style attributes.
     "style-src-attr 'unsafe-inline'",
-    `img-src 'self' data: ${origin}`,
+    `img-src 'self' data: ${origin} ${new URL(SOCIAL_ICON_BASE_URL).origin}`,
     `connect-src 'self' ${origin}`,
     "form-action 'none'",
     "base-uri 'none'",

@@ -6,10 +6,13 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { acmePeople } from '../../emulators/acme.ts';
+import { SOCIAL_ICON_BASE_URL } from '../../src/render/social.ts';
 import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
 const PERSON = acmePeople().find((p) => p.provider === 'microsoft')!;
+/** A 1×1 PNG. */
+const PIXEL = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
 /** A signature's section once filled: sections fill as they come near the screen, so it is scrolled to first. */
 async function filled(page: Page, signatureId: string) {
@@ -81,6 +84,27 @@ describe('console: signatures', () => {
     await page.evaluate(axeSource);
     const result = await page.evaluate<{ violations: { id: string; impact: string }[] }>('axe.run()');
     expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    await context.close();
+  });
+
+  it("a preview shows the signature's images from the hosts the service knows (the social icons), and no other host", async () => {
+    const { context, page } = await w.signIn(w.acme.workspaceId);
+    // The icons' host, answered by the browser itself: these machines reach no other host.
+    const served: string[] = [];
+    await context.route(`${SOCIAL_ICON_BASE_URL}**`, (route) => {
+      served.push(route.request().url());
+      return route.fulfill({ contentType: 'image/png', body: PIXEL });
+    });
+    const csp = (await page.goto(`${w.base}/console/signatures`))!.headers()['content-security-policy']!;
+    // Not every https host: an image linked from anywhere else stays unfetched.
+    expect(csp.split('; ').find((d) => d.startsWith('img-src'))!.split(' ')).not.toContain('https:');
+    await page.locator('body[data-ready="signatures"]').waitFor();
+    const frame = (await filled(page, w.acme.signatureId)).locator('figure[data-kind="primary"] iframe').contentFrame();
+    const icons = frame.locator(`img[src^="${SOCIAL_ICON_BASE_URL}"]`);
+    expect(await icons.count()).toBeGreaterThan(0);
+    // Every icon loaded: a blocked or failed image has no natural width.
+    await expect.poll(() => icons.evaluateAll((imgs) => imgs.map((i) => (i as unknown as { complete: boolean; naturalWidth: number }).naturalWidth)), { timeout: 20_000 }).not.toContain(0);
+    expect(served.length).toBeGreaterThan(0);
     await context.close();
   });
 
