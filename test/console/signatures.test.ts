@@ -41,7 +41,14 @@ describe('console: signatures', () => {
     const section = await filled(page, w.acme.signatureId);
     const primary = section.locator('figure[data-kind="primary"] iframe');
     await expect(primary.contentFrame().locator('body').textContent()).resolves.toContain(PERSON.title);
-    expect(await primary.getAttribute('sandbox')).toBe('');
+    // No script runs in a preview; the frame is as tall as the signature (nothing cut off).
+    expect(await primary.getAttribute('sandbox')).toBe('allow-same-origin');
+    const heights = () =>
+      primary.evaluate((f) => {
+        const e = f as unknown as { clientHeight: number; contentDocument: { documentElement: { scrollHeight: number } } };
+        return { frame: e.clientHeight, content: e.contentDocument.documentElement.scrollHeight };
+      });
+    await expect.poll(async () => { const x = await heights(); return x.content > 0 && x.frame >= x.content; }, { timeout: 20_000 }).toBe(true);
 
     const api = (await w.acmeApi.request<{ data: { groups: { name: string }[] } }>('GET', `/v1/signatures/${w.acme.signatureId}/assignments`)).body.data;
     const shown = await section.locator('table tbody tr td:nth-child(2)').allTextContents();

@@ -81,11 +81,21 @@ export function useConsoleWorld(): ConsoleWorld {
     const { token } = await createSignInLink(t.ctx.pool, workspaceId, 'test');
     // A locale as a person's browser has one (this machine's POSIX locale gives Chromium the invalid tag en-US@posix).
     const context = await w.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+    // The service's public base URL (the assets a preview shows, such as the sandbox's logo) is this
+    // test's server: the browser is answered from there.
+    const publicOrigin = new URL(t.ctx.config.PUBLIC_BASE_URL).origin;
+    if (publicOrigin !== new URL(w.base).origin) {
+      await context.route(`${publicOrigin}/**`, async (route) => {
+        const url = new URL(route.request().url());
+        const res = await fetch(`${w.base}${url.pathname}${url.search}`);
+        await route.fulfill({ status: res.status, contentType: res.headers.get('content-type') ?? undefined, body: Buffer.from(await res.arrayBuffer()) });
+      });
+    }
     const page = await context.newPage();
     // A page's own errors are the test's: printed, so a failing wait says why.
     page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
     page.on('console', (m) => {
-      // Images of signature previews from other hosts are refused by the CSP (and this machine reaches only loopback).
+      // The social icons' host cannot be reached from this machine (it reaches only loopback).
       if (m.type() === 'error' && !m.text().startsWith('Loading the image')) console.error(`page console: ${m.text()}`);
     });
     await page.goto(`${w.base}/console/sign-in?token=${token}`);

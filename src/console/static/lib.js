@@ -43,6 +43,23 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/**
+ * A signature's HTML in a frame as tall as the signature. The sandbox allows no script, so the HTML
+ * cannot run anything; it keeps the frame's origin only so that this page can read the height of
+ * what the frame shows (without scripts in the frame, that origin gives the HTML nothing).
+ */
+export function signatureFrame(label, html) {
+  const frame = h('iframe', { title: label, sandbox: 'allow-same-origin', srcdoc: html });
+  frame.addEventListener('load', () => {
+    const root = frame.contentDocument?.documentElement;
+    if (!root) return;
+    // At no height, the frame's document is as tall as its content, not as the frame.
+    frame.style.height = '0';
+    frame.style.height = `${root.scrollHeight}px`;
+  });
+  return frame;
+}
+
 /** A table with a caption, header cells and rows of cells (strings or nodes). */
 export function table({ caption, columns, rows, id, numeric = [] }) {
   return h(

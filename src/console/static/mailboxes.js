@@ -2,7 +2,7 @@
 // the Outlook add-in's clients of the address, per platform, with the version each last received;
 // a dry-run replay with the HTML installed now and the HTML a replay would write side by side (in
 // sandboxed frames: no script, no same-origin access) and their line diff; and a replay.
-import { api, h, notice, statusBadge, table, when } from './lib.js';
+import { api, h, notice, signatureFrame, statusBadge, table, when } from './lib.js';
 
 const path = (address) => `/console/api/mailboxes/${encodeURIComponent(address)}`;
 
@@ -52,9 +52,7 @@ function addinClients(clients) {
 }
 
 function frame(label, html) {
-  // srcdoc in a sandbox without allow-scripts or allow-same-origin: the signature's HTML cannot run
-  // anything or reach the console.
-  return h('figure', {}, h('figcaption', {}, label), html === null ? h('p', {}, 'Nothing installed yet.') : h('iframe', { title: label, sandbox: '', srcdoc: html }));
+  return h('figure', {}, h('figcaption', {}, label), html === null ? h('p', {}, 'Nothing installed yet.') : signatureFrame(label, html));
 }
 
 function diffView(diff) {

@@ -2,7 +2,7 @@
 // internal), in sandboxed frames (no script, no same-origin access); how it shows in the mail
 // clients of the workspace's mailboxes (the API's compatibility report); and who it is assigned to.
 // Each signature's section is filled when it comes near the screen.
-import { api, h, notice, table } from './lib.js';
+import { api, h, notice, signatureFrame, table } from './lib.js';
 
 const KIND_WORDS = { primary: 'New messages', reply: 'Replies and forwards', internal: 'Messages to colleagues' };
 
@@ -33,7 +33,7 @@ async function preview(signature, teammateId) {
     KINDS.map(async (kind) => {
       const { data } = await api(`/console/api/signatures/${signature.id}/preview?teammate=${encodeURIComponent(teammateId)}&kind=${kind}`);
       const label = `${signature.name}, ${kind}`;
-      return h('figure', { 'data-kind': kind }, h('figcaption', {}, kind), data.available ? h('iframe', { title: label, sandbox: '', srcdoc: data.html }) : h('p', {}, `Not rendered: ${data.reason ?? 'not available'}.`));
+      return h('figure', { 'data-kind': kind }, h('figcaption', {}, kind), data.available ? signatureFrame(label, data.html) : h('p', {}, `Not rendered: ${data.reason ?? 'not available'}.`));
     }),
   );
   return h('div', { class: 'side-by-side previews' }, frames);
