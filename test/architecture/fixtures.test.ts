@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sourceFiles } from './scan.ts';
+import { migrationTables, sourceFiles } from './scan.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -74,8 +74,7 @@ describe('one fixture module per aggregate', () => {
     expect(rawFixtureInserts(files)).toEqual(['test/api/rogue.test.ts:2: inserts into signatures; call test/helpers/fixtures/signatures.ts']);
   });
 
-  it('every aggregate table named is one the migrations create, and every allowed file exists', async () => {
-    const { migrationTables } = await import('./scan.ts');
+  it('every aggregate table named is one the migrations create, and every file named exists', () => {
     const tables = new Set(migrationTables());
     expect(Object.keys(FIXTURE_HOMES).filter((t) => !tables.has(t))).toEqual([]);
     expect(Object.keys(ALLOWED).filter((f) => !fs.existsSync(path.join(ROOT, f)))).toEqual([]);
