@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../src/browser/chromium.ts';
 import { renderForInstall } from '../../src/install/content.ts';
 import { useApi, tree } from '../api/helpers.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
+import { insertSmartFieldValue } from '../helpers/fixtures/teammates.ts';
 import { ANN_OID, CLIENT_ID, seedAddinWorld, type AddinWorld } from './fixtures.ts';
 
 const BASE = 'https://signatures.acme.test';
@@ -37,8 +39,8 @@ describe('the add-in runtime page in headless Chromium', () => {
     const { pool } = api.t.ctx;
     w = await seedAddinWorld(api.t.ctx, api.ws);
     // Ann's title is hostile; the signatures show it.
-    const field = (await pool.query<{ id: string }>(`insert into smart_fields (workspace_id, label, slug) values ($1, 'Title', 'title') returning id`, [api.ws])).rows[0]!.id;
-    await pool.query(`insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source) values ($1, $2, $3, $4, 'manual')`, [api.ws, w.ann.id, field, HOSTILE]);
+    const field = await insertSmartField(pool, api.ws, { label: 'Title', slug: 'title' });
+    await insertSmartFieldValue(pool, api.ws, { teammateId: w.ann.id, smartFieldId: field, value: HOSTILE });
     await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree('Regards from Acme', field))]);
     await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'reply'`, [w.signatureId, JSON.stringify(tree('Thanks, Acme', field))]);
     for (const kind of ['primary', 'reply', 'internal'] as const) {

@@ -14,6 +14,8 @@ import { renderForInstall } from '../../src/install/content.ts';
 import { sandboxServerRoutes } from '../../src/sandbox/demo.ts';
 import { OUTLOOK_DEMO_PATH, outlookDemoRoutes, type OutlookDemoSetup } from '../../src/sandbox/outlookDemo.ts';
 import { tree, useApi } from '../api/helpers.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
+import { insertSmartFieldValue } from '../helpers/fixtures/teammates.ts';
 import { seedAddinWorld, type AddinWorld } from './fixtures.ts';
 
 const BASE = 'https://signatures.acme.test';
@@ -37,9 +39,9 @@ describe('the sandbox compose-window demo in headless Chromium', () => {
     const { pool } = api.t.ctx;
     w = await seedAddinWorld(api.t.ctx, api.ws);
     // Ann and the shared mailbox each have a title of their own, which their signatures show.
-    const title = (await pool.query<{ id: string }>(`insert into smart_fields (workspace_id, label, slug) values ($1, 'Title', 'title') returning id`, [api.ws])).rows[0]!.id;
+    const title = await insertSmartField(pool, api.ws, { label: 'Title', slug: 'title' });
     for (const [teammate, value] of [[w.ann.id, 'Engineer'], [w.shared.id, 'Customer support']] as const) {
-      await pool.query(`insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source) values ($1, $2, $3, $4, 'manual')`, [api.ws, teammate, title, value]);
+      await insertSmartFieldValue(pool, api.ws, { teammateId: teammate, smartFieldId: title, value });
     }
     await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree('Regards from Acme', title))]);
     await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'reply'`, [w.signatureId, JSON.stringify(tree('Thanks, Acme', title))]);

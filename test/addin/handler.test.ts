@@ -9,6 +9,7 @@ import { OfficeMockObject } from 'office-addin-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { useApi, seedTeammate, tree } from '../api/helpers.ts';
+import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
 import { ANN_OID, CLIENT_ID, seedAddinWorld, type AddinWorld } from './fixtures.ts';
 
 type Recipient = { emailAddress: string };
@@ -89,11 +90,12 @@ describe('the add-in handlers (office-addin-mock)', () => {
     w = await seedAddinWorld(api.t.ctx, api.ws);
     key = (await createApiKey(api.t.ctx.pool, api.ws, 'addin', 'addin')).key;
     // The shared mailbox has its own signature.
-    const info = (await api.t.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Info', $2, $2, now()) returning id`, [api.ws, tree('The Acme info desk')])).rows[0]!.id;
-    await api.t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 5)`, [api.ws, info, w.shared.id]);
+    const info = await insertSignature(api.t.ctx.pool, api.ws, { name: 'Info', draftContent: tree('The Acme info desk'), published: true });
+    await assignToTeammate(api.t.ctx.pool, api.ws, info, w.shared.id, 5);
     const big = await seedTeammate(api.t.ctx.pool, api.ws, 'Big', [{ address: 'big@acme.test', primary: true }]);
-    const huge = (await api.t.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Huge', $2, $2, now()) returning id`, [api.ws, { type: 'stack', children: [{ type: 'text', tokens: Array.from({ length: 20 }, () => ({ type: 'textToken', value: 'x'.repeat(1600) })) }] }])).rows[0]!.id;
-    await api.t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 5)`, [api.ws, huge, big.id]);
+    const hugeTree = { type: 'stack', children: [{ type: 'text', tokens: Array.from({ length: 20 }, () => ({ type: 'textToken', value: 'x'.repeat(1600) })) }] };
+    const huge = await insertSignature(api.t.ctx.pool, api.ws, { name: 'Huge', draftContent: hugeTree, published: true });
+    await assignToTeammate(api.t.ctx.pool, api.ws, huge, big.id, 5);
     source = await (await fetch(`${api.base}/addin/launchevent.js`)).text();
     expected = async (email) => {
       const r = await fetch(`${api.base}/v1/addin/signature?email=${email}`, { headers: { authorization: `Bearer ${key}` } });

@@ -8,6 +8,7 @@ import { addinSignature, forgetAddinRenders } from '../../src/addin/signatures.t
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { seedTeammate, tree } from '../api/helpers.ts';
+import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
 
 describe('the add-in render cache', () => {
   const t = useTestContext({ ADDIN_CACHE_SECONDS: '10' });
@@ -21,10 +22,10 @@ describe('the add-in render cache', () => {
   beforeAll(async () => {
     const { pool } = t.ctx;
     ws = (await createWorkspace(pool, 'Acme')).id;
-    signatureId = (await pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Std', $2, $2, now()) returning id`, [ws, tree('v1')])).rows[0]!.id;
+    signatureId = await insertSignature(pool, ws, { name: 'Std', draftContent: tree('v1'), published: true });
     for (const name of ['Ann', 'Bob']) {
       const p = await seedTeammate(pool, ws, name);
-      await pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 1)`, [ws, signatureId, p.id]);
+      await assignToTeammate(pool, ws, signatureId, p.id);
     }
   });
   // The cache's clock is Date.now, moved by hand here.

@@ -11,6 +11,7 @@ import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY } from '../helpers/db.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
 import { useApi, seedTeammate, tree } from '../api/helpers.ts';
+import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
 import { ANN_OID, BOB_OID, CLIENT_ID, seedAddinWorld, type AddinWorld } from './fixtures.ts';
 
 describe('GET /v1/addin/signature', () => {
@@ -45,11 +46,11 @@ describe('GET /v1/addin/signature', () => {
     it('serves only the variants that are activated and published, and a higher-priority signature wins', async () => {
       const { pool } = api.t.ctx;
       await pool.query(`update signature_variants set activated = false where signature_id = $1 and kind = 'internal'`, [w.signatureId]);
-      const other = (await pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Sales', $2, $2, now()) returning id`, [api.ws, tree('Sales team')])).rows[0]!.id;
+      const other = await insertSignature(pool, api.ws, { name: 'Sales', draftContent: tree('Sales team'), published: true });
       try {
         const without = await get('ann@acme.test', annToken);
         expect(Object.keys(without.body.data.variants).sort()).toEqual(['primary', 'reply']);
-        await pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 5)`, [api.ws, other, w.ann.id]);
+        await assignToTeammate(pool, api.ws, other, w.ann.id, 5);
         const won = await get('ann@acme.test', annToken);
         expect(won.body.data).toMatchObject({ signature_id: other });
         expect(Object.keys(won.body.data.variants)).toEqual(['primary']);

@@ -17,6 +17,8 @@ import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
+import { insertCampaign } from '../helpers/fixtures/campaigns.ts';
+import { assignToEveryGroup, insertSignature } from '../helpers/fixtures/signatures.ts';
 
 const FAST = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 const PEOPLE = 12;
@@ -64,18 +66,9 @@ describe('tracked links in installed signatures', () => {
     await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
     const [run] = await startRuns(t.ctx.pool, workspaceId, [directory.id], { trigger: 'cli' });
     expect((await executeRun(t.ctx, run!.id, { retry: FAST }))?.status).toBe('succeeded');
-    signatureId = (await t.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [workspaceId, signatureTree])).rows[0]!.id;
-    campaignId = (
-      await t.ctx.pool.query<{ id: string }>(
-        `insert into marketing_campaigns (workspace_id, name, status, content, signature_template_ids, start_time)
-         values ($1, 'Summit', 'active', $2, array[$3::uuid], now() - interval '1 hour') returning id`,
-        [workspaceId, bannerTree, signatureId],
-      )
-    ).rows[0]!.id;
-    await t.ctx.pool.query(
-      `insert into assignments (workspace_id, signature_id, target_kind, group_id, priority) select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`,
-      [workspaceId, signatureId],
-    );
+    signatureId = await insertSignature(t.ctx.pool, workspaceId, { draftContent: signatureTree });
+    campaignId = await insertCampaign(t.ctx.pool, workspaceId, { name: 'Summit', content: bannerTree, signatureTemplateIds: [signatureId], startedAgo: '1 hour' });
+    await assignToEveryGroup(t.ctx.pool, workspaceId, signatureId);
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 4 });
     await drained();
   });

@@ -9,6 +9,8 @@ import { buildServer, type ServerRoutes } from '../../src/api/server.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { useTestContext, type TestContext } from '../helpers/db.ts';
+import { insertIntegrationRow } from '../helpers/fixtures/integrations.ts';
+import { insertGroup, insertTeammate, type EmailFixture } from '../helpers/fixtures/teammates.ts';
 
 export interface Res {
   status: number;
@@ -85,47 +87,26 @@ export function tree(text = 'Hello', smartFieldId?: string) {
   };
 }
 
+/** Shorthands over the fixture modules for the API tests' usual rows. */
 export async function seedIntegration(
   pool: pg.Pool,
   ws: string,
-  opts: { category?: 'teammates' | 'signatures' | 'smart_fields' | 'assets'; status?: 'active' | 'access_lost' | 'disconnected'; kind?: string; name?: string } = {},
+  opts: { category?: 'teammates' | 'signatures' | 'smart_fields' | 'assets'; status?: 'active' | 'access_lost' | 'disconnected'; kind?: 'google_workspace' | 'microsoft_entra' | 'slack'; name?: string } = {},
 ): Promise<string> {
-  const status = opts.status ?? 'active';
-  const { rows } = await pool.query<{ id: string }>(
-    `insert into integrations (workspace_id, kind, category, name, credentials, status, error_since)
-     values ($1, $2, $3, $4, '\\x00', $5, case when $5 = 'access_lost' then now() end) returning id`,
-    [ws, opts.kind ?? 'google_workspace', opts.category ?? 'teammates', opts.name ?? 'Google', status],
-  );
-  return rows[0]!.id;
+  return insertIntegrationRow(pool, ws, { kind: opts.kind, category: opts.category, name: opts.name, status: opts.status });
 }
 
 export async function seedTeammate(
   pool: pg.Pool,
   ws: string,
   name: string,
-  emails: { address: string; primary?: boolean; integrationId?: string }[] = [{ address: `${name.toLowerCase().replace(/\W+/g, '.')}@acme.test`, primary: true }],
+  emails: EmailFixture[] = [{ address: `${name.toLowerCase().replace(/\W+/g, '.')}@acme.test`, primary: true }],
 ): Promise<{ id: string; emailIds: string[] }> {
-  const { rows } = await pool.query<{ id: string }>('insert into teammates (workspace_id, display_name) values ($1, $2) returning id', [ws, name]);
-  const id = rows[0]!.id;
-  const emailIds: string[] = [];
-  for (const e of emails) {
-    const r = await pool.query<{ id: string }>(
-      'insert into emails (workspace_id, teammate_id, address, is_primary, integration_id) values ($1, $2, $3, $4, $5) returning id',
-      [ws, id, e.address, e.primary ?? false, e.integrationId ?? null],
-    );
-    emailIds.push(r.rows[0]!.id);
-  }
-  return { id, emailIds };
+  return insertTeammate(pool, ws, { displayName: name, emails });
 }
 
 export async function seedGroup(pool: pg.Pool, ws: string, integrationId: string, kind: 'group' | 'org_unit', name: string, members: string[] = []): Promise<string> {
-  const { rows } = await pool.query<{ id: string }>(
-    'insert into groups (workspace_id, integration_id, kind, external_id, name) values ($1, $2, $3, $4, $5) returning id',
-    [ws, integrationId, kind, `${kind}-${name}`, name],
-  );
-  const id = rows[0]!.id;
-  for (const m of members) await pool.query('insert into memberships (workspace_id, group_id, teammate_id) values ($1, $2, $3)', [ws, id, m]);
-  return id;
+  return insertGroup(pool, ws, { integrationId, kind, name, members });
 }
 
 export async function eventsOf(pool: pg.Pool, ws: string, type?: string): Promise<{ type: string; payload: any }[]> { // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clearJobs, eventsOf, FOREIGN_UUID, jobsOf, seedIntegration, seedTeammate, useApi } from './helpers.ts';
+import { insertInstallation } from '../helpers/fixtures/installations.ts';
+import { insertSmartFieldValue, insertTeammateSource } from '../helpers/fixtures/teammates.ts';
 
 describe('teammates and emails API', () => {
   const api = useApi();
@@ -22,10 +24,7 @@ describe('teammates and emails API', () => {
       { address: 'ada.alias@acme.test' },
       { address: 'ada@acme.test', primary: true },
     ]);
-    await api.t.ctx.pool.query(
-      `insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source, integration_id) values ($1, $2, $3, 'Engineering', 'integration', $4)`,
-      [api.ws, ada.id, locked, directory],
-    );
+    await insertSmartFieldValue(api.t.ctx.pool, api.ws, { teammateId: ada.id, smartFieldId: locked, value: 'Engineering', integrationId: directory });
     const gone = await seedTeammate(api.t.ctx.pool, api.ws, 'Gone');
     await api.t.ctx.pool.query('update teammates set deleted_at = now() where id = $1', [gone.id]);
     const r = await api.call('GET', '/v1/teammates?per_page=100');
@@ -125,11 +124,8 @@ describe('teammates and emails API', () => {
     const t = await seedTeammate(api.t.ctx.pool, api.ws, 'Departing', [{ address: 'departing@acme.test', primary: true }, { address: 'dep@acme.test' }]);
     const gmail = await seedIntegration(api.t.ctx.pool, api.ws, { category: 'signatures', name: 'Gmail' });
     const sig = await api.call('POST', '/v1/signatures', { signature: { name: 'S', draft_content: { type: 'stack', children: [] } } });
-    await api.t.ctx.pool.query(
-      `insert into installations (workspace_id, email_id, signature_id, kind, integration_id, status, failing_since)
-       values ($1, $2, $4, 'primary', $5, 'installed', null), ($1, $3, $4, 'primary', $5, 'failed', now())`,
-      [api.ws, t.emailIds[0], t.emailIds[1], sig.body.data.id, gmail],
-    );
+    await insertInstallation(api.t.ctx.pool, api.ws, { emailId: t.emailIds[0]!, signatureId: sig.body.data.id, integrationId: gmail, status: 'installed' });
+    await insertInstallation(api.t.ctx.pool, api.ws, { emailId: t.emailIds[1]!, signatureId: sig.body.data.id, integrationId: gmail, status: 'failed' });
     const r = await api.call('DELETE', `/v1/teammates/${t.id}`);
     expect(r.status).toBe(204);
     expect(r.text).toBe('');
@@ -162,10 +158,8 @@ describe('teammates and emails API', () => {
     const lost = await seedIntegration(pool, api.ws, { category: 'teammates', name: 'Directory B', status: 'access_lost' });
     const listed = await seedTeammate(pool, api.ws, 'Listed Person');
     const stranded = await seedTeammate(pool, api.ws, 'Stranded Person');
-    await pool.query(
-      `insert into teammate_sources (workspace_id, integration_id, external_id, teammate_id) values ($1, $2, 'u-listed', $3), ($1, $4, 'u-stranded', $5)`,
-      [api.ws, directory, listed.id, lost, stranded.id],
-    );
+    await insertTeammateSource(pool, api.ws, { integrationId: directory, externalId: 'u-listed', teammateId: listed.id });
+    await insertTeammateSource(pool, api.ws, { integrationId: lost, externalId: 'u-stranded', teammateId: stranded.id });
     const managed = await api.call('DELETE', `/v1/teammates/${listed.id}`);
     expect(managed.status).toBe(422);
     expect(managed.body).toEqual({

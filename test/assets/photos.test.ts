@@ -14,6 +14,7 @@ import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 import { queuedFanoutTeammates, workspaceWithKey } from '../helpers/fixtures.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 import { CREDENTIALS, SCOPES } from '../connectors/slack/helpers.ts';
 
 const CDN = 'https://avatars.slack-edge.com';
@@ -58,13 +59,7 @@ describe('profile photos into assets', () => {
       );
     const directory = await connect('teammates');
     const assets = await connect('assets');
-    const field = (
-      await t.ctx.pool.query<{ id: string }>(
-        `insert into smart_fields (workspace_id, label, slug, kind, integration_id, integration_attribute)
-         values ($1, 'Photo', 'photo', 'image', $2, 'photo') returning id`,
-        [workspaceId, assets.id],
-      )
-    ).rows[0]!.id;
+    const field = await insertSmartField(t.ctx.pool, workspaceId, { label: 'Photo', slug: 'photo', kind: 'image', integrationId: assets.id, integrationAttribute: 'photo' });
     const listDirectory = async (members: unknown[]) => {
       const scope = nock('https://slack.com').post('/api/users.list').reply(200, { ok: true, members, response_metadata: { next_cursor: '' } }, SCOPES);
       const [run] = await startRuns(t.ctx.pool, workspaceId, [directory.id], { trigger: 'cli' });

@@ -20,6 +20,7 @@ import { startWorker } from '../../src/worker/runner.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
+import { assignToEveryGroup } from '../helpers/fixtures/signatures.ts';
 import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
 import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
 
@@ -80,7 +81,7 @@ describe('analytics end to end', () => {
     const created = await call('POST', '/v1/signatures', { signature: { name: 'Standard', draft_content: tree } });
     expect(created.status).toBe(201);
     signatureId = created.body.data.id;
-    await t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, group_id, priority) select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`, [ws, signatureId]);
+    await assignToEveryGroup(t.ctx.pool, ws, signatureId);
     expect((await call('POST', `/v1/signatures/${signatureId}/publish`)).status).toBe(200);
     await jobsDone();
     const html = google.signatures()['user1@example.test']!;

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { listDeliveryAttempts, type DeliveryAttemptRow } from '../../src/events/deliveries.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { useTestContext } from '../helpers/db.ts';
+import { insertWebhookEndpoint } from '../helpers/fixtures/webhooks.ts';
 
 describe('listDeliveryAttempts', () => {
   const t = useTestContext();
@@ -15,8 +16,7 @@ describe('listDeliveryAttempts', () => {
   it('answers the newest attempts of the endpoint, as reading every delivery would', async () => {
     const { pool } = t.ctx;
     const ws = (await createWorkspace(pool, 'Acme')).id;
-    const endpoint = async (url: string) =>
-      (await pool.query<{ id: string }>(`insert into webhook_endpoints (workspace_id, url, secret) values ($1, $2, '\\x00') returning id`, [ws, url])).rows[0]!.id;
+    const endpoint = (url: string) => insertWebhookEndpoint(pool, ws, { url });
     const ep = await endpoint('https://hooks.example.test/a');
     const other = await endpoint('https://hooks.example.test/b');
     const minutesAgo = (m: number) => new Date(Date.UTC(2026, 0, 10) - m * 60_000);

@@ -3,6 +3,7 @@ import { createDatabase, TEST_KEY } from '../helpers/db.ts';
 import { parseSince } from '../../src/cli/commands/webhookDeliveries.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createPool } from '../../src/db/pool.ts';
+import { createWorkspace } from '../../src/db/workspaces.ts';
 import { Secrets } from '../../src/crypto/secrets.ts';
 import { EVENT_TYPES, emitEvent } from '../../src/db/outbox.ts';
 import { dispatchWorkspace } from '../../src/events/deliveries.ts';
@@ -21,7 +22,7 @@ describe('sigsync webhook', async () => {
   });
   const env = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' };
   const strictEnv = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '0' };
-  const ws = (await pool.query<{ id: string }>(`insert into workspaces (name) values ('Hooks Inc') returning id`)).rows[0]!.id;
+  const ws = (await createWorkspace(pool, 'Hooks Inc')).id;
 
   it('add prints the endpoint id and a whsec_ secret once, stored encrypted; list shows it without the secret; remove deletes it', async () => {
     const add = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:9/hooks', '--events', 'teammate.created,campaign.started'], env);
@@ -121,7 +122,7 @@ describe('sigsync webhook', async () => {
   });
 
   it('list without --workspace shows every workspace; a bad flag names the real command', async () => {
-    const other = (await pool.query<{ id: string }>(`insert into workspaces (name) values ('Other Inc') returning id`)).rows[0]!.id;
+    const other = (await createWorkspace(pool, 'Other Inc')).id;
     const add = await runCli(['webhook', 'add', '--workspace', other, '--url', 'http://127.0.0.1:9/other'], env);
     expect(add.code).toBe(0);
     const all = await runCli(['webhook', 'list'], env);

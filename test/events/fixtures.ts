@@ -4,6 +4,7 @@ import type { AppContext } from '../../src/context.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { generateSigningSecret } from '../../src/events/signing.ts';
 import type { EventType, TeammateEventBody } from '../../src/db/outbox.ts';
+import { insertWebhookEndpoint } from '../helpers/fixtures/webhooks.ts';
 
 export async function newWorkspace(ctx: AppContext): Promise<string> {
   return (await createWorkspace(ctx.pool, `W ${crypto.randomBytes(3).toString('hex')}`)).id;
@@ -17,11 +18,8 @@ export async function insertEndpointUnchecked(
   eventTypes: EventType[] | null = null,
 ): Promise<{ id: string; secret: string }> {
   const secret = generateSigningSecret();
-  const { rows } = await ctx.pool.query<{ id: string }>(
-    'insert into webhook_endpoints (workspace_id, url, secret, event_types) values ($1, $2, $3, $4) returning id',
-    [workspaceId, url, ctx.secrets.encrypt(secret), eventTypes],
-  );
-  return { id: rows[0]!.id, secret };
+  const id = await insertWebhookEndpoint(ctx.pool, workspaceId, { url, secret: ctx.secrets.encrypt(secret), eventTypes });
+  return { id, secret };
 }
 
 export function teammateBody(name = 'Ada Lovelace'): TeammateEventBody {

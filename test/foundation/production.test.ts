@@ -13,12 +13,14 @@ import { createDatabase, TEST_KEY, testConfig } from '../helpers/db.ts';
 import { BIN, childEnv, runCli, runProcess } from '../helpers/cli.ts';
 import { createLogger } from '../../src/log.ts';
 import { createPool } from '../../src/db/pool.ts';
+import { createWorkspace } from '../../src/db/workspaces.ts';
 import { startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { checkKeyFingerprint } from '../../src/db/deployment.ts';
 import { Secrets } from '../../src/crypto/secrets.ts';
 import { ConfigError } from '../../src/configError.ts';
 import { configError } from '../helpers/config.ts';
+import { insertIntegrationRow } from '../helpers/fixtures/integrations.ts';
 
 const OTHER_KEY = crypto.createHash('sha256').update('another key').digest('hex');
 
@@ -58,8 +60,8 @@ describe('production settings', async () => {
     const pool = createPool(other.url, 2);
     try {
       const mine = new Secrets(Buffer.from(TEST_KEY, 'hex'));
-      const { rows } = await pool.query<{ id: string }>(`insert into workspaces (name) values ('Old') returning id`);
-      await pool.query(`insert into integrations (workspace_id, kind, category, name, credentials) values ($1, 'slack', 'teammates', 'Slack', $2)`, [rows[0]!.id, mine.encryptJson({ token: 'x' })]);
+      const old = await createWorkspace(pool, 'Old');
+      await insertIntegrationRow(pool, old.id, { kind: 'slack', category: 'teammates', name: 'Slack', credentials: mine.encryptJson({ token: 'x' }) });
       const logger = createLogger('silent');
       await expect(checkKeyFingerprint(pool, new Secrets(Buffer.from(OTHER_KEY, 'hex')), logger)).rejects.toThrow(ConfigError);
       const stored = await pool.query<{ key_fingerprint: string | null }>('select key_fingerprint from deployment');

@@ -2,21 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker } from '../../src/worker/runner.ts';
 import { defineTask } from '../../src/tasks/define.ts';
+import { createWorkspace } from '../../src/db/workspaces.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { waitFor } from '../helpers/cli.ts';
+import { insertIntegrationRow } from '../helpers/fixtures/integrations.ts';
 
 describe('worker', () => {
   const t = useTestContext();
 
   it('runs a registered job end to end (prune drops bookkeeping of finished runs)', async () => {
     const { pool } = t.ctx;
-    const ws = (await pool.query(`insert into workspaces (name) values ('W') returning id`)).rows[0].id;
-    const integ = (
-      await pool.query(
-        `insert into integrations (workspace_id, kind, category, name, credentials) values ($1, 'google_workspace', 'teammates', 'G', '\\x00') returning id`,
-        [ws],
-      )
-    ).rows[0].id;
+    const ws = (await createWorkspace(pool, 'W')).id;
+    const integ = await insertIntegrationRow(pool, ws, { kind: 'google_workspace', category: 'teammates', name: 'G' });
     const old = (
       await pool.query(
         `insert into sync_runs (workspace_id, integration_id, status, trigger, started_at, finished_at)

@@ -11,6 +11,8 @@ import { insertIntegration, type IntegrationCategory, type IntegrationRow } from
 import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
+import { assignToEveryGroup, insertSignature } from './fixtures/signatures.ts';
+import { insertSmartField } from './fixtures/smartFields.ts';
 
 let cachedKey: string | undefined;
 /** A throwaway RSA key for service-account credentials (generated once per process). */
@@ -53,11 +55,7 @@ export async function connectGoogle(
 }
 
 export async function mapSmartField(ctx: AppContext, workspaceId: string, slug: string, integrationId: string | null, attribute: string | null): Promise<string> {
-  const { rows } = await ctx.pool.query<{ id: string }>(
-    `insert into smart_fields (workspace_id, label, slug, integration_id, integration_attribute) values ($1, $2, $2, $3, $4) returning id`,
-    [workspaceId, slug, integrationId, attribute],
-  );
-  return rows[0]!.id;
+  return insertSmartField(ctx.pool, workspaceId, { slug, integrationId, integrationAttribute: attribute });
 }
 
 export async function eventCount(ctx: AppContext, workspaceId: string, type: string): Promise<number> {
@@ -78,11 +76,8 @@ export async function syncAndAssignToGroups(ctx: AppContext, workspaceId: string
   const [run] = await startRuns(ctx.pool, workspaceId, [directoryId], { trigger: 'cli' });
   const finished = await executeRun(ctx, run!.id, { retry: { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 } });
   if (finished?.status !== 'succeeded') throw new Error(`the directory sync ended ${finished?.status}`);
-  const signatureId = (await ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [workspaceId, tree])).rows[0]!.id;
-  await ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, group_id, priority) select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`, [
-    workspaceId,
-    signatureId,
-  ]);
+  const signatureId = await insertSignature(ctx.pool, workspaceId, { draftContent: tree });
+  await assignToEveryGroup(ctx.pool, workspaceId, signatureId);
   return signatureId;
 }
 

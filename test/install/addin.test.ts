@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { installMailbox } from '../../src/install/install.ts';
 import { useApi, seedIntegration, seedTeammate, tree } from '../api/helpers.ts';
+import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
 
 describe('Outlook add-in', () => {
   const api = useApi({ ADDIN_CACHE_SECONDS: '0' });
@@ -18,10 +19,8 @@ describe('Outlook add-in', () => {
     await pool.query(`update integrations set config = '{"mode": "addin"}' where id = $1`, [outlook]);
     const ann = await seedTeammate(pool, api.ws, 'Ann', [{ address: 'ann@acme.test', primary: true }]);
     emailId = ann.emailIds[0]!;
-    signatureId = (
-      await pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Std', $2, $2, now()) returning id`, [api.ws, tree('Regards from Acme')])
-    ).rows[0]!.id;
-    await pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 1)`, [api.ws, signatureId, ann.id]);
+    signatureId = await insertSignature(pool, api.ws, { name: 'Std', draftContent: tree('Regards from Acme'), published: true });
+    await assignToTeammate(pool, api.ws, signatureId, ann.id);
   });
 
   const status = async () =>

@@ -9,6 +9,8 @@ import { installMailbox } from '../../src/install/install.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
+import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
+import { insertTeammate } from '../helpers/fixtures/teammates.ts';
 
 const SUMMIT = 'https://acme.test/summit';
 const TAGS = 'utm_source=signature&utm_campaign=summit%202027';
@@ -26,12 +28,11 @@ describe('campaign UTM parameters in installed signatures', () => {
     google = await startGoogleEmulator(generateGoogleTenant(1));
     ({ workspaceId } = await workspaceWithKey(t.ctx));
     gmailId = (await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' })).id;
-    const q = async (sql: string, params: unknown[]) => (await t.ctx.pool.query<{ id: string }>(sql, params)).rows[0]!.id;
-    const teammateId = await q(`insert into teammates (workspace_id, display_name) values ($1, 'Given0 Family0') returning id`, [workspaceId]);
-    emailId = await q(`insert into emails (workspace_id, teammate_id, address, is_primary) values ($1, $2, 'user0@example.test', true) returning id`, [workspaceId, teammateId]);
+    const teammate = await insertTeammate(t.ctx.pool, workspaceId, { displayName: 'Given0 Family0', emails: [{ address: 'user0@example.test', primary: true }] });
+    emailId = teammate.emailIds[0]!;
     const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Best regards' }] }] };
-    const signatureId = await q(`insert into signatures (workspace_id, name, content, draft_content, last_published_at) values ($1, 'Main', $2, $2, now()) returning id`, [workspaceId, tree]);
-    await t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 1)`, [workspaceId, signatureId, teammateId]);
+    const signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Main', draftContent: tree, published: true });
+    await assignToTeammate(t.ctx.pool, workspaceId, signatureId, teammate.id);
     await createCampaign(t.ctx.pool, workspaceId, {
       name: 'Summit',
       status: 'active',

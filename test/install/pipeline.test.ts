@@ -17,6 +17,7 @@ import { getIntegration, updateCredentials, type IntegrationRow } from '../../sr
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, eventCount, googleServiceAccount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, runCli, waitFor } from '../helpers/cli.ts';
+import { assignToEveryGroup, insertSignature } from '../helpers/fixtures/signatures.ts';
 
 const FAST = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 
@@ -68,14 +69,8 @@ describe('install pipeline (Gmail)', () => {
     const tree = signatureTree(titleField);
     const valid = validateContent(tree, { field: 'signature.draft_content', smartFieldIds: new Set([titleField]) });
     expect(valid.ok).toBe(true);
-    signatureId = (
-      await t.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [workspaceId, tree])
-    ).rows[0]!.id;
-    await t.ctx.pool.query(
-      `insert into assignments (workspace_id, signature_id, target_kind, group_id, priority)
-       select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`,
-      [workspaceId, signatureId],
-    );
+    signatureId = await insertSignature(t.ctx.pool, workspaceId, { draftContent: tree });
+    await assignToEveryGroup(t.ctx.pool, workspaceId, signatureId);
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 8 });
     await drained();
   });

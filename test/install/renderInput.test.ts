@@ -10,6 +10,10 @@ import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '
 import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
+import { insertCampaign } from '../helpers/fixtures/campaigns.ts';
+import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
+import { insertTeammate } from '../helpers/fixtures/teammates.ts';
 
 const banner = (text: string) => ({ type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: text }] }] });
 
@@ -26,14 +30,16 @@ describe('one render input for previews and installs', () => {
     google = await startGoogleEmulator(generateGoogleTenant(1));
     ({ workspaceId } = await workspaceWithKey(t.ctx));
     gmailId = (await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' })).id;
-    const q = async (sql: string, params: unknown[]) => (await t.ctx.pool.query<{ id: string }>(sql, params)).rows[0]!.id;
-    departmentId = await q(`insert into smart_fields (workspace_id, label, slug) values ($1, 'Department', 'department') returning id`, [workspaceId]);
-    const teammateId = await q(`insert into teammates (workspace_id, display_name) values ($1, 'Given0 Family0') returning id`, [workspaceId]);
-    emailId = await q(`insert into emails (workspace_id, teammate_id, address, is_primary) values ($1, $2, 'user0@example.test', true) returning id`, [workspaceId, teammateId]);
-    await t.ctx.pool.query(`insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source) values ($1, $2, $3, 'Sales', 'manual')`, [workspaceId, teammateId, departmentId]);
+    departmentId = await insertSmartField(t.ctx.pool, workspaceId, { label: 'Department', slug: 'department' });
+    const teammate = await insertTeammate(t.ctx.pool, workspaceId, {
+      displayName: 'Given0 Family0',
+      emails: [{ address: 'user0@example.test', primary: true }],
+      values: { [departmentId]: 'Sales' },
+    });
+    emailId = teammate.emailIds[0]!;
     const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Best regards' }] }] };
-    signatureId = await q(`insert into signatures (workspace_id, name, content, draft_content, last_published_at) values ($1, 'Main', $2, $2, now()) returning id`, [workspaceId, tree]);
-    await t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 1)`, [workspaceId, signatureId, teammateId]);
+    signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Main', draftContent: tree, published: true });
+    await assignToTeammate(t.ctx.pool, workspaceId, signatureId, teammate.id);
   });
   afterAll(async () => {
     await google?.close();
@@ -42,11 +48,11 @@ describe('one render input for previews and installs', () => {
   /** Two active campaigns on the signature: the older one for Sales, the newer one for `newerFor`. */
   async function campaigns(newerFor: string): Promise<void> {
     await t.ctx.pool.query('delete from marketing_campaigns where workspace_id = $1', [workspaceId]);
-    const insert = `insert into marketing_campaigns (workspace_id, name, status, content, smart_fields_conditions, signature_template_ids, start_time)
-                    values ($1, $2, 'active', $3, $4, $5, now() - $6::interval)`;
-    const condition = (value: string) => JSON.stringify([[{ smart_field_id: departmentId, values: [value] }]]);
-    await t.ctx.pool.query(insert, [workspaceId, 'Older', banner('Older banner'), condition('Sales'), [signatureId], '2 hours']);
-    await t.ctx.pool.query(insert, [workspaceId, 'Newer', banner('Newer banner'), condition(newerFor), [signatureId], '1 hour']);
+    const condition = (value: string) => [[{ smart_field_id: departmentId, values: [value] }]];
+    const campaign = (name: string, text: string, conditionValue: string, startedAgo: string) =>
+      insertCampaign(t.ctx.pool, workspaceId, { name, content: banner(text), smartFieldsConditions: condition(conditionValue), signatureTemplateIds: [signatureId], startedAgo });
+    await campaign('Older', 'Older banner', 'Sales', '2 hours');
+    await campaign('Newer', 'Newer banner', newerFor, '1 hour');
   }
 
   /** What the mailbox receives, and the hash `sigsync render` prints for the same teammate. */

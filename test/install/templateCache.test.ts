@@ -9,6 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { renderForInstall } from '../../src/install/content.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { workspaceWithKey } from '../helpers/fixtures.ts';
+import { insertSignature } from '../helpers/fixtures/signatures.ts';
+import { insertTeammate } from '../helpers/fixtures/teammates.ts';
 
 const tree = (text: string) => ({ type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: text }] }] });
 const PUBLISHED_AT = '2026-11-25T12:00:00.123456Z';
@@ -21,14 +23,8 @@ describe('compiled template cache', () => {
 
   beforeAll(async () => {
     ({ workspaceId } = await workspaceWithKey(t.ctx));
-    const q = async (sql: string, params: unknown[]) => (await t.ctx.pool.query<{ id: string }>(sql, params)).rows[0]!.id;
-    teammateId = await q(`insert into teammates (workspace_id, display_name) values ($1, 'Ada Lovelace') returning id`, [workspaceId]);
-    await q(`insert into emails (workspace_id, teammate_id, address, is_primary) values ($1, $2, 'ada@example.test', true) returning id`, [workspaceId, teammateId]);
-    signatureId = await q(`insert into signatures (workspace_id, name, content, draft_content, last_published_at) values ($1, 'Main', $2, $2, $3) returning id`, [
-      workspaceId,
-      tree('First publish'),
-      PUBLISHED_AT,
-    ]);
+    teammateId = (await insertTeammate(t.ctx.pool, workspaceId, { displayName: 'Ada Lovelace', emails: [{ address: 'ada@example.test', primary: true }] })).id;
+    signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Main', draftContent: tree('First publish'), published: true, publishedAt: PUBLISHED_AT });
   });
 
   const render = () => renderForInstall(t.ctx, { workspaceId, teammateId, signatureId, kind: 'primary' });

@@ -19,6 +19,7 @@ import type { IntegrationRow } from '../../src/integrations/repository.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createDatabase, openTestContext } from '../helpers/db.ts';
 import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
+import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
 import { count, DEADLINE_MS, HEAVY_TEST_MS, killWorker, recordWrites, sampleRunningRuns, signatureForEveryone, startApi, startWorkerProcess, type ApiServer, type WorkerProcess, waitFor } from './support.ts';
 
 /** People per workspace at the first sync; more join and change titles before the second. */
@@ -308,13 +309,8 @@ describe('R3 concurrency', () => {
         where e.workspace_id = $1 and e.is_primary and not (e.address = any($2::text[])) order by e.address limit $3`,
       [w.workspaceId, [...w.google.tenant.noMailbox], OVERLAPPED],
     );
-    const { rows: sig } = await ctx.pool.query<{ id: string }>(
-      `insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Focused', $2, $2, now()) returning id`,
-      [w.workspaceId, draft(100, w.titleField)],
-    );
-    for (const p of people) {
-      await ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 10)`, [w.workspaceId, sig[0]!.id, p.teammate_id]);
-    }
+    const signatureId = await insertSignature(ctx.pool, w.workspaceId, { name: 'Focused', draftContent: draft(100, w.titleField), published: true });
+    for (const p of people) await assignToTeammate(ctx.pool, w.workspaceId, signatureId, p.teammate_id, 10);
     // Every one of them is installed at once (the integration allows more than OVERLAPPED calls), slowly.
     await ctx.pool.query(`update integrations set config = config || '{"concurrency": 32}' where id = $1`, [w.gmail.id]);
     w.google.knobs.latencyMs = 400;
@@ -339,7 +335,7 @@ describe('R3 concurrency', () => {
     const signatures = w.google.signatures();
     let latest = 0;
     for (const p of people) {
-      const expected = await renderForInstall(ctx, { workspaceId: w.workspaceId, teammateId: p.teammate_id, signatureId: sig[0]!.id, kind: 'primary' });
+      const expected = await renderForInstall(ctx, { workspaceId: w.workspaceId, teammateId: p.teammate_id, signatureId, kind: 'primary' });
       if (signatures[p.address] === expected.html && expected.html.includes('version 100')) latest++;
     }
     console.log(

@@ -29,6 +29,8 @@ import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { seedTeammate, useApi } from '../api/helpers.ts';
 import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
+import { insertSignature } from '../helpers/fixtures/signatures.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
 import { validTree } from '../render/arbitraries.ts';
 import { smartFields } from '../render/helpers.ts';
@@ -301,7 +303,7 @@ describe('R4 hostile input', () => {
   beforeAll(async () => {
     const pool = api.t.ctx.pool;
     for (const f of smartFields) {
-      await pool.query('insert into smart_fields (id, workspace_id, label, slug, kind) values ($1, $2, $3, $4, $5)', [f.id, api.ws, f.label, f.slug, f.kind]);
+      await insertSmartField(pool, api.ws, { id: f.id, label: f.label, slug: f.slug, kind: f.kind });
     }
     const ok = (r: { status: number; text: string }) => {
       expect(r.status, r.text).toBe(201);
@@ -535,12 +537,9 @@ describe('R4 hostile input', () => {
         ],
       };
       expect(validateContent(tree, { field: 'tree', smartFieldIds: new Set(Object.values(f)) }).ok).toBe(true);
-      const sig = await ctx.pool.query<{ id: string }>(
-        `insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Hostile', $2, $2, now()) returning id`,
-        [workspaceId, tree],
-      );
+      const signatureId = await insertSignature(ctx.pool, workspaceId, { name: 'Hostile', draftContent: tree, published: true });
       const render = async (teammateId: string) => {
-        const r = await renderForInstall(ctx, { workspaceId, teammateId, signatureId: sig.rows[0]!.id, kind: 'primary' });
+        const r = await renderForInstall(ctx, { workspaceId, teammateId, signatureId, kind: 'primary' });
         const parsed = parseHtml(r.html);
         expect(parsed.errors).toEqual([]);
         expect(parsed.elements.map((e) => e.tagName).filter((t) => !ALLOWED_ELEMENTS.has(t))).toEqual([]);

@@ -33,8 +33,11 @@ import { startGoogleEmulator, generateGoogleTenant, type GoogleEmulator } from '
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';
+import { createWorkspace } from '../../src/db/workspaces.ts';
 import { seedTeammate, useApi } from '../api/helpers.ts';
 import { connectGoogle } from '../helpers/fixtures.ts';
+import { insertSignature } from '../helpers/fixtures/signatures.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 import { startReceiver, type Receiver } from '../events/receiver.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -186,7 +189,7 @@ describe('probe: values by kind, strict input, uniform errors', () => {
   beforeAll(async () => {
     const pool = api.t.ctx.pool;
     for (const [slug, kind] of [['website', 'url'], ['photo', 'image'], ['email', 'email'], ['phone', 'phone'], ['note', 'text']] as const) {
-      fields[slug] = (await pool.query<{ id: string }>('insert into smart_fields (workspace_id, label, slug, kind) values ($1, $2, $2, $3) returning id', [api.ws, slug, kind])).rows[0]!.id;
+      fields[slug] = await insertSmartField(pool, api.ws, { slug, kind });
     }
     teammate = (await seedTeammate(pool, api.ws, 'Ada Lovelace')).id;
   });
@@ -228,13 +231,9 @@ describe('probe: values by kind, strict input, uniform errors', () => {
     tenant.users.forEach((u, i) => (u.organizations = [{ title: titles[i]!, primary: true }]));
     google = await startGoogleEmulator(tenant);
     const ctx = api.t.ctx;
-    const { rows } = await ctx.pool.query<{ id: string }>(`insert into workspaces (name) values ('Kinds') returning id`);
-    const ws = rows[0]!.id;
+    const ws = (await createWorkspace(ctx.pool, 'Kinds')).id;
     const integration = await connectGoogle(ctx, ws, google.url);
-    const url = (await ctx.pool.query<{ id: string }>(
-      `insert into smart_fields (workspace_id, label, slug, kind, integration_id, integration_attribute) values ($1, 'Link', 'link', 'url', $2, 'organizations.primary.title') returning id`,
-      [ws, integration.id],
-    )).rows[0]!.id;
+    const url = await insertSmartField(ctx.pool, ws, { label: 'Link', slug: 'link', kind: 'url', integrationId: integration.id, integrationAttribute: 'organizations.primary.title' });
     const [run] = await startRuns(ctx.pool, ws, [integration.id], { trigger: 'cli' });
     const done = (await executeRun(ctx, run!.id, { retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 } }))!;
     const stored = (await ctx.pool.query<{ value: string }>('select value from smart_field_values where smart_field_id = $1 order by value', [url])).rows.map((r) => r.value);
@@ -321,10 +320,10 @@ describe('probe: values by kind, strict input, uniform errors', () => {
   });
 
   it('validation details are capped at 100, with a count of the rest', async () => {
-    const { rows } = await api.t.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'S', '{"type":"stack","children":[]}') returning id`, [api.ws]);
+    const signatureId = await insertSignature(api.t.ctx.pool, api.ws, { name: 'S', draftContent: '{"type":"stack","children":[]}' });
     const teammates = Array.from({ length: 10_000 }, (_, i) => ({ id: `not-a-teammate-${i}`, priority: 5000 }));
     const body = JSON.stringify({ assignments: { teammates } });
-    const r = await api.raw('PUT', `/v1/signatures/${rows[0]!.id}/assignments`, body);
+    const r = await api.raw('PUT', `/v1/signatures/${signatureId}/assignments`, body);
     const b = r.body as { details: unknown[]; details_omitted: number };
     console.log(`probe details: request ${(body.length / 1024).toFixed(0)} KB with 10000 invalid entries; response ${(r.text.length / 1024).toFixed(1)} KB, details expected 100 observed ${b.details.length}, details_omitted ${b.details_omitted}`);
     expect(r.status).toBe(422);
@@ -352,11 +351,7 @@ describe('probe: rate limits per API key (default settings)', () => {
   let signature: string;
 
   beforeAll(async () => {
-    const { rows } = await api.t.ctx.pool.query<{ id: string }>(
-      `insert into signatures (workspace_id, name, draft_content) values ($1, 'S', '{"type":"stack","children":[{"type":"text","tokens":[{"type":"textToken","value":"Hi"}]}]}') returning id`,
-      [api.ws],
-    );
-    signature = rows[0]!.id;
+    signature = await insertSignature(api.t.ctx.pool, api.ws, { name: 'S', draftContent: '{"type":"stack","children":[{"type":"text","tokens":[{"type":"textToken","value":"Hi"}]}]}' });
   });
 
   const statuses = (rs: { status: number }[]) => rs.reduce<Record<number, number>>((a, r) => ({ ...a, [r.status]: (a[r.status] ?? 0) + 1 }), {});

@@ -51,6 +51,7 @@ import { selfSignedCert } from '../../emulators/tls.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 import { googleServiceAccount, mapSmartField } from '../helpers/fixtures.ts';
+import { insertEmail, insertTeammate } from '../helpers/fixtures/teammates.ts';
 import { trackedLink } from '../helpers/tracking.ts';
 import { startReceiver, type Receiver } from '../events/receiver.ts';
 
@@ -394,10 +395,8 @@ describe('R5 security', () => {
     const logoBase64 = Buffer.concat([Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'), Buffer.from(MARK_A)]).toString('base64');
     const assetA = (await call('POST', '/v1/assets', { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_A} logo` } })).body.data.id as string;
     const teammate = (await pool.query<{ id: string }>(`select t.id from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and e.address = 'user1@example.test'`, [ws.a])).rows[0]!.id;
-    const alias = (await pool.query<{ id: string; address: string }>(
-      `insert into emails (workspace_id, teammate_id, address, is_primary) values ($1, $2, $3, false) returning id, address`,
-      [ws.a, teammate, `${MARK_A.toLowerCase()}.alias@example.test`],
-    )).rows[0]!;
+    const aliasAddress = `${MARK_A.toLowerCase()}.alias@example.test`;
+    const alias = { id: await insertEmail(pool, ws.a, teammate, { address: aliasAddress }), address: aliasAddress };
     const run = (await pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 limit 1', [ws.a])).rows[0]!.id;
     const primary = (await pool.query<{ address: string }>('select address from emails where teammate_id = $1 and is_primary', [teammate])).rows[0]!.address;
     // Analytics of A: a tracked link, a visitor identified through a click, a conversion, rollups.
@@ -414,7 +413,7 @@ describe('R5 security', () => {
     // B has data of its own, so its lists are not empty.
     expect((await call('POST', '/v1/folders', { folder: { name: `${MARK_B} folder` } }, keys.b)).status).toBe(201);
     const sigB = (await call('POST', '/v1/signatures', { signature: { name: `${MARK_B} sig`, draft_content: { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'B' }] }] } } }, keys.b)).body.data.id as string;
-    const teammateB = (await pool.query<{ id: string }>(`insert into teammates (workspace_id, display_name) values ($1, $2) returning id`, [ws.b, `${MARK_B} person`])).rows[0]!.id;
+    const teammateB = (await insertTeammate(pool, ws.b, { displayName: `${MARK_B} person` })).id;
 
     // Everything of A's that must not show: every id in A's rows, and the marker in every name.
     const tables = (await pool.query<{ table_name: string }>(

@@ -12,6 +12,7 @@ import type { GoogleEmulator } from '../../emulators/google.ts';
 import { BIN, childEnv, DEADLINE_MS, HEAVY_TEST_MS, waitFor } from '../helpers/cli.ts';
 import { afterAll, beforeAll } from 'vitest';
 import { createDatabase, openTestContext, TEST_KEY } from '../helpers/db.ts';
+import { assignToEveryGroup, insertSignature } from '../helpers/fixtures/signatures.ts';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -78,13 +79,8 @@ export async function signatureForEveryone(ctx: AppContext, workspaceId: string,
       { type: 'text', id: 'title', tokens: [{ type: 'textToken', id: 't2', smartFieldUuid: titleFieldId }] },
     ],
   };
-  const { rows } = await ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [workspaceId, tree]);
-  const id = rows[0]!.id;
-  await ctx.pool.query(
-    `insert into assignments (workspace_id, signature_id, target_kind, group_id, priority)
-     select $1, $2, 'group', id, 1 from groups where workspace_id = $1 and kind = 'group'`,
-    [workspaceId, id],
-  );
+  const id = await insertSignature(ctx.pool, workspaceId, { draftContent: tree });
+  await assignToEveryGroup(ctx.pool, workspaceId, id);
   return id;
 }
 

@@ -8,6 +8,12 @@ import { renderSignature } from '../../src/render/render.ts';
 import { createDatabase } from '../helpers/db.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli } from '../helpers/cli.ts';
 import { readPng } from '../helpers/png.ts';
+import { createWorkspace } from '../../src/db/workspaces.ts';
+import { insertCampaign } from '../helpers/fixtures/campaigns.ts';
+import { insertIntegrationRow } from '../helpers/fixtures/integrations.ts';
+import { insertSignature, upsertVariant } from '../helpers/fixtures/signatures.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
+import { insertTeammate } from '../helpers/fixtures/teammates.ts';
 import { campaign, sf, smartFieldKinds, smartFields, teammate, template } from './helpers.ts';
 
 describe('sigsync render', async () => {
@@ -16,30 +22,20 @@ describe('sigsync render', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-render-'));
   let signatureId: string;
   let teammateId: string;
+  let ws: string;
   const values = { ...teammate(), [sf.department!]: 'Sales' };
 
   beforeAll(async () => {
     const pool = createPool(db.url, 2);
     try {
-      const ws = (await pool.query<{ id: string }>("insert into workspaces (name) values ('Acme') returning id")).rows[0]!.id;
-      for (const [i, f] of smartFields.entries()) {
-        await pool.query('insert into smart_fields (id, workspace_id, label, slug, kind, position) values ($1, $2, $3, $4, $5, $6)', [f.id, ws, f.label, f.slug, f.kind, i]);
-      }
-      teammateId = (await pool.query<{ id: string }>("insert into teammates (workspace_id, display_name) values ($1, 'Ada Lovelace') returning id", [ws])).rows[0]!.id;
-      await pool.query("insert into emails (workspace_id, teammate_id, address, is_primary) values ($1, $2, 'ada@acme.example', true)", [ws, teammateId]);
-      for (const [fieldId, value] of Object.entries(values)) {
-        await pool.query("insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source) values ($1, $2, $3, $4, 'manual')", [ws, teammateId, fieldId, value]);
-      }
+      ws = (await createWorkspace(pool, 'Acme')).id;
+      for (const [i, f] of smartFields.entries()) await insertSmartField(pool, ws, { id: f.id, label: f.label, slug: f.slug, kind: f.kind, position: i });
+      teammateId = (await insertTeammate(pool, ws, { displayName: 'Ada Lovelace', emails: [{ address: 'ada@acme.example', primary: true }], values })).id;
       const draft = { ...template(), children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Draft only' }] }] };
-      signatureId = (
-        await pool.query<{ id: string }>("insert into signatures (workspace_id, name, content, draft_content) values ($1, 'Main', $2, $3) returning id", [ws, JSON.stringify(template()), JSON.stringify(draft)])
-      ).rows[0]!.id;
-      await pool.query("insert into signature_variants (workspace_id, signature_id, kind, content, show_marketing_campaigns) values ($1, $2, 'reply', $3, false)", [ws, signatureId, JSON.stringify(template())]);
+      signatureId = await insertSignature(pool, ws, { name: 'Main', content: template(), draftContent: draft });
+      await upsertVariant(pool, ws, { signatureId, kind: 'reply', content: template(), draftContent: null, published: false });
       const c = campaign();
-      await pool.query(
-        "insert into marketing_campaigns (workspace_id, name, status, content, smart_fields_conditions, signature_template_ids, start_time) values ($1, $2, 'active', $3, $4, $5, now())",
-        [ws, c.name, JSON.stringify(c.content), JSON.stringify(c.smart_fields_conditions), [signatureId]],
-      );
+      await insertCampaign(pool, ws, { name: c.name!, content: c.content, smartFieldsConditions: c.smart_fields_conditions, signatureTemplateIds: [signatureId] });
     } finally {
       await pool.end();
     }
@@ -85,10 +81,7 @@ describe('sigsync render', async () => {
   it('--check limits the clients to the workspace\'s installs, and reports the reply variant as its own kind', async () => {
     const pool = createPool(db.url, 1);
     try {
-      await pool.query(
-        "insert into integrations (workspace_id, kind, category, name, credentials) select workspace_id, 'microsoft_entra', 'signatures', 'Outlook', '\\x00' from signatures where id = $1",
-        [signatureId],
-      );
+      await insertIntegrationRow(pool, ws, { kind: 'microsoft_entra', category: 'signatures', name: 'Outlook' });
       const r = await runCli(['render', '--signature', signatureId, '--teammate', teammateId, '--variant', 'reply', '--check'], env);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("clients   Outlook for Windows, Outlook for Mac, Outlook on the web, Outlook for iPhone and iPad, Outlook for Android (the workspace's mailboxes)");

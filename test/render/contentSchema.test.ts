@@ -9,6 +9,7 @@ import { renderSignature } from '../../src/render/render.ts';
 import { validateContent } from '../../src/render/validate.ts';
 import { SOCIAL_ICONS, SOCIAL_NETWORKS } from '../../src/render/social.ts';
 import { useTestContext } from '../helpers/db.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 import { smartFields } from './helpers.ts';
 
 describe('GET /v1/content_schema', () => {
@@ -23,9 +24,7 @@ describe('GET /v1/content_schema', () => {
     const ws = await createWorkspace(t.ctx.pool, 'Acme');
     workspaceId = ws.id;
     key = (await createApiKey(t.ctx.pool, ws.id)).key;
-    for (const [i, f] of smartFields.entries()) {
-      await t.ctx.pool.query('insert into smart_fields (id, workspace_id, label, slug, kind, position) values ($1, $2, $3, $4, $5, $6)', [f.id, ws.id, f.label, f.slug, f.kind, i]);
-    }
+    for (const [i, f] of smartFields.entries()) await insertSmartField(t.ctx.pool, ws.id, { id: f.id, label: f.label, slug: f.slug, kind: f.kind, position: i });
     const bare = await createWorkspace(t.ctx.pool, 'Globex');
     bareKey = (await createApiKey(t.ctx.pool, bare.id)).key;
   });

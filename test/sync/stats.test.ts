@@ -3,15 +3,16 @@ import { expect, it } from 'vitest';
 import { SyncStatistics } from '../../src/sync/stats.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { workspaceWithKey } from '../helpers/fixtures.ts';
+import { insertTeammate, insertTeammates } from '../helpers/fixtures/teammates.ts';
 
 const t = useTestContext();
 
 it('analyzes the directory tables at 1,000 created rows, then each time the count doubles', async () => {
   const { workspaceId } = await workspaceWithKey(t.ctx);
-  await t.ctx.pool.query(`insert into teammates (workspace_id, display_name) select $1, 'T' || i from generate_series(1, 3) i`, [workspaceId]);
+  await insertTeammates(t.ctx.pool, workspaceId, 3);
   // reltuples is what the planner believes; -1 means the table was never analyzed.
   const believed = async () => (await t.ctx.pool.query<{ n: number }>(`select reltuples::int as n from pg_class where relname = 'teammates'`)).rows[0]!.n;
-  const addTeammate = () => t.ctx.pool.query(`insert into teammates (workspace_id, display_name) values ($1, 'more')`, [workspaceId]);
+  const addTeammate = () => insertTeammate(t.ctx.pool, workspaceId, { displayName: 'more' });
   const stats = new SyncStatistics();
 
   await stats.afterPage(t.ctx.pool, 600);

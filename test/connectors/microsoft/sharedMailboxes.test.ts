@@ -17,6 +17,7 @@ import { targetsForTeammates } from '../../../src/install/recipients.ts';
 import { seedIntegration, seedTeammate, tree } from '../../api/helpers.ts';
 import { useTestContext } from '../../helpers/db.ts';
 import { mapSmartField, workspaceWithKey } from '../../helpers/fixtures.ts';
+import { assignToTeammate, insertSignature } from '../../helpers/fixtures/signatures.ts';
 import { captureLogger, config, CREDENTIALS, GRAPH, graphErrorBody, listAll, mockMemberOf, mockPurpose, tokenScope, uid } from './helpers.ts';
 
 const ALL_STAFF = 'g-all-0002';
@@ -188,10 +189,8 @@ describe('shared mailboxes through the sync engine', () => {
 
     // The shared mailbox gets a signature of its own, with its own values.
     const support = (await t.ctx.pool.query<{ id: string; email_id: string }>(`select t.id, e.id as email_id from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and e.address = 'support@contoso.com'`, [workspaceId])).rows[0]!;
-    const signatureId = (
-      await t.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Std', $2, $2, now()) returning id`, [workspaceId, tree('Regards', title)])
-    ).rows[0]!.id;
-    await t.ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) values ($1, $2, 'teammate', $3, 1)`, [workspaceId, signatureId, support.id]);
+    const signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Std', draftContent: tree('Regards', title), published: true });
+    await assignToTeammate(t.ctx.pool, workspaceId, signatureId, support.id);
     const rendered = await renderForInstall(t.ctx, { workspaceId, teammateId: support.id, signatureId, kind: 'primary', emailId: support.email_id });
     expect(rendered.available).toBe(true);
     expect(rendered.html).toContain('Customer care');
