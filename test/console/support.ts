@@ -81,22 +81,26 @@ export function useConsoleWorld(): ConsoleWorld {
     const { token } = await createSignInLink(t.ctx.pool, workspaceId, 'test');
     // A locale as a person's browser has one (this machine's POSIX locale gives Chromium the invalid tag en-US@posix).
     const context = await w.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
-    // The service's public base URL (the assets a preview shows, such as the sandbox's logo) is this
-    // test's server: the browser is answered from there.
+    // Nothing leaves the machine. The service's public base URL (the assets a preview shows, such as
+    // the sandbox's logo) is this test's server, so the browser is answered from there; any other
+    // host (the social icons') is refused.
+    const origin = new URL(w.base).origin;
     const publicOrigin = new URL(t.ctx.config.PUBLIC_BASE_URL).origin;
-    if (publicOrigin !== new URL(w.base).origin) {
-      await context.route(`${publicOrigin}/**`, async (route) => {
+    await context.route(
+      (url) => url.origin !== origin,
+      async (route) => {
         const url = new URL(route.request().url());
+        if (url.origin !== publicOrigin) return route.abort();
         const res = await fetch(`${w.base}${url.pathname}${url.search}`);
-        await route.fulfill({ status: res.status, contentType: res.headers.get('content-type') ?? undefined, body: Buffer.from(await res.arrayBuffer()) });
-      });
-    }
+        return route.fulfill({ status: res.status, contentType: res.headers.get('content-type') ?? undefined, body: Buffer.from(await res.arrayBuffer()) });
+      },
+    );
     const page = await context.newPage();
     // A page's own errors are the test's: printed, so a failing wait says why.
     page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
     page.on('console', (m) => {
-      // The social icons' host cannot be reached from this machine (it reaches only loopback).
-      if (m.type() === 'error' && !m.text().startsWith('Loading the image')) console.error(`page console: ${m.text()}`);
+      // The social icons' host is refused (above).
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource: net::ERR_FAILED')) console.error(`page console: ${m.text()}`);
     });
     await page.goto(`${w.base}/console/sign-in?token=${token}`);
     await page.getByRole('button', { name: 'Sign in' }).click();
