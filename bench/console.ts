@@ -234,7 +234,7 @@ export async function consoleScenario({ quick, options, log }: BenchArgs): Promi
       pageErrors.push(e.message);
     });
     page.on('console', (m) => {
-      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource: net::ERR_FAILED')) log(`page console: ${m.text()}`);
+      if (m.type() === 'error' && !/^(Failed to load resource: net::ERR_FAILED|Loading the image)/.test(m.text())) log(`page console: ${m.text()}`);
     });
 
     const all = PAGES(seeded, data);

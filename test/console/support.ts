@@ -99,8 +99,8 @@ export function useConsoleWorld(): ConsoleWorld {
     // A page's own errors are the test's: printed, so a failing wait says why.
     page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
     page.on('console', (m) => {
-      // The social icons' host is refused (above).
-      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource: net::ERR_FAILED')) console.error(`page console: ${m.text()}`);
+      // Images from hosts the CSP does not name, and the social icons' host (refused above), are expected.
+      if (m.type() === 'error' && !/^(Failed to load resource: net::ERR_FAILED|Loading the image)/.test(m.text())) console.error(`page console: ${m.text()}`);
     });
     await page.goto(`${w.base}/console/sign-in?token=${token}`);
     await page.getByRole('button', { name: 'Sign in' }).click();
