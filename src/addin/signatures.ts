@@ -126,8 +126,9 @@ interface Kept<T> {
  * was asked for, never later. An answer asked for after a random point between 80% and 95% of
  * that time is rendered again in the background (REFRESHES_AT_ONCE at a time), the kept one served
  * meanwhile: a busy address costs a few more renders than on expiry (one per 0.8-0.95 of the time
- * instead of one per time), and never a wait; addresses first asked together drift apart. An answer's domains may be as old as that time when it is rendered, so a
- * new domain of the workspace reaches composers within twice ADDIN_CACHE_SECONDS.
+ * instead of one per time), and never a wait; addresses first asked together drift apart. An
+ * answer's domains may be as old as that time when it is rendered, so a new domain of the workspace
+ * reaches composers within twice ADDIN_CACHE_SECONDS.
  */
 interface RenderCache {
   ttl: number;

@@ -1,7 +1,7 @@
 // Mailboxes: find an address; its installations per destination with the provider's last answer;
 // the Outlook add-in's clients of the address, per platform, with the version each last received;
 // a dry-run replay with the HTML installed now and the HTML a replay would write side by side (in
-// sandboxed frames: no script, no same-origin access) and their line diff; and a replay.
+// sandboxed frames where no script runs) and their line diff; and a replay.
 import { api, h, notice, signatureFrame, statusBadge, table, when } from './lib.js';
 
 const path = (address) => `/console/api/mailboxes/${encodeURIComponent(address)}`;

@@ -1,5 +1,5 @@
 // Signatures: each signature rendered for a chosen teammate, in each variant (primary, reply,
-// internal), in sandboxed frames (no script, no same-origin access); how it shows in the mail
+// internal), in sandboxed frames where no script runs (lib.js, signatureFrame); how it shows in the mail
 // clients of the workspace's mailboxes (the API's compatibility report); and who it is assigned to.
 // Each signature's section is filled when it comes near the screen.
 import { api, h, notice, signatureFrame, table } from './lib.js';
