@@ -11,8 +11,11 @@
  * ETag), at most `timeout_ms`; the variant: reply for replies and forwards, internal when every
  * recipient is in the workspace's own domains, else primary (falling back to primary when the variant
  * is not served); body.setSignatureAsync as HTML and disableClientSignatureAsync. The service down or
- * slow: the last good copy kept in storage, else nothing, with the reason logged. event.completed()
- * is called every time.
+ * slow: the last good copy kept in storage, else nothing. event.completed() is called every time.
+ *
+ * Why a signature was not inserted as it should be is kept (the newest reason) and sent with the next
+ * fetch (`problem`, `problem_at`); the service writes it to its log against the address. A console
+ * inside Outlook is read by nobody, and Outlook's runtime logging does not capture it.
  */
 /* global Office, OfficeRuntime, SIGSYNC_CONFIG */
 (function () {
@@ -22,12 +25,23 @@
   var timeoutMs = typeof config.timeout_ms === 'number' ? config.timeout_ms : 3000;
   var memory = {};
 
-  function log(message) {
+  var PROBLEM_KEY = 'sigsync:problem';
+  var MAX_PROBLEM = 300; // characters; the service refuses nothing longer, it cuts it
+
+  /** Keeps why a signature was not inserted as it should be, for the next fetch to report. */
+  function report(message) {
+    storage.set(PROBLEM_KEY, JSON.stringify({ at: new Date().toISOString(), message: String(message).slice(0, MAX_PROBLEM) }));
+  }
+
+  /** The kept reason as query parameters of the next fetch, or ''. */
+  function problemParams(raw) {
+    var p = null;
     try {
-      console.log('sigsync: ' + message);
+      p = raw ? JSON.parse(raw) : null;
     } catch (e) {
-      /* no console in this runtime */
+      p = null;
     }
+    return p && p.message ? '&problem=' + encodeURIComponent(p.message) + '&problem_at=' + encodeURIComponent(p.at || '') : '';
   }
 
   /** Office's callback APIs as promises; a missing API or a failed call answers `fallback`. */
@@ -100,7 +114,7 @@
           return token;
         },
         function (e) {
-          log('no Entra token (' + (e && (e.code || e.message)) + ')' + (config.key ? ', using the add-in key' : ''));
+          report('no Entra token (' + (e && (e.code || e.message)) + ')' + (config.key ? ', using the add-in key' : ''));
           return config.key || null;
         },
       );
@@ -111,7 +125,9 @@
   /** The address's signatures: from the service (304 keeps the stored copy), else the stored copy. */
   function signaturesOf(address) {
     var key = 'sigsync:' + address.toLowerCase();
-    return storage.get(key).then(function (raw) {
+    return Promise.all([storage.get(key), storage.get(PROBLEM_KEY)]).then(function (kept) {
+      var raw = kept[0];
+      var problem = problemParams(kept[1]);
       var stored = null;
       try {
         stored = raw ? JSON.parse(raw) : null;
@@ -120,13 +136,19 @@
       }
       var client = platform();
       var url = String(config.base || '').replace(/\/$/, '') + '/v1/addin/signature?email=' + encodeURIComponent(address) +
-        '&platform=' + encodeURIComponent(client.name) + '&client_version=' + encodeURIComponent(client.version);
+        '&platform=' + encodeURIComponent(client.name) + '&client_version=' + encodeURIComponent(client.version) + problem;
       var fetched = credential().then(function (bearer) {
         if (!bearer) throw new Error('no credential: neither an Entra token nor an add-in key');
         var headers = { Authorization: 'Bearer ' + bearer };
         if (stored && stored.etag) headers['If-None-Match'] = stored.etag;
         return fetch(url, { headers: headers, credentials: 'omit' });
       }).then(function (res) {
+        // The service has the reason now; a newer one (kept since) waits for the next fetch.
+        if (problem && (res.status === 200 || res.status === 304)) {
+          storage.get(PROBLEM_KEY).then(function (now) {
+            if (now === kept[1]) storage.set(PROBLEM_KEY, '');
+          });
+        }
         if (res.status === 304 && stored) return stored.data;
         if (res.status !== 200) throw new Error('the service answered ' + res.status);
         return res.json().then(function (body) {
@@ -137,10 +159,10 @@
       });
       return withTimeout(fetched, timeoutMs, 'the signature service').catch(function (e) {
         if (stored) {
-          log((e && e.message) + '; using the last good copy');
+          report((e && e.message) + '; using the last good copy');
           return stored.data;
         }
-        log((e && e.message) + '; no stored copy, no signature inserted');
+        report((e && e.message) + '; no stored copy, no signature inserted');
         return null;
       });
     });
@@ -194,7 +216,7 @@
       try {
         event.completed();
       } catch (e) {
-        log('completed() failed: ' + (e && e.message));
+        report('completed() failed: ' + (e && e.message));
       }
     }
     var item = Office.context.mailbox.item;
@@ -204,7 +226,7 @@
         var composeType = r[1] && r[1].composeType ? r[1].composeType : 'newMail';
         var recipients = r[2];
         if (!address) {
-          log(why + ': no sending address');
+          report(why + ': no sending address');
           return;
         }
         return signaturesOf(address).then(function (data) {
@@ -213,12 +235,12 @@
           var chosen = (data.variants || {})[kind];
           var html = chosen ? chosen.html : '';
           if (html && html.length > MAX_SIGNATURE && kind !== 'primary' && data.variants.primary && data.variants.primary.html.length <= MAX_SIGNATURE) {
-            log('the ' + kind + ' signature is ' + html.length + ' characters, over ' + MAX_SIGNATURE + '; inserting the primary one');
+            report('the ' + kind + ' signature is ' + html.length + ' characters, over ' + MAX_SIGNATURE + '; inserting the primary one');
             kind = 'primary';
             html = data.variants.primary.html;
           }
           if (html && html.length > MAX_SIGNATURE) {
-            log('the signature of ' + address + ' is ' + html.length + ' characters, over ' + MAX_SIGNATURE + '; not inserted');
+            report('the signature of ' + address + ' is ' + html.length + ' characters, over ' + MAX_SIGNATURE + '; not inserted');
             return;
           }
           if (!html && why !== 'from') return; // no signature for this address: leave the body alone
@@ -226,7 +248,7 @@
         });
       })
       .catch(function (e) {
-        log(why + ': ' + (e && e.message));
+        report(why + ': ' + (e && e.message));
       })
       .then(finish, finish);
   }

@@ -8,10 +8,12 @@
  *   GET /addin/icon-{16,32,64,80,128}.png, /addin/support.html
  *
  * Its signature fetch, for a signed-in user (Entra token) or an add-in key:
- *   GET /v1/addin/signature?email=ADDR[&platform=web|windows|mac|ios|android&client_version=V]
+ *   GET /v1/addin/signature?email=ADDR[&platform=web|windows|mac|ios|android&client_version=V][&problem=P&problem_at=T]
  * answers the address's signature as each variant and the workspace's own domains, with an ETag;
  * If-None-Match with the current ETag answers 304. Either answer records the client's platform and
  * version and moves the address's add-in-mode installations to `installed` (src/addin/clients.ts).
+ * `problem` is why the add-in last failed to insert a signature as it should; it is logged (warn,
+ * with the address, platform and client version) for whoever looks into that mailbox.
  * Limited to RATE_LIMIT_ADDIN requests a minute per signed-in user, or per key.
  */
 import fs from 'node:fs';
@@ -25,6 +27,8 @@ import { mayUse, resolveCaller, type Caller } from '../addin/callers.ts';
 import { clientVersionOf, platformOf, recordFetch } from '../addin/clients.ts';
 import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
 import { addinBodyJson, addinSignature } from '../addin/signatures.ts';
+import { cleanLiteral } from '../text.ts';
+import { singleLine } from '../render/escape.ts';
 import { bearerToken } from './auth.ts';
 import { rateLimited } from './rateLimits.ts';
 
@@ -34,7 +38,17 @@ declare module 'fastify' {
   }
 }
 
-const query = z.object({ email: z.email(), platform: z.string().optional(), client_version: z.string().optional() });
+const query = z.object({
+  email: z.email(),
+  platform: z.string().optional(),
+  client_version: z.string().optional(),
+  // Why the add-in last failed to insert a signature as it should (launchevent.js, report): logged,
+  // never refused (a malformed one is dropped, a long one cut).
+  problem: z.string().optional().catch(undefined),
+  problem_at: z.iso.datetime().optional().catch(undefined),
+});
+/** Characters of a reported problem that reach the log. */
+const MAX_PROBLEM = 300;
 
 /** The strict policy of the add-in's pages: scripts from this origin and Office.js's CDN only. */
 const PAGE_CSP = "default-src 'none'; script-src 'self' https://appsforoffice.microsoft.com; connect-src 'self'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'";
@@ -106,6 +120,11 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext): Pro
         const q = query.safeParse(req.query);
         if (!q.success) throw ApiError.validation([detail('email', 'invalid_email', 'email must be an email address.')]);
         const caller = req.addinCaller!;
+        if (q.data.problem) {
+          const client = { platform: platformOf(q.data.platform), client_version: clientVersionOf(q.data.client_version) };
+          const problem = singleLine(cleanLiteral(q.data.problem)).slice(0, MAX_PROBLEM);
+          req.log.warn({ workspaceId: caller.workspaceId, email: q.data.email, ...client, problem, problem_at: q.data.problem_at ?? null }, 'the Outlook add-in reported a problem');
+        }
         const s = await addinSignature(app, caller.workspaceId, q.data.email);
         if (caller.mode === 'token' && !(await mayUse(app, caller.user, s.email, q.data.email))) {
           throw new ApiError(403, 'authentication_error', 'address_not_allowed', 'The signed-in user may not sign as this address: it is neither theirs nor a shared mailbox of the workspace.');

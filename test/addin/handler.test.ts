@@ -6,7 +6,7 @@
  */
 import vm from 'node:vm';
 import { OfficeMockObject } from 'office-addin-mock';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { useApi, seedTeammate, tree } from '../api/helpers.ts';
 import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
@@ -24,7 +24,7 @@ interface Compose {
 function outlook(opts: { base: string; key?: string; token?: () => Promise<string>; fetch?: typeof fetch; timeoutMs?: number }) {
   const handlers: Record<string, (event: { completed(): void }) => void> = {};
   const storage = new Map<string, string>();
-  const state = { compose: { from: 'ann@acme.test', composeType: 'newMail', to: [] } as Compose, signatures: [] as string[], disabled: 0, logs: [] as string[] };
+  const state = { compose: { from: 'ann@acme.test', composeType: 'newMail', to: [] } as Compose, signatures: [] as string[], disabled: 0 };
   const ok = (value?: unknown) => ({ status: 'succeeded', value });
   const office = new OfficeMockObject({
     context: {
@@ -61,10 +61,12 @@ function outlook(opts: { base: string; key?: string; token?: () => Promise<strin
     handlers,
     storage,
     state,
+    /** The reason kept for the next fetch to report (launchevent.js, report), or ''. */
+    problem: () => (JSON.parse(storage.get('sigsync:problem') || '{}') as { message?: string }).message ?? '',
     async load(source: string) {
       const config = { base: opts.base, sso: Boolean(opts.token), key: opts.key ?? null, timeout_ms: opts.timeoutMs ?? 2000 };
       const code = source.replace(/^var SIGSYNC_CONFIG = .*;\n/, `var SIGSYNC_CONFIG = ${JSON.stringify(config)};\n`);
-      vm.runInNewContext(code, { Office: office, OfficeRuntime: runtime, fetch: opts.fetch ?? fetch, setTimeout, clearTimeout, console: { log: (m: string) => state.logs.push(m) } });
+      vm.runInNewContext(code, { Office: office, OfficeRuntime: runtime, fetch: opts.fetch ?? fetch, setTimeout, clearTimeout });
     },
     /** Fires an event; resolves once event.completed() was called, with how many times it was. */
     async fire(name: string, compose?: Partial<Compose>): Promise<{ completed: number; html: string | undefined }> {
@@ -138,7 +140,11 @@ describe('the add-in handlers (office-addin-mock)', () => {
 
   it('service down: the last good copy, else nothing; a hung service is waited for a bounded time', async () => {
     let mode: 'up' | 'down' | 'hang' = 'up';
-    const flaky: typeof fetch = (input, init) => (mode === 'up' ? fetch(input, init) : mode === 'down' ? Promise.reject(new TypeError('fetch failed')) : new Promise(() => {}));
+    const asked: string[] = [];
+    const flaky: typeof fetch = (input, init) => {
+      asked.push(String(input));
+      return mode === 'up' ? fetch(input, init) : mode === 'down' ? Promise.reject(new TypeError('fetch failed')) : new Promise(() => {});
+    };
     const o = outlook({ base: api.base, key, fetch: flaky, timeoutMs: 300 });
     await o.load(source);
     const ann = await expected('ann@acme.test');
@@ -150,12 +156,17 @@ describe('the add-in handlers (office-addin-mock)', () => {
     const started = Date.now();
     expect(await o.fire('onNewMessageComposeHandler', compose)).toEqual({ completed: 1, html: ann.primary });
     expect(Date.now() - started).toBeLessThan(2000);
-    expect(o.state.logs.some((l) => /last good copy/.test(l))).toBe(true);
+    expect(o.problem()).toMatch(/took longer than 300 ms; using the last good copy$/);
+    // The service up again: the next fetch reports the reason, and the add-in forgets it.
+    mode = 'up';
+    expect(await o.fire('onNewMessageComposeHandler', compose)).toEqual({ completed: 1, html: ann.primary });
+    expect(new URL(asked.at(-1)!).searchParams.get('problem')).toMatch(/took longer than 300 ms; using the last good copy$/);
+    await vi.waitFor(() => expect(o.problem()).toBe(''));
     // A fresh Outlook with nothing stored: no signature, the reason logged, and still completed().
     const fresh = outlook({ base: api.base, key, fetch: () => Promise.reject(new TypeError('fetch failed')), timeoutMs: 300 });
     await fresh.load(source);
     expect(await fresh.fire('onNewMessageComposeHandler', compose)).toEqual({ completed: 1, html: undefined });
-    expect(fresh.state.logs.join('\n')).toMatch(/no stored copy, no signature inserted/);
+    expect(fresh.problem()).toMatch(/no stored copy, no signature inserted/);
   });
 
   it('keeps to setSignatureAsync 30,000 characters', async () => {
@@ -164,6 +175,6 @@ describe('the add-in handlers (office-addin-mock)', () => {
     const o = outlook({ base: api.base, key });
     await o.load(source);
     expect(await o.fire('onNewMessageComposeHandler', { from: 'big@acme.test', composeType: 'newMail', to: [], cc: [] })).toEqual({ completed: 1, html: undefined });
-    expect(o.state.logs.join('\n')).toMatch(/over 30000; not inserted/);
+    expect(o.problem()).toMatch(/over 30000; not inserted/);
   });
 });

@@ -3,7 +3,9 @@
  * keys, add-in keys), variants, ETag and 304, install status per platform, and the rate limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../../src/api/server.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';
+import { captureLogger } from '../connectors/google/helpers.ts';
 import { installMailbox } from '../../src/install/install.ts';
 import { forgetRecordedFetches } from '../../src/addin/clients.ts';
 import { withTx } from '../../src/db/tx.ts';
@@ -173,5 +175,27 @@ describe('GET /v1/addin/signature', () => {
       const other = (await createApiKey(api.t.ctx.pool, api.ws, 'other', 'addin')).key;
       expect((await get('bob@acme.test', other)).status).toBe(200);
     });
+  });
+
+  it("logs the problem an add-in reports with its fetch, against the address and client, and answers as ever", async () => {
+    const { logger, lines } = captureLogger();
+    const server = await buildServer({ ...api.t.ctx, logger });
+    const base = await server.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const key = (await createApiKey(api.t.ctx.pool, api.ws, 'reporting', 'addin')).key;
+      const ask = (query: string) => fetch(`${base}/v1/addin/signature?email=bob%40acme.test&platform=windows&client_version=16.0.1${query}`, { headers: { authorization: `Bearer ${key}` } });
+      const said = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'the Outlook add-in reported a problem');
+      const problem = `fetch failed\u202e; using the last good copy\n${'x'.repeat(400)}`;
+      expect((await ask(`&problem=${encodeURIComponent(problem)}&problem_at=2026-11-26T09:00:00.000Z`)).status).toBe(200);
+      expect(said()).toEqual([
+        expect.objectContaining({ workspaceId: api.ws, email: 'bob@acme.test', platform: 'windows', client_version: '16.0.1', problem_at: '2026-11-26T09:00:00.000Z', problem: `fetch failed; using the last good copy ${'x'.repeat(400)}`.slice(0, 300) }),
+      ]);
+      // A malformed time is dropped, not refused; a fetch without a problem logs none.
+      expect((await ask(`&problem=completed()%20failed&problem_at=yesterday`)).status).toBe(200);
+      expect((await ask('')).status).toBe(200);
+      expect(said().map((l) => [l.problem, l.problem_at])).toEqual([[expect.any(String), '2026-11-26T09:00:00.000Z'], ['completed() failed', null]]);
+    } finally {
+      await server.close();
+    }
   });
 });
