@@ -195,13 +195,13 @@ export function forgetAddinRenders(ctx: AppContext): void {
   caches.delete(ctx);
 }
 
-/** The answer's body: the primary signature at the top level (as before variants), and every variant. */
+/** The answer's body: the primary signature at the top level (as before variants), and every variant (HTML and text: the add-in inserts the text in plain-text mail). */
 export function addinBody(s: AddinSignature, askedAddress: string) {
   const primary = s.variants.primary;
-  const variants: Record<string, { html: string; hash: string }> = {};
+  const variants: Record<string, { html: string; text: string; hash: string }> = {};
   for (const k of VARIANTS) {
     const v = s.variants[k];
-    if (v) variants[k] = { html: v.html, hash: v.hash };
+    if (v) variants[k] = { html: v.html, text: v.text, hash: v.hash };
   }
   return {
     data: {

@@ -18,6 +18,8 @@ import { ANN_OID, CLIENT_ID, seedAddinWorld, type AddinWorld } from './fixtures.
 
 const BASE = 'https://signatures.acme.test';
 const HOSTILE = '<img src=x onerror="window.__pwned=1">"Sales" & Co';
+/** The signature as the add-in inserts it: marked as its own (src/addin/handler/launchevent.ts, contentOf). */
+const marked = (html: string) => `<div id="sigsync-signature">${html}</div>`;
 const STAND_IN = fs.readFileSync(path.join(import.meta.dirname, '../../src/sandbox/outlook/office.js'), 'utf8');
 
 interface Fired {
@@ -38,19 +40,22 @@ describe('the add-in runtime page in headless Chromium', () => {
   beforeAll(async () => {
     const { pool } = api.t.ctx;
     w = await seedAddinWorld(api.t.ctx, api.ws);
-    // Ann's title is hostile; the signatures show it.
+    // Ann's title is hostile; the signatures show it. The shared mailbox has a title of its own (a
+    // signature without any value renders empty: the add-in would insert nothing for it).
     const field = await insertSmartField(pool, api.ws, { label: 'Title', slug: 'title' });
     await insertSmartFieldValue(pool, api.ws, { teammateId: w.ann.id, smartFieldId: field, value: HOSTILE });
+    await insertSmartFieldValue(pool, api.ws, { teammateId: w.shared.id, smartFieldId: field, value: 'Customer support' });
     await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree('Regards from Acme', field))]);
     await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'reply'`, [w.signatureId, JSON.stringify(tree('Thanks, Acme', field))]);
     for (const kind of ['primary', 'reply', 'internal'] as const) {
       const r = await renderForInstall(api.t.ctx, { workspaceId: api.ws, teammateId: w.ann.id, signatureId: w.signatureId, kind, emailId: w.ann.emailIds[0] });
       if (!r.available) throw new Error(`${kind}: ${r.unavailableReason}`);
-      expected[kind] = r.html;
+      expected[kind] = marked(r.html);
     }
     const shared = await renderForInstall(api.t.ctx, { workspaceId: api.ws, teammateId: w.shared.id, signatureId: w.signatureId, kind: 'primary', emailId: w.shared.emailIds[0] });
     if (!shared.available) throw new Error(`shared: ${shared.unavailableReason}`);
-    expected.shared = shared.html;
+    expect(shared.html).toContain('Customer support');
+    expected.shared = marked(shared.html);
 
     browser = await launchChromium();
     const context = await browser.newContext({ ignoreHTTPSErrors: true });

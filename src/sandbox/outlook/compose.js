@@ -29,8 +29,9 @@
       var byHtml = {};
       try {
         var variants = JSON.parse(raw).data.variants || {};
+        // As the add-in inserts it: marked as its own (launchevent.ts, contentOf).
         ['internal', 'reply', 'primary'].forEach(function (kind) {
-          if (variants[kind]) byHtml[variants[kind].html] = kind;
+          if (variants[kind]) byHtml['<div id="sigsync-signature">' + variants[kind].html + '</div>'] = kind;
         });
       } catch (e) {
         /* nothing received yet */
@@ -62,7 +63,8 @@
   function show(result, what) {
     return variantsOf(state.from).then(function (byHtml) {
       var kind = result.html === null ? null : byHtml[result.html] || 'unknown';
-      var label = kind === null ? 'none' : kind === 'primary' ? 'primary signature' : kind + ' variant';
+      // Nothing inserted: the variant did not change, the body keeps the one it has.
+      var label = kind === null ? (result.bodyHtml ? 'unchanged' : 'none') : kind === 'primary' ? 'primary signature' : kind + ' variant';
       var timing = result.ms === null ? '' : ' in ' + Math.round(result.ms) + ' ms';
       $('inserted-kind').textContent = label;
       $('inserted-kind').dataset.kind = kind || '';

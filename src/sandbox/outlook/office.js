@@ -9,7 +9,10 @@
  *   item.from, item.to, item.cc, item.getComposeTypeAsync read it; the user profile's address is
  *   `user` (set with window.__configure({ user })).
  * - body.setSignatureAsync writes the HTML into the element #compose-body (made at the end of the
- *   page when it has none), as Outlook puts the signature in the body.
+ *   page when it has none), as Outlook puts the signature in the body; body.getAsync reads it back,
+ *   body.getTypeAsync answers html. The item's sessionData (Mailbox 1.11) and Outlook's own signature
+ *   setting (isClientSignatureEnabledAsync, disableClientSignatureAsync) are kept as Outlook keeps
+ *   them; OnNewMessageCompose opens a new compose window: an empty body and no session data.
  * - window.__fire(name, change): applies the change to the compose window, runs the handler the
  *   add-in associated with that name (Office.actions.associate), and answers when the handler calls
  *   event.completed(): {html (inserted, null when none), completions, ms (event to body), bodyHtml,
@@ -25,6 +28,8 @@
   var inserted = null;
   var lastSignature = null;
   var insertedAt = 0;
+  var session = {};
+  var clientSignature = true;
   var queue = Promise.resolve();
 
   function body() {
@@ -62,7 +67,17 @@
           cc: recipients('cc'),
           bcc: { getAsync: function (cb) { cb(ok([])); } },
           getComposeTypeAsync: function (cb) { cb(ok({ composeType: compose.composeType, coercionType: 'html' })); },
+          sessionData: {
+            getAsync: function (name, cb) {
+              if (Object.prototype.hasOwnProperty.call(session, name)) cb(ok(session[name]));
+              else cb({ status: 'failed', error: { name: 'InvalidSessionDataKey', message: 'No session data under ' + name } });
+            },
+            setAsync: function (name, value, cb) { session[name] = String(value); cb(ok()); },
+          },
+          isClientSignatureEnabledAsync: function (cb) { cb(ok(clientSignature)); },
           body: {
+            getTypeAsync: function (cb) { cb(ok('html')); },
+            getAsync: function (type, cb) { cb(ok(type === 'text' ? body().innerText : body().innerHTML)); },
             setSignatureAsync: function (html, options, cb) {
               inserted = html;
               lastSignature = html;
@@ -71,7 +86,7 @@
               cb(ok());
             },
           },
-          disableClientSignatureAsync: function (cb) { cb(ok()); },
+          disableClientSignatureAsync: function (cb) { clientSignature = false; cb(ok()); },
         },
       },
     },
@@ -95,6 +110,11 @@
   function run(name, change) {
     Object.keys(change || {}).forEach(function (k) { compose[k] = change[k]; });
     var el = body();
+    if (name === 'onNewMessageComposeHandler') {
+      el.innerHTML = '';
+      session = {};
+      lastSignature = null;
+    }
     inserted = null;
     var firedAt = performance.now();
     return new Promise(function (resolve, reject) {
