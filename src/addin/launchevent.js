@@ -170,7 +170,8 @@
   function readStored(raw) {
       try {
           const s = JSON.parse(raw || 'null');
-          if (s && s.data)
+          // A copy without `at` was stored by an earlier version of the add-in (without the variants' text): none.
+          if (s && s.data && typeof s.at === 'number')
               return s;
       }
       catch (_a) {
@@ -180,7 +181,7 @@
   }
   /** A stored copy may stand in for the service while it is younger than MAX_STORED_AGE_MS. */
   function usable(s) {
-      return Boolean(s) && typeof s.at === 'number' && Date.now() - s.at <= MAX_STORED_AGE_MS;
+      return Boolean(s) && Date.now() - s.at <= MAX_STORED_AGE_MS;
   }
   function refused(status) {
       return Object.assign(new Error('the service refused the credential (' + status + '); the stored copy is deleted, no signature inserted'), { refused: true });

@@ -260,9 +260,11 @@ describe('the add-in handlers (office-addin-mock)', () => {
   it('service down: a stored copy younger than 7 days, else nothing; a hung service is waited for a bounded time', async () => {
     let mode: 'up' | 'down' | 'hang' = 'up';
     const asked: string[] = [];
+    const answered: number[] = [];
     const flaky: typeof fetch = (input, init) => {
       asked.push(String(input));
-      return mode === 'up' ? fetch(input, init) : mode === 'down' ? Promise.reject(new TypeError('fetch failed')) : new Promise(() => {});
+      if (mode === 'up') return fetch(input, init).then((r) => (answered.push(r.status), r));
+      return mode === 'down' ? Promise.reject(new TypeError('fetch failed')) : new Promise(() => {});
     };
     const o = outlook({ base: api.base, key, fetch: flaky, timeoutMs: 300 });
     await o.load(source);
@@ -295,7 +297,14 @@ describe('the add-in handlers (office-addin-mock)', () => {
     // The service vouches for the old copy (304): it is young again.
     mode = 'up';
     expect(await o.fire('onNewMessageComposeHandler', compose)).toEqual({ completed: 1, html: ann.primary });
+    expect(answered.at(-1)).toBe(304);
     expect(Date.now() - (JSON.parse(o.storage.get('sigsync:ann@acme.test')!) as { at: number }).at).toBeLessThan(60_000);
+    mode = 'down';
+    // A copy kept by an earlier version of the add-in (no date, no text per variant) is no copy.
+    const { at: _at, ...undated } = JSON.parse(o.storage.get('sigsync:ann@acme.test')!) as { at: number };
+    o.storage.set('sigsync:ann@acme.test', JSON.stringify(undated));
+    expect(await o.fire('onNewMessageComposeHandler', compose)).toEqual({ completed: 1, html: undefined });
+    expect(o.problem()).toMatch(/fetch failed; no stored copy, no signature inserted$/);
     // A fresh Outlook with nothing stored: no signature, the reason logged, and still completed().
     const fresh = outlook({ base: api.base, key, fetch: () => Promise.reject(new TypeError('fetch failed')), timeoutMs: 300 });
     await fresh.load(source);

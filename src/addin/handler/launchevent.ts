@@ -49,7 +49,8 @@ const inserted = new WeakMap<object, string>();
 function readStored(raw: string | null): Stored | null {
   try {
     const s = JSON.parse(raw || 'null') as Stored | null;
-    if (s && s.data) return s;
+    // A copy without `at` was stored by an earlier version of the add-in (without the variants' text): none.
+    if (s && s.data && typeof s.at === 'number') return s;
   } catch {
     /* a damaged copy is no copy */
   }
@@ -58,7 +59,7 @@ function readStored(raw: string | null): Stored | null {
 
 /** A stored copy may stand in for the service while it is younger than MAX_STORED_AGE_MS. */
 function usable(s: Stored | null): s is Stored {
-  return Boolean(s) && typeof (s as Stored).at === 'number' && Date.now() - (s as Stored).at <= MAX_STORED_AGE_MS;
+  return Boolean(s) && Date.now() - (s as Stored).at <= MAX_STORED_AGE_MS;
 }
 
 function refused(status: number): Error {
