@@ -54,6 +54,11 @@ describe('a browser claim never steers the API', () => {
       ])
     ).rows.map((r) => r.payload);
   const settings = async (s: Record<string, unknown>) => expect((await api.call('PATCH', '/v1/workspace/analytics_settings', { analytics_settings: s })).status).toBe(200);
+  /** Prints one replayed attack: what the API answered, the stored row and every conversion.recorded of its event_id. */
+  const replay = async (attack: string, eventId: string, answer?: unknown) => {
+    const sent = (await delivered(eventId)).map(({ value, currency, source, attribution, supersedes, withdrawn }) => ({ value, currency, source, teammate: attribution.teammate_uuid, supersedes, withdrawn }));
+    console.log(`${attack}\n  answer: ${JSON.stringify(answer ?? null)}\n  stored: ${JSON.stringify(await row(eventId))}\n  conversion.recorded: ${JSON.stringify(sent)}`);
+  };
   /** Runs `steps` with the workspace's browser values on (cap 1000), then switches them off again. */
   const withBrowserValues = async (steps: () => Promise<void>) => {
     await settings({ browser_values_enabled: true });
@@ -77,6 +82,7 @@ describe('a browser claim never steers the API', () => {
     await identified('cust-hijack', real);
     await browser({ name: 'purchase', event_id: 'order-hijack', click_id: attacker.clickId, value: 5, currency: 'EUR' });
     const answer = await post({ name: 'purchase', value: 900, currency: 'EUR', event_id: 'order-hijack', user_id: 'cust-hijack' });
+    await replay(`credit hijack (first touch: teammate ${real.teammate}, browser's click: teammate ${attacker.teammate})`, 'order-hijack', answer);
     expect(answer).toEqual({ name: 'purchase', value: 900, currency: 'EUR', click_id: '', source: 'api', status: 'accepted', outcome: 'upgraded' });
     expect(await row('order-hijack')).toMatchObject({ value: 900, source: 'api', click_id: null, teammate_id: real.teammate, unattributed_reason: null });
     const sent = await delivered('order-hijack');
@@ -106,7 +112,7 @@ describe('a browser claim never steers the API', () => {
     const real = await click();
     await identified('cust-dropped', real);
     await browser({ name: 'purchase', event_id: 'order-dropped', click_id: spent.clickId });
-    await post({ name: 'purchase', value: 300, currency: 'EUR', event_id: 'order-dropped', user_id: 'cust-dropped' });
+    await replay(`credit dropped (first touch: teammate ${real.teammate})`, 'order-dropped', await post({ name: 'purchase', value: 300, currency: 'EUR', event_id: 'order-dropped', user_id: 'cust-dropped' }));
     expect(await row('order-dropped')).toMatchObject({ value: 300, click_id: null, teammate_id: real.teammate, unattributed_reason: null, conversion_emitted: true });
     expect(await delivered('order-dropped')).toMatchObject([{ value: 300, source: 'api', attribution: { teammate_uuid: real.teammate } }]);
   });
@@ -117,7 +123,7 @@ describe('a browser claim never steers the API', () => {
       await browser({ name: 'purchase', event_id: 'order-value', click_id: c.clickId, value: 1, currency: 'USD' });
       const [first] = await delivered('order-value');
       expect(first).toMatchObject({ value: 1, source: 'browser' });
-      await post({ name: 'purchase', value: 900, currency: 'EUR', event_id: 'order-value', click_id: c.clickId });
+      await replay('wrong value delivered', 'order-value', await post({ name: 'purchase', value: 900, currency: 'EUR', event_id: 'order-value', click_id: c.clickId }));
       expect(await row('order-value')).toMatchObject({ value: 900, currency: 'EUR', source: 'api', teammate_id: c.teammate });
       const sent = await delivered('order-value');
       expect(sent).toHaveLength(2);
@@ -160,6 +166,7 @@ describe('a browser claim never steers the API', () => {
     await withBrowserValues(async () => {
       const c = await click();
       await browser({ name: 'purchase', event_id: 'refund-forged', click_id: c.clickId, value: -250, currency: 'EUR' });
+      await replay('browser value -250, browser values on', 'refund-forged');
       expect(await row('refund-forged')).toMatchObject({ value: null, claimed_value: -250, source: 'browser' });
       expect(await delivered('refund-forged')).toEqual([]);
       // The API may record a refund.
@@ -178,6 +185,7 @@ describe('a browser claim never steers the API', () => {
     expect(await pruneClicks(api.t.ctx.pool, 5)).toBeGreaterThan(0);
     for (const n of [1, 2, 3]) await post({ name: 'purchase', value: 100, currency: 'EUR', event_id: `after-prune-${n}`, click_id: old.clickId });
     for (const n of [1, 2, 3]) expect(await row(`after-prune-${n}`)).toMatchObject({ value: 100, teammate_id: null, unattributed_reason: 'click_not_found' });
+    await replay('pruned click id, third conversion', 'after-prune-3');
     // A genuine click id issued an hour ago whose click was never written.
     const lost = await click(Date.now() - 3600_000);
     await post({ name: 'purchase', value: 100, currency: 'EUR', event_id: 'never-written', click_id: lost.clickId });
