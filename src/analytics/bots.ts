@@ -8,9 +8,12 @@
  *   and never follows links for a person.
  * - `link_scanner`: mail-gateway link scanners (Microsoft Defender Safe Links, Mimecast, Proofpoint
  *   and the like) fetch every link of a message within seconds of delivery, often with an ordinary
- *   browser user agent. A client (the same keyed hash of address and user agent) that follows two or
- *   more different links of one signature of one address within the window (3 s) is a scanner, and
- *   every click of that burst is flagged. A person clicks one link and reads the page.
+ *   browser user agent, sometimes a different one per link. One client address (whatever the user
+ *   agents) that follows two or more different links of one signature of one address within the
+ *   window (3 s) is a scanner, and every click of that burst is flagged. A person clicks one link and
+ *   reads the page; two colleagues behind one office address rarely click two links of the same
+ *   sender's signature within the same 3 seconds. Clicks already a bot's (by user agent or method)
+ *   take no part: a crawler's click beside a person's does not make the person a scanner.
  *
  * Bot clicks are stored and reported apart (`bot_clicks`); they never count as human clicks.
  */
@@ -66,8 +69,10 @@ export class ScannerDetector {
     this.#windowMs = windowMs;
   }
 
-  observe(click: { clicker: string; emailId: string; signatureId: string; anchorId: string; clickedAt: Date; isBot: boolean; botReason: string | null }): void {
-    const key = `${click.clicker}|${click.emailId}|${click.signatureId}`;
+  observe(click: { clicker: string; address?: string; emailId: string; signatureId: string; anchorId: string; clickedAt: Date; isBot: boolean; botReason: string | null }): void {
+    // A click already a bot's (its user agent, HEAD) is one already: it makes no one else a scanner.
+    if (click.isBot) return;
+    const key = `${click.address ?? click.clicker}|${click.emailId}|${click.signatureId}`;
     const at = click.clickedAt.getTime();
     let burst = this.#bursts.get(key);
     if (!burst || at - burst.first > this.#windowMs) {
@@ -91,12 +96,26 @@ export class ScannerDetector {
 
 const clientKeys = new WeakMap<Secrets, crypto.KeyObject>();
 
-/**
- * The keyed hash of a client's address and user agent that counts unique clickers and viewers
- * (22 characters); the address itself is never stored. One key per process, from ENCRYPTION_KEY.
- */
-export function clientHash(secrets: Secrets, ip: string, userAgent: string | undefined): string {
+/** A keyed hash (22 characters) of what identifies a client; one key per process, from ENCRYPTION_KEY. */
+function keyedHash(secrets: Secrets, text: string): string {
   let key = clientKeys.get(secrets);
   if (!key) clientKeys.set(secrets, (key = crypto.createSecretKey(secrets.deriveKey('clicker'))));
-  return crypto.createHmac('sha256', key).update(`${ip}\n${userAgent ?? ''}`).digest('base64url').slice(0, 22);
+  return crypto.createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
+}
+
+/**
+ * The keyed hash of a client's address and user agent that counts unique clickers and viewers;
+ * the address itself is never stored.
+ */
+export function clientHash(secrets: Secrets, ip: string, userAgent: string | undefined): string {
+  return keyedHash(secrets, `${ip}\n${userAgent ?? ''}`);
+}
+
+/**
+ * The keyed hash of a client's address alone (a different text from any `clientHash`): what a
+ * client cannot change by sending another user agent. The link-scanner rule and the rollups'
+ * rotation rule key on it.
+ */
+export function addressHash(secrets: Secrets, ip: string): string {
+  return keyedHash(secrets, `address\n${ip}`);
 }

@@ -32,25 +32,36 @@ export interface Click {
   countryCode: string;
   /** Keyed hash of the client address and user agent. */
   clicker: string;
+  /** Keyed hash of the client address alone (bots.ts `addressHash`); without it, `clicker` stands for it. */
+  address?: string;
   isBot: boolean;
   botReason: string | null;
 }
 
 /**
- * One INSERT for a batch. Only what differs per click is sent (id, time, link, country, clicker,
- * bot flag); the attribution (workspace, anchor, signature, campaign, teammate, address) is read
+ * One INSERT for a batch. Only what differs per click is sent (id, time, link, country, clicker and
+ * its address, bot flag); the attribution (workspace, anchor, signature, campaign, teammate, address) is read
  * from the link in the same statement, which keeps each batch's parameters small.
  */
 export async function insertClicks(db: Pick<pg.Pool, 'query'>, batch: Click[]): Promise<number> {
   const col = <T>(f: (c: Click) => T) => batch.map(f);
   const { rowCount } = await db.query(
-    `insert into clicks (id, workspace_id, clicked_at, link_id, anchor_id, signature_id, campaign_id, teammate_id, email_id, country_code, clicker, is_bot, bot_reason)
+    `insert into clicks (id, workspace_id, clicked_at, link_id, anchor_id, signature_id, campaign_id, teammate_id, email_id, country_code, clicker, clicker_address, is_bot, bot_reason)
      select u.id, l.workspace_id, to_timestamp(u.at / 1000.0), u.link, l.anchor_id, l.signature_id, case when a.source_kind = 'campaign' then a.source_id end,
-            l.teammate_id, l.email_id, u.country, u.clicker, u.bot, u.reason
-       from unnest($1::text[], $2::float8[], $3::bigint[], $4::text[], $5::text[], $6::boolean[], $7::text[]) as u(id, at, link, country, clicker, bot, reason)
+            l.teammate_id, l.email_id, u.country, u.clicker, coalesce(u.address, u.clicker), u.bot, u.reason
+       from unnest($1::text[], $2::float8[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[]) as u(id, at, link, country, clicker, address, bot, reason)
        join anchor_links l on l.id = u.link join anchors a on a.id = l.anchor_id
      on conflict (id) do nothing`,
-    [col((c) => c.id), col((c) => c.clickedAt.getTime()), col((c) => c.linkId), col((c) => c.countryCode), col((c) => c.clicker), col((c) => c.isBot), col((c) => c.botReason)],
+    [
+      col((c) => c.id),
+      col((c) => c.clickedAt.getTime()),
+      col((c) => c.linkId),
+      col((c) => c.countryCode),
+      col((c) => c.clicker),
+      col((c) => c.address ?? null),
+      col((c) => c.isBot),
+      col((c) => c.botReason),
+    ],
   );
   return rowCount ?? 0;
 }

@@ -7,7 +7,7 @@
  *   is not genuine, or names another workspace's link, is `unknown_click_id`. An event without a
  *   click id is attributed through its visitor's first touch, when the visitor has one.
  * - **Idempotency.** With an `event_id`, the first event is stored and delivered; the same id again
- *   (in the same workspace) changes nothing and is answered as accepted.
+ *   (in the same workspace) changes nothing and is answered as accepted, with what is stored.
  * - **Visitors.** An event with a `user_id` or `anonymous_id` finds its visitor (by user id first);
  *   an unknown one is created only when the event is click-attributed: visitors are those a
  *   signature brought. Traits merge, `last_seen_at` moves, the first touch stays. A user id seen for
@@ -15,19 +15,22 @@
  * - **Conversions.** An event with a trusted `value` that is click-attributed is a conversion:
  *   `conversion.recorded` fires once, with the spec's payload ('' for unresolved attribution).
  * - **Trust** (docs/analytics.md). The API is the source of truth; the browser is not. A browser
- *   value counts as money only with the workspace's `browser_values_enabled`, up to
+ *   value counts as money only with the workspace's `browser_values_enabled`, from 0 up to
  *   `browser_value_cap` (the claimed value is kept in `claimed_value` either way). Browser traits
  *   never overwrite trait keys set through the API (`visitors.api_trait_keys`). An API event whose
- *   `event_id` a browser event used upgrades that row and fires conversion.recorded if it has not
- *   fired for it. A click attributes within `attribution_window_days` of it, and a click id sent
- *   with conversions attributes at most `conversions_per_click` of them; past either, the event is
- *   stored unattributed with `unattributed_reason`.
+ *   `event_id` a browser event used takes that row over and is attributed, valued and delivered as a
+ *   fresh API event would be; a conversion.recorded already sent for the browser's version is
+ *   followed by one that `supersedes` it. A click attributes within `attribution_window_days` of it
+ *   and only while its click row is stored (or in the minutes after its id was issued, before it is
+ *   written); a click id sent with conversions attributes at most `conversions_per_click` of them
+ *   (API conversions count only the API's). Past any of these, the event is stored unattributed
+ *   with `unattributed_reason`.
  */
 import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
 import { emitEvent } from '../db/outbox.ts';
 import { analyticsSettings, type AnalyticsSettings } from '../db/workspaces.ts';
-import type { ClickTokens } from './token.ts';
+import { clickIdIssuedAt, type ClickTokens } from './token.ts';
 
 export interface EventInput {
   name: string;
@@ -46,7 +49,15 @@ export interface EventInput {
 
 /** What recording did: stored a new event, found its `event_id` already stored, or upgraded a browser event to the API's. */
 export type Outcome = 'recorded' | 'duplicate' | 'upgraded';
-export type RecordResult = { status: 'accepted'; id: string; duplicate: boolean; outcome: Outcome } | { status: 'unknown_click_id' };
+/** The stored event, as the API answers it. */
+export interface StoredEvent {
+  name: string;
+  value: number | null;
+  currency: string;
+  clickId: string | null;
+  source: EventInput['source'];
+}
+export type RecordResult = { status: 'accepted'; id: string; duplicate: boolean; outcome: Outcome; stored: StoredEvent } | { status: 'unknown_click_id' };
 
 interface Attribution {
   linkId: string;
@@ -108,7 +119,8 @@ async function touchVisitor(db: Queryable, ws: string, e: EventInput, attributio
     return { visitor: created.rows[0]!, identified: e.userId !== null };
   }
   const updated = await db.query<VisitorRow>(
-    `update visitors set user_id = coalesce(user_id, $2), anonymous_id = coalesce(anonymous_id, $3),
+    `update visitors set user_id = coalesce(user_id, $2),
+            anonymous_id = coalesce(anonymous_id, (select $3::text where not exists (select from visitors o where o.workspace_id = visitors.workspace_id and o.anonymous_id = $3))),
             traits = traits || case when $7 then $4::jsonb
                                     else (select coalesce(jsonb_object_agg(k, v), '{}') from jsonb_each($4::jsonb) as b(k, v) where not k = any(api_trait_keys)) end,
             api_trait_keys = case when $7 then array(select distinct x from unnest(api_trait_keys || array(select jsonb_object_keys($4::jsonb))) as u(x) order by x)
@@ -125,38 +137,74 @@ async function settingsOf(db: Queryable, ws: string): Promise<AnalyticsSettings>
   return (await analyticsSettings(db, ws)) ?? { browser_values_enabled: false, browser_value_cap: 0, attribution_window_days: 30, conversions_per_click: 1 };
 }
 
-/** The value that counts as money: the API's always; the browser's only when the workspace says so, up to its cap. */
+/**
+ * The value that counts as money: the API's always; the browser's only when the workspace says so,
+ * from 0 up to its cap (a negative amount, a refund, only from the API).
+ */
 export function trustedValue(e: Pick<EventInput, 'value' | 'source'>, s: AnalyticsSettings): number | null {
   if (e.value === null || e.source === 'api') return e.value;
-  return s.browser_values_enabled && Math.abs(e.value) <= s.browser_value_cap ? e.value : null;
+  return s.browser_values_enabled && e.value >= 0 && e.value <= s.browser_value_cap ? e.value : null;
 }
 
-type Unattributed = 'attribution_window' | 'conversions_per_click';
+type Unattributed = 'attribution_window' | 'conversions_per_click' | 'click_not_found';
+
+/** How long a click id without its click row counts as a click not written yet (held about 3 s). */
+const NEW_CLICK_SECONDS = 300;
 
 /**
- * Why the click `a` may not attribute this event: it is older than the window (a click not written
- * yet, within its few seconds' hold, is new), or, for a conversion sent with its click id, the
- * click id has attributed `conversions_per_click` conversions already.
+ * Why the click `a` may not attribute this event: its row is gone (pruned, or never written) and
+ * its id was not issued within NEW_CLICK_SECONDS; it is older than the window (a click not written
+ * yet is new); or, for a conversion sent with its click id, the click id has attributed
+ * `conversions_per_click` conversions already. An API conversion counts only the API's: a browser
+ * cannot use a click id up before the back end's conversion arrives.
  */
-async function clickRefusal(db: Queryable, ws: string, a: Attribution, s: AnalyticsSettings, conversionWithId: boolean, except: string | null): Promise<Unattributed | null> {
-  if (conversionWithId) await lock(db, ws, 'click', a.clickId);
-  const { rows } = await db.query<{ expired: boolean; conversions: number }>(
-    `select coalesce((select clicked_at < now() - make_interval(days => $3) from clicks where id = $2 and workspace_id = $1), false) as expired,
+async function clickRefusal(db: Queryable, ws: string, a: Attribution, s: AnalyticsSettings, e: { conversionWithId: boolean; source: EventInput['source'] }, except: string | null): Promise<Unattributed | null> {
+  if (e.conversionWithId) await lock(db, ws, 'click', a.clickId);
+  const { rows } = await db.query<{ missing: boolean; expired: boolean; conversions: number }>(
+    `select c.id is null and not $6::timestamptz between now() - make_interval(secs => $7) and now() + interval '1 minute' as missing,
+            coalesce(c.clicked_at < now() - make_interval(days => $3), false) as expired,
             case when $4 then (select count(*)::int from recorded_events where workspace_id = $1 and click_id = $2 and value is not null and link_id is not null
-                                 and ($5::uuid is null or id <> $5)) else 0 end as conversions`,
-    [ws, a.clickId, s.attribution_window_days, conversionWithId, except],
+                                 and ($5::uuid is null or id <> $5) and ($8 = 'browser' or source = 'api')) else 0 end as conversions
+       from (select) one left join clicks c on c.id = $2 and c.workspace_id = $1`,
+    [ws, a.clickId, s.attribution_window_days, e.conversionWithId, except, clickIdIssuedAt(a.clickId), NEW_CLICK_SECONDS, e.source],
   );
-  if (rows[0]!.expired) return 'attribution_window';
-  return conversionWithId && rows[0]!.conversions >= s.conversions_per_click ? 'conversions_per_click' : null;
+  const r = rows[0]!;
+  if (r.missing) return 'click_not_found';
+  if (r.expired) return 'attribution_window';
+  return e.conversionWithId && r.conversions >= s.conversions_per_click ? 'conversions_per_click' : null;
 }
 
-interface Stored {
-  value: number | null;
+/** What an event is stored as: its attribution (or why its click did not attribute), value and visitor. */
+interface Attributed {
+  a: Attribution | null;
   unattributed: Unattributed | null;
+  value: number | null;
+  visitor: VisitorRow | null;
+  identified: boolean;
   conversion: boolean;
 }
 
-async function insertEvent(db: Queryable, ws: string, e: EventInput, a: Attribution | null, visitorId: string | null, st: Stored): Promise<{ id: string; recorded_at: Date; country_code: string }> {
+/**
+ * Attributes one event from what it carries alone: its click id (`direct`), else its visitor's
+ * first touch. A fresh event and one that takes over a browser row (`except`, left out of the
+ * counts) go through here alike, so that nothing stored before decides the credit.
+ */
+async function attribute(db: Queryable, ws: string, e: EventInput, direct: Attribution | null, s: AnalyticsSettings, except: string | null): Promise<Attributed> {
+  const value = trustedValue(e, s);
+  let a = direct;
+  let unattributed = a ? await clickRefusal(db, ws, a, s, { conversionWithId: value !== null, source: e.source }, except) : null;
+  if (unattributed) a = null;
+  const { visitor, identified } = await touchVisitor(db, ws, e, a);
+  if (!a && !unattributed && visitor?.first_link_id) {
+    a = await attributionOf(db, ws, visitor.first_link_id, visitor.first_click_id!);
+    unattributed = a ? await clickRefusal(db, ws, a, s, { conversionWithId: false, source: e.source }, except) : null;
+    if (unattributed) a = null;
+  }
+  return { a, unattributed, value, visitor, identified, conversion: value !== null && a !== null };
+}
+
+async function insertEvent(db: Queryable, ws: string, e: EventInput, st: Attributed): Promise<{ id: string; recorded_at: Date; country_code: string }> {
+  const a = st.a;
   const { rows } = await db.query<{ id: string; recorded_at: Date; country_code: string }>(
     `insert into recorded_events (workspace_id, event_id, name, value, currency, source, click_id, link_id, anchor_id, signature_id, campaign_id, teammate_id, email_id,
                                   country_code, visitor_id, anonymous_id, user_id, properties, claimed_value, unattributed_reason, conversion_emitted)
@@ -164,7 +212,7 @@ async function insertEvent(db: Queryable, ws: string, e: EventInput, a: Attribut
              coalesce((select country_code from clicks where id = $7 and workspace_id = $1), $14, ''), $15, $16, $17, $18, $19, $20, $21)
      returning id, recorded_at, country_code`,
     [ws, e.eventId, e.name, st.value, e.currency, e.source, e.clickId, a?.linkId ?? null, a?.anchorId ?? null, a?.signatureId ?? null, a?.campaignId ?? null,
-      a?.teammateId ?? null, a?.emailId ?? null, e.countryCode ?? null, visitorId, e.anonymousId, e.userId, e.properties, e.value, st.unattributed, st.conversion],
+      a?.teammateId ?? null, a?.emailId ?? null, e.countryCode ?? null, st.visitor?.id ?? null, e.anonymousId, e.userId, e.properties, e.value, st.unattributed, st.conversion],
   );
   return rows[0]!;
 }
@@ -172,45 +220,40 @@ async function insertEvent(db: Queryable, ws: string, e: EventInput, a: Attribut
 interface ExistingEvent {
   id: string;
   source: EventInput['source'];
+  name: string;
+  value: number | null;
+  currency: string;
   click_id: string | null;
-  link_id: string | null;
   conversion_emitted: boolean;
-  anonymous_id: string | null;
+  recorded_at: Date;
 }
 
+/** What the answer shows: the stored event. */
+const storedOf = (r: Pick<ExistingEvent, 'name' | 'value' | 'currency' | 'click_id' | 'source'>): StoredEvent => ({ name: r.name, value: r.value, currency: r.currency, clickId: r.click_id, source: r.source });
+
 /**
- * An API event whose `event_id` a browser event already used: the API is the source of truth, so
- * the stored row becomes the API's (name, value, currency, click id and attribution, visitor,
- * properties merged), and conversion.recorded fires now if it has not fired for that row.
+ * An API event whose `event_id` a browser event already used takes the row over: it is attributed,
+ * valued and delivered exactly as a fresh API event would be, from what the API sent alone (the
+ * browser's click id, anonymous id, value and properties decide nothing and are not kept). When
+ * conversion.recorded had fired for the browser's version, the API's fires with `supersedes`
+ * naming it, and with `withdrawn: true` when the API's version is no conversion.
  */
-async function upgrade(db: Queryable, ws: string, tokens: ClickTokens, old: ExistingEvent, input: EventInput, attribution: Attribution | null, s: AnalyticsSettings): Promise<RecordResult> {
-  const e = { ...input, clickId: input.clickId ?? (attribution ? null : old.click_id), anonymousId: input.anonymousId ?? old.anonymous_id };
-  let a = attribution;
-  if (!a && e.clickId !== null) {
-    const linkId = tokens.verifyClickId(e.clickId);
-    a = linkId === null ? null : await attributionOf(db, ws, linkId, e.clickId);
-  }
-  const value = trustedValue(e, s);
-  let unattributed = a ? await clickRefusal(db, ws, a, s, value !== null, old.id) : null;
-  if (unattributed) a = null;
-  const { visitor, identified } = await touchVisitor(db, ws, e, a);
-  if (!a && !unattributed && visitor?.first_link_id) {
-    a = await attributionOf(db, ws, visitor.first_link_id, visitor.first_click_id!);
-    unattributed = a ? await clickRefusal(db, ws, a, s, false, old.id) : null;
-    if (unattributed) a = null;
-  }
-  const conversion = value !== null && a !== null;
+async function takeOver(db: Queryable, ws: string, old: ExistingEvent, e: EventInput, direct: Attribution | null, s: AnalyticsSettings): Promise<RecordResult> {
+  const st = await attribute(db, ws, e, direct, s, old.id);
+  const a = st.a;
   await db.query(
-    `update recorded_events set name = $3, value = $4, claimed_value = $5, currency = $6, source = 'api', click_id = $7, link_id = $8, anchor_id = $9, signature_id = $10,
-            campaign_id = $11, teammate_id = $12, email_id = $13, visitor_id = coalesce($14, visitor_id), anonymous_id = $15, user_id = coalesce($16, user_id),
-            properties = properties || $17::jsonb, unattributed_reason = $18, conversion_emitted = conversion_emitted or $19, upgraded_at = now()
+    `update recorded_events set name = $3, value = $4, claimed_value = $5, currency = $6, source = $7, click_id = $8, link_id = $9, anchor_id = $10, signature_id = $11,
+            campaign_id = $12, teammate_id = $13, email_id = $14, visitor_id = $15, anonymous_id = $16, user_id = $17, properties = $18, unattributed_reason = $19,
+            country_code = coalesce((select country_code from clicks where id = $8 and workspace_id = $1), ''),
+            conversion_emitted = conversion_emitted or $20, upgraded_at = now()
       where workspace_id = $1 and id = $2`,
-    [ws, old.id, e.name, value, e.value, e.currency, e.clickId, a?.linkId ?? null, a?.anchorId ?? null, a?.signatureId ?? null, a?.campaignId ?? null, a?.teammateId ?? null,
-      a?.emailId ?? null, visitor?.id ?? null, e.anonymousId, e.userId, e.properties, unattributed, conversion],
+    [ws, old.id, e.name, st.value, e.value, e.currency, e.source, e.clickId, a?.linkId ?? null, a?.anchorId ?? null, a?.signatureId ?? null, a?.campaignId ?? null,
+      a?.teammateId ?? null, a?.emailId ?? null, st.visitor?.id ?? null, e.anonymousId, e.userId, e.properties, st.unattributed, st.conversion],
   );
-  if (identified && visitor) await emitIdentified(db, ws, visitor, e.source, a);
-  if (conversion && !old.conversion_emitted) await emitConversion(db, ws, { ...e, value }, a!, new Date());
-  return { status: 'accepted', id: old.id, duplicate: false, outcome: 'upgraded' };
+  if (st.identified && st.visitor) await emitIdentified(db, ws, st.visitor, e.source, a);
+  const supersedes = old.conversion_emitted ? { source: old.source, occurred_at: old.recorded_at.toISOString() } : undefined;
+  if (st.conversion || supersedes) await emitConversion(db, ws, { ...e, value: st.value }, a, new Date(), supersedes && { supersedes, withdrawn: !st.conversion });
+  return { status: 'accepted', id: old.id, duplicate: false, outcome: 'upgraded', stored: storedOf({ ...e, click_id: e.clickId, value: st.value }) };
 }
 
 /**
@@ -223,33 +266,24 @@ export async function recordEvent(pool: pg.Pool, tokens: ClickTokens, workspaceI
   const linkId = input.clickId === null ? null : tokens.verifyClickId(input.clickId);
   if (input.clickId !== null && linkId === null && !keep) return { status: 'unknown_click_id' };
   return withTx(pool, async (db) => {
-    let attribution = linkId === null ? null : await attributionOf(db, workspaceId, linkId, input.clickId!);
+    const attribution = linkId === null ? null : await attributionOf(db, workspaceId, linkId, input.clickId!);
     if (input.clickId !== null && !attribution && !keep) return { status: 'unknown_click_id' };
     const e = attribution || input.clickId === null ? input : { ...input, clickId: null };
     const s = await settingsOf(db, workspaceId);
     if (e.eventId !== null) {
       await lock(db, workspaceId, 'event', e.eventId);
       const { rows } = await db.query<ExistingEvent>(
-        'select id, source, click_id, link_id::text, conversion_emitted, anonymous_id from recorded_events where workspace_id = $1 and event_id = $2',
+        'select id, source, name, value, currency, click_id, conversion_emitted, recorded_at from recorded_events where workspace_id = $1 and event_id = $2',
         [workspaceId, e.eventId],
       );
-      if (rows[0] && rows[0].source === 'browser' && e.source === 'api') return upgrade(db, workspaceId, tokens, rows[0], e, attribution, s);
-      if (rows[0]) return { status: 'accepted', id: rows[0].id, duplicate: true, outcome: 'duplicate' };
+      if (rows[0] && rows[0].source === 'browser' && e.source === 'api') return takeOver(db, workspaceId, rows[0], e, attribution, s);
+      if (rows[0]) return { status: 'accepted', id: rows[0].id, duplicate: true, outcome: 'duplicate', stored: storedOf(rows[0]) };
     }
-    const value = trustedValue(e, s);
-    let unattributed = attribution ? await clickRefusal(db, workspaceId, attribution, s, value !== null, null) : null;
-    if (unattributed) attribution = null;
-    const { visitor, identified } = await touchVisitor(db, workspaceId, e, attribution);
-    if (!attribution && !unattributed && visitor?.first_link_id) {
-      attribution = await attributionOf(db, workspaceId, visitor.first_link_id, visitor.first_click_id!);
-      unattributed = attribution ? await clickRefusal(db, workspaceId, attribution, s, false, null) : null;
-      if (unattributed) attribution = null;
-    }
-    const conversion = value !== null && attribution !== null;
-    const row = await insertEvent(db, workspaceId, e, attribution, visitor?.id ?? null, { value, unattributed, conversion });
-    if (identified && visitor) await emitIdentified(db, workspaceId, visitor, e.source, attribution);
-    if (conversion) await emitConversion(db, workspaceId, { ...e, value }, attribution!, row.recorded_at);
-    return { status: 'accepted', id: row.id, duplicate: false, outcome: 'recorded' };
+    const st = await attribute(db, workspaceId, e, attribution, s, null);
+    const row = await insertEvent(db, workspaceId, e, st);
+    if (st.identified && st.visitor) await emitIdentified(db, workspaceId, st.visitor, e.source, st.a);
+    if (st.conversion) await emitConversion(db, workspaceId, { ...e, value: st.value }, st.a, row.recorded_at);
+    return { status: 'accepted', id: row.id, duplicate: false, outcome: 'recorded', stored: storedOf({ ...e, click_id: e.clickId, value: st.value }) };
   });
 }
 
@@ -261,7 +295,13 @@ async function emitIdentified(db: Queryable, ws: string, v: VisitorRow, source: 
   });
 }
 
-async function emitConversion(db: Queryable, ws: string, e: EventInput, a: Attribution, at: Date): Promise<void> {
+/**
+ * conversion.recorded with the spec's payload ('' for unresolved attribution). A delivery that
+ * replaces an earlier one for the same event_id carries two extension fields: `supersedes` (the
+ * earlier payload's `source` and `occurred_at`) and `withdrawn` (true: the event is no conversion
+ * now, so the earlier one counts for nothing; its `value` is then the stored value, or 0).
+ */
+async function emitConversion(db: Queryable, ws: string, e: EventInput, a: Attribution | null, at: Date, replaces?: { supersedes: { source: string; occurred_at: string }; withdrawn: boolean }): Promise<void> {
   await emitEvent(
     db,
     ws,
@@ -269,12 +309,13 @@ async function emitConversion(db: Queryable, ws: string, e: EventInput, a: Attri
     {
       event_id: e.eventId,
       name: e.name,
-      value: e.value,
+      value: e.value ?? 0,
       currency: e.currency,
       source: e.source,
       visitor: { anonymous_id: e.anonymousId, user_id: e.userId },
-      attribution: { teammate_uuid: a.teammateId, signature_template_uuid: a.signatureId, anchor_uuid: a.anchorId, email_uuid: a.emailId, marketing_campaign_uuid: a.campaignId ?? '' },
+      attribution: { teammate_uuid: a?.teammateId ?? '', signature_template_uuid: a?.signatureId ?? '', anchor_uuid: a?.anchorId ?? '', email_uuid: a?.emailId ?? '', marketing_campaign_uuid: a?.campaignId ?? '' },
       properties: e.properties,
+      ...replaces,
     },
     at,
   );

@@ -14,7 +14,8 @@
  * value), and the conversion value per currency. Views (fetches of tracked images, views.ts) count
  * on every dimension but `anchor`: views, proxied views, bot views, unique views (distinct viewer
  * hashes among all fetches) and unique direct views (among fetches neither proxied nor a bot's).
- * Repeats (the same client again within 30 minutes) count nowhere, and bursts count as bots' (below).
+ * Repeats (the same client again within 30 minutes) count nowhere, and bursts and rotations count as
+ * bots' (below).
  */
 import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
@@ -36,17 +37,29 @@ function spread(source: string, time: string): string {
  *   nowhere but the raw table. Proxied views are never repeats (a proxy fetches for many readers).
  * - a **burst** is more than CLICK_BURST clicks (VIEW_BURST fetches) by one client of one link
  *   (image) in one clock hour: every one of them is a bot's (`automated`).
+ * - a **rotation**: of the clients (user agents) of one client address that follow one link in one
+ *   UTC day, the first ADDRESS_CLIENTS count as people; the clicks of every later one are a bot's.
+ *   Changing the user agent is free, so it must not make another person; an office behind one
+ *   address keeps its first few colleagues on each link, each day.
  * The rows are read from REPEAT_WINDOW before the first day rebuilt, so that a repeat just after
  * midnight is known.
  */
 export const REPEAT_WINDOW = '30 minutes';
 export const CLICK_BURST = 10;
 export const VIEW_BURST = 60;
+export const ADDRESS_CLIENTS = 5;
 
-const CLICKS = `(select workspace_id, clicked_at, is_bot or burst as is_bot, repeat, clicker, signature_id, campaign_id, teammate_id, country_code, anchor_id
+/** Each raw click with its address (rows older than `clicker_address` use `clicker`) and the first time its client, bot or not, followed its link that day. */
+const CLICKS_OF_DAYS = `(select c.*, a.address, date_trunc('day', clicked_at, 'UTC') as day,
+                                min(clicked_at) over (partition by workspace_id, a.address, link_id, date_trunc('day', clicked_at, 'UTC'), clicker, is_bot) as client_first
+                           from clicks c cross join lateral (select coalesce(c.clicker_address, c.clicker) as address) a
+                          where clicked_at >= $1::timestamptz - interval '${REPEAT_WINDOW}' and ($2::uuid is null or workspace_id = $2))`;
+
+const CLICKS = `(select workspace_id, clicked_at, is_bot or burst or rotated as is_bot, repeat, clicker, signature_id, campaign_id, teammate_id, country_code, anchor_id
                    from (select c.*, coalesce(clicked_at - lag(clicked_at) over same < interval '${REPEAT_WINDOW}', false) as repeat,
-                                count(*) over (partition by workspace_id, clicker, link_id, date_trunc('hour', clicked_at, 'UTC')) > ${CLICK_BURST} as burst
-                           from clicks c where clicked_at >= $1::timestamptz - interval '${REPEAT_WINDOW}' and ($2::uuid is null or workspace_id = $2)
+                                count(*) over (partition by workspace_id, clicker, link_id, date_trunc('hour', clicked_at, 'UTC')) > ${CLICK_BURST} as burst,
+                                not is_bot and dense_rank() over (partition by workspace_id, address, link_id, day, is_bot order by client_first, clicker) > ${ADDRESS_CLIENTS} as rotated
+                           from ${CLICKS_OF_DAYS} c
                          window same as (partition by workspace_id, clicker, link_id order by clicked_at, id)) r
                   where clicked_at >= $1 and not repeat)`;
 const EVENTS = `(select workspace_id, recorded_at, value, currency, link_id, signature_id, campaign_id, teammate_id, country_code, anchor_id from recorded_events

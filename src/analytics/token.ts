@@ -8,10 +8,12 @@
  * HMAC-SHA256(key, those 8 bytes): 24 characters. The key is derived from ENCRYPTION_KEY for this
  * purpose alone. Same id, same token: rendering stays deterministic.
  *
- * Click ids are built the same way and name their link too: base64url of the link id, 8 random
- * bytes and a 10-byte MAC of both (35 characters of A-Z a-z 0-9 _ -). A recorded event that
- * carries a click id is attributed from it at once, even before the click itself is written, and a
- * made-up click id is told apart from a genuine one.
+ * Click ids are built the same way and name their link too: base64url of the link id, the second
+ * it was issued (4 bytes, Unix time), 4 random bytes and a 10-byte MAC of all three (35 characters
+ * of A-Z a-z 0-9 _ -). A recorded event that carries a click id is attributed from it at once, even
+ * before the click itself is written (`clickIdIssuedAt` tells a click just made from one whose row is
+ * gone), and a made-up click id is told apart from a genuine one. Click ids issued before the time
+ * was in them carry 8 random bytes there: their "time" is noise, almost never within minutes of now.
  *
  * View tokens (`/v/{token}`, the tracked image of an installed signature: viewImages.ts) have the
  * same format over a `view_images` id, with a key of their own: a click token is never a valid view
@@ -80,11 +82,12 @@ export class ClickTokens {
     return this.#seal(id);
   }
 
-  /** A new click id for a click on this link. */
-  clickId(linkId: bigint | string | number): string {
+  /** A new click id for a click on this link, issued now (or at `at`, epoch ms). */
+  clickId(linkId: bigint | string | number, at = Date.now()): string {
     const body = Buffer.allocUnsafe(16);
     writeId(body, linkId);
-    randomInto(body, 8, 8);
+    body.writeUInt32BE(Math.floor(at / 1000) >>> 0, 8);
+    randomInto(body, 12, 4);
     return this.#seal(body);
   }
 
@@ -115,6 +118,11 @@ export class ClickTokens {
     const n = body.readBigUInt64BE();
     return n > 0n ? n.toString() : null;
   }
+}
+
+/** When a click id (one `verifyClickId` found genuine) says it was issued, to the second. */
+export function clickIdIssuedAt(clickId: string): Date {
+  return new Date(Buffer.from(clickId, 'base64url').readUInt32BE(8) * 1000);
 }
 
 const perSecrets = new WeakMap<Secrets, ClickTokens>();

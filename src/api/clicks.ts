@@ -4,7 +4,7 @@
  *
  * A genuine token answers 302 at once to the anchor's destination with `click_id` added to its
  * query string; the click (time, anchor, signature, campaign, teammate, address, country, bot flag,
- * a keyed hash of address and user agent) goes to the click recorder, which writes clicks in
+ * a keyed hash of address and user agent, and one of the address alone) goes to the click recorder, which writes clicks in
  * batches (src/analytics/clicks.ts). A forged, altered or truncated token, or one whose link no
  * longer exists, gets a 404 page, never a redirect. While the workspace's event tracking is off,
  * links already sent still lead to their destination, without `click_id` and without a record.
@@ -14,7 +14,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { botReason, clientHash } from '../analytics/bots.ts';
+import { addressHash, botReason, clientHash } from '../analytics/bots.ts';
 import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { linkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
@@ -52,6 +52,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
       emailId: link.emailId,
       countryCode: countryOf(req.ip),
       clicker: clientHash(app.secrets, req.ip, ua),
+      address: addressHash(app.secrets, req.ip),
       isBot: reason !== null,
       botReason: reason,
     });

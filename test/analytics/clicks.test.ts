@@ -72,6 +72,12 @@ describe('click redirects', () => {
     for (const id of ids) expect(await clickRow(id)).toMatchObject({ is_bot: true, bot_reason: 'link_scanner' });
   });
 
+  it('a scanner that sends another user agent for each link is still one client address: every click of the burst is flagged', async () => {
+    const ids = [];
+    for (const [i, l] of links.entries()) ids.push(clickIdOf(await follow(l, `${CHROME} Rotated/${i}`)));
+    for (const id of ids) expect(await clickRow(id)).toMatchObject({ is_bot: true, bot_reason: 'link_scanner' });
+  });
+
   it('a forged, altered, truncated or unknown token gets a 404 page, never a redirect', async () => {
     const token = links[0]!.split('/c/')[1]!;
     const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);

@@ -1,12 +1,12 @@
 /**
  * Click tokens are in emails already sent: their format must not change. A token is base64url of
  * the 8-byte big-endian id and the first 10 bytes of HMAC-SHA256 over those 8 bytes; a click id of
- * the id, 8 random bytes and the MAC of both. A genuine token is recognised again (kept), a forged
+ * the id, the second it was issued, 4 random bytes and the MAC of all three. A genuine token is recognised again (kept), a forged
  * one never; the bot verdict of a user agent is the same the first time and every time after.
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ClickTokens } from '../../src/analytics/token.ts';
+import { ClickTokens, clickIdIssuedAt } from '../../src/analytics/token.ts';
 import { botReason } from '../../src/analytics/bots.ts';
 
 const key = crypto.randomBytes(32);
@@ -30,11 +30,13 @@ describe('click tokens', () => {
     }
   });
 
-  it('builds click ids that name their link and carry a MAC of link and random part', () => {
+  it('builds click ids that name their link, the second they were issued, and carry a MAC of link, time and random part', () => {
     const id = tokens.clickId('123456789');
     const raw = Buffer.from(id, 'base64url');
     expect(raw).toHaveLength(26);
     expect(raw.readBigUInt64BE(0)).toBe(123456789n);
+    expect(Math.abs(clickIdIssuedAt(id).getTime() - Date.now())).toBeLessThan(2000);
+    expect(clickIdIssuedAt(tokens.clickId('1', Date.UTC(2026, 0, 2, 3, 4, 5, 600))).toISOString()).toBe('2026-01-02T03:04:05.000Z');
     expect(raw.subarray(16).equals(mac(raw.subarray(0, 16)))).toBe(true);
     expect(tokens.verifyClickId(id)).toBe('123456789');
     expect(tokens.clickId('123456789')).not.toBe(id);

@@ -1,7 +1,7 @@
 /**
  * Recorded events and visitors (spec 2.10, 2.11, 4.1).
  *
- *   POST /v1/analytics/events              {event: {...}} -> {data: {name, value, currency, click_id, source: 'api', status: 'accepted', outcome}}
+ *   POST /v1/analytics/events              {event: {...}} -> {data: {name, value, currency, click_id, source: 'api', status: 'accepted', outcome}}: the stored event
  *   GET  /v1/analytics/events              paged, newest first
  *   GET  /v1/analytics/visitors            paged, newest first
  *   GET  /v1/analytics/visitors/{id}       one visitor with its latest events
@@ -68,7 +68,7 @@ const Accepted = z
     status: z.string(),
     outcome: z
       .enum(['recorded', 'duplicate', 'upgraded'])
-      .describe('Extension: what recording did. recorded: a new event; duplicate: its event_id was stored already, nothing changed; upgraded: a browser event had used the event_id and now carries this one\'s value and attribution.'),
+      .describe('Extension: what recording did. recorded: a new event; duplicate: its event_id was stored already, nothing changed (the answer shows the stored event); upgraded: a browser event had used the event_id, and the row is now this event, attributed as if the browser event had never come.'),
   })
   .meta({ id: 'RecordedEventAccepted' });
 
@@ -146,7 +146,8 @@ export function analyticsEventRoutes(v1: FastifyInstance, app: AppContext): void
         remediation: { action: 'check_click_id', dashboard_url: dashboard, message: 'Send the click_id exactly as the destination received it in its query string, or leave it out to record an unattributed event.' },
       });
     }
-    return { data: { name: input.name, value: input.value, currency: input.currency, click_id: input.clickId ?? '', source: 'api', status: 'accepted', outcome: result.outcome } };
+    const stored = result.stored;
+    return { data: { name: stored.name, value: stored.value, currency: stored.currency, click_id: stored.clickId ?? '', source: stored.source, status: 'accepted', outcome: result.outcome } };
   });
 
   r.get('/analytics/events', { schema: { tags, summary: 'List recorded events', querystring: PageQuery, response: { 200: pageOf(RecordedEvent), ...errors(401, 422) } } }, async (req) => {
