@@ -26,6 +26,7 @@ import { ApiError, detail } from '../errors.ts';
 import { mayUse, resolveCaller, type Caller } from '../addin/callers.ts';
 import { clientVersionOf, platformOf, recordFetch } from '../addin/clients.ts';
 import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
+import { PAGE_CSP } from '../addin/pages.ts';
 import { addinBodyJson, addinSignature } from '../addin/signatures.ts';
 import { cleanLiteral } from '../text.ts';
 import { singleLine } from '../render/escape.ts';
@@ -50,8 +51,6 @@ const query = z.object({
 /** Characters of a reported problem that reach the log. */
 const MAX_PROBLEM = 300;
 
-/** The strict policy of the add-in's pages: scripts from this origin and Office.js's CDN only. */
-const PAGE_CSP = "default-src 'none'; script-src 'self' https://appsforoffice.microsoft.com; connect-src 'self'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'";
 
 /** The key of key-only mode, from a file URL's query; anything not shaped like a key is ignored. */
 function keyParam(q: unknown): string | undefined {
