@@ -6,6 +6,7 @@
  *   GET /addin/commands.html         the runtime page (Office.js, then launchevent.js)
  *   GET /addin/launchevent.js        the event handlers, with this deployment's settings first
  *   GET /addin/icon-{16,32,64,80,128}.png, /addin/support.html
+ *   GET /.well-known/microsoft-officeaddins-allowed.json   the handler classic Outlook for Windows may run with CORS and SSO
  *
  * Its signature fetch, for a signed-in user (Entra token) or an add-in key:
  *   GET /v1/addin/signature?email=ADDR[&platform=web|windows|mac|ios|android&client_version=V][&problem=P&problem_at=T]
@@ -26,7 +27,7 @@ import { ApiError, detail } from '../errors.ts';
 import { mayUse, resolveCaller, type Caller } from '../addin/callers.ts';
 import { clientVersionOf, platformOf, recordFetch } from '../addin/clients.ts';
 import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
-import { PAGE_CSP } from '../addin/pages.ts';
+import { ALLOWED_HANDLERS_PATH, allowedHandlers, PAGE_CSP } from '../addin/pages.ts';
 import { addinBodyJson, addinSignature } from '../addin/signatures.ts';
 import { cleanLiteral } from '../text.ts';
 import { singleLine } from '../render/escape.ts';
@@ -70,6 +71,8 @@ async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<voi
     const { xml } = buildManifest(app.config, { key: keyParam(req.query) });
     return reply.header('content-type', 'application/xml; charset=utf-8').header('cache-control', 'no-cache').send(xml);
   });
+  const allowed = allowedHandlers(app.config);
+  server.get(ALLOWED_HANDLERS_PATH, async (_req, reply) => reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-cache').send(allowed));
   server.get('/addin/commands.html', async (req, reply) => page(reply, runtimePage({ key: keyParam(req.query) })));
   const support = fs.readFileSync(path.join(ADDIN_DIR, 'support.html'), 'utf8');
   server.get('/addin/support.html', async (_req, reply) => page(reply, support));

@@ -70,6 +70,17 @@ describe('the add-in manifest', () => {
     expect(js.split('\n')[0]).toContain('"key":null');
   });
 
+  it("serves the well-known file that lets classic Outlook for Windows run the manifest's handler (CORS, single sign-on)", async () => {
+    const r = await fetch(`${api.base}/.well-known/microsoft-officeaddins-allowed.json`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = (await r.json()) as { allowed: string[] };
+    expect(body).toEqual({ allowed: [`${BASE}/addin/launchevent.js`] });
+    // The very URL the manifest gives the JavaScript-only runtime.
+    const xml = await (await fetch(`${api.base}/addin/manifest.xml`)).text();
+    expect(xml).toContain(`<bt:Url id="JSRuntime.Url" DefaultValue="${body.allowed[0]}"/>`);
+  });
+
   it('the runtime page is served under a strict Content-Security-Policy', async () => {
     const r = await fetch(`${api.base}/addin/commands.html`);
     // What office.js loads and nothing else (test/addin/officeJs.test.ts runs it under this header).
