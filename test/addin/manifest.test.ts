@@ -8,7 +8,7 @@ import path from 'node:path';
 import { OfficeAddinManifest } from 'office-addin-manifest';
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
-import { LAUNCH_EVENTS } from '../../src/addin/manifest.ts';
+import { buildManifest, LAUNCH_EVENTS } from '../../src/addin/manifest.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useApi } from '../api/helpers.ts';
 
@@ -35,7 +35,7 @@ describe('the add-in manifest', () => {
       const xml = await res.text();
       const info = await readBack(xml);
       expect(info.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-      expect(info.version).toBe('0.1.0.0');
+      expect(info.version).toMatch(/^0\.1\.0\.\d{1,5}$/);
       expect(info.hosts).toEqual(['Mailbox']);
       expect(info.permissions).toBe('ReadWriteItem');
       expect(info.officeAppType).toBe('MailApp');
@@ -64,6 +64,35 @@ describe('the add-in manifest', () => {
       expect(js).toContain(`"base":"${BASE}"`);
     });
   }
+
+  it('activates on desktop, in shared folders and shared mailboxes, and on iOS and Android', async () => {
+    const xml = await (await fetch(`${api.base}/addin/manifest.xml`)).text();
+    await readBack(xml);
+    // Mobile supports Mailbox up to 1.5 and applies VersionOverrides only when it meets their requirement.
+    expect(xml).toMatch(/xsi:type="VersionOverridesV1_1">\s*<Requirements>\s*<bt:Sets DefaultMinVersion="1\.5">\s*<bt:Set Name="Mailbox"\/>/);
+    const desktop = xml.slice(xml.indexOf('<DesktopFormFactor>'), xml.indexOf('</DesktopFormFactor>'));
+    const mobile = xml.slice(xml.indexOf('<MobileFormFactor>'), xml.indexOf('</MobileFormFactor>'));
+    // SupportsSharedFolders: the first child of DesktopFormFactor, never of MobileFormFactor.
+    expect(desktop).toMatch(/^<DesktopFormFactor>\s*<SupportsSharedFolders>true<\/SupportsSharedFolders>\s*<FunctionFile/);
+    expect(mobile).not.toContain('SupportsSharedFolders');
+    for (const part of [desktop, mobile]) {
+      for (const e of LAUNCH_EVENTS) expect(part).toContain(`<LaunchEvent Type="${e.type}" FunctionName="${e.functionName}"/>`);
+    }
+  });
+
+  it('versions the manifest with its content: the same content keeps its version, another content gets another', async () => {
+    const version = (xml: string) => /<Version>([^<]+)<\/Version>/.exec(xml)![1]!;
+    const sso = await (await fetch(`${api.base}/addin/manifest.xml`)).text();
+    expect(version(await (await fetch(`${api.base}/addin/manifest.xml`)).text())).toBe(version(sso));
+    const key = (await createApiKey(api.t.ctx.pool, api.ws, 'addin', 'addin')).key;
+    const keyOnly = await (await fetch(`${api.base}/addin/manifest.xml?key=${key}`)).text();
+    expect(version(keyOnly)).not.toBe(version(sso));
+    const settings = { PUBLIC_BASE_URL: BASE, ADDIN_ID: undefined, ADDIN_ENTRA_CLIENT_ID: CLIENT_ID, ADDIN_ENTRA_AUDIENCE: undefined };
+    expect(buildManifest(settings).xml).toBe(sso);
+    const other = buildManifest({ ...settings, ADDIN_ENTRA_CLIENT_ID: '0b7e4a2c-1d3f-4e5a-8b6c-7d8e9f0a1b2c' }).xml;
+    expect(version(other)).not.toBe(version(sso));
+    expect(version(other)).toMatch(/^0\.1\.0\.\d{1,5}$/);
+  });
 
   it('ignores a key that is not shaped like one, so nothing can be written into the script', async () => {
     const js = await (await fetch(`${api.base}/addin/launchevent.js?key=${encodeURIComponent('x";alert(1);//')}`)).text();
