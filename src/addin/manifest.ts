@@ -67,6 +67,20 @@ const attr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').rep
 /** An add-in key for key-only mode: the format `sigsync apikey create --addin` prints. */
 export const ADDIN_KEY_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
 
+/**
+ * Why a manifest built from these settings could never fetch a signature (no Entra app for single
+ * sign-on and no add-in key), in plain words; undefined when it can. `sigsync addin manifest` and
+ * GET /addin/manifest.xml refuse such a manifest rather than hand it out.
+ */
+export function cannotSignIn(config: Pick<Config, 'ADDIN_ENTRA_CLIENT_ID'>, key: string | undefined): string | undefined {
+  if (config.ADDIN_ENTRA_CLIENT_ID || key) return undefined;
+  return (
+    'the add-in would have no way to sign in, so it could never fetch a signature: set ADDIN_ENTRA_CLIENT_ID to the Entra app registered for it ' +
+    '(docs/outlook-addin.md "Register the Entra app"), or use an add-in key (sigsync apikey create --workspace W --addin) with ' +
+    '`sigsync addin manifest --key KEY` or /addin/manifest.xml?key=KEY'
+  );
+}
+
 export interface BuiltManifest {
   xml: string;
   /** Things an admin should fix before deploying (an http base URL). */

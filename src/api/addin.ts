@@ -2,7 +2,8 @@
  * The Outlook add-in (docs/outlook-addin.md).
  *
  * Its files, public (Outlook loads them before anyone signs in):
- *   GET /addin/manifest.xml          the add-in-only XML manifest an admin deploys (?key= for key-only mode)
+ *   GET /addin/manifest.xml          the add-in-only XML manifest an admin deploys (?key= for key-only mode);
+ *                                    404 addin_not_configured when it could not sign in (no Entra app, no key)
  *   GET /addin/commands.html         the runtime page (Office.js, then launchevent.js)
  *   GET /addin/launchevent.js        the event handlers, with this deployment's settings first
  *   GET /addin/icon-{16,32,64,80,128}.png, /addin/support.html
@@ -26,7 +27,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError, detail } from '../errors.ts';
 import { mayUse, resolveCaller, type Caller } from '../addin/callers.ts';
 import { clientVersionOf, platformOf, recordFetch } from '../addin/clients.ts';
-import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
+import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, cannotSignIn, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
 import { ALLOWED_HANDLERS_PATH, allowedHandlers, PAGE_CSP } from '../addin/pages.ts';
 import { addinBodyJson, addinSignature } from '../addin/signatures.ts';
 import { cleanLiteral } from '../text.ts';
@@ -68,7 +69,10 @@ async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<voi
   const page = (reply: FastifyReply, body: string) =>
     reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', PAGE_CSP).header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').send(body);
   server.get('/addin/manifest.xml', async (req, reply) => {
-    const { xml } = buildManifest(app.config, { key: keyParam(req.query) });
+    const key = keyParam(req.query);
+    const refused = cannotSignIn(app.config, key);
+    if (refused) throw new ApiError(404, 'not_found_error', 'addin_not_configured', `No manifest is served: ${refused}.`);
+    const { xml } = buildManifest(app.config, { key });
     return reply.header('content-type', 'application/xml; charset=utf-8').header('cache-control', 'no-cache').send(xml);
   });
   const allowed = allowedHandlers(app.config);

@@ -9,7 +9,9 @@ import { OfficeAddinManifest } from 'office-addin-manifest';
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { buildManifest, LAUNCH_EVENTS } from '../../src/addin/manifest.ts';
+import { resolvePublicBaseUrl } from '../../src/db/deployment.ts';
 import { runCli } from '../helpers/cli.ts';
+import { TEST_KEY } from '../helpers/db.ts';
 import { useApi } from '../api/helpers.ts';
 
 const BASE = 'https://signatures.acme.test';
@@ -118,12 +120,50 @@ describe('the add-in manifest', () => {
     expect(await r.text()).toContain('<script src="launchevent.js"></script>');
   });
 
-  it('sigsync addin manifest prints the same manifest, and warns about an http base URL', async () => {
-    const printed = await runCli(['addin', 'manifest'], { PUBLIC_BASE_URL: BASE, ADDIN_ENTRA_CLIENT_ID: CLIENT_ID });
+  it('sigsync addin manifest refuses without an Entra app or a key, and warns about an http base URL', async () => {
+    const none = await runCli(['addin', 'manifest'], { PUBLIC_BASE_URL: BASE });
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/no manifest printed: the add-in would have no way to sign in.*ADDIN_ENTRA_CLIENT_ID.*--key/s);
+    const db = { DATABASE_URL: api.t.url, ENCRYPTION_KEY: TEST_KEY };
+    const http = await runCli(['addin', 'manifest'], { ...db, PUBLIC_BASE_URL: 'http://localhost:3000', ADDIN_ENTRA_CLIENT_ID: CLIENT_ID });
+    expect(http.code).toBe(0);
+    expect(http.stderr).toMatch(/Outlook loads add-ins only over https/);
+  });
+
+  it("sigsync addin manifest, PUBLIC_BASE_URL unset, prints the server's manifest from the deployment's recorded base URL", async () => {
+    // The API server records its PUBLIC_BASE_URL as it starts (src/db/deployment.ts).
+    await resolvePublicBaseUrl(api.t.ctx.pool, { role: 'server', configured: BASE, explicit: true, logger: api.t.ctx.logger });
+    const db = { DATABASE_URL: api.t.url, ENCRYPTION_KEY: TEST_KEY };
+    const printed = await runCli(['addin', 'manifest'], { ...db, ADDIN_ENTRA_CLIENT_ID: CLIENT_ID });
+    expect(printed.stderr).toBe('');
     expect(printed.code).toBe(0);
     const servedXml = await (await fetch(`${api.base}/addin/manifest.xml`)).text();
     expect(printed.stdout.trim()).toBe(servedXml.trim());
-    const http = await runCli(['addin', 'manifest'], { PUBLIC_BASE_URL: 'http://localhost:3000' });
-    expect(http.stderr).toMatch(/Outlook loads add-ins only over https/);
+    // Key-only: the key must be one this deployment knows.
+    const key = (await createApiKey(api.t.ctx.pool, api.ws, 'addin', 'addin')).key;
+    const keyOnly = await runCli(['addin', 'manifest', '--key', key], db);
+    expect(keyOnly.code).toBe(0);
+    expect(keyOnly.stdout).toContain(`<bt:Url id="JSRuntime.Url" DefaultValue="${BASE}/addin/launchevent.js?key=${key}"/>`);
+    const unknown = await runCli(['addin', 'manifest', '--key', 'sgs_addin_not_a_real_key_0000'], db);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no such add-in key/);
+    expect(unknown.stdout).toBe('');
+  });
+});
+
+describe('the add-in manifest of a deployment with no Entra app', () => {
+  const api = useApi({ PUBLIC_BASE_URL: BASE });
+
+  it('is not served without a key (404 addin_not_configured, in plain words), and is with one', async () => {
+    const r = await fetch(`${api.base}/addin/manifest.xml`);
+    expect(r.status).toBe(404);
+    const body = (await r.json()) as { error: { type: string; code: string; message: string } };
+    expect(body.error).toMatchObject({ type: 'not_found_error', code: 'addin_not_configured' });
+    expect(body.error.message).toMatch(/no way to sign in.*ADDIN_ENTRA_CLIENT_ID.*\?key=/s);
+    const key = (await createApiKey(api.t.ctx.pool, api.ws, 'addin', 'addin')).key;
+    const withKey = await fetch(`${api.base}/addin/manifest.xml?key=${key}`);
+    expect(withKey.status).toBe(200);
+    expect(await withKey.text()).not.toContain('<WebApplicationInfo>');
   });
 });
