@@ -5,7 +5,8 @@
  * workspace from each request's token.
  *
  * Event-based activation: OnNewMessageCompose, OnMessageRecipientsChanged and OnMessageFromChanged,
- * on desktop and mobile. Meetings get no signature (OnNewAppointmentOrganizer is not registered):
+ * on desktop (shared folders and shared mailboxes included) and mobile, under the Mailbox set mobile
+ * accepts (OVERRIDES_MIN_MAILBOX). The version follows the content (manifestVersion). Meetings get no signature (OnNewAppointmentOrganizer is not registered):
  * invitations are not where a marketing signature belongs. Classic Outlook for Windows runs the
  * handlers in its JavaScript-only runtime: the `Override type="javascript"` points it at
  * launchevent.js; the other clients load commands.html.
@@ -44,18 +45,41 @@ export function entraAudience(config: Pick<Config, 'PUBLIC_BASE_URL' | 'ADDIN_EN
   return config.ADDIN_ENTRA_AUDIENCE ?? `api://${new URL(config.PUBLIC_BASE_URL).host}/${config.ADDIN_ENTRA_CLIENT_ID}`;
 }
 
-/** The manifest version: the service's version in four parts (Outlook refreshes on a change). */
-export function manifestVersion(): string {
+/** Stands for the version while the manifest's content is hashed. */
+const VERSION_SLOT = '{{manifest-version}}';
+
+/**
+ * The manifest version, from its content: the service's release (major.minor.patch of package.json)
+ * and, fourth, a number from 0 to 65535 taken from the hash of everything else in the manifest. Any
+ * change of content (a setting, a URL, an event) changes the version, the same content keeps it, and
+ * a new release raises it. Outlook and the admin center see a new version as an update (docs/outlook-addin.md).
+ */
+export function manifestVersion(content: string): string {
   const pkg = JSON.parse(fs.readFileSync(path.resolve(ADDIN_DIR, '../../package.json'), 'utf8')) as { version: string };
-  const parts = pkg.version.split(/[.-]/).filter((p) => /^\d+$/.test(p)).slice(0, 4);
-  while (parts.length < 4) parts.push('0');
-  return parts.join('.');
+  const parts = pkg.version.split(/[.-]/).filter((p) => /^\d+$/.test(p)).slice(0, 3);
+  while (parts.length < 3) parts.push('0');
+  const digest = crypto.createHash('sha256').update(content.replace(VERSION_SLOT, '')).digest();
+  return [...parts, String(digest.readUInt16BE(0))].join('.');
 }
 
 const attr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** An add-in key for key-only mode: the format `sigsync apikey create --addin` prints. */
 export const ADDIN_KEY_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
+
+/**
+ * Why a manifest built from these settings could never fetch a signature (no Entra app for single
+ * sign-on and no add-in key), in plain words; undefined when it can. `sigsync addin manifest` and
+ * GET /addin/manifest.xml refuse such a manifest rather than hand it out.
+ */
+export function cannotSignIn(config: Pick<Config, 'ADDIN_ENTRA_CLIENT_ID'>, key: string | undefined): string | undefined {
+  if (config.ADDIN_ENTRA_CLIENT_ID || key) return undefined;
+  return (
+    'the add-in would have no way to sign in, so it could never fetch a signature: set ADDIN_ENTRA_CLIENT_ID to the Entra app registered for it ' +
+    '(docs/outlook-addin.md "Register the Entra app"), or use an add-in key (sigsync apikey create --workspace W --addin) with ' +
+    '`sigsync addin manifest --key KEY` or /addin/manifest.xml?key=KEY'
+  );
+}
 
 export interface BuiltManifest {
   xml: string;
@@ -87,7 +111,7 @@ export function buildManifest(config: ManifestSettings, opts: { key?: string } =
   const xml = `<?xml version="1.0" encoding="UTF-8"?>
 <OfficeApp xmlns="http://schemas.microsoft.com/office/appforoffice/1.1" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:bt="http://schemas.microsoft.com/office/officeappbasictypes/1.0" xmlns:mailappor="http://schemas.microsoft.com/office/mailappversionoverrides/1.0" xsi:type="MailApp">
   <Id>${addinId(config)}</Id>
-  <Version>${manifestVersion()}</Version>
+  <Version>${VERSION_SLOT}</Version>
   <ProviderName>sigsync</ProviderName>
   <DefaultLocale>en-US</DefaultLocale>
   <DisplayName DefaultValue="Email signatures"/>
@@ -122,12 +146,18 @@ export function buildManifest(config: ManifestSettings, opts: { key?: string } =
 ${versionOverrides(url, q, webApp)}
 </OfficeApp>
 `;
-  return { xml, warnings };
+  return { xml: xml.replace(VERSION_SLOT, manifestVersion(xml)), warnings };
 }
 
-/** One form factor's event-based activation (desktop and mobile take the same events). */
-function formFactor(name: string, events: string): string {
-  return `          <${name}>
+/**
+ * One form factor's event-based activation (desktop and mobile take the same events). Desktop also
+ * runs in shared folders and shared mailboxes (SupportsSharedFolders, its first child, desktop only):
+ * Microsoft requires it for compose in a shared mailbox on Mac, in "open another mailbox" on the web
+ * and for mailboxes added as accounts in the new Outlook.
+ */
+function formFactor(name: 'DesktopFormFactor' | 'MobileFormFactor', events: string): string {
+  const shared = name === 'DesktopFormFactor' ? '\n            <SupportsSharedFolders>true</SupportsSharedFolders>' : '';
+  return `          <${name}>${shared}
             <FunctionFile resid="WebViewRuntime.Url"/>
             <ExtensionPoint xsi:type="LaunchEvent">
               <LaunchEvents>
@@ -138,13 +168,23 @@ ${events}
           </${name}>`;
 }
 
+/**
+ * The Mailbox requirement set the VersionOverrides ask for. Outlook on iOS and Android support Mailbox
+ * up to 1.5 (with the event-based APIs enabled as an exception) and apply VersionOverrides only when
+ * they meet its requirement, so anything above 1.5 leaves mobile without events: Microsoft's mobile
+ * event-based page asks for 1.5. Each event still needs its own set on desktop (1.10 new message,
+ * 1.11 recipients, 1.13 From); a client without it does not raise that event (docs/outlook-addin.md).
+ * https://learn.microsoft.com/office/dev/add-ins/outlook/mobile-event-based
+ */
+export const OVERRIDES_MIN_MAILBOX = '1.5';
+
 /** The VersionOverrides part: event-based activation on desktop and mobile, the runtimes, the resources. */
 function versionOverrides(url: (p: string) => string, q: string, webApp: string): string {
   const events = LAUNCH_EVENTS.map((e) => `                <LaunchEvent Type="${e.type}" FunctionName="${e.functionName}"/>`).join('\n');
   return `  <VersionOverrides xmlns="http://schemas.microsoft.com/office/mailappversionoverrides" xsi:type="VersionOverridesV1_0">
     <VersionOverrides xmlns="http://schemas.microsoft.com/office/mailappversionoverrides/1.1" xsi:type="VersionOverridesV1_1">
       <Requirements>
-        <bt:Sets DefaultMinVersion="1.10">
+        <bt:Sets DefaultMinVersion="${OVERRIDES_MIN_MAILBOX}">
           <bt:Set Name="Mailbox"/>
         </bt:Sets>
       </Requirements>

@@ -2,10 +2,12 @@
  * The Outlook add-in (docs/outlook-addin.md).
  *
  * Its files, public (Outlook loads them before anyone signs in):
- *   GET /addin/manifest.xml          the add-in-only XML manifest an admin deploys (?key= for key-only mode)
+ *   GET /addin/manifest.xml          the add-in-only XML manifest an admin deploys (?key= for key-only mode);
+ *                                    404 addin_not_configured when it could not sign in (no Entra app, no key)
  *   GET /addin/commands.html         the runtime page (Office.js, then launchevent.js)
  *   GET /addin/launchevent.js        the event handlers, with this deployment's settings first
  *   GET /addin/icon-{16,32,64,80,128}.png, /addin/support.html
+ *   GET /.well-known/microsoft-officeaddins-allowed.json   the handler classic Outlook for Windows may run with CORS and SSO
  *
  * Its signature fetch, for a signed-in user (Entra token) or an add-in key:
  *   GET /v1/addin/signature?email=ADDR[&platform=web|windows|mac|ios|android&client_version=V][&problem=P&problem_at=T]
@@ -25,7 +27,8 @@ import type { AppContext } from '../context.ts';
 import { ApiError, detail } from '../errors.ts';
 import { mayUse, resolveCaller, type Caller } from '../addin/callers.ts';
 import { clientVersionOf, platformOf, recordFetch } from '../addin/clients.ts';
-import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
+import { ADDIN_DIR, ADDIN_KEY_PATTERN, buildManifest, cannotSignIn, ICON_SIZES, runtimePage, servedHandler } from '../addin/manifest.ts';
+import { ALLOWED_HANDLERS_PATH, allowedHandlers, PAGE_CSP } from '../addin/pages.ts';
 import { addinBodyJson, addinSignature } from '../addin/signatures.ts';
 import { cleanLiteral } from '../text.ts';
 import { singleLine } from '../render/escape.ts';
@@ -50,8 +53,6 @@ const query = z.object({
 /** Characters of a reported problem that reach the log. */
 const MAX_PROBLEM = 300;
 
-/** The strict policy of the add-in's pages: scripts from this origin and Office.js's CDN only. */
-const PAGE_CSP = "default-src 'none'; script-src 'self' https://appsforoffice.microsoft.com; connect-src 'self'; img-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'";
 
 /** The key of key-only mode, from a file URL's query; anything not shaped like a key is ignored. */
 function keyParam(q: unknown): string | undefined {
@@ -68,9 +69,14 @@ async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<voi
   const page = (reply: FastifyReply, body: string) =>
     reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', PAGE_CSP).header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').send(body);
   server.get('/addin/manifest.xml', async (req, reply) => {
-    const { xml } = buildManifest(app.config, { key: keyParam(req.query) });
+    const key = keyParam(req.query);
+    const refused = cannotSignIn(app.config, key);
+    if (refused) throw new ApiError(404, 'not_found_error', 'addin_not_configured', `No manifest is served: ${refused}.`);
+    const { xml } = buildManifest(app.config, { key });
     return reply.header('content-type', 'application/xml; charset=utf-8').header('cache-control', 'no-cache').send(xml);
   });
+  const allowed = allowedHandlers(app.config);
+  server.get(ALLOWED_HANDLERS_PATH, async (_req, reply) => reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-cache').send(allowed));
   server.get('/addin/commands.html', async (req, reply) => page(reply, runtimePage({ key: keyParam(req.query) })));
   const support = fs.readFileSync(path.join(ADDIN_DIR, 'support.html'), 'utf8');
   server.get('/addin/support.html', async (_req, reply) => page(reply, support));

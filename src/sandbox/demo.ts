@@ -181,7 +181,7 @@ export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, wor
   for (const f of failures.rows) log.warn(`1 install failed: ${f.address} in ${f.name}: ${f.error_message ?? 'unknown reason'}`);
 }
 
-function printWelcome(workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined, clicked: AnalyticsDemoResult | undefined, signInToken: string): void {
+function printWelcome(workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined, clicked: AnalyticsDemoResult | undefined, signInToken: string, addinKey: string | undefined): void {
   const lines = [
     '',
     'Sandbox workspace "Acme" is ready.',
@@ -211,7 +211,8 @@ function printWelcome(workspaceId: string, baseUrl: string, key: string, control
     `  ./bin/sigsync.js sync --workspace ${workspaceId} --follow`,
     '',
     'The Outlook add-in (docs/outlook-addin.md): its manifest, to deploy from the Microsoft 365 admin center',
-    `  ${baseUrl}/addin/manifest.xml   (or ./bin/sigsync.js addin manifest; Outlook needs PUBLIC_BASE_URL on https)`,
+    // The sandbox has no Entra app: its manifest is key-only (a manifest that cannot sign in is not served).
+    `  ${baseUrl}/addin/manifest.xml?key=${addinKey ?? 'ADDIN_KEY'}   (or ./bin/sigsync.js addin manifest --key ...; Outlook needs PUBLIC_BASE_URL on https)`,
     'and the add-in at work in a stand-in Outlook compose window (add recipients, switch From to the shared mailbox, reply):',
     `  ${baseUrl}${OUTLOOK_DEMO_PATH}`,
     '',
@@ -278,7 +279,7 @@ export async function withSandbox(app: App): Promise<App> {
       const clicked = await runAnalyticsStory(ctx, log, api, record.workspace_id, emulators.google.signatures());
       const lastRun = await app.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [record.workspace_id]);
       const signIn = await createSignInLink(ctx.pool, record.workspace_id, 'sandbox');
-      printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id, clicked, signIn.token);
+      printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id, clicked, signIn.token, record.addin_key);
     }
   } catch (err) {
     log.error({ err }, 'the sandbox demo failed; the server keeps running');
