@@ -127,6 +127,8 @@ const schema = z.object({
   RATE_LIMIT_ADDIN: perMinute(600),
   /** Seconds the add-in route keeps a rendered answer before rendering again (0: every fetch renders). */
   ADDIN_CACHE_SECONDS: intIn(0, 3600, 'seconds from 0 to 3600').default(10),
+  /** Milliseconds the add-in in Outlook waits for the signature before it uses its stored copy. */
+  ADDIN_TIMEOUT_MS: intIn(500, 60000, 'milliseconds from 500 to 60000').default(3000),
   /** A webhook endpoint is disabled after this many deliveries in a row end in failure. */
   WEBHOOK_MAX_CONSECUTIVE_FAILURES: intIn(1, 10000).default(20),
 });

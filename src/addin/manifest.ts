@@ -213,8 +213,8 @@ ${ICON_SIZES.map((s) => `          <bt:Image id="Icon.${s}x${s}" DefaultValue="$
 }
 
 /** The handler file as served: the deployment's settings first, then launchevent.js unchanged. */
-export function servedHandler(config: Pick<Config, 'PUBLIC_BASE_URL' | 'ADDIN_ENTRA_CLIENT_ID'>, opts: { key?: string; timeoutMs?: number } = {}): string {
-  const settings = { base: config.PUBLIC_BASE_URL.replace(/\/+$/, ''), sso: Boolean(config.ADDIN_ENTRA_CLIENT_ID), key: opts.key ?? null, timeout_ms: opts.timeoutMs ?? 3000 };
+export function servedHandler(config: Pick<Config, 'PUBLIC_BASE_URL' | 'ADDIN_ENTRA_CLIENT_ID' | 'ADDIN_TIMEOUT_MS'>, opts: { key?: string } = {}): string {
+  const settings = { base: config.PUBLIC_BASE_URL.replace(/\/+$/, ''), sso: Boolean(config.ADDIN_ENTRA_CLIENT_ID), key: opts.key ?? null, timeout_ms: config.ADDIN_TIMEOUT_MS };
   // JSON in a script: < and the line separators escaped, so no value can end the statement.
   const json = JSON.stringify(settings).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
   return `var SIGSYNC_CONFIG = ${json};\n${handlerSource()}`;

@@ -31,7 +31,8 @@ interface Fired {
 }
 
 describe('the add-in runtime page in headless Chromium', () => {
-  const api = useApi({ PUBLIC_BASE_URL: BASE, ADDIN_ENTRA_CLIENT_ID: CLIENT_ID, ADDIN_CACHE_SECONDS: '0' });
+  // The handler waits for the service as long as a loaded machine may need (ADDIN_TIMEOUT_MS), not 3 s.
+  const api = useApi({ PUBLIC_BASE_URL: BASE, ADDIN_ENTRA_CLIENT_ID: CLIENT_ID, ADDIN_CACHE_SECONDS: '0', ADDIN_TIMEOUT_MS: '60000' });
   let w: AddinWorld;
   let browser: Browser;
   let page: Page;

@@ -28,7 +28,8 @@ interface Shown {
 
 describe('the sandbox compose-window demo in headless Chromium', () => {
   let setup: OutlookDemoSetup | undefined;
-  const api = useApi({ PUBLIC_BASE_URL: BASE, ADDIN_CACHE_SECONDS: '0' }, { routes: [outlookDemoRoutes(() => setup)] });
+  // The handler waits for the service as long as a loaded machine may need (ADDIN_TIMEOUT_MS), not 3 s.
+  const api = useApi({ PUBLIC_BASE_URL: BASE, ADDIN_CACHE_SECONDS: '0', ADDIN_TIMEOUT_MS: '60000' }, { routes: [outlookDemoRoutes(() => setup)] });
   let w: AddinWorld;
   let browser: Browser;
   let page: Page;
