@@ -126,7 +126,7 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext): Pro
           req.log.warn({ workspaceId: caller.workspaceId, email: q.data.email, ...client, problem, problem_at: q.data.problem_at ?? null }, 'the Outlook add-in reported a problem');
         }
         const s = await addinSignature(app, caller.workspaceId, q.data.email);
-        if (caller.mode === 'token' && !(await mayUse(app, caller.user, s.email, q.data.email))) {
+        if (caller.mode === 'token' && !(await mayUse(app, caller.user, s.email))) {
           throw new ApiError(403, 'authentication_error', 'address_not_allowed', 'The signed-in user may not sign as this address: it is neither theirs nor a shared mailbox of the workspace.');
         }
         await recordFetch(app, caller.workspaceId, s, { platform: platformOf(q.data.platform), version: clientVersionOf(q.data.client_version) });
