@@ -81,7 +81,8 @@ const KEY_ADDRESS_FACTOR = 10;
  */
 async function fetchLimits(scope: FastifyInstance, max: number): Promise<preHandlerAsyncHookHandler | undefined> {
   if (max <= 0) return undefined;
-  const mailbox = (req: FastifyRequest) => String((req.query as { email?: unknown }).email ?? '').toLowerCase();
+  // As asked (validated later), cut to an address's longest so that a bucket's key stays small.
+  const mailbox = (req: FastifyRequest) => String((req.query as { email?: unknown }).email ?? '').slice(0, 320).toLowerCase();
   const perCaller = await counter(scope, max, `Too many signature fetches: at most ${max} per minute for one signed-in user, or for one mailbox from one address with an add-in key.`, (req) =>
     req.addinCaller!.mode === 'key' ? `${req.addinCaller!.limitKey}:${req.ip}:${mailbox(req)}` : req.addinCaller!.limitKey,
   );
