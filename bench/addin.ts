@@ -18,7 +18,7 @@
  *   each request timed from when it was due. Gives p50/p99, the figures the goal is about.
  *
  * Key-only mode (an add-in key), the production render cache (ADDIN_CACHE_SECONDS 10), the rate limit
- * off (every composer shares the key). Reports the CPU seconds of the server (this process), the
+ * off (every composer shares the key and the client address). Reports the CPU seconds of the server (this process), the
  * client process and Postgres, and the server's CPU per request of each route, stabler than wall
  * time on a shared machine.
  */

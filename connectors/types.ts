@@ -189,6 +189,8 @@ export interface DirectoryPage {
   removedIds: string[];
   /** Users left out on purpose (bots, no email), with the reason. */
   skipped: { externalId: string; reason: string }[];
+  /** Users written as the source decided without an optional lookup that failed for them: the run's error_details. */
+  problems?: { externalId: string; email?: string; message: string }[];
   /** The token that fetches the next page; null on the last page. */
   nextPageToken: string | null;
   /** On the last page of a listing: the state for the next incremental run, when the source has one. */

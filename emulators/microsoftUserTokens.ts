@@ -18,6 +18,13 @@ export interface UserTokenClaims {
   tenantId?: string;
   /** Seconds from now (negative: already expired). Default 3600. */
   expiresIn?: number;
+  /**
+   * An app-only token, as the client credentials flow makes one: `roles` and `idtyp: app`, no `scp`
+   * (https://learn.microsoft.com/entra/identity-platform/access-token-claims-reference). Default false.
+   */
+  appOnly?: boolean;
+  /** The delegated scopes (`scp`), space-separated. Default `access_as_user`. */
+  scope?: string;
 }
 
 export interface UserTokenIssuer {
@@ -44,7 +51,8 @@ export function userTokenIssuer(tenantId: string, base: () => string): UserToken
       const tid = c.tenantId ?? tenantId;
       const now = Math.floor(Date.now() / 1000);
       const exp = now + (c.expiresIn ?? 3600);
-      return new SignJWT({ tid, oid: c.oid, preferred_username: c.preferredUsername, name: c.preferredUsername, scp: 'access_as_user', ver: '2.0' })
+      const who = c.appOnly ? { roles: ['MailboxSettings.Read'], idtyp: 'app', azp: c.audience } : { preferred_username: c.preferredUsername, name: c.preferredUsername, scp: c.scope ?? 'access_as_user' };
+      return new SignJWT({ tid, oid: c.oid, ...who, ver: '2.0' })
         .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid })
         .setIssuer(`${base()}/${tid}/v2.0`)
         .setAudience(c.audience)

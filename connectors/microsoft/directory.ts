@@ -26,7 +26,12 @@
  * MEMBER_FETCH_CONCURRENCY at a time, and is a teammate marked as a shared mailbox when its purpose
  * is `shared`, else removed as before. A 404 (no Exchange Online mailbox) means not shared; a 403
  * (MailboxSettings.Read not granted) too, with one warning per run: shared mailboxes then count as
- * removed, as they did before this permission was asked for.
+ * removed, as they did before this permission was asked for. This lookup is optional: one mailbox
+ * must not stall the directory. Any other refusal (a 400, a body that does not parse) degrades that
+ * account as a 403 does, at once; a throttled or failing Graph (429, 5xx, the network) fails the
+ * page, which the engine retries, until the same account has failed PURPOSE_ATTEMPTS times in the
+ * run; then it is degraded too. Each degraded account is a problem of its page (the run's
+ * error_details), naming the account and Graph's answer.
  * https://learn.microsoft.com/graph/api/user-get-mailboxsettings (permissions, the userPurpose path)
  * https://learn.microsoft.com/graph/api/resources/mailboxsettings (userPurpose values)
  * https://learn.microsoft.com/graph/api/resources/user (mailboxSettings: only on $select, on Get user)
@@ -48,6 +53,7 @@ import {
   type IncrementalState,
   InvalidResponseError,
   parseProvider,
+  RateLimitedError,
 } from '../types.ts';
 import { DIRECTORY_PERMISSIONS } from './auth.ts';
 import { GraphApi, type GraphContext } from './graph.ts';
@@ -68,6 +74,8 @@ export const DELTA_TOKEN_LIFETIME_MS = 7 * 24 * 3600 * 1000;
 const PAGE_SIZE = '999';
 /** Groups (full listing) or users (delta round) whose memberships are fetched at the same time. */
 const MEMBER_FETCH_CONCURRENCY = 4;
+/** Failures of one account's purpose lookup, throttled or 5xx, a run retries before degrading it. */
+export const PURPOSE_ATTEMPTS = 3;
 
 /** The page token: the next link to follow and, in a full listing, the delta token taken before it began. */
 const PageToken = z.object({
@@ -107,6 +115,9 @@ export class MicrosoftDirectory implements DirectorySource {
   /** Mailbox purposes asked for in this run, by user id (a retried page does not ask again). */
   private readonly purposes = new Map<string, Promise<string | null>>();
   private purposeDenied = false;
+  /** Accounts whose purpose lookup failed (how many times), and why those degraded were. */
+  private readonly purposeFailures = new Map<string, number>();
+  private readonly purposeProblems = new Map<string, string>();
 
   constructor(graph: GraphApi, extensionAttributes: readonly string[]) {
     this.graph = graph;
@@ -278,18 +289,35 @@ export class MicrosoftDirectory implements DirectorySource {
         }
         return null;
       }
-      throw err;
+      return this.degradePurpose(id, err);
     }
+  }
+
+  /** A purpose lookup that failed otherwise: retried (thrown) while worth it, else not a shared mailbox, as a problem of the page. */
+  private degradePurpose(id: string, err: unknown): null {
+    // Graph's 400 reaches here as a TransientError (graph.ts): the status decides, not the class.
+    const status = err instanceof ConnectorError ? err.status : undefined;
+    const retryable = (err instanceof RateLimitedError || (err instanceof ConnectorError && err.code === 'transient')) && (status === undefined || status === 429 || status >= 500);
+    const failures = (this.purposeFailures.get(id) ?? 0) + 1;
+    this.purposeFailures.set(id, failures);
+    if ((retryable && failures < PURPOSE_ATTEMPTS) || !(err instanceof ConnectorError)) throw err;
+    const why = retryable ? `failed ${failures} times` : 'was refused';
+    this.purposeProblems.set(id, `the mailbox purpose (mailboxSettings/userPurpose) ${why}: ${err.message}; treated as not a shared mailbox`);
+    this.graph.logger.warn({ userId: id, status: err.status, providerCode: err.providerCode }, 'Microsoft Graph mailbox purpose unreadable for one account; treated as not a shared mailbox');
+    return null;
   }
 
   private map(users: GraphUser[], groups: Memberships, purposes: ReadonlyMap<string, string | null>, page: Omit<DirectoryPage, 'users' | 'skipped'>): DirectoryPage {
     const out: DirectoryPage = { ...page, users: [], skipped: [] };
+    const problems: NonNullable<DirectoryPage['problems']> = [];
     for (const u of users) {
       const m = toDirectoryUser(u, { baseUrl: this.graph.baseUrl, extensionAttributes: this.extensionAttributes, groups: groups.get(u.id) ?? [], purpose: purposes.get(u.id) });
       if ('user' in m) out.users.push(m.user);
       else out.skipped.push(m.skipped);
+      const problem = this.purposeProblems.get(u.id);
+      if (problem) problems.push({ externalId: u.id, ...(text(u.mail) ? { email: text(u.mail)! } : {}), message: problem });
     }
-    return out;
+    return problems.length ? { ...out, problems } : out;
   }
 
   private async fullPage(pageToken: string | undefined): Promise<DirectoryPage> {

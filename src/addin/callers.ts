@@ -1,13 +1,22 @@
 /**
  * Who is asking the add-in route, and which addresses they may sign as.
  *
- * - An Entra ID access token (single sign-on, the default): verified by entra.ts; the token's tenant
- *   picks the workspace (the one whose Microsoft integration is connected to it), and the user may
- *   sign as their own addresses (primary and aliases of the teammate whose Entra object id, or
- *   sign-in name, is theirs) and as the workspace's shared mailboxes.
+ * - An Entra ID access token (single sign-on, the default): verified by entra.ts (a delegated token
+ *   with the add-in's scope; app-only tokens are refused). The token's tenant picks the workspace
+ *   (the one whose Microsoft integration is connected to it). The person is the token's `tid` +
+ *   `oid` and nothing else: the teammate synced from that tenant's directory with that Entra object
+ *   id. They may sign as that teammate's addresses (primary and aliases) and, being a teammate of
+ *   the workspace, as its shared mailboxes: Graph does not publish who holds Send As on a shared
+ *   mailbox, so Exchange decides who sends from it, and its signature is no secret (every message
+ *   from it carries it). An address the workspace does not know has no signature to read: it
+ *   answers as one without a signature. A name claim (`preferred_username`, `upn`) is never read.
  * - An add-in key (key-only mode, for tenants that cannot register an app): any address of its
  *   workspace. Weaker: the key is in the manifest every user receives, so anyone holding it reads any
  *   signature of the workspace. Unknown addresses answer exactly as known ones without a signature.
+ *
+ * What is kept per process: the tenants (a minute), the teammates of each person (a minute, keyed
+ * by workspace, tenant and object id: the only inputs of the lookup, so a kept answer is the one a
+ * fresh lookup gives), and verified add-in keys (10 s), unknown keys included.
  */
 import crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -37,8 +46,8 @@ const states = new WeakMap<AppContext, CallerState>();
 
 /** Every live Microsoft integration's tenant, from its (encrypted) credentials. */
 async function loadTenants(ctx: AppContext): Promise<Map<string, TenantBinding | 'ambiguous'>> {
-  const { rows } = await ctx.pool.query<{ workspace_id: string; credentials: Buffer; config: Record<string, unknown> }>(
-    `select workspace_id, credentials, config from integrations where kind = 'microsoft_entra' and status <> 'disconnected' order by created_at`,
+  const { rows } = await ctx.pool.query<{ id: string; workspace_id: string; credentials: Buffer; config: Record<string, unknown> }>(
+    `select id, workspace_id, credentials, config from integrations where kind = 'microsoft_entra' and status <> 'disconnected' order by created_at`,
   );
   const map = new Map<string, TenantBinding | 'ambiguous'>();
   for (const r of rows) {
@@ -52,12 +61,14 @@ async function loadTenants(ctx: AppContext): Promise<Map<string, TenantBinding |
     const key = tid.toLowerCase();
     const binding: TenantBinding = {
       workspaceId: r.workspace_id,
+      integrationIds: [r.id],
       authority: typeof r.config.token_url === 'string' ? r.config.token_url : DEFAULT_AUTHORITY,
       ...(typeof r.config.ca_cert === 'string' ? { ca: r.config.ca_cert } : {}),
     };
     const seen = map.get(key);
     if (!seen) map.set(key, binding);
     else if (seen !== 'ambiguous' && seen.workspaceId !== binding.workspaceId) map.set(key, 'ambiguous');
+    else if (seen !== 'ambiguous') seen.integrationIds.push(r.id);
   }
   return map;
 }
@@ -119,21 +130,21 @@ export async function resolveCaller(ctx: AppContext, bearer: string | undefined)
   return { mode: 'key', workspaceId: key.workspaceId, limitKey: `k:${key.keyId}` };
 }
 
-/** The teammates a signed-in user is: by Entra object id in a Microsoft directory, else by sign-in name. */
+/**
+ * The teammates a signed-in user is: those synced from their tenant's directory (the workspace's
+ * Microsoft integrations connected to it) with their Entra object id, not deleted. Kept a minute
+ * under the very inputs of the lookup, so a kept answer decides as a fresh one.
+ */
 function teammatesOf(ctx: AppContext, user: VerifiedUser): Promise<string[]> {
   const s = stateOf(ctx);
-  const key = `${user.workspaceId}:${user.oid}`;
+  const key = `${user.workspaceId}:${user.tenantId}:${user.oid}:${user.integrationIds.join(',')}`;
   const kept = s.users.get(key);
   if (kept) return kept;
   const p = ctx.pool
     .query<{ teammate_id: string }>(
-      `select ts.teammate_id from teammate_sources ts join integrations i on i.id = ts.integration_id and i.kind = 'microsoft_entra'
-         join teammates t on t.id = ts.teammate_id and t.deleted_at is null
-        where ts.workspace_id = $1 and ts.external_id = $2
-       union
-       select e.teammate_id from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
-        where e.workspace_id = $1 and $3::text is not null and lower(e.address) = lower($3)`,
-      [user.workspaceId, user.oid, user.username],
+      `select ts.teammate_id from teammate_sources ts join teammates t on t.id = ts.teammate_id and t.deleted_at is null
+        where ts.workspace_id = $1 and ts.integration_id = any($2::uuid[]) and ts.external_id = $3`,
+      [user.workspaceId, user.integrationIds, user.oid],
     )
     .then((r) => r.rows.map((x) => x.teammate_id));
   s.users.set(key, p);
@@ -142,12 +153,13 @@ function teammatesOf(ctx: AppContext, user: VerifiedUser): Promise<string[]> {
 }
 
 /**
- * Whether the signed-in user may sign as the address: one of their own, or a shared mailbox of the
- * workspace. An address the workspace does not know is allowed only when it is their sign-in name
- * (a new person not synced yet gets no signature rather than an error).
+ * Whether the signed-in user may sign as the address: an address of the teammate they are (by
+ * `tid` + `oid`), or a shared mailbox of the workspace when they are one of its teammates. An
+ * address the workspace does not know is allowed: its answer carries no signature, whoever asks.
  */
-export async function mayUse(ctx: AppContext, user: VerifiedUser, email: { teammateId: string; sharedMailbox: boolean } | null, address: string): Promise<boolean> {
-  if (!email) return user.username !== null && user.username.toLowerCase() === address.toLowerCase();
-  if (email.sharedMailbox) return true;
-  return (await teammatesOf(ctx, user)).includes(email.teammateId);
+export async function mayUse(ctx: AppContext, user: VerifiedUser, email: { teammateId: string; sharedMailbox: boolean } | null): Promise<boolean> {
+  if (!email) return true;
+  const mine = await teammatesOf(ctx, user);
+  if (email.sharedMailbox) return mine.length > 0;
+  return mine.includes(email.teammateId);
 }

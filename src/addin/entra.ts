@@ -5,6 +5,15 @@
  * app: its client id or its Application ID URI), expiry and not-before (one minute of clock skew).
  * Only RS256 is accepted, so an unsigned (`alg: none`) or HMAC token is refused.
  *
+ * The token must be a delegated one, made for a signed-in person: its `scp` (the delegated scopes)
+ * must hold the add-in's scope `access_as_user`. An app-only token (client credentials: `roles`
+ * and no `scp`, `idtyp: app`) is refused, whatever else it carries. The person is the token's
+ * tenant and object id (`tid` + `oid`), never a name claim: `preferred_username`, `upn` and
+ * `email` are not read (a user can hold another person's address in them, and Microsoft says they
+ * must not be used for authorization).
+ * https://learn.microsoft.com/entra/identity-platform/access-token-claims-reference (scp, roles, idtyp, oid)
+ * https://learn.microsoft.com/entra/identity-platform/claims-validation (use tid + oid, not preferred_username)
+ *
  * The token's tenant (`tid`) picks the workspace: the one whose Microsoft integration is connected to
  * that tenant. Keys are read from that integration's authority (config `token_url`, default
  * https://login.microsoftonline.com; with its `ca_cert`), so national clouds and the sandbox's
@@ -20,6 +29,8 @@ export const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
 /** A workspace's Microsoft integration bound to a tenant. */
 export interface TenantBinding {
   workspaceId: string;
+  /** The workspace's Microsoft integrations connected to the tenant: its people are the teammates they synced. */
+  integrationIds: string[];
   /** Authority host, e.g. https://login.microsoftonline.com. */
   authority: string;
   ca?: string;
@@ -38,12 +49,15 @@ export class TokenRefusedError extends Error {
 
 export interface VerifiedUser {
   workspaceId: string;
+  /** The workspace's Microsoft integrations connected to the token's tenant. */
+  integrationIds: string[];
   tenantId: string;
-  /** The user's object id in the tenant. */
+  /** The user's object id in the tenant (lower case). */
   oid: string;
-  /** preferred_username / upn: the user's sign-in name, usually their primary address. */
-  username: string | null;
 }
+
+/** The delegated scope the add-in's app exposes (docs/outlook-addin.md, the app registration). */
+export const ADDIN_SCOPE = 'access_as_user';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KEYS_KEPT_MS = 24 * 3600_000;
@@ -52,6 +66,16 @@ interface TenantKeys {
   issuer: string;
   jwks: ReturnType<typeof createRemoteJWKSet>;
   at: number;
+}
+
+/** The object id of the person a verified delegated token was issued to; refuses app-only tokens. */
+function delegatedUser(payload: JWTPayload): string {
+  const scopes = typeof payload.scp === 'string' ? payload.scp.split(' ') : [];
+  if (payload.idtyp === 'app' || !scopes.length) throw new TokenRefusedError('invalid_token', 'The token is an app-only token (no delegated scope, scp): the add-in needs a signed-in user.');
+  if (!scopes.includes(ADDIN_SCOPE)) throw new TokenRefusedError('invalid_token', `The token does not carry the add-in's delegated scope ${ADDIN_SCOPE}.`);
+  const oid = payload.oid;
+  if (typeof oid !== 'string' || !GUID.test(oid)) throw new TokenRefusedError('invalid_token', 'The token names no user object id (oid).');
+  return oid.toLowerCase();
 }
 
 export class EntraVerifier {
@@ -82,8 +106,7 @@ export class EntraVerifier {
       const code = (e as { code?: string }).code ?? 'ERR_JWT_INVALID';
       throw new TokenRefusedError('invalid_token', `The token was refused (${code}): ${(e as Error).message}`);
     }
-    const username = [payload.preferred_username, payload.upn, payload.email].find((v): v is string => typeof v === 'string' && v.includes('@')) ?? null;
-    return { workspaceId: binding.workspaceId, tenantId: tid.toLowerCase(), oid: String(payload.oid), username };
+    return { workspaceId: binding.workspaceId, integrationIds: binding.integrationIds, tenantId: tid.toLowerCase(), oid: delegatedUser(payload) };
   }
 
   /** The tenant's issuer and signing keys, from its OpenID metadata; kept a day (jose refetches unknown key ids). */

@@ -16,12 +16,18 @@
  * version and moves the address's add-in-mode installations to `installed` (src/addin/clients.ts).
  * `problem` is why the add-in last failed to insert a signature as it should; it is logged (warn,
  * with the address, platform and client version) for whoever looks into that mailbox.
- * Limited to RATE_LIMIT_ADDIN requests a minute per signed-in user, or per key.
+ * `If-None-Match: *` is not a version the client holds: it answers 200, never 304.
+ *
+ * Limits (a minute, per process), fair per client:
+ * - every 401 counts against the client address (RATE_LIMIT_AUTH_FAILURES, the same counter as every
+ *   other /v1 path); past it, 429 before the bearer is looked up;
+ * - RATE_LIMIT_ADDIN fetches per signed-in user (tid + oid); in key-only mode, where everyone holds
+ *   the same key, per key, client address and mailbox asked for, and ten times that per key and
+ *   client address across mailboxes: a key holder exhausts their own buckets, not everyone's.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { ApiError, detail } from '../errors.ts';
@@ -33,7 +39,8 @@ import { addinBodyJson, addinSignature } from '../addin/signatures.ts';
 import { cleanLiteral } from '../text.ts';
 import { singleLine } from '../render/escape.ts';
 import { bearerToken } from './auth.ts';
-import { rateLimited } from './rateLimits.ts';
+import { counter, enforce } from './rateLimits.ts';
+import type { FailureLimit } from './auth.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,9 +67,33 @@ function keyParam(q: unknown): string | undefined {
   return typeof key === 'string' && ADDIN_KEY_PATTERN.test(key) ? key : undefined;
 }
 
+/** Whether If-None-Match names the current ETag; `*` names no version, so it never matches. */
 function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*');
+  return ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+/** Across mailboxes, a key and client address may fetch this many times the per-mailbox limit. */
+const KEY_ADDRESS_FACTOR = 10;
+
+/**
+ * The fetch limits (see the top of this file) as a preHandler: a signed-in user is one bucket; an
+ * add-in key is counted per client address and mailbox, and per client address.
+ */
+async function fetchLimits(scope: FastifyInstance, max: number): Promise<preHandlerAsyncHookHandler | undefined> {
+  if (max <= 0) return undefined;
+  // As asked (validated later), cut to an address's longest so that a bucket's key stays small.
+  const mailbox = (req: FastifyRequest) => String((req.query as { email?: unknown }).email ?? '').slice(0, 320).toLowerCase();
+  const perCaller = await counter(scope, max, `Too many signature fetches: at most ${max} per minute for one signed-in user, or for one mailbox from one address with an add-in key.`, (req) =>
+    req.addinCaller!.mode === 'key' ? `${req.addinCaller!.limitKey}:${req.ip}:${mailbox(req)}` : req.addinCaller!.limitKey,
+  );
+  const perAddress = await counter(scope, max * KEY_ADDRESS_FACTOR, `Too many signature fetches: at most ${max * KEY_ADDRESS_FACTOR} per minute from one address with an add-in key.`, (req) => `${req.addinCaller!.limitKey}:${req.ip}`);
+  const forUser = enforce(perCaller);
+  const forKey = enforce(perCaller, perAddress);
+  return async function (this: FastifyInstance, req, reply) {
+    if (!req.addinCaller) return;
+    await (req.addinCaller.mode === 'key' ? forKey : forUser).call(this, req, reply);
+  };
 }
 
 async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
@@ -94,7 +125,7 @@ async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<voi
   }
 }
 
-export async function addinRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
+export async function addinRoutes(server: FastifyInstance, app: AppContext, authFailures: FailureLimit | null = null): Promise<void> {
   await fileRoutes(server, app);
   const origin = new URL(app.config.PUBLIC_BASE_URL).origin;
   await server.register(
@@ -103,18 +134,18 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext): Pro
         // The add-in's runtime is served from this origin; classic Outlook's JavaScript runtime asks across origins.
         reply.header('access-control-allow-origin', origin).header('vary', 'Origin, Authorization');
         if (req.method === 'OPTIONS') return;
-        req.addinCaller = await resolveCaller(app, bearerToken(req));
+        // An address that failed too often is refused before its bearer is looked up, as on every /v1 path.
+        await authFailures?.refuseOverLimit(req, reply);
+        try {
+          req.addinCaller = await resolveCaller(app, bearerToken(req));
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 401) await authFailures?.failed(req);
+          throw e;
+        }
       });
-      if (app.config.RATE_LIMIT_ADDIN > 0) {
-        await scope.register(rateLimit, {
-          max: app.config.RATE_LIMIT_ADDIN,
-          timeWindow: 60_000,
-          hook: 'preHandler',
-          keyGenerator: (req) => req.addinCaller?.limitKey ?? `ip:${req.ip}`,
-          errorResponseBuilder: (_req, ctx) => rateLimited(`Too many signature fetches: at most ${ctx.max} per minute for one user or add-in key.`, ctx.ttl),
-        });
-      }
-      scope.options('/addin/signature', { config: { rateLimit: false }, schema: { hide: true } }, async (_req, reply) =>
+      const limits = await fetchLimits(scope, app.config.RATE_LIMIT_ADDIN);
+      if (limits) scope.addHook('preHandler', limits);
+      scope.options('/addin/signature', { schema: { hide: true } }, async (_req, reply) =>
         reply
           .status(204)
           .header('access-control-allow-methods', 'GET')
@@ -132,7 +163,7 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext): Pro
           req.log.warn({ workspaceId: caller.workspaceId, email: q.data.email, ...client, problem, problem_at: q.data.problem_at ?? null }, 'the Outlook add-in reported a problem');
         }
         const s = await addinSignature(app, caller.workspaceId, q.data.email);
-        if (caller.mode === 'token' && !(await mayUse(app, caller.user, s.email, q.data.email))) {
+        if (caller.mode === 'token' && !(await mayUse(app, caller.user, s.email))) {
           throw new ApiError(403, 'authentication_error', 'address_not_allowed', 'The signed-in user may not sign as this address: it is neither theirs nor a shared mailbox of the workspace.');
         }
         await recordFetch(app, caller.workspaceId, s, { platform: platformOf(q.data.platform), version: clientVersionOf(q.data.client_version) });

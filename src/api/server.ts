@@ -107,7 +107,7 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
   });
 
   await registerOpenApi(server, app);
-  await addinRoutes(server, app);
+  await addinRoutes(server, app, authFailures);
   await assetRoutes(server, app);
   await clickRoutes(server, app);
   await viewRoutes(server, app);

@@ -181,7 +181,9 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       // Text Postgres cannot store (NUL, lone surrogates, impossible addresses) is cleaned here,
       // once for every connector, before the fingerprints are computed, so an unchanged directory
       // still compares equal.
-      const { users, errors: refused } = cleanPageUsers(page.users);
+      const { users, errors: cleaning } = cleanPageUsers(page.users);
+      // What the source decided without an optional lookup (page.problems) is reported beside them.
+      const refused = [...cleaning, ...(page.problems ?? [])];
       const cleaned: DirectoryPage = { ...page, users, removedIds: page.removedIds.map(cleanText) };
       const keys = pageKeys(cleaned);
       await Promise.all(inflight.filter((w) => overlaps(w.keys, keys)).map((w) => w.done));

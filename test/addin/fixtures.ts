@@ -18,7 +18,7 @@ export interface AddinWorld {
   ann: { id: string; emailIds: string[] };
   bob: { id: string; emailIds: string[] };
   shared: { id: string; emailIds: string[] };
-  token(oid: string, username: string, extra?: { tenantId?: string; audience?: string; expiresIn?: number }): Promise<string>;
+  token(oid: string, username: string, extra?: { tenantId?: string; audience?: string; expiresIn?: number; appOnly?: boolean; scope?: string }): Promise<string>;
 }
 
 export async function publishVariant(pool: pg.Pool, ws: string, signatureId: string, kind: 'reply' | 'internal', content: unknown, activated = true): Promise<void> {
@@ -56,6 +56,6 @@ export async function seedAddinWorld(ctx: AppContext, ws: string): Promise<Addin
     ann,
     bob,
     shared,
-    token: (oid, username, extra = {}) => emulator.issueUserToken({ audience: extra.audience ?? CLIENT_ID, oid, preferredUsername: username, tenantId: extra.tenantId, expiresIn: extra.expiresIn }),
+    token: (oid, username, extra = {}) => emulator.issueUserToken({ ...extra, audience: extra.audience ?? CLIENT_ID, oid, preferredUsername: username }),
   };
 }

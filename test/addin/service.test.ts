@@ -165,7 +165,7 @@ describe('GET /v1/addin/signature', () => {
       expect((await get('bob@acme.test', key)).body.data.html).toContain('Republished');
     });
 
-    it('answers 429 past RATE_LIMIT_ADDIN requests a minute for one key', async () => {
+    it('answers 429 past RATE_LIMIT_ADDIN requests a minute for one key, mailbox and address', async () => {
       const key = (await createApiKey(api.t.ctx.pool, api.ws, 'limited', 'addin')).key;
       const statuses: number[] = [];
       for (let i = 0; i < 22; i++) statuses.push((await get('bob@acme.test', key)).status);

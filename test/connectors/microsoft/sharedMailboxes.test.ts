@@ -7,7 +7,7 @@
  */
 import nock from 'nock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { microsoftDirectorySource } from '../../../connectors/microsoft/directory.ts';
+import { microsoftDirectorySource, PURPOSE_ATTEMPTS } from '../../../connectors/microsoft/directory.ts';
 import { withTx } from '../../../src/db/tx.ts';
 import { renderForInstall } from '../../../src/install/content.ts';
 import { insertIntegration } from '../../../src/integrations/repository.ts';
@@ -222,6 +222,39 @@ describe('shared mailboxes through the sync engine', () => {
     expect(await sync()).toMatchObject({ status: 'succeeded', mode: 'delta', updated: 1, deleted: 0 });
     graph.done();
     expect((await teammates()).find((r) => r.name === 'Contoso Support')).toMatchObject({ shared_mailbox: false, deleted: false });
+  });
+
+  it("one account's unreadable mailbox purpose (a 400, a lasting 503) does not stall the directory: degraded as a 403, named in the run's details", async () => {
+    const { workspaceId } = await workspaceWithKey(t.ctx);
+    const integration = await withTx(t.ctx.pool, (client) =>
+      insertIntegration(t.ctx, client, { workspaceId, kind: 'microsoft_entra', category: 'teammates', name: 'Contoso', credentials: CREDENTIALS, config: {} }),
+    );
+    tokenScope();
+    // The listing is asked again on each retry of the page (groups and memberships are kept by the run).
+    const graph = mockListing([ANN, SUPPORT, LEFT]);
+    graph
+      .get('/v1.0/users/delta')
+      .query((q) => q.$deltatoken === 'latest')
+      .times(PURPOSE_ATTEMPTS - 1)
+      .reply(200, { '@odata.deltaLink': `${GRAPH}/v1.0/users/delta?$deltatoken=T1`, value: [] })
+      .get('/v1.0/users')
+      .query((q) => q.$skiptoken === undefined)
+      .times(PURPOSE_ATTEMPTS - 1)
+      .reply(200, { value: [ANN, SUPPORT, LEFT] });
+    // Support's lookup is refused outright (asked once); Dan's keeps failing with 503 until the run gives up on it.
+    mockPurpose(graph, SUPPORT.id, [400, graphErrorBody('ErrorInvalidRequest', 'The request is invalid.')]);
+    graph.get(`/v1.0/users/${LEFT.id}/mailboxSettings/userPurpose`).times(PURPOSE_ATTEMPTS).reply(503, graphErrorBody('ServiceUnavailable', 'The service is temporarily unavailable.'));
+    const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
+    const done = (await executeRun(t.ctx, run!.id, { retry: { attempts: PURPOSE_ATTEMPTS + 1, baseDelayMs: 5, maxDelayMs: 20 } }))!;
+    graph.done();
+    expect(done).toMatchObject({ status: 'succeeded', pages: 1, created: 1, errors: 2 });
+    expect(done.error_details).toEqual([
+      { externalId: SUPPORT.id, email: 'support@contoso.com', message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) was refused: .*400.*; treated as not a shared mailbox$/) },
+      { externalId: LEFT.id, email: 'dan@contoso.com', message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) failed 3 times: .*503.*; treated as not a shared mailbox$/) },
+    ]);
+    // As with a 403: both disabled accounts count as people who left (not created); Ann is written.
+    const names = await t.ctx.pool.query<{ display_name: string }>(`select display_name from teammates where workspace_id = $1 and deleted_at is null order by 1`, [workspaceId]);
+    expect(names.rows.map((r) => r.display_name)).toEqual(['Ann Lee']);
   });
 
   it('installs a shared mailbox in its mailbox, and sends no Slack DM for it (nobody to message)', async () => {
