@@ -17,6 +17,7 @@ import { ApiError, detail } from '../errors.ts';
 import { FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts';
 import { authFailureLimit, registerRateLimits } from './rateLimits.ts';
 import { registerOpenApi } from './openapi.ts';
+import { registerInstallationMetrics } from './installationMetrics.ts';
 import { v1Routes } from './v1/index.ts';
 import { readFile } from 'node:fs/promises';
 import { REMEDIATION_PATH } from '../dashboard.ts';
@@ -101,10 +102,7 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
   const remediation = await readFile(new URL('../../docs/remediation.md', import.meta.url), 'utf8');
   server.get(REMEDIATION_PATH, async (_req, reply) => reply.type('text/markdown; charset=utf-8').send(remediation));
 
-  server.get('/metrics', async (_req, reply) => {
-    reply.header('content-type', app.metrics.registry.contentType);
-    return app.metrics.registry.metrics();
-  });
+  metricsRoute(server, app);
 
   await registerOpenApi(server, app);
   await addinRoutes(server, app);
@@ -125,6 +123,15 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
   );
 
   return server;
+}
+
+/** GET /metrics: the process's metrics and the installations per status (installationMetrics.ts). */
+function metricsRoute(server: FastifyInstance, app: AppContext): void {
+  registerInstallationMetrics(app);
+  server.get('/metrics', async (_req, reply) => {
+    reply.header('content-type', app.metrics.registry.contentType);
+    return app.metrics.registry.metrics();
+  });
 }
 
 /**
