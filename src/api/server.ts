@@ -19,8 +19,7 @@ import { authFailureLimit, registerRateLimits } from './rateLimits.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerInstallationMetrics } from './installationMetrics.ts';
 import { v1Routes } from './v1/index.ts';
-import { readFile } from 'node:fs/promises';
-import { REMEDIATION_PATH } from '../dashboard.ts';
+import { helpRoutes } from './help.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -98,9 +97,8 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
     }
   });
 
-  // The remediation guide that dashboard URLs point at until there is a console (src/dashboard.ts).
-  const remediation = await readFile(new URL('../../docs/remediation.md', import.meta.url), 'utf8');
-  server.get(REMEDIATION_PATH, async (_req, reply) => reply.type('text/markdown; charset=utf-8').send(remediation));
+  // The remediation guide that dashboard URLs point at where the console has no page (src/dashboard.ts).
+  await helpRoutes(server, app);
 
   metricsRoute(server, app);
 
