@@ -10,6 +10,8 @@ export const SIGNATURE_KINDS: readonly SignatureKind[] = ['primary', 'reply', 'i
 /** The state of one (address, signature, kind) pair in one mailbox provider. */
 export type InstallStatus = 'installed' | 'pending' | 'not_activated' | 'not_installed' | 'failed' | 'not_supported' | 'access_lost';
 
+export const INSTALL_STATUSES: readonly InstallStatus[] = ['installed', 'pending', 'not_activated', 'not_installed', 'failed', 'not_supported', 'access_lost'];
+
 /** What an integration provides: directory people, signatures, smart-field values or assets (photos). */
 export type IntegrationCategory = 'teammates' | 'signatures' | 'smart_fields' | 'assets';
 

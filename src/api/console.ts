@@ -14,6 +14,7 @@
  *   GET  /console/api/integrations/:id        one integration and its last sync runs
  *   POST /console/api/integrations/:id/sync   sync now
  *   /console/api/mailboxes...                  search, one mailbox, replay (consoleMailboxes.ts)
+ *   POST /console/api/installations/retry     retry failed installations (consoleInstallations.ts)
  *   /console/api/webhooks...                   endpoints, deliveries, redeliver (consoleWebhooks.ts)
  *
  * Every answer carries a strict Content-Security-Policy (scripts only from this origin, no inline
@@ -35,6 +36,7 @@ import { checkCsrf, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionOf } from './a
 import { limitPerAddress } from './rateLimits.ts';
 import { consoleMailboxRoutes } from './consoleMailboxes.ts';
 import { consoleWebhookRoutes } from './consoleWebhooks.ts';
+import { consoleInstallationRoutes } from './consoleInstallations.ts';
 import { integrationView, syncRunView } from './v1/integrations.ts';
 import { escapeText } from '../render/escape.ts';
 import { SOCIAL_ICON_BASE_URL } from '../render/social.ts';
@@ -119,7 +121,7 @@ const PRELOADS: Partial<Record<(typeof CONSOLE_PAGES)[number], string[]>> = { an
 
 /** The shell every console page loads: navigation, a main landmark, and the page's module (preloaded). */
 function shell(page: (typeof CONSOLE_PAGES)[number]): string {
-  const preload = ['lib.js', `${page}.js`, ...(PRELOADS[page] ?? [])].map((f) => `<link rel="modulepreload" href="/console/static/${f}">`).join('\n');
+  const preload = ['lib.js', 'locale.js', `${page}.js`, ...(PRELOADS[page] ?? [])].map((f) => `<link rel="modulepreload" href="/console/static/${f}">`).join('\n');
   const nav = CONSOLE_PAGES.map((p) => `<li><a href="/console/${p}" data-page="${p}">${p[0]!.toUpperCase()}${p.slice(1)}</a></li>`).join('');
   return `<!doctype html>
 <html lang="en">
@@ -185,6 +187,7 @@ async function consoleApi(api: FastifyInstance, app: AppContext): Promise<void> 
 
   consoleMailboxRoutes(api, app);
   consoleWebhookRoutes(api, app);
+  await consoleInstallationRoutes(api, app);
 
   api.post('/integrations/:id/sync', async (req, reply) => {
     const { id } = req.params as { id: string };

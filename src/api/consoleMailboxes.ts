@@ -20,7 +20,7 @@ import { ApiError, detail } from '../errors.ts';
 import { findMailboxes, replayMailbox } from '../install/replay.ts';
 import { redactDeep } from '../log.ts';
 import { renderForInstall } from '../install/content.ts';
-import { installationsOfEmail } from '../installations/installations.ts';
+import { installationsOfEmail } from '../installations/queries.ts';
 import { signatureAndTeammateExist } from '../signatures/queries.ts';
 import { searchAddresses } from '../teammates/queries.ts';
 import { clientVersionsOf } from '../addin/clients.ts';

@@ -17,9 +17,9 @@ import { ApiError, detail } from '../errors.ts';
 import { FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts';
 import { authFailureLimit, registerRateLimits } from './rateLimits.ts';
 import { registerOpenApi } from './openapi.ts';
+import { registerInstallationMetrics } from './installationMetrics.ts';
 import { v1Routes } from './v1/index.ts';
-import { readFile } from 'node:fs/promises';
-import { REMEDIATION_PATH } from '../dashboard.ts';
+import { helpRoutes } from './help.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -97,14 +97,10 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
     }
   });
 
-  // The remediation guide that dashboard URLs point at until there is a console (src/dashboard.ts).
-  const remediation = await readFile(new URL('../../docs/remediation.md', import.meta.url), 'utf8');
-  server.get(REMEDIATION_PATH, async (_req, reply) => reply.type('text/markdown; charset=utf-8').send(remediation));
+  // The remediation guide that dashboard URLs point at where the console has no page (src/dashboard.ts).
+  await helpRoutes(server, app);
 
-  server.get('/metrics', async (_req, reply) => {
-    reply.header('content-type', app.metrics.registry.contentType);
-    return app.metrics.registry.metrics();
-  });
+  metricsRoute(server, app);
 
   await registerOpenApi(server, app);
   await addinRoutes(server, app, authFailures);
@@ -125,6 +121,15 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
   );
 
   return server;
+}
+
+/** GET /metrics: the process's metrics and the installations per status (installationMetrics.ts). */
+function metricsRoute(server: FastifyInstance, app: AppContext): void {
+  registerInstallationMetrics(app);
+  server.get('/metrics', async (_req, reply) => {
+    reply.header('content-type', app.metrics.registry.contentType);
+    return app.metrics.registry.metrics();
+  });
 }
 
 /**

@@ -47,6 +47,12 @@ export async function updateAnalyticsSettings(db: Queryable, workspaceId: string
 }
 
 /** A workspace's name (for the console's session). */
+/** The id of the deployment's only workspace; null when there is none or more than one. */
+export async function soleWorkspaceId(db: Queryable): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>('select id from workspaces order by created_at limit 2');
+  return rows.length === 1 ? rows[0]!.id : null;
+}
+
 export async function getWorkspace(db: Queryable, workspaceId: string): Promise<WorkspaceRow | undefined> {
   const { rows } = await db.query<WorkspaceRow>('select id, name from workspaces where id = $1', [workspaceId]);
   return rows[0];

@@ -188,19 +188,3 @@ export async function releaseAccessLost(db: Queryable, workspaceId: string, inte
   );
   return [...new Map(rows.map((r) => [`${r.email_id}:${r.kind}`, { emailId: r.email_id, kind: r.kind, integrationId }])).values()];
 }
-
-/** Every installation of one address, with its signature and integration, for the console's mailbox page. */
-export async function installationsOfEmail(db: Queryable, workspaceId: string, emailId: string): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.query<Record<string, unknown>>(
-    `select s.kind, s.status, s.error_code, s.error_message, s.failing_since, s.installed_at, s.attempts, s.last_attempt_at, s.updated_at,
-            s.last_provider_response as provider_response, sg.id as signature_id, sg.name as signature_name,
-            i.id as integration_id, i.name as integration_name, i.kind as provider
-       from installations s
-       join integrations i on i.workspace_id = s.workspace_id and i.id = s.integration_id
-       join signatures sg on sg.workspace_id = s.workspace_id and sg.id = s.signature_id
-      where s.workspace_id = $1 and s.email_id = $2
-      order by i.name, s.kind, sg.name`,
-    [workspaceId, emailId],
-  );
-  return rows;
-}

@@ -1,6 +1,6 @@
 /**
  * Every dashboard_url the API gives points at something that exists: an integration's page of the
- * console, or the remediation guide served at GET /help/remediation at a section it has
+ * console, or the remediation guide served at GET /help/remediation (an HTML page) at a section it has
  * (src/dashboard.ts, docs/remediation.md).
  */
 import { describe, expect, it } from 'vitest';
@@ -21,10 +21,12 @@ describe('dashboard URLs', () => {
       return;
     }
     expect(r.status, url).toBe(200);
-    expect(r.headers.get('content-type')).toMatch(/^text\/markdown/);
+    // The guide is a page: HTML, under the console's policy (no script runs), each section a heading with its id.
+    expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(r.headers.get('content-security-policy')).toContain("script-src 'self'");
     const anchor = u.hash.slice(1);
     expect(anchor, url).not.toBe('');
-    expect(await r.text()).toMatch(new RegExp(`^## ${anchor}$`, 'm'));
+    expect(await r.text()).toMatch(new RegExp(`<h2 id="${anchor}">${anchor}</h2>`));
   };
 
   it('the remediation of an error and an integration\'s dashboard_url open a page that exists', async () => {
@@ -36,6 +38,16 @@ describe('dashboard URLs', () => {
     const integration = list.body.data.find((i: { id: string }) => i.id === id);
     expect(integration.dashboard_url).toContain(id);
     await resolves(integration.dashboard_url);
+  });
+
+  it('the guide is rendered, not raw Markdown, and no longer says the console does not exist', async () => {
+    const html = await (await fetch(`${api.base}/help/remediation`)).text();
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('<h1 id="fixing-what-the-api-points-at">Fixing what the API points at</h1>');
+    expect(html).toContain('<code>sigsync install list --status failed</code>');
+    expect(html).not.toMatch(/^#+ /m);
+    expect(html).not.toMatch(/until the service has a browser console/i);
+    expect(html).toContain('<link rel="stylesheet" href="/console/static/console.css">');
   });
 
   it('every page the builder knows has its section', async () => {

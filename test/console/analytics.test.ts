@@ -36,6 +36,31 @@ async function rowsOfColour(page: Page, rgb: [number, number, number]): Promise<
 describe('console: analytics', () => {
   const w = useConsoleWorld();
 
+  it('a browser whose locale Intl refuses (en-US@posix, from LANG=C.UTF-8) still gets the page, its figures and its chart', async () => {
+    const { context, page } = await w.signIn(w.acme.workspaceId, { locale: 'en-US@posix' });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    // The browser's own tag, as a page without the console's scripts sees it: one Intl refuses.
+    const blank = await context.newPage();
+    const refused = `(() => { try { new Intl.NumberFormat(navigator.language); return 'accepted'; } catch (e) { return String(e); } })()`;
+    expect(await blank.evaluate<[string, string]>(`[navigator.language, ${refused}]`)).toEqual([
+      'en-US@posix',
+      'RangeError: Invalid language tag: en-US@posix',
+    ]);
+    await blank.close();
+    await page.getByRole('link', { name: 'Analytics' }).click();
+    // Ready, or the error the page shows when its module threw.
+    await page.locator('body[data-ready="analytics"], #content .notice-error').first().waitFor();
+    const api = (await w.acmeApi.request<{ data: { totals: Totals } }>('GET', '/v1/analytics/overview')).body.data;
+    expect(await shownTotals(page)).toEqual(Object.fromEntries(METRICS.map((m) => [m, api.totals[m]])));
+    expect(await page.locator('#chart canvas').count()).toBe(1);
+    expect(await page.locator('#content .notice-error').count()).toBe(0);
+    expect(errors).toEqual([]);
+    // The page took the nearest tag Intl accepts.
+    expect(await page.evaluate(() => navigator.language)).toBe('en-US');
+    await context.close();
+  });
+
   it("shows the API's figures for the demo's clicks and conversion, and draws the clicks", async () => {
     expect(w.clicked).toBeDefined();
     const { context, page } = await w.signIn(w.acme.workspaceId);

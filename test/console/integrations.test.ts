@@ -3,9 +3,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSignInLink } from '../../src/console/sessions.ts';
+import { acmePeople } from '../../emulators/acme.ts';
 import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
+
+const NO_GMAIL = acmePeople().find((p) => p.provider === 'google' && p.no_mailbox)!;
+
+interface ApiFailure {
+  id: string;
+  email: { address: string };
+  integration: { id: string; name: string };
+  error_code: string;
+  error_message: string;
+  fix: string;
+}
 
 interface ApiIntegration {
   id: string;
@@ -177,6 +189,58 @@ describe('console: sign-in and integrations', () => {
       const result = await page.evaluate<{ violations: { id: string; impact: string }[] }>('axe.run()');
       expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id), path).toEqual([]);
     }
+    await context.close();
+  });
+
+  it('a retry holds at most 100 installations, queues only its own workspace\'s, and a session retries at most RATE_LIMIT_INSTALL times a minute', async () => {
+    const { context } = await w.signIn(w.acme.workspaceId);
+    const csrf = ((await (await context.request.get(`${w.base}/console/api/session`)).json()) as { data: { csrf_token: string } }).data.csrf_token;
+    const retry = (ids: unknown) => context.request.post(`${w.base}/console/api/installations/retry`, { headers: { 'x-csrf-token': csrf }, data: { installation_ids: ids } });
+    const tooMany = await retry(Array.from({ length: 101 }, () => crypto.randomUUID()));
+    expect(tooMany.status()).toBe(422);
+    expect(((await tooMany.json()) as { details: { field: string; code: string }[] }).details).toEqual([expect.objectContaining({ field: 'installation_ids', code: 'too_big' })]);
+    // Globex's installation ids mean nothing to Acme's session: nothing is queued.
+    const { rows } = await w.t.ctx.pool.query<{ id: string }>('select id from installations where workspace_id <> $1 limit 1', [w.acme.workspaceId]);
+    const foreign = await retry(rows.length ? [rows[0]!.id] : [crypto.randomUUID()]);
+    expect(foreign.status()).toBe(202);
+    expect(await foreign.json()).toEqual({ data: { queued: 0 } });
+    const limit = w.t.ctx.config.RATE_LIMIT_INSTALL;
+    const statuses = [];
+    for (let n = 3; n <= limit; n++) statuses.push((await retry([crypto.randomUUID()])).status());
+    expect(statuses.every((s) => s === 202)).toBe(true);
+    const over = await retry([crypto.randomUUID()]);
+    expect(over.status()).toBe(429);
+    expect(((await over.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+    await context.close();
+  });
+
+  it('"Needs attention" lists the failed mailbox under its integration with cause and fix; once the cause is fixed, a retry from the page installs it', async () => {
+    const { context, page } = await w.signIn(w.acme.workspaceId);
+    const failures = (await w.acmeApi.request<{ data: ApiFailure[] }>('GET', '/v1/installations?status=failed')).body.data;
+    expect(failures.map((f) => f.email.address)).toEqual([NO_GMAIL.email]);
+    const f = failures[0]!;
+    // The integrations table says so in the integration's row, linking to its list.
+    const row = page.locator(`#integrations tbody tr[data-integration-id="${f.integration.id}"]`);
+    expect(await row.locator('td').nth(4).textContent()).toBe('1 mailbox failed');
+    const section = page.locator(`#attention-${f.integration.id}`);
+    expect(await section.locator('h3').textContent()).toBe(`${f.integration.name}: 1 failed mailbox`);
+    const item = section.locator(`tbody tr[data-installation-id="${f.id}"]`);
+    const cells = await item.locator('td').allTextContents();
+    expect(cells.slice(1, 6)).toEqual([NO_GMAIL.email, 'primary', expect.any(String), 'forbidden: sendAs.patch: Mail service not enabled', f.fix]);
+    expect(f.fix).toMatch(/turn mail on for the user/);
+    await w.screenshot(page, 'integrations-needs-attention');
+
+    // The cause is fixed at the provider (Gmail turned on for the user), then the selection is retried.
+    w.emu.google.tenant.noMailbox.delete(NO_GMAIL.email.toLowerCase());
+    await item.getByRole('checkbox').check();
+    await section.getByRole('button', { name: 'Retry selected' }).click();
+    await expect.poll(() => page.locator('.retry-status').first().textContent()).toContain('Queued 1 install');
+    await expect.poll(() => page.locator(`tr[data-installation-id="${f.id}"]`).count(), { timeout: 120_000 }).toBe(0);
+    expect(await page.locator('#needs-attention').textContent()).toContain('No mailbox install has failed.');
+    expect(await row.locator('td').nth(4).textContent()).toBe('');
+    const stored = await w.t.ctx.pool.query<{ status: string }>('select status from installations where id = $1', [f.id]);
+    expect(stored.rows[0]!.status).toBe('installed');
+    expect(w.emu.google.signatures()[NO_GMAIL.email]).toContain(NO_GMAIL.given_name);
     await context.close();
   });
 });

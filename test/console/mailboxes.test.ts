@@ -7,11 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { acmePeople } from '../../emulators/acme.ts';
+import { fixFor } from '../../src/installations/fixes.ts';
 import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
 const NO_GMAIL = acmePeople().find((p) => p.provider === 'google' && p.no_mailbox)!;
 const OUTLOOK = acmePeople().find((p) => p.provider === 'microsoft')!;
+const GMAIL = acmePeople().find((p) => p.provider === 'google' && !p.no_mailbox)!;
 
 describe('console: mailboxes', () => {
   const w = useConsoleWorld();
@@ -24,6 +26,46 @@ describe('console: mailboxes', () => {
         [w.acme.workspaceId, NO_GMAIL.email],
       )
     ).rows;
+
+  it("explains in words with the fix, folds the raw answers away, fits a 1,280 px window, and its dry run shows the CLI's fix", async () => {
+    const { context, page } = await w.signIn(w.acme.workspaceId);
+    const open = async (address: string) => {
+      await page.goto(`${w.base}/console/mailboxes/${encodeURIComponent(address)}`);
+      await page.locator('body[data-ready="mailboxes"]').waitFor();
+    };
+    const width = () => page.evaluate<number>('document.documentElement.scrollWidth');
+
+    // An installed Gmail mailbox: the provider's raw answer holds the whole signature HTML, a long line.
+    await open(GMAIL.email);
+    expect(await width()).toBeLessThanOrEqual(1280);
+    const raw = page.locator('#raw-answers details');
+    expect(await raw.count()).toBeGreaterThan(0);
+    expect(await raw.evaluateAll((ds) => ds.every((d) => !(d as unknown as { open: boolean }).open))).toBe(true);
+    await raw.evaluateAll((ds) => ds.forEach((d) => ((d as unknown as { open: boolean }).open = true)));
+    const answer = (await raw.first().locator('pre').textContent())!;
+    expect(answer.length).toBeGreaterThan(1000);
+    expect(answer).toContain('"signature"');
+    expect(await width(), 'with the raw answers open').toBeLessThanOrEqual(1280);
+    const installed = page.locator('#installations tbody tr[data-status="installed"]').first();
+    expect(await installed.locator('td').nth(5).textContent()).toBe('Installed: the provider accepted the signature.');
+    await page.getByRole('button', { name: 'Dry run' }).click();
+    await page.locator('#replay-report').waitFor();
+    expect(await width(), 'with the dry run side by side').toBeLessThanOrEqual(1280);
+    await w.screenshot(page, 'mailbox-installed-raw');
+
+    // The failing one: the provider's message in words, its fix, and the dry run says the same fix.
+    await open(NO_GMAIL.email);
+    const failed = page.locator('#installations tbody tr[data-status="failed"]');
+    expect(await failed.locator('td').nth(5).textContent()).toBe('forbidden: sendAs.patch: Mail service not enabled');
+    expect(await failed.locator('td').nth(6).textContent()).toBe(fixFor('failed', 'forbidden'));
+    await page.getByRole('button', { name: 'Dry run' }).click();
+    const fix = page.locator('#replay-report article .fix').first();
+    await fix.waitFor();
+    expect(await fix.textContent()).toBe(`Fix: ${fixFor('failed', 'forbidden')}`);
+    expect(await width()).toBeLessThanOrEqual(1280);
+    await w.screenshot(page, 'mailbox-failed-fix');
+    await context.close();
+  });
 
   it('search → installations as stored → dry run changes nothing → replay installs', async () => {
     const { context, page } = await w.signIn(w.acme.workspaceId);

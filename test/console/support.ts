@@ -38,8 +38,8 @@ export interface ConsoleWorld {
   globex: { workspaceId: string; key: string; integration: IntegrationRow };
   globexApi: ApiClient;
   browser: Browser;
-  /** A fresh browser context signed in to the workspace through a sign-in link. */
-  signIn(workspaceId: string): Promise<{ context: BrowserContext; page: Page }>;
+  /** A fresh browser context signed in to the workspace through a sign-in link (`locale`: the browser's, en-US by default). */
+  signIn(workspaceId: string, opts?: { locale?: string }): Promise<{ context: BrowserContext; page: Page }>;
   screenshot(page: Page, name: string): Promise<string>;
 }
 
@@ -77,10 +77,10 @@ export function useConsoleWorld(): ConsoleWorld {
     await w.emu?.close();
   });
 
-  w.signIn = async (workspaceId) => {
+  w.signIn = async (workspaceId, opts = {}) => {
     const { token } = await createSignInLink(t.ctx.pool, workspaceId, 'test');
-    // A locale as a person's browser has one (this machine's POSIX locale gives Chromium the invalid tag en-US@posix).
-    const context = await w.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+    // A locale as a person's browser has one, unless the test asks for another (a POSIX locale gives Chromium the tag en-US@posix).
+    const context = await w.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: opts.locale ?? 'en-US' });
     // Nothing leaves the machine. The service's public base URL (the assets a preview shows, such as
     // the sandbox's logo) is this test's server, so the browser is answered from there; any other
     // host (the social icons') is refused.

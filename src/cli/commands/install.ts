@@ -1,5 +1,7 @@
 /**
- * Support tools for one mailbox:
+ * Support tools:
+ *   sigsync install list [--status S] [--integration ID] [--signature ID] [--address ADDR] [--workspace ID]
+ *                                         every installation in a status (failed ones with their fix), paged
  *   sigsync install status --email ADDR   (and, for the Outlook add-in, each client platform's last fetch)
  *   sigsync install replay --email ADDR [--signature ID] [--dry-run] [--json]
  * The replay runs the same install as the worker, inline, and explains it: the teammate and the
@@ -10,6 +12,7 @@
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
 import type { ReplayOptions } from './installReplay.ts';
+import type { ListOptions } from './installList.ts';
 import type { MailboxRef } from '../../install/replay.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../../output.ts';
@@ -25,6 +28,23 @@ async function findEmail(ctx: AppContext, address: string): Promise<MailboxRef> 
 
 export function installCommands(program: Command): void {
   const install = program.command('install').description('Inspect and replay mailbox installs.');
+
+  install
+    .command('list')
+    .description("List a workspace's installations, newest first: status, error code, the provider's message and the fix.")
+    .option('--status <status>', 'only this status: failed, access_lost, pending, installed, not_installed, not_activated or not_supported')
+    .option('--integration <id>', 'only installs into this integration')
+    .option('--signature <id>', 'only installs of this signature')
+    .option('--address <address>', 'only this address (whole, any case)')
+    .option('--workspace <id>', "the workspace (default: the deployment's only one)")
+    .option('--page <n>', 'which page', '1')
+    .option('--per-page <n>', 'rows a page, at most 1000', '100')
+    .option('--json', 'print {data, pagination} instead of a table')
+    .action(async (opts: ListOptions) => {
+      const { listCommand, parseListOptions } = await import('./installList.ts');
+      const parsed = parseListOptions(opts);
+      await withContext(async (ctx) => listCommand(ctx, parsed, opts.json ?? false));
+    });
 
   install
     .command('status')

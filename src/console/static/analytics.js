@@ -1,6 +1,8 @@
 // Analytics: views, clicks (human and bot), visitors and conversions over a date range, daily or
 // hourly, drawn with uPlot (the trend), then per signature, campaign, teammate, country and anchor;
 // each report also as a CSV file (the API's format=csv, with the session as auth).
+// First: uPlot reads navigator.language as it loads (locale.js makes that safe).
+import './locale.js';
 import uPlot from './vendor/uPlot.esm.js';
 import { api, h, notice, num, table } from './lib.js';
 

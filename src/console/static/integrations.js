@@ -1,6 +1,7 @@
-// Integrations: each integration with its status and what to do when it needs attention; one
-// integration (the page every dashboard_url about it opens) with its last sync runs, live while one
-// runs, and "Sync now".
+// Integrations: each integration with its status and what to do when it needs attention (access
+// lost; the mailboxes whose install failed, with cause and fix, retried from here); one integration
+// (the page every dashboard_url about it opens) with its last sync runs, live while one runs, and
+// "Sync now".
 import { api, h, notice, num, statusBadge, table, when } from './lib.js';
 
 const POLL_MS = 1000;
@@ -18,21 +19,104 @@ function remediation(i) {
   );
 }
 
+const FAILED_SHOWN = 100;
+const RETRY_POLLS = 60;
+
+/** The failed installations of one integration, a page of them. */
+const failedOf = (i) => api(`/v1/installations?status=failed&integration_id=${encodeURIComponent(i.id)}&per_page=${FAILED_SHOWN}`);
+
+function attentionCell(i, failed) {
+  const parts = [];
+  if (i.error_message) parts.push(i.error_message);
+  else if (i.status !== 'active') parts.push(i.status.replace('_', ' '));
+  if (failed?.pagination.total_count) {
+    const n = failed.pagination.total_count;
+    parts.push(h('a', { href: `#attention-${i.id}` }, `${n} mailbox${n === 1 ? '' : 'es'} failed`));
+  }
+  return parts.flatMap((p, k) => (k ? ['; ', p] : [p]));
+}
+
+/** One integration's failed mailboxes: cause and fix, each selectable, and "Retry selected". */
+function attention(i, failed, status, onRetried) {
+  const boxes = failed.data.map((f) => h('input', { type: 'checkbox', value: f.id, 'aria-label': `Select ${f.email.address} (${f.kind})` }));
+  const all = h('input', { type: 'checkbox', 'aria-label': 'Select every mailbox listed', onchange: () => boxes.forEach((b) => (b.checked = all.checked)) });
+  const retry = async () => {
+    const ids = boxes.filter((b) => b.checked).map((b) => b.value);
+    if (!ids.length) return notice(status, 'Select the mailboxes to retry first.', 'error');
+    try {
+      const { data } = await api('/console/api/installations/retry', { method: 'POST', body: { installation_ids: ids } });
+      notice(status, `Queued ${data.queued} install${data.queued === 1 ? '' : 's'}: the worker retries them at the integration's pace; this list follows.`);
+      await onRetried(ids);
+    } catch (e) {
+      notice(status, e.message, 'error');
+    }
+  };
+  const total = failed.pagination.total_count;
+  return h(
+    'section',
+    { id: `attention-${i.id}`, class: 'attention', 'data-integration-id': i.id, 'aria-labelledby': `attention-heading-${i.id}` },
+    h('h3', { id: `attention-heading-${i.id}` }, `${i.name}: ${total} failed mailbox${total === 1 ? '' : 'es'}`),
+    total > failed.data.length ? h('p', { class: 'muted' }, `The newest ${failed.data.length} are listed; sigsync install list --status failed --integration ${i.id} lists them all.`) : '',
+    table({
+      caption: `Failed installs into ${i.name}`,
+      columns: [all, 'Address', 'Variant', 'Signature', 'Cause', 'Fix', 'Failing since'],
+      rows: failed.data.map((f, k) => ({
+        attrs: { 'data-installation-id': f.id, 'data-address': f.email.address },
+        cells: [boxes[k], h('a', { href: `/console/mailboxes/${encodeURIComponent(f.email.address)}` }, f.email.address), f.kind, f.signature.name, `${f.error_code ?? 'error'}: ${f.error_message ?? 'no message'}`, f.fix ?? '–', when(f.failing_since)],
+      })),
+    }),
+    h('button', { type: 'button', class: 'retry', onclick: retry }, 'Retry selected'),
+    status,
+  );
+}
+
 async function list({ content, title }) {
   title.textContent = 'Integrations';
   const { data } = await api('/v1/integrations?per_page=100');
   if (!data.length) return notice(content, 'No integration is connected yet: sigsync integration connect adds one.');
-  content.replaceChildren(
-    table({
-      id: 'integrations',
-      caption: 'Connected integrations',
-      columns: ['Name', 'Kind', 'Used for', 'Status', 'Needs attention'],
-      rows: data.map((i) => ({
-        attrs: { 'data-integration-id': i.id },
-        cells: [h('a', { href: `/console/integrations/${i.id}` }, i.name), i.kind, i.category.replace('_', ' '), statusBadge(i.status), i.error_message ?? (i.status === 'active' ? '' : i.status.replace('_', ' '))],
-      })),
-    }),
-  );
+  // Installs go into the signatures integrations: their failed mailboxes need attention.
+  const installing = data.filter((i) => i.category === 'signatures');
+  const failed = new Map(await Promise.all(installing.map(async (i) => [i.id, await failedOf(i)])));
+  const attentionBox = h('section', { id: 'needs-attention', 'aria-labelledby': 'attention-heading' });
+  const statuses = new Map(installing.map((i) => [i.id, h('div', { class: 'retry-status', 'data-integration-id': i.id })]));
+  const statusOf = (i) => statuses.get(i.id);
+  const drawAttention = () => {
+    const failing = installing.filter((i) => failed.get(i.id).pagination.total_count > 0);
+    attentionBox.replaceChildren(
+      h('h2', { id: 'attention-heading' }, 'Needs attention'),
+      ...(failing.length ? failing.map((i) => attention(i, failed.get(i.id), statusOf(i), (ids) => follow(i, ids))) : [h('p', {}, 'No mailbox install has failed.')]),
+      // What a retry said stays in view once its mailboxes have left the list.
+      ...installing.filter((i) => !failing.includes(i) && statusOf(i).childNodes.length).map(statusOf),
+    );
+  };
+  // After a retry, the list is read again each second until none of the retried installations is still listed.
+  const follow = async (i, ids) => {
+    for (let n = 0; n < RETRY_POLLS; n++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const next = await failedOf(i);
+      const still = next.data.some((f) => ids.includes(f.id));
+      failed.set(i.id, next);
+      if (!still) break;
+    }
+    drawAttention();
+    drawTable();
+  };
+  const tableBox = h('div');
+  const drawTable = () =>
+    tableBox.replaceChildren(
+      table({
+        id: 'integrations',
+        caption: 'Connected integrations',
+        columns: ['Name', 'Kind', 'Used for', 'Status', 'Needs attention'],
+        rows: data.map((i) => ({
+          attrs: { 'data-integration-id': i.id },
+          cells: [h('a', { href: `/console/integrations/${i.id}` }, i.name), i.kind, i.category.replace('_', ' '), statusBadge(i.status), attentionCell(i, failed.get(i.id))],
+        })),
+      }),
+    );
+  drawTable();
+  drawAttention();
+  content.replaceChildren(tableBox, attentionBox);
 }
 
 const COUNTERS = ['pages', 'seen', 'created', 'updated', 'unchanged', 'deleted', 'skipped', 'errors', 'rate_limit_waits'];

@@ -1,5 +1,7 @@
 // Shared by the console's pages: API calls (the session cookie authenticates; actions carry the
-// session's CSRF token), DOM building without HTML strings (every value is text), formatting.
+// session's CSRF token), DOM building without HTML strings (every value is text), formatting (in the
+// browser's locale, taken safely: locale.js).
+import { locale } from './locale.js';
 
 const session = { csrf: '' };
 
@@ -71,7 +73,7 @@ export function table({ caption, columns, rows, id, numeric = [] }) {
   );
 }
 
-const numbers = new Intl.NumberFormat('en');
+const numbers = new Intl.NumberFormat(locale);
 export const num = (n) => (n === null || n === undefined ? '–' : numbers.format(n));
 
 export function when(iso) {

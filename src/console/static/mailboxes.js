@@ -1,4 +1,5 @@
-// Mailboxes: find an address; its installations per destination with the provider's last answer;
+// Mailboxes: find an address; its installations per destination with the provider's last message in
+// words and its fix, the raw answers folded away;
 // the Outlook add-in's clients of the address, per platform, with the version each last received;
 // a dry-run replay with the HTML installed now and the HTML a replay would write side by side (in
 // sandboxed frames where no script runs) and their line diff; and a replay.
@@ -30,10 +31,30 @@ async function search({ content, title }) {
   if (q) await run(q);
 }
 
+/** The provider's last message in words: the error and its message, or what the provider did. */
 function providerMessage(i) {
-  if (i.error_message) return `${i.error_code ?? 'error'}: ${i.error_message}`;
-  if (i.provider_response === null || i.provider_response === undefined) return '–';
-  return h('code', {}, JSON.stringify(i.provider_response).slice(0, 300));
+  if (i.error_code || i.error_message) return `${i.error_code ?? i.status.replace(/_/g, ' ')}: ${i.error_message ?? 'no message'}`;
+  if (i.status === 'installed') return i.provider_response === null || i.provider_response === undefined ? 'Installed.' : 'Installed: the provider accepted the signature.';
+  return '–';
+}
+
+/** Each installation's raw answer from its provider, folded away (it holds the whole signature HTML). */
+function rawAnswers(installations) {
+  const answered = installations.filter((i) => i.provider_response !== null && i.provider_response !== undefined);
+  if (!answered.length) return '';
+  return h(
+    'section',
+    { id: 'raw-answers', 'aria-labelledby': 'raw-heading' },
+    h('h2', { id: 'raw-heading' }, "The providers' raw answers"),
+    answered.map((i) =>
+      h(
+        'details',
+        { 'data-integration-id': i.integration_id, 'data-kind': i.kind },
+        h('summary', {}, `${i.integration_name}, ${i.kind}: the last answer, as received (secrets redacted)`),
+        h('pre', { class: 'raw' }, JSON.stringify(i.provider_response, null, 2)),
+      ),
+    ),
+  );
 }
 
 const PLATFORMS = { web: 'Outlook on the web', windows: 'Outlook for Windows', mac: 'Outlook for Mac', ios: 'Outlook for iOS', android: 'Outlook for Android', unknown: 'Unknown platform' };
@@ -60,6 +81,17 @@ function diffView(diff) {
   return h('pre', { class: 'diff' }, diff.split('\n').map((l) => (l.startsWith('+ ') ? h('ins', {}, l) : l.startsWith('- ') ? h('del', {}, l) : l)).flatMap((n, k) => (k ? ['\n', n] : [n])));
 }
 
+/** The last attempt's failure and its fix, as `sigsync install replay` prints them. */
+function lastAttempt(last) {
+  if (!last || !(last.error_code || last.error_message)) return '';
+  return h(
+    'div',
+    { class: 'last-attempt' },
+    h('p', {}, `Last attempt ${last.status.replace(/_/g, ' ')}${last.error_code ? ` (${last.error_code})` : ''}${last.failing_since ? ' since ' : ''}`, last.failing_since ? when(last.failing_since) : '', `, ${last.attempts} attempt(s): ${last.error_message ?? ''}`),
+    last.fix ? h('p', { class: 'fix' }, h('strong', {}, 'Fix: '), last.fix) : '',
+  );
+}
+
 function report(r) {
   return h(
     'section',
@@ -73,6 +105,7 @@ function report(r) {
         { class: 'install', 'data-integration-id': i.integration_id, 'data-outcome': i.outcome },
         h('h3', {}, `${i.integration.name}: ${i.outcome.replace(/_/g, ' ')}`),
         h('p', {}, `Chosen because ${i.routing.explanation}.`, i.message ? ` Error ${i.errorCode}: ${i.message}.` : '', i.reason ? ` ${i.reason}.` : ''),
+        lastAttempt(i.last_attempt),
         h('div', { class: 'side-by-side' }, frame('Installed now', i.previous_html), frame(r.dry_run ? 'A replay would write' : 'Written now', i.html)),
         diffView(i.diff),
       ),
@@ -95,14 +128,15 @@ async function mailbox({ content, title, id }) {
         ? table({
             id: 'installations',
             caption: 'Installations, per destination',
-            columns: ['Destination', 'Provider', 'Variant', 'Signature', 'Status', "Provider's last message", 'Last attempt', 'Attempts'],
-            numeric: [7],
+            columns: ['Destination', 'Provider', 'Variant', 'Signature', 'Status', "Provider's last message", 'Fix', 'Last attempt', 'Attempts'],
+            numeric: [8],
             rows: data.installations.map((i) => ({
               attrs: { 'data-integration-id': i.integration_id, 'data-kind': i.kind, 'data-status': i.status },
-              cells: [i.integration_name, i.provider, i.kind, i.signature_name, statusBadge(i.status), providerMessage(i), when(i.last_attempt_at), String(i.attempts)],
+              cells: [i.integration_name, i.provider, i.kind, i.signature_name, statusBadge(i.status), providerMessage(i), i.fix ?? '–', when(i.last_attempt_at), String(i.attempts)],
             })),
           })
         : h('p', {}, 'No installation yet.'),
+      rawAnswers(data.installations),
       addinClients(data.addin_clients),
       h('div', { class: 'actions' }, h('button', { type: 'button', id: 'dry-run', class: 'secondary', onclick: () => act(true) }, 'Dry run'), ' ', h('button', { type: 'button', id: 'replay', onclick: () => act(false) }, 'Replay now')),
     );
