@@ -218,7 +218,7 @@ export function reportLines(report: CompatibilityReport): string[] {
     `readers   every client recipients read in: ${report.readers.length} clients`,
   ];
   for (const k of report.kinds) {
-    lines.push('', `${k.kind} (${MESSAGE_KIND_WORDS[k.kind]})${k.banner ? `, with the banner of ${k.banner.name}` : ''}, ${k.measured_on === 'installed' ? 'as installed (tracked links and view image included)' : "with each field's longest value (no mailbox is assigned)"}`);
+    lines.push('', `${k.kind} (${MESSAGE_KIND_WORDS[k.kind]})${k.banner ? `, with the banner of ${k.banner.name}` : ''}, ${k.measured_on === 'installed' ? 'as installed (tracked links and view image included)' : 'as rendered, untracked (no assigned mailbox receives it)'}`);
     if (k.issues.length === 0) lines.push("  sender's side: shows as designed in every client checked");
     for (const i of k.issues) lines.push(`  - ${i.message}`);
     const more = k.readers.filter((i) => !k.issues.some((x) => x.message === i.message));

@@ -127,7 +127,7 @@ function verdict(who: string, limit: number, all: readonly MailboxSize[]): { lar
     .sort((a, b) => b.size - a.size || (a.email < b.email ? -1 : 1));
   const head = `${who} takes signatures of up to ${fmt(limit)} characters of HTML`;
   const message = refused.length
-    ? `${head}: ${plural(refused.length, 'mailbox', 'mailboxes')} of ${fmt(all.length)} would receive more, tracked links included, so they keep their current signature until it is shorter: ${namedMailboxes(refused)}. The others get it.`
+    ? `${head}: ${plural(refused.length, 'mailbox', 'mailboxes')} of ${fmt(all.length)} would receive more, tracked links included, so they do not get it until it is shorter: ${namedMailboxes(refused)}. The others get it.`
     : `${head}; the largest of its ${plural(all.length, 'mailbox', 'mailboxes')} would receive ${fmt(largest)}, tracked links included (${pctOf(largest, limit)}).`;
   return { largest, refused, message };
 }

@@ -185,7 +185,7 @@ describe('the report in plain words', () => {
       ]),
     );
     const lines = reportLines({ clients: CLIENT_IDS.map((id) => ({ id, name: id })), clients_from: 'all', readers: CLIENT_IDS.map((id) => ({ id, name: id })), kinds: [report] });
-    expect(lines[3]).toBe("primary (new messages), with the banner of Webinar, with each field's longest value (no mailbox is assigned)");
+    expect(lines[3]).toBe('primary (new messages), with the banner of Webinar, as rendered, untracked (no assigned mailbox receives it)');
     expect(lines.filter((l) => l.startsWith('  size: '))).toHaveLength(3);
   });
 
