@@ -222,7 +222,7 @@ export function reportLines(report: CompatibilityReport): string[] {
     if (k.issues.length === 0) lines.push("  sender's side: shows as designed in every client checked");
     for (const i of k.issues) lines.push(`  - ${i.message}`);
     const more = k.readers.filter((i) => !k.issues.some((x) => x.message === i.message));
-    if (more.length) lines.push("  reader's side, in other clients:");
+    if (report.clients.length < report.readers.length) lines.push(more.length ? "  reader's side, in other clients:" : "  reader's side: the other clients show it as the sender's do");
     for (const i of more) lines.push(`  - ${i.message}`);
     for (const s of k.sizes) lines.push(`  ${s.fits ? 'size' : 'TOO LONG'}: ${s.message}`);
   }

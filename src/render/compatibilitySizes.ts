@@ -128,7 +128,7 @@ function verdict(who: string, limit: number, all: readonly MailboxSize[]): { lar
   const head = `${who} takes signatures of up to ${fmt(limit)} characters of HTML`;
   const message = refused.length
     ? `${head}: ${plural(refused.length, 'mailbox', 'mailboxes')} of ${fmt(all.length)} would receive more, tracked links included, so they do not get it until it is shorter: ${namedMailboxes(refused)}. The others get it.`
-    : `${head}; the largest of its ${plural(all.length, 'mailbox', 'mailboxes')} would receive ${fmt(largest)}, tracked links included (${pctOf(largest, limit)}).`;
+    : `${head}; ${all.length === 1 ? 'its mailbox' : `the largest of its ${fmt(all.length)} mailboxes`} would receive ${fmt(largest)}, tracked links included (${pctOf(largest, limit)}).`;
   return { largest, refused, message };
 }
 
