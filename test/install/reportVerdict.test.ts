@@ -166,6 +166,9 @@ describe("the compatibility report's verdict equals install replay --dry-run for
       const refusedHere = Object.entries(v2.refused).filter(([k]) => k.endsWith(sandbox.integrations[keyOf(name)].id));
       expect(refusedHere.length).toBeGreaterThan(0);
       for (const [, size] of refusedHere) expect(size).toBeGreaterThan(limit);
+      // The draft's report (the same tree, judged as if published) refuses the same mailboxes.
+      const draft = (await signatureReport(t.ctx, ws, over, { content: 'draft' }))!.kinds.find((k) => k.kind === 'primary')!;
+      expect(draft.destinations.flatMap((d) => d.refused.map((r) => `${r.email}|${d.integration_id}`)).sort()).toEqual(Object.keys(v2.refused).sort());
       // At publish: the warning names the refusing mailboxes and their limit.
       const warnings = await signatureWarnings(t.ctx, ws, over, 'published');
       const w = warnings.find((x) => x.code === 'size_limit' && x.limit === limit && x.mailboxes?.includes(refusedHere[0]![0].split('|')[0]!));
