@@ -369,6 +369,12 @@ export interface ConnectorDefinition<C extends z.ZodType, K extends z.ZodType, T
   capabilities?: ConnectorCapabilities;
   configSchema: C;
   credentialsSchema: K;
+  /**
+   * Mailbox installers: the largest signature HTML, in characters, the destination takes with this
+   * config. The one home of each provider's limit: the installer built by `create` keeps to it, the
+   * engine checks it before any provider call, and the compatibility report measures against it.
+   */
+  maxHtmlLength?: (config: z.infer<C>) => number;
   create(ctx: ConnectorContext<z.infer<C>, z.infer<K>>): T;
 }
 

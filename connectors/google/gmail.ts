@@ -236,6 +236,7 @@ export const gmailInstaller = defineMailboxInstaller({
   kind: 'google_workspace',
   scopes: GMAIL_SCOPES,
   configSchema: googleConfigSchema,
+  maxHtmlLength: () => GMAIL_MAX_SIGNATURE_LENGTH,
   credentialsSchema: gmailCredentialsSchema,
   create: (ctx) => new GmailInstaller(ctx),
 });

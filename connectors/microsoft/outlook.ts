@@ -147,5 +147,6 @@ export const outlookInstaller = defineMailboxInstaller({
   scopes: OUTLOOK_PERMISSIONS,
   configSchema: microsoftConfigSchema,
   credentialsSchema: microsoftCredentialsSchema,
+  maxHtmlLength: (config) => config.max_html_length ?? DEFAULT_OUTLOOK_MAX_HTML,
   create: (ctx) => new OutlookInstaller(new GraphApi(ctx satisfies GraphContext), ctx.config.max_html_length ?? DEFAULT_OUTLOOK_MAX_HTML),
 });

@@ -14,7 +14,10 @@
  * blocks carry more than about 12,000 characters of text in total (msg_blocks_too_long; the markdown
  * block's documented cumulative limit is 12,000). The HTML block therefore takes at most 10,000
  * characters (`maxHtmlLength`, the same budget as Gmail's), leaving room for the preview (cut to
- * fit 1,500 characters) and the heading. Slack's own refusal maps to `signature_too_long`.
+ * fit 1,500 characters) and the heading. Slack's own refusal maps to `signature_too_long`. The
+ * 40,000 characters `chat.postMessage` documents concern the message's `text`, not its blocks:
+ * messages of about 13,000 characters of blocks are refused (slackapi/bolt-js#2509), so 10,000 is
+ * the limit, and the only one the project states (src/render/limits.ts reads it from here).
  *
  * Scopes: users:read, users:read.email (lookupByEmail), im:write (conversations.open), chat:write.
  * https://docs.slack.dev/reference/methods/users.lookupByEmail
@@ -128,6 +131,7 @@ export const slackDelivery = defineMailboxInstaller({
   capabilities: { delivery: 'additional' },
   scopes: SLACK_DELIVERY_SCOPES,
   configSchema: slackConfigSchema,
+  maxHtmlLength: () => SLACK_MAX_HTML,
   credentialsSchema: slackCredentialsSchema,
   create: (ctx) => new SlackDelivery(createSlackClient(ctx)),
 });

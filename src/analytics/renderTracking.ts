@@ -95,6 +95,16 @@ class InstallTracking implements RenderTracking {
     return `${this.baseUrl}/v/${this.tokens.views.sign(id)}`;
   }
 
+  /**
+   * Measuring, not installing (`create: false`): what this render missed gets the id 0, whose
+   * token has the length of every token, so the HTML is as long as the installed one; no row is
+   * created.
+   */
+  placeholdMissing(): void {
+    if (this.missingImage) this.fetched.images.set(`${this.missingImage.campaignId ?? ''}|${this.missingImage.url}`, '0');
+    for (const key of this.missingLinks.keys()) this.fetched.links.set(key, '0');
+  }
+
   /** Creates (or reads) what this render missed: the view image first, then the links. */
   async fetchMissing(db: Queryable): Promise<void> {
     if (this.missingImage) {
@@ -111,14 +121,21 @@ class InstallTracking implements RenderTracking {
  * Renders an installation with its links and view image tracked for `t` (`t.campaignId`: the live
  * campaign of the render, whose banner links and image are the campaign's). `render` is called
  * with the tracking to pass to renderSignature, once, or twice when the database had to be asked.
+ * `create: false` (the compatibility report's measure) asks nothing and creates nothing.
  */
-export async function renderTracked(ctx: Pick<AppContext, 'pool' | 'secrets' | 'config'>, t: TrackTarget, render: (tracking: RenderTracking) => RenderOutput): Promise<RenderOutput> {
+export async function renderTracked(
+  ctx: Pick<AppContext, 'pool' | 'secrets' | 'config'>,
+  t: TrackTarget,
+  render: (tracking: RenderTracking) => RenderOutput,
+  opts: { create?: boolean } = {},
+): Promise<RenderOutput> {
   const tokens = { clicks: clickTokens(ctx.secrets), views: viewTokens(ctx.secrets) };
   const fetched: Fetched = { links: new Map(), images: new Map() };
   const first = new InstallTracking(t, ctx.config.PUBLIC_BASE_URL, tokens, fetched);
   const out = render(first);
   if (first.complete) return out;
-  await first.fetchMissing(ctx.pool);
+  if (opts.create === false) first.placeholdMissing();
+  else await first.fetchMissing(ctx.pool);
   const again = new InstallTracking(t, ctx.config.PUBLIC_BASE_URL, tokens, fetched);
   const second = render(again);
   if (!again.complete) throw new Error('a tracked link or image was still missing after it was created');

@@ -7,8 +7,8 @@
  *
  * - with a campaign banner that shows an http(s) image, the banner's first image: its `src` becomes
  *   `PUBLIC_BASE_URL/v/{token}`, and the service answers with the image (src/api/views.ts);
- * - otherwise a 1×1 transparent image is appended after the signature (`width`/`height` 1,
- *   `alt=""`, `display:block`, no border): it adds one pixel of height and nothing else.
+ * - otherwise a 1×1 transparent image is appended after the signature (`width`/`height` attributes
+ *   1, `alt=""`, `display:block`, no border): it adds one pixel of height and nothing else.
  *
  * Other images (logos, photos, social icons, further banner images) stay as they are: one message
  * shown is one fetch of one tracked image, not one per image. The token names a `view_images` row
@@ -32,9 +32,14 @@ export interface ViewTarget {
 const MAX_CACHED = 100_000;
 const known = new Map<string, string>();
 
-/** The 1×1 image appended to signatures without a banner image; `src` is its tracked URL, attribute-escaped. */
+/**
+ * The 1×1 image appended to signatures without a banner image; `src` is its tracked URL,
+ * attribute-escaped. Sized by its attributes alone, like every image the renderer writes: CSS
+ * `height` becomes `min-height` in Yahoo, and Outlook for Windows takes `margin` and `padding` on
+ * images only partly (src/render/compatibility.ts checks the installed HTML for such findings).
+ */
 export function pixelHtml(src: string): string {
-  return `<img src="${src}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px;margin:0;padding:0">`;
+  return `<img src="${src}" width="1" height="1" alt="" style="display:block;border:0">`;
 }
 
 const keyOf = (t: ViewTarget, url: string) => `${t.signatureId}|${t.emailId}|${t.campaignId ?? ''}|${url}`;

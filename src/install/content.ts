@@ -20,20 +20,37 @@ export interface RenderedForInstall {
   /** Set when the published content no longer validates: the install fails with this code. */
   errorCode?: 'invalid_content';
   signatureName: string;
+  /** The signature rendered ('' when nothing was). */
+  signatureId: string;
   /** The smart-field values used, by slug, for the support replay. */
   values: Record<string, string>;
   campaignId: string | null;
+  /** The campaign whose banner the HTML carries, for the compatibility report. */
+  campaign: { id: string; name: string } | null;
+  /** Where the banner starts in the HTML (-1: none), so a check tells the banner's findings apart. */
+  bannerAt: number;
 }
 
 export async function renderForInstall(
   ctx: AppContext,
   /** With `emailId`, links are tracked for that address when the workspace tracks events (src/analytics/renderTracking.ts). */
-  req: { workspaceId: string; teammateId: string; signatureId: string; kind: SignatureKind; emailId?: string },
+  req: {
+    workspaceId: string;
+    teammateId: string;
+    signatureId: string;
+    kind: SignatureKind;
+    emailId?: string;
+    /** The draft, for a dry run's report of it; by default the published content. */
+    content?: 'published' | 'draft';
+    /** Track links without creating rows (a token of the same length): measuring, not installing. */
+    measure?: boolean;
+  },
 ): Promise<RenderedForInstall> {
-  const empty = { html: '', text: '', hash: '', values: {}, campaignId: null, signatureName: '' };
+  const empty = { html: '', text: '', hash: '', values: {}, campaignId: null, campaign: null, bannerAt: -1, signatureName: '', signatureId: req.signatureId };
   let loaded;
   try {
-    loaded = await loadRenderSource(ctx.pool, { workspaceId: req.workspaceId, signatureId: req.signatureId, teammate: { id: req.teammateId }, kind: req.kind, content: 'published', publicBaseUrl: ctx.config.PUBLIC_BASE_URL });
+    const content = req.content ?? 'published';
+    loaded = await loadRenderSource(ctx.pool, { workspaceId: req.workspaceId, signatureId: req.signatureId, teammate: { id: req.teammateId }, kind: req.kind, content, publicBaseUrl: ctx.config.PUBLIC_BASE_URL });
   } catch (e) {
     if (!(e instanceof InvalidStoredContentError)) throw e;
     return { ...empty, installationActivated: true, available: false, unavailableReason: e.message, errorCode: 'invalid_content' };
@@ -44,7 +61,12 @@ export async function renderForInstall(
   }
   const { source } = loaded;
   const out = req.emailId && source.tracksLinks
-    ? await renderTracked(ctx, { workspaceId: source.workspaceId, signatureId: source.signature.id, campaignId: source.campaign?.id ?? null, teammateId: source.teammate.id, emailId: req.emailId }, (tracking) => renderSignature(source.input, tracking))
+    ? await renderTracked(
+        ctx,
+        { workspaceId: source.workspaceId, signatureId: source.signature.id, campaignId: source.campaign?.id ?? null, teammateId: source.teammate.id, emailId: req.emailId },
+        (tracking) => renderSignature(source.input, tracking),
+        { create: !req.measure },
+      )
     : renderSignature(source.input);
   const campaignId = out.banner && source.campaign ? source.campaign.id : null;
   return {
@@ -54,7 +76,10 @@ export async function renderForInstall(
     installationActivated: source.signature.installationActivated,
     available: true,
     signatureName: source.signature.name,
+    signatureId: source.signature.id,
     values: source.valuesBySlug,
     campaignId,
+    campaign: out.banner && source.campaign ? source.campaign : null,
+    bannerAt: out.bannerAt,
   };
 }

@@ -5,14 +5,14 @@
  *   teammate and signature (highest priority wins; the others get not_supported)
  *   -> installation switched off? not_activated, no provider call
  *   -> integration without access? access_lost, no provider call
- *   -> destination has no slot for the kind? not_supported (multi_signatures_not_supported)
- *   -> render; too large? failed (signature_too_long), before any provider call
+ *   -> render; destination has no slot for the kind? not_supported (multi_signatures_not_supported)
+ *   -> too large for the destination (destinations.ts: the add-in's limit too)? failed (signature_too_long), before any provider call
+ *   -> add-in mode? pending until the add-in fetches it
  *   -> same hash as installed and not forced? skip (no provider write)
  *   -> a turn of the integration's shared pace (src/installations/pace.ts; too far away: deferred to the queue)
  *   -> provider call -> installed | failed (event once per transition) | rate limited (rescheduled)
  */
 import type { Logger } from 'pino';
-import { capabilitiesOf } from '../../connectors/registry.ts';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxInstaller } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
@@ -21,6 +21,7 @@ import { saveMailboxState } from '../installations/mailboxState.ts';
 import { paceRateLimited, reserveTurn } from '../installations/pace.ts';
 import { loadInstallInput, type InstallInput } from './load.ts';
 import { renderForInstall, type RenderedForInstall } from './content.ts';
+import { destinationLimit, isAddinMode } from './destinations.ts';
 import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type InstallStatus, type TransitionResult } from '../installations/installations.ts';
 import type { SignatureKind } from '../domain.ts';
 
@@ -38,12 +39,22 @@ export type InstallOutcome =
   | { outcome: 'failed'; transition: TransitionResult; errorCode: string; message: string; providerResponse?: unknown; rendered?: RenderedForInstall }
   | { outcome: 'rescheduled'; retryAfterMs: number }
   | { outcome: 'deferred'; retryAfterMs: number }
-  | { outcome: 'skipped'; status: InstallStatus; reason: string; transition?: TransitionResult; rendered?: RenderedForInstall }
+  | { outcome: 'skipped'; status: InstallStatus; reason: string; transition?: TransitionResult; rendered?: RenderedForInstall; errorCode?: 'signature_too_long'; limit?: number }
   | { outcome: 'dry_run'; wouldWrite: boolean; rendered: RenderedForInstall; signatureId: string };
 
 export interface InstallOptions {
   /** Decide and render, but call no provider and change nothing. */
   dryRun?: boolean;
+  /**
+   * With `dryRun`: render the draft instead of the published content, as if it were published
+   * (the compatibility report of a draft).
+   */
+  content?: 'published' | 'draft';
+  /**
+   * With `dryRun`: create no tracked-link or view-image rows; a link not tracked yet is written with
+   * a token of the same length, so the HTML is as long as the one installed (src/install/fit.ts).
+   */
+  measure?: boolean;
   /** Override the signature (support replay); otherwise the highest-priority one. */
   signatureId?: string;
   logger?: Logger;
@@ -104,24 +115,32 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     });
   }
 
-  const rendered = await renderForInstall(ctx, { workspaceId: job.workspaceId, teammateId: email.teammate_id, signatureId: winner.signature_id, kind: job.kind, emailId: job.emailId });
+  const rendered = await renderForInstall(ctx, {
+    workspaceId: job.workspaceId,
+    teammateId: email.teammate_id,
+    signatureId: winner.signature_id,
+    kind: job.kind,
+    emailId: job.emailId,
+    ...(opts.dryRun ? { content: opts.content ?? 'published', measure: opts.measure ?? false } : {}),
+  });
   if (!rendered.installationActivated) return decide('not_activated', 'signature installation is switched off for this signature');
   if (rendered.errorCode) return decide('failed', rendered.unavailableReason ?? 'the published content no longer validates', rendered.errorCode);
   if (!rendered.available) return decide('not_supported', rendered.unavailableReason ?? 'this variant is not published');
   if (integration.status === 'access_lost') return decide('access_lost', integration.error_message ?? 'the integration lost access');
 
-  if (isAddinMode(integration)) return addinInstall(ctx, job, key(winner.signature_id), rendered, opts);
-
-  const installer = (opts.installerFor ?? ((i) => cachedInstaller(ctx, i, logger)))(integration);
-  if (!installer.slots.includes(job.kind)) {
+  const addin = isAddinMode(integration);
+  const installer = addin ? undefined : (opts.installerFor ?? ((i) => cachedInstaller(ctx, i, logger)))(integration);
+  if (installer && !installer.slots.includes(job.kind)) {
     return decide('not_supported', `${integration.kind} holds no separate ${job.kind} signature`, 'multi_signatures_not_supported');
   }
-  if (rendered.html.length > installer.maxHtmlLength) {
-    const message = `the rendered signature is ${rendered.html.length} characters; ${integration.kind} accepts at most ${installer.maxHtmlLength}`;
-    if (opts.dryRun) return { outcome: 'skipped', status: 'failed', reason: message, rendered };
+  const { limit, words } = destinationLimit(integration);
+  if (rendered.html.length > limit) {
+    const message = `the rendered signature is ${rendered.html.length} characters; ${words} accepts at most ${limit}`;
+    if (opts.dryRun) return { outcome: 'skipped', status: 'failed', reason: message, rendered, errorCode: 'signature_too_long', limit };
     const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: 'signature_too_long', errorMessage: message }));
     return { outcome: 'failed', transition: t, errorCode: 'signature_too_long', message, rendered };
   }
+  if (!installer) return addinInstall(ctx, job, key(winner.signature_id), rendered, opts);
 
   const current = email.current;
   const unchanged = current?.status === 'installed' && current.content_hash === rendered.hash;
@@ -207,16 +226,14 @@ async function providerFailure(ctx: AppContext, { job, integration, key, rendere
   throw err; // transient: the job runner retries with backoff
 }
 
-/**
- * Add-in mode (integration config `mode: "addin"`, for connectors that declare `addinMode`, such as
- * Outlook): nothing is pushed. The add-in fetches the rendered signature at compose time
- * (GET /v1/addin/signature), as each published variant; until its first fetch of the current
- * version, the installation of each kind is `pending`.
- */
-export function isAddinMode(integration: Pick<IntegrationRow, 'kind' | 'config'>): boolean {
-  return integration.config.mode === 'addin' && capabilitiesOf(integration.kind, 'signatures').addinMode === true;
-}
+export { isAddinMode };
 
+/**
+ * Add-in mode (destinations.ts): nothing is pushed. The add-in fetches the rendered signature at
+ * compose time (GET /v1/addin/signature), as each published variant; until its first fetch of the
+ * current version, the installation of each kind is `pending`. A signature over the add-in's
+ * 30,000 characters is `failed` (`signature_too_long`) instead: the add-in would not insert it.
+ */
 async function addinInstall(ctx: AppContext, _job: InstallJob, key: Parameters<typeof transition>[1], rendered: RenderedForInstall, opts: InstallOptions): Promise<InstallOutcome> {
   // Every kind waits for the add-in: it inserts the reply and internal variants itself at compose time.
   const current = await currentInstallation(ctx.pool, key);

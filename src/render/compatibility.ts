@@ -13,8 +13,16 @@
  * such a usage is a finding with support `unknown` for that client, never a crash. The package
  * (2.0.2) also never matches CSS functions in values (`rgb()`, `rgba()`, `calc()`): its lookup
  * compares the function name with the feature's title. Functions are looked up in its data here.
+ *
+ * Two more quirks of the package are corrected here (caniemailData.ts):
+ * - It reads a client's support from the version key that sorts last as a string ("6.1" after
+ *   "12.2", "2016" after "16.80"); the data lists versions oldest first, so the last one listed
+ *   is the current one, and the data is reduced to it before any lookup.
+ * - It matches a longhand property under its shorthand's feature (`background-color` is reported
+ *   as `background`); where the longhand has a feature of its own, only that one is kept.
  */
 import { caniemail, getAllFeatures, parseHtml, rawData } from 'caniemail';
+import { CSS_TITLES, currentVersionsOnly } from './caniemailData.ts';
 import { CLIENT_IDS, EXCEPTIONS, type ClientId, type Declaration, type Finding, type Part, type Support, type Usage } from './emailClients.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -25,6 +33,8 @@ interface ProbeIssue {
   support: Support;
   notes: string[];
 }
+
+currentVersionsOnly();
 
 /** probe HTML → client → issues. Bounded: the vocabulary of the renderer is small, values repeat. */
 const probeCache = new Map<string, Map<string, ProbeIssue[]>>();
@@ -112,6 +122,11 @@ function functionIssues(value: string, client: ClientId): ProbeIssue[] {
     if (!(s.support === 'unknown' && s.notes[0] === 'full')) out.push(s);
   }
   return out;
+}
+
+/** A shorthand's feature matched for a longhand that has a feature of its own (`background` for `background-color`). */
+function shorthandOfOwnFeature(title: string, property: string): boolean {
+  return title !== property && property.startsWith(`${title}-`) && CSS_TITLES.has(property);
 }
 
 /** Issues a probe adds to its base probe (the bare element, or the element with an empty style). */
@@ -208,7 +223,7 @@ export function checkHtml(html: string, opts: { bannerAt?: number; clients?: rea
     const issuesByClient = probe(p, clients);
     const baseByClient = base ? probe(base, clients) : new Map<string, ProbeIssue[]>();
     for (const client of clients) {
-      const issues = added(issuesByClient, baseByClient, client);
+      const issues = added(issuesByClient, baseByClient, client).filter((i) => u.kind !== 'css' || !shorthandOfOwnFeature(i.title, u.name));
       if (u.kind === 'css') issues.push(...functionIssues(u.value, client));
       for (const issue of issues) {
         const exception = EXCEPTIONS.find((x) => (typeof x.title === 'string' ? x.title === issue.title : x.title.includes(issue.title)) && x.clients.includes(client) && x.applies(u));

@@ -1,8 +1,10 @@
 /**
  * A signature's compatibility report from the database (GET /v1/signatures/{id}/compatibility, the
- * warnings of a draft write): each message kind it has (the signature, its reply and internal
- * variants), rendered with the banner of the campaign a teammate would most likely see, and checked
- * in the mail clients of the mailboxes the workspace installs into (compatibility.ts).
+ * warnings of a draft write and of a publish): each message kind it has (the signature, its reply
+ * and internal variants). Where mailboxes are assigned, what they would receive is checked and
+ * measured (`installed`, src/install/report.ts); otherwise a render with the values below.
+ * Checked in every client; the sender's side is the clients of the mailboxes the workspace
+ * installs into (compatibility.ts).
  *
  * - Values: each smart field's longest value in the workspace (of equal lengths, the lowest teammate
  *   id's), so the sizes are the largest any teammate's signature reaches (a field without values
@@ -16,7 +18,7 @@ import { assetRefs } from '../assets/store.ts';
 import type { Queryable } from '../db/tx.ts';
 import type { CampaignCondition } from '../campaigns/choice.ts';
 import { compileTemplate, type SmartFieldKind } from './compile.ts';
-import { compatibilityReport, kindReport, type CompatibilityReport, type KindReport, type MessageKind } from './compatibilityReport.ts';
+import { compatibilityReport, kindReport, type CompatibilityReport, type InstalledHtml, type KindReport, type MessageKind } from './compatibilityReport.ts';
 import type { ClientFamily } from './emailClients.ts';
 import { renderSignature } from './render.ts';
 import type { ContentTree } from './schema.ts';
@@ -65,7 +67,12 @@ export async function signatureCompatibility(
   db: Queryable,
   workspaceId: string,
   signatureId: string,
-  opts: { content: 'draft' | 'published'; publicBaseUrl?: string | undefined },
+  opts: {
+    content: 'draft' | 'published';
+    publicBaseUrl?: string | undefined;
+    /** The mailboxes a kind goes to, with the HTML each would receive (src/install/fit.ts); none: the longest values are measured. */
+    installed?: (kind: MessageKind) => Promise<readonly InstalledHtml[]>;
+  },
 ): Promise<CompatibilityReport | undefined> {
   const { rows } = await db.query<SourceRow>(SOURCE_SQL, [workspaceId, signatureId]);
   const row = rows[0]!;
@@ -96,7 +103,8 @@ export async function signatureCompatibility(
   const assetIds = [...compiled.flatMap((k) => k.template.assetIds), ...(banner?.assetIds ?? [])];
   const assets = opts.publicBaseUrl && assetIds.length ? await assetRefs(db, workspaceId, assetIds, opts.publicBaseUrl) : undefined;
 
-  const reports: KindReport[] = compiled.map((k) => {
+  const reports: KindReport[] = [];
+  for (const k of compiled) {
     const out = renderSignature({
       tree: k.template,
       values,
@@ -105,7 +113,8 @@ export async function signatureCompatibility(
       campaign: banner && c ? { id: c.id, name: c.name, status: 'active', content: banner, signature_template_ids: [signatureId], smart_fields_conditions: [] } : null,
       variant: k.kind === 'primary' ? null : { kind: k.kind, show_marketing_campaigns: k.showsBanner },
     });
-    return kindReport(k.kind, out.html, out.bannerAt, out.banner && c ? { id: c.id, name: c.name } : null, families);
-  });
+    const mailboxes = opts.installed ? await opts.installed(k.kind) : [];
+    reports.push(kindReport({ kind: k.kind, html: out.html, bannerAt: out.bannerAt, banner: out.banner && c ? { id: c.id, name: c.name } : null, mailboxes }, families));
+  }
   return compatibilityReport(reports, families);
 }

@@ -6,7 +6,9 @@
  */
 import { checkHtml } from './compatibility.ts';
 import { CLIENT_IDS, clientName, clientsOf, partWords, type ClientFamily, type ClientId, type Finding, type Part, type Support } from './emailClients.ts';
-import { SIGNATURE_SIZE_LIMITS } from './limits.ts';
+import { destinationReports, mailboxBudgets, sizeBudgets, type DestinationReport, type MailboxSize, type SizeBudget } from './compatibilitySizes.ts';
+
+export { GMAIL_CLIP_BYTES, sizeBudgets, type Budget, type SizeBudget } from './compatibilitySizes.ts';
 
 // ---------------------------------------------------------------------------------------------
 // In plain words
@@ -80,62 +82,6 @@ export function compatibilityIssues(findings: readonly Finding[]): Compatibility
 }
 
 // ---------------------------------------------------------------------------------------------
-// Size budgets
-
-/** Gmail shows "[Message clipped]" and hides the rest of a message past 102 KB of HTML. */
-export const GMAIL_CLIP_BYTES = 102 * 1024;
-
-export type Budget = 'gmail' | 'outlook_addin' | 'gmail_clipping';
-
-export interface SizeBudget {
-  budget: Budget;
-  /** Characters of HTML for the signature limits, bytes of the whole message for clipping. */
-  unit: 'characters' | 'bytes';
-  limit: number;
-  size: number;
-  /** size / limit, rounded to three decimals: the signature's share of the budget. */
-  share: number;
-  fits: boolean;
-  message: string;
-}
-
-const fmt = (n: number) => n.toLocaleString('en-US');
-const pct = (share: number) => `${Math.round(share * 1000) / 10}%`;
-
-/**
- * The signature's HTML against each budget. `destinations` limits the two signature limits to the
- * mailboxes the workspace installs into (none known: both); clipping concerns every message.
- */
-export function sizeBudgets(html: string, destinations: readonly ClientFamily[] = []): SizeBudget[] {
-  const chars = html.length;
-  const bytes = Buffer.byteLength(html, 'utf8');
-  const share = (n: number, limit: number) => Math.round((n / limit) * 1000) / 1000;
-  const out: SizeBudget[] = [];
-  const all = destinations.length === 0;
-  const limitOf = (budget: 'gmail' | 'outlook_addin', limit: number, who: string, otherwise: string) => {
-    const fits = chars <= limit;
-    const said = `${who} of up to ${fmt(limit)} characters of HTML; this one is ${fmt(chars)}`;
-    out.push({ budget, unit: 'characters', limit, size: chars, share: share(chars, limit), fits, message: fits ? `${said} (${pct(chars / limit)}).` : `${said}, so ${otherwise} until it is shorter.` });
-  };
-  if (all || destinations.includes('gmail')) limitOf('gmail', SIGNATURE_SIZE_LIMITS.gmail, 'Gmail takes signatures', 'it cannot be installed in Gmail');
-  if (all || destinations.includes('outlook')) limitOf('outlook_addin', SIGNATURE_SIZE_LIMITS.outlook, 'The Outlook add-in sets signatures', 'Outlook will not get it');
-  const times = bytes > 0 ? Math.floor(GMAIL_CLIP_BYTES / bytes) : 0;
-  const fits = bytes <= GMAIL_CLIP_BYTES;
-  out.push({
-    budget: 'gmail_clipping',
-    unit: 'bytes',
-    limit: GMAIL_CLIP_BYTES,
-    size: bytes,
-    share: share(bytes, GMAIL_CLIP_BYTES),
-    fits,
-    message: fits
-      ? `Gmail clips a message past 102 KB and hides the rest behind "View entire message"; the signature takes ${fmt(bytes)} bytes of it (${pct(bytes / GMAIL_CLIP_BYTES)}), so a reply thread that quotes it ${times} times is clipped on signatures alone.`
-      : `Gmail clips a message past 102 KB; the signature alone is ${fmt(bytes)} bytes, so every message that carries it is clipped.`,
-  });
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
 // The report
 
 export type MessageKind = 'primary' | 'reply' | 'internal';
@@ -150,14 +96,27 @@ export interface KindReport {
   kind: MessageKind;
   /** The campaign whose banner was checked with the signature, if any. */
   banner: { id: string; name: string } | null;
+  /** The sender's side: what the clients of the workspace's install destinations show differently. */
   issues: CompatibilityIssue[];
+  /** The reader's side: what every client checked (CLIENTS, 13) shows differently; recipients read in any. */
+  readers: CompatibilityIssue[];
+  /**
+   * What was checked and measured: `installed`, the HTML the assigned mailboxes would receive
+   * (tracked links and the view image included); `longest_values`, with no mailbox assigned, the
+   * signature rendered with each smart field's longest value, untracked.
+   */
+  measured_on: 'installed' | 'longest_values';
+  /** Each integration the signature goes to, with the mailboxes that would refuse it. */
+  destinations: DestinationReport[];
   sizes: SizeBudget[];
 }
 
 export interface CompatibilityReport {
-  /** The clients checked: those of the mailboxes the workspace installs into, or all when unknown. */
+  /** The sender's clients: those of the mailboxes the workspace installs into, or all when unknown. */
   clients: { id: ClientId; name: string }[];
   clients_from: 'installs' | 'all';
+  /** The reader's clients: every client checked. */
+  readers: { id: ClientId; name: string }[];
   kinds: KindReport[];
 }
 
@@ -167,37 +126,105 @@ export interface CompatibilityWarning {
   part: Part | null;
   clients: ClientId[];
   message: string;
+  /** client_support: `sender` (a client of the workspace's mailboxes) or `reader` (another client recipients use). */
+  side?: 'sender' | 'reader';
+  /** size_limit: the mailboxes that would refuse the signature, and their destination's limit. */
+  mailboxes?: string[];
+  limit?: number;
 }
 
-/** One message kind's report from its rendered HTML (with the banner at `bannerAt`, -1 for none). */
-export function kindReport(kind: MessageKind, html: string, bannerAt: number, banner: KindReport['banner'], destinations: readonly ClientFamily[]): KindReport {
-  const clients = clientsOf(destinations);
-  return { kind, banner, issues: compatibilityIssues(checkHtml(html, { bannerAt, clients })), sizes: sizeBudgets(html, destinations) };
+/** A mailbox the signature goes to, with the HTML it would receive (src/install/fit.ts). */
+export interface InstalledHtml extends MailboxSize {
+  html: string;
+  bannerAt: number;
+  campaign: { id: string; name: string } | null;
 }
+
+export interface KindInput {
+  kind: MessageKind;
+  /** Rendered with each smart field's longest value: checked and measured when no mailbox gets it. */
+  html: string;
+  bannerAt: number;
+  banner: KindReport['banner'];
+  /** The mailboxes the signature goes to for this kind. */
+  mailboxes?: readonly InstalledHtml[];
+}
+
+/** The HTML checked: per campaign shown, the largest any mailbox would receive. */
+function checkedHtml(mailboxes: readonly InstalledHtml[]): InstalledHtml[] {
+  const byCampaign = new Map<string, InstalledHtml>();
+  for (const m of mailboxes) {
+    const key = m.campaign?.id ?? '';
+    const best = byCampaign.get(key);
+    if (!best || m.html.length > best.html.length) byCampaign.set(key, m);
+  }
+  return [...byCampaign.values()].sort((a, b) => b.html.length - a.html.length);
+}
+
+/** One message kind's report: checked in every client, told apart by side, and measured. */
+export function kindReport(input: KindInput, destinations: readonly ClientFamily[]): KindReport {
+  const senders = new Set<string>(clientsOf(destinations));
+  const mailboxes = input.mailboxes ?? [];
+  const base = { kind: input.kind };
+  if (mailboxes.length === 0) {
+    const findings = checkHtml(input.html, { bannerAt: input.bannerAt });
+    const sender = compatibilityIssues(findings.filter((f) => senders.has(f.client)));
+    return { ...base, banner: input.banner, issues: sender, readers: compatibilityIssues(findings), measured_on: 'longest_values', destinations: [], sizes: sizeBudgets(input.html, destinations) };
+  }
+  const checked = checkedHtml(mailboxes);
+  const findings = checked.flatMap((m) => checkHtml(m.html, { bannerAt: m.bannerAt }));
+  const largestBytes = Math.max(...checked.map((m) => Buffer.byteLength(m.html, 'utf8')));
+  return {
+    ...base,
+    banner: checked.find((m) => m.campaign)?.campaign ?? null,
+    issues: compatibilityIssues(findings.filter((f) => senders.has(f.client))),
+    readers: compatibilityIssues(findings),
+    measured_on: 'installed',
+    destinations: destinationReports(mailboxes),
+    sizes: mailboxBudgets(mailboxes, largestBytes),
+  };
+}
+
+const clientList = (ids: readonly ClientId[]) => ids.map((id) => ({ id, name: clientName(id) }));
 
 export function compatibilityReport(kinds: KindReport[], destinations: readonly ClientFamily[]): CompatibilityReport {
-  return { clients: clientsOf(destinations).map((id) => ({ id, name: clientName(id) })), clients_from: destinations.length ? 'installs' : 'all', kinds };
+  return { clients: clientList(clientsOf(destinations)), clients_from: destinations.length ? 'installs' : 'all', readers: clientList(CLIENT_IDS), kinds };
 }
 
-/** What a marketer should see before publishing: every client issue, and every budget exceeded. */
+/**
+ * What a marketer should see before publishing (and at publish): every client issue of the
+ * sender's side, every issue of the reader's side in other clients, and every mailbox that would
+ * refuse the signature, named with its destination's limit.
+ */
 export function compatibilityWarnings(report: CompatibilityReport): CompatibilityWarning[] {
   const out: CompatibilityWarning[] = [];
+  const senders = new Set<string>(report.clients.map((c) => c.id));
   for (const k of report.kinds) {
-    for (const i of k.issues) out.push({ code: 'client_support', kind: k.kind, part: i.part, clients: i.clients, message: i.message });
-    for (const s of k.sizes) if (!s.fits) out.push({ code: 'size_limit', kind: k.kind, part: null, clients: [], message: s.message });
+    for (const i of k.issues) out.push({ code: 'client_support', kind: k.kind, part: i.part, clients: i.clients, message: i.message, side: 'sender' });
+    for (const i of k.readers) {
+      const others = i.clients.filter((c) => !senders.has(c));
+      if (others.length) out.push({ code: 'client_support', kind: k.kind, part: i.part, clients: others, message: i.message.replace(/^In [^,]+(?:, [^,]+)*?, /, `In ${listNames(others)}, `), side: 'reader' });
+    }
+    for (const d of k.destinations) if (!d.fits) out.push({ code: 'size_limit', kind: k.kind, part: null, clients: [], message: d.message, mailboxes: d.refused.map((r) => r.email), limit: d.limit });
+    if (k.destinations.length === 0) for (const s of k.sizes) if (!s.fits) out.push({ code: 'size_limit', kind: k.kind, part: null, clients: [], message: s.message });
   }
   return out;
 }
 
 /** The report as text lines (`sigsync render --check`). */
 export function reportLines(report: CompatibilityReport): string[] {
-  const lines = [`clients   ${report.clients.map((c) => c.name).join(', ')} (${report.clients_from === 'installs' ? "the workspace's mailboxes" : 'all; no install destination is known'})`];
+  const lines = [
+    `clients   ${report.clients.map((c) => c.name).join(', ')} (${report.clients_from === 'installs' ? "the workspace's mailboxes: the sender's side" : 'all; no install destination is known'})`,
+    `readers   every client recipients read in: ${report.readers.length} clients`,
+  ];
   for (const k of report.kinds) {
-    lines.push('', `${k.kind} (${MESSAGE_KIND_WORDS[k.kind]})${k.banner ? `, with the banner of ${k.banner.name}` : ''}`);
-    if (k.issues.length === 0) lines.push('  shows as designed in every client checked');
+    lines.push('', `${k.kind} (${MESSAGE_KIND_WORDS[k.kind]})${k.banner ? `, with the banner of ${k.banner.name}` : ''}, ${k.measured_on === 'installed' ? 'as installed (tracked links and view image included)' : 'as rendered, untracked (no assigned mailbox receives it)'}`);
+    if (k.issues.length === 0) lines.push("  sender's side: shows as designed in every client checked");
     for (const i of k.issues) lines.push(`  - ${i.message}`);
+    const more = k.readers.filter((i) => !k.issues.some((x) => x.message === i.message));
+    if (report.clients.length < report.readers.length) lines.push(more.length ? "  reader's side, in other clients:" : "  reader's side: the other clients show it as the sender's do");
+    for (const i of more) lines.push(`  - ${i.message}`);
     for (const s of k.sizes) lines.push(`  ${s.fits ? 'size' : 'TOO LONG'}: ${s.message}`);
   }
   return lines;
 }
-

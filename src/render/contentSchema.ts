@@ -69,7 +69,7 @@ export const GUIDANCE = {
   hidden: 'visible:false leaves a block out of the rendered signature but keeps it in the content.',
   campaigns:
     'An active marketing campaign targeting the signature appends its content as a banner below it, for teammates matching smart_fields_conditions (outer array: any group; inner array: every condition; equal: the value is one of values). Reply and internal variants show it only with show_marketing_campaigns.',
-  size: 'Gmail accepts 10,000 characters of HTML, Outlook 30,000 through the add-in (8,000 by default when pushed to Outlook on the web: the integration config max_html_length), Slack 39,000 (enums.size_limits); larger signatures fail with signature_too_long before any provider call.',
+  size: 'Gmail accepts 10,000 characters of HTML, Outlook 30,000 through the add-in and 8,000 by default when pushed to Outlook on the web (the integration config max_html_length), Slack 10,000 (enums.size_limits), measured on what each mailbox receives, tracked links included; a larger signature fails with signature_too_long before any provider call, and GET /v1/signatures/{id}/compatibility names the mailboxes that would refuse it.',
   errors:
     'An invalid tree is refused with 422; each entry of details names the offending member (e.g. signature.draft_content.children[2].tokens[0].textStyle.fontSize), a code, a message, and the allowed values or missing members.',
 } as const;

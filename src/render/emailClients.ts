@@ -144,11 +144,14 @@ export const EXCEPTIONS: readonly Exception[] = [
     clients: ALL_GMAIL_APPS,
     title: 'text-decoration',
     applies: (u) => u.kind === 'css' && (u.value === 'none' || u.value === 'underline'),
-    reason: 'The Gmail apps ignore text-decoration only when they show a mailbox that is not a Google account; nothing else says "no underline" to a mail client.',
+    reason:
+      'The Gmail apps ignore text-decoration only when they show a mailbox that is not a Google account, and then draw their own: links underlined, other text not. Nothing else says "no underline" to a mail client.',
+    // One rule, one message: only where the app's own drawing differs from the design (a link set
+    // to no underline, other text set to underline); a link set to underline shows as designed.
     shows: (u) =>
-      u.value === 'none'
-        ? `the links of ${partWords(u)} are underlined when the reader's mailbox is not a Google account`
-        : `underlined text in ${partWords(u)} loses its underline when the reader's mailbox is not a Google account`,
+      (u.tag === 'a') === (u.value === 'none')
+        ? `when the reader's mailbox is not a Google account, the underlines of ${partWords(u)} follow the app instead of the design: links are underlined, other text is not`
+        : '',
   },
   {
     id: 'display-block',
@@ -163,13 +166,6 @@ export const EXCEPTIONS: readonly Exception[] = [
     title: 'display',
     applies: (u) => u.kind === 'css' && u.tag === 'img' && u.value === 'block',
     reason: 'display:block on an image removes the gap under it in browser engines; Word, which Outlook for Windows draws with, leaves no such gap.',
-  },
-  {
-    id: 'background-color-only',
-    clients: ['outlook.windows', ...YAHOO],
-    title: 'background',
-    applies: (u) => u.kind === 'css' && u.name === 'background-color',
-    reason: 'caniemail reports background-color under the `background` shorthand; the shorthand\'s limits (images, several layers) do not concern a colour, which every client shows.',
   },
   {
     id: 'border-zero',
@@ -195,10 +191,10 @@ export const EXCEPTIONS: readonly Exception[] = [
   },
   {
     id: 'max-width-on-images',
-    clients: ['outlook.windows', 'apple-mail.ios'],
+    clients: ['outlook.windows'],
     title: 'max-width',
     applies: (u) => u.kind === 'css' && u.tag === 'img' && u.attrs.width !== undefined && `${u.attrs.width}px` === u.value,
-    reason: 'max-width on an image only repeats its width attribute (it stops clients that widen images from doing so); Outlook for Windows keeps to the attribute, and Apple Mail\'s limit concerns tables.',
+    reason: 'max-width on an image only repeats its width attribute (it stops clients that widen images from doing so); Outlook for Windows keeps to the attribute.',
   },
   {
     id: 'height-auto',

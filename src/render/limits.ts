@@ -5,21 +5,33 @@
  * Sizes are counted in UTF-16 code units (`string.length`), which is never less than the number of
  * characters a provider counts, so a signature that passes here is not refused for its length.
  *
+ * Each provider's number lives in its connector (the definition's `maxHtmlLength`), the add-in's
+ * here; this table only names them, for the content schema, previews and docs:
+ *
  * - gmail 10,000: `users.settings.sendAs.patch` refuses longer signatures ("Signature exceeds maximum
- *   length of 10000 characters"); the limit includes the markup.
- * - outlook 30,000: the Outlook add-in path (`body.setSignatureAsync`) documents a 30,000-character
- *   maximum. A push to OWA's `OWA.UserOptions` (which documents none) keeps to the integration's
- *   `max_html_length`, 8,000 by default (`DEFAULT_OUTLOOK_MAX_HTML` in connectors/microsoft/outlook.ts),
- *   checked by the install against the installer's `maxHtmlLength`.
- * - slack 39,000: Slack delivers the HTML as text in a DM, and `chat.postMessage` truncates text
- *   beyond 40,000 characters; 1,000 are kept for the message's own words and formatting.
+ *   length of 10000 characters"); the limit includes the markup (connectors/google/gmail.ts).
+ * - outlook 30,000: the Outlook add-in (integration config `mode: "addin"`) inserts the signature
+ *   with `body.setSignatureAsync`, which documents a 30,000-character maximum.
+ * - outlook_owa 8,000: a push to Outlook on the web's `OWA.UserOptions` (which documents none) keeps
+ *   to the integration's `max_html_length`, 8,000 by default (connectors/microsoft/outlook.ts).
+ * - slack 10,000: the DM carries the HTML in a block, and Slack refuses messages of about 13,000
+ *   characters of blocks (connectors/slack/delivery.ts); `chat.postMessage`'s 40,000 concern `text`.
+ *
+ * Which limit applies to a mailbox is its integration's: src/install/destinations.ts.
  */
 import { MailboxError } from '../../connectors/types.ts';
+import { GMAIL_MAX_SIGNATURE_LENGTH } from '../../connectors/google/gmail.ts';
+import { DEFAULT_OUTLOOK_MAX_HTML } from '../../connectors/microsoft/outlook.ts';
+import { SLACK_MAX_HTML } from '../../connectors/slack/delivery.ts';
+
+/** `body.setSignatureAsync`'s maximum: what the Outlook add-in inserts at most. */
+export const ADDIN_MAX_SIGNATURE = 30_000;
 
 export const SIGNATURE_SIZE_LIMITS = {
-  gmail: 10_000,
-  outlook: 30_000,
-  slack: 39_000,
+  gmail: GMAIL_MAX_SIGNATURE_LENGTH,
+  outlook: ADDIN_MAX_SIGNATURE,
+  outlook_owa: DEFAULT_OUTLOOK_MAX_HTML,
+  slack: SLACK_MAX_HTML,
 } as const;
 
 export type Destination = keyof typeof SIGNATURE_SIZE_LIMITS;

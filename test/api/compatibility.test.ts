@@ -7,7 +7,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
-import { FOREIGN_UUID, seedIntegration, useApi } from './helpers.ts';
+import { installMailbox } from '../../src/install/install.ts';
+import { assignToTeammate } from '../helpers/fixtures/signatures.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
+import { insertSmartFieldValue } from '../helpers/fixtures/teammates.ts';
+import { FOREIGN_UUID, seedIntegration, seedTeammate, useApi } from './helpers.ts';
 
 /** A signature whose text is see-through navy and links to the website. */
 function seeThrough(text: string, color = 'rgba(11, 37, 69, 0.5)') {
@@ -32,7 +36,7 @@ describe('signature compatibility (API extension)', () => {
     expect(r.status).toBe(201);
     expect(Object.keys(r.body).sort()).toEqual(['data', 'warnings']);
     expect(r.body.data).toMatchObject({ name: 'See-through', draft_content: seeThrough('Ada Lovelace') });
-    expect(r.body.warnings).toContainEqual({ code: 'client_support', kind: 'primary', part: 'signature', clients: ['outlook.windows'], message: OUTLOOK_SEE_THROUGH });
+    expect(r.body.warnings).toContainEqual({ code: 'client_support', kind: 'primary', part: 'signature', clients: ['outlook.windows'], message: OUTLOOK_SEE_THROUGH, side: 'sender' });
 
     // PATCH to an opaque colour: the see-through warning goes.
     const p = await api.call('PATCH', `/v1/signatures/${r.body.data.id}`, { signature: { draft_content: seeThrough('Ada Lovelace', '#0b2545') } });
@@ -53,7 +57,11 @@ describe('signature compatibility (API extension)', () => {
     expect(primary.banner).toBeNull();
     expect(primary.issues).toContainEqual(expect.objectContaining({ part: 'signature', clients: ['outlook.windows'], message: OUTLOOK_SEE_THROUGH, feature: 'rgba()', support: 'none' }));
     // The Gmail apps underline links for mailboxes that are not Google accounts.
-    expect(primary.issues).toContainEqual(expect.objectContaining({ clients: ['gmail.ios', 'gmail.android'], message: expect.stringContaining('links of the signature are underlined') }));
+    expect(primary.issues).toContainEqual(expect.objectContaining({ clients: ['gmail.ios', 'gmail.android'], message: expect.stringContaining('the underlines of the signature follow the app instead of the design: links are underlined') }));
+    // No install destination: the sender's side is every client, as the reader's; nothing is assigned, so nothing is measured as installed.
+    expect(report.readers).toHaveLength(13);
+    expect(primary.readers).toEqual(primary.issues);
+    expect(primary).toMatchObject({ measured_on: 'longest_values', destinations: [] });
     expect(primary.sizes.map((b: { budget: string }) => b.budget)).toEqual(['gmail', 'outlook_addin', 'gmail_clipping']);
     for (const b of primary.sizes) {
       expect(b.fits).toBe(true);
@@ -141,16 +149,22 @@ describe('signature compatibility (API extension)', () => {
     expect(gmail.share).toBeGreaterThan(1);
   });
 
-  it('a workspace that installs into Google Workspace is checked in Gmail\'s clients only, and gets no Outlook budget', async () => {
+  it("a workspace that installs into Google Workspace: the sender's side is Gmail's clients, the reader's every client, and no Outlook budget", async () => {
     const ws = await createWorkspace(api.t.ctx.pool, 'Google only');
     const key = (await createApiKey(api.t.ctx.pool, ws.id)).key;
     await seedIntegration(api.t.ctx.pool, ws.id, { category: 'signatures', kind: 'google_workspace' });
     await seedIntegration(api.t.ctx.pool, ws.id, { category: 'teammates', kind: 'microsoft_entra', name: 'Entra directory' });
     const s = await api.call('POST', '/v1/signatures', { signature: { name: 'G', draft_content: seeThrough('Ada') } }, key);
-    expect(s.body.warnings.some((w: { clients: string[] }) => w.clients.includes('outlook.windows'))).toBe(false);
+    type W = { clients: string[]; side: string; message: string };
+    expect(s.body.warnings.some((w: W) => w.side === 'sender' && w.clients.includes('outlook.windows'))).toBe(false);
+    // Recipients read in Outlook too: the reader's side names it, and only the clients beyond the sender's.
+    expect(s.body.warnings).toContainEqual(expect.objectContaining({ side: 'reader', clients: ['outlook.windows'], message: OUTLOOK_SEE_THROUGH }));
+    expect(s.body.warnings.filter((w: W) => w.side === 'reader').every((w: W) => !w.clients.some((c) => c.startsWith('gmail.')))).toBe(true);
     const r = await api.call('GET', `/v1/signatures/${s.body.data.id}/compatibility`, undefined, key);
     expect(r.body.data.clients_from).toBe('installs');
     expect(r.body.data.clients.map((c: { id: string }) => c.id)).toEqual(['gmail.desktop-webmail', 'gmail.ios', 'gmail.android']);
+    expect(r.body.data.readers.map((c: { id: string }) => c.id)).toContain('apple-mail.ios');
+    expect(r.body.data.kinds[0].readers).toContainEqual(expect.objectContaining({ clients: ['outlook.windows'], message: OUTLOOK_SEE_THROUGH }));
     expect(r.body.data.kinds[0].sizes.map((b: { budget: string }) => b.budget)).toEqual(['gmail', 'gmail_clipping']);
   });
 
@@ -165,6 +179,46 @@ describe('signature compatibility (API extension)', () => {
   });
 });
 
+describe('at publish: a signature some mailboxes would refuse', () => {
+  const api = useApi();
+
+  it('is published where it fits, and the answer names the mailboxes that refuse it with their limit', async () => {
+    const pool = api.t.ctx.pool;
+    const outlook = await seedIntegration(pool, api.ws, { kind: 'microsoft_entra', category: 'signatures', name: 'Outlook' });
+    await pool.query(`update integrations set config = '{"mode": "addin"}' where id = $1`, [outlook]);
+    const title = await insertSmartField(pool, api.ws, { slug: 'title' });
+    const short = await seedTeammate(pool, api.ws, 'Ann');
+    const long = await seedTeammate(pool, api.ws, 'Bob');
+    await insertSmartFieldValue(pool, api.ws, { teammateId: short.id, smartFieldId: title, value: 'CEO' });
+    await insertSmartFieldValue(pool, api.ws, { teammateId: long.id, smartFieldId: title, value: 'Head of '.repeat(250) });
+    // 29,000 characters of text: Bob's 2,000-character title takes his over the add-in's 30,000.
+    const pad = Array.from({ length: 15 }, (_, i) => ({ type: 'textToken', value: 'x'.repeat(i < 14 ? 2000 : 1000) }));
+    const tree = { type: 'stack', children: [{ type: 'text', tokens: pad }, { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: title }] }] };
+    const s = await api.call('POST', '/v1/signatures', { signature: { name: 'Heavy', draft_content: tree } });
+    for (const tm of [short, long]) await assignToTeammate(pool, api.ws, s.body.data.id, tm.id);
+
+    const r = await api.call('POST', `/v1/signatures/${s.body.data.id}/publish`);
+    expect(r.status).toBe(200);
+    expect(r.body.data.last_published_at).not.toBeNull();
+    const size = r.body.warnings.filter((w: { code: string }) => w.code === 'size_limit');
+    expect(size).toEqual([
+      {
+        code: 'size_limit',
+        kind: 'primary',
+        part: null,
+        clients: [],
+        mailboxes: ['bob@acme.test'],
+        limit: 30_000,
+        message: expect.stringMatching(/^Outlook \(the Outlook add-in\) takes signatures of up to 30,000 characters of HTML: 1 mailbox of 2 would receive more, tracked links included, so they do not get it until it is shorter: bob@acme\.test \(3\d,\d{3}\)\. The others get it\.$/),
+      },
+    ]);
+    // The install goes where it fits: Ann's add-in waits for the signature, Bob's is refused before anything is served.
+    const outcome = async (emailId: string) => installMailbox(api.t.ctx, { workspaceId: api.ws, emailId, kind: 'primary', integrationId: outlook, forced: false });
+    expect(await outcome(short.emailIds[0]!)).toMatchObject({ outcome: 'skipped', status: 'pending' });
+    expect(await outcome(long.emailIds[0]!)).toMatchObject({ outcome: 'failed', errorCode: 'signature_too_long', message: expect.stringMatching(/; the Outlook add-in accepts at most 30000$/) });
+  });
+});
+
 describe('the OpenAPI document describes the extension', () => {
   const api = useApi();
 
@@ -173,7 +227,7 @@ describe('the OpenAPI document describes the extension', () => {
     expect(doc.paths['/v1/signatures/{id}/compatibility'].get.summary).toMatch(/beyond the spec/);
     const json = JSON.stringify(doc);
     expect(json).toContain('CompatibilityReport');
-    for (const [path, method, status] of [['/v1/signatures', 'post', '201'], ['/v1/signatures/{id}', 'patch', '200']] as const) {
+    for (const [path, method, status] of [['/v1/signatures', 'post', '201'], ['/v1/signatures/{id}', 'patch', '200'], ['/v1/signatures/{id}/publish', 'post', '200']] as const) {
       const schema = doc.paths[path][method].responses[status].content['application/json'].schema;
       expect(Object.keys(schema.properties ?? {}).sort(), `${method} ${path}`).toEqual(['data', 'warnings']);
       expect(schema.required).toEqual(['data', 'warnings']);

@@ -56,7 +56,7 @@ describe('sigsync render', async () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`wrote ${out}`);
     expect(r.stdout).toMatch(/banner\s+Signature Summit 2025/);
-    expect(r.stdout).toMatch(/size\s+gmail \d+\/10000, outlook \d+\/30000, slack \d+\/39000/);
+    expect(r.stdout).toMatch(/size\s+gmail \d+\/10000, outlook \d+\/30000, outlook_owa \d+\/8000, slack \d+\/10000/);
     const page = fs.readFileSync(out, 'utf8');
     expect(page.startsWith('<!doctype html>')).toBe(true);
     expect(page).toContain(expectedHtml(true));
@@ -70,8 +70,10 @@ describe('sigsync render', async () => {
     expect(r.stdout).not.toContain('<table');
     const lines = r.stdout.split('\n');
     expect(lines).toContain('clients   Gmail on the web, Gmail for iPhone and iPad, Gmail for Android, Outlook for Windows, Outlook for Mac, Outlook on the web, Outlook for iPhone and iPad, Outlook for Android, Apple Mail on the Mac, Apple Mail on iPhone and iPad, Yahoo Mail on the web, Yahoo Mail for iPhone and iPad, Yahoo Mail for Android (all; no install destination is known)');
-    expect(lines).toContain('primary (new messages), with the banner of Signature Summit 2025');
-    expect(lines).toContain("  - In Gmail for iPhone and iPad and Gmail for Android, the links of the signature are underlined when the reader's mailbox is not a Google account.");
+    expect(lines).toContain('primary (new messages), with the banner of Signature Summit 2025, as rendered, untracked (no assigned mailbox receives it)');
+    expect(lines).toContain(
+      "  - In Gmail for iPhone and iPad and Gmail for Android, when the reader's mailbox is not a Google account, the underlines of the signature follow the app instead of the design: links are underlined, other text is not.",
+    );
     expect(lines).toContain('  - In Outlook for Windows, on screens scaled above 100%, the images of the signature are not enlarged with the text, so they look smaller.');
     expect(r.stdout).toMatch(/\n {2}size: Gmail takes signatures of up to 10,000 characters of HTML; this one is \d,\d{3} \(\d+(\.\d)?%\)\.\n/);
     expect(r.stdout).toMatch(/\n {2}size: The Outlook add-in sets signatures of up to 30,000 characters of HTML/);
@@ -84,9 +86,9 @@ describe('sigsync render', async () => {
       await insertIntegrationRow(pool, ws, { kind: 'microsoft_entra', category: 'signatures', name: 'Outlook' });
       const r = await runCli(['render', '--signature', signatureId, '--teammate', teammateId, '--variant', 'reply', '--check'], env);
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain("clients   Outlook for Windows, Outlook for Mac, Outlook on the web, Outlook for iPhone and iPad, Outlook for Android (the workspace's mailboxes)");
-      expect(r.stdout).toContain('reply (replies and forwards)\n');
-      expect(r.stdout).not.toContain('Gmail for');
+      expect(r.stdout).toContain("clients   Outlook for Windows, Outlook for Mac, Outlook on the web, Outlook for iPhone and iPad, Outlook for Android (the workspace's mailboxes: the sender's side)");
+      expect(r.stdout).toContain('readers   every client recipients read in: 13 clients');
+      expect(r.stdout).toContain('reply (replies and forwards), as rendered, untracked (no assigned mailbox receives it)\n');
       expect(r.stdout).not.toContain('Gmail takes signatures');
       expect(r.stdout).toContain('size: The Outlook add-in sets signatures');
     } finally {

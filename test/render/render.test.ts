@@ -9,6 +9,8 @@ import { campaignApplies, matchesConditions } from '../../src/campaigns/choice.t
 import type { CampaignInput } from '../../src/render/render.ts';
 import { compileTemplate } from '../../src/render/compile.ts';
 import { assertSignatureFits, SIGNATURE_SIZE_LIMITS, sizeReport } from '../../src/render/limits.ts';
+import { DEFAULT_OUTLOOK_MAX_HTML } from '../../connectors/microsoft/outlook.ts';
+import { SLACK_MAX_HTML } from '../../connectors/slack/delivery.ts';
 import { renderSignature, type RenderInput } from '../../src/render/render.ts';
 import type { ContentTree, StackChild, TextToken } from '../../src/render/schema.ts';
 import { SOCIAL_ICONS } from '../../src/render/social.ts';
@@ -259,12 +261,15 @@ describe('images', () => {
 });
 
 describe('size limits', () => {
-  it('are 10,000 for Gmail, 30,000 for Outlook and 39,000 for Slack', () => {
-    expect(SIGNATURE_SIZE_LIMITS).toEqual({ gmail: 10_000, outlook: 30_000, slack: 39_000 });
+  it('are 10,000 for Gmail, 30,000 for the Outlook add-in, 8,000 for Outlook on the web and 10,000 for Slack, each read from its connector', () => {
+    expect(SIGNATURE_SIZE_LIMITS).toEqual({ gmail: 10_000, outlook: 30_000, outlook_owa: 8_000, slack: 10_000 });
+    expect(SIGNATURE_SIZE_LIMITS.slack).toBe(SLACK_MAX_HTML);
+    expect(SIGNATURE_SIZE_LIMITS.outlook_owa).toBe(DEFAULT_OUTLOOK_MAX_HTML);
     expect(sizeReport('x'.repeat(10_001))).toEqual([
       { destination: 'gmail', size: 10_001, limit: 10_000, fits: false },
       { destination: 'outlook', size: 10_001, limit: 30_000, fits: true },
-      { destination: 'slack', size: 10_001, limit: 39_000, fits: true },
+      { destination: 'outlook_owa', size: 10_001, limit: 8_000, fits: false },
+      { destination: 'slack', size: 10_001, limit: 10_000, fits: false },
     ]);
   });
 

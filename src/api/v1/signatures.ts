@@ -50,7 +50,7 @@ import {
   type VariantWrite,
 } from '../../signatures/signatures.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
-import { DraftWarnings, draftCompatibilityWarnings } from './signatureCompatibility.ts';
+import { DraftWarnings, compatibilityWarningsOf } from './signatureCompatibility.ts';
 import { rateLimitFor } from '../rateLimits.ts';
 import { validateTrees } from './content.ts';
 import { folderExists, listSignatures } from '../../signatures/queries.ts';
@@ -181,7 +181,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const dashboard = (id: string) => dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'signature', id });
   const tags = ['signatures'];
   const WithWarnings = dataOf(Signature).extend({ warnings: DraftWarnings });
-  const draftWarnings = (workspaceId: string, id: string) => draftCompatibilityWarnings(app, workspaceId, id);
+  const draftWarnings = (workspaceId: string, id: string) => compatibilityWarningsOf(app, workspaceId, id);
 
   r.get('/signatures', { schema: { tags, summary: 'List signatures', querystring: PageQuery, response: { 200: pageOf(Signature), ...errors(401, 422) } } }, async (req) => {
     const params = pageParams(req.query);
@@ -213,13 +213,14 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
     return { data: signatureView(row), warnings: await draftWarnings(req.workspaceId, id) };
   });
 
-  r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: dataOf(Signature), ...errors(401, 404, 429) } }, config: rateLimitFor(app.config, 'publish') }, async (req) => {
+  // The publish goes where it fits; `warnings` name the mailboxes that refuse it (and client issues).
+  r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: WithWarnings, ...errors(401, 404, 429) } }, config: rateLimitFor(app.config, 'publish') }, async (req) => {
     const id = pathId(req.params.id, 'signature');
     const row = await withTx(app.pool, async (c) => {
       if (!(await publishSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
       return (await loadSignature(c, req.workspaceId, id))!;
     });
-    return { data: signatureView(row) };
+    return { data: signatureView(row), warnings: await compatibilityWarningsOf(app, req.workspaceId, id, 'published') };
   });
 
   const Queued = z.object({ signature_id: z.string(), status: z.literal('queued') });

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { Queryable } from '../../db/tx.ts';
+import type { AppContext } from '../../context.ts';
 import type { RenderOutput } from '../../render/render.ts';
 import { err, out, terminalSafe } from '../../output.ts';
 import { UsageError } from '../errors.ts';
@@ -72,7 +72,7 @@ export function renderCommands(program: Command): void {
           ['signature', `${source.signature.name} (${source.signature.id}), ${opts.variant ?? 'primary'}, ${source.content} content`],
           ['banner', source.campaign && rendered.banner ? `${source.campaign.name} (${source.campaign.id})` : 'none'],
         ];
-        const report = opts.check ? await checkReport(ctx.pool, source.workspaceId, (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary', rendered, source.campaign) : [];
+        const report = opts.check ? await checkReport(ctx, source, (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary', rendered, source.campaign) : [];
         return { html: previewPage(rendered, facts, `Signature preview: ${source.signature.name}`), rendered, facts, report };
       });
 
@@ -112,16 +112,25 @@ export function renderCommands(program: Command): void {
     });
 }
 
-/** The report of one rendered kind, in the clients of the workspace's installs. */
+/**
+ * The report of one rendered kind for this teammate: checked and measured on what each of their
+ * mailboxes would receive (src/install/fit.ts, the install's dry run), or on this render when none
+ * is assigned.
+ */
 async function checkReport(
-  pool: Queryable,
-  workspaceId: string,
+  ctx: AppContext,
+  source: { workspaceId: string; signature: { id: string }; teammate: { id: string }; content: 'published' | 'draft' },
   kind: 'primary' | 'reply' | 'internal',
   rendered: RenderOutput,
   campaign: { id: string; name: string } | null,
 ): Promise<string[]> {
-  const [{ installFamilies }, { compatibilityReport, kindReport, reportLines }] = await Promise.all([import('../../render/compatibilityLoad.ts'), import('../../render/compatibilityReport.ts')]);
-  const families = await installFamilies(pool, workspaceId);
-  const k = kindReport(kind, rendered.html, rendered.bannerAt, rendered.banner ? campaign : null, families);
+  const [{ installFamilies }, { compatibilityReport, kindReport, reportLines }, { mailboxFits }] = await Promise.all([
+    import('../../render/compatibilityLoad.ts'),
+    import('../../render/compatibilityReport.ts'),
+    import('../../install/fit.ts'),
+  ]);
+  const families = await installFamilies(ctx.pool, source.workspaceId);
+  const mailboxes = await mailboxFits(ctx, { workspaceId: source.workspaceId, signatureId: source.signature.id, kind, content: source.content, teammateIds: [source.teammate.id] });
+  const k = kindReport({ kind, html: rendered.html, bannerAt: rendered.bannerAt, banner: rendered.banner ? campaign : null, mailboxes }, families);
   return reportLines(compatibilityReport([k], families));
 }
