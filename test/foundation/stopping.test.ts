@@ -97,7 +97,7 @@ describe('stopping and starting serve', () => {
     const first = serve(process.execPath, dataDir, port);
     running.push(first);
     await ready(first, port);
-    const second = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' }, 60_000);
+    const second = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' });
     expect(second.code, second.stderr).toBe(2);
     expect(second.stderr.trim().split('\n')).toHaveLength(1);
     expect(second.stderr).toContain(`DATA_DIR: another sigsync server (pid ${first.child.pid}) is running on ${dataDir}; stop it first, or give this one its own DATA_DIR`);
