@@ -15,7 +15,7 @@
  * neither has the graph of modules.
  */
 const LAYERS = [
-  ['base', '^src/(domain|errors|config|configError|dataDir|log|output|metrics|graphileLogger|dashboard|serverLock|context|text)[.]ts$|^src/(net|crypto|browser)/|^connectors/'],
+  ['base', '^src/(domain|errors|config|configError|dataDir|log|output|metrics|graphileLogger|dashboard|serverLock|listenAddress|context|text)[.]ts$|^src/(net|crypto|browser)/|^connectors/'],
   ['store', '^src/(db|jobs)/'],
   ['aggregates', '^src/(signatures|teammates|installations|campaigns|integrations|assets|billing|events|console)/'],
   ['engines', '^src/(sync|install|render|analytics|addin)/'],

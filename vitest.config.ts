@@ -8,6 +8,9 @@ export default defineConfig({
     // several times slower than an idle one. A hung test still ends.
     testTimeout: 180_000,
     hookTimeout: 300_000,
+    // expect.poll waits for a state as long as waitFor does (vitest's default is 1 s), and gives up
+    // before the test's own timeout so that its message says what it waited for.
+    expect: { poll: { timeout: 120_000 } },
     pool: 'forks',
     maxWorkers: 2,
     restoreMocks: true,

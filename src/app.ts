@@ -7,7 +7,8 @@
 import type { Runner } from 'graphile-worker';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { ConfigError, type Config } from './config.ts';
+import type { Config } from './config.ts';
+import { listenError, probeAddress } from './listenAddress.ts';
 import type { AppContext } from './context.ts';
 import { openContext } from './db/openContext.ts';
 import type { Database } from './db/database.ts';
@@ -41,25 +42,36 @@ async function listen(server: FastifyInstance, config: Config): Promise<string> 
   try {
     return await server.listen({ host: config.HOST, port: config.PORT });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const at = `${config.HOST}:${config.PORT}`;
-    if (code === 'EADDRINUSE') throw new ConfigError('PORT', `a port nothing else listens on (${at} is in use; 0 picks a free one)`);
-    if (code === 'EACCES') throw new ConfigError('PORT', `a port this user may listen on (${at} is refused; ports below 1024 need privileges)`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ConfigError('HOST', `an address of this machine (${config.HOST} is not)`);
-    throw err;
+    throw listenError(err, config.HOST, config.PORT, 'PORT');
   }
+}
+
+/** The ports this process will listen on, probed before the database is opened (or, embedded, built). */
+async function probePorts(config: Config, opts: StartOptions): Promise<void> {
+  if (opts.api) await probeAddress(config.HOST, config.PORT, 'PORT');
+  else if (opts.worker && config.WORKER_METRICS_PORT !== undefined) await probeAddress(config.HOST, config.WORKER_METRICS_PORT, 'WORKER_METRICS_PORT');
 }
 
 export async function startApp(config: Config, logger: Logger, opts: StartOptions = {}): Promise<App> {
   const role = opts.api ? 'server' : opts.worker ? 'worker' : 'cli';
+  await probePorts(config, opts);
   const { ctx, db, close } = await openContext(config, logger, { ...(opts.migrate !== undefined ? { migrate: opts.migrate } : {}), role });
   let server: FastifyInstance | undefined;
   let runner: Runner | undefined;
   let url: string | undefined;
   let metrics: MetricsServer | undefined;
+  /** Until the runner has stopped (asked to, or on its own after an error). */
+  let workerRunning = false;
   try {
-    if (opts.worker) runner = await startWorker(ctx, typeof opts.worker === 'object' ? opts.worker : {});
-    if (opts.worker && !opts.api && config.WORKER_METRICS_PORT !== undefined) metrics = await serveWorkerMetrics(ctx, config.WORKER_METRICS_PORT);
+    if (opts.worker) {
+      runner = await startWorker(ctx, typeof opts.worker === 'object' ? opts.worker : {});
+      workerRunning = true;
+      runner.promise.then(
+        () => (workerRunning = false),
+        () => (workerRunning = false),
+      );
+    }
+    if (opts.worker && !opts.api && config.WORKER_METRICS_PORT !== undefined) metrics = await serveWorkerMetrics(ctx, config.WORKER_METRICS_PORT, () => workerRunning);
     if (opts.api) {
       server = await buildServer(ctx, { routes: opts.routes ?? [] });
       url = await listen(server, config);
@@ -84,7 +96,8 @@ export async function startApp(config: Config, logger: Logger, opts: StartOption
       stopping ??= (async () => {
         await metrics?.close();
         await server?.close();
-        await runner?.stop();
+        // A runner that stopped on its own (an error) is not stopped again: that would reject.
+        if (workerRunning) await runner?.stop();
         await close();
       })();
       return stopping;

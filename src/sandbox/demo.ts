@@ -181,7 +181,18 @@ export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, wor
   for (const f of failures.rows) log.warn(`1 install failed: ${f.address} in ${f.name}: ${f.error_message ?? 'unknown reason'}`);
 }
 
-function printWelcome(workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined, clicked: AnalyticsDemoResult | undefined, signInToken: string, addinKey: string | undefined): void {
+/**
+ * How the welcome's commands run the CLI, to be copied into a shell in the project directory: with
+ * this server's DATA_DIR in front when it is not the default `.data` there (without it, the copied
+ * command would open another, empty data directory).
+ */
+export function cliCommand(dataDir: string, defaultDir = path.resolve('.data')): string {
+  if (path.resolve(dataDir) === defaultDir) return './bin/sigsync.js';
+  const quoted = /^[\w@%+=:,./-]+$/.test(dataDir) ? dataDir : `'${dataDir.replace(/'/g, `'\\''`)}'`;
+  return `DATA_DIR=${quoted} ./bin/sigsync.js`;
+}
+
+function printWelcome(cli: string, workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined, clicked: AnalyticsDemoResult | undefined, signInToken: string, addinKey: string | undefined): void {
   const lines = [
     '',
     'Sandbox workspace "Acme" is ready.',
@@ -192,7 +203,7 @@ function printWelcome(workspaceId: string, baseUrl: string, key: string, control
     '',
     'Open the console (integrations, mailboxes, analytics) in a browser; this sign-in link works once, within 15 minutes:',
     `  ${baseUrl}/console/sign-in?token=${signInToken}`,
-    `  (another one: ./bin/sigsync.js console link --workspace ${workspaceId})`,
+    `  (another one: ${cli} console link --workspace ${workspaceId})`,
     '',
     'Try:',
     `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/teammates`,
@@ -207,17 +218,17 @@ function printWelcome(workspaceId: string, baseUrl: string, key: string, control
         ]
       : []),
     'Change the emulated directory, then sync again (changes are kept across restarts):',
-    '  ./bin/sigsync.js sandbox directory title priya.natarajan@acme.test "Head of Sales"',
-    `  ./bin/sigsync.js sync --workspace ${workspaceId} --follow`,
+    `  ${cli} sandbox directory title priya.natarajan@acme.test "Head of Sales"`,
+    `  ${cli} sync --workspace ${workspaceId} --follow`,
     '',
     'The Outlook add-in (docs/outlook-addin.md): its manifest, to deploy from the Microsoft 365 admin center',
     // The sandbox has no Entra app: its manifest is key-only (a manifest that cannot sign in is not served).
-    `  ${baseUrl}/addin/manifest.xml?key=${addinKey ?? 'ADDIN_KEY'}   (or ./bin/sigsync.js addin manifest --key ...; Outlook needs PUBLIC_BASE_URL on https)`,
+    `  ${baseUrl}/addin/manifest.xml?key=${addinKey ?? 'ADDIN_KEY'}   (or ${cli} addin manifest --key ...; Outlook needs PUBLIC_BASE_URL on https)`,
     'and the add-in at work in a stand-in Outlook compose window (add recipients, switch From to the shared mailbox, reply):',
     `  ${baseUrl}${OUTLOOK_DEMO_PATH}`,
     '',
     'Receive its events on a loopback receiver (sandbox mode allows http on 127.0.0.1):',
-    `  ./bin/sigsync.js webhook add --workspace ${workspaceId} --url http://127.0.0.1:8080/hooks`,
+    `  ${cli} webhook add --workspace ${workspaceId} --url http://127.0.0.1:8080/hooks`,
     '',
   ];
   for (const l of lines) out(l);
@@ -279,7 +290,7 @@ export async function withSandbox(app: App): Promise<App> {
       const clicked = await runAnalyticsStory(ctx, log, api, record.workspace_id, emulators.google.signatures());
       const lastRun = await app.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [record.workspace_id]);
       const signIn = await createSignInLink(ctx.pool, record.workspace_id, 'sandbox');
-      printWelcome(record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id, clicked, signIn.token, record.addin_key);
+      printWelcome(cliCommand(ctx.config.DATA_DIR), record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id, clicked, signIn.token, record.addin_key);
     }
   } catch (err) {
     log.error({ err }, 'the sandbox demo failed; the server keeps running');

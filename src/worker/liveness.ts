@@ -121,16 +121,24 @@ export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, l
   /** Inserts the row and takes its lock in one transaction, so nobody sees the row unlocked. */
   const register = async () => {
     const c = await pool.connect();
-    c.on('error', () => {
+    c.on('error', (err) => {
       // The connection is gone and our lock with it: other processes will release our jobs (they
-      // run again, at least once). Register anew on the next tick.
-      if (client === c) client = undefined;
+      // run again, at least once). Register anew on the next tick. The dead client goes back to
+      // the pool destroyed: one still checked out would keep the pool's end() waiting for ever.
+      if (client !== c) return;
+      client = undefined;
+      c.release(err);
     });
-    await c.query('begin');
-    const { rows } = await c.query<{ id: number }>(`insert into worker_heartbeats (worker_ids, hostname, pid) values ($1, $2, $3) returning id`, [workerIds, os.hostname(), process.pid]);
-    id = rows[0]!.id;
-    await c.query('select pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, id]);
-    await c.query('commit');
+    try {
+      await c.query('begin');
+      const { rows } = await c.query<{ id: number }>(`insert into worker_heartbeats (worker_ids, hostname, pid) values ($1, $2, $3) returning id`, [workerIds, os.hostname(), process.pid]);
+      id = rows[0]!.id;
+      await c.query('select pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, id]);
+      await c.query('commit');
+    } catch (err) {
+      c.release(err as Error);
+      throw err;
+    }
     client = c;
   };
 

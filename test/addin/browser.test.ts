@@ -99,7 +99,9 @@ describe('the add-in runtime page in headless Chromium', () => {
     expect(expected.shared).not.toBe(expected.primary);
     // Time from the event to the signature in the body, on a warm service.
     console.info(`add-in in Chromium: event to body ${cold.ms!.toFixed(1)} ms cold, ${warm.ms!.toFixed(1)} ms warm`);
-    expect(warm.ms).toBeLessThan(1000);
+    // A bound a busy machine keeps (the figure itself is the benchmark's): what it catches is a
+    // warm insert that waits on something, a timeout or a second round trip per event.
+    expect(warm.ms).toBeLessThan(10_000);
   });
 
   it('a hostile smart-field value arrives escaped', async () => {

@@ -79,7 +79,7 @@ describe('the sandbox compose-window demo in headless Chromium', () => {
   /** What the page shows once `events` events have been handled: the variant it names and the body's HTML as the add-in set it. */
   const shown = async (events: number): Promise<Shown> => {
     const handled = async () => Number((await page.locator('#outlook').getAttribute('data-events')) ?? 0);
-    await expect.poll(handled, { timeout: 20_000 }).toBeGreaterThanOrEqual(events);
+    await expect.poll(handled).toBeGreaterThanOrEqual(events);
     return {
       events: await handled(),
       kind: (await page.locator('#inserted-kind').getAttribute('data-kind')) ?? '',

@@ -48,7 +48,7 @@ describe('console: signatures', () => {
         const e = f as unknown as { clientHeight: number; contentDocument: { documentElement: { scrollHeight: number } } };
         return { frame: e.clientHeight, content: e.contentDocument.documentElement.scrollHeight };
       });
-    await expect.poll(async () => { const x = await heights(); return x.content > 0 && x.frame >= x.content; }, { timeout: 20_000 }).toBe(true);
+    await expect.poll(async () => { const x = await heights(); return x.content > 0 && x.frame >= x.content; }).toBe(true);
 
     const api = (await w.acmeApi.request<{ data: { groups: { name: string }[] } }>('GET', `/v1/signatures/${w.acme.signatureId}/assignments`)).body.data;
     const shown = await section.locator('table tbody tr td:nth-child(2)').allTextContents();
@@ -110,7 +110,7 @@ describe('console: signatures', () => {
     const icons = frame.locator(`img[src^="${SOCIAL_ICON_BASE_URL}"]`);
     expect(await icons.count()).toBeGreaterThan(0);
     // Every icon loaded: a blocked or failed image has no natural width.
-    await expect.poll(() => icons.evaluateAll((imgs) => imgs.map((i) => (i as unknown as { complete: boolean; naturalWidth: number }).naturalWidth)), { timeout: 20_000 }).not.toContain(0);
+    await expect.poll(() => icons.evaluateAll((imgs) => imgs.map((i) => (i as unknown as { complete: boolean; naturalWidth: number }).naturalWidth))).not.toContain(0);
     expect(served.length).toBeGreaterThan(0);
     await context.close();
   });

@@ -12,7 +12,7 @@ import { readSandboxRecord } from '../../src/sandbox/demo.ts';
 import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
 import { acmePeople, acmeSharedMailboxes } from '../../emulators/acme.ts';
 import { loadAcme } from '../../src/sandbox/seed.ts';
-import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
+import { childEnv, DEADLINE_MS, HEAVY_TEST_MS, runCli, runProcess, spawnCli, waitFor } from '../helpers/cli.ts';
 
 interface State {
   gmail: Record<string, string>;
@@ -73,6 +73,12 @@ describe('npm start on a fresh data directory', () => {
     const record = readSandboxRecord({ DATA_DIR: dataDir })!;
     expect(output).toContain(`  Workspace id: ${record.workspace_id}\n`);
     expect(output).toContain(`sync --workspace ${record.workspace_id} --follow`);
+    // The welcome's commands carry this server's DATA_DIR: copied into a shell in the project directory, they work.
+    const another = /\(another one: (.+ console link --workspace \S+)\)\n/.exec(output)?.[1];
+    expect(another).toBe(`DATA_DIR=${dataDir} ./bin/sigsync.js console link --workspace ${record.workspace_id}`);
+    const copied = await runProcess('sh', ['-c', another!], { env: childEnv({}), cwd: path.resolve(import.meta.dirname, '../..') });
+    expect(copied.code, copied.stderr).toBe(0);
+    expect(copied.stdout).toMatch(/\/console\/sign-in\?token=sgl_\w+/);
     expect(output).toMatch(/sandbox mode: webhook endpoints may use http on loopback/);
     const key = /API key:\s+(sgs_\w+)/.exec(output)?.[1];
     const base = /API base URL:\s+(\S+)/.exec(output)?.[1];

@@ -37,7 +37,8 @@ describe('webhook delivery', () => {
     runner = await startWorker(app, {
       pollInterval: 50,
       noCron: true,
-      tasks: [deliverWebhookTask({ retryDelaysMs: FAST_RETRIES, jitter: 0, timeoutMs: 1_000 })],
+      // 5 s: a receiver on loopback answers well within it on a busy machine; the one that hangs waits it out once.
+      tasks: [deliverWebhookTask({ retryDelaysMs: FAST_RETRIES, jitter: 0, timeoutMs: 5_000 })],
     });
   });
   afterAll(async () => {
@@ -191,7 +192,7 @@ describe('webhook delivery', () => {
     expect(attempts).toEqual([
       { outcome: 'retrying', status_code: 429, error: 'HTTP 429 Too Many Requests' },
       { outcome: 'retrying', status_code: 408, error: 'HTTP 408 Request Timeout' },
-      { outcome: 'retrying', status_code: null, error: 'no complete response within 1000 ms' },
+      { outcome: 'retrying', status_code: null, error: 'no complete response within 5000 ms' },
       { outcome: 'succeeded', status_code: 204, error: null },
     ]);
   });

@@ -1,6 +1,7 @@
 /**
  * `sigsync serve` as a real process on embedded Postgres: ready, shared with a second CLI process,
- * SIGTERM exits 0 and leaves no postgres behind, and a restart finds the same data.
+ * SIGTERM exits 0 and leaves no postgres behind, and a restart finds the same data; a taken port is
+ * refused before a database is built.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -77,6 +78,23 @@ describe('serve lifecycle on embedded Postgres', () => {
       // The cluster this process started is stopped on the way out.
       const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
       await waitFor(async () => !fs.existsSync(pidFile) || !alive(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0])), DEADLINE_MS, 100);
+    } finally {
+      blocker.close();
+    }
+  }, HEAVY_TEST_MS);
+
+  it('a taken port with a fresh DATA_DIR: one line naming PORT, before any database is built', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const fresh = path.join(dataDir, 'another');
+    try {
+      const r = await runCli(['serve'], { DATA_DIR: fresh, PORT: String(port), LOG_LEVEL: 'info' });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n'), r.stderr).toEqual([`PORT: invalid value; expected a port nothing else listens on (127.0.0.1:${port} is in use; 0 picks a free one)`]);
+      expect(r.stdout).not.toMatch(/initialising embedded Postgres/);
+      expect(fs.existsSync(path.join(fresh, 'postgres'))).toBe(false);
+      expect(fs.existsSync(path.join(fresh, 'server.lock'))).toBe(false);
     } finally {
       blocker.close();
     }

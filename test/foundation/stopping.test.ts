@@ -1,8 +1,8 @@
 /**
  * Stopping and starting `sigsync serve` as a person at a terminal does: Ctrl-C signals the whole
  * foreground process group (here: each server runs in a group of its own, and the test signals the
- * group), whether the server is running or still starting, under this Node or through the launcher
- * in bin/sigsync.js (the machine's older `node`). Each ends with one line and exit 0, with no
+ * group), whether the server is running or still starting, under this Node, through the launcher
+ * in bin/sigsync.js (the machine's older `node`) or through `npm start`. Each ends with one line and exit 0, with no
  * Postgres error, stack or SQL. And one server per DATA_DIR: a second one refuses with one line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,9 +20,13 @@ interface Server {
   exited: Promise<number | null>;
 }
 
-/** `serve` in a process group of its own, as a terminal's foreground job is. */
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** `serve` in a process group of its own, as a terminal's foreground job is; `npm start` with `node: 'npm'`. */
 function serve(node: string, dataDir: string, port: number): Server {
-  const child = spawn(node, [BIN, 'serve'], { env: childEnv({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const args = node === 'npm' ? ['start'] : [BIN, 'serve'];
+  const env = childEnv({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' });
+  const child = spawn(node, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -48,8 +52,12 @@ async function ctrlCStopsCleanly(server: Server): Promise<string> {
 
 /** Serving, with the sandbox's demo done (its welcome printed). */
 async function ready(server: Server, port: number): Promise<void> {
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, DEADLINE_MS, 200);
-  await waitFor(async () => server.output().includes('Sandbox workspace "Acme" is ready.'), DEADLINE_MS, 50);
+  try {
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, DEADLINE_MS, 200);
+    await waitFor(async () => server.output().includes('Sandbox workspace "Acme" is ready.'), DEADLINE_MS, 50);
+  } catch (e) {
+    throw new Error(`${String(e)}; the server printed:\n${server.output()}`);
+  }
 }
 
 describe('stopping and starting serve', () => {
@@ -57,7 +65,13 @@ describe('stopping and starting serve', () => {
   fs.chmodSync(dataDir, 0o755);
   const running: Server[] = [];
   afterAll(async () => {
-    for (const s of running) if (s.child.exitCode === null) process.kill(-s.child.pid!, 'SIGKILL');
+    for (const s of running) {
+      try {
+        process.kill(-s.child.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -83,7 +97,7 @@ describe('stopping and starting serve', () => {
     const first = serve(process.execPath, dataDir, port);
     running.push(first);
     await ready(first, port);
-    const second = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' }, 60_000);
+    const second = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' });
     expect(second.code, second.stderr).toBe(2);
     expect(second.stderr.trim().split('\n')).toHaveLength(1);
     expect(second.stderr).toContain(`DATA_DIR: another sigsync server (pid ${first.child.pid}) is running on ${dataDir}; stop it first, or give this one its own DATA_DIR`);
@@ -99,6 +113,14 @@ describe('stopping and starting serve', () => {
   it('through the launcher (an older node first on PATH), which gets the same Ctrl-C and forwards it: exit 0, not "second signal"', async () => {
     const port = await freePort();
     const server = serve('node', dataDir, port);
+    running.push(server);
+    await ready(server, port);
+    await ctrlCStopsCleanly(server);
+  }, HEAVY_TEST_MS);
+
+  it('npm start, as the README runs it: Ctrl-C stops it with one line and npm exits 0, not 130', async () => {
+    const port = await freePort();
+    const server = serve('npm', dataDir, port);
     running.push(server);
     await ready(server, port);
     await ctrlCStopsCleanly(server);
