@@ -16,6 +16,7 @@ import { assetRoutes } from './assets.ts';
 import { financialDocumentRoutes } from './financialDocuments.ts';
 import { analyticsEventRoutes } from './analyticsEvents.ts';
 import { analyticsReportRoutes } from './analyticsReports.ts';
+import { auditRoutes } from './audit.ts';
 
 /**
  * Operations without a body (publish, install, schedule, pause, resume, the variant publish, the
@@ -48,4 +49,5 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   financialDocumentRoutes(v1, app);
   analyticsEventRoutes(v1, app);
   analyticsReportRoutes(v1, app);
+  auditRoutes(v1, app);
 }
