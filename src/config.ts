@@ -104,6 +104,10 @@ const schema = z.object({
   RATE_LIMIT_SCRIPT: perMinute(600),
   /** Requests answered 401 (a missing, unknown or revoked API key) per minute per client address; past it, 429 before any key is looked up. */
   RATE_LIMIT_AUTH_FAILURES: perMinute(60),
+  /** Console actions (`POST /console/api/...`: sync now, replay, redeliver) per minute per signed-in session. */
+  RATE_LIMIT_CONSOLE_ACTIONS: perMinute(20),
+  /** Seconds before the console may replay the same mailbox again (a dry run is not counted); 0: no cooldown. */
+  CONSOLE_REPLAY_COOLDOWN_SECONDS: intIn(0, 3600, 'seconds from 0 to 3600').default(60),
   /**
    * The first-run sandbox of `serve`: emulated Google, Microsoft and Slack tenants and the "Acme"
    * workspace. Unset: on without DATABASE_URL, off with it. '0' or 'false' turns it off.

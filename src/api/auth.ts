@@ -8,16 +8,24 @@
  * OPTIONS) must also carry the session's CSRF token in `X-CSRF-Token`: a cross-site form or fetch
  * cannot read it, so it cannot forge the action (the cookie is SameSite as well). A bearer key
  * wins over a cookie; API keys are never accepted from a cookie.
+ *
+ * The cookie's name follows PUBLIC_BASE_URL, never the Host header: on https only
+ * `__Host-sigsync_console` is read (a browser takes it only from this exact origin, Secure, without
+ * Domain), so a plain `sigsync_console` planted by a sibling host is ignored wherever it comes in the
+ * header; on a loopback http base URL only the plain name is read.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { verifyApiKey, type KeyScope } from '../db/apiKeys.ts';
-import { csrfMatches, findSession, type ConsoleSession } from '../console/sessions.ts';
+import { csrfMatches, findSession, sessionActor, type ConsoleSession } from '../console/sessions.ts';
+import type { Actor } from '../db/audit.ts';
 import { ApiError } from '../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     workspaceId: string;
+    /** Who is calling, for the audit trail: the console session's person or the API key. */
+    actor?: Actor;
   }
 }
 
@@ -34,22 +42,40 @@ export function bearerToken(req: FastifyRequest): string | undefined {
   return m?.[1];
 }
 
-/** The value of the console's session cookie, either name. */
-export function sessionToken(req: FastifyRequest): string | undefined {
+/** The console cookie's name: `__Host-` when PUBLIC_BASE_URL is https, the plain one on a loopback http base URL. */
+export function sessionCookieName(publicBaseUrl: string): string {
+  return new URL(publicBaseUrl).protocol === 'https:' ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+}
+
+/** The value of the console's session cookie: the first cookie of that one name (`sessionCookieName`). */
+export function sessionToken(req: FastifyRequest, publicBaseUrl: string): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
+  const wanted = sessionCookieName(publicBaseUrl);
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    const name = part.slice(0, eq).trim();
-    if (name === SESSION_COOKIE || name === SECURE_SESSION_COOKIE) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === wanted) return part.slice(eq + 1).trim();
   }
   return undefined;
 }
 
-/** The console session of the request's cookie, or undefined. */
-export async function sessionOf(pool: pg.Pool, req: FastifyRequest): Promise<ConsoleSession | undefined> {
-  const token = sessionToken(req);
-  return token ? findSession(pool, token) : undefined;
+/** What finding a session needs: the pool, and PUBLIC_BASE_URL for the cookie's name. */
+export interface SessionSource {
+  pool: pg.Pool;
+  config: { PUBLIC_BASE_URL: string };
+}
+
+/**
+ * The console session of the request's cookie, or undefined. With `failures`, a cookie that opens no
+ * session counts as a failed sign-in, and a client over that limit is answered 429 before the lookup.
+ */
+export async function sessionOf(app: SessionSource, req: FastifyRequest, failures: FailureLimit | null = null, reply?: FastifyReply): Promise<ConsoleSession | undefined> {
+  const token = sessionToken(req, app.config.PUBLIC_BASE_URL);
+  if (!token) return undefined;
+  if (failures && reply) await failures.refuseOverLimit(req, reply);
+  const session = await findSession(app.pool, token);
+  if (!session) await failures?.failed(req);
+  return session;
 }
 
 export function csrfRefused(): ApiError {
@@ -76,16 +102,18 @@ export interface FailureLimit {
  * address over the limit is answered 429 before its key is looked up: an unknown key cannot be
  * used to make the database work without bound.
  */
-export function requireApiKey(scope: FastifyInstance, pool: pg.Pool, keyScope: KeyScope = 'api', failures: FailureLimit | null = null): void {
+export function requireApiKey(scope: FastifyInstance, app: SessionSource, keyScope: KeyScope = 'api', failures: FailureLimit | null = null): void {
+  const { pool } = app;
   scope.decorateRequest('workspaceId', '');
   scope.addHook('onRequest', async (req, reply) => {
     await failures?.refuseOverLimit(req, reply);
     const token = bearerToken(req);
     if (!token && keyScope === 'api') {
-      const session = await sessionOf(pool, req);
+      const session = await sessionOf(app, req);
       if (session) {
         checkCsrf(req, session);
         req.workspaceId = session.workspaceId;
+        req.actor = sessionActor(session);
         return;
       }
     }
@@ -95,6 +123,7 @@ export function requireApiKey(scope: FastifyInstance, pool: pg.Pool, keyScope: K
       throw ApiError.unauthorized();
     }
     req.workspaceId = found.workspaceId;
+    req.actor = { kind: 'api_key', name: `${found.name} (${found.prefix})`, id: found.keyId };
   });
 }
 
@@ -103,8 +132,9 @@ export function requireApiKey(scope: FastifyInstance, pool: pg.Pool, keyScope: K
  * handler asks it for unknown /v1 paths, so authentication comes before routing: without a valid
  * key every /v1 path is 401, and probing cannot tell which routes exist.
  */
-export async function hasValidKey(pool: pg.Pool, req: FastifyRequest): Promise<boolean> {
+export async function hasValidKey(app: SessionSource, req: FastifyRequest): Promise<boolean> {
+  const { pool } = app;
   const token = bearerToken(req);
-  if (!token) return (await sessionOf(pool, req)) !== undefined;
+  if (!token) return (await sessionOf(app, req)) !== undefined;
   return (await verifyApiKey(pool, token, 'api')) !== undefined || (await verifyApiKey(pool, token, 'addin')) !== undefined;
 }

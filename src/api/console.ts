@@ -4,10 +4,7 @@
  * cookie as auth (src/api/auth.ts), plus the few console reads and actions the public API has no
  * route for, under /console/api (same session, same CSRF rule).
  *
- *   GET  /console/sign-in?token=   a page with one button that redeems the link (a GET never
- *                                  spends it, so a link preview or prefetch cannot)
- *   POST /console/sign-in          redeems the one-time link, sets the session cookie, 303 to the pages
- *   POST /console/sign-out         ends the session
+ *   GET|POST /console/sign-in, POST /console/sign-out   consoleSignIn.ts (same-origin posts only)
  *   GET  /console[/page[/id]]      the shell (401 page with how to sign in, without a session)
  *   GET  /console/static/<file>    the modules, the stylesheet, uPlot
  *   GET  /console/api/session      the workspace and the CSRF token of the session
@@ -17,6 +14,10 @@
  *   POST /console/api/installations/retry     retry failed installations (consoleInstallations.ts)
  *   /console/api/webhooks...                   endpoints, deliveries, redeliver (consoleWebhooks.ts)
  *
+ * A cookie that opens no session counts as a failed sign-in (RATE_LIMIT_AUTH_FAILURES per address,
+ * as failed API keys do). Each action (a POST under /console/api) counts against
+ * RATE_LIMIT_CONSOLE_ACTIONS per session and is recorded in the audit trail with the session's person.
+ *
  * Every answer carries a strict Content-Security-Policy (scripts only from this origin, no inline
  * script or style element, no framing) and no-store caching for the pages.
  */
@@ -25,20 +26,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { endSession, redeemSignInLink, SESSION_TTL_MS, type ConsoleSession } from '../console/sessions.ts';
+import type { ConsoleSession } from '../console/sessions.ts';
 import { DIRECTORY_CATEGORIES } from '../domain.ts';
 import { ApiError } from '../errors.ts';
 import { getIntegration } from '../integrations/repository.ts';
 import { startRuns } from '../integrations/syncRuns.ts';
 import { recentRuns } from '../integrations/queries.ts';
 import { getWorkspace } from '../db/workspaces.ts';
-import { checkCsrf, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionOf } from './auth.ts';
-import { limitPerAddress } from './rateLimits.ts';
+import { checkCsrf, sessionOf, type FailureLimit } from './auth.ts';
+import { counter, enforce } from './rateLimits.ts';
+import { auditConsole, html, HOW_TO_SIGN_IN, page, signInRoutes } from './consoleSignIn.ts';
 import { consoleMailboxRoutes } from './consoleMailboxes.ts';
 import { consoleWebhookRoutes } from './consoleWebhooks.ts';
 import { consoleInstallationRoutes } from './consoleInstallations.ts';
 import { integrationView, syncRunView } from './v1/integrations.ts';
-import { escapeText } from '../render/escape.ts';
 import { SOCIAL_ICON_BASE_URL } from '../render/social.ts';
 
 /**
@@ -64,7 +65,7 @@ export function consoleCsp(publicBaseUrl: string): string {
 }
 
 /** The pages of the console (each a module in src/console/static). */
-export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'signatures', 'webhooks'] as const;
+export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'signatures', 'webhooks', 'activity'] as const;
 
 const STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
 const UPLOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.resolve('uplot'))), '');
@@ -78,43 +79,8 @@ function staticFiles(): Map<string, string> {
   return files;
 }
 
-const SIGN_IN_ROUTE_LIMIT = 30;
-const LINK_TOKEN = /^sgl_[A-Za-z0-9]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RUNS_SHOWN = 10;
-
-function isLoopback(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
-
-/** The Set-Cookie value of a session (or of its removal): HttpOnly, SameSite=Strict, Secure outside loopback. */
-function sessionCookie(req: FastifyRequest, value: string, maxAgeS: number): string {
-  const secure = !isLoopback(req.hostname);
-  const name = secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
-  return `${name}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure ? '; Secure' : ''}`;
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeText(title)} · sigsync console</title>
-<link rel="stylesheet" href="/console/static/console.css">
-</head>
-<body>
-<main id="main" class="narrow">
-<h1>${escapeText(title)}</h1>
-${body}
-</main>
-</body>
-</html>
-`;
-}
-
-const HOW_TO_SIGN_IN = '<p>Ask for a sign-in link on the machine that runs the service:</p>\n<pre><code>sigsync console link --workspace WORKSPACE_ID</code></pre>\n<p>A link opens one session, once, within 15 minutes.</p>';
 
 /** What a page's module imports, fetched with the shell instead of one after another. */
 const PRELOADS: Partial<Record<(typeof CONSOLE_PAGES)[number], string[]>> = { analytics: ['vendor/uPlot.esm.js'] };
@@ -151,10 +117,6 @@ ${preload}
 `;
 }
 
-function html(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply.status(status).header('content-type', 'text/html; charset=utf-8').send(body);
-}
-
 declare module 'fastify' {
   interface FastifyRequest {
     consoleSession?: ConsoleSession;
@@ -162,14 +124,17 @@ declare module 'fastify' {
 }
 
 /** Console-only reads and actions: session cookie and CSRF token, scoped to the session's workspace. */
-async function consoleApi(api: FastifyInstance, app: AppContext): Promise<void> {
+async function consoleApi(api: FastifyInstance, app: AppContext, failures: FailureLimit | null): Promise<void> {
   api.decorateRequest('workspaceId', '');
-  api.addHook('onRequest', async (req) => {
-    const session = await sessionOf(app.pool, req);
-    if (!session) throw ApiError.unauthorized('Sign in to the console: sigsync console link --workspace ID prints a sign-in link.');
+  const actions = await counter(api, app.config.RATE_LIMIT_CONSOLE_ACTIONS, 'Too many console actions in this session.', (req) => req.consoleSession?.id ?? req.ip);
+  const limitActions = enforce(actions);
+  api.addHook('onRequest', async (req, reply) => {
+    const session = await sessionOf(app, req, failures, reply);
+    if (!session) throw ApiError.unauthorized('Sign in to the console: sigsync console link --workspace ID --as ADDRESS prints a sign-in link.');
     checkCsrf(req, session);
     req.consoleSession = session;
     req.workspaceId = session.workspaceId;
+    if (req.method === 'POST') await limitActions.call(api, req, reply);
   });
 
   api.get('/session', async (req) => {
@@ -197,11 +162,12 @@ async function consoleApi(api: FastifyInstance, app: AppContext): Promise<void> 
     if (integration.status === 'access_lost') throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The integration has lost access; reconnect it first.');
     const started = await startRuns(app.pool, req.workspaceId, [id], { trigger: 'api' });
     if (!started.length) throw new ApiError(409, 'conflict_error', 'sync_already_running', 'A sync of this integration is running.');
+    await auditConsole(app, req, { action: 'integration.sync', targetKind: 'integration', target: id, details: { sync_run_ids: started.map((r) => r.id) } });
     return reply.status(202).send({ data: started.map((r) => ({ id: r.id, status: r.status, started_at: r.started_at })) });
   });
 }
 
-export async function consoleRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
+export async function consoleRoutes(server: FastifyInstance, app: AppContext, failures: FailureLimit | null = null): Promise<void> {
   const files = staticFiles();
   const csp = consoleCsp(app.config.PUBLIC_BASE_URL);
   await server.register(
@@ -217,35 +183,7 @@ export async function consoleRoutes(server: FastifyInstance, app: AppContext): P
         done(null, Object.fromEntries(new URLSearchParams(body as string)));
       });
 
-      await scope.register(async (signIn) => {
-        await limitPerAddress(signIn, SIGN_IN_ROUTE_LIMIT, 'Too many sign-in attempts from this address.');
-        signIn.get('/sign-in', async (req, reply) => {
-          const token = (req.query as { token?: unknown }).token;
-          if (typeof token !== 'string' || !LINK_TOKEN.test(token)) return html(reply, 400, page('Sign in', `<p>This is not a sign-in link.</p>\n${HOW_TO_SIGN_IN}`));
-          return html(
-            reply,
-            200,
-            page('Sign in', `<form method="post" action="/console/sign-in">\n<input type="hidden" name="token" value="${token}">\n<p>This link opens a session of the sigsync console in this browser.</p>\n<button type="submit">Sign in</button>\n</form>`),
-          );
-        });
-        signIn.post('/sign-in', async (req, reply) => {
-          const token = (req.body as { token?: unknown } | undefined)?.token;
-          const session = typeof token === 'string' ? await redeemSignInLink(app.pool, token) : undefined;
-          if (!session) return html(reply, 401, page('Sign-in link used or expired', `<p>A sign-in link works once, for 15 minutes.</p>\n${HOW_TO_SIGN_IN}`));
-          reply.header('set-cookie', sessionCookie(req, session.token, Math.floor(SESSION_TTL_MS / 1000)));
-          return reply.redirect('/console/integrations', 303);
-        });
-      });
-
-      scope.post('/sign-out', async (req, reply) => {
-        const session = await sessionOf(app.pool, req);
-        if (session) {
-          checkCsrf(req, session);
-          await endSession(app.pool, session.id);
-        }
-        reply.header('set-cookie', sessionCookie(req, '', 0));
-        return reply.status(204).send();
-      });
+      await signInRoutes(scope, app, failures);
 
       scope.get('/static/*', async (req, reply) => {
         const file = files.get((req.params as { '*': string })['*']);
@@ -257,7 +195,7 @@ export async function consoleRoutes(server: FastifyInstance, app: AppContext): P
       });
 
       const servePage = (p: (typeof CONSOLE_PAGES)[number]) => async (req: FastifyRequest, reply: FastifyReply) => {
-        if (!(await sessionOf(app.pool, req))) return html(reply, 401, page('Sign in to the console', HOW_TO_SIGN_IN));
+        if (!(await sessionOf(app, req, failures, reply))) return html(reply, 401, page('Sign in to the console', HOW_TO_SIGN_IN));
         return html(reply, 200, shell(p));
       };
       scope.get('/', async (_req, reply) => reply.redirect('/console/integrations', 303));
@@ -266,7 +204,7 @@ export async function consoleRoutes(server: FastifyInstance, app: AppContext): P
         scope.get(`/${p}/:id`, servePage(p));
       }
 
-      await scope.register(async (api) => consoleApi(api, app), { prefix: '/api' });
+      await scope.register(async (api) => consoleApi(api, app, failures), { prefix: '/api' });
     },
     { prefix: '/console' },
   );

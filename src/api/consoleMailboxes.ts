@@ -8,7 +8,13 @@
  *                                             Outlook add-in platform that fetched its signature
  *                                             (src/addin/clients.ts)
  *   POST /console/api/mailboxes/:address/replay  {kind?, dry_run?}: the replay report
- *                                             (src/install/replay.ts), with the HTML before and after
+ *                                             (src/install/replay.ts), with the HTML before and after,
+ *                                             and `next_replay_at`. A replay that installs writes to
+ *                                             the provider: one mailbox replays once per
+ *                                             CONSOLE_REPLAY_COOLDOWN_SECONDS (429 with Retry-After
+ *                                             and the time it may run again); a dry run is not limited
+ *                                             but by the console's action limit. Recorded in the
+ *                                             audit trail with its outcome, right after the replay.
  *   GET  /console/api/signatures/:id/preview?teammate=&kind=   the published signature rendered for
  *                                             one teammate (no tracked links)
  */
@@ -24,6 +30,8 @@ import { installationsOfEmail } from '../installations/queries.ts';
 import { signatureAndTeammateExist } from '../signatures/queries.ts';
 import { searchAddresses } from '../teammates/queries.ts';
 import { clientVersionsOf } from '../addin/clients.ts';
+import { auditConsole } from './consoleSignIn.ts';
+import { rateLimited } from './rateLimits.ts';
 
 const SEARCH_LIMIT = 20;
 /** A transparent pixel: what a tracked view image shows in a console preview. */
@@ -48,7 +56,29 @@ async function mailboxOf(app: AppContext, workspaceId: string, address: string) 
 
 const PreviewQuery = z.object({ teammate: z.uuid(), kind: z.enum(SIGNATURE_KINDS as [SignatureKind, ...SignatureKind[]]).optional() });
 
+/**
+ * When each mailbox may be replayed again (by `workspace:email id`), in this API process. Checked and
+ * set before the replay starts, with no await between, so concurrent replays of one mailbox get one run.
+ */
+class Cooldown {
+  private readonly until = new Map<string, number>();
+  private readonly ms: number;
+  constructor(ms: number) {
+    this.ms = ms;
+  }
+
+  /** Claims the mailbox now; answers when the claim ends, or the time it may run again when taken. */
+  claim(key: string, now = Date.now()): { ok: true; next: Date } | { ok: false; next: Date } {
+    const until = this.until.get(key);
+    if (until !== undefined && until > now) return { ok: false, next: new Date(until) };
+    if (this.until.size > 10_000) for (const [k, t] of this.until) if (t <= now) this.until.delete(k);
+    this.until.set(key, now + this.ms);
+    return { ok: true, next: new Date(now + this.ms) };
+  }
+}
+
 export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): void {
+  const cooldown = new Cooldown(app.config.CONSOLE_REPLAY_COOLDOWN_SECONDS * 1000);
   // A signature's published content rendered for one teammate, as an install would write it but
   // without tracked links (a preview is no mailbox). 404 for another workspace's signature or teammate.
   api.get('/signatures/:id/preview', async (req) => {
@@ -81,12 +111,25 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
     };
   });
 
-  api.post('/mailboxes/:address/replay', async (req) => {
+  api.post('/mailboxes/:address/replay', async (req, reply) => {
     const parsed = ReplayBody.safeParse(req.body ?? {});
     if (!parsed.success) throw ApiError.validation(parsed.error.issues.map((i) => detail(i.path.join('.') || 'body', i.code, i.message)));
     const mailbox = await mailboxOf(app, req.workspaceId, (req.params as { address: string }).address);
-    const report = await replayMailbox(app, mailbox, { kind: parsed.data.kind ?? 'primary', dryRun: parsed.data.dry_run ?? false });
+    const dryRun = parsed.data.dry_run ?? false;
+    const kind = parsed.data.kind ?? 'primary';
+    let next: Date | null = null;
+    if (!dryRun && app.config.CONSOLE_REPLAY_COOLDOWN_SECONDS > 0) {
+      const claim = cooldown.claim(`${req.workspaceId}:${mailbox.id}`);
+      if (!claim.ok) {
+        const ms = claim.next.getTime() - Date.now();
+        reply.header('retry-after', Math.max(1, Math.ceil(ms / 1000)));
+        throw rateLimited(`${mailbox.address} was replayed less than ${app.config.CONSOLE_REPLAY_COOLDOWN_SECONDS} s ago; it may be replayed again at ${claim.next.toISOString()}.`, ms);
+      }
+      next = claim.next;
+    }
+    const report = await replayMailbox(app, mailbox, { kind, dryRun });
+    await auditConsole(app, req, { action: dryRun ? 'mailbox.replay_dry_run' : 'mailbox.replay', targetKind: 'mailbox', target: mailbox.address, details: { kind, installs: report.installs.map((i) => ({ integration: i.integration.name, kind: i.integration.kind, outcome: i.outcome })) } });
     const base = app.config.PUBLIC_BASE_URL;
-    return { data: { ...report, installs: report.installs.map((i) => ({ ...i, previous_html: previewHtml(i.previous_html, base), html: previewHtml(i.html, base) })) } };
+    return { data: { ...report, next_replay_at: next, installs: report.installs.map((i) => ({ ...i, previous_html: previewHtml(i.previous_html, base), html: previewHtml(i.html, base) })) } };
   });
 }

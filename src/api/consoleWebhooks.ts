@@ -3,13 +3,15 @@
  * workspace only):
  *
  *   GET  /console/api/webhooks                         the endpoints, each with its last 20 delivery attempts
- *   POST /console/api/webhooks/deliveries/:id/redeliver  sends a settled delivery again (same webhook-id)
+ *   POST /console/api/webhooks/deliveries/:id/redeliver  sends a settled delivery again (same webhook-id);
+ *                                                      recorded in the audit trail
  */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { deliveryOfWorkspace, listDeliveryAttempts, redeliver, RedeliveryError } from '../events/deliveries.ts';
 import { listEndpoints } from '../events/endpoints.ts';
+import { auditConsole } from './consoleSignIn.ts';
 
 const ATTEMPTS_SHOWN = 20;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -39,6 +41,7 @@ export function consoleWebhookRoutes(api: FastifyInstance, app: AppContext): voi
     if (!owned) throw ApiError.notFound('webhook delivery');
     try {
       const r = await redeliver(app.pool, id);
+      await auditConsole(app, req, { action: 'webhook.redeliver', targetKind: 'webhook_delivery', target: id, details: { endpoint_id: r.endpointId, event_type: r.eventType } });
       return await reply.status(202).send({ data: { id: r.id, endpoint_id: r.endpointId, event_type: r.eventType } });
     } catch (e) {
       if (e instanceof RedeliveryError) throw new ApiError(409, 'conflict_error', 'redelivery_refused', e.message);

@@ -30,10 +30,10 @@ type LimitConfig = Pick<Config, 'RATE_LIMIT_API' | 'RATE_LIMIT_PUBLISH' | 'RATE_
 
 const SETTING: Record<RateLimitGroup, keyof LimitConfig> = { publish: 'RATE_LIMIT_PUBLISH', install: 'RATE_LIMIT_INSTALL', sync: 'RATE_LIMIT_SYNC' };
 
-function keyOf(req: FastifyRequest): string {
-  const token = bearerToken(req) ?? sessionToken(req);
+const keyOf = (publicBaseUrl: string) => (req: FastifyRequest): string => {
+  const token = bearerToken(req) ?? sessionToken(req, publicBaseUrl);
   return token ? crypto.createHash('sha256').update(token).digest('base64url') : `ip:${req.ip}`;
-}
+};
 
 /** The route `config` that gives a route its group's limit (or none, when the setting is 0). */
 export function rateLimitFor(config: LimitConfig, group: RateLimitGroup): { rateLimit: RateLimitOptions | false } {
@@ -42,13 +42,13 @@ export function rateLimitFor(config: LimitConfig, group: RateLimitGroup): { rate
 }
 
 /** Registers the limiter in the /v1 scope, before its routes. */
-export async function registerRateLimits(v1: FastifyInstance, config: LimitConfig): Promise<void> {
+export async function registerRateLimits(v1: FastifyInstance, config: LimitConfig & Pick<Config, 'PUBLIC_BASE_URL'>): Promise<void> {
   await v1.register(rateLimit, {
     global: config.RATE_LIMIT_API > 0,
     max: config.RATE_LIMIT_API,
     timeWindow: WINDOW_MS,
     hook: 'preParsing',
-    keyGenerator: keyOf,
+    keyGenerator: keyOf(config.PUBLIC_BASE_URL),
     errorResponseBuilder: (_req, ctx) => rateLimited(`Too many requests with this API key: at most ${ctx.max} per minute here.`, ctx.ttl),
   });
 }

@@ -108,12 +108,12 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
   await clickRoutes(server, app);
   await viewRoutes(server, app);
   await ingestRoutes(server, app);
-  await consoleRoutes(server, app);
+  await consoleRoutes(server, app, authFailures);
   for (const routes of opts.routes ?? []) await routes(server, app);
 
   await server.register(
     async (v1) => {
-      requireApiKey(v1, app.pool, 'api', authFailures);
+      requireApiKey(v1, app, 'api', authFailures);
       await registerRateLimits(v1, app.config);
       await v1Routes(v1, app);
     },
@@ -140,7 +140,7 @@ function unknownRoute(app: AppContext, authFailures: FailureLimit | null) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     if (/^\/v1(?:[/?#]|$)/.test(req.url)) {
       await authFailures?.refuseOverLimit(req, reply);
-      if (!(await hasValidKey(app.pool, req))) {
+      if (!(await hasValidKey(app, req))) {
         await authFailures?.failed(req);
         return reply.status(401).send(ApiError.unauthorized().toBody());
       }

@@ -1,20 +1,25 @@
 /**
  * Sign-in to the console, for people (API keys stay with scripts):
  *
- *   sign-in link   `sigsync console link --workspace W` makes a random token, stores sha256 of it,
- *                  and prints `/console/sign-in?token=...`; it opens one session, once, within
- *                  LINK_TTL_MS (15 minutes).
+ *   sign-in link   `sigsync console link --workspace W [--as ADDRESS]` makes a random token, stores
+ *                  sha256 of it with whom it is for (the subject: ADDRESS, by default the CLI's user
+ *                  as `cli:USER`), and prints `/console/sign-in?token=...`; it opens one session,
+ *                  once, within LINK_TTL_MS (15 minutes).
  *   session        redeeming the link makes a second random token (the cookie) and a CSRF token; the
  *                  session is scoped to the link's workspace and lasts SESSION_TTL_MS (12 hours) or
  *                  until signed out.
  *
- * Only hashes of the link and cookie tokens are stored. `method` leaves room for signing in with the
+ * The session carries the link's subject: the audit trail (src/db/audit.ts) names it as the actor of
+ * everything done with the session; opening and ending a session are recorded in the same
+ * transaction. Only hashes of the link and cookie tokens are stored. `method` leaves room for signing in with the
  * workspace's own Google or Microsoft account: such a sign-in would end in `openSession` too.
  * The daily `prune` task deletes what can no longer sign anyone in (`pruneConsoleSessions`).
  */
 import crypto from 'node:crypto';
-import type { Queryable } from '../db/tx.ts';
+import type pg from 'pg';
+import { withTx, type Queryable } from '../db/tx.ts';
 import { randomToken } from '../db/apiKeys.ts';
+import { recordAudit, type Actor } from '../db/audit.ts';
 
 export const LINK_TTL_MS = 15 * 60_000;
 export const SESSION_TTL_MS = 12 * 3_600_000;
@@ -30,16 +35,26 @@ export type SignInMethod = 'link' | 'google' | 'microsoft';
 export interface ConsoleSession {
   id: string;
   workspaceId: string;
+  /** Whom the session is for (the sign-in link's subject). */
+  subject: string;
   csrfToken: string;
   expiresAt: Date;
 }
 
-/** A one-time sign-in token for the workspace; answers the token (shown once) and when it expires. */
-export async function createSignInLink(db: Queryable, workspaceId: string, createdBy = '', ttlMs = LINK_TTL_MS): Promise<{ token: string; expiresAt: Date }> {
+/** The audit trail's actor of a console session. */
+export function sessionActor(session: Pick<ConsoleSession, 'id' | 'subject'>): Actor {
+  return { kind: 'console', name: session.subject, id: session.id };
+}
+
+/**
+ * A one-time sign-in token for the workspace, for `subject` (by default whoever made it); answers the
+ * token (shown once) and when it expires.
+ */
+export async function createSignInLink(db: Queryable, workspaceId: string, createdBy = '', ttlMs = LINK_TTL_MS, subject = createdBy): Promise<{ token: string; expiresAt: Date }> {
   const token = `${LINK_PREFIX}${randomToken(43)}`;
   const { rows } = await db.query<{ expires_at: Date }>(
-    `insert into console_sign_in_links (token_hash, workspace_id, created_by, expires_at) values ($1, $2, $3, now() + $4 * interval '1 millisecond') returning expires_at`,
-    [hash(token), workspaceId, createdBy, ttlMs],
+    `insert into console_sign_in_links (token_hash, workspace_id, created_by, subject, expires_at) values ($1, $2, $3, $4, now() + $5 * interval '1 millisecond') returning expires_at`,
+    [hash(token), workspaceId, createdBy, subject, ttlMs],
   );
   return { token, expiresAt: rows[0]!.expires_at };
 }
@@ -53,37 +68,48 @@ export async function openSession(db: Queryable, workspaceId: string, method: Si
      values ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond') returning id, expires_at`,
     [hash(token), workspaceId, method, subject, csrfToken, ttlMs],
   );
-  return { id: rows[0]!.id, workspaceId, csrfToken, expiresAt: rows[0]!.expires_at, token };
+  return { id: rows[0]!.id, workspaceId, subject, csrfToken, expiresAt: rows[0]!.expires_at, token };
 }
 
 /**
  * Redeems a sign-in link: marks it used (one statement, so two browsers racing on one link get one
- * session) and opens a session. Undefined for an unknown, used or expired link.
+ * session), opens a session for the link's subject and records `console.sign_in`, in one
+ * transaction. Undefined for an unknown, used or expired link.
  */
-export async function redeemSignInLink(db: Queryable, token: string): Promise<(ConsoleSession & { token: string }) | undefined> {
+export async function redeemSignInLink(pool: pg.Pool, token: string): Promise<(ConsoleSession & { token: string }) | undefined> {
   if (!TOKEN.test(token) || !token.startsWith(LINK_PREFIX)) return undefined;
-  const { rows } = await db.query<{ workspace_id: string; created_by: string }>(
-    `update console_sign_in_links set used_at = now() where token_hash = $1 and used_at is null and expires_at > now() returning workspace_id, created_by`,
-    [hash(token)],
-  );
-  const link = rows[0];
-  if (!link) return undefined;
-  return openSession(db, link.workspace_id, 'link', link.created_by);
+  return withTx(pool, async (c) => {
+    const { rows } = await c.query<{ workspace_id: string; created_by: string; subject: string }>(
+      `update console_sign_in_links set used_at = now() where token_hash = $1 and used_at is null and expires_at > now() returning workspace_id, created_by, subject`,
+      [hash(token)],
+    );
+    const link = rows[0];
+    if (!link) return undefined;
+    const session = await openSession(c, link.workspace_id, 'link', link.subject || link.created_by);
+    await recordAudit(c, link.workspace_id, sessionActor(session), { action: 'console.sign_in', targetKind: 'console_session', target: session.id, details: { link_created_by: link.created_by } });
+    return session;
+  });
 }
 
 /** The live session of a cookie token, or undefined. */
 export async function findSession(db: Queryable, token: string): Promise<ConsoleSession | undefined> {
   if (!TOKEN.test(token) || !token.startsWith(SESSION_PREFIX)) return undefined;
-  const { rows } = await db.query<{ id: string; workspace_id: string; csrf_token: string; expires_at: Date }>(
-    { name: 'console_session_find', text: 'select id, workspace_id, csrf_token, expires_at from console_sessions where token_hash = $1 and ended_at is null and expires_at > now()', values: [hash(token)] },
+  const { rows } = await db.query<{ id: string; workspace_id: string; subject: string; csrf_token: string; expires_at: Date }>(
+    { name: 'console_session_find_subject', text: 'select id, workspace_id, subject, csrf_token, expires_at from console_sessions where token_hash = $1 and ended_at is null and expires_at > now()', values: [hash(token)] },
   );
   const r = rows[0];
-  return r ? { id: r.id, workspaceId: r.workspace_id, csrfToken: r.csrf_token, expiresAt: r.expires_at } : undefined;
+  return r ? { id: r.id, workspaceId: r.workspace_id, subject: r.subject, csrfToken: r.csrf_token, expiresAt: r.expires_at } : undefined;
 }
 
-/** Ends a session (sign out). */
-export async function endSession(db: Queryable, sessionId: string): Promise<void> {
-  await db.query('update console_sessions set ended_at = now() where id = $1 and ended_at is null', [sessionId]);
+/**
+ * Ends a session (sign out, or a new sign-in in the same browser: `why`), recording
+ * `console.sign_out` in the same transaction when it was live.
+ */
+export async function endSession(pool: pg.Pool, session: Pick<ConsoleSession, 'id' | 'workspaceId' | 'subject'>, why: 'sign_out' | 'replaced' = 'sign_out'): Promise<void> {
+  await withTx(pool, async (c) => {
+    const ended = await c.query('update console_sessions set ended_at = now() where id = $1 and ended_at is null', [session.id]);
+    if (ended.rowCount) await recordAudit(c, session.workspaceId, sessionActor(session), { action: 'console.sign_out', targetKind: 'console_session', target: session.id, details: why === 'replaced' ? { reason: 'signed in again in this browser' } : {} });
+  });
 }
 
 /**

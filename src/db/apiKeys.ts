@@ -38,13 +38,13 @@ export async function createApiKey(db: Queryable, workspaceId: string, name = 'd
  * The workspace a key of this scope belongs to, or undefined for a missing, malformed, wrong,
  * revoked or other-scope key.
  */
-export async function verifyApiKey(db: Queryable, key: string, scope: KeyScope = 'api'): Promise<{ workspaceId: string; keyId: string } | undefined> {
+export async function verifyApiKey(db: Queryable, key: string, scope: KeyScope = 'api'): Promise<{ workspaceId: string; keyId: string; name: string; prefix: string } | undefined> {
   if (!/^sgs_[A-Za-z0-9]{32}$/.test(key)) return undefined;
-  const { rows } = await db.query<{ id: string; workspace_id: string; key_hash: Buffer; scope: KeyScope }>(
-    'select id, workspace_id, key_hash, scope from api_keys where prefix = $1 and revoked_at is null',
+  const { rows } = await db.query<{ id: string; workspace_id: string; key_hash: Buffer; scope: KeyScope; name: string }>(
+    'select id, workspace_id, key_hash, scope, name from api_keys where prefix = $1 and revoked_at is null',
     [key.slice(0, PREFIX_LENGTH)],
   );
   const row = rows[0];
   if (!row || !crypto.timingSafeEqual(row.key_hash, hash(key)) || row.scope !== scope) return undefined;
-  return { workspaceId: row.workspace_id, keyId: row.id };
+  return { workspaceId: row.workspace_id, keyId: row.id, name: row.name, prefix: key.slice(0, PREFIX_LENGTH) };
 }

@@ -4,8 +4,8 @@ import { SPEC_SECTION_4, useApi } from './helpers.ts';
 
 /** The endpoints of spec section 4, without the content schema (checked apart below). */
 const SPEC_OPERATIONS = SPEC_SECTION_4.filter((op) => !op.endsWith('/v1/content_schema'));
-/** Not in the spec: reading and deleting assets, assignments, reading one sync run, the Outlook add-in's fetch (add-in keys only), the directory's groups, a signature's mail-client compatibility, the analytics settings, and the installations list. */
-const EXTRA_OPERATIONS = ['get /v1/assets', 'get /v1/assets/{id}', 'delete /v1/assets/{id}', 'get /v1/signatures/{id}/assignments', 'put /v1/signatures/{id}/assignments', 'get /v1/integrations/sync/{id}', 'get /v1/addin/signature', 'get /v1/groups', 'get /v1/signatures/{id}/compatibility', 'get /v1/workspace/analytics_settings', 'patch /v1/workspace/analytics_settings', 'get /v1/installations'];
+/** Not in the spec: reading and deleting assets, assignments, reading one sync run, the Outlook add-in's fetch (add-in keys only), the directory's groups, a signature's mail-client compatibility, the analytics settings, the installations list and the audit trail. */
+const EXTRA_OPERATIONS = ['get /v1/assets', 'get /v1/assets/{id}', 'delete /v1/assets/{id}', 'get /v1/signatures/{id}/assignments', 'put /v1/signatures/{id}/assignments', 'get /v1/integrations/sync/{id}', 'get /v1/addin/signature', 'get /v1/groups', 'get /v1/signatures/{id}/compatibility', 'get /v1/workspace/analytics_settings', 'patch /v1/workspace/analytics_settings', 'get /v1/installations', 'get /v1/audit_entries'];
 const LISTS = ['/v1/signatures', '/v1/smart_fields', '/v1/teammates', '/v1/folders', '/v1/marketing_campaigns', '/v1/assets', '/v1/financial_documents'];
 
 type Doc = {
@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  it('holds exactly the spec section 4 paths (plus assignments, a sync run, the add-in fetch, groups, the compatibility report, the analytics settings and the installations list), and nothing operational', async () => {
+  it('holds exactly the spec section 4 paths (plus assignments, a sync run, the add-in fetch, groups, the compatibility report, the analytics settings, the installations list and the audit trail), and nothing operational', async () => {
     const doc = await fetchDoc();
     const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`));
     for (const op of [...SPEC_OPERATIONS, ...EXTRA_OPERATIONS]) expect(ops).toContain(op);

@@ -67,7 +67,9 @@ describe('console: sign-in and integrations', () => {
 
   it('an expired link is refused', async () => {
     const { token } = await createSignInLink(w.t.ctx.pool, w.acme.workspaceId, 'test', -1000);
-    const res = await fetch(`${w.base}/console/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${token}`, redirect: 'manual' });
+    // Posted as the console's own sign-in page posts it (test/console/security.test.ts: from anywhere else, 403).
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(w.base).origin, 'sec-fetch-site': 'same-origin' };
+    const res = await fetch(`${w.base}/console/sign-in`, { method: 'POST', headers, body: `token=${token}`, redirect: 'manual' });
     expect(res.status).toBe(401);
     expect(res.headers.get('set-cookie')).toBeNull();
   });

@@ -22,7 +22,7 @@ describe('console sessions: prune', () => {
     const live = await openSession(pool, ws, 'link', 'test');
     await openSession(pool, ws, 'link', 'test', -1000);
     const ended = await openSession(pool, ws, 'link', 'test');
-    await endSession(pool, ended.id);
+    await endSession(pool, ended);
     const count = async () => (await pool.query<{ sessions: number; links: number }>('select (select count(*)::int from console_sessions) as sessions, (select count(*)::int from console_sign_in_links) as links')).rows[0]!;
     expect(await count()).toEqual({ sessions: 4, links: 3 });
 

@@ -25,6 +25,8 @@ import type { AppContext } from '../../context.ts';
 import { fetchSourceUrl, SourceUrlError } from '../../assets/fetchUrl.ts';
 import { ACCEPTED, assetPublicUrl, type AssetRow, checkUpload, createAsset, deleteAsset, getAsset, listAssets, MAX_ASSET_BYTES, renameAsset } from '../../assets/store.ts';
 import { pageParams } from '../pagination.ts';
+import { withTx } from '../../db/tx.ts';
+import { audited, auditWrite } from './audit.ts';
 import { ApiError, detail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isoRequired, NoContent, PageQuery, pageOf, paginate, pathId, Timestamp } from './schemas.ts';
 
@@ -156,19 +158,26 @@ export function assetRoutes(v1: FastifyInstance, app: AppContext): void {
         throw ApiError.validation([why]);
       }
       const base = file.filename.replace(/\.[A-Za-z0-9]{1,5}$/, '') || 'image';
-      const stored = await createAsset(app.pool, req.workspaceId, { name: a.name ?? base, filename: file.filename, contentType: check.contentType, data: file.data });
+      const stored = await audited(app, req, { action: 'asset.create', targetKind: 'asset' }, (c) => createAsset(c, req.workspaceId, { name: a.name ?? base, filename: file.filename, contentType: check.contentType, data: file.data }));
       return reply.status(stored.created ? 201 : 200).send({ data: view(await load(req.workspaceId, stored.id)) });
     },
   );
 
   r.patch('/assets/:id', { schema: { tags, summary: 'Rename an asset', params: IdParams, body: AssetUpdate, response: { 200: dataOf(Asset), ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'asset');
-    if (!(await renameAsset(app.pool, req.workspaceId, id, req.body.asset.name))) throw ApiError.notFound('asset');
+    await audited(app, req, { action: 'asset.rename', targetKind: 'asset', target: id }, async (c) => {
+      if (!(await renameAsset(c, req.workspaceId, id, req.body.asset.name))) throw ApiError.notFound('asset');
+    });
     return { data: view(await load(req.workspaceId, id)) };
   });
 
   r.delete('/assets/:id', { schema: { tags, summary: 'Delete an asset nothing uses', params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
-    const outcome = await deleteAsset(app.pool, req.workspaceId, pathId(req.params.id, 'asset'));
+    const id = pathId(req.params.id, 'asset');
+    const outcome = await withTx(app.pool, async (c) => {
+      const result = await deleteAsset(c, req.workspaceId, id);
+      if (result === 'deleted') await auditWrite(c, req, { action: 'asset.delete', targetKind: 'asset', target: id });
+      return result;
+    });
     if (outcome === 'not_found') throw ApiError.notFound('asset');
     if (outcome === 'in_use') {
       throw new ApiError(422, 'invalid_request_error', 'asset_in_use', 'The asset is used by a signature, a campaign or a teammate photo.', {

@@ -17,7 +17,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { withTx, type Queryable } from '../../db/tx.ts';
+import type { Queryable } from '../../db/tx.ts';
+import { audited } from './audit.ts';
 import { replaceAssignments } from '../../signatures/signatures.ts';
 import { assignmentsOf, lockForAssignments, signatureExists } from '../../signatures/queries.ts';
 import { existingTeammateIds } from '../../teammates/queries.ts';
@@ -101,7 +102,7 @@ export function assignmentRoutes(v1: FastifyInstance, app: AppContext): void {
     async (req) => {
       const id = pathId(req.params.id, 'signature');
       const w = req.body.assignments;
-      const data = await withTx(app.pool, async (c) => {
+      const data = await audited(app, req, { action: 'assignments.replace', targetKind: 'signature', target: id }, async (c) => {
         const sig = await lockForAssignments(c, req.workspaceId, id);
         if (!sig) throw ApiError.notFound('signature');
         const details = await checkTargets(c, req.workspaceId, w);

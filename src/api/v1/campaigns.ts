@@ -31,7 +31,7 @@
  *   campaign read from the API can be written back) and answered with `operator: "equal"`.
  */
 import { integrationDashboardUrl } from '../../dashboard.ts';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CAMPAIGN_STATUSES, createCampaign, updateCampaign, type CampaignAction, type CampaignRow } from '../../campaigns/campaigns.ts';
@@ -40,7 +40,8 @@ import { getCampaign, listCampaigns } from '../../campaigns/queries.ts';
 import { existingSignatureIds } from '../../signatures/queries.ts';
 import { smartFieldIds } from '../../db/smartFields.ts';
 import type { AppContext } from '../../context.ts';
-import { withTx, type Queryable } from '../../db/tx.ts';
+import type { Queryable } from '../../db/tx.ts';
+import { audited } from './audit.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { validateTrees } from './content.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
@@ -173,8 +174,9 @@ async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields,
 }
 
 /** PATCH: the write checked against the campaign's state, then applied by the owner. */
-async function patchCampaign(app: AppContext, workspaceId: string, id: string, m: CampaignFields): Promise<CampaignRow> {
-  return withTx(app.pool, async (c) => {
+async function patchCampaign(app: AppContext, req: FastifyRequest, id: string, m: CampaignFields): Promise<CampaignRow> {
+  const { workspaceId } = req;
+  return audited(app, req, { action: 'campaign.update', targetKind: 'marketing_campaign', target: id, details: { fields: Object.keys(m).sort() } }, async (c) => {
     const cur = await getCampaign(c, workspaceId, id, true);
     if (!cur) throw ApiError.notFound('marketing campaign');
     assertEditable(cur);
@@ -212,7 +214,7 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   r.post('/marketing_campaigns', { schema: { tags, summary: 'Create a campaign (draft)', body: CampaignCreate, response: { 201: dataOf(Campaign), ...errors(401, 422) } } }, async (req, reply) => {
     const m = req.body.marketing_campaign;
     const w = await checkWrite(app.pool, req.workspaceId, m, undefined);
-    const row = await createCampaign(app.pool, req.workspaceId, {
+    const row = await audited(app, req, { action: 'campaign.create', targetKind: 'marketing_campaign' }, (c) => createCampaign(c, req.workspaceId, {
       name: m.name,
       startTime: w.start,
       endTime: w.end,
@@ -222,7 +224,7 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
       conditions: w.conditions,
       signatureIds: w.signatureIds,
       utm: m.utm,
-    });
+    }));
     return reply.status(201).send({ data: view(row) });
   });
 
@@ -230,7 +232,7 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
     '/marketing_campaigns/:id',
     { schema: { tags, summary: 'Update a campaign', params: IdParams, body: CampaignUpdate, response: { 200: dataOf(Campaign), ...errors(401, 404, 422) } } },
     async (req) => {
-      const row = await patchCampaign(app, req.workspaceId, pathId(req.params.id, 'marketing campaign'), req.body.marketing_campaign);
+      const row = await patchCampaign(app, req, pathId(req.params.id, 'marketing campaign'), req.body.marketing_campaign);
       return { data: view(row) };
     },
   );
@@ -238,7 +240,7 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   const action = (name: CampaignAction, summary: string) =>
     r.post(`/marketing_campaigns/:id/${name}`, { schema: { tags, summary, params: IdParams, response: { 200: dataOf(Campaign), ...errors(401, 404, 422) } } }, async (req) => {
       const id = pathId(req.params.id, 'marketing campaign');
-      const row = await withTx(app.pool, (c) => runAction(c, req.workspaceId, id, name, new Date(), integrationsUrl));
+      const row = await audited(app, req, { action: `campaign.${name}`, targetKind: 'marketing_campaign', target: id }, (c) => runAction(c, req.workspaceId, id, name, new Date(), integrationsUrl));
       return { data: view(row) };
     });
 

@@ -17,6 +17,7 @@ import { financialDocumentRoutes } from './financialDocuments.ts';
 import { analyticsEventRoutes } from './analyticsEvents.ts';
 import { analyticsReportRoutes } from './analyticsReports.ts';
 import { installationRoutes } from './installations.ts';
+import { auditRoutes } from './audit.ts';
 
 /**
  * Operations without a body (publish, install, schedule, pause, resume, the variant publish, the
@@ -50,4 +51,5 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   analyticsEventRoutes(v1, app);
   analyticsReportRoutes(v1, app);
   installationRoutes(v1, app);
+  auditRoutes(v1, app);
 }

@@ -30,7 +30,7 @@
  *   client that reads only `data` sees the spec's shape.
  */
 import { dashboardUrl } from '../../dashboard.ts';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
@@ -52,6 +52,7 @@ import {
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { DraftWarnings, compatibilityWarningsOf } from './signatureCompatibility.ts';
 import { rateLimitFor } from '../rateLimits.ts';
+import { audited, auditWrite } from './audit.ts';
 import { validateTrees } from './content.ts';
 import { folderExists, listSignatures } from '../../signatures/queries.ts';
 import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
@@ -176,6 +177,15 @@ function variantWrites(variants: SignatureFields['variants'], drafts: unknown[])
   }));
 }
 
+/** Queues the re-install of every mailbox and records it in the audit trail, in one transaction. */
+function reinstallRecorded(app: AppContext, req: FastifyRequest, id: string) {
+  return withTx(app.pool, async (c) => {
+    const result = await reinstallSignature(c, req.workspaceId, id);
+    if (result === 'queued') await auditWrite(c, req, { action: 'signature.install', targetKind: 'signature', target: id });
+    return result;
+  });
+}
+
 export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const dashboard = (id: string) => dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'signature', id });
@@ -191,7 +201,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
 
   r.post('/signatures', { schema: { tags, summary: 'Create a signature (draft)', body: SignatureCreate, response: { 201: WithWarnings, ...errors(401, 422) } } }, async (req, reply) => {
     const s = req.body.signature;
-    const row = await withTx(app.pool, async (c) => {
+    const row = await audited(app, req, { action: 'signature.create', targetKind: 'signature' }, async (c) => {
       const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
       const fields = { name: s.name, folderId: s.folder_uuid, draft, installationActivated: s.installation_activated };
       const id = await createSignature(c, req.workspaceId, fields, variantWrites(s.variants, variantDrafts));
@@ -203,7 +213,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   r.patch('/signatures/:id', { schema: { tags, summary: 'Update a signature draft', params: IdParams, body: SignatureUpdate, response: { 200: WithWarnings, ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'signature');
     const s = req.body.signature;
-    const row = await withTx(app.pool, async (c) => {
+    const row = await audited(app, req, { action: 'signature.update', targetKind: 'signature', target: id, details: { fields: Object.keys(s).sort() } }, async (c) => {
       if (!(await lockSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
       const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
       const fields = { name: s.name, folderId: s.folder_uuid, draft: s.draft_content === undefined ? undefined : draft, installationActivated: s.installation_activated };
@@ -216,7 +226,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   // The publish goes where it fits; `warnings` name the mailboxes that refuse it (and client issues).
   r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: WithWarnings, ...errors(401, 404, 429) } }, config: rateLimitFor(app.config, 'publish') }, async (req) => {
     const id = pathId(req.params.id, 'signature');
-    const row = await withTx(app.pool, async (c) => {
+    const row = await audited(app, req, { action: 'signature.publish', targetKind: 'signature', target: id }, async (c) => {
       if (!(await publishSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
       return (await loadSignature(c, req.workspaceId, id))!;
     });
@@ -226,7 +236,7 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const Queued = z.object({ signature_id: z.string(), status: z.literal('queued') });
   r.post('/signatures/:id/install', { schema: { tags, summary: 'Re-install the published signature everywhere it applies', params: IdParams, response: { 202: dataOf(Queued), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'install') }, async (req, reply) => {
     const id = pathId(req.params.id, 'signature');
-    const outcome = await withTx(app.pool, (c) => reinstallSignature(c, req.workspaceId, id));
+    const outcome = await reinstallRecorded(app, req, id);
     if (outcome === 'not_found') throw ApiError.notFound('signature');
     if (outcome === 'not_published') {
       throw new ApiError(422, 'invalid_request_error', 'signature_not_published', 'The signature has never been published, so there is nothing to install.', {
@@ -245,7 +255,9 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
       const kind = req.params.kind;
       const variant = await withTx(app.pool, async (c) => {
         if (!(await lockSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
-        return publishVariant(c, req.workspaceId, id, kind);
+        const published = await publishVariant(c, req.workspaceId, id, kind);
+        if (published) await auditWrite(c, req, { action: 'signature.variant.publish', targetKind: 'signature', target: id, details: { kind } });
+        return published;
       });
       if (!variant) {
         throw new ApiError(422, 'invalid_request_error', 'variant_has_no_draft', `The ${kind} variant of this signature has no draft to publish.`, {

@@ -6,8 +6,10 @@
  * work is imported inside each action, so that `sigsync --help` and a command that only queries the
  * database do not load the HTTP server, the worker or the provider SDKs.
  */
+import os from 'node:os';
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../db/audit.ts';
 import { out } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 
@@ -31,6 +33,11 @@ export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promi
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The audit trail's actor of a CLI command: the user who ran it, as `cli:USER`. */
+export function cliActor(): Actor {
+  return { kind: 'cli', name: `cli:${os.userInfo().username}` };
+}
 
 export function requireUuid(value: string, flag: string): string {
   if (!UUID.test(value)) throw new UsageError(`${flag}: expected an id such as 0b5c9a2e-...; got "${value}"`);
@@ -102,10 +109,18 @@ export function adminCommands(program: Command): void {
     .action(async (opts: { workspace: string; name: string; addin?: boolean }) => {
       const id = requireUuid(opts.workspace, '--workspace');
       const { createApiKey } = await import('../../db/apiKeys.ts');
+      const { recordAudit } = await import('../../db/audit.ts');
+      const { withTx } = await import('../../db/tx.ts');
       await withContext(async (ctx) => {
         const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [id]);
         if (!rowCount) throw new UsageError(`--workspace: no workspace ${id}`);
-        const key = await createApiKey(ctx.pool, id, opts.name, opts.addin ? 'addin' : 'api');
+        const scope = opts.addin ? 'addin' : 'api';
+        // The key and its audit entry in one transaction.
+        const key = await withTx(ctx.pool, async (c) => {
+          const created = await createApiKey(c, id, opts.name, scope);
+          await recordAudit(c, id, cliActor(), { action: 'api_key.create', targetKind: 'api_key', target: `${opts.name} (${created.prefix})`, details: { key_id: created.id, scope } });
+          return created;
+        });
         out(`${opts.addin ? 'add-in key' : 'api key'} ${key.key}`);
         out('The key is shown only this once; store it now.');
       });

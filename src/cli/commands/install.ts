@@ -15,7 +15,7 @@ import type { ReplayOptions } from './installReplay.ts';
 import type { ListOptions } from './installList.ts';
 import type { MailboxRef } from '../../install/replay.ts';
 import { UsageError } from '../errors.ts';
-import { out, table } from '../../output.ts';
+import { oneLine, out, table } from '../../output.ts';
 import { requireUuid, withContext } from './admin.ts';
 
 async function findEmail(ctx: AppContext, address: string): Promise<MailboxRef> {
@@ -60,7 +60,7 @@ export function installCommands(program: Command): void {
             where i.workspace_id = $1 and i.email_id = $2 order by s.name, i.kind, ig.kind`,
           [email.workspace_id, email.id],
         );
-        out(`${email.address} (${email.display_name || 'no name'}${email.deleted_at ? ', removed' : ''})`);
+        out(oneLine(`${email.address} (${email.display_name || 'no name'}${email.deleted_at ? ', removed' : ''})`));
         table(rows, ['signature', 'kind', 'provider', 'status', 'error', 'failing_since', 'installed_at', 'attempts', 'hash', 'message']);
         // The Outlook add-in: which client platforms fetched, when, and whether they hold the current version.
         const { clientVersionsOf } = await import('../../addin/clients.ts');
