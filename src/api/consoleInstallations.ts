@@ -10,16 +10,16 @@
  * installs run through the worker, so they keep to the integration's shared pace and its
  * `concurrency` (src/installations/pace.ts), as every install does, rather than calling providers
  * from the API process; one retry holds at most a page of the list (100); and a session retries at
- * most RATE_LIMIT_INSTALL times a minute, the limit of POST /v1/signatures/{id}/install.
+ * most RATE_LIMIT_INSTALL times a minute, the limit of POST /v1/signatures/{id}/install (and, as every
+ * console action, RATE_LIMIT_CONSOLE_ACTIONS). Each retry is kept in the audit trail.
  */
-import crypto from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { enqueueInstalls } from '../install/fanout.ts';
 import { slotsOfInstallations } from '../installations/queries.ts';
-import { sessionToken } from './auth.ts';
+import { auditConsole } from './consoleSignIn.ts';
 import { zodDetails } from './openapi.ts';
 import { MAX_PER_PAGE } from './pagination.ts';
 import { counter, enforce } from './rateLimits.ts';
@@ -27,14 +27,13 @@ import { counter, enforce } from './rateLimits.ts';
 const RetryBody = z.strictObject({ installation_ids: z.array(z.uuid()).min(1).max(MAX_PER_PAGE) });
 
 export async function consoleInstallationRoutes(api: FastifyInstance, app: AppContext): Promise<void> {
-  const retries = await counter(api, app.config.RATE_LIMIT_INSTALL, 'Too many retries from this console session.', (req) =>
-    crypto.createHash('sha256').update(sessionToken(req) ?? req.ip).digest('base64url'),
-  );
+  const retries = await counter(api, app.config.RATE_LIMIT_INSTALL, 'Too many retries from this console session.', (req) => req.consoleSession?.id ?? req.ip);
   api.post('/installations/retry', { onRequest: enforce(retries) }, async (req, reply) => {
     const parsed = RetryBody.safeParse(req.body ?? {});
     if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error.issues, 'body'));
     const slots = await slotsOfInstallations(app.pool, req.workspaceId, parsed.data.installation_ids);
     const queued = await enqueueInstalls(app.pool, req.workspaceId, slots, true);
+    await auditConsole(app, req, { action: 'installations.retry', targetKind: 'installation', details: { installation_ids: parsed.data.installation_ids, queued } });
     return reply.status(202).send({ data: { queued } });
   });
 }
