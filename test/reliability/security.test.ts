@@ -507,6 +507,9 @@ describe('R5 security', () => {
       'get /v1/analytics/signatures': (r) => expect(r.body.data).toEqual([]),
       'get /v1/analytics/teammates': (r) => expect(r.body.data).toEqual([]),
       'get /v1/anchors': (r) => expect(r.body.data).toEqual([]),
+      // B's own mailboxes and B's own trail only (the leak check below finds any id of A's).
+      'get /v1/installations': (r) => expect([r.status, Array.isArray(r.body.data)]).toEqual([200, true]),
+      'get /v1/audit_entries': (r) => expect([r.status, r.body.data.every((e: { target: string | null }) => !idsOfA.has(e.target ?? ''))]).toEqual([200, true]),
     };
 
     let endpoints = 0;
