@@ -5,7 +5,11 @@
  *
  * A fetch that answers 200 or 304 means the add-in holds the current version, so every variant it
  * was served moves to `installed` with that content hash. Writes happen only on a change: each
- * process remembers what it last recorded, so a busy mailbox costs no write per compose.
+ * process remembers, per address, what it last recorded, so a busy mailbox costs no write per
+ * compose. Only the last: a signature that returns to an earlier version (a campaign's end takes
+ * its banner out again) was moved to `pending` by the install meanwhile, and its next fetch records
+ * it again. What another process recorded is not seen here, so a memory older than
+ * CLIENT_REFRESH_MS is written again too.
  */
 import { LRUCache } from 'lru-cache';
 import { kindsWhere } from '../../connectors/registry.ts';
@@ -34,10 +38,18 @@ const PRINTABLE = /^[\x20-\x7e]{0,64}$/;
 
 const CLIENT_REFRESH_MS = 10 * 60_000;
 const recorded = new WeakMap<AppContext, LRUCache<string, number>>();
+/** Per address (email id): what this process last recorded as installed, and when. */
+const lastInstalled = new WeakMap<AppContext, LRUCache<string, { key: string; at: number }>>();
 
 function memo(ctx: AppContext): LRUCache<string, number> {
   let m = recorded.get(ctx);
   if (!m) recorded.set(ctx, (m = new LRUCache({ max: 100_000 })));
+  return m;
+}
+
+function installMemo(ctx: AppContext): LRUCache<string, { key: string; at: number }> {
+  let m = lastInstalled.get(ctx);
+  if (!m) lastInstalled.set(ctx, (m = new LRUCache({ max: 100_000 })));
   return m;
 }
 
@@ -67,10 +79,12 @@ export async function recordFetch(ctx: AppContext, workspaceId: string, s: Addin
   const email = s.email;
   if (!email || !s.signatureId) return;
   const m = memo(ctx);
+  const installs = installMemo(ctx);
   const installKey = installKeyOf(s, email.id);
   const clientKey = `c:${email.id}:${client.platform}:${client.version}:${s.etag}`;
   const now = Date.now();
-  const needInstall = !m.has(installKey);
+  const last = installs.get(email.id);
+  const needInstall = last?.key !== installKey || now - last.at > CLIENT_REFRESH_MS;
   const needClient = now - (m.get(clientKey) ?? 0) > CLIENT_REFRESH_MS;
   if (!needInstall && !needClient) return;
   const served = (Object.keys(s.variants) as SignatureKind[]).map((kind) => ({ kind, hash: s.variants[kind]!.hash }));
@@ -90,13 +104,14 @@ export async function recordFetch(ctx: AppContext, workspaceId: string, s: Addin
       );
     }
   });
-  m.set(installKey, now);
+  if (needInstall) installs.set(email.id, { key: installKey, at: now });
   m.set(clientKey, now);
 }
 
 /** Forgets what was recorded (tests that move rows back by hand). */
 export function forgetRecordedFetches(ctx: AppContext): void {
   recorded.get(ctx)?.clear();
+  lastInstalled.get(ctx)?.clear();
 }
 
 /** Per platform: when a client of the address last fetched, which version, and whether it is current. */

@@ -173,6 +173,13 @@ export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, wor
   );
   const installed = rows.filter((r) => r.status === 'installed');
   log.info(`installed ${installed.reduce((n, r) => n + r.n, 0)} signatures (${installed.map((r) => `${r.name}: ${r.n}`).join(', ')}), each with the campaign banner`);
+  // Outlook is in add-in mode, as in a default tenant: nothing is pushed, the add-in fetches at compose time.
+  const waiting = await ctx.pool.query<{ name: string; n: number }>(
+    `select i.name, count(distinct s.email_id)::int as n from installations s join integrations i on i.id = s.integration_id
+      where s.workspace_id = $1 and s.status = 'pending' group by i.name order by i.name`,
+    [workspaceId],
+  );
+  for (const w of waiting.rows) log.info(`${w.n} mailboxes in ${w.name} wait for the Outlook add-in: pending until it fetches their signature at compose time (the compose-window demo below), then installed per platform`);
   const failures = await ctx.pool.query<{ address: string; name: string; error_message: string | null }>(
     `select e.address, i.name, s.error_message from installations s join emails e on e.id = s.email_id join integrations i on i.id = s.integration_id
       where s.workspace_id = $1 and s.status = 'failed' order by e.address`,

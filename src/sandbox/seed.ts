@@ -60,9 +60,10 @@ export function sandboxConnections(e: Emulated) {
     googleDirectory: { ...google, category: 'teammates' as const, name: 'Google Workspace (sandbox)' },
     gmail: { ...google, category: 'signatures' as const, name: 'Gmail (sandbox)' },
     microsoftDirectory: { ...microsoft, category: 'teammates' as const, name: 'Microsoft Entra ID (sandbox)' },
-    // The sandbox's tenant postponed roaming signatures: its Outlook install writes OWA.UserOptions, so the
-    // story shows installed mailboxes; the add-in runs beside it (the compose-window demo page).
-    outlook: { ...microsoft, config: { ...microsoft.config, mode: 'owa' }, category: 'signatures' as const, name: 'Outlook (sandbox)' },
+    // Outlook as a default tenant (roaming signatures on) gets it: the add-in mode, named here so that
+    // repointing keeps it. Nothing is written to the mailboxes; each installation is `pending` until the
+    // add-in fetches at compose time (the compose-window demo page, /sandbox/outlook), then `installed`.
+    outlook: { ...microsoft, config: { ...microsoft.config, mode: 'addin' }, category: 'signatures' as const, name: 'Outlook (sandbox)' },
     slack: { ...slack, category: 'signatures' as const, name: 'Slack (sandbox)' },
   } satisfies Record<SandboxIntegrationKey, unknown>;
 }

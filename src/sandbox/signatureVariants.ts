@@ -1,7 +1,8 @@
 /**
  * The demo signature's reply and internal variants: what only the Outlook add-in can choose between
- * at compose time (Gmail's sendAs and OWA.UserOptions hold one signature, so their installs of the
- * variants are `not_supported`). Reply (replies and forwards): one compact line with the phone.
+ * at compose time (the sandbox's Outlook integration is in add-in mode, so they are `pending` until the
+ * add-in fetches them; Gmail's sendAs and Slack hold one signature, so their installs of the variants
+ * are `not_supported`). Reply (replies and forwards): one compact line with the phone.
  * Internal (every recipient inside the workspace): the name and the title, nothing else. Neither
  * shows the campaign banner. Name, title and phone come from whichever directory lists the
  * teammate (both fields are in the tree; one is empty), as in the primary signature (seed.ts).

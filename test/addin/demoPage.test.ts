@@ -120,6 +120,18 @@ describe('the sandbox compose-window demo in headless Chromium', () => {
     expect(await page.locator('#events li').count()).toBe(5);
     expect(await page.locator('#events li').first().innerText()).toMatch(/^reply: reply variant of info@acme\.test in \d+ ms$/);
     expect(refused).toEqual([]);
+
+    // The page's fetches went through the add-in route: both addresses it composed as are installed,
+    // every variant, and the client is listed as the web one.
+    const { pool } = api.t.ctx;
+    const installs = await pool.query<{ row: string }>(
+      `select e.address || ' ' || i.kind || ' ' || i.status as row from installations i join emails e on e.id = i.email_id
+        where i.workspace_id = $1 and e.address in ('ann@acme.test', 'info@acme.test') order by 1`,
+      [api.ws],
+    );
+    expect(installs.rows.map((r) => r.row)).toEqual(['ann@acme.test', 'info@acme.test'].flatMap((a) => ['internal', 'primary', 'reply'].map((k) => `${a} ${k} installed`)));
+    const clients = await pool.query<{ row: string }>(`select e.address || ' ' || c.platform as row from addin_clients c join emails e on e.id = c.email_id where c.workspace_id = $1 order by 1`, [api.ws]);
+    expect(clients.rows.map((r) => r.row)).toEqual(['ann@acme.test web', 'info@acme.test web']);
   }, 60_000);
 
   it('exists only where serve adds it in sandbox mode', async () => {

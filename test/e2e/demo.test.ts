@@ -1,6 +1,7 @@
 /**
  * `npm start` on a fresh data directory, as a newcomer runs it: the server seeds the sandbox, syncs,
- * publishes and installs by itself; the emulated mailboxes are read through the inspection API.
+ * publishes and installs by itself; the emulated mailboxes are read through the inspection API, and
+ * the Outlook ones (add-in mode: nothing is written to them) as the add-in reads them.
  * Then the CLI changes the emulated directory and a sync through the printed API call carries the
  * change into the mailbox.
  */
@@ -41,6 +42,14 @@ describe('npm start on a fresh data directory', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /** The address's signature as the Outlook add-in on the web fetches it, with the sandbox's add-in key. */
+  const addinFetch = async (email: string) => {
+    const record = readSandboxRecord({ DATA_DIR: dataDir })!;
+    const r = await fetch(`${record.base_url}/v1/addin/signature?email=${encodeURIComponent(email)}&platform=web&client_version=20260101001.01`, { headers: { authorization: `Bearer ${record.addin_key}` } });
+    expect(r.status, email).toBe(200);
+    return ((await r.json()) as { data: { html: string; variants: Record<string, { html: string }> } }).data;
+  };
+
   const state = async () => {
     const record = readSandboxRecord({ DATA_DIR: dataDir });
     if (!record?.control_url) return undefined;
@@ -54,12 +63,13 @@ describe('npm start on a fresh data directory', () => {
     const s = await waitFor(
       async () => {
         const st = await state();
-        return st && Object.keys(st.gmail).filter((k) => st.gmail[k]).length === google.length - 1 && Object.keys(st.outlook).length === microsoft.length && st.slack_dms.length === acme.people.length ? st : undefined;
+        return st && Object.keys(st.gmail).filter((k) => st.gmail[k]).length === google.length - 1 && st.slack_dms.length === acme.people.length ? st : undefined;
       },
       DEADLINE_MS,
       250,
     );
-    for (const p of microsoft) expect(s.outlook[p.email], p.email).toContain(p.title);
+    // Outlook is in add-in mode, as in a default tenant: no mailbox item is written.
+    expect(s.outlook).toEqual({});
     // Event tracking is on in the sandbox: every web link, the banner's too, is a tracked link.
     for (const p of google.filter((x) => !x.no_mailbox)) {
       expect(s.gmail[p.email], p.email).toMatch(/<a href="http:\/\/[^"]+\/c\/[\w-]+"/);
@@ -68,7 +78,8 @@ describe('npm start on a fresh data directory', () => {
 
     const output = await waitFor(async () => (/\/v1\/integrations\/sync\/[0-9a-f-]{36}\n/.test(child.output()) ? child.output() : undefined));
     expect(output).toMatch(new RegExp(`synced ${acme.people.length + acme.shared_mailboxes.length} teammates`));
-    expect(output).toMatch(/installed \d+ signatures/);
+    expect(output).toMatch(/installed \d+ signatures \(Gmail \(sandbox\): 13, Slack \(sandbox\): 25\)/);
+    expect(output).toContain(`${microsoft.length} mailboxes in Outlook (sandbox) wait for the Outlook add-in`);
     expect(output).toMatch(/install failed: hannah\.cole@acme\.test in Gmail \(sandbox\): .*Mail service not enabled/);
     const record = readSandboxRecord({ DATA_DIR: dataDir })!;
     expect(output).toContain(`  Workspace id: ${record.workspace_id}\n`);
@@ -102,6 +113,17 @@ describe('npm start on a fresh data directory', () => {
     const sharedBody = (await shared.json()) as { data: { html: string; variants: Record<string, { html: string }> } };
     expect(sharedBody.data.html).toContain(acme.shared_mailboxes[0]!.title);
     expect(Object.keys(sharedBody.data.variants).sort()).toEqual(['internal', 'primary', 'reply']);
+    // Every Outlook mailbox's signature, as the add-in fetches it; each fetch turns its variants installed, per platform.
+    const outlook: Record<string, string> = {};
+    for (const p of microsoft) {
+      outlook[p.email] = (await addinFetch(p.email)).html;
+      expect(outlook[p.email], p.email).toContain(p.title);
+    }
+    const status = await runCli(['install', 'status', '--email', acme.shared_mailboxes[0]!.email], { ...env, LOG_LEVEL: 'warn' });
+    expect(status.code, status.stderr).toBe(0);
+    for (const kind of ['primary', 'reply', 'internal']) expect(status.stdout, kind).toMatch(new RegExp(`\\s${kind}\\s+microsoft_entra\\s+installed\\s`));
+    expect(status.stdout).not.toContain('not_supported');
+    expect(status.stdout).toMatch(/\nweb\s+20260101001\.01\s+\S.*\scurrent\n/);
     // The demo followed two tracked links (one as a crawler) and recorded a conversion against the other.
     expect(output).toMatch(/followed 2 tracked links of grace\.liu@acme\.test's signature: \S+ as a browser \(a person's click\), \S+ as Googlebot \(counted as a bot\)/);
     expect(output).toMatch(/recorded a 490 USD conversion against that click/);
@@ -136,7 +158,7 @@ describe('npm start on a fresh data directory', () => {
     const get = async (p: string) => (await (await fetch(`${base}${p}`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
     const [logo] = (await get('/v1/assets')).data as { file: { url: string; content_type: string }; role: string; signature_template_count: number }[];
     expect(logo).toMatchObject({ role: 'company_logo', signature_template_count: 1, file: { content_type: 'image/png' } });
-    for (const p of microsoft) expect(s.outlook[p.email], p.email).toContain(`<img src="${logo!.file.url}"`);
+    for (const p of microsoft) expect(outlook[p.email], p.email).toContain(`<img src="${logo!.file.url}"`);
     for (const p of google.filter((x) => !x.no_mailbox)) expect(s.gmail[p.email], p.email).toContain(`<img src="${logo!.file.url}"`);
     // file.url is PUBLIC_BASE_URL's; with PORT=0 that names port 0, so ask the server at its real address.
     const served = await fetch(`${base}${new URL(logo!.file.url).pathname}`);
@@ -158,14 +180,15 @@ describe('npm start on a fresh data directory', () => {
       return x.status === 200 ? x : undefined;
     }, DEADLINE_MS, 250);
     expect(res.status).toBe(200);
-    await waitFor(async () => (await state())?.outlook[who.email]?.includes('Chief Revenue Officer'), DEADLINE_MS, 250);
+    // What the add-in inserts follows (its render cache keeps an answer at most ADDIN_CACHE_SECONDS).
+    await waitFor(async () => (await addinFetch(who.email)).html.includes('Chief Revenue Officer'), DEADLINE_MS, 250);
     // One mailbox instead of the whole state.
     const one = await runCli(['sandbox', 'state', '--email', who.email.toUpperCase()], env);
     expect(one.code, one.stderr).toBe(0);
     const mailbox = JSON.parse(one.stdout);
     expect(Object.keys(mailbox)).toEqual(['email', 'gmail', 'outlook', 'slack_dms', 'directory']);
-    expect(mailbox).toMatchObject({ email: who.email.toLowerCase(), gmail: null, directory: { microsoft: { title: 'Chief Revenue Officer' }, google: null } });
-    expect(mailbox.outlook).toContain('Chief Revenue Officer');
+    // No OWA write in add-in mode: the emulated mailbox holds no Outlook signature.
+    expect(mailbox).toMatchObject({ email: who.email.toLowerCase(), gmail: null, outlook: null, directory: { microsoft: { title: 'Chief Revenue Officer' }, google: null } });
     expect(mailbox.slack_dms.every((d: { email: string }) => d.email === who.email.toLowerCase())).toBe(true);
     expect(one.stdout.length).toBeLessThan(20_000);
     const nobody = await runCli(['sandbox', 'state', '--email', 'nobody@nowhere.test'], env);

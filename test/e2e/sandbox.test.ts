@@ -1,12 +1,15 @@
 /**
  * End to end through the public API, the worker, Postgres and the real provider SDKs against the
  * loopback emulators (Google over HTTP, Microsoft Graph over HTTPS with its generated certificate,
- * Slack): no request interception anywhere.
+ * Slack): no request interception anywhere. Outlook is in add-in mode, as in a default tenant: nothing
+ * is written to the emulated mailboxes, and each mailbox's signature is read as the add-in reads it
+ * (GET /v1/addin/signature with the sandbox's add-in key), which turns its installations `installed`.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
+import { createApiKey } from '../../src/db/apiKeys.ts';
 import { applyAction, runCampaignTick } from '../../src/campaigns/campaigns.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { getIntegration, updateCredentials } from '../../src/integrations/repository.ts';
@@ -36,8 +39,16 @@ const NO_GMAIL = GOOGLE_PEOPLE.find((p) => p.no_mailbox)!.email;
 const SHARED = acmeSharedMailboxes();
 const TEAMMATES = PEOPLE.length + SHARED.length;
 
+const OUTLOOK_KINDS = ['internal', 'primary', 'reply'];
+
+interface AddinAnswer {
+  html: string;
+  variants: Record<string, { html: string }>;
+}
+
 describe('sandbox end to end', () => {
-  const t = useTestContext();
+  // No render cache: each add-in fetch below reads the signature as it is now.
+  const t = useTestContext({ ADDIN_CACHE_SECONDS: '0' });
   let emu: AcmeEmulators;
   let server: FastifyInstance;
   let runner: Runner;
@@ -45,6 +56,7 @@ describe('sandbox end to end', () => {
   let workspaceId: string;
   let integrations: Record<SandboxIntegrationKey, IntegrationRow>;
   let signatureId: string;
+  let addinKey: string;
 
   const count = async (sql: string, params: unknown[] = []) => (await t.ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
   const sync = async () => {
@@ -53,7 +65,22 @@ describe('sandbox end to end', () => {
     return runs;
   };
   const teammates = () => count(`select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null`, [workspaceId]);
-  const snapshot = () => ({ gmail: new Map(emu.google.writes), outlook: new Map(emu.microsoft.writes), dms: emu.slack.dms.length });
+  const snapshot = () => ({ gmail: new Map(emu.google.writes), dms: emu.slack.dms.length });
+  /** The address's signature as the Outlook add-in on the web fetches it. */
+  const addinFetch = async (email: string): Promise<AddinAnswer> => {
+    const r = await fetch(`${api.baseUrl}/v1/addin/signature?email=${encodeURIComponent(email)}&platform=web&client_version=20260101001.01`, { headers: { authorization: `Bearer ${addinKey}` } });
+    expect(r.status, email).toBe(200);
+    return ((await r.json()) as { data: AddinAnswer }).data;
+  };
+  /** Each Outlook installation: `address kind status`. */
+  const outlookInstalls = async () =>
+    (
+      await t.ctx.pool.query<{ row: string }>(
+        `select e.address || ' ' || i.kind || ' ' || i.status as row from installations i join emails e on e.id = i.email_id where i.workspace_id = $1 and i.integration_id = $2 order by 1`,
+        [workspaceId, integrations.outlook.id],
+      )
+    ).rows.map((r) => r.row);
+  const every = (emails: string[], status: string) => emails.flatMap((e) => OUTLOOK_KINDS.map((k) => `${e} ${k} ${status}`)).sort();
   const diff = (before: Map<string, number>, after: Map<string, number>) =>
     [...after.entries()].filter(([k, v]) => v !== (before.get(k) ?? 0)).map(([k]) => k).sort();
 
@@ -64,6 +91,7 @@ describe('sandbox end to end', () => {
     server = await buildServer(t.ctx);
     api = new ApiClient(await server.listen({ host: '127.0.0.1', port: 0 }), key);
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 8 });
+    addinKey = (await createApiKey(t.ctx.pool, workspaceId, 'sandbox Outlook add-in', 'addin')).key;
   });
   afterAll(async () => {
     await runner?.stop();
@@ -71,7 +99,7 @@ describe('sandbox end to end', () => {
     await emu?.close();
   });
 
-  it('connect → sync → assign → publish: installed in Gmail and Outlook and DMed in Slack', async () => {
+  it('connect → sync → assign → publish: installed in Gmail, fetched by the Outlook add-in, DMed in Slack', async () => {
     integrations = await connectSandbox(t.ctx, workspaceId, emu);
     const fields = await mapSandboxSmartFields(t.ctx, workspaceId, integrations);
     signatureId = await createSandboxSignature(t.ctx, workspaceId, fields);
@@ -94,9 +122,21 @@ describe('sandbox end to end', () => {
       expect(gmail[p.email]).toContain(p.phone);
     }
     expect(gmail[NO_GMAIL]).toBeFalsy();
-    const outlook = emu.microsoft.signatures();
-    expect(Object.keys(outlook).sort()).toEqual([...MS_PEOPLE, ...SHARED].map((p) => p.email).sort());
-    for (const p of [...MS_PEOPLE, ...SHARED]) expect(outlook[p.email], p.email).toContain(p.title);
+    // Outlook in add-in mode: nothing pushed to a mailbox; the published signature waits for the add-in,
+    // whose first fetch installs every variant it inserts (none is `not_supported`).
+    const outlookMailboxes = [...MS_PEOPLE, ...SHARED].map((p) => p.email);
+    expect(emu.microsoft.writes.size).toBe(0);
+    expect(await outlookInstalls()).toEqual(outlookMailboxes.map((e) => `${e} primary pending`).sort());
+    for (const p of [...MS_PEOPLE, ...SHARED]) {
+      const got = await addinFetch(p.email);
+      expect(got.html, p.email).toContain(p.title);
+      expect(Object.keys(got.variants).sort(), p.email).toEqual(OUTLOOK_KINDS);
+      expect(got.variants.reply!.html, p.email).toContain(p.phone);
+      expect(got.variants.internal!.html, p.email).toContain(p.title);
+    }
+    expect(await outlookInstalls()).toEqual(every(outlookMailboxes, 'installed'));
+    const clients = await t.ctx.pool.query<{ platform: string; n: number }>(`select platform, count(distinct email_id)::int as n from addin_clients where workspace_id = $1 group by platform`, [workspaceId]);
+    expect(clients.rows).toEqual([{ platform: 'web', n: outlookMailboxes.length }]);
     for (const p of PEOPLE) {
       const dms = emu.slack.dmsTo(p.email);
       expect(dms, p.email).toHaveLength(1);
@@ -120,10 +160,12 @@ describe('sandbox end to end', () => {
     const runs = await sync();
     expect(runs.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'succeeded', mode: 'delta', seen: 1, updated: 1 });
     expect(diff(before.gmail, emu.google.writes)).toEqual([g.email]);
-    expect(diff(before.outlook, emu.microsoft.writes)).toEqual([m.email]);
+    // The changed Outlook mailbox waits for the add-in again; the others keep what their add-in holds.
+    expect((await outlookInstalls()).filter((r) => r.endsWith(' pending'))).toEqual([`${m.email} internal pending`, `${m.email} primary pending`]);
     expect(emu.slack.dms.slice(before.dms).map((d) => d.email).sort()).toEqual([g.email, m.email].sort());
     expect(emu.google.signatures()[g.email]).toContain('Head of Partnerships');
-    expect(emu.microsoft.signatures()[m.email]).toContain('Principal Engineer');
+    expect((await addinFetch(m.email)).html).toContain('Principal Engineer');
+    expect((await outlookInstalls()).filter((r) => !r.endsWith(' installed'))).toEqual([]);
   });
 
   it('a revoked token → access_lost once → reconnect → recovery', async () => {
@@ -144,7 +186,7 @@ describe('sandbox end to end', () => {
     const after = await sync();
     expect(after.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'succeeded' });
     expect((await getIntegration(t.ctx.pool, workspaceId, ms.id))?.status).toBe('active');
-    expect(emu.microsoft.signatures()[MS_PEOPLE[0]!.email]).toContain('Managing Director, Europe');
+    expect((await addinFetch(MS_PEOPLE[0]!.email)).html).toContain('Managing Director, Europe');
     expect(await eventCount(t.ctx, workspaceId, 'integration.access_lost')).toBe(1);
   });
 
@@ -162,7 +204,8 @@ describe('sandbox end to end', () => {
     expect(run).toMatchObject({ status: 'succeeded', mode: 'full', created: 1, deleted: 0 });
     expect(emu.microsoft.counters.byRoute['users.list']! - listedBefore).toBeGreaterThan(0);
     expect(await teammates()).toBe(TEAMMATES + 1);
-    expect(emu.microsoft.signatures()[newcomer.email]).toContain('Account Manager');
+    expect((await outlookInstalls()).filter((r) => r.startsWith(`${newcomer.email} `))).toEqual(every([newcomer.email], 'pending'));
+    expect((await addinFetch(newcomer.email)).html).toContain('Account Manager');
     // The next round is a delta round again, from the token the full listing saved.
     const next = await sync();
     expect(next.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'succeeded', mode: 'delta', seen: 0 });
@@ -173,23 +216,31 @@ describe('sandbox end to end', () => {
     const start = new Date();
     const end = new Date(start.getTime() + 3600_000);
     await t.ctx.pool.query(`update marketing_campaigns set start_time = $2, end_time = $3 where id = $1`, [campaignId, start, end]);
+    await waitForIdle(t.ctx.pool);
     const banner = loadAcme().campaign.href;
-    const installedEverywhere = (contains: boolean) => {
-      const all = [...Object.values(emu.google.signatures()).filter(Boolean), ...Object.values(emu.microsoft.signatures())];
-      expect(all.length).toBe(GOOGLE_PEOPLE.length - 1 + MS_PEOPLE.length + SHARED.length + 1);
+    // Gmail's mailboxes, and what the add-in inserts in each Outlook mailbox (the newcomer's too).
+    const outlookMailboxes = [...MS_PEOPLE, ...SHARED].map((p) => p.email).concat('nadia.petrova@eu.acme.test');
+    const installedEverywhere = async (contains: boolean) => {
+      const outlook = await Promise.all(outlookMailboxes.map(async (e) => (await addinFetch(e)).html));
+      const all = [...Object.values(emu.google.signatures()).filter(Boolean), ...outlook];
+      expect(all.length).toBe(GOOGLE_PEOPLE.length - 1 + outlookMailboxes.length);
       for (const html of all) expect(html.includes(banner)).toBe(contains);
+      expect(await outlookInstalls()).toEqual(every(outlookMailboxes, 'installed'));
     };
-    installedEverywhere(false);
+    await installedEverywhere(false);
 
     const moved = await withTx(t.ctx.pool, (c) => applyAction(c, workspaceId, campaignId, 'schedule', new Date(start.getTime() + 1000)));
     expect(moved?.status).toBe('active');
     await waitForIdle(t.ctx.pool);
-    installedEverywhere(true);
+    await installedEverywhere(true);
 
     const tick = await runCampaignTick(t.ctx.pool, new Date(end.getTime() + 1000));
     expect(tick.ended).toBe(1);
     await waitForIdle(t.ctx.pool);
-    installedEverywhere(false);
+    // Back to the version the add-in fetched before the campaign: pending until the add-in fetches it again,
+    // and that fetch installs it again.
+    expect((await outlookInstalls()).filter((r) => !r.endsWith(' installed'))).toEqual(outlookMailboxes.map((e) => `${e} primary pending`).sort());
+    await installedEverywhere(false);
     expect(await eventCount(t.ctx, workspaceId, 'campaign.ended')).toBe(1);
   });
 });
