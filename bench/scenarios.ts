@@ -16,6 +16,7 @@ import { clicksScenario } from './clicks.ts';
 import { analyticsScenario } from './analytics.ts';
 import { addinScenario } from './addin.ts';
 import { consoleScenario } from './console.ts';
+import { compatibilityScenario } from './compatibility.ts';
 import type { Scenario } from './types.ts';
 
 export const scenarios: Record<string, Scenario> = {
@@ -34,4 +35,5 @@ export const scenarios: Record<string, Scenario> = {
   analytics: analyticsScenario,
   addin: addinScenario,
   console: consoleScenario,
+  compatibility: compatibilityScenario,
 };

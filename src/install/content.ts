@@ -5,7 +5,7 @@
 import type { AppContext } from '../context.ts';
 import type { SignatureKind } from '../domain.ts';
 import { renderSignature } from '../render/index.ts';
-import { InvalidStoredContentError, loadRenderSource } from '../render/load.ts';
+import { InvalidStoredContentError, loadRenderSource, type RenderQuery, type RenderSourceResult } from '../render/load.ts';
 import { renderTracked } from '../analytics/renderTracking.ts';
 
 export interface RenderedForInstall {
@@ -45,12 +45,14 @@ export async function renderForInstall(
     /** Track links without creating rows (a token of the same length): measuring, not installing. */
     measure?: boolean;
   },
+  /** Where the render source comes from: by default loadRenderSource; fit.ts passes one read with many others. */
+  load: (q: RenderQuery) => Promise<RenderSourceResult> = (q) => loadRenderSource(ctx.pool, q),
 ): Promise<RenderedForInstall> {
   const empty = { html: '', text: '', hash: '', values: {}, campaignId: null, campaign: null, bannerAt: -1, signatureName: '', signatureId: req.signatureId };
   let loaded;
   try {
     const content = req.content ?? 'published';
-    loaded = await loadRenderSource(ctx.pool, { workspaceId: req.workspaceId, signatureId: req.signatureId, teammate: { id: req.teammateId }, kind: req.kind, content, publicBaseUrl: ctx.config.PUBLIC_BASE_URL });
+    loaded = await load({ workspaceId: req.workspaceId, signatureId: req.signatureId, teammate: { id: req.teammateId }, kind: req.kind, content, publicBaseUrl: ctx.config.PUBLIC_BASE_URL });
   } catch (e) {
     if (!(e instanceof InvalidStoredContentError)) throw e;
     return { ...empty, installationActivated: true, available: false, unavailableReason: e.message, errorCode: 'invalid_content' };

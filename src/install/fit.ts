@@ -9,16 +9,19 @@
  * their rows, so nothing is written. `content: 'draft'`: the draft, as if it were published, for
  * the mailboxes where this signature wins (or, never published, every assigned one).
  *
- * Cost: one dry run per mailbox (three short reads and a render), four at a time.
+ * Cost: a few statements for all the mailboxes (the targets, each integration's install inputs, the
+ * render sources of this signature: preload below), then the dry runs, which read nothing more and
+ * render one after the other. The dry run is the install's own, fed what it would have read.
  */
-import pLimit from 'p-limit';
 import type { AppContext } from '../context.ts';
 import type { SignatureKind } from '../domain.ts';
 import { getIntegration, type IntegrationRow } from '../integrations/repository.ts';
 import { createLogger } from '../log.ts';
 import { destinationLimit, type DestinationWay } from './destinations.ts';
 import { installMailbox } from './install.ts';
-import { assignedTeammates, signaturesFor, targetsForTeammates } from './recipients.ts';
+import { loadInstallInputs, type InstallInput } from './load.ts';
+import { assignedTeammates, signatureChoicesManySql, targetsForTeammates, type InstallTarget } from './recipients.ts';
+import { loadRenderSource, loadRenderSources, type RenderQuery, type RenderSourceResult } from '../render/load.ts';
 
 export interface MailboxFit {
   emailId: string;
@@ -43,15 +46,43 @@ export interface FitQuery {
   teammateIds?: string[];
 }
 
-/** The teammates whose mailboxes would get this signature's draft once published. */
+/**
+ * The teammates whose mailboxes would get this signature's draft once published: those it is not
+ * chosen for yet (never published) or whose first choice it is.
+ */
 async function draftTeammates(ctx: AppContext, q: FitQuery, teammateIds: string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const id of teammateIds) {
-    const choices = await signaturesFor(ctx.pool, q.workspaceId, id);
-    const first = choices[0];
-    if (!choices.some((c) => c.signature_id === q.signatureId) || first?.signature_id === q.signatureId) out.push(id);
+  const { rows } = await ctx.pool.query<{ id: string }>(
+    `with ch as (${signatureChoicesManySql('$1', '(select unnest($2::uuid[]) as teammate_id)')})
+     select t.id from unnest($2::uuid[]) t(id)
+      where not exists (select 1 from ch where ch.teammate_id = t.id and ch.signature_id = $3)
+         or exists (select 1 from ch where ch.teammate_id = t.id and ch.n = 1 and ch.signature_id = $3)`,
+    [q.workspaceId, teammateIds, q.signatureId],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * What every dry run reads, read for all the targets at once: each integration's inputs in one
+ * statement, the render sources of this signature in one. A dry run whose winner is another
+ * signature reads its own, as always.
+ */
+async function preload(ctx: AppContext, q: FitQuery, targets: InstallTarget[], integrations: Map<string, IntegrationRow | undefined>) {
+  const inputs = new Map<string, InstallInput>();
+  for (const [integrationId, integration] of integrations) {
+    if (!integration) continue;
+    const emailIds = targets.filter((t) => t.integrationId === integrationId).map((t) => t.emailId);
+    const rows = await loadInstallInputs(ctx.pool, { workspaceId: q.workspaceId, emailIds, integrationId, kind: q.kind }, q.content === 'draft' ? q.signatureId : undefined);
+    for (const r of rows) inputs.set(`${integrationId}|${r.id}`, r);
   }
-  return out;
+  const teammateIds = [...new Set([...inputs.values()].map((i) => i.teammate_id))];
+  const base = { workspaceId: q.workspaceId, signatureId: q.signatureId, kind: q.kind, content: q.content, publicBaseUrl: ctx.config.PUBLIC_BASE_URL };
+  const sources = await loadRenderSources(ctx.pool, base, teammateIds);
+  const renderSource = (r: RenderQuery): Promise<RenderSourceResult> => {
+    const same = r.signatureId === base.signatureId && r.workspaceId === base.workspaceId && r.kind === base.kind && r.content === base.content && r.publicBaseUrl === base.publicBaseUrl;
+    const loaded = same && 'id' in r.teammate ? sources.get(r.teammate.id) : undefined;
+    return loaded ?? loadRenderSource(ctx.pool, r);
+  };
+  return (t: InstallTarget) => ({ input: inputs.get(`${t.integrationId}|${t.emailId}`), integration: integrations.get(t.integrationId), renderSource });
 }
 
 /** Every mailbox the signature goes to for `kind`, with its size against its destination's limit. */
@@ -62,39 +93,35 @@ export async function mailboxFits(ctx: AppContext, q: FitQuery): Promise<Mailbox
   const targets = await targetsForTeammates(ctx.pool, q.workspaceId, teammates, [q.kind]);
   const integrations = new Map<string, IntegrationRow | undefined>();
   for (const t of targets) if (!integrations.has(t.integrationId)) integrations.set(t.integrationId, await getIntegration(ctx.pool, q.workspaceId, t.integrationId));
-  const addresses = new Map(
-    (await ctx.pool.query<{ id: string; address: string }>(`select id, address from emails where workspace_id = $1 and id = any($2::uuid[])`, [q.workspaceId, targets.map((t) => t.emailId)])).rows.map((r) => [r.id, r.address]),
-  );
+  const preloaded = await preload(ctx, q, targets, integrations);
   const quiet = { ...ctx, logger: createLogger('silent') };
-  const limit = pLimit(4);
-  const fits = await Promise.all(
-    targets.map((t) =>
-      limit(async (): Promise<MailboxFit | null> => {
-        const integration = integrations.get(t.integrationId);
-        if (!integration) return null;
-        const outcome = await installMailbox(
-          quiet,
-          { workspaceId: q.workspaceId, emailId: t.emailId, kind: q.kind, integrationId: t.integrationId, forced: false },
-          { dryRun: true, measure: true, content: q.content, logger: quiet.logger, ...(q.content === 'draft' ? { signatureId: q.signatureId } : {}) },
-        );
-        const rendered = 'rendered' in outcome ? outcome.rendered : undefined;
-        if (!rendered?.available || rendered.signatureId !== q.signatureId) return null;
-        const refused = outcome.outcome === 'skipped' && outcome.errorCode === 'signature_too_long';
-        const { way, limit: max } = destinationLimit(integration);
-        return {
-          emailId: t.emailId,
-          address: addresses.get(t.emailId) ?? t.emailId,
-          integration: { id: integration.id, name: integration.name, kind: integration.kind },
-          way,
-          size: rendered.html.length,
-          limit: max,
-          fits: !refused,
-          html: rendered.html,
-          bannerAt: rendered.bannerAt,
-          campaign: rendered.campaign,
-        };
-      }),
-    ),
-  );
-  return fits.filter((f): f is MailboxFit => f !== null).sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.integration.name < b.integration.name ? -1 : 1));
+  const fits: MailboxFit[] = [];
+  for (const [n, t] of targets.entries()) {
+    // Renders are CPU work: let the process answer other requests between batches of them.
+    if (n % 50 === 49) await new Promise((resolve) => setImmediate(resolve));
+    const integration = integrations.get(t.integrationId);
+    if (!integration) continue;
+    const outcome = await installMailbox(
+      quiet,
+      { workspaceId: q.workspaceId, emailId: t.emailId, kind: q.kind, integrationId: t.integrationId, forced: false },
+      { dryRun: true, measure: true, content: q.content, logger: quiet.logger, preloaded: preloaded(t), ...(q.content === 'draft' ? { signatureId: q.signatureId } : {}) },
+    );
+    const rendered = 'rendered' in outcome ? outcome.rendered : undefined;
+    if (!rendered?.available || rendered.signatureId !== q.signatureId) continue;
+    const refused = outcome.outcome === 'skipped' && outcome.errorCode === 'signature_too_long';
+    const { way, limit: max } = destinationLimit(integration);
+    fits.push({
+      emailId: t.emailId,
+      address: preloaded(t).input?.address ?? t.emailId,
+      integration: { id: integration.id, name: integration.name, kind: integration.kind },
+      way,
+      size: rendered.html.length,
+      limit: max,
+      fits: !refused,
+      html: rendered.html,
+      bannerAt: rendered.bannerAt,
+      campaign: rendered.campaign,
+    });
+  }
+  return fits.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : a.integration.name < b.integration.name ? -1 : 1));
 }

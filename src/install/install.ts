@@ -24,6 +24,7 @@ import { renderForInstall, type RenderedForInstall } from './content.ts';
 import { destinationLimit, isAddinMode } from './destinations.ts';
 import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type InstallStatus, type TransitionResult } from '../installations/installations.ts';
 import type { SignatureKind } from '../domain.ts';
+import type { RenderQuery, RenderSourceResult } from '../render/load.ts';
 
 export interface InstallJob {
   workspaceId: string;
@@ -65,6 +66,11 @@ export interface InstallOptions {
    * turn further away than `maxWaitMs` is not taken: the install is `deferred` to the queue.
    */
   pace?: { maxWaitMs: number };
+  /**
+   * What the install reads, already read (src/install/fit.ts reads it for many mailboxes at once):
+   * its input, the integration, and where the render source of (signature, teammate) comes from.
+   */
+  preloaded?: { input: InstallInput | undefined; integration: IntegrationRow | undefined; renderSource: (q: RenderQuery) => Promise<RenderSourceResult> };
   /** Runs the provider calls (the task caps them per integration and process). */
   limit?: <T>(integration: IntegrationRow, fn: () => Promise<T>) => Promise<T>;
 }
@@ -86,7 +92,9 @@ function cachedInstaller(ctx: AppContext, integration: IntegrationRow, logger: L
 
 export async function installMailbox(ctx: AppContext, job: InstallJob, opts: InstallOptions = {}): Promise<InstallOutcome> {
   const logger = (opts.logger ?? ctx.logger).child({ emailId: job.emailId, kind: job.kind, integrationId: job.integrationId });
-  const [email, integration] = await Promise.all([loadInstallInput(ctx.pool, job, opts.signatureId), getIntegration(ctx.pool, job.workspaceId, job.integrationId)]);
+  const [email, integration] = opts.preloaded
+    ? [opts.preloaded.input, opts.preloaded.integration]
+    : await Promise.all([loadInstallInput(ctx.pool, job, opts.signatureId), getIntegration(ctx.pool, job.workspaceId, job.integrationId)]);
   if (!email || !integration) return { outcome: 'skipped', status: 'not_installed', reason: 'the address or the integration no longer exists' };
 
   const choices = email.choices;
@@ -122,7 +130,7 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     kind: job.kind,
     emailId: job.emailId,
     ...(opts.dryRun ? { content: opts.content ?? 'published', measure: opts.measure ?? false } : {}),
-  });
+  }, opts.preloaded?.renderSource);
   if (!rendered.installationActivated) return decide('not_activated', 'signature installation is switched off for this signature');
   if (rendered.errorCode) return decide('failed', rendered.unavailableReason ?? 'the published content no longer validates', rendered.errorCode);
   if (!rendered.available) return decide('not_supported', rendered.unavailableReason ?? 'this variant is not published');

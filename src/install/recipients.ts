@@ -45,6 +45,22 @@ export const signatureChoicesSql = (workspace: string, teammate: string) => `
       group by a.signature_id, s.last_published_at
       order by max(a.priority) desc, s.last_published_at desc nulls last, a.signature_id`;
 
+/**
+ * signatureChoicesSql for a set of teammates at once (columns teammate_id, signature_id, priority
+ * and n, the rank: 1 is the winner), the same order per teammate; `teammates` is a SQL relation
+ * with a column teammate_id. Direct and group assignments are joined apart (each by its index), so
+ * that a set of 10,000 teammates costs a few joins, not a scan of the assignments each.
+ */
+export const signatureChoicesManySql = (workspace: string, teammates: string) => `
+    select x.teammate_id, x.signature_id, max(x.priority)::int as priority,
+           row_number() over (partition by x.teammate_id order by max(x.priority) desc, s.last_published_at desc nulls last, x.signature_id) as n
+      from (select w.teammate_id, a.signature_id, a.priority from ${teammates} w join assignments a on a.teammate_id = w.teammate_id and a.workspace_id = ${workspace}
+            union all
+            select w.teammate_id, a.signature_id, a.priority from ${teammates} w join memberships m on m.teammate_id = w.teammate_id
+              join assignments a on a.group_id = m.group_id and a.workspace_id = ${workspace}) x
+      join signatures s on s.id = x.signature_id and s.content is not null
+     group by x.teammate_id, x.signature_id, s.last_published_at`;
+
 /** Signatures assigned to a teammate, best first. */
 export async function signaturesFor(db: Queryable, workspaceId: string, teammateId: string): Promise<SignatureChoice[]> {
   const { rows } = await db.query<SignatureChoice>(signatureChoicesSql('$1', '$2'), [workspaceId, teammateId]);

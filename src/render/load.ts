@@ -188,14 +188,34 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
  * (by id, or by one of its addresses), the workspace's smart fields, the teammate's values and the
  * signature's active campaigns in the documented order.
  */
-const RENDER_SOURCE_SQL = `
-  with s as (
+const SIGNATURE_CTE = `
+  s as (
     select s.id, s.workspace_id, s.name, s.installation_activated, s.content, s.draft_content, md5(s.content::text) as content_digest,
            w.event_tracking_enabled as tracks_links
       from signatures s join workspaces w on w.id = s.workspace_id
      where s.id = $1 and ($2::uuid is null or s.workspace_id = $2)
-  ), tm as (
-    (select t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address
+  )`;
+/** The columns every teammate shares: the signature, its variant ($3), the fields and the campaigns. */
+const SHARED_COLUMNS = `
+         (select row_to_json(s) from s) as signature,
+         (select row_to_json(v) from (
+            select v.activated, v.content, v.draft_content, md5(v.content::text) as content_digest, v.show_marketing_campaigns
+              from s join signature_variants v on v.workspace_id = s.workspace_id and v.signature_id = s.id where v.kind = $3) v) as variant,
+         (select coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'kind', f.kind)), '[]')
+            from s join smart_fields f on f.workspace_id = s.workspace_id) as fields,
+         (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status, 'content', c.content,
+                   'signature_template_ids', c.signature_template_ids, 'smart_fields_conditions', c.smart_fields_conditions, 'utm', c.utm,
+                   'digest', md5(c.content::text || coalesce(c.utm::text, '')))
+                   order by ${LIVE_ORDER}), '[]')
+            from s join marketing_campaigns c on c.workspace_id = s.workspace_id
+           where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null) as campaigns`;
+const TEAMMATE_COLUMNS = `t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address`;
+const VALUES_OF = (teammate: string) => `(select coalesce(json_agg(json_build_object('smart_field_id', x.smart_field_id, 'value', x.value)), '[]')
+            from s join smart_field_values x on x.workspace_id = s.workspace_id and x.teammate_id = ${teammate})`;
+
+const RENDER_SOURCE_SQL = `
+  with ${SIGNATURE_CTE}, tm as (
+    (select ${TEAMMATE_COLUMNS}
        from s join teammates t on t.workspace_id = s.workspace_id
       where t.id = $4::uuid and t.deleted_at is null)
     union all
@@ -204,24 +224,24 @@ const RENDER_SOURCE_SQL = `
       where lower(e.address) = lower($5::text) and t.deleted_at is null limit 1)
     limit 1
   )
-  select (select row_to_json(s) from s) as signature,
-         (select row_to_json(v) from (
-            select v.activated, v.content, v.draft_content, md5(v.content::text) as content_digest, v.show_marketing_campaigns
-              from s join signature_variants v on v.workspace_id = s.workspace_id and v.signature_id = s.id where v.kind = $3) v) as variant,
+  select ${SHARED_COLUMNS},
          (select row_to_json(tm) from tm) as teammate,
-         (select coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'kind', f.kind)), '[]')
-            from s join smart_fields f on f.workspace_id = s.workspace_id) as fields,
-         (select coalesce(json_agg(json_build_object('smart_field_id', x.smart_field_id, 'value', x.value)), '[]')
-            from s join tm on true join smart_field_values x on x.workspace_id = s.workspace_id and x.teammate_id = tm.id) as values,
-         (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status, 'content', c.content,
-                   'signature_template_ids', c.signature_template_ids, 'smart_fields_conditions', c.smart_fields_conditions, 'utm', c.utm,
-                   'digest', md5(c.content::text || coalesce(c.utm::text, '')))
-                   order by ${LIVE_ORDER}), '[]')
-            from s join marketing_campaigns c on c.workspace_id = s.workspace_id
-           where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null) as campaigns`;
+         ${VALUES_OF('(select id from tm)')} as values`;
 
-/** A row of RENDER_SOURCE_SQL. */
-interface RenderSourceRow {
+/**
+ * The same for many teammates ($4, ids) at once: the shared columns once, and each teammate with
+ * its values (the compatibility report measures every assigned mailbox).
+ */
+const RENDER_SOURCES_SQL = `
+  with ${SIGNATURE_CTE}
+  select ${SHARED_COLUMNS},
+         (select coalesce(json_agg(json_build_object('teammate', json_build_object('id', tm.id, 'display_name', tm.display_name, 'address', tm.address), 'values', tm.values)), '[]')
+            from (select ${TEAMMATE_COLUMNS}, ${VALUES_OF('t.id')} as values
+                    from s join unnest($4::uuid[]) as wanted(id) on true join teammates t on t.id = wanted.id and t.workspace_id = s.workspace_id
+                   where t.deleted_at is null) tm) as teammates`;
+
+/** A row of RENDER_SOURCE_SQL (and of loadMany.ts's, one per teammate). */
+export interface RenderSourceRow {
   signature: SignatureRow | null;
   variant: VariantRow | null;
   teammate: { id: string; display_name: string; address: string | null } | null;
@@ -236,7 +256,11 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
     text: RENDER_SOURCE_SQL,
     values: [q.signatureId, q.workspaceId ?? null, q.kind, 'id' in q.teammate ? q.teammate.id : null, 'email' in q.teammate ? q.teammate.email : null],
   });
-  const row = rows[0]!;
+  return sourceFromRow(q, rows[0]!, (ws, ids) => assetRefs(db, ws, ids, q.publicBaseUrl!));
+}
+
+/** The render source of one row: the content picked and compiled, the values, the campaign, the assets (read with `assets`). */
+export async function sourceFromRow(q: RenderQuery, row: RenderSourceRow, assetsOf: (workspaceId: string, ids: string[]) => Promise<Map<string, { url: string }>>): Promise<RenderSourceResult> {
   if (!row.signature) return { ok: false, what: 'signature', message: `no signature ${q.signatureId}` };
   const sig = row.signature;
   const ws = sig.workspace_id;
@@ -271,7 +295,7 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
   const warnings: string[] = [];
   const campaign = pickCampaign(campaignRows, fields, sig.id, values, variantSettings, warnings);
   const assetIds = q.publicBaseUrl ? [...tree.assetIds, ...(campaign ? (campaign.content as CompiledTemplate).assetIds : [])] : [];
-  const assets = assetIds.length ? await assetRefs(db, ws, assetIds, q.publicBaseUrl!) : undefined;
+  const assets = assetIds.length ? await assetsOf(ws, assetIds) : undefined;
 
   return {
     ok: true,
@@ -287,4 +311,32 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
       warnings,
     },
   };
+}
+
+/**
+ * loadRenderSource for many teammates (by id) in one statement, its assets read once per set:
+ * teammate id -> what loadRenderSource would answer for it (a rejected promise where it would throw).
+ */
+export async function loadRenderSources(db: Queryable, q: Omit<RenderQuery, 'teammate'>, teammateIds: string[]): Promise<Map<string, Promise<RenderSourceResult>>> {
+  const { rows } = await db.query<Omit<RenderSourceRow, 'teammate' | 'values'> & { teammates: Pick<RenderSourceRow, 'teammate' | 'values'>[] | null }>(RENDER_SOURCES_SQL, [
+    q.signatureId,
+    q.workspaceId ?? null,
+    q.kind,
+    teammateIds,
+  ]);
+  const { teammates, ...shared } = rows[0]!;
+  const found = new Map((teammates ?? []).map((t) => [t.teammate!.id, t]));
+  const assets = new Map<string, Promise<Map<string, { url: string }>>>();
+  const assetsOf = (ws: string, ids: string[]) => {
+    const key = ids.join(',');
+    if (!assets.has(key)) assets.set(key, assetRefs(db, ws, ids, q.publicBaseUrl!));
+    return assets.get(key)!;
+  };
+  const out = new Map<string, Promise<RenderSourceResult>>();
+  for (const id of teammateIds) {
+    const result = sourceFromRow({ ...q, teammate: { id } }, { ...shared, teammate: null, values: [], ...found.get(id) }, assetsOf);
+    result.catch(() => undefined); // read by the caller; not an unhandled rejection before it is
+    out.set(id, result);
+  }
+  return out;
 }
