@@ -78,6 +78,12 @@ export async function listEndpoints(db: Queryable, workspaceId?: string): Promis
   return rows;
 }
 
+/** The workspace of an endpoint, locked for the caller's transaction (to record a change in its audit trail), or undefined. */
+export async function endpointWorkspace(db: Queryable, id: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ workspace_id: string }>('select workspace_id from webhook_endpoints where id = $1 for update', [id]);
+  return rows[0]?.workspace_id;
+}
+
 /** Deletes an endpoint with its deliveries; jobs still queued for them find nothing and end. */
 export async function removeEndpoint(db: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await db.query('delete from webhook_endpoints where id = $1', [id]);

@@ -4,6 +4,7 @@
  * the cookie being SameSite=Strict). The service's public address is https://sig.example.test while
  * the requests reach it on 127.0.0.1: what counts is PUBLIC_BASE_URL, never the Host header.
  */
+import { Agent, fetch as fetchVia } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { createSignInLink, openSession } from '../../src/console/sessions.ts';
 import { useApi } from '../api/helpers.ts';
@@ -95,14 +96,21 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
     expect(audit.rows).toEqual([{ action: 'mailbox.replay', actor: 'alice@acme.example' }]);
   });
 
-  // Last: it spends this address's failure budget.
   it('random session cookies count as failed sign-ins: past RATE_LIMIT_AUTH_FAILURES the address gets 429 before any lookup', async () => {
-    const random = () => `__Host-sigsync_console=sgc_${'x'.repeat(20)}${Math.random().toString(36).slice(2).padEnd(23, 'a').slice(0, 23)}`;
-    const statuses = [];
-    for (let i = 0; i < 7; i++) statuses.push((await fetch(`${api.base}/console/api/session`, { headers: { cookie: random() } })).status);
-    // The earlier test's look-up of an ended session was one failure already: 4 more are allowed.
-    expect(statuses).toEqual([401, 401, 401, 401, 429, 429, 429]);
-    // The same budget as failed API keys: a key from this address is refused too until the minute ends.
-    expect((await api.call('GET', '/v1/workspace')).status).toBe(429);
+    // From its own client address (127.0.0.2), whose budget no other test of the file has spent.
+    const own = new Agent({ localAddress: '127.0.0.2' });
+    try {
+      const get = (path: string, headers: Record<string, string>) => fetchVia(`${api.base}${path}`, { headers, dispatcher: own });
+      const random = () => `__Host-sigsync_console=sgc_${'x'.repeat(20)}${Math.random().toString(36).slice(2).padEnd(23, 'a').slice(0, 23)}`;
+      const statuses = [];
+      for (let i = 0; i < 7; i++) statuses.push((await get('/console/api/session', { cookie: random() })).status);
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+      // The same budget as failed API keys: a valid key from this address is refused too until the minute ends.
+      expect((await get('/v1/workspace', { authorization: `Bearer ${api.key}` })).status).toBe(429);
+      // Another address keeps its own budget.
+      expect((await api.call('GET', '/v1/workspace')).status).toBe(200);
+    } finally {
+      await own.close();
+    }
   });
 });

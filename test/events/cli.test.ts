@@ -23,6 +23,8 @@ describe('sigsync webhook', async () => {
   const env = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' };
   const strictEnv = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '0' };
   const ws = (await createWorkspace(pool, 'Hooks Inc')).id;
+  const auditOf = async (endpointId: string) =>
+    (await pool.query(`select action, actor_kind, workspace_id from audit_entries where target_kind = 'webhook_endpoint' and target = $1 order by at, id`, [endpointId])).rows;
 
   it('add prints the endpoint id and a whsec_ secret once, stored encrypted; list shows it without the secret; remove deletes it', async () => {
     const add = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:9/hooks', '--events', 'teammate.created,campaign.started'], env);
@@ -59,6 +61,11 @@ describe('sigsync webhook', async () => {
     const again = await runCli(['webhook', 'remove', id!], env);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/no webhook endpoint/);
+    // Endpoints (and their signing secrets) are keys: each change is in the workspace's audit trail, a refused one not.
+    expect(await auditOf(id!)).toEqual([
+      { action: 'webhook_endpoint.create', actor_kind: 'cli', workspace_id: ws },
+      { action: 'webhook_endpoint.delete', actor_kind: 'cli', workspace_id: ws },
+    ]);
   });
 
   it('add refuses unknown event types with exit 2, listing the allowed ones', async () => {
@@ -106,6 +113,7 @@ describe('sigsync webhook', async () => {
     expect(r.code).toBe(0);
     const row = (await pool.query('select enabled, consecutive_failures, disabled_reason from webhook_endpoints where id = $1', [id])).rows[0];
     expect(row).toEqual({ enabled: true, consecutive_failures: 0, disabled_reason: null });
+    expect((await auditOf(id)).map((e) => e.action)).toEqual(['webhook_endpoint.create', 'webhook_endpoint.enable']);
   });
 
   it('refuses a loopback receiver with ALLOW_INSECURE_OUTBOUND_URLS off, naming the variable; sandbox mode allows it', async () => {

@@ -59,6 +59,14 @@ export async function auditWrite(c: pg.PoolClient, req: FastifyRequest, a: Audit
   if (req.actor) await recordAudit(c, req.workspaceId, req.actor, a);
 }
 
+/**
+ * Records the request's write once it is done, for a write that runs its own transactions or queues
+ * work (a sync): the entry follows the change and says what it started.
+ */
+export async function auditAfter(app: AppContext, req: FastifyRequest, a: AuditAction): Promise<void> {
+  if (req.actor) await recordAudit(app.pool, req.workspaceId, req.actor, a);
+}
+
 export function auditRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   r.get(

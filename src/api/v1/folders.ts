@@ -15,6 +15,7 @@ import type { AppContext } from '../../context.ts';
 import { createFolder, deleteFolder, renameFolder } from '../../signatures/signatures.ts';
 import { getFolder, listFolders, type FolderRow } from '../../signatures/queries.ts';
 import { ApiError, detail } from '../../errors.ts';
+import { audited } from './audit.ts';
 import { dataOf, errors, IdParams, isoRequired, NoContent, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
 export const Folder = z
@@ -46,19 +47,28 @@ export function folderRoutes(v1: FastifyInstance, app: AppContext): void {
   });
 
   r.post('/folders', { schema: { tags, summary: 'Create a folder', body: FolderWrite, response: { 201: dataOf(Folder), ...errors(401, 422) } } }, async (req, reply) => {
-    const id = await writing(() => createFolder(app.pool, req.workspaceId, req.body.folder.name));
-    return reply.status(201).send({ data: view((await getFolder(app.pool, req.workspaceId, id))!) });
+    const name = req.body.folder.name;
+    const row = await writing(() => audited(app, req, { action: 'folder.create', targetKind: 'folder', details: { name } }, async (c) => (await getFolder(c, req.workspaceId, await createFolder(c, req.workspaceId, name)))!));
+    return reply.status(201).send({ data: view(row) });
   });
 
   r.patch('/folders/:id', { schema: { tags, summary: 'Rename a folder', params: IdParams, body: FolderWrite, response: { 200: dataOf(Folder), ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'folder');
-    if (!(await writing(() => renameFolder(app.pool, req.workspaceId, id, req.body.folder.name)))) throw ApiError.notFound('folder');
-    return { data: view((await getFolder(app.pool, req.workspaceId, id))!) };
+    const name = req.body.folder.name;
+    const row = await writing(() =>
+      audited(app, req, { action: 'folder.rename', targetKind: 'folder', target: id, details: { name } }, async (c) => {
+        if (!(await renameFolder(c, req.workspaceId, id, name))) throw ApiError.notFound('folder');
+        return (await getFolder(c, req.workspaceId, id))!;
+      }),
+    );
+    return { data: view(row) };
   });
 
   r.delete('/folders/:id', { schema: { tags, summary: 'Delete a folder (its signatures stay, outside any folder)', params: IdParams, response: { 204: NoContent, ...errors(401, 404) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'folder');
-    if (!(await deleteFolder(app.pool, req.workspaceId, id))) throw ApiError.notFound('folder');
+    await audited(app, req, { action: 'folder.delete', targetKind: 'folder', target: id }, async (c) => {
+      if (!(await deleteFolder(c, req.workspaceId, id))) throw ApiError.notFound('folder');
+    });
     return reply.status(204).send(null);
   });
 }

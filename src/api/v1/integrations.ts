@@ -21,6 +21,7 @@ import { connectedStatuses, getRunOfWorkspace, listIntegrations } from '../../in
 import { ApiError } from '../../errors.ts';
 import { pageParams, paginate } from '../pagination.ts';
 import { rateLimitFor } from '../rateLimits.ts';
+import { auditAfter } from './audit.ts';
 
 /** An integration as the API shows it; `publicBaseUrl` builds its dashboard_url when none is stored. */
 export function integrationView(i: IntegrationRow, publicBaseUrl: string) {
@@ -77,6 +78,7 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
   v1.post('/integrations/sync', { config: rateLimitFor(app.config, 'sync') }, async (req, reply) => {
     const started = await startRuns(app.pool, req.workspaceId, 'all', { trigger: 'api' });
     if (started.length) {
+      await auditAfter(app, req, { action: 'integrations.sync', targetKind: 'workspace', target: req.workspaceId, details: { sync_run_ids: started.map((r) => r.id) } });
       return reply.send({
         data: started.map((r) => ({
           id: r.id,

@@ -29,7 +29,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES } from '../../domain.ts';
-import { withTx, type Queryable } from '../../db/tx.ts';
+import type { Queryable } from '../../db/tx.ts';
 import {
   createSmartField,
   getSmartField,
@@ -44,6 +44,7 @@ import {
 } from '../../db/smartFields.ts';
 import { integrationSummary } from '../../integrations/queries.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
+import { audited } from './audit.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
 
@@ -186,7 +187,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
 
   r.post('/smart_fields', { schema: { tags, summary: 'Create a smart field', body: SmartFieldCreate, response: { 201: dataOf(SmartField), ...errors(401, 422) } } }, async (req, reply) => {
     const f = req.body.smart_field;
-    const row = await withTx(app.pool, async (c) => {
+    const row = await audited(app, req, { action: 'smart_field.create', targetKind: 'smart_field' }, async (c) => {
       await lockSmartFieldCreation(c, req.workspaceId);
       const details = await checkLink(publicBaseUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, null);
       if (!f.integration_id && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
@@ -210,7 +211,7 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   r.patch('/smart_fields/:id', { schema: { tags, summary: 'Update a smart field', params: IdParams, body: SmartFieldUpdate, response: { 200: dataOf(SmartField), ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'smart field');
     const f = req.body.smart_field;
-    const row = await withTx(app.pool, async (c) => {
+    const row = await audited(app, req, { action: 'smart_field.update', targetKind: 'smart_field', target: id, details: { fields: Object.keys(f).sort() } }, async (c) => {
       const cur = await lockSmartField(c, req.workspaceId, id);
       if (!cur) throw ApiError.notFound('smart field');
       const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;

@@ -29,12 +29,13 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { withTx, type Queryable } from '../../db/tx.ts';
+import type { Queryable } from '../../db/tx.ts';
 import { lockTeammate, removeEmail, removeTeammate, setManualValues } from '../../teammates/teammates.ts';
 import { directoryOfTeammate, getTeammate, listTeammates, lockEmailForRemoval, type TeammateRow } from '../../teammates/queries.ts';
 import { shareFieldsForValues } from '../../db/smartFields.ts';
 import { kindMismatch, valueFitsKind } from '../../render/kinds.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
+import { audited } from './audit.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, NoContent, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
 
 export const Teammate = z
@@ -94,7 +95,8 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
   r.patch('/teammates/:id', { schema: { tags, summary: "Set a teammate's smart field values", params: IdParams, body: TeammateUpdate, response: { 200: dataOf(Teammate), ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'teammate');
     const items = req.body.teammate.smart_fields;
-    const row = await withTx(app.pool, async (c) => {
+    const audit = { action: 'teammate.update', targetKind: 'teammate', target: id, details: { smart_field_ids: items.map((i) => i.smart_field_id.toLowerCase()) } };
+    const row = await audited(app, req, audit, async (c) => {
       if (!(await lockTeammate(c, req.workspaceId, id))) throw ApiError.notFound('teammate');
       const ids = items.map((i) => i.smart_field_id).filter(isUuid);
       const fields = await shareFieldsForValues(c, req.workspaceId, ids);
@@ -122,7 +124,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
 
   r.delete('/teammates/:id', { schema: { tags, summary: 'Remove a teammate', params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'teammate');
-    await withTx(app.pool, async (c) => {
+    await audited(app, req, { action: 'teammate.delete', targetKind: 'teammate', target: id }, async (c) => {
       await refuseDirectoryTeammate(c, req.workspaceId, id, app.config.PUBLIC_BASE_URL);
       if (!(await removeTeammate(c, req.workspaceId, id))) throw ApiError.notFound('teammate');
     });
@@ -131,7 +133,7 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
 
   r.delete('/emails/:id', { schema: { tags: ['emails'], summary: "Remove one of a teammate's addresses", params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'email');
-    await withTx(app.pool, async (c) => {
+    await audited(app, req, { action: 'email.delete', targetKind: 'email', target: id }, async (c) => {
       const e = await lockEmailForRemoval(c, req.workspaceId, id);
       if (!e) throw ApiError.notFound('email');
       const teammateUrl = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'teammate', id: e.teammate_id });

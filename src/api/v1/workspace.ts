@@ -11,6 +11,7 @@ import type { AppContext } from '../../context.ts';
 import { workspacePlan } from '../../billing/repository.ts';
 import { analyticsSettings, updateAnalyticsSettings, workspaceOverview } from '../../db/workspaces.ts';
 import { ApiError } from '../../errors.ts';
+import { audited } from './audit.ts';
 import { dataOf, errors } from './schemas.ts';
 
 /** The largest browser value cap (the API's own largest value). */
@@ -41,8 +42,13 @@ function analyticsSettingsRoutes(v1: FastifyInstance, app: AppContext): void {
     '/workspace/analytics_settings',
     { schema: { tags, summary: 'Change analytics settings (extension)', body: AnalyticsSettingsWrite, response: { 200: dataOf(AnalyticsSettings), ...errors(401, 422) } } },
     async (req) => {
-      const s = await updateAnalyticsSettings(app.pool, req.workspaceId, req.body.analytics_settings);
-      if (!s) throw ApiError.notFound('workspace');
+      const patch = req.body.analytics_settings;
+      const audit = { action: 'analytics_settings.update', targetKind: 'workspace', target: req.workspaceId, details: { fields: Object.keys(patch).sort() } };
+      const s = await audited(app, req, audit, async (c) => {
+        const updated = await updateAnalyticsSettings(c, req.workspaceId, patch);
+        if (!updated) throw ApiError.notFound('workspace');
+        return updated;
+      });
       return { data: s };
     },
   );

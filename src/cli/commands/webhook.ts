@@ -5,11 +5,28 @@
 import type { Command } from 'commander';
 import { out, table } from '../../output.ts';
 import { UsageError } from '../errors.ts';
-import { requireUuid, withContext } from './admin.ts';
+import { cliActor, requireUuid, withContext } from './admin.ts';
 import { EVENT_TYPES, type EventType } from '../../db/outbox.ts';
 import { deliveryCommands } from './webhookDeliveries.ts';
+import type { Queryable } from '../../db/tx.ts';
 
 const endpoints = () => import('../../events/endpoints.ts');
+
+/**
+ * Runs `change` (remove, enable) on endpoint `id` in one transaction with its audit entry; false when
+ * there is no such endpoint (nothing recorded).
+ */
+async function auditedEndpointChange(id: string, action: string, change: (db: Queryable) => Promise<boolean>): Promise<boolean> {
+  const [{ endpointWorkspace }, { withTx }, { recordAudit }] = await Promise.all([endpoints(), import('../../db/tx.ts'), import('../../db/audit.ts')]);
+  return withContext((ctx) =>
+    withTx(ctx.pool, async (c) => {
+      const workspaceId = await endpointWorkspace(c, id);
+      if (!workspaceId || !(await change(c))) return false;
+      await recordAudit(c, workspaceId, cliActor(), { action, targetKind: 'webhook_endpoint', target: id });
+      return true;
+    }),
+  );
+}
 
 async function eventTypesOption(raw: string | undefined): Promise<EventType[] | null> {
   const { parseEventTypes, UnknownEventTypeError } = await endpoints();
@@ -63,6 +80,8 @@ export function webhookCommands(program: Command): void {
         const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
         if (!rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
         const created = await refuseUnsafe(() => createEndpoint({ ...ctx, config }, { workspaceId, url: opts.url, eventTypes }), allowInsecure);
+        const { recordAudit } = await import('../../db/audit.ts');
+        await recordAudit(ctx.pool, workspaceId, cliActor(), { action: 'webhook_endpoint.create', targetKind: 'webhook_endpoint', target: created.endpoint.id, details: { url: created.endpoint.url, events: created.endpoint.event_types ?? 'all' } });
         out(`webhook endpoint ${created.endpoint.id}`);
         out(`url            ${created.endpoint.url}`);
         out(`events         ${created.endpoint.event_types?.join(',') ?? 'all'}`);
@@ -103,10 +122,8 @@ export function webhookCommands(program: Command): void {
     .action(async (rawId: string) => {
       const id = requireUuid(rawId, 'id');
       const { removeEndpoint } = await endpoints();
-      await withContext(async (ctx) => {
-        if (!(await removeEndpoint(ctx.pool, id))) throw new UsageError(`id: no webhook endpoint ${id}`);
-        out(`removed webhook endpoint ${id}`);
-      });
+      if (!(await auditedEndpointChange(id, 'webhook_endpoint.delete', (c) => removeEndpoint(c, id)))) throw new UsageError(`id: no webhook endpoint ${id}`);
+      out(`removed webhook endpoint ${id}`);
     });
 
   webhook
@@ -116,10 +133,8 @@ export function webhookCommands(program: Command): void {
     .action(async (rawId: string) => {
       const id = requireUuid(rawId, 'id');
       const { enableEndpoint } = await endpoints();
-      await withContext(async (ctx) => {
-        if (!(await enableEndpoint(ctx.pool, id))) throw new UsageError(`id: no webhook endpoint ${id}`);
-        out(`enabled webhook endpoint ${id}`);
-      });
+      if (!(await auditedEndpointChange(id, 'webhook_endpoint.enable', (c) => enableEndpoint(c, id)))) throw new UsageError(`id: no webhook endpoint ${id}`);
+      out(`enabled webhook endpoint ${id}`);
     });
 
   deliveryCommands(webhook);
