@@ -34,20 +34,9 @@ export interface SignatureChoice {
 }
 
 /**
- * SQL for the signatures assigned to a teammate, best first (columns signature_id, priority), with
- * the workspace and the teammate id given as SQL expressions.
- */
-export const signatureChoicesSql = (workspace: string, teammate: string) => `
-    select a.signature_id, max(a.priority)::int as priority
-       from assignments a join signatures s on s.id = a.signature_id
-      where a.workspace_id = ${workspace} and s.content is not null
-        and (a.teammate_id = ${teammate} or a.group_id in (select group_id from memberships where teammate_id = ${teammate}))
-      group by a.signature_id, s.last_published_at
-      order by max(a.priority) desc, s.last_published_at desc nulls last, a.signature_id`;
-
-/**
- * signatureChoicesSql for a set of teammates at once (columns teammate_id, signature_id, priority
- * and n, the rank: 1 is the winner), the same order per teammate; `teammates` is a SQL relation
+ * The signatures assigned to a set of teammates, best first per teammate (columns teammate_id,
+ * signature_id, priority and n, the rank: 1 is the winner): the highest priority of any direct or
+ * group assignment, then the latest published, then the id; `teammates` is a SQL relation
  * with a column teammate_id. Direct and group assignments are joined apart (each by its index), so
  * that a set of 10,000 teammates costs a few joins, not a scan of the assignments each.
  */
@@ -60,6 +49,14 @@ export const signatureChoicesManySql = (workspace: string, teammates: string) =>
               join assignments a on a.group_id = m.group_id and a.workspace_id = ${workspace}) x
       join signatures s on s.id = x.signature_id and s.content is not null
      group by x.teammate_id, x.signature_id, s.last_published_at`;
+
+/**
+ * SQL for the signatures assigned to one teammate, best first (columns signature_id, priority), with
+ * the workspace and the teammate id given as SQL expressions: signatureChoicesManySql for a set of one,
+ * so the order is defined once.
+ */
+export const signatureChoicesSql = (workspace: string, teammate: string) => `
+    select c.signature_id, c.priority from (${signatureChoicesManySql(workspace, `(select (${teammate})::uuid as teammate_id)`)}) c order by c.n`;
 
 /** Signatures assigned to a teammate, best first. */
 export async function signaturesFor(db: Queryable, workspaceId: string, teammateId: string): Promise<SignatureChoice[]> {
