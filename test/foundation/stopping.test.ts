@@ -50,11 +50,11 @@ async function ctrlCStopsCleanly(server: Server): Promise<string> {
   return after;
 }
 
-/** Serving, with the sandbox's demo done (its welcome printed). */
+/** Serving, with the sandbox's demo done: its welcome printed to the last line (it arrives in several chunks). */
 async function ready(server: Server, port: number): Promise<void> {
   try {
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, DEADLINE_MS, 200);
-    await waitFor(async () => server.output().includes('Sandbox workspace "Acme" is ready.'), DEADLINE_MS, 50);
+    await waitFor(async () => server.output().includes('--url http://127.0.0.1:8080/hooks\n'), DEADLINE_MS, 50);
   } catch (e) {
     throw new Error(`${String(e)}; the server printed:\n${server.output()}`);
   }
