@@ -201,3 +201,18 @@ export async function workspaceAssetByToken(db: Queryable, workspaceId: string, 
   const { rows } = await db.query<{ content_type: string; data: Buffer }>('select content_type, data from assets where workspace_id = $1 and public_token = $2', [workspaceId, token]);
   return rows[0];
 }
+
+/**
+ * The workspace's assets an HTML page shows (`src` at `${publicBaseUrl}/assets/{token}`), by that
+ * URL, with their bytes: what the PNG preview serves the page so the logo and photos load offline.
+ */
+export async function assetsShownIn(db: Queryable, workspaceId: string, html: string, publicBaseUrl: string): Promise<Map<string, { contentType: string; data: Buffer }>> {
+  const prefix = assetPublicUrl(publicBaseUrl, '');
+  const urls = new Set([...html.matchAll(/\ssrc="([^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&')).filter((u) => u.startsWith(prefix)));
+  const found = new Map<string, { contentType: string; data: Buffer }>();
+  for (const url of urls) {
+    const row = await workspaceAssetByToken(db, workspaceId, url.slice(prefix.length));
+    if (row) found.set(url, { contentType: row.content_type, data: row.data });
+  }
+  return found;
+}

@@ -1,7 +1,9 @@
 /**
  * PNG previews: the preview page opened in headless Chromium (src/browser/chromium.ts: the build
  * that `npm ci` installs, or the system's through `CHROMIUM_PATH`), driven by playwright-core.
- * The context is offline: the page is a local file and needs nothing from the network.
+ * Nothing reaches the network: the page is a local file, and every http(s) request it makes is
+ * answered from `resources` (the workspace's stored assets the signature shows, by their public URL:
+ * the logo, photos) or refused, so images the service hosts show and no other request leaves.
  */
 import { pathToFileURL } from 'node:url';
 import { ChromiumError, launchChromium } from '../browser/chromium.ts';
@@ -14,8 +16,11 @@ export class ScreenshotError extends Error {
   override readonly name = 'ScreenshotError';
 }
 
+/** A stored file the page may load, by its URL. */
+export type PageResources = ReadonlyMap<string, { contentType: string; data: Buffer }>;
+
 /** Writes a PNG of the signature card of a local preview page. */
-export async function screenshot(page: string, png: string): Promise<void> {
+export async function screenshot(page: string, png: string, resources: PageResources = new Map()): Promise<void> {
   let browser;
   try {
     browser = await launchChromium();
@@ -24,7 +29,11 @@ export async function screenshot(page: string, png: string): Promise<void> {
     throw e;
   }
   try {
-    const context = await browser.newContext({ viewport: { width: 900, height: 900 }, offline: true });
+    const context = await browser.newContext({ viewport: { width: 900, height: 900 } });
+    await context.route(/^https?:/, (route) => {
+      const found = resources.get(route.request().url());
+      return found ? route.fulfill({ status: 200, contentType: found.contentType, body: found.data }) : route.abort('internetdisconnected');
+    });
     const tab = await context.newPage();
     await tab.goto(pathToFileURL(page).href, { waitUntil: 'load', timeout: SCREENSHOT_TIMEOUT_MS });
     // The page's fonts (src/render/fonts.ts) load as text needs them; draw once they have.

@@ -49,11 +49,12 @@ export function renderCommands(program: Command): void {
       if (opts.email !== undefined && !/^[^@\s]+@[^@\s]+$/.test(opts.email)) throw new UsageError(`--email: expected an address such as ada@acme.com; got "${opts.email}"`);
       if (opts.variant !== undefined && opts.variant !== 'reply' && opts.variant !== 'internal') throw new UsageError(`--variant: expected reply or internal; got "${opts.variant}"`);
 
-      const [{ loadRenderSource }, { previewPage }, { renderSignature }, { sizeReport }] = await Promise.all([
+      const [{ loadRenderSource }, { previewPage }, { renderSignature }, { sizeReport }, { assetsShownIn }] = await Promise.all([
         import('../../render/load.ts'),
         import('../../render/preview.ts'),
         import('../../render/render.ts'),
         import('../../render/limits.ts'),
+        import('../../assets/store.ts'),
       ]);
       const page = await withContext(async (ctx) => {
         const loaded = await loadRenderSource(ctx.pool, {
@@ -73,7 +74,9 @@ export function renderCommands(program: Command): void {
           ['banner', source.campaign && rendered.banner ? `${source.campaign.name} (${source.campaign.id})` : 'none'],
         ];
         const report = opts.check ? await checkReport(ctx, source, (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary', rendered, source.campaign) : [];
-        return { html: previewPage(rendered, facts, `Signature preview: ${source.signature.name}`), rendered, facts, report };
+        // The PNG is taken offline: the workspace's images the signature shows are served from the database.
+        const resources = opts.png === undefined ? new Map() : await assetsShownIn(ctx.pool, source.workspaceId, rendered.html, ctx.config.PUBLIC_BASE_URL);
+        return { html: previewPage(rendered, facts, `Signature preview: ${source.signature.name}`), rendered, facts, report, resources };
       });
 
       if (opts.check) {
@@ -101,12 +104,9 @@ export function renderCommands(program: Command): void {
           if (!fs.existsSync(chromium)) throw new Error(`--png: no Chromium at ${chromium}; leave out --chromium to use the one npm installs (the preview page ${outFile} was written)`);
           process.env.CHROMIUM_PATH = chromium;
         }
-        try {
-          await screenshot(path.resolve(outFile), path.resolve(opts.png));
-        } catch (e) {
-          if (e instanceof ScreenshotError) throw new Error(`--png: ${e.message} (the preview page ${outFile} was written)`, { cause: e });
-          throw e;
-        }
+        await screenshot(path.resolve(outFile), path.resolve(opts.png), page.resources).catch((e: unknown) => {
+          throw e instanceof ScreenshotError ? new Error(`--png: ${e.message} (the preview page ${outFile} was written)`, { cause: e }) : e;
+        });
         out(`wrote ${opts.png}`);
       }
     });
