@@ -6,8 +6,9 @@
  *     -> candidates: listed reference (etag, else URL) differs from the one last fetched,
  *        or, for providers that list no photo version (Graph), the last check is older than a week
  *     -> fetch through the PhotoSource, PHOTO_CONCURRENCY at a time, PHOTO_BATCH per transaction
- *     -> null: no photo (not an error); too large, not PNG/JPEG/GIF/WebP, or refused by the source
- *        (a URL off the provider's image hosts or at a private address): rejected and counted;
+ *     -> null: no photo (not an error); too large, not PNG/JPEG/GIF/WebP, over MAX_INPUT_PIXELS, or
+ *        refused by the source (a URL off the provider's image hosts or at a private address):
+ *        rejected and counted; a WebP converted, a photo over MAX_STORED_SIDE resized (convert.ts);
  *        same sha256 as last time: unchanged; else an asset, deduplicated by sha256
  *     -> photo smart fields (kind `image`, mapped to this integration with attribute `photo`) get
  *        the public URL; teammates whose value changed get their mailboxes reinstalled, in the
@@ -26,6 +27,7 @@ import { buildConnector, getIntegration, markAccessLost } from '../integrations/
 import { AccessLostError, InvalidResponseError } from '../../connectors/types.ts';
 import { checkImage, sha256Hex, upsertAsset } from './store.ts';
 import { recordPhotoFetched } from './directoryPhotos.ts';
+import { prepareImage } from './convert.ts';
 import { setPhotoValues, type PhotoFieldContext } from '../teammates/teammates.ts';
 
 /** Photos downloaded at the same time. */
@@ -176,9 +178,15 @@ async function fetchOne(source: PhotoSource, c: Candidate, result: PhotoSyncResu
     result.rejected++;
     return { kind: 'rejected', reason: `${check.reason} (${photo.contentType}, ${photo.data.length} bytes)` };
   }
-  if (c.fetched_sha256 !== null && sha256Hex(photo.data) === c.fetched_sha256) {
+  // Stored as every mail client shows it (a WebP converted, a large photo resized: convert.ts).
+  const image = await prepareImage(photo.data, check.contentType);
+  if (!image.ok) {
+    result.rejected++;
+    return { kind: 'rejected', reason: `${image.reason}: ${image.message}` };
+  }
+  if (c.fetched_sha256 !== null && sha256Hex(image.data) === c.fetched_sha256) {
     result.unchanged++;
     return { kind: 'unchanged' };
   }
-  return { kind: 'image', contentType: check.contentType, data: photo.data };
+  return { kind: 'image', contentType: image.contentType, data: image.data };
 }

@@ -4,6 +4,7 @@
  * their public URL and requests installs, and GET /assets/{token} serves the bytes.
  */
 import nock from 'nock';
+import sharp from 'sharp';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
 import { syncPhotos } from '../../src/assets/photoSync.ts';
@@ -18,8 +19,11 @@ import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 import { CREDENTIALS, SCOPES } from '../connectors/slack/helpers.ts';
 
 const CDN = 'https://avatars.slack-edge.com';
-const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('alice-photo-v1')]);
-const PNG2 = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('alice-photo-v2')]);
+/** Real images (made by sharp): a photo is decoded, and converted when no mail client can show it (src/assets/convert.ts). */
+const square = (r: number) => sharp({ create: { width: 96, height: 96, channels: 3, background: { r, g: 90, b: 140 } } });
+const PNG = await square(10).png().toBuffer();
+const PNG2 = await square(200).png().toBuffer();
+const WEBP = await square(60).webp().toBuffer();
 const HTML = Buffer.from('<!doctype html><html><body>Sign in</body></html>');
 
 function member(id: string, email: string, photo: { hash: string; path: string } | null) {
@@ -119,6 +123,16 @@ describe('profile photos into assets', () => {
     expect(assets.rows[0]).toMatchObject({ role: 'profile_photo', content_type: 'image/png', byte_size: PNG.length });
     const url = `https://sig.example.com/assets/${assets.rows[0].public_token}`;
     expect(Object.fromEntries(await s.values())).toEqual({ UALICE: url, UERIN: url });
+  });
+
+  it('stores a WebP photo as a JPEG (Outlook for Windows shows no WebP)', async () => {
+    const s = await setup();
+    await s.listDirectory([member('UALICE', 'alice@acme.example', { hash: 'w1', path: '/alice-w_512.webp' })]);
+    nock(CDN).get('/alice-w_512.webp').reply(200, WEBP, { 'content-type': 'image/webp' });
+    expect(await syncPhotos(t.ctx, s.workspaceId, s.assets.id)).toMatchObject({ fetched: 1, stored: 1, rejected: 0 });
+    const { rows } = await t.ctx.pool.query<{ content_type: string; data: Buffer }>('select content_type, data from assets where workspace_id = $1', [s.workspaceId]);
+    expect(rows.map((r) => r.content_type)).toEqual(['image/jpeg']);
+    expect(await sharp(rows[0]!.data).metadata()).toMatchObject({ format: 'jpeg', width: 96, height: 96 });
   });
 
   it('does not download an unchanged photo again, downloads a changed one, clears a removed one, and requests installs for them', async () => {

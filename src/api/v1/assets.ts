@@ -10,7 +10,9 @@
  *   DELETE /v1/assets/{id}     204; refused while in use (422 asset_in_use, remediation remove_asset_references)
  *
  * Accepted: PNG, JPEG, GIF and WebP up to 5 MiB, the type read from the bytes; SVG is refused
- * (src/assets/store.ts says why). `source_url` is fetched under the webhook URL rules
+ * (src/assets/store.ts says why). Before it is stored, a WebP is converted and a large image resized
+ * (src/assets/convert.ts); POST answers `conversion` beside `data` (null when stored as sent), and a
+ * canvas over MAX_INPUT_PIXELS is too_big, bytes that do not decode invalid_image. `source_url` is fetched under the webhook URL rules
  * (src/assets/fetchUrl.ts). Each refusal is a 422 detail on the field: `asset.file_base64` or
  * `asset.source_url` with invalid_base64, too_big, unsupported_type, unsafe_url or fetch_failed;
  * A `fetch_failed` always carries the same message (the reason is logged): a connection refused,
@@ -23,6 +25,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { fetchSourceUrl, SourceUrlError } from '../../assets/fetchUrl.ts';
+import { filenameFor, MAX_INPUT_PIXELS, MAX_STORED_SIDE, prepareImage } from '../../assets/convert.ts';
 import { ACCEPTED, assetPublicUrl, type AssetRow, checkUpload, createAsset, deleteAsset, getAsset, listAssets, MAX_ASSET_BYTES, renameAsset } from '../../assets/store.ts';
 import { pageParams } from '../pagination.ts';
 import { withTx } from '../../db/tx.ts';
@@ -57,6 +60,21 @@ const AssetCreate = z.strictObject({
     name: name.optional().describe('Default: the file name without its extension.'),
   }),
 });
+const Conversion = z
+  .object({
+    from: z.string().describe('The type sent.'),
+    to: z.string().describe('The type stored: PNG (transparency kept) or JPEG for a WebP, else the type sent.'),
+    width: z.int(),
+    height: z.int(),
+    bytes_before: z.int(),
+    bytes_after: z.int(),
+    message: z.string().describe('What was done and why, in plain words.'),
+  })
+  .nullable()
+  .describe(`Beyond the spec: what was done to the file before it was stored (WebP converted, sides over ${MAX_STORED_SIDE} px resized); null when it was stored as sent.`)
+  .meta({ id: 'AssetConversion' });
+const AssetCreated = dataOf(Asset).extend({ conversion: Conversion });
+
 const AssetUpdate = z.strictObject({ asset: z.strictObject({ name }) });
 type CreateBody = z.infer<typeof AssetCreate>['asset'];
 
@@ -113,6 +131,31 @@ async function fileOf(a: CreateBody, app: AppContext, log: FastifyBaseLogger): P
   }
 }
 
+/** The image as it will be stored (src/assets/convert.ts), or a 422 naming the field. */
+async function storedImage(file: { data: Buffer; filename: string; field: string }) {
+  const check = await checkUpload(file.data);
+  const allowed = [...ACCEPTED];
+  if (!check.ok) {
+    const why = {
+      empty: detail(file.field, 'too_small', 'The file is empty.'),
+      too_large: detail(file.field, 'too_big', `The file is ${file.data.length} bytes; at most ${MAX_ASSET_BYTES} are accepted.`, { allowed: [{ maximum: MAX_ASSET_BYTES }] }),
+      svg: detail(file.field, 'unsupported_type', 'SVG is not accepted: most mail clients (Gmail, Outlook) do not display SVG images. Send a PNG of it.', { allowed }),
+      unsupported: detail(file.field, 'unsupported_type', `The file is ${check.detected ? `of type ${check.detected}` : 'not an image we recognise'}; send PNG, JPEG, GIF or WebP.`, { allowed }),
+    }[check.reason];
+    throw ApiError.validation([why]);
+  }
+  const image = await prepareImage(file.data, check.contentType);
+  if (!image.ok) {
+    throw ApiError.validation([
+      image.reason === 'too_many_pixels'
+        ? detail(file.field, 'too_big', image.message, { allowed: [{ maximum_pixels: MAX_INPUT_PIXELS }] })
+        : detail(file.field, 'invalid_image', image.message, { allowed }),
+    ]);
+  }
+  const filename = image.conversion && image.contentType !== check.contentType ? filenameFor(file.filename, image.contentType) : file.filename;
+  return { ...image, filename };
+}
+
 export function assetRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['assets'];
@@ -142,24 +185,15 @@ export function assetRoutes(v1: FastifyInstance, app: AppContext): void {
         if ((err as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
         throw new ApiError(413, 'invalid_request_error', 'body_too_large', `Request bodies are limited to ${ASSET_BODY_LIMIT} bytes.`);
       },
-      schema: { tags, summary: 'Upload an image (file_base64 or source_url)', body: AssetCreate, response: { 200: dataOf(Asset), 201: dataOf(Asset), ...errors(401, 422) } } },
+      schema: { tags, summary: 'Upload an image (file_base64 or source_url)', body: AssetCreate, response: { 200: AssetCreated, 201: AssetCreated, ...errors(401, 422) } } },
     async (req, reply) => {
       const a = req.body.asset;
       const file = await fileOf(a, app, req.log);
-      const check = await checkUpload(file.data);
-      if (!check.ok) {
-        const allowed = [...ACCEPTED];
-        const why = {
-          empty: detail(file.field, 'too_small', 'The file is empty.'),
-          too_large: detail(file.field, 'too_big', `The file is ${file.data.length} bytes; at most ${MAX_ASSET_BYTES} are accepted.`, { allowed: [{ maximum: MAX_ASSET_BYTES }] }),
-          svg: detail(file.field, 'unsupported_type', 'SVG is not accepted: most mail clients (Gmail, Outlook) do not display SVG images. Send a PNG of it.', { allowed }),
-          unsupported: detail(file.field, 'unsupported_type', `The file is ${check.detected ? `of type ${check.detected}` : 'not an image we recognise'}; send PNG, JPEG, GIF or WebP.`, { allowed }),
-        }[check.reason];
-        throw ApiError.validation([why]);
-      }
+      const image = await storedImage(file);
       const base = file.filename.replace(/\.[A-Za-z0-9]{1,5}$/, '') || 'image';
-      const stored = await audited(app, req, { action: 'asset.create', targetKind: 'asset' }, (c) => createAsset(c, req.workspaceId, { name: a.name ?? base, filename: file.filename, contentType: check.contentType, data: file.data }));
-      return reply.status(stored.created ? 201 : 200).send({ data: view(await load(req.workspaceId, stored.id)) });
+      const fields = { name: a.name ?? base, filename: image.filename, contentType: image.contentType, data: image.data };
+      const stored = await audited(app, req, { action: 'asset.create', targetKind: 'asset' }, (c) => createAsset(c, req.workspaceId, fields));
+      return reply.status(stored.created ? 201 : 200).send({ data: view(await load(req.workspaceId, stored.id)), conversion: image.conversion });
     },
   );
 
