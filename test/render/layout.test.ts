@@ -162,6 +162,19 @@ describe('the signature laid out in Chromium', () => {
     }
   }, HEAVY_TEST_MS);
 
+  it('in dark mode with colours rewritten the way Outlook on the web does (light backgrounds darkened, dark text lightened), every text keeps 4.5:1', async () => {
+    const page = await open(render(sandboxSignatureTree(fields), person('Grace Liu', 'Head of Partnerships')), { dark: true });
+    try {
+      await page.addStyleTag({ content: ':root{color-scheme:dark} body,#signature{background:#1f1f1f !important;color:#e8e8e8 !important}' });
+      expect(await probe<number>(page, 'probes.rewriteDark()')).toBeGreaterThan(0);
+      const runs = await probe<{ text: string; color: string; contrast: number }[]>(page, 'probes.contrasts()');
+      expect(runs.map((r) => r.text)).toEqual(expect.arrayContaining(['Grace Liu', PHONE]));
+      expect(runs.filter((r) => r.contrast < 4.5)).toEqual([]);
+    } finally {
+      await page.context().close();
+    }
+  }, HEAVY_TEST_MS);
+
   it('an underlined first text does not underline the text and links after it', async () => {
     const tree = sandboxSignatureTree(fields);
     const company = (tree.children[0] as { children: { id: string; children?: { id: string; tokens?: unknown[] }[] }[] }).children.find((c) => c.id === 'who')!.children!.find((c) => c.id === 'company')!;

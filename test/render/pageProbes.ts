@@ -57,7 +57,32 @@ window.probes = (() => {
     }
     return false;
   };
+  // Outlook on the web's dark mode, roughly: light backgrounds the message sets are darkened and dark
+  // text colours it sets are lightened (the lightness mirrored, hue and saturation kept).
+  const mirror = ({ r, g, b }) => {
+    const [R, G, B] = [r / 255, g / 255, b / 255];
+    const max = Math.max(R, G, B), min = Math.min(R, G, B), l = (max + min) / 2, d = max - min;
+    const s = d === 0 ? 0 : d / (1 - Math.abs(2 * l - 1));
+    const h = d === 0 ? 0 : max === R ? ((G - B) / d + 6) % 6 : max === G ? (B - R) / d + 2 : (R - G) / d + 4;
+    const L = 1 - l, c = (1 - Math.abs(2 * L - 1)) * s, x = c * (1 - Math.abs((h % 2) - 1)), m = L - c / 2;
+    const [r1, g1, b1] = h < 1 ? [c, x, 0] : h < 2 ? [x, c, 0] : h < 3 ? [0, c, x] : h < 4 ? [0, x, c] : h < 5 ? [x, 0, c] : [c, 0, x];
+    return 'rgb(' + [r1, g1, b1].map((v) => Math.round((v + m) * 255)).join(',') + ')';
+  };
+  const rewriteDark = () => {
+    for (const el of [sig(), ...sig().querySelectorAll('*')]) {
+      const cs = getComputedStyle(el);
+      if (el.style.backgroundColor || el.getAttribute('bgcolor')) {
+        const c = channels(cs.backgroundColor);
+        if (luminance(c) > 0.18) { el.style.backgroundColor = mirror(c); el.setAttribute('data-ogsb', ''); }
+      }
+      if (el.style.color) {
+        const c = channels(cs.color);
+        if (luminance(c) < 0.18) { el.style.color = mirror(c); el.setAttribute('data-ogsc', ''); }
+      }
+    }
+    return sig().querySelectorAll('[data-ogsb],[data-ogsc]').length;
+  };
   const box = (el) => { const r = el.getBoundingClientRect(); return { left: r.left, top: r.top, width: r.width, height: r.height }; };
-  return { sig: () => box(sig()), charLefts, contrasts, underlined, box };
+  return { sig: () => box(sig()), charLefts, contrasts, underlined, box, rewriteDark };
 })();
 `;
