@@ -9,7 +9,7 @@ import { SOCIAL_ICONS, SOCIAL_NETWORK_NAMES, type SocialNetwork } from './social
 import { type Block, DEFAULTS, type ListBlock, type ListItemBlock, type SocialListBlock, type StackBlock, type TextBlock } from './schema.ts';
 import { type Box, fullTextCss, hasMargin, joinCss, paddingCss, resolveBox, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
 import type { Slots} from './program.ts';
-import { type Env, TABLE_CLOSE, TABLE_OPEN } from './program.ts';
+import { type Env, SIGNATURE_MAX_WIDTH, TABLE_CLOSE, TABLE_OPEN } from './program.ts';
 import { CompiledHref, shownUrl } from './links.ts';
 import type { Line} from './lines.ts';
 import { cellStyleOf, compileTokens, spanFor } from './lines.ts';
@@ -35,31 +35,42 @@ interface SlotContext {
  * - Outlook for Windows gives every cell of a table row the largest vertical padding of that row.
  *   In a horizontal stack the children are cells of one row, so a child with vertical padding or
  *   margins keeps them in a one-cell table of its own inside its row's cell.
+ * - A width is the width of the box, padding included. A cell's width leaves its padding out in
+ *   browser engines (a 420 px cell with 12 px padding each side is 444 px wide), so a box with a
+ *   width and padding on its sides is a table of that width holding the padded cell: a table's
+ *   width includes its cells' padding in every engine, Word's included.
  */
 function cellFrame(box: Box, ctx: SlotContext, extraCss = ''): { open: string; close: string } {
   const valignAttr = ctx.valign ? ` valign="${ctx.valign}"` : '';
   const valignCss = ctx.valign ? `vertical-align:${ctx.valign}` : '';
-  const widthAttr = box.width !== undefined ? ` width="${Math.round(box.width)}"` : '';
+  const sidePadded = box.width !== undefined && (box.padding[1] !== 0 || box.padding[3] !== 0);
+  const cellWidth = sidePadded ? undefined : box.width;
+  const widthAttr = cellWidth !== undefined ? ` width="${Math.round(cellWidth)}"` : '';
   const bg = box.background ? emailColor(box.background) : undefined;
   const bgAttr = bg?.attr ? ` bgcolor="${escapeAttr(bg.attr)}"` : '';
-  const inner = joinCss(paddingCss(box.padding), box.background ? colorDecl('background-color', box.background) : '', box.width !== undefined ? `width:${px(box.width)}` : '', extraCss);
-  const innerOpen = `<td${widthAttr}${bgAttr}${inner ? ` style="${escapeAttr(inner)}"` : ''}>`;
+  const inner = joinCss(paddingCss(box.padding), box.background ? colorDecl('background-color', box.background) : '', cellWidth !== undefined ? `width:${px(cellWidth)}` : '', extraCss);
+  const padded = `<td${widthAttr}${bgAttr}${inner ? ` style="${escapeAttr(inner)}"` : ''}>`;
+  // For a side-padded box of fixed width: the table of that width around the padded cell, to sit in a cell.
+  const fixed = sidePadded ? { open: `${TABLE_OPEN.slice(0, -1)} width="${Math.round(box.width!)}" style="width:${px(box.width!)}"><tr>${padded}`, close: `</td></tr>${TABLE_CLOSE}` } : undefined;
+  const innerOpen = fixed ? `<td>${fixed.open}` : padded;
+  const innerClose = fixed ? `${fixed.close}</td>` : '</td>';
   const vertical = box.padding[0] !== 0 || box.padding[2] !== 0 || box.margin[0] !== 0 || box.margin[2] !== 0;
   if (ctx.valign && vertical) {
     const margin = hasMargin(box) ? `<td style="${escapeAttr(paddingCss(box.margin))}">${TABLE_OPEN}<tr>` : '';
     return {
       open: `<td${valignAttr} style="${valignCss}">${TABLE_OPEN}<tr>${margin}${innerOpen}`,
-      close: `</td></tr>${TABLE_CLOSE}${margin ? `</td></tr>${TABLE_CLOSE}` : ''}</td>`,
+      close: `${innerClose}</tr>${TABLE_CLOSE}${margin ? `</td></tr>${TABLE_CLOSE}` : ''}</td>`,
     };
   }
   if (!hasMargin(box)) {
+    if (fixed) return { open: `<td${valignAttr}${valignCss ? ` style="${valignCss}"` : ''}>${fixed.open}`, close: `${fixed.close}</td>` };
     const css = joinCss(inner, valignCss);
     return { open: `<td${widthAttr}${valignAttr}${bgAttr}${css ? ` style="${escapeAttr(css)}"` : ''}>`, close: '</td>' };
   }
   const outer = joinCss(paddingCss(box.margin), valignCss);
   return {
     open: `<td${valignAttr} style="${escapeAttr(outer)}">${TABLE_OPEN}<tr>${innerOpen}`,
-    close: `</td></tr>${TABLE_CLOSE}</td>`,
+    close: `${innerClose}</tr>${TABLE_CLOSE}</td>`,
   };
 }
 
@@ -74,7 +85,7 @@ class TextNode implements CBlock {
     const box = resolveBox(b.blockStyle);
     const cell = cellStyleOf(b.tokens);
     this.line = compileTokens(b.tokens, cell, slots, box.width ?? DEFAULTS.imageWidth);
-    ({ open: this.open, close: this.close } = cellFrame(box, ctx, fullTextCss(cell)));
+    ({ open: this.open, close: this.close } = cellFrame(box, ctx, fullTextCss(cell, this.line.hasImage)));
     if (this.line.fixedHtml !== undefined) {
       this.fixed = this.open + this.line.fixedHtml + this.close;
       this.fixedText = this.line.fixedText;
@@ -155,11 +166,14 @@ class ItemNode {
   readonly open: string;
   readonly close: string;
 
-  constructor(b: ListItemBlock, cell: ResolvedTextStyle, slots: Slots, frame: { open: string; close: string }) {
+  constructor(b: ListItemBlock, cell: ResolvedTextStyle, slots: Slots, frame?: Box) {
     this.label = b.label && b.label.visible !== false ? compileTokens(b.label.tokens, cell, slots, DEFAULTS.imageWidth) : undefined;
     this.value = compileTokens(b.tokens, cell, slots, DEFAULTS.imageWidth);
-    this.open = frame.open;
-    this.close = frame.close;
+    ({ open: this.open, close: this.close } = frame ? cellFrame(frame, {}, fullTextCss(cell, this.hasImage)) : { open: '', close: '' });
+  }
+
+  get hasImage(): boolean {
+    return this.value.hasImage || this.label?.hasImage === true;
   }
 
   /** HTML of the item, or null when it is dropped; its text is left in `env.text`. The label is written before the value, as it reads. */
@@ -190,13 +204,12 @@ class ListNode implements CBlock {
     const listCell = cellStyleOf(visible[0]?.tokens);
     this.items = visible.map((c) => {
       const cell = this.vertical ? cellStyleOf(c.tokens) : listCell;
-      const frame = this.vertical ? cellFrame(resolveBox(c.blockStyle), {}, fullTextCss(cell)) : { open: '', close: '' };
-      return new ItemNode(c, cell, slots, frame);
+      return new ItemNode(c, cell, slots, this.vertical ? resolveBox(c.blockStyle) : undefined);
     });
     this.spacer = this.vertical && box.gap > 0 ? spacerRow(box.gap) : '';
     this.separatorText = cleanLiteral(b.separator ?? DEFAULTS.separator);
     this.separatorHtml = spanFor(b.separatorStyle ? resolveTextStyle(b.separatorStyle) : listCell, listCell, escapeText(this.separatorText));
-    ({ open: this.open, close: this.close } = cellFrame(box, ctx, this.vertical ? '' : fullTextCss(listCell)));
+    ({ open: this.open, close: this.close } = cellFrame(box, ctx, this.vertical ? '' : fullTextCss(listCell, this.items.some((i) => i.hasImage))));
   }
 
   get isEmpty(): boolean {
@@ -256,17 +269,27 @@ class SocialItem {
   }
 }
 
+/**
+ * Social icons in rows: as many icons (and gaps) as fit in the list's width (its box's, else
+ * SIGNATURE_MAX_WIDTH) per row, the rows `gap` apart. One row is one table row, as always; several
+ * are one table each, so that a short last row keeps the icons' spacing.
+ */
 class SocialListNode implements CBlock {
   private readonly items: SocialItem[];
   private readonly spacer: string;
+  private readonly rowSpacer: string;
+  private readonly perRow: number;
   private readonly open: string;
   private readonly close: string;
 
   constructor(b: SocialListBlock, ctx: SlotContext, slots: Slots) {
     const box = resolveBox(b.blockStyle, 6);
-    const size = b.iconSize ?? DEFAULTS.iconSize;
+    const size = Math.round(b.iconSize ?? DEFAULTS.iconSize);
     this.items = b.children.filter((c) => c.visible !== false && Object.hasOwn(SOCIAL_ICONS, c.network)).map((c) => new SocialItem(c.network, new CompiledHref(c.href, slots), size));
     this.spacer = box.gap > 0 ? spacerCell(box.gap) : '';
+    this.rowSpacer = box.gap > 0 ? spacerRow(box.gap) : '';
+    const width = (box.width ?? SIGNATURE_MAX_WIDTH) - box.padding[1] - box.padding[3];
+    this.perRow = Math.max(1, Math.floor((width + box.gap) / (size + box.gap)));
     ({ open: this.open, close: this.close } = cellFrame(box, ctx));
   }
 
@@ -275,18 +298,28 @@ class SocialListNode implements CBlock {
   }
 
   slot(env: Env): string {
+    const rows: string[] = [];
     let cells = '';
     let n = 0;
     for (const item of this.items) {
       const url = item.href.empty(env) ? null : item.href.url(env);
       if (url === null) continue;
+      if (n === this.perRow) {
+        rows.push(cells);
+        cells = '';
+        n = 0;
+      }
       if (n > 0) cells += this.spacer;
       cells += `<td><a href="${escapeAttr(shownUrl(env, url))}${env.image === undefined ? item.tail : item.tailFor(env.image)}`;
       // The plain text names the network's own address: `Name: url` is not a `label (url)` link text.
       env.lines.push(`${item.name}: ${url}`);
       n++;
     }
-    return n === 0 ? '' : `${this.open}${TABLE_OPEN}<tr>${cells}</tr>${TABLE_CLOSE}${this.close}`;
+    if (n === 0) return '';
+    if (rows.length === 0) return `${this.open}${TABLE_OPEN}<tr>${cells}</tr>${TABLE_CLOSE}${this.close}`;
+    rows.push(cells);
+    const body = rows.map((r) => `<tr><td>${TABLE_OPEN}<tr>${r}</tr>${TABLE_CLOSE}</td></tr>`).join(this.rowSpacer);
+    return `${this.open}${TABLE_OPEN}${body}${TABLE_CLOSE}${this.close}`;
   }
 }
 

@@ -143,6 +143,7 @@ interface DomNode {
   name?: string;
   attribs?: Record<string, string>;
   children?: DomNode[];
+  parent?: DomNode | null;
   startIndex: number | null;
 }
 
@@ -191,13 +192,21 @@ export function usagesOf(html: string, bannerAt = -1): Usage[] {
     const pads = new Set(cells.map((c) => verticalPadding(parseStyle(c.attribs?.style ?? ''))));
     if (pads.size > 1) for (const c of cells) differs.add(c);
   }
+  // The element whose line height each image stands in: the nearest above it that sets one.
+  const imageLines = new Set<DomNode>();
+  for (const img of all) {
+    if (img.name !== 'img') continue;
+    let e = img.parent;
+    while (e && !parseStyle(e.attribs?.style ?? '').some((d) => d.property === 'line-height')) e = e.parent;
+    if (e) imageLines.add(e);
+  }
   const out: Usage[] = [];
   for (const el of all) {
     const tag = el.name!;
     const attrs = el.attribs ?? {};
     const style = parseStyle(attrs.style ?? '');
     const part: Part = bannerAt >= 0 && (el.startIndex ?? 0) >= bannerAt ? 'banner' : 'signature';
-    const base = { tag, attrs, style, part, rowPaddingDiffers: differs.has(el), index: -1 };
+    const base = { tag, attrs, style, part, rowPaddingDiffers: differs.has(el), holdsImage: imageLines.has(el), index: -1 };
     out.push({ ...base, kind: 'element', name: '', value: '' });
     for (const [name, value] of Object.entries(attrs)) if (name !== 'style') out.push({ ...base, kind: 'attribute', name, value });
     style.forEach((d, index) => out.push({ ...base, kind: 'css', name: d.property, value: d.value, index }));
@@ -228,7 +237,7 @@ export function checkHtml(html: string, opts: { bannerAt?: number; clients?: rea
       for (const issue of issues) {
         const exception = EXCEPTIONS.find((x) => (typeof x.title === 'string' ? x.title === issue.title : x.title.includes(issue.title)) && x.clients.includes(client) && x.applies(u));
         // One finding per client, feature, exception and way of use (the same cell style repeats).
-        const key = `${client}\n${issue.title}\n${u.part}\n${u.kind}\n${u.tag}\n${u.name}\n${u.value}\n${exception?.id ?? ''}\n${u.rowPaddingDiffers}\n${u.style.map((d) => `${d.property}:${d.value}`).join(';')}`;
+        const key = `${client}\n${issue.title}\n${u.part}\n${u.kind}\n${u.tag}\n${u.name}\n${u.value}\n${exception?.id ?? ''}\n${u.rowPaddingDiffers}\n${u.holdsImage}\n${u.style.map((d) => `${d.property}:${d.value}`).join(';')}`;
         if (seen.has(key)) continue;
         seen.add(key);
         findings.push({ client, title: issue.title, support: issue.support, notes: issue.notes, usage: u, exception });

@@ -17,7 +17,10 @@
  * - A text block is a cell whose style is its first token's text style; tokens styled differently
  *   are spans holding only the difference, links are `<a>` with colour and decoration stated.
  * - A vertical list is a table with one row per item; a horizontal list is one cell with its items
- *   inline, joined by `separator`. A socialList is one row of linked square icons.
+ *   inline, joined by `separator`. A socialList is rows of linked square icons, as many to a row as
+ *   fit in its width (blocks.ts SocialListNode).
+ * - The whole is one outer table (outerTable below): at most 600 px wide, long words broken, with its
+ *   own background. Values are spans with their direction (lines.ts ValueToken).
  * - A smart token whose smart field has kind `image` renders as `<img>`; its value is an http(s)
  *   URL or the id of a workspace asset. The image is as wide as the text block's `width` (80 px by
  *   default), and the token's literal `value` is the alt text. A token with `assetUuid` is an image
@@ -49,10 +52,33 @@
  */
 import { cleanValue } from '../text.ts';
 import type { ContentTree } from './schema.ts';
-import { type CompileOptions, type Env, type RenderEnvInput, Slots, TABLE_CLOSE, TABLE_OPEN } from './program.ts';
+import { type CompileOptions, type Env, type RenderEnvInput, SIGNATURE_MAX_WIDTH, Slots, TABLE_CLOSE } from './program.ts';
+import { resolveBox } from './style.ts';
 import { type CBlock, compileBlock } from './blocks.ts';
 
 export { TABLE_OPEN, type AssetRef, type CompileOptions, type RenderEnvInput, type SmartFieldKind, type SmartFieldValues } from './program.ts';
+
+/** The widest width any block of the tree sets (0 when none does). */
+function widestBlock(node: unknown, depth = 0): number {
+  if (typeof node !== 'object' || node === null || depth > 64) return 0;
+  const n = node as { blockStyle?: Parameters<typeof resolveBox>[0]; children?: unknown[] };
+  const own = n.blockStyle?.width !== undefined ? (resolveBox(n.blockStyle).width ?? 0) : 0;
+  return Math.max(own, ...(Array.isArray(n.children) ? n.children.map((c) => widestBlock(c, depth + 1)) : []));
+}
+
+/**
+ * The signature's outer table (Layout, Width and Dark mode in docs/rendering.md): at most
+ * SIGNATURE_MAX_WIDTH wide (or its widest block), words longer than a line broken where they meet
+ * its edge, and a white background where the tree's root sets none, so that a mail client that
+ * darkens the page around a message but keeps its colours still shows the text on the colour it was
+ * designed on.
+ */
+function outerTable(tree: ContentTree): string {
+  const max = Math.round(Math.max(SIGNATURE_MAX_WIDTH, widestBlock(tree)));
+  const own = tree?.blockStyle?.backgroundColor !== undefined && resolveBox(tree.blockStyle).background !== undefined;
+  const bg = own ? '' : ';background-color:#ffffff';
+  return `<table role="presentation" cellpadding="0" cellspacing="0"${own ? '' : ' bgcolor="#ffffff"'} style="max-width:${max}px;word-break:break-word${bg}">`;
+}
 
 export interface RenderedParts {
   html: string;
@@ -66,6 +92,7 @@ export class CompiledTemplate {
   readonly assetIds: readonly string[];
   private readonly root: CBlock | null;
   private readonly urlCount: number;
+  private readonly open: string;
 
   constructor(tree: ContentTree, opts: CompileOptions = {}) {
     const slots = new Slots(opts.smartFieldKinds);
@@ -73,6 +100,7 @@ export class CompiledTemplate {
     this.smartFieldIds = slots.ids;
     this.assetIds = [...slots.assetIds];
     this.urlCount = slots.urlCount;
+    this.open = this.root ? outerTable(tree) : '';
   }
 
   private env(input: RenderEnvInput): Env {
@@ -93,7 +121,7 @@ export class CompiledTemplate {
     if (!this.root) return { html: '', text: '' };
     const env = this.env(input);
     const cell = this.root.slot(env);
-    return { html: cell ? `${TABLE_OPEN}<tr>${cell}</tr>${TABLE_CLOSE}` : '', text: env.lines.join('\n') };
+    return { html: cell ? `${this.open}<tr>${cell}</tr>${TABLE_CLOSE}` : '', text: env.lines.join('\n') };
   }
 }
 

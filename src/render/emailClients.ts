@@ -56,6 +56,8 @@ export interface Usage {
   part: Part;
   /** For a table cell: the cells of its row differ in vertical padding. */
   rowPaddingDiffers: boolean;
+  /** The element's line height is the one an image inside it stands in (the nearest to the image). */
+  holdsImage: boolean;
 }
 
 export type Support = 'none' | 'partial' | 'unknown';
@@ -108,8 +110,9 @@ export const EXCEPTIONS: readonly Exception[] = [
     id: 'line-height-exactly',
     clients: ['outlook.windows'],
     title: 'line-height',
-    applies: (u) => u.kind === 'css' && PX.test(u.value) && u.style.slice(0, u.index).some((d) => d.property === 'mso-line-height-rule' && d.value === 'exactly'),
-    reason: 'Outlook for Windows treats a px line height as a minimum unless `mso-line-height-rule:exactly` comes first; the renderer always writes it first.',
+    applies: (u) => u.kind === 'css' && PX.test(u.value) && !u.holdsImage && u.style.slice(0, u.index).some((d) => d.property === 'mso-line-height-rule' && d.value === 'exactly'),
+    reason:
+      'Outlook for Windows treats a px line height as a minimum unless `mso-line-height-rule:exactly` comes first; the renderer always writes it first. Never where an image stands in the line: Outlook cuts the image to the line height, so an exact line height there is a finding.',
   },
   {
     id: 'padding-on-cells',
@@ -186,8 +189,38 @@ export const EXCEPTIONS: readonly Exception[] = [
     id: 'width-beside-attribute',
     clients: ['outlook.windows'],
     title: 'width property',
-    applies: (u) => u.kind === 'css' && (u.tag === 'td' || (u.tag === 'img' && u.attrs.width !== undefined && `${u.attrs.width}px` === u.value)),
-    reason: 'On cells Outlook for Windows supports width; on images it does not, and every image carries the same width as an attribute, which it uses.',
+    applies: (u) => u.kind === 'css' && (u.tag === 'td' || ((u.tag === 'img' || u.tag === 'table') && u.attrs.width !== undefined && `${u.attrs.width}px` === u.value)),
+    reason: 'On cells Outlook for Windows supports width; on images and tables it does not, and every image or table with a width carries the same width as an attribute, which it uses.',
+  },
+  {
+    id: 'max-width-outer-table',
+    clients: ['outlook.windows'],
+    title: 'max-width',
+    applies: (u) => u.kind === 'css' && u.tag === 'table' && u.index === 0 && PX.test(u.value),
+    reason:
+      "Only the signature's outer table has a max-width, so that a long value wraps instead of widening it. Word ignores it and lays a table out as wide as its content, up to the reading pane, where it wraps the text: the signature is only ever wider than designed for a value longer than the line.",
+  },
+  {
+    id: 'word-break-break-word',
+    clients: [...ALL_GMAIL_APPS, 'outlook.macos', 'outlook.outlook-com', 'outlook.ios', 'outlook.android', 'apple-mail.macos', 'apple-mail.ios'],
+    title: 'word-break',
+    applies: (u) => u.kind === 'css' && u.tag === 'table' && u.value === 'break-word',
+    reason: "These clients turn any word-break into `word-wrap:break-word`, which is what is asked: a word longer than the line breaks where it meets the signature's edge, and nothing else changes.",
+  },
+  {
+    id: 'word-break-yahoo',
+    clients: YAHOO,
+    title: 'word-break',
+    applies: (u) => u.kind === 'css' && u.tag === 'table' && u.value === 'break-word',
+    reason:
+      "Yahoo drops word-break. Lines still wrap between words inside the signature's max-width; only a single word longer than the line (a 60-character address with no break) widens the signature there, as it did everywhere before.",
+  },
+  {
+    id: 'dir-on-spans',
+    clients: ['outlook.windows'],
+    title: 'dir attribute',
+    applies: (u) => u.kind === 'attribute' && u.tag === 'span' && (u.value === 'ltr' || u.value === 'rtl'),
+    reason: "Outlook for Windows mishandles `dir` on links only; a value's direction is on a span of its own, inside the link when it has one.",
   },
   {
     id: 'max-width-on-images',

@@ -9,6 +9,7 @@ import { diffTextCss, linkTextCss, type ResolvedTextStyle, resolveTextStyle } fr
 import type { Slots } from './program.ts';
 import { type Env } from './program.ts';
 import { CompiledHref, linkText, shownUrl } from './links.ts';
+import { directionOf } from './direction.ts';
 
 interface CToken {
   /** Depends on a smart field: may resolve empty. */
@@ -17,6 +18,8 @@ interface CToken {
   readonly dynamic: boolean;
   /** Writes a link: its output also depends on the render's `link` (tracked links). */
   readonly linked: boolean;
+  /** Writes an `<img>`: its cell must not hold its lines to an exact height. */
+  readonly image?: boolean;
   /** HTML, or null when the token resolves empty. */
   html(env: Env): string | null;
   text(env: Env): string | null;
@@ -96,7 +99,14 @@ class SmartLinkToken implements CToken {
   }
 }
 
-/** A token showing a teammate's value. */
+/**
+ * A token showing a teammate's value. The value is a run of its own direction: a span with `dir`
+ * (direction.ts), which isolates it from the text around it. Without it an Arabic or Hebrew title
+ * before a phone on one line turns "+1 415 555 0109" into "0109 555 415 1+". The attribute goes on
+ * a span, never on the link (Outlook for Windows mishandles `dir` on `<a>`); `<bdi>` is dropped by
+ * Gmail, Outlook and Yahoo, and Unicode isolates (U+2068, U+2069) would travel into replies and
+ * copied text (docs/rendering.md, Right-to-left values).
+ */
 class ValueToken implements CToken {
   readonly smart = true;
   readonly dynamic = true;
@@ -113,15 +123,17 @@ class ValueToken implements CToken {
     this.linked = href !== undefined;
     const style = resolveTextStyle(t.textStyle);
     const diff = diffTextCss(style, cell);
-    this.open = diff ? `<span style="${escapeAttr(diff)}">` : '';
-    this.close = diff ? '</span>' : '';
-    this.linkClose = `" style="${escapeAttr(linkTextCss(style, cell))}">`;
+    this.open = `<span${diff ? ` style="${escapeAttr(diff)}"` : ''} dir="`;
+    this.close = '</span>';
+    this.linkClose = `" style="${escapeAttr(linkTextCss(style, cell))}"><span dir="`;
   }
 
+  /** The value's direction, the end of the span's opening tag, and the escaped value: `rtl">...`. */
   private escaped(env: Env): string {
     let e = env.esc[this.slot];
     if (e === undefined) {
-      e = escapeMultiline(env.vals[this.slot]!);
+      const v = env.vals[this.slot]!;
+      e = `${directionOf(v)}">${escapeMultiline(v)}`;
       env.esc[this.slot] = e;
     }
     return e;
@@ -132,7 +144,7 @@ class ValueToken implements CToken {
     const body = this.escaped(env);
     if (this.href) {
       const url = this.href.url(env);
-      if (url !== null) return `<a href="${escapeAttr(shownUrl(env, url))}${this.linkClose}${body}</a>`;
+      if (url !== null) return `<a href="${escapeAttr(shownUrl(env, url))}${this.linkClose}${body}</span></a>`;
     }
     return this.open + body + this.close;
   }
@@ -164,6 +176,7 @@ class ImageToken implements CToken {
   readonly smart = true;
   readonly dynamic = true;
   readonly linked = true;
+  readonly image = true;
   private readonly slot: number;
   private readonly imgTail: string;
   private readonly href: CompiledHref | undefined;
@@ -204,6 +217,7 @@ class AssetToken implements CToken {
   readonly smart = false;
   readonly dynamic = true;
   readonly linked = true;
+  readonly image = true;
   private readonly id: string;
   private readonly imgTail: string;
   private readonly href: CompiledHref | undefined;
@@ -244,6 +258,8 @@ export class Line {
   /** The plain text of each smart token between `prepare` and `write` (null: not shown). Renders are synchronous and never overlap. */
   private readonly texts: (string | null)[];
   readonly hasSmart: boolean;
+  /** Some token writes an image (its cell gets no exact line height: style.ts fullTextCss). */
+  readonly hasImage: boolean;
   /** Some token writes a link: a render with `link` cannot use the finished HTML. */
   readonly linked: boolean;
   readonly fixedHtml: string | undefined;
@@ -254,6 +270,7 @@ export class Line {
     this.first = tokens.findIndex((t) => t.smart);
     this.last = tokens.findLastIndex((t) => t.smart);
     this.hasSmart = this.first >= 0;
+    this.hasImage = tokens.some((t) => t.image === true);
     this.linked = tokens.some((t) => t.linked);
     this.texts = new Array<string | null>(tokens.length).fill(null);
     this.nextSmart = new Int32Array(tokens.length).fill(-1);
@@ -357,7 +374,12 @@ export function compileTokens(tokens: TextToken[], cell: ResolvedTextStyle, slot
   return new Line(out);
 }
 
-/** The style a text cell sets: its first token's. */
+/**
+ * The style a text cell sets: its first token's, but never an underline. A decoration set on a box
+ * is drawn under all of its text and cannot be taken off by a child (`text-decoration:none` on a
+ * span or link inside only stops its own decoration), so an underline belongs to the token's own
+ * span or link, never to the cell.
+ */
 export function cellStyleOf(tokens: readonly TextToken[] | undefined): ResolvedTextStyle {
-  return resolveTextStyle(tokens?.[0]?.textStyle);
+  return { ...resolveTextStyle(tokens?.[0]?.textStyle), underline: false };
 }

@@ -49,6 +49,13 @@ export interface Env {
 export const TABLE_OPEN = '<table role="presentation" cellpadding="0" cellspacing="0">';
 export const TABLE_CLOSE = '</table>';
 
+/**
+ * The widest a signature is laid out, in px, unless one of its blocks is set wider: its outer table
+ * has this `max-width`, so a long value wraps inside it instead of widening the signature, and a
+ * social list starts a new row of icons before it.
+ */
+export const SIGNATURE_MAX_WIDTH = 600;
+
 /** Compile-time registry of smart fields and dynamic links used by one template. */
 export class Slots {
   readonly ids: string[] = [];

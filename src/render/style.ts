@@ -52,12 +52,18 @@ export function lineHeightCss(lineHeightPx: number): string {
   return `mso-line-height-rule:exactly;line-height:${lineHeightPx}px`;
 }
 
-/** Every member, for a cell that sets the style its tokens inherit. */
-export function fullTextCss(s: ResolvedTextStyle): string {
-  let css = `font-family:${s.fontFamily};font-size:${px(s.fontSize)};${lineHeightCss(s.lineHeightPx)};${colorDecl('color', s.color)}`;
+/**
+ * Every inherited member, for a cell that sets the style its tokens inherit. Never a decoration:
+ * one on a cell underlines everything inside it, whatever the children say (lines.ts cellStyleOf).
+ *
+ * A cell that holds an image gets no line height: Outlook for Windows cuts whatever stands above an
+ * exact line height (a 40 px logo in a 20 px line shows its bottom 20 px), and the image's height
+ * is not known when the template compiles. Its text lines are as tall as the font's normal height.
+ */
+export function fullTextCss(s: ResolvedTextStyle, holdsImage = false): string {
+  let css = `font-family:${s.fontFamily};font-size:${px(s.fontSize)};${holdsImage ? '' : `${lineHeightCss(s.lineHeightPx)};`}${colorDecl('color', s.color)}`;
   if (s.bold) css += ';font-weight:bold';
   if (s.italic) css += ';font-style:italic';
-  if (s.underline) css += ';text-decoration:underline';
   return css;
 }
 

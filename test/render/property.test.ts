@@ -18,11 +18,11 @@ type Node = DefaultTreeAdapterMap['node'];
 type Element = DefaultTreeAdapterMap['element'];
 
 const ALLOWED: Record<string, readonly string[]> = {
-  table: ['role', 'cellpadding', 'cellspacing'],
+  table: ['role', 'cellpadding', 'cellspacing', 'width', 'bgcolor', 'style'],
   tbody: [],
   tr: [],
   td: ['style', 'width', 'height', 'valign', 'bgcolor'],
-  span: ['style'],
+  span: ['style', 'dir'],
   a: ['href', 'style'],
   img: ['src', 'width', 'height', 'alt', 'style'],
   br: [],
@@ -83,6 +83,7 @@ function inspect(body: Element, expected: Map<string, string>): string[] {
       if (a.value.includes(OPEN) || a.value.includes(CLOSE)) problems.push(`a value inside the ${a.name} attribute of <${el.tagName}>`);
       if (a.name === 'href' && !LINK.test(a.value)) problems.push(`href ${a.value}`);
       if (a.name === 'src' && !/^https?:\/\//.test(a.value)) problems.push(`src ${a.value}`);
+      if (a.name === 'dir' && a.value !== 'ltr' && a.value !== 'rtl') problems.push(`dir ${a.value}`);
       if (a.name === 'bgcolor' && !/^(?:#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-z]+)$/.test(a.value)) problems.push(`bgcolor ${a.value}`);
       if (a.name === 'style' && /[<>"]|url\(|expression/i.test(a.value)) problems.push(`style ${a.value}`);
     }

@@ -35,7 +35,7 @@ describe('hostile values', () => {
     const out = render(tree(line(tok({ smartFieldUuid: sf.website, href: { text: 'https://acme.example/?q=', smartFieldUuid: sf.website } }))), { [sf.website!]: v });
     expect(out.html).not.toContain('<img');
     expect(out.html).toContain('href="https://acme.example/?q=%22%3E%3Cimg%20src=x%20onerror=alert(1)%3E"');
-    expect(out.html).toContain('>"&gt;&lt;img src=x onerror=alert(1)&gt;</a>');
+    expect(out.html).toContain('<span dir="ltr">"&gt;&lt;img src=x onerror=alert(1)&gt;</span></a>');
   });
 
   it('a javascript: value never becomes a link or an image', () => {
@@ -45,7 +45,7 @@ describe('hostile values', () => {
     );
     expect(out.html).not.toContain('href=');
     expect(out.html).not.toContain('<img');
-    expect(out.html).toContain('>javascript:alert(1)</td>');
+    expect(out.html).toContain('<span dir="ltr">javascript:alert(1)</span></td>');
     for (const v of ['JaVaScRiPt:alert(1)', ' javascript:alert(1)', 'data:text/html,<b>x</b>', 'vbscript:x', '//evil.example']) {
       expect(render(tree(line(tok({ smartFieldUuid: sf.website, href: { smartFieldUuid: sf.website } }))), { [sf.website!]: v }).html, v).not.toContain('href=');
     }
@@ -78,7 +78,7 @@ describe('hostile values', () => {
 
   it('lone surrogates and noncharacters never reach the HTML', () => {
     const out = render(tree(line(tok({ smartFieldUuid: sf.first_name }))), { [sf.first_name!]: 'a\uD800b\uFFFEc\uDBFF\uDFFFd' });
-    expect(out.html).toContain('>a&#65533;bcd</td>');
+    expect(out.html).toContain('<span dir="ltr">a&#65533;bcd</span></td>');
   });
 });
 
