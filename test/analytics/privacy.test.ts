@@ -18,8 +18,9 @@ import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
 import { insertViews, pruneViews, type View } from '../../src/analytics/views.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
 import { useApi } from '../api/helpers.ts';
-import { waitFor } from '../helpers/cli.ts';
-import { trackedImage, trackedLink } from '../helpers/tracking.ts';
+import { runCli, waitFor } from '../helpers/cli.ts';
+import { TEST_KEY } from '../helpers/db.ts';
+import { trackedImage, trackedLink, visitorOf as identified } from '../helpers/tracking.ts';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
@@ -212,7 +213,30 @@ describe('privacy', () => {
     expect((await api.call('DELETE', `/v1/analytics/visitors/${visitorId}`, undefined, key)).status).toBe(404);
   });
 
+  it('the CLI reads and changes the settings, exports and erases a visitor, each change audited', async () => {
+    const env = { DATABASE_URL: api.t.url, ENCRYPTION_KEY: TEST_KEY, PUBLIC_BASE_URL: 'https://sig.example.test' };
+    const bad = await runCli(['privacy', 'settings', '--workspace', api.ws, '--views', 'all'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--views: per_person, aggregate or off');
+    const set = await runCli(['privacy', 'settings', '--workspace', api.ws, '--views', 'off', '--retention-days', '30'], env);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain('views tracked    off');
+    expect(set.stdout).toContain('retention        30 days');
+    expect(set.stdout).toMatch(/views: nothing more is recorded; the per-person key was removed from \d+ rows already recorded/);
+    const userId = `cli-${crypto.randomUUID()}`;
+    const visitorId = await identified(api, userId);
+    const exported = await runCli(['privacy', 'export', '--workspace', api.ws, visitorId], env);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(JSON.parse(exported.stdout).visitor).toMatchObject({ id: visitorId, user_id: userId });
+    const erased = await runCli(['privacy', 'erase', '--workspace', api.ws, visitorId], env);
+    expect(erased.code, erased.stderr).toBe(0);
+    expect(await tablesHolding(pool(), userId)).toEqual([]);
+    const actions = (await api.call('GET', '/v1/audit_entries?per_page=2')).body.data.map((e: { action: string; actor: { kind: string } }) => [e.action, e.actor.kind]);
+    expect(actions).toEqual([['visitor.erase', 'cli'], ['privacy_settings.update', 'cli']]);
+  });
+
   it("retention is per workspace: a workspace's own days, else the deployment's", async () => {
+    expect((await settings({ retention_days: null })).status).toBe(200);
     const short = target(api.otherWs); // retention_days 90 (set above)
     const long = target(api.ws);
     const ids = await Promise.all([short, long].map(async (t) => viewTokens(api.t.ctx.secrets).verify((await trackedImage(api.t.ctx, api.base, t)).split('/v/')[1]!)!));
