@@ -67,7 +67,8 @@ describe('privacy', () => {
   });
 
   it('a new workspace tracks views at aggregate and clicks per person; the settings are read and changed through the API, with field errors', async () => {
-    expect((await api.call('GET', '/v1/workspace/privacy_settings')).body.data).toEqual({ views_tracking: 'aggregate', clicks_tracking: 'per_person', retention_days: null });
+    const read = (await api.call('GET', '/v1/workspace/privacy_settings')).body.data;
+    expect(read).toEqual({ views_tracking: 'aggregate', clicks_tracking: 'per_person', retention_days: null, opt_out_url: `${api.t.ctx.config.PUBLIC_BASE_URL}/o/${new OptOutTokens(api.t.ctx.secrets).sign(api.ws)}` });
     const bad = await settings({ views_tracking: 'everything' });
     expect(bad.status).toBe(422);
     expect(bad.body.details[0].field).toBe('privacy_settings.views_tracking');
@@ -159,6 +160,11 @@ describe('privacy', () => {
   it("the opt-out link asks first, then removes this browser's and address's keys and visitors, retroactively and for no one else", async () => {
     const tokens = new OptOutTokens(api.t.ctx.secrets);
     const link = `${api.base}/o/${tokens.sign(api.ws)}`;
+    // A signature carries it as it is: the installation's render never makes it a tracked link.
+    const optOutUrl = (await api.call('GET', '/v1/workspace/privacy_settings')).body.data.opt_out_url as string;
+    const inSignature = await trackedLink(api.t.ctx, api.t.ctx.config.PUBLIC_BASE_URL, target(), optOutUrl);
+    expect(inSignature).toBe(optOutUrl);
+    expect(await trackedLink(api.t.ctx, api.t.ctx.config.PUBLIC_BASE_URL, target(), 'https://acme.test/o/x')).toContain('/c/');
     const { visitorId, clickId } = await visitorOf(api.ws, api.key, `opt-${crypto.randomUUID()}`);
     const browser = clientHash(api.t.ctx.secrets, '127.0.0.1', CHROME);
     const address = addressHash(api.t.ctx.secrets, '127.0.0.1');

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { changePrivacySettings, eraseVisitors, TRACKING_MODES, visitorExport } from '../../analytics/privacy.ts';
+import { changePrivacySettings, eraseVisitors, OptOutTokens, TRACKING_MODES, visitorExport } from '../../analytics/privacy.ts';
 import { privacySettings } from '../../db/workspaces.ts';
 import { withTx } from '../../db/tx.ts';
 import { ApiError } from '../../errors.ts';
@@ -27,7 +27,9 @@ const Fields = {
   clicks_tracking: mode('clicks (tracked links)', 'per_person'),
   retention_days: z.int().min(1).max(36500).nullable().describe('Days raw clicks, views, events and visitors are kept; null: the deployment default (ANALYTICS_RETENTION_DAYS, 400).'),
 };
-const PrivacySettings = z.object(Fields).meta({ id: 'PrivacySettings' });
+const PrivacySettings = z
+  .object({ ...Fields, opt_out_url: z.string().describe('The workspace\'s opt-out link, for a signature to carry (a text token\'s href): never tracked; confirming it stops per-person tracking of that browser and network (read only)') })
+  .meta({ id: 'PrivacySettings' });
 const PrivacySettingsChange = PrivacySettings.extend({ effects: z.array(z.string()).describe('What the change did to the rows already recorded, one sentence per setting changed') }).meta({ id: 'PrivacySettingsChange' });
 const PrivacySettingsWrite = z.strictObject({ privacy_settings: z.strictObject(Fields).partial() });
 const VisitorParams = z.object({ visitor_id: z.string() });
@@ -37,10 +39,12 @@ const VisitorExport = z
 
 export function privacyRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
+  const tokens = new OptOutTokens(app.secrets);
+  const optOutUrl = (ws: string) => `${app.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/o/${tokens.sign(ws)}`;
   r.get('/workspace/privacy_settings', { schema: { tags: ['workspace'], summary: 'Privacy settings (extension)', response: { 200: dataOf(PrivacySettings), ...errors(401) } } }, async (req) => {
     const s = await privacySettings(app.pool, req.workspaceId);
     if (!s) throw ApiError.notFound('workspace');
-    return { data: s };
+    return { data: { ...s, opt_out_url: optOutUrl(req.workspaceId) } };
   });
   r.patch(
     '/workspace/privacy_settings',
@@ -53,7 +57,7 @@ export function privacyRoutes(v1: FastifyInstance, app: AppContext): void {
         if (!done) throw ApiError.notFound('workspace');
         return done;
       });
-      return { data: { ...changed.settings, effects: changed.effects } };
+      return { data: { ...changed.settings, opt_out_url: optOutUrl(req.workspaceId), effects: changed.effects } };
     },
   );
   const tags = ['analytics'];
