@@ -175,7 +175,7 @@ describe('privacy', () => {
     await insertClicks(pool(), [someone]);
     const keyed = async () =>
       (await pool().query('select count(*)::int as n from (select id::text from views where workspace_id = $1 and viewer = $2 union all select id from clicks where workspace_id = $1 and (clicker = $2 or clicker_address = $3)) k', [api.ws, browser, address])).rows[0].n as number;
-    expect(await keyed()).toBeGreaterThan(1);
+    expect(await keyed()).toBeGreaterThan(0);
 
     const page = await fetch(link, { headers: { 'user-agent': CHROME } });
     expect(page.status).toBe(200);
