@@ -102,6 +102,8 @@ const schema = z.object({
   /** Unauthenticated reads that query the database, per minute per client address: asset bytes (`GET /assets/{token}`; image proxies share addresses: keep it high) and the browser script. */
   RATE_LIMIT_ASSETS: perMinute(3000),
   RATE_LIMIT_SCRIPT: perMinute(600),
+  /** Opt-out pages and confirmations (`/o/{token}`, docs/privacy.md) per minute per client address. */
+  RATE_LIMIT_OPT_OUT: perMinute(30),
   /** Requests answered 401 (a missing, unknown or revoked API key) per minute per client address; past it, 429 before any key is looked up. */
   RATE_LIMIT_AUTH_FAILURES: perMinute(60),
   /** Console actions (`POST /console/api/...`: sync now, replay, redeliver) per minute per signed-in session. */

@@ -83,8 +83,57 @@ export class ClickRecorder extends BatchRecorder<Click> {
   }
 }
 
-/** Retention: removes raw clicks older than `days` (their rollups stay). Returns the rows removed. */
-export async function pruneClicks(db: Pick<pg.Pool, 'query'>, days: number): Promise<number> {
-  const { rowCount } = await db.query(`delete from clicks where clicked_at < now() - make_interval(days => $1)`, [days]);
+/**
+ * Retention: removes raw clicks older than the workspace's `analytics_retention_days`, or
+ * `defaultDays` where it has none (their rollups stay). Returns the rows removed.
+ */
+export async function pruneClicks(db: Pick<pg.Pool, 'query'>, defaultDays: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `delete from clicks c using workspaces w where w.id = c.workspace_id and c.clicked_at < now() - make_interval(days => coalesce(w.analytics_retention_days, $1))`,
+    [defaultDays],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Which rows lose their clicker keys (docs/privacy.md): those of workspaces whose clicks are not
+ * tracked per person, and those of a browser or an address that opted out.
+ */
+const KEYED_CLICKS = `select c.id, c.workspace_id, c.clicked_at, c.clicker, c.link_id from clicks c join workspaces w on w.id = c.workspace_id
+  where c.clicker is not null and ($1::uuid is null or c.workspace_id = $1)
+    and (w.clicks_tracking <> 'per_person'
+         or exists (select from analytics_opt_outs o where o.workspace_id = c.workspace_id and ((o.kind = 'browser' and o.key = c.clicker) or (o.kind = 'address' and o.key = c.clicker_address))))`;
+
+/**
+ * Removes the clicker keys (`clicker`, `clicker_address`) of the rows above once older than
+ * `olderThan`, after marking the repeats their key decided (as views.ts `dropViewerKeys`).
+ */
+export async function dropClickerKeys(db: Pick<pg.Pool, 'query'>, o: { workspaceId: string | null; window: string; olderThan: string }): Promise<number> {
+  await db.query(
+    `update clicks c set is_repeat = true
+       from (select id, coalesce(clicked_at - lag(clicked_at) over (partition by workspace_id, clicker, link_id order by clicked_at, id) < $2::interval, false) as repeat
+               from (${KEYED_CLICKS}) k) r
+      where c.id = r.id and r.repeat and not c.is_repeat`,
+    [o.workspaceId, o.window],
+  );
+  const { rowCount } = await db.query(
+    `update clicks c set clicker = null, clicker_address = null from (${KEYED_CLICKS}) k where c.id = k.id and k.clicked_at < now() - $2::interval`,
+    [o.workspaceId, o.olderThan],
+  );
+  return rowCount ?? 0;
+}
+
+/** The ids of the clicks of one browser or address in a workspace (an opt-out), their keys removed at once. */
+export async function dropClickerKey(db: Pick<pg.Pool, 'query'>, workspaceId: string, clicker: string, address: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    'update clicks set clicker = null, clicker_address = null where workspace_id = $1 and (clicker = $2 or clicker_address = $3) returning id',
+    [workspaceId, clicker, address],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Removes the given clicks (a visitor's, on erasure). */
+export async function deleteClicks(db: Pick<pg.Pool, 'query'>, workspaceId: string, ids: string[]): Promise<number> {
+  const { rowCount } = await db.query('delete from clicks where workspace_id = $1 and id = any($2::text[])', [workspaceId, ids]);
   return rowCount ?? 0;
 }

@@ -321,8 +321,51 @@ async function emitConversion(db: Queryable, ws: string, e: EventInput, a: Attri
   );
 }
 
-/** Retention: removes recorded events older than `days` (their rollups and the visitors stay). */
-export async function pruneEvents(db: Queryable, days: number): Promise<number> {
-  const { rowCount } = await db.query(`delete from recorded_events where recorded_at < now() - make_interval(days => $1)`, [days]);
+/**
+ * Retention: removes recorded events, and visitors not seen since, older than the workspace's
+ * `analytics_retention_days` or `defaultDays` (their rollups stay). Returns the events removed.
+ */
+export async function pruneEvents(db: Queryable, defaultDays: number): Promise<number> {
+  const older = (col: string) => `${col} < now() - make_interval(days => coalesce(w.analytics_retention_days, $1))`;
+  const { rowCount } = await db.query(`delete from recorded_events e using workspaces w where w.id = e.workspace_id and ${older('e.recorded_at')}`, [defaultDays]);
+  await db.query(`delete from visitors v using workspaces w where w.id = v.workspace_id and ${older('v.last_seen_at')}`, [defaultDays]);
   return rowCount ?? 0;
+}
+
+/** Where a visitor's events are: its own, and those sent with its anonymous or user id. */
+export const EVENTS_OF_VISITOR = `from recorded_events e join visitors v on v.id = $2 and v.workspace_id = e.workspace_id
+  where e.workspace_id = $1 and (e.visitor_id = v.id or e.anonymous_id = v.anonymous_id or e.user_id = v.user_id)`;
+
+/**
+ * Erases visitors (docs/privacy.md): each with every event tied to it. Returns, per visitor, the
+ * click ids it was brought by or sent (the caller removes those clicks) and its ids, for the outbox.
+ */
+export async function deleteVisitors(db: Queryable, ws: string, visitorIds: string[]): Promise<{ clickIds: string[]; visitors: { id: string; user_id: string | null; anonymous_id: string | null }[] }> {
+  const clickIds = new Set<string>();
+  const visitors: { id: string; user_id: string | null; anonymous_id: string | null }[] = [];
+  for (const id of visitorIds) {
+    const { rows } = await db.query<{ click_id: string }>(`delete from recorded_events e using (select e.id ${EVENTS_OF_VISITOR}) x where e.id = x.id and e.click_id is not null returning e.click_id`, [ws, id]);
+    await db.query(`delete from recorded_events e using (select e.id ${EVENTS_OF_VISITOR}) x where e.id = x.id`, [ws, id]);
+    const v = await db.query<{ id: string; user_id: string | null; anonymous_id: string | null; first_click_id: string | null }>(
+      'delete from visitors where workspace_id = $1 and id = $2 returning id, user_id, anonymous_id, first_click_id',
+      [ws, id],
+    );
+    for (const r of rows) clickIds.add(r.click_id);
+    for (const r of v.rows) {
+      if (r.first_click_id) clickIds.add(r.first_click_id);
+      visitors.push({ id: r.id, user_id: r.user_id, anonymous_id: r.anonymous_id });
+    }
+  }
+  return { clickIds: [...clickIds], visitors };
+}
+
+/** The visitors the given clicks brought (an opt-out erases them). */
+export async function visitorsOfClicks(db: Queryable, ws: string, clickIds: string[]): Promise<string[]> {
+  if (!clickIds.length) return [];
+  const { rows } = await db.query<{ id: string }>(
+    `select distinct v.id from visitors v where v.workspace_id = $1 and (v.first_click_id = any($2::text[])
+        or exists (select from recorded_events e where e.workspace_id = $1 and e.visitor_id = v.id and e.click_id = any($2::text[])))`,
+    [ws, clickIds],
+  );
+  return rows.map((r) => r.id);
 }

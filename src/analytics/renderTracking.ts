@@ -4,7 +4,8 @@
  *
  * - Every http(s) link becomes `PUBLIC_BASE_URL/c/{token}` of its anchor link (links.ts): the
  *   signature's anchor, or the campaign's for links in its banner. `mailto:` and `tel:` links stay.
- *   The plain text's `label (url)` shows the same tracked link.
+ *   The plain text's `label (url)` shows the same tracked link. The workspace's opt-out link
+ *   (`PUBLIC_BASE_URL/o/...`, docs/privacy.md) stays as it is: following it is never recorded.
  * - One image becomes `PUBLIC_BASE_URL/v/{token}` (viewImages.ts): the banner's first http(s) image,
  *   or else a 1×1 image written after the signature.
  *
@@ -58,7 +59,8 @@ class InstallTracking implements RenderTracking {
   }
 
   link(url: string, anchor: Anchor): string {
-    if (!WEB.test(url)) return url;
+    // The workspace's opt-out link (privacy.ts) is never tracked.
+    if (!WEB.test(url) || url.startsWith(`${this.baseUrl}/o/`)) return url;
     const source: AnchorSource = anchor === 'campaign' && this.t.campaignId ? { kind: 'campaign', id: this.t.campaignId } : { kind: 'signature', id: this.t.signatureId };
     const key = linkKey(this.t, source, url);
     const done = this.written.get(key);

@@ -4,6 +4,7 @@
  * switched-off tracking keeps being recorded.
  */
 import type { Queryable } from '../db/tx.ts';
+import type { TrackingMode } from '../db/workspaces.ts';
 import { recentRows } from './recent.ts';
 
 export interface ResolvedLink {
@@ -17,6 +18,8 @@ export interface ResolvedLink {
   emailId: string;
   /** The workspace's `event_tracking.enabled`: clicks are recorded only while it is on. */
   tracking: boolean;
+  /** The workspace's `clicks_tracking` (docs/privacy.md). */
+  mode: TrackingMode;
 }
 
 /** What a link id leads to, read at most once a minute (recent.ts). */
@@ -27,7 +30,7 @@ export function linkResolver(db: Queryable): (linkId: string) => Promise<Resolve
         await db.query<ResolvedLink>(
           `select l.id::text as "linkId", l.workspace_id as "workspaceId", l.anchor_id as "anchorId", a.url, l.signature_id as "signatureId",
                   case when a.source_kind = 'campaign' then a.source_id end as "campaignId", l.teammate_id as "teammateId", l.email_id as "emailId",
-                  w.event_tracking_enabled as tracking
+                  w.event_tracking_enabled as tracking, w.clicks_tracking as mode
              from anchor_links l join anchors a on a.id = l.anchor_id join workspaces w on w.id = l.workspace_id
             where l.id = $1`,
           [linkId],

@@ -15,7 +15,8 @@
  * on every dimension but `anchor`: views, proxied views, bot views, unique views (distinct viewer
  * hashes among all fetches) and unique direct views (among fetches neither proxied nor a bot's).
  * Repeats (the same client again within 30 minutes) count nowhere, and bursts and rotations count as
- * bots' (below).
+ * bots' (below). A row whose key was removed (docs/privacy.md: aggregate mode, an opt-out) is a
+ * repeat when it was marked one before (`is_repeat`), and is in no burst or rotation.
  */
 import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
@@ -56,9 +57,9 @@ const CLICKS_OF_DAYS = `(select c.*, a.address, date_trunc('day', clicked_at, 'U
                           where clicked_at >= $1::timestamptz - interval '${REPEAT_WINDOW}' and ($2::uuid is null or workspace_id = $2))`;
 
 const CLICKS = `(select workspace_id, clicked_at, is_bot or burst or rotated as is_bot, repeat, clicker, signature_id, campaign_id, teammate_id, country_code, anchor_id
-                   from (select c.*, coalesce(clicked_at - lag(clicked_at) over same < interval '${REPEAT_WINDOW}', false) as repeat,
-                                count(*) over (partition by workspace_id, clicker, link_id, date_trunc('hour', clicked_at, 'UTC')) > ${CLICK_BURST} as burst,
-                                not is_bot and dense_rank() over (partition by workspace_id, address, link_id, day, is_bot order by client_first, clicker) > ${ADDRESS_CLIENTS} as rotated
+                   from (select c.*, is_repeat or (clicker is not null and coalesce(clicked_at - lag(clicked_at) over same < interval '${REPEAT_WINDOW}', false)) as repeat,
+                                clicker is not null and count(*) over (partition by workspace_id, clicker, link_id, date_trunc('hour', clicked_at, 'UTC')) > ${CLICK_BURST} as burst,
+                                not is_bot and address is not null and dense_rank() over (partition by workspace_id, address, link_id, day, is_bot order by client_first, clicker) > ${ADDRESS_CLIENTS} as rotated
                            from ${CLICKS_OF_DAYS} c
                          window same as (partition by workspace_id, clicker, link_id order by clicked_at, id)) r
                   where clicked_at >= $1 and not repeat)`;
@@ -70,8 +71,8 @@ const VISITORS = `(select v.workspace_id, v.first_seen_at, l.signature_id, case 
                     where v.first_seen_at >= $1 and ($2::uuid is null or v.workspace_id = $2))`;
 
 const VIEWS = `(select workspace_id, viewed_at, is_proxied, is_bot or burst as is_bot, viewer, signature_id, campaign_id, teammate_id, country_code, null::uuid as anchor_id
-                  from (select v.*, not is_proxied and coalesce(viewed_at - lag(viewed_at) over same < interval '${REPEAT_WINDOW}', false) as repeat,
-                               not is_proxied and count(*) over (partition by workspace_id, viewer, image_id, is_proxied, date_trunc('hour', viewed_at, 'UTC')) > ${VIEW_BURST} as burst
+                  from (select v.*, is_repeat or (viewer is not null and not is_proxied and coalesce(viewed_at - lag(viewed_at) over same < interval '${REPEAT_WINDOW}', false)) as repeat,
+                               viewer is not null and not is_proxied and count(*) over (partition by workspace_id, viewer, image_id, is_proxied, date_trunc('hour', viewed_at, 'UTC')) > ${VIEW_BURST} as burst
                           from views v where viewed_at >= $1::timestamptz - interval '${REPEAT_WINDOW}' and ($2::uuid is null or workspace_id = $2)
                         window same as (partition by workspace_id, viewer, image_id, is_proxied order by viewed_at, id)) r
                  where viewed_at >= $1 and not repeat)`;

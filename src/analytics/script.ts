@@ -10,6 +10,10 @@
  *
  * Events go to `POST /t/{tracking_id}/events` as text/plain JSON through `navigator.sendBeacon`
  * (no CORS preflight, survives page unloads), or `fetch` with `keepalive` where that is missing.
+ *
+ * A browser with Global Privacy Control (`navigator.globalPrivacyControl`) or Do Not Track on gets
+ * no cookie and sends no identifier: no anonymous id, no click id, no user id or traits; its events
+ * still count (docs/privacy.md). The endpoint drops identifiers of such browsers as well (ingest.ts).
  */
 export function browserScript(endpoint: string): string {
   return `/* sigsync event tracking */
@@ -18,12 +22,16 @@ export function browserScript(endpoint: string): string {
   var E = ${JSON.stringify(endpoint)};
   function get(n) { var m = d.cookie.match(new RegExp('(?:^|; )' + n + '=([^;]*)')); return m ? decodeURIComponent(m[1]) : null; }
   function set(n, v) { d.cookie = n + '=' + encodeURIComponent(v) + '; path=/; max-age=31536000; SameSite=Lax' + (location.protocol === 'https:' ? '; Secure' : ''); }
-  var aid = get('sgs_aid');
-  if (!aid) { aid = w.crypto && w.crypto.randomUUID ? w.crypto.randomUUID() : Date.now().toString(36) + Math.random().toString(36).slice(2); set('sgs_aid', aid); }
-  var cid = new URLSearchParams(location.search).get('click_id');
-  if (cid) set('sgs_cid', cid); else cid = get('sgs_cid');
+  var off = navigator.globalPrivacyControl === true || navigator.doNotTrack === '1' || w.doNotTrack === '1';
+  var aid = null, cid = null;
+  if (!off) {
+    aid = get('sgs_aid');
+    if (!aid) { aid = w.crypto && w.crypto.randomUUID ? w.crypto.randomUUID() : Date.now().toString(36) + Math.random().toString(36).slice(2); set('sgs_aid', aid); }
+    cid = new URLSearchParams(location.search).get('click_id');
+    if (cid) set('sgs_cid', cid); else cid = get('sgs_cid');
+  }
   function send(ev) {
-    ev.anonymous_id = aid;
+    if (off) { delete ev.user_id; delete ev.traits; } else ev.anonymous_id = aid;
     if (cid && !ev.click_id) ev.click_id = cid;
     var body = JSON.stringify({ event: ev });
     if (!(navigator.sendBeacon && navigator.sendBeacon(E, body))) w.fetch(E, { method: 'POST', body: body, keepalive: true, mode: 'cors', credentials: 'omit' });

@@ -18,6 +18,7 @@
  * in-process map, as tracked links are (links.ts).
  */
 import type { Queryable } from '../db/tx.ts';
+import type { TrackingMode } from '../db/workspaces.ts';
 import { recentRows } from './recent.ts';
 
 export interface ViewTarget {
@@ -79,6 +80,8 @@ export interface ResolvedImage {
   url: string;
   /** The workspace's `event_tracking.enabled`: views are recorded only while it is on. */
   tracking: boolean;
+  /** The workspace's `views_tracking` (docs/privacy.md). */
+  mode: TrackingMode;
 }
 
 /** What a view token leads to, read at most once a minute (recent.ts), as for links. */
@@ -88,7 +91,7 @@ export function imageResolver(db: Queryable): (imageId: string) => Promise<Resol
       (
         await db.query<ResolvedImage>(
           `select i.id::text as "imageId", i.workspace_id as "workspaceId", i.signature_id as "signatureId", i.campaign_id as "campaignId",
-                  i.teammate_id as "teammateId", i.email_id as "emailId", i.url, w.event_tracking_enabled as tracking
+                  i.teammate_id as "teammateId", i.email_id as "emailId", i.url, w.event_tracking_enabled as tracking, w.views_tracking as mode
              from view_images i join workspaces w on w.id = i.workspace_id where i.id = $1`,
           [imageId],
         )

@@ -46,8 +46,46 @@ export class ViewRecorder extends BatchRecorder<View> {
   }
 }
 
-/** Retention: removes raw views older than `days` (their rollups stay). Returns the rows removed. */
-export async function pruneViews(db: Pick<pg.Pool, 'query'>, days: number): Promise<number> {
-  const { rowCount } = await db.query(`delete from views where viewed_at < now() - make_interval(days => $1)`, [days]);
+/**
+ * Retention: removes raw views older than the workspace's `analytics_retention_days`, or
+ * `defaultDays` where it has none (their rollups stay). Returns the rows removed.
+ */
+export async function pruneViews(db: Pick<pg.Pool, 'query'>, defaultDays: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `delete from views v using workspaces w where w.id = v.workspace_id and v.viewed_at < now() - make_interval(days => coalesce(w.analytics_retention_days, $1))`,
+    [defaultDays],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Which rows lose their viewer key (docs/privacy.md): those of workspaces whose views are not
+ * tracked per person, and those of a browser that opted out; `workspaceId` limits it to one.
+ */
+const KEYED_VIEWS = `select v.id, v.workspace_id, v.viewed_at, v.viewer, v.image_id, v.is_proxied from views v join workspaces w on w.id = v.workspace_id
+  where v.viewer is not null and ($1::uuid is null or v.workspace_id = $1)
+    and (w.views_tracking <> 'per_person' or exists (select from analytics_opt_outs o where o.workspace_id = v.workspace_id and o.kind = 'browser' and o.key = v.viewer))`;
+
+/**
+ * Removes the viewer key of the rows above once they are older than `olderThan` (the repeat window,
+ * or '0' for all of them at once). First it keeps on each such row what its key decided: a repeat
+ * of the same client's previous fetch of the image within `window` (rollups.ts) is marked
+ * `is_repeat`, so it still counts nowhere once its key is gone. Returns the rows whose key went.
+ */
+export async function dropViewerKeys(db: Pick<pg.Pool, 'query'>, o: { workspaceId: string | null; window: string; olderThan: string }): Promise<number> {
+  await db.query(
+    `update views v set is_repeat = true
+       from (select id, not is_proxied and coalesce(viewed_at - lag(viewed_at) over (partition by workspace_id, viewer, image_id, is_proxied order by viewed_at, id) < $2::interval, false) as repeat
+               from (${KEYED_VIEWS}) k) r
+      where v.id = r.id and r.repeat and not v.is_repeat`,
+    [o.workspaceId, o.window],
+  );
+  const { rowCount } = await db.query(`update views v set viewer = null from (${KEYED_VIEWS}) k where v.id = k.id and k.viewed_at < now() - $2::interval`, [o.workspaceId, o.olderThan]);
+  return rowCount ?? 0;
+}
+
+/** Removes the key of one browser's views in a workspace, at once (an opt-out). */
+export async function dropViewerKey(db: Pick<pg.Pool, 'query'>, workspaceId: string, viewer: string): Promise<number> {
+  const { rowCount } = await db.query('update views set viewer = null where workspace_id = $1 and viewer = $2', [workspaceId, viewer]);
   return rowCount ?? 0;
 }

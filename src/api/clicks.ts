@@ -8,6 +8,8 @@
  * batches (src/analytics/clicks.ts). A forged, altered or truncated token, or one whose link no
  * longer exists, gets a 404 page, never a redirect. While the workspace's event tracking is off,
  * links already sent still lead to their destination, without `click_id` and without a record.
+ * Where clicks are not kept per person (`clicks_tracking`, docs/privacy.md), or the browser or its
+ * address opted out, the destination gets no `click_id` (the click is still counted, but at `off`).
  *
  * Limited per client address (RATE_LIMIT_CLICKS a minute; 429 with Retry-After past it).
  * The recorder is flushed when the server closes.
@@ -20,6 +22,7 @@ import { countryOf, openCountries } from '../analytics/geo.ts';
 import { linkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
 import { clickTokens } from '../analytics/token.ts';
 import { limitPerAddress } from './rateLimits.ts';
+import { optOutLookup } from './optOut.ts';
 
 const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Link not found</title></head>
 <body><h1>This link is not valid</h1><p>The link you followed is incomplete or was altered. Copy the whole link from the email, or contact the person who sent it.</p></body></html>
@@ -40,6 +43,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
   openCountries();
   server.addHook('onClose', () => recorder.close());
 
+  const optedOut = optOutLookup(app);
   const record = (req: FastifyRequest, link: ResolvedLink, clickId: string) => {
     const ua = req.headers['user-agent'];
     const reason = botReason(req.method, ua);
@@ -65,9 +69,10 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
       const link = linkId === null ? null : await linkOf(linkId);
       if (!link) return notFound(reply);
       let location = link.url;
-      if (link.tracking) {
+      if (link.tracking && link.mode !== 'off') {
         const clickId = tokens.clickId(link.linkId);
-        location = withClickId(link.url, clickId);
+        // A click id ties a visitor to the click: handed out only where clicks are kept per person (docs/privacy.md).
+        if (link.mode === 'per_person' && !(await optedOut.ask(link.workspaceId, req))) location = withClickId(link.url, clickId);
         record(req, link, clickId);
       }
       return reply.status(302).header('location', location).header('cache-control', 'private, no-store').send();

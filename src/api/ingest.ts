@@ -12,13 +12,16 @@
  * RATE_LIMIT_SCRIPT script fetches per minute per client address. An unknown tracking id, or one whose workspace has tracking off,
  * is 404. A click id that is not genuine is dropped (the event is recorded unattributed): a visitor
  * can send anything, and nothing it sends reaches another workspace: the tracking id alone decides
- * the workspace, and a click id counts only when it names a link of that workspace.
+ * the workspace, and a click id counts only when it names a link of that workspace. A browser that
+ * sends `Sec-GPC: 1` or `DNT: 1` has its event recorded without any identifier (anonymous id, user
+ * id, traits, click id); the script itself sets no cookie there (script.ts).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { recordEvent } from '../analytics/events.ts';
 import { recentRows } from '../analytics/recent.ts';
 import { countryOf } from '../analytics/geo.ts';
+import { refusesTracking, withoutIdentifiers } from '../analytics/privacy.ts';
 import { browserScript } from '../analytics/script.ts';
 import { clickTokens } from '../analytics/token.ts';
 import { workspaceByTrackingId as trackingWorkspace } from '../db/workspaces.ts';
@@ -80,7 +83,9 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
     scope.post<{ Params: { tracking_id: string }; Body: EventBody }>('/t/:tracking_id/events', { onRequest: limits, schema: { body: EventWrite } }, async (req) => {
       const workspaceId = await workspaceOf(req.params.tracking_id);
       if (!workspaceId) throw unknown();
-      const input = { ...eventInput(req.body.event, 'browser'), countryCode: countryOf(req.ip) };
+      const sent = { ...eventInput(req.body.event, 'browser'), countryCode: countryOf(req.ip) };
+      // Global Privacy Control or Do Not Track: no identifier is stored (docs/privacy.md).
+      const input = refusesTracking(req.headers) ? withoutIdentifiers(sent) : sent;
       // An unknown click id from a visitor's page is dropped, the event kept (docs/analytics.md).
       const result = await recordEvent(app.pool, tokens, workspaceId, input, { unknownClickId: 'unattributed' });
       return { data: { status: result.status } };

@@ -12,6 +12,7 @@ import { assetRoutes } from './assets.ts';
 import { clickRoutes } from './clicks.ts';
 import { viewRoutes } from './views.ts';
 import { ingestRoutes } from './ingest.ts';
+import { optOutRoutes } from './optOut.ts';
 import { consoleRoutes } from './console.ts';
 import { ApiError, detail } from '../errors.ts';
 import { FRAMEWORK_ERRORS, frameworkError, rawErrorResponse } from './errors.ts';
@@ -108,6 +109,7 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
   await clickRoutes(server, app);
   await viewRoutes(server, app);
   await ingestRoutes(server, app);
+  await optOutRoutes(server, app);
   await consoleRoutes(server, app, authFailures);
   for (const routes of opts.routes ?? []) await routes(server, app);
 

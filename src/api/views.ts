@@ -13,7 +13,8 @@
  * address, country, proxy or bot flag, keyed hash of address and user agent) goes to the view
  * recorder, which writes views in batches (src/analytics/views.ts). A forged, altered or truncated
  * token, or one whose image no longer exists, gets a plain 404, never a redirect. While the
- * workspace's event tracking is off, images already sent are still answered, unrecorded.
+ * workspace's event tracking is off, or its views are not tracked (`views_tracking: off`,
+ * docs/privacy.md), images already sent are still answered, unrecorded.
  *
  * Limited per client address (RATE_LIMIT_VIEWS a minute; 429 with Retry-After past it).
  */
@@ -110,7 +111,7 @@ export async function viewRoutes(server: FastifyInstance, app: AppContext, opts:
       const imageId = tokens.verify(req.params.token);
       const image = imageId === null ? null : await imageOf(imageId);
       if (!image) return notFound(reply);
-      if (image.tracking) record(req, image);
+      if (image.tracking && image.mode !== 'off') record(req, image);
       reply.header('cache-control', NO_STORE).header('x-robots-tag', 'noindex');
       if (image.url === '') return reply.type('image/gif').send(PIXEL_GIF);
       const asset = await assetOf(image);

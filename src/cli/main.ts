@@ -8,6 +8,7 @@ import { err } from '../output.ts';
 import { UsageError } from './errors.ts';
 import { serverCommands } from './commands/server.ts';
 import { adminCommands } from './commands/admin.ts';
+import { privacyCommands } from './commands/privacy.ts';
 import { integrationCommands } from './commands/integration.ts';
 import { syncCommands } from './commands/sync.ts';
 import { installCommands } from './commands/install.ts';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
     .exitOverride();
   serverCommands(program);
   adminCommands(program);
+  privacyCommands(program);
   integrationCommands(program);
   syncCommands(program);
   installCommands(program);

@@ -105,3 +105,17 @@ export async function emitTeammateEvents(db: Queryable, workspaceId: string, typ
   );
   return rows.map((r) => r.id);
 }
+
+/**
+ * Erasure of a visitor (src/analytics/privacy.ts): removes the visitor.identified and
+ * conversion.recorded events that name it (by id, user id or anonymous id), with their deliveries
+ * (cascade). Deliveries already made cannot be recalled. Returns the events removed.
+ */
+export async function eraseVisitorEvents(db: Queryable, workspaceId: string, v: { id: string; user_id: string | null; anonymous_id: string | null }): Promise<number> {
+  const { rowCount } = await db.query(
+    `delete from events where workspace_id = $1 and type in ('visitor.identified', 'conversion.recorded')
+        and (payload->'visitor'->>'id' = $2 or payload->'visitor'->>'user_id' = $3 or payload->'visitor'->>'anonymous_id' = $4)`,
+    [workspaceId, v.id, v.user_id, v.anonymous_id],
+  );
+  return rowCount ?? 0;
+}

@@ -46,6 +46,41 @@ export async function updateAnalyticsSettings(db: Queryable, workspaceId: string
   return rows[0];
 }
 
+/** What is tracked per person (migration 000027, docs/privacy.md). */
+export type TrackingMode = 'per_person' | 'aggregate' | 'off';
+
+export interface PrivacySettings {
+  views_tracking: TrackingMode;
+  clicks_tracking: TrackingMode;
+  /** Days raw rows and visitors are kept; null: the deployment's ANALYTICS_RETENTION_DAYS. */
+  retention_days: number | null;
+}
+
+const PRIVACY_SETTINGS = 'views_tracking, clicks_tracking, analytics_retention_days as retention_days';
+
+/** The workspace's privacy settings, or undefined for an unknown workspace. */
+export async function privacySettings(db: Queryable, workspaceId: string): Promise<PrivacySettings | undefined> {
+  const { rows } = await db.query<PrivacySettings>(`select ${PRIVACY_SETTINGS} from workspaces where id = $1`, [workspaceId]);
+  return rows[0];
+}
+
+/**
+ * Changes the given privacy settings (the others stay; `retention_days: null` goes back to the
+ * deployment's default). Callers apply the change to rows already recorded in the same
+ * transaction (src/analytics/privacy.ts). The settings before and after, or undefined.
+ */
+export async function updatePrivacySettings(db: Queryable, workspaceId: string, patch: Partial<PrivacySettings>): Promise<{ before: PrivacySettings; after: PrivacySettings } | undefined> {
+  const before = (await db.query<PrivacySettings>(`select ${PRIVACY_SETTINGS} from workspaces where id = $1 for update`, [workspaceId])).rows[0];
+  if (!before) return undefined;
+  const { rows } = await db.query<PrivacySettings>(
+    `update workspaces set views_tracking = coalesce($2, views_tracking), clicks_tracking = coalesce($3, clicks_tracking),
+            analytics_retention_days = case when $4 then $5::int else analytics_retention_days end, updated_at = now()
+      where id = $1 returning ${PRIVACY_SETTINGS}`,
+    [workspaceId, patch.views_tracking ?? null, patch.clicks_tracking ?? null, patch.retention_days !== undefined, patch.retention_days ?? null],
+  );
+  return { before, after: rows[0]! };
+}
+
 /** A workspace's name (for the console's session). */
 /** The id of the deployment's only workspace; null when there is none or more than one. */
 export async function soleWorkspaceId(db: Queryable): Promise<string | null> {

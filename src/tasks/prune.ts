@@ -1,6 +1,7 @@
 /**
  * Daily housekeeping: drops per-run bookkeeping that finished runs no longer need, raw clicks,
- * views and recorded events older than ANALYTICS_RETENTION_DAYS (the rollups the reports read stay),
+ * views, recorded events and visitors older than the workspace's retention, or ANALYTICS_RETENTION_DAYS
+ * when it has none (the rollups the reports read stay),
  * and the console's expired or ended sessions and used or expired sign-in links.
  */
 import { pruneClicks } from '../analytics/clicks.ts';

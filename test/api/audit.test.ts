@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { redeemSignInLink } from '../../src/console/sessions.ts';
 import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY } from '../helpers/db.ts';
+import { visitorOf } from '../helpers/tracking.ts';
 import { seedIntegration, seedTeammate, tree, useApi } from './helpers.ts';
 
 /** A 1×1 PNG, for an asset upload. */
@@ -100,7 +101,7 @@ describe('audit trail', () => {
     const leaving = await seedTeammate(pool, api.ws, 'Bob');
     await seedIntegration(pool, api.ws, { category: 'teammates', name: 'Directory' });
     await seedIntegration(pool, api.ws, { category: 'signatures', name: 'Gmail' });
-    const ids: Ids = { teammate: teammate.id, email: teammate.emailIds[1]!, leaving: leaving.id, ws: api.ws };
+    const ids: Ids = { teammate: teammate.id, email: teammate.emailIds[1]!, leaving: leaving.id, ws: api.ws, visitor: await visitorOf(api, 'walker') };
     const steps: Record<string, Step> = {
       'post /v1/signatures': () => ({ path: '/v1/signatures', body: { signature: { name: 'Walk', draft_content: tree(), variants: [{ kind: 'reply', draft_content: tree('Re') }, { kind: 'internal', draft_content: tree('In') }] } }, status: 201, action: 'signature.create', target: ['signature', '$created'] }),
       'patch /v1/signatures/{id}': (i) => ({ path: `/v1/signatures/${i.signature}`, body: { signature: { name: 'Walked' } }, status: 200, action: 'signature.update', target: ['signature', i.signature!] }),
@@ -125,6 +126,8 @@ describe('audit trail', () => {
       'post /v1/marketing_campaigns/{id}/pause': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/pause`, status: 200, action: 'campaign.pause', target: ['marketing_campaign', i.marketing_campaign!] }),
       'post /v1/marketing_campaigns/{id}/resume': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/resume`, status: 200, action: 'campaign.resume', target: ['marketing_campaign', i.marketing_campaign!] }),
       'patch /v1/workspace/analytics_settings': (i) => ({ path: '/v1/workspace/analytics_settings', body: { analytics_settings: { attribution_window_days: 7 } }, status: 200, action: 'analytics_settings.update', target: ['workspace', i.ws!] }),
+      'patch /v1/workspace/privacy_settings': (i) => ({ path: '/v1/workspace/privacy_settings', body: { privacy_settings: { views_tracking: 'per_person' } }, status: 200, action: 'privacy_settings.update', target: ['workspace', i.ws!] }),
+      'delete /v1/analytics/visitors/{visitor_id}': (i) => ({ path: `/v1/analytics/visitors/${i.visitor}`, status: 204, action: 'visitor.erase', target: ['visitor', i.visitor!] }),
       'post /v1/integrations/sync': (i) => ({ path: '/v1/integrations/sync', status: 200, action: 'integrations.sync', target: ['workspace', i.ws!] }),
     };
 

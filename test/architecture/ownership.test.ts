@@ -54,6 +54,7 @@ export const OWNERS: Record<string, string> = {
   console_sessions: 'src/console/sessions.ts',
   addin_clients: 'src/addin/clients.ts',
   audit_entries: 'src/db/audit.ts',
+  analytics_opt_outs: 'src/analytics/privacy.ts',
 };
 
 /** Each event type has one owner too: the module that makes the change it reports (through src/db/outbox.ts). */

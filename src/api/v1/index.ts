@@ -18,6 +18,7 @@ import { analyticsEventRoutes } from './analyticsEvents.ts';
 import { analyticsReportRoutes } from './analyticsReports.ts';
 import { installationRoutes } from './installations.ts';
 import { auditRoutes } from './audit.ts';
+import { privacyRoutes } from './privacy.ts';
 
 /**
  * Operations without a body (publish, install, schedule, pause, resume, the variant publish, the
@@ -52,4 +53,5 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   analyticsReportRoutes(v1, app);
   installationRoutes(v1, app);
   auditRoutes(v1, app);
+  privacyRoutes(v1, app);
 }
