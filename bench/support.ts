@@ -72,6 +72,7 @@ export async function openBenchDb(): Promise<BenchDb> {
     postgresCpuSeconds: () => (postmaster === null ? null : treeCpuSeconds(postmaster)),
     async close() {
       await jobs.release();
+      if (process.env.BENCH_INDEX_USAGE) await writeIndexUsage(pool, process.env.BENCH_INDEX_USAGE);
       await pool.end();
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
@@ -81,6 +82,19 @@ export async function openBenchDb(): Promise<BenchDb> {
       if (tmp) await fs.rm(tmp, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * BENCH_INDEX_USAGE=FILE: before the database is dropped, appends to FILE one JSON line per index
+ * of the public schema with its scans and size (pg_stat_user_indexes): which indexes the scenario's
+ * queries used, and which it only kept up to date.
+ */
+async function writeIndexUsage(pool: pg.Pool, file: string): Promise<void> {
+  const { rows } = await pool.query(
+    `select s.relname as table, s.indexrelname as index, s.idx_scan as scans, pg_relation_size(s.indexrelid)::bigint as bytes
+       from pg_stat_user_indexes s where s.schemaname = 'public' order by s.relname, s.indexrelname`,
+  );
+  await fs.appendFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
 }
 
 export interface EmulatorProcess {
@@ -165,12 +179,15 @@ export interface WorkerProcesses {
  * Starts `count` `sigsync worker` processes of `concurrency` jobs each on the bench database, and
  * waits until each has registered (worker_heartbeats), so that measuring starts with them up.
  */
+/** Node options for the worker processes (BENCH_WORKER_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: where a worker's CPU goes). */
+const workerNodeArgs = (): string[] => (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 export async function startWorkerProcesses(db: BenchDb, count: number, concurrency: number): Promise<WorkerProcesses> {
   const heartbeats = async () => (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from worker_heartbeats')).rows[0]!.n;
   const before = await heartbeats();
   const env = { ...process.env, DATABASE_URL: db.url, ENCRYPTION_KEY: db.encryptionKey, WORKER_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn', ALLOW_INSECURE_OUTBOUND_URLS: '1' };
   const root = path.resolve(import.meta.dirname, '..');
-  const children = Array.from({ length: count }, () => spawn(process.execPath, [path.join(root, 'bin', 'sigsync.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
+  const children = Array.from({ length: count }, () => spawn(process.execPath, [...workerNodeArgs(), path.join(root, 'bin', 'sigsync.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
   const stop = async () => {
     await Promise.all(
       children.map(async (child) => {

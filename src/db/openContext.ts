@@ -13,6 +13,9 @@ import { migrate } from './migrate.ts';
 import { checkKeyFingerprint, resolvePublicBaseUrl, type ProcessRole } from './deployment.ts';
 import { graphileLogger } from '../graphileLogger.ts';
 
+/** The pool of a worker-only process: one connection per job it runs at once, and one for LISTEN. */
+export const workerPoolSize = (config: Pick<Config, 'WORKER_CONCURRENCY'>): number => config.WORKER_CONCURRENCY + 1;
+
 /**
  * Opens the database and builds the context, without starting the server or the worker. The key is
  * checked before anything is opened or written (with DATABASE_URL it is required), and against the
@@ -29,7 +32,10 @@ export async function openContext(
   // With DATABASE_URL the key is required: refused before anything is opened. Embedded, a key is
   // generated under DATA_DIR, only once the cluster there has started.
   const given = config.DATABASE_URL ? loadSecrets(keyOptions) : undefined;
-  const db = await openDatabase(config, logger);
+  // A worker-only process holds at most a connection per job, and one more for graphile-worker's
+  // LISTEN: on a database with few cores, fewer backends do the same work with less CPU
+  // (docs/performance.md, sync-many). The server, which also answers requests, keeps 20.
+  const db = await openDatabase(config, logger, opts.role === 'worker' ? workerPoolSize(config) : undefined);
   try {
     if (opts.migrate !== false) await migrate(db.migrationUrl, logger);
     const secrets = given ?? loadSecrets(keyOptions);
