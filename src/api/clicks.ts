@@ -14,7 +14,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { addressHash, botReason, clientHash } from '../analytics/bots.ts';
+import { addressHash, clientHash } from '../analytics/bots.ts';
+import { classifyRequest, soonAfterView, withTimePattern } from '../analytics/classify.ts';
 import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { linkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
@@ -27,6 +28,15 @@ const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
 
 function notFound(reply: FastifyReply): FastifyReply {
   return reply.status(404).header('cache-control', 'no-store').header('x-robots-tag', 'noindex').type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);
+}
+
+/** The `bot_reason` of a machine's click (kept for the rows' readers): its first reason, as the names were. */
+function legacyReason(reasons: string[]): string {
+  const first = reasons[0] ?? 'user_agent';
+  if (first === 'head_request') return first;
+  if (first.startsWith('proxy_user_agent')) return 'image_proxy';
+  if (first === 'bot_user_agent' || first === 'no_user_agent') return 'user_agent';
+  return first;
 }
 
 export interface ClickRoutes {
@@ -42,19 +52,27 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
 
   const record = (req: FastifyRequest, link: ResolvedLink, clickId: string) => {
     const ua = req.headers['user-agent'];
-    const reason = botReason(req.method, ua);
+    const address = addressHash(app.secrets, req.ip);
+    const at = new Date();
+    const seen = classifyRequest('click', { method: req.method, userAgent: ua, referer: req.headers.referer, ip: req.ip });
+    const c = withTimePattern(seen, soonAfterView(address, link.emailId, at.getTime()));
+    const bot = c.class === 'scanner' || c.class === 'proxy';
     recorder.record({
       id: clickId,
-      clickedAt: new Date(),
+      clickedAt: at,
       linkId: link.linkId,
       anchorId: link.anchorId,
       signatureId: link.signatureId,
       emailId: link.emailId,
       countryCode: countryOf(req.ip),
       clicker: clientHash(app.secrets, req.ip, ua),
-      address: addressHash(app.secrets, req.ip),
-      isBot: reason !== null,
-      botReason: reason,
+      address,
+      isBot: bot,
+      botReason: bot ? legacyReason(c.reasons) : null,
+      trafficClass: c.class,
+      reasons: c.reasons,
+      asn: c.asn,
+      org: c.org,
     });
   };
 
