@@ -140,3 +140,11 @@ export function withTimePattern(c: Classified, soon: boolean): Classified {
   if (!soon) return c;
   return { ...c, class: c.class === 'human' || c.class === 'unknown' ? 'scanner' : c.class, reasons: [...c.reasons, 'soon_after_view'] };
 }
+
+/** The `bot_reason` of a machine's row, as the names were before classes (kept for the rows' readers). */
+export function legacyReason(reasons: string[]): string {
+  const first = reasons[0] ?? 'user_agent';
+  if (first.startsWith('proxy_user_agent')) return 'image_proxy';
+  if (first === 'bot_user_agent' || first === 'no_user_agent') return 'user_agent';
+  return first;
+}

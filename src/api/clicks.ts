@@ -15,7 +15,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { addressHash, clientHash } from '../analytics/bots.ts';
-import { classifyRequest, soonAfterView, withTimePattern } from '../analytics/classify.ts';
+import { classifyRequest, legacyReason, soonAfterView, withTimePattern } from '../analytics/classify.ts';
 import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { linkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
@@ -28,15 +28,6 @@ const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
 
 function notFound(reply: FastifyReply): FastifyReply {
   return reply.status(404).header('cache-control', 'no-store').header('x-robots-tag', 'noindex').type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);
-}
-
-/** The `bot_reason` of a machine's click (kept for the rows' readers): its first reason, as the names were. */
-function legacyReason(reasons: string[]): string {
-  const first = reasons[0] ?? 'user_agent';
-  if (first === 'head_request') return first;
-  if (first.startsWith('proxy_user_agent')) return 'image_proxy';
-  if (first === 'bot_user_agent' || first === 'no_user_agent') return 'user_agent';
-  return first;
 }
 
 export interface ClickRoutes {

@@ -21,7 +21,7 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { addressHash, clientHash } from '../analytics/bots.ts';
-import { classifyRequest, noteView } from '../analytics/classify.ts';
+import { classifyRequest, legacyReason, noteView } from '../analytics/classify.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { proxyOf } from '../analytics/proxies.ts';
 import { viewTokens } from '../analytics/token.ts';
@@ -103,7 +103,7 @@ export async function viewRoutes(server: FastifyInstance, app: AppContext, opts:
       countryCode: countryOf(req.ip),
       viewer: clientHash(app.secrets, req.ip, ua),
       proxy: proxyOf(ua),
-      botReason: c.reasons[0] ?? null,
+      botReason: c.class === 'human' || c.class === 'unknown' ? null : legacyReason(c.reasons),
       trafficClass: c.class,
       reasons: c.reasons,
       asn: c.asn,
