@@ -118,9 +118,10 @@ export function classifyRequest(kind: 'click' | 'view', req: RequestSignals, own
 }
 
 /**
- * The time pattern: an address that fetched a signature's tracked image and follows one of its
- * links within TIME_PATTERN_MS is a scanner opening the message and every link in one go (a person
- * reads first). Keyed by the keyed hash of the address and the sender's address; held one minute.
+ * The time pattern: an address whose fetch of a signature's tracked image was a scanner's and that follows one of its links within TIME_PATTERN_MS is a scanner opening the message
+ * and every link in one go, even with an ordinary browser's user agent on the click. A person's own
+ * view, or a proxy's on a person's behalf, is not noted: a quick reader is not a machine. Keyed by the keyed hash of the address and
+ * the sender's address; held one minute.
  */
 export const TIME_PATTERN_MS = 2000;
 const recentViews = new LRUCache<string, number>({ max: 100_000, ttl: 60_000 });

@@ -95,7 +95,8 @@ export async function viewRoutes(server: FastifyInstance, app: AppContext, opts:
     const ua = req.headers['user-agent'];
     const at = new Date();
     const c = classifyRequest('view', { method: req.method, userAgent: ua, referer: req.headers.referer, ip: req.ip }, app.config.PUBLIC_BASE_URL);
-    noteView(addressHash(app.secrets, req.ip), image.emailId, at.getTime());
+    // A scanner's view (a gateway opening the message) marks its address for the time pattern; a person's or a proxy's (on a person's behalf) does not.
+    if (c.class === 'scanner') noteView(addressHash(app.secrets, req.ip), image.emailId, at.getTime());
     recorder.record({
       id: crypto.randomUUID(),
       viewedAt: at,

@@ -115,12 +115,17 @@ describe('classification as clicks and views are recorded', () => {
     for (const r of rows) expect(r.traffic_class).toBe('proxy');
   });
 
-  it('a click within seconds of the same address fetching the signature’s image is a scanner’s (the time pattern)', async () => {
-    await fetch(composePixel, { headers: { 'user-agent': OUTLOOK, 'x-forwarded-for': '98.207.10.5' } });
-    const id = await follow(composeLinks[0]!, '98.207.10.5', OUTLOOK);
+  it('a click within seconds of the same address’s machine view of the signature’s image is a scanner’s (the time pattern); a person’s quick click is a person’s', async () => {
+    // A sandbox in a cloud opens the message headless, then follows the link with an ordinary browser's user agent.
+    await get(composePixel, { 'user-agent': HEADLESS, 'x-forwarded-for': '3.85.12.44' });
+    const id = await follow(composeLinks[0]!, '3.85.12.44', CHROME);
     const r = await row('clicks', 'id', id);
     expect(r).toMatchObject({ traffic_class: 'scanner', is_bot: true });
-    expect(r!.class_reasons).toContain('soon_after_view');
+    expect(r!.class_reasons).toEqual(['network:cloud', 'soon_after_view']);
+    // A person's mail client shows the image, and the person clicks at once: still a person.
+    await get(composePixel, { 'user-agent': OUTLOOK, 'x-forwarded-for': '98.207.10.5' });
+    const quick = await row('clicks', 'id', await follow(composeLinks[0]!, '98.207.10.5', CHROME));
+    expect(quick).toMatchObject({ traffic_class: 'human', class_reasons: [] });
   });
 
   it('the reports count people by default, each other class beside them, and CTR over human-or-unknown views', async () => {
