@@ -17,6 +17,7 @@ import { analyticsScenario } from './analytics.ts';
 import { addinScenario } from './addin.ts';
 import { consoleScenario } from './console.ts';
 import { compatibilityScenario } from './compatibility.ts';
+import { classifyScenario } from './classify.ts';
 import type { Scenario } from './types.ts';
 
 export const scenarios: Record<string, Scenario> = {
@@ -36,4 +37,5 @@ export const scenarios: Record<string, Scenario> = {
   addin: addinScenario,
   console: consoleScenario,
   compatibility: compatibilityScenario,
+  classify: classifyScenario,
 };

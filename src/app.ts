@@ -13,6 +13,7 @@ import type { AppContext } from './context.ts';
 import { openContext } from './db/openContext.ts';
 import type { Database } from './db/database.ts';
 import { buildServer, type ServerRoutes } from './api/server.ts';
+import { openNetworks } from './analytics/networks.ts';
 import { startWorker, type WorkerOptions } from './worker/runner.ts';
 import { serveWorkerMetrics, type MetricsServer } from './worker/metricsServer.ts';
 
@@ -74,6 +75,8 @@ export async function startApp(config: Config, logger: Logger, opts: StartOption
     if (opts.worker && !opts.api && config.WORKER_METRICS_PORT !== undefined) metrics = await serveWorkerMetrics(ctx, config.WORKER_METRICS_PORT, () => workerRunning);
     if (opts.api) {
       server = await buildServer(ctx, { routes: opts.routes ?? [] });
+      // The IP-to-ASN data set that classifies clicks and views, loaded before the first request rather than on it.
+      openNetworks();
       url = await listen(server, config);
       logger.info({ url }, 'API listening');
     }

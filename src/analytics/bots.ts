@@ -50,13 +50,23 @@ interface Burst {
   /** The first anchor followed; a second one makes the burst a scanner's. */
   anchor: string;
   scanner: boolean;
-  clicks: { isBot: boolean; botReason: string | null }[];
+  clicks: Flaggable[];
 }
 
-const flag = (c: { isBot: boolean; botReason: string | null }) => {
+/** What a burst changes on a click: its bot flag and its class (classify.ts), with the reason. */
+interface Flaggable {
+  isBot: boolean;
+  botReason: string | null;
+  trafficClass?: string;
+  reasons?: string[];
+}
+
+const flag = (c: Flaggable) => {
   if (!c.isBot) {
     c.isBot = true;
     c.botReason = 'link_scanner';
+    c.trafficClass = 'scanner';
+    c.reasons = [...(c.reasons ?? []), 'all_links_burst'];
   }
 };
 
@@ -69,7 +79,7 @@ export class ScannerDetector {
     this.#windowMs = windowMs;
   }
 
-  observe(click: { clicker: string; address?: string; emailId: string; signatureId: string; anchorId: string; clickedAt: Date; isBot: boolean; botReason: string | null }): void {
+  observe(click: Flaggable & { clicker: string; address?: string; emailId: string; signatureId: string; anchorId: string; clickedAt: Date }): void {
     // A click already a bot's (its user agent, HEAD) is one already: it makes no one else a scanner.
     if (click.isBot) return;
     const key = `${click.address ?? click.clicker}|${click.emailId}|${click.signatureId}`;

@@ -12,6 +12,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { BatchRecorder, type RecorderOptions } from './batch.ts';
 import { ScannerDetector } from './bots.ts';
+import type { TrafficClass } from './classify.ts';
 
 export type { RecorderOptions } from './batch.ts';
 
@@ -36,7 +37,15 @@ export interface Click {
   address?: string;
   isBot: boolean;
   botReason: string | null;
+  /** Who made it (classify.ts): a person, a scanner, a proxy, or unknown; with the reasons and the network. */
+  /** Without it (rows written by tests and tools), a bot's click is a scanner's (an image proxy's a proxy's), the rest a person's. */
+  trafficClass?: TrafficClass;
+  reasons?: string[];
+  asn?: number | null;
+  org?: string | null;
 }
+
+const classOf = (c: Click): TrafficClass => c.trafficClass ?? (!c.isBot ? 'human' : c.botReason === 'image_proxy' ? 'proxy' : 'scanner');
 
 /**
  * One INSERT for a batch. Only what differs per click is sent (id, time, link, country, clicker and
@@ -46,10 +55,12 @@ export interface Click {
 export async function insertClicks(db: Pick<pg.Pool, 'query'>, batch: Click[]): Promise<number> {
   const col = <T>(f: (c: Click) => T) => batch.map(f);
   const { rowCount } = await db.query(
-    `insert into clicks (id, workspace_id, clicked_at, link_id, anchor_id, signature_id, campaign_id, teammate_id, email_id, country_code, clicker, clicker_address, is_bot, bot_reason)
+    `insert into clicks (id, workspace_id, clicked_at, link_id, anchor_id, signature_id, campaign_id, teammate_id, email_id, country_code, clicker, clicker_address, is_bot, bot_reason, traffic_class, class_reasons, network_asn, network_org)
      select u.id, l.workspace_id, to_timestamp(u.at / 1000.0), u.link, l.anchor_id, l.signature_id, case when a.source_kind = 'campaign' then a.source_id end,
-            l.teammate_id, l.email_id, u.country, u.clicker, coalesce(u.address, u.clicker), u.bot, u.reason
-       from unnest($1::text[], $2::float8[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[]) as u(id, at, link, country, clicker, address, bot, reason)
+            l.teammate_id, l.email_id, u.country, u.clicker, coalesce(u.address, u.clicker), u.bot, u.reason,
+            u.class, coalesce(string_to_array(nullif(u.reasons, ''), ' '), '{}'), u.asn, u.org
+       from unnest($1::text[], $2::float8[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[])
+         as u(id, at, link, country, clicker, address, bot, reason, class, reasons, asn, org)
        join anchor_links l on l.id = u.link join anchors a on a.id = l.anchor_id
      on conflict (id) do nothing`,
     [
@@ -61,6 +72,10 @@ export async function insertClicks(db: Pick<pg.Pool, 'query'>, batch: Click[]): 
       col((c) => c.address ?? null),
       col((c) => c.isBot),
       col((c) => c.botReason),
+      col(classOf),
+      col((c) => (c.reasons ?? (c.botReason ? [c.botReason] : [])).join(' ')),
+      col((c) => c.asn ?? null),
+      col((c) => c.org ?? null),
     ],
   );
   return rowCount ?? 0;

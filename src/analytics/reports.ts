@@ -2,9 +2,10 @@
  * The analytics reports, read from the rollups (rollups.ts), never from raw clicks or views. Every
  * query is scoped to one workspace. A range is whole UTC days, `from` to `to` inclusive.
  *
- * `ctr` (click-through rate) is human clicks ÷ views, to four decimals, null when there are no
- * views: views include proxied fetches (Gmail's proxy fetches at an open; Apple's privacy
- * preloading at delivery, which lowers the rate), bot clicks are left out (docs/analytics.md).
+ * Figures are people's by default: `clicks`, `views` and the unique counts are the `human` class's
+ * (classify.ts); each other class is counted beside them (`scanner_*`, `proxy_*`, `unknown_*`), and
+ * `all_clicks`/`all_views` count every row. `ctr` (click-through rate) is human clicks ÷ human-or-unknown
+ * views, to four decimals, null without such views (docs/analytics.md).
  */
 import type { Queryable } from '../db/tx.ts';
 
@@ -22,6 +23,10 @@ export interface Metrics {
   clicks: number;
   human_clicks: number;
   bot_clicks: number;
+  scanner_clicks: number;
+  proxy_clicks: number;
+  unknown_clicks: number;
+  all_clicks: number;
   unique_clickers: number;
   visitors: number;
   events: number;
@@ -32,6 +37,10 @@ export interface Metrics {
   bot_views: number;
   unique_views: number;
   unique_direct_views: number;
+  scanner_views: number;
+  proxy_views: number;
+  unknown_views: number;
+  all_views: number;
   ctr: number | null;
   conversion_value: { currency: string; value: number; conversions: number }[];
 }
@@ -47,22 +56,48 @@ export interface SeriesPoint {
   views: number;
   proxied_views: number;
   unique_views: number;
+  scanner_clicks: number;
+  proxy_clicks: number;
+  unknown_clicks: number;
+  scanner_views: number;
+  proxy_views: number;
+  unknown_views: number;
 }
 
-const SUMS = `coalesce(sum(clicks), 0)::int as clicks, coalesce(sum(human_clicks), 0)::int as human_clicks, coalesce(sum(bot_clicks), 0)::int as bot_clicks,
-  coalesce(sum(unique_clickers), 0)::int as unique_clickers, coalesce(sum(visitors), 0)::int as visitors, coalesce(sum(events), 0)::int as events,
-  coalesce(sum(conversions), 0)::int as conversions, coalesce(sum(views), 0)::int as views,
-  coalesce(sum(views - proxied_views - bot_views), 0)::int as direct_views, coalesce(sum(proxied_views), 0)::int as proxied_views,
-  coalesce(sum(bot_views), 0)::int as bot_views, coalesce(sum(unique_views), 0)::int as unique_views, coalesce(sum(unique_direct_views), 0)::int as unique_direct_views`;
+/** Sums of the rollups (rollups.ts): the spec's fields hold the human class's figures, each other class beside them. */
+const SUM_FIELDS = [
+  'human_clicks as clicks',
+  'human_clicks',
+  'bot_clicks',
+  'scanner_clicks',
+  'proxy_clicks',
+  'unknown_clicks',
+  'clicks as all_clicks',
+  'unique_clickers',
+  'visitors',
+  'events',
+  'conversions',
+  'human_views as views',
+  'human_views as direct_views',
+  'proxy_views as proxied_views',
+  'scanner_views as bot_views',
+  'unique_human_views as unique_views',
+  'unique_human_views as unique_direct_views',
+  'scanner_views',
+  'proxy_views',
+  'unknown_views',
+  'views as all_views',
+].map((f) => f.split(' as ') as [string, string?]);
+const SUMS = SUM_FIELDS.map(([column, name = column]) => `coalesce(sum(${column}), 0)::int as ${name}`).join(', ');
 
 type Counts = Omit<Metrics, 'conversion_value' | 'ctr'>;
 
-/** Human clicks ÷ views, four decimals; null without views. */
+/** Human clicks ÷ human-or-unknown views, four decimals; null without such views. */
 export function ctr(humanClicks: number, views: number): number | null {
   return views > 0 ? Math.round((humanClicks / views) * 10_000) / 10_000 : null;
 }
 
-const withCtr = <T extends Counts>(c: T) => ({ ...c, ctr: ctr(c.human_clicks, c.views) });
+const withCtr = <T extends Counts>(c: T) => ({ ...c, ctr: ctr(c.human_clicks, c.views + c.unknown_views) });
 
 /** Conversion value per currency for the given keys of a dimension, by key. */
 async function values(db: Queryable, ws: string, dimension: string, keys: string[], r: Range): Promise<Map<string, Metrics['conversion_value']>> {
@@ -91,13 +126,19 @@ export async function totals(db: Queryable, ws: string, dimension: Dimension | '
   return { ...withCtr(rows[0]!), conversion_value: (await values(db, ws, dimension, [key], r)).get(key) ?? [] };
 }
 
+/** A series point's fields from the rollups' columns: people's figures first, then each other class. */
+const POINT = [
+  ['human_clicks', 'clicks'], ['human_clicks', 'human_clicks'], ['bot_clicks', 'bot_clicks'], ['unique_clickers', 'unique_clickers'],
+  ['visitors', 'visitors'], ['conversions', 'conversions'], ['human_views', 'views'], ['proxy_views', 'proxied_views'],
+  ['unique_human_views', 'unique_views'], ['scanner_clicks', 'scanner_clicks'], ['proxy_clicks', 'proxy_clicks'], ['unknown_clicks', 'unknown_clicks'],
+  ['scanner_views', 'scanner_views'], ['proxy_views', 'proxy_views'], ['unknown_views', 'unknown_views'],
+] as const;
+
 /** One point per day or hour of the range, zeros included. */
 export async function series(db: Queryable, ws: string, dimension: 'total' | 'anchor', key: string, r: Range, granularity: Granularity): Promise<SeriesPoint[]> {
   const grain = granularity === 'hourly' ? 'hour' : 'day';
   const { rows } = await db.query<Omit<SeriesPoint, 'period_start'> & { period_start: Date }>(
-    `select p.period_start, coalesce(x.clicks, 0)::int as clicks, coalesce(x.human_clicks, 0)::int as human_clicks, coalesce(x.bot_clicks, 0)::int as bot_clicks,
-            coalesce(x.unique_clickers, 0)::int as unique_clickers, coalesce(x.visitors, 0)::int as visitors, coalesce(x.conversions, 0)::int as conversions,
-            coalesce(x.views, 0)::int as views, coalesce(x.proxied_views, 0)::int as proxied_views, coalesce(x.unique_views, 0)::int as unique_views
+    `select p.period_start, ${POINT.map(([column, name]) => `coalesce(x.${column}, 0)::int as ${name}`).join(', ')}
        from generate_series($4::timestamptz, $5::timestamptz - make_interval(secs => 1), make_interval(hours => ${grain === 'hour' ? 1 : 24})) as p(period_start)
        left join analytics_rollups x on x.workspace_id = $1 and x.dimension = $2 and x.key = $3 and x.grain = '${grain}' and x.bucket = p.period_start
       order by p.period_start`,
@@ -115,7 +156,7 @@ export async function breakdown(db: Queryable, ws: string, dimension: Exclude<Di
   const { rows } = await db.query<Counts & { key: string; total: number }>(
     `select key, ${SUMS}, count(*) over ()::int as total from analytics_rollups
       where workspace_id = $1 and dimension = $2 and grain = 'day' and bucket >= $3 and bucket < $4
-      group by key order by sum(clicks) desc, sum(views) desc, sum(events) desc, key limit $5 offset $6`,
+      group by key order by sum(human_clicks) desc, sum(human_views) desc, sum(events) desc, key limit $5 offset $6`,
     [ws, dimension, r.from, r.until, page.limit, page.offset],
   );
   const total = rows[0]?.total ?? (await countKeys(db, ws, dimension, r));
@@ -138,7 +179,7 @@ export async function metricsOf(db: Queryable, ws: string, dimension: Dimension,
     [ws, dimension, r.from, r.until, keys],
   );
   const vals = await values(db, ws, dimension, keys, r);
-  const zero: Counts = { clicks: 0, human_clicks: 0, bot_clicks: 0, unique_clickers: 0, visitors: 0, events: 0, conversions: 0, views: 0, direct_views: 0, proxied_views: 0, bot_views: 0, unique_views: 0, unique_direct_views: 0 };
+  const zero = Object.fromEntries(SUM_FIELDS.map(([column, name = column]) => [name, 0])) as unknown as Counts;
   const found = new Map(rows.map(({ key, ...x }) => [key, x]));
   return new Map(keys.map((k) => [k, { ...withCtr(found.get(k) ?? zero), conversion_value: vals.get(k) ?? [] }]));
 }

@@ -56,7 +56,9 @@ const CLICKS_OF_DAYS = `(select c.*, a.address, date_trunc('day', clicked_at, 'U
                            from clicks c cross join lateral (select coalesce(c.clicker_address, c.clicker) as address) a
                           where clicked_at >= $1::timestamptz - interval '${REPEAT_WINDOW}' and ($2::uuid is null or workspace_id = $2))`;
 
-const CLICKS = `(select workspace_id, clicked_at, is_bot or burst or rotated as is_bot, repeat, clicker, signature_id, campaign_id, teammate_id, country_code, anchor_id
+/** A click's class (classify.ts) once bursts and rotations are known: a person's or an unknown client's burst is a scanner's. */
+const CLICKS = `(select workspace_id, clicked_at, is_bot or burst or rotated as is_bot, repeat,
+                        case when (burst or rotated) and traffic_class in ('human', 'unknown') then 'scanner' else traffic_class end as cls, clicker, signature_id, campaign_id, teammate_id, country_code, anchor_id
                    from (select c.*, is_repeat or (clicker is not null and coalesce(clicked_at - lag(clicked_at) over same < interval '${REPEAT_WINDOW}', false)) as repeat,
                                 clicker is not null and count(*) over (partition by workspace_id, clicker, link_id, date_trunc('hour', clicked_at, 'UTC')) > ${CLICK_BURST} as burst,
                                 not is_bot and address is not null and dense_rank() over (partition by workspace_id, address, link_id, day, is_bot order by client_first, clicker) > ${ADDRESS_CLIENTS} as rotated
@@ -70,7 +72,8 @@ const VISITORS = `(select v.workspace_id, v.first_seen_at, l.signature_id, case 
                      from visitors v left join anchor_links l on l.id = v.first_link_id left join anchors a on a.id = l.anchor_id left join clicks c on c.id = v.first_click_id
                     where v.first_seen_at >= $1 and ($2::uuid is null or v.workspace_id = $2))`;
 
-const VIEWS = `(select workspace_id, viewed_at, is_proxied, is_bot or burst as is_bot, viewer, signature_id, campaign_id, teammate_id, country_code, null::uuid as anchor_id
+const VIEWS = `(select workspace_id, viewed_at, is_proxied, is_bot or burst as is_bot, viewer,
+                        case when burst and traffic_class in ('human', 'unknown') then 'scanner' else traffic_class end as cls, signature_id, campaign_id, teammate_id, country_code, null::uuid as anchor_id
                   from (select v.*, is_repeat or (viewer is not null and not is_proxied and coalesce(viewed_at - lag(viewed_at) over same < interval '${REPEAT_WINDOW}', false)) as repeat,
                                viewer is not null and not is_proxied and count(*) over (partition by workspace_id, viewer, image_id, is_proxied, date_trunc('hour', viewed_at, 'UTC')) > ${VIEW_BURST} as burst
                           from views v where viewed_at >= $1::timestamptz - interval '${REPEAT_WINDOW}' and ($2::uuid is null or workspace_id = $2)
@@ -78,8 +81,14 @@ const VIEWS = `(select workspace_id, viewed_at, is_proxied, is_bot or burst as i
                  where viewed_at >= $1 and not repeat)`;
 
 const KEYS = 'workspace_id, grain, bucket, dimension, key';
-const COUNTS = 'clicks, human_clicks, bot_clicks, unique_clickers, visitors, events, conversions, views, proxied_views, bot_views, unique_views, unique_direct_views';
-const NO_VIEWS = '0 as views, 0 as proxied_views, 0 as bot_views, 0 as unique_views, 0 as unique_direct_views';
+const COUNTS =
+  'clicks, human_clicks, bot_clicks, scanner_clicks, proxy_clicks, unknown_clicks, unique_clickers, visitors, events, conversions, ' +
+  'views, proxied_views, bot_views, unique_views, unique_direct_views, human_views, scanner_views, proxy_views, unknown_views, unique_human_views';
+const NO_CLICKS = '0, 0, 0, 0, 0, 0, 0';
+const NO_VIEWS =
+  '0 as views, 0 as proxied_views, 0 as bot_views, 0 as unique_views, 0 as unique_direct_views, 0 as human_views, 0 as scanner_views, 0 as proxy_views, 0 as unknown_views, 0 as unique_human_views';
+/** Rows of one class (`cls`, classify.ts). */
+const of = (c: string) => `count(*) filter (where cls = '${c}')`;
 
 /** The first day rebuilt when none is given: today (UTC), or yesterday within 10 minutes of midnight. */
 export function defaultSince(now = new Date()): Date {
@@ -104,18 +113,20 @@ export async function rebuildRollups(pool: pg.Pool, opts: { since?: Date; worksp
       `insert into analytics_rollups (${KEYS}, ${COUNTS})
        select ${KEYS}, ${COUNTS.split(', ').map((n) => `sum(${n})`).join(', ')}
          from (
-           select ${KEYS}, count(*) as clicks, count(*) filter (where not is_bot) as human_clicks, count(*) filter (where is_bot) as bot_clicks,
-                  count(distinct clicker) filter (where not is_bot) as unique_clickers, 0 as visitors, 0 as events, 0 as conversions, ${NO_VIEWS}
+           select ${KEYS}, count(*) as clicks, ${of('human')} as human_clicks, count(*) filter (where cls in ('scanner', 'proxy')) as bot_clicks,
+                  ${of('scanner')} as scanner_clicks, ${of('proxy')} as proxy_clicks, ${of('unknown')} as unknown_clicks,
+                  count(distinct clicker) filter (where cls = 'human') as unique_clickers, 0 as visitors, 0 as events, 0 as conversions, ${NO_VIEWS}
              from (${spread(CLICKS, 'clicked_at')}) x group by ${KEYS}
            union all
-           select ${KEYS}, 0, 0, 0, 0, 0, count(*), count(*) filter (where value is not null and link_id is not null), ${NO_VIEWS}
+           select ${KEYS}, ${NO_CLICKS}, 0, count(*), count(*) filter (where value is not null and link_id is not null), ${NO_VIEWS}
              from (${spread(EVENTS, 'recorded_at')}) x group by ${KEYS}
            union all
-           select ${KEYS}, 0, 0, 0, 0, count(*), 0, 0, ${NO_VIEWS}
+           select ${KEYS}, ${NO_CLICKS}, count(*), 0, 0, ${NO_VIEWS}
              from (${spread(VISITORS, 'first_seen_at')}) x group by ${KEYS}
            union all
-           select ${KEYS}, 0, 0, 0, 0, 0, 0, 0, count(*), count(*) filter (where is_proxied), count(*) filter (where is_bot), count(distinct viewer),
-                  count(distinct viewer) filter (where not is_proxied and not is_bot)
+           select ${KEYS}, ${NO_CLICKS}, 0, 0, 0, count(*), ${of('proxy')}, ${of('scanner')}, count(distinct viewer),
+                  count(distinct viewer) filter (where cls = 'human'), ${of('human')}, ${of('scanner')}, ${of('proxy')}, ${of('unknown')},
+                  count(distinct viewer) filter (where cls = 'human')
              from (${spread(VIEWS, 'viewed_at')}) x group by ${KEYS}
          ) parts
         group by ${KEYS}`,

@@ -10,6 +10,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { BatchRecorder, type RecorderOptions } from './batch.ts';
+import type { TrafficClass } from './classify.ts';
 
 /** One fetch of a tracked image: what differs per view; the attribution is read from the image row. */
 export interface View {
@@ -23,19 +24,31 @@ export interface View {
   proxy: string | null;
   /** Another automated client (bots.ts botReason), or null. */
   botReason: string | null;
+  /** Who made it (classify.ts), with the reasons and the network. */
+  /** Without it (rows written by tests and tools), a proxied view is a proxy's, a bot's a scanner's, the rest a person's. */
+  trafficClass?: TrafficClass;
+  reasons?: string[];
+  asn?: number | null;
+  org?: string | null;
 }
+
+const classOf = (v: View): TrafficClass => v.trafficClass ?? (v.proxy ? 'proxy' : v.botReason ? 'scanner' : 'human');
 
 /** One INSERT for a batch; attribution (workspace, signature, campaign, teammate, address) from the image. */
 export async function insertViews(db: Pick<pg.Pool, 'query'>, batch: View[]): Promise<number> {
   const col = <T>(f: (v: View) => T) => batch.map(f);
   const { rowCount } = await db.query(
-    `insert into views (id, workspace_id, viewed_at, image_id, signature_id, campaign_id, teammate_id, email_id, country_code, viewer, is_proxied, proxy, is_bot, bot_reason)
+    `insert into views (id, workspace_id, viewed_at, image_id, signature_id, campaign_id, teammate_id, email_id, country_code, viewer, is_proxied, proxy, is_bot, bot_reason,
+                        traffic_class, class_reasons, network_asn, network_org)
      select u.id, i.workspace_id, to_timestamp(u.at / 1000.0), u.image, i.signature_id, i.campaign_id, i.teammate_id, i.email_id, u.country, u.viewer,
-            u.proxy is not null, u.proxy, u.proxy is null and u.reason is not null, case when u.proxy is null then u.reason end
-       from unnest($1::uuid[], $2::float8[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[]) as u(id, at, image, country, viewer, proxy, reason)
+            u.proxy is not null, u.proxy, u.proxy is null and u.class in ('scanner', 'proxy'), case when u.proxy is null and u.class in ('scanner', 'proxy') then u.reason end,
+            u.class, coalesce(string_to_array(nullif(u.reasons, ''), ' '), '{}'), u.asn, u.org
+       from unnest($1::uuid[], $2::float8[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[])
+         as u(id, at, image, country, viewer, proxy, reason, class, reasons, asn, org)
        join view_images i on i.id = u.image
      on conflict (id) do nothing`,
-    [col((v) => v.id), col((v) => v.viewedAt.getTime()), col((v) => v.imageId), col((v) => v.countryCode), col((v) => v.viewer), col((v) => v.proxy), col((v) => v.botReason)],
+    [col((v) => v.id), col((v) => v.viewedAt.getTime()), col((v) => v.imageId), col((v) => v.countryCode), col((v) => v.viewer), col((v) => v.proxy), col((v) => v.botReason),
+     col(classOf), col((v) => (v.reasons ?? [v.proxy ?? v.botReason].filter((r) => r !== null)).join(' ')), col((v) => v.asn ?? null), col((v) => v.org ?? null)],
   );
   return rowCount ?? 0;
 }

@@ -16,7 +16,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { addressHash, botReason, clientHash } from '../analytics/bots.ts';
+import { addressHash, clientHash } from '../analytics/bots.ts';
+import { classifyRequest, legacyReason, soonAfterView, withTimePattern } from '../analytics/classify.ts';
 import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { linkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
@@ -46,19 +47,27 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
   const optedOut = optOutLookup(app);
   const record = (req: FastifyRequest, link: ResolvedLink, clickId: string) => {
     const ua = req.headers['user-agent'];
-    const reason = botReason(req.method, ua);
+    const address = addressHash(app.secrets, req.ip);
+    const at = new Date();
+    const seen = classifyRequest('click', { method: req.method, userAgent: ua, referer: req.headers.referer, ip: req.ip });
+    const c = withTimePattern(seen, soonAfterView(address, link.emailId, at.getTime()));
+    const bot = c.class === 'scanner' || c.class === 'proxy';
     recorder.record({
       id: clickId,
-      clickedAt: new Date(),
+      clickedAt: at,
       linkId: link.linkId,
       anchorId: link.anchorId,
       signatureId: link.signatureId,
       emailId: link.emailId,
       countryCode: countryOf(req.ip),
       clicker: clientHash(app.secrets, req.ip, ua),
-      address: addressHash(app.secrets, req.ip),
-      isBot: reason !== null,
-      botReason: reason,
+      address,
+      isBot: bot,
+      botReason: bot ? legacyReason(c.reasons) : null,
+      trafficClass: c.class,
+      reasons: c.reasons,
+      asn: c.asn,
+      org: c.org,
     });
   };
 

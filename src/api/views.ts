@@ -21,7 +21,8 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { botReason, clientHash } from '../analytics/bots.ts';
+import { addressHash, clientHash } from '../analytics/bots.ts';
+import { classifyRequest, legacyReason, noteView } from '../analytics/classify.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { proxyOf } from '../analytics/proxies.ts';
 import { viewTokens } from '../analytics/token.ts';
@@ -93,15 +94,22 @@ export async function viewRoutes(server: FastifyInstance, app: AppContext, opts:
 
   const record = (req: FastifyRequest, image: ResolvedImage) => {
     const ua = req.headers['user-agent'];
-    const proxy = proxyOf(ua);
+    const at = new Date();
+    const c = classifyRequest('view', { method: req.method, userAgent: ua, referer: req.headers.referer, ip: req.ip }, app.config.PUBLIC_BASE_URL);
+    // A scanner's view (a gateway opening the message) marks its address for the time pattern; a person's or a proxy's (on a person's behalf) does not.
+    if (c.class === 'scanner') noteView(addressHash(app.secrets, req.ip), image.emailId, at.getTime());
     recorder.record({
       id: crypto.randomUUID(),
-      viewedAt: new Date(),
+      viewedAt: at,
       imageId: image.imageId,
       countryCode: countryOf(req.ip),
       viewer: clientHash(app.secrets, req.ip, ua),
-      proxy,
-      botReason: proxy ? null : botReason(req.method, ua),
+      proxy: proxyOf(ua),
+      botReason: c.class === 'human' || c.class === 'unknown' ? null : legacyReason(c.reasons),
+      trafficClass: c.class,
+      reasons: c.reasons,
+      asn: c.asn,
+      org: c.org,
     });
   };
 

@@ -1,7 +1,8 @@
 /**
  * Views in the reports: the rollups count views, proxied, bot and direct views, unique views and
  * unique direct views per total, signature, campaign, teammate and country, and the reports (over
- * real HTTP) add the click-through rate (human clicks ÷ views, null without views). Reports read the
+ * real HTTP) add the click-through rate (human clicks ÷ human-or-unknown views, null without them); the
+ * figures are people's, each other class beside them. Reports read the
  * rollups only: raw views removed after a rebuild change nothing.
  */
 import crypto from 'node:crypto';
@@ -68,24 +69,24 @@ describe('views in the reports', () => {
   it('the overview counts views, proxied, bot and direct views, unique views, and the click-through rate', async () => {
     const res = await api.call('GET', '/v1/analytics/overview?granularity=hourly&date_from=' + new Date().toISOString().slice(0, 10));
     expect(res.status).toBe(200);
-    expect(res.body.data.totals).toMatchObject({ views: 4, direct_views: 2, proxied_views: 1, bot_views: 1, unique_views: 4, unique_direct_views: 2, human_clicks: 2, ctr: 0.5 });
+    expect(res.body.data.totals).toMatchObject({ views: 2, all_views: 4, direct_views: 2, proxied_views: 1, bot_views: 1, unique_views: 2, unique_direct_views: 2, human_clicks: 2, ctr: 1 });
     const points = res.body.data.series as { views: number; proxied_views: number; unique_views: number }[];
-    expect(points.reduce((n, p) => n + p.views, 0)).toBe(4);
+    expect(points.reduce((n, p) => n + p.views, 0)).toBe(2);
     expect(points.reduce((n, p) => n + p.proxied_views, 0)).toBe(1);
   });
 
   it('per signature, campaign and teammate: views and CTR, null where there are no views', async () => {
     const signatures = (await api.call('GET', '/v1/analytics/signatures')).body.data as Record<string, unknown>[];
     const bySig = Object.fromEntries(signatures.map((s) => [s.signature_template_uuid, s]));
-    expect(bySig[sigA]).toMatchObject({ views: 3, direct_views: 2, proxied_views: 1, unique_views: 3, unique_direct_views: 2, human_clicks: 1, ctr: 0.3333 });
-    expect(bySig[sigB]).toMatchObject({ views: 1, bot_views: 1, direct_views: 0, unique_direct_views: 0, clicks: 0, ctr: 0 });
+    expect(bySig[sigA]).toMatchObject({ views: 2, all_views: 3, direct_views: 2, proxied_views: 1, unique_views: 2, unique_direct_views: 2, human_clicks: 1, ctr: 0.5 });
+    expect(bySig[sigB]).toMatchObject({ views: 0, all_views: 1, bot_views: 1, direct_views: 0, unique_direct_views: 0, clicks: 0, ctr: null });
     expect(bySig[sigC]).toMatchObject({ views: 0, human_clicks: 1, ctr: null });
     const campaigns = (await api.call('GET', '/v1/analytics/campaigns')).body.data;
-    expect(campaigns).toEqual([expect.objectContaining({ marketing_campaign_uuid: campaign, views: 3, unique_views: 3, clicks: 0, ctr: 0 })]);
+    expect(campaigns).toEqual([expect.objectContaining({ marketing_campaign_uuid: campaign, views: 2, all_views: 3, unique_views: 2, clicks: 0, ctr: 0 })]);
     const teammates = (await api.call('GET', '/v1/analytics/teammates')).body.data as Record<string, unknown>[];
-    expect(Object.fromEntries(teammates.map((t) => [t.teammate_uuid, [t.views, t.ctr]]))).toEqual({ [t1]: [3, 0.3333], [t2]: [1, 0], [t3]: [0, null] });
+    expect(Object.fromEntries(teammates.map((t) => [t.teammate_uuid, [t.views, t.ctr]]))).toEqual({ [t1]: [2, 0.5], [t2]: [0, null], [t3]: [0, null] });
     const countries = (await api.call('GET', '/v1/analytics/countries')).body.data;
-    expect(countries).toEqual([expect.objectContaining({ country_code: 'DE', views: 4, ctr: 0.5 })]);
+    expect(countries).toEqual([expect.objectContaining({ country_code: 'DE', views: 2, all_views: 4, ctr: 1 })]);
   });
 
   it('CSV files carry the view columns', async () => {
@@ -100,7 +101,7 @@ describe('views in the reports', () => {
   it('reports read the rollups: raw views pruned after a rebuild change nothing', async () => {
     expect(await pruneViews(api.t.ctx.pool, -1)).toBe(5);
     const res = await api.call('GET', '/v1/analytics/overview');
-    expect(res.body.data.totals).toMatchObject({ views: 4, unique_views: 4, ctr: 0.5 });
+    expect(res.body.data.totals).toMatchObject({ views: 2, all_views: 4, unique_views: 2, ctr: 1 });
   });
 
   it('CTR is human clicks over views, four decimals', () => {

@@ -12,7 +12,7 @@ import { useConsoleWorld } from './support.ts';
 interface Totals {
   [k: string]: number;
 }
-const METRICS = ['views', 'human_clicks', 'bot_clicks', 'unique_clickers', 'visitors', 'conversions'];
+const METRICS = ['views', 'proxy_views', 'scanner_views', 'unknown_views', 'human_clicks', 'scanner_clicks', 'proxy_clicks', 'unknown_clicks', 'bot_clicks', 'unique_clickers', 'visitors', 'conversions'];
 
 async function shownTotals(page: Page): Promise<Totals> {
   const out: Totals = {};
@@ -72,6 +72,9 @@ describe('console: analytics', () => {
     expect(api.totals.conversions).toBe(1);
     expect(await shownTotals(page)).toEqual(Object.fromEntries(METRICS.map((m) => [m, api.totals[m]])));
     expect(await page.locator('#totals [data-metric="conversion_value"]').textContent()).toContain('490 USD');
+    // People's figures by default, each other class beside them, and what the CTR divides by.
+    expect(api.totals.views).toBe(api.totals.direct_views);
+    expect(await page.locator('#totals [data-metric="ctr"]').textContent()).toContain('CTR (human clicks ÷ human-or-unknown views)');
 
     await w.screenshot(page, 'analytics');
     // The chart: the clicks it was given are the API's, and the human-clicks line (#0b57d0) rises off its baseline.

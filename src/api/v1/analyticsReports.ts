@@ -33,37 +33,51 @@ const SeriesQuery = RangeQuery.extend({ granularity: z.enum(['daily', 'hourly'])
 const PagedRangeQuery = RangeQuery.extend(PageQuery.shape);
 
 const Value = z.object({ currency: z.string(), value: z.number(), conversions: z.int() });
+const count = (text: string) => z.int().describe(text);
+/** Each class of client beside the people's figures (src/analytics/classify.ts; docs/analytics.md): extension fields. */
+const ClassCounts = {
+  scanner_clicks: count('Extension: clicks by security gateways and other link checkers (scanner class).'),
+  proxy_clicks: count('Extension: clicks carrying an image proxy (proxy class).'),
+  unknown_clicks: count('Extension: clicks that are neither clearly a person nor a machine (unknown class, e.g. a cloud network).'),
+  scanner_views: count('Extension: views by security gateways and other automated clients (scanner class).'),
+  proxy_views: count('Extension: views by image proxies, privacy preloading and compose windows (proxy class).'),
+  unknown_views: count('Extension: views that are neither clearly a person nor a machine (unknown class).'),
+};
 const Metrics = z
   .object({
-    clicks: z.int(),
-    human_clicks: z.int(),
-    bot_clicks: z.int(),
-    unique_clickers: z.int(),
+    clicks: count('Clicks by people (the human class); the other classes are beside it.'),
+    human_clicks: count('Clicks by people (the human class): the same as clicks.'),
+    bot_clicks: count('Clicks by machines: scanner_clicks + proxy_clicks.'),
+    ...ClassCounts,
+    all_clicks: count('Extension: every click recorded, whatever its class.'),
+    unique_clickers: count('Distinct people among the clicks (keyed hash of address and user agent), per day, summed over the range.'),
     visitors: z.int(),
     events: z.int(),
     conversions: z.int(),
-    views: z.int().describe('Fetches of the tracked image (banner or 1×1 image), proxied and bots included.'),
-    direct_views: z.int().describe('Views neither proxied nor by a bot.'),
-    proxied_views: z.int().describe('Views by an image proxy or privacy preloading (Gmail, Apple Mail Privacy Protection, Yahoo).'),
-    bot_views: z.int().describe('Views by other automated clients (bot user agent, none, HEAD).'),
-    unique_views: z.int().describe('Distinct viewers (keyed hash of address and user agent) among all views, per day, summed over the range.'),
-    unique_direct_views: z.int().describe('Distinct viewers among direct views, per day, summed over the range.'),
-    ctr: z.number().nullable().describe('human_clicks ÷ views, four decimals; null when views is 0.'),
+    views: count('Views by people (the human class) of the tracked image (banner or 1×1 image); the other classes are beside it.'),
+    direct_views: count('Views by people: the same as views.'),
+    proxied_views: count('Views by an image proxy, privacy preloading or a compose window (proxy class): the same as proxy_views.'),
+    bot_views: count('Views by other automated clients (scanner class): the same as scanner_views.'),
+    unique_views: count('Distinct people among the views, per day, summed over the range.'),
+    unique_direct_views: count('The same as unique_views.'),
+    all_views: count('Extension: every view recorded, whatever its class.'),
+    ctr: z.number().nullable().describe('human_clicks ÷ (views + unknown_views): people\'s clicks over views by people or unknown clients, four decimals; null when that is 0.'),
     conversion_value: z.array(Value),
   })
   .meta({ id: 'AnalyticsMetrics' });
 const Point = z
   .object({
     period_start: z.string(),
-    clicks: z.int(),
+    clicks: count('Clicks by people.'),
     human_clicks: z.int(),
     bot_clicks: z.int(),
     unique_clickers: z.int(),
     visitors: z.int(),
     conversions: z.int(),
-    views: z.int(),
+    views: count('Views by people.'),
     proxied_views: z.int(),
     unique_views: z.int(),
+    ...ClassCounts,
   })
   .meta({ id: 'AnalyticsPoint' });
 const Mailboxes = { installed_mailboxes: z.int(), clicks_per_mailbox: z.number() };

@@ -1,5 +1,5 @@
-// Analytics: views, clicks (human and bot), visitors and conversions over a date range, daily or
-// hourly, drawn with uPlot (the trend), then per signature, campaign, teammate, country and anchor;
+// Analytics: people's views and clicks, with the scanners', proxies' and unknown clients' beside them
+// (docs/analytics.md), visitors and conversions over a date range, daily or hourly, drawn with uPlot (the trend), then per signature, campaign, teammate, country and anchor;
 // each report also as a CSV file (the API's format=csv, with the session as auth).
 // First: uPlot reads navigator.language as it loads (locale.js makes that safe).
 import './locale.js';
@@ -10,19 +10,28 @@ const DAY = 86_400_000;
 const iso = (d) => d.toISOString().slice(0, 10);
 // Drawn in this order: the clicks last, on top where lines meet.
 const SERIES = [
-  { key: 'views', label: 'Views', stroke: '#116329' },
+  { key: 'views', label: 'Views (people)', stroke: '#116329' },
   { key: 'conversions', label: 'Conversions', stroke: '#7a4b00' },
   { key: 'bot_clicks', label: 'Bot clicks', stroke: '#a40e26' },
   { key: 'human_clicks', label: 'Human clicks', stroke: '#0b57d0' },
 ];
 const CARDS = [
-  ['views', 'Views'],
+  ['views', 'Views (people)'],
+  ['proxy_views', 'Proxy views'],
+  ['scanner_views', 'Scanner views'],
+  ['unknown_views', 'Unknown views'],
   ['human_clicks', 'Human clicks'],
+  ['scanner_clicks', 'Scanner clicks'],
+  ['proxy_clicks', 'Proxy clicks'],
+  ['unknown_clicks', 'Unknown clicks'],
   ['bot_clicks', 'Bot clicks'],
   ['unique_clickers', 'Unique clickers'],
   ['visitors', 'Visitors'],
   ['conversions', 'Conversions'],
 ];
+// CTR is people's clicks over the views of people and of clients that are neither clearly a person nor a machine.
+const CTR_LABEL = 'CTR (human clicks ÷ human-or-unknown views)';
+const pct = (ctr) => (ctr === null ? '–' : `${(ctr * 100).toFixed(1)}%`);
 const BREAKDOWNS = [
   { path: '/v1/analytics/signatures', title: 'Per signature', name: (r) => r.name },
   { path: '/v1/analytics/campaigns', title: 'Per campaign', name: (r) => r.name },
@@ -60,6 +69,7 @@ function cards(totals) {
     { class: 'cards', id: 'totals' },
     CARDS.map(([k, label]) => h('li', { 'data-metric': k }, h('span', { class: 'value' }, num(totals[k])), label)),
     h('li', { 'data-metric': 'conversion_value' }, h('span', { class: 'value' }, value), 'Conversion value'),
+    h('li', { 'data-metric': 'ctr' }, h('span', { class: 'value' }, pct(totals.ctr)), CTR_LABEL),
   );
 }
 
@@ -91,9 +101,13 @@ function breakdown(b, range, rows) {
     { class: 'breakdown', 'aria-label': b.title },
     table({
       caption: b.title,
-      columns: ['', 'Views', 'Human clicks', 'Bot clicks', 'Visitors', 'Conversions', 'CTR'],
-      numeric: [1, 2, 3, 4, 5, 6],
-      rows: rows.map((r) => [b.name(r) ?? '', num(r.views), num(r.human_clicks), num(r.bot_clicks), num(r.visitors), num(r.conversions), r.ctr === null ? '–' : `${(r.ctr * 100).toFixed(1)}%`]),
+      columns: ['', 'Views (people)', 'Proxy views', 'Scanner views', 'Unknown views', 'Human clicks', 'Scanner clicks', 'Proxy clicks', 'Unknown clicks', 'Visitors', 'Conversions', CTR_LABEL],
+      numeric: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+      rows: rows.map((r) => [
+        b.name(r) ?? '',
+        ...['views', 'proxy_views', 'scanner_views', 'unknown_views', 'human_clicks', 'scanner_clicks', 'proxy_clicks', 'unknown_clicks', 'visitors', 'conversions'].map((k) => num(r[k])),
+        pct(r.ctr),
+      ]),
     }),
     h('a', { href: `${b.path}?${query(range, { format: 'csv' })}`, download: '' }, `${b.title}: CSV`),
   );
