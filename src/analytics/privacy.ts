@@ -61,7 +61,7 @@ export async function changePrivacySettings(db: Queryable, workspaceId: string, 
   const views = after.views_tracking !== 'per_person' && before.views_tracking === 'per_person' ? await dropViewerKeys(db, now) : 0;
   const clicks = after.clicks_tracking !== 'per_person' && before.clicks_tracking === 'per_person' ? await dropClickerKeys(db, now) : 0;
   const effects = [effectOf('views', before.views_tracking, after.views_tracking, views), effectOf('clicks', before.clicks_tracking, after.clicks_tracking, clicks)];
-  if (before.retention_days !== after.retention_days) effects.push(`retention: raw rows and visitors older than ${after.retention_days ?? 'the deployment default of'} days are removed at the next nightly prune`);
+  if (before.retention_days !== after.retention_days) effects.push(`retention: raw rows and visitors older than ${after.retention_days ?? 'the deployment default of'} days are removed overnight`);
   return { settings: after, effects: effects.filter((e): e is string => e !== null) };
 }
 

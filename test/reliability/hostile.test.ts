@@ -122,6 +122,16 @@ function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
         { requiredKeys: [] },
       ),
     }),
+    'patch /v1/workspace/privacy_settings': fc.record({
+      privacy_settings: fc.record(
+        {
+          views_tracking: fc.constantFrom('per_person', 'aggregate', 'off'),
+          clicks_tracking: fc.constantFrom('per_person', 'aggregate', 'off'),
+          retention_days: fc.option(fc.integer({ min: 1, max: 36500 }), { nil: null }),
+        },
+        { requiredKeys: [] },
+      ),
+    }),
     // Without properties or traits: any key or value inside those objects is valid.
     'post /v1/analytics/events': fc.record({
       event: fc.record(

@@ -464,6 +464,7 @@ describe('R5 security', () => {
       'post /v1/analytics/events': { event: { name: `${MARK_B} purchase`, value: 1, currency: 'EUR', click_id: clickA } },
       'patch /v1/assets/{id}': { asset: { name: `${MARK_B} renamed` } },
       'patch /v1/workspace/analytics_settings': { analytics_settings: { attribution_window_days: 7 } },
+      'patch /v1/workspace/privacy_settings': { privacy_settings: { views_tracking: 'off' } },
     };
     const groupsA = new Set((await pool.query<{ id: string }>('select id from groups where workspace_id = $1', [ws.a])).rows.map((r) => r.id));
     expect(groupsA.size, 'A has synced groups').toBeGreaterThan(0);
@@ -480,6 +481,8 @@ describe('R5 security', () => {
       // B's settings are B's own: A's stay as they were (the snapshot below).
       'get /v1/workspace/analytics_settings': (r) => expect(r.body.data).toMatchObject({ browser_values_enabled: false }),
       'patch /v1/workspace/analytics_settings': (r) => expect(r.body.data).toMatchObject({ attribution_window_days: 7 }),
+      'get /v1/workspace/privacy_settings': (r) => expect(r.body.data).toMatchObject({ clicks_tracking: 'per_person' }),
+      'patch /v1/workspace/privacy_settings': (r) => expect(r.body.data).toMatchObject({ views_tracking: 'off', clicks_tracking: 'per_person' }),
       'get /v1/content_schema': (r) => expect(r.status).toBe(200),
       // B's add-in key asking for A's address gets what an unknown address gets: no signature.
       'get /v1/addin/signature': (r) => expect([r.status, r.body.data.signature_id, r.body.data.html, r.body.data.variants]).toEqual([200, null, null, {}]),
