@@ -16,14 +16,13 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { addressHash, clientHash } from '../analytics/bots.ts';
 import { classifyRequest, legacyReason, soonAfterView, withTimePattern } from '../analytics/classify.ts';
 import { ClickRecorder, type RecorderOptions } from '../analytics/clicks.ts';
 import { countryOf, openCountries } from '../analytics/geo.ts';
 import { linkResolver, withClickId, type ResolvedLink } from '../analytics/resolve.ts';
 import { clickTokens } from '../analytics/token.ts';
 import { limitPerAddress } from './rateLimits.ts';
-import { optOutLookup } from './optOut.ts';
+import { clientKeys, optOutLookup, type ClientKeys } from './optOut.ts';
 
 const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Link not found</title></head>
 <body><h1>This link is not valid</h1><p>The link you followed is incomplete or was altered. Copy the whole link from the email, or contact the person who sent it.</p></body></html>
@@ -45,11 +44,9 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
   server.addHook('onClose', () => recorder.close());
 
   const optedOut = optOutLookup(app);
-  const record = (req: FastifyRequest, link: ResolvedLink, clickId: string) => {
-    const ua = req.headers['user-agent'];
-    const address = addressHash(app.secrets, req.ip);
+  const record = (req: FastifyRequest, link: ResolvedLink, clickId: string, { browser, address }: ClientKeys) => {
     const at = new Date();
-    const seen = classifyRequest('click', { method: req.method, userAgent: ua, referer: req.headers.referer, ip: req.ip });
+    const seen = classifyRequest('click', { method: req.method, userAgent: req.headers['user-agent'], referer: req.headers.referer, ip: req.ip });
     const c = withTimePattern(seen, soonAfterView(address, link.emailId, at.getTime()));
     const bot = c.class === 'scanner' || c.class === 'proxy';
     recorder.record({
@@ -60,7 +57,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
       signatureId: link.signatureId,
       emailId: link.emailId,
       countryCode: countryOf(req.ip),
-      clicker: clientHash(app.secrets, req.ip, ua),
+      clicker: browser,
       address,
       isBot: bot,
       botReason: bot ? legacyReason(c.reasons) : null,
@@ -81,8 +78,9 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
       if (link.tracking && link.mode !== 'off') {
         const clickId = tokens.clickId(link.linkId);
         // A click id ties a visitor to the click: handed out only where clicks are kept per person (docs/privacy.md).
-        if (link.mode === 'per_person' && !(await optedOut.ask(link.workspaceId, req))) location = withClickId(link.url, clickId);
-        record(req, link, clickId);
+        const client = clientKeys(app, req);
+        if (link.mode === 'per_person' && !(await optedOut.ask(link.workspaceId, client))) location = withClickId(link.url, clickId);
+        record(req, link, clickId, client);
       }
       return reply.status(302).header('location', location).header('cache-control', 'private, no-store').send();
     });

@@ -36,10 +36,21 @@ const NOT_FOUND = page('Link not valid', '<p>This link is incomplete or was alte
 const html = (reply: FastifyReply, status: number, body: string) =>
   reply.status(status).header('cache-control', 'no-store').header('x-robots-tag', 'noindex').header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8').send(body);
 
+/** A client's keyed hashes: its browser (address and user agent) and its address. */
+export interface ClientKeys {
+  browser: string;
+  address: string;
+}
+
+/** The keys of the request's client, computed once per request (the redirect records the same ones). */
+export function clientKeys(app: AppContext, req: FastifyRequest): ClientKeys {
+  return { browser: clientHash(app.secrets, req.ip, req.headers['user-agent']), address: addressHash(app.secrets, req.ip) };
+}
+
 interface Lookup {
-  ask(workspaceId: string, req: FastifyRequest): Promise<boolean>;
+  ask(workspaceId: string, client: ClientKeys): Promise<boolean>;
   /** An opt-out this process just recorded: known at once, before the minute's read runs out. */
-  note(workspaceId: string, req: FastifyRequest): void;
+  note(workspaceId: string, client: ClientKeys): void;
 }
 const lookups = new WeakMap<AppContext, Lookup>();
 
@@ -50,7 +61,7 @@ const lookups = new WeakMap<AppContext, Lookup>();
 export function optOutLookup(app: AppContext): Lookup {
   const known = lookups.get(app);
   if (known) return known;
-  const keyOf = (ws: string, req: FastifyRequest) => `${ws}|${clientHash(app.secrets, req.ip, req.headers['user-agent'])}|${addressHash(app.secrets, req.ip)}`;
+  const keyOf = (ws: string, c: ClientKeys) => `${ws}|${c.browser}|${c.address}`;
   const fresh = new LRUCache<string, true>({ max: 10_000, ttl: 120_000 });
   const recent = recentRows(
     async (key) => {
@@ -60,11 +71,11 @@ export function optOutLookup(app: AppContext): Lookup {
     { ttlMs: 60_000, max: 100_000 },
   );
   const lookup: Lookup = {
-    ask: async (ws, req) => {
-      const key = keyOf(ws, req);
+    ask: async (ws, client) => {
+      const key = keyOf(ws, client);
       return fresh.has(key) || (await recent(key)) === true;
     },
-    note: (ws, req) => void fresh.set(keyOf(ws, req), true),
+    note: (ws, client) => void fresh.set(keyOf(ws, client), true),
   };
   lookups.set(app, lookup);
   return lookup;
@@ -76,13 +87,13 @@ export async function optOutRoutes(server: FastifyInstance, app: AppContext): Pr
     await limitPerAddress(scope, app.config.RATE_LIMIT_OPT_OUT, 'Too many opt-out requests from this address.');
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { bodyLimit: 1024 }, (_req, _payload, done) => done(null, undefined));
-    scope.get<{ Params: { token: string } }>('/o/:token', async (req, reply) => html(reply, tokens.verify(req.params.token) ? 200 : 404, tokens.verify(req.params.token) ? ASK : NOT_FOUND));
+    scope.get<{ Params: { token: string } }>('/o/:token', async (req, reply) => (tokens.verify(req.params.token) ? html(reply, 200, ASK) : html(reply, 404, NOT_FOUND)));
     scope.post<{ Params: { token: string } }>('/o/:token', async (req, reply) => {
       const ws = tokens.verify(req.params.token);
       if (!ws) return html(reply, 404, NOT_FOUND);
-      const browser = clientHash(app.secrets, req.ip, req.headers['user-agent']);
-      const done = await withTx(app.pool, (c) => optOut(c, ws, browser, addressHash(app.secrets, req.ip)));
-      optOutLookup(app).note(ws, req);
+      const client = clientKeys(app, req);
+      const done = await withTx(app.pool, (c) => optOut(c, ws, client.browser, client.address));
+      optOutLookup(app).note(ws, client);
       req.log.info({ workspace_id: ws, ...done }, 'a recipient opted out');
       return html(reply, 200, DONE);
     });

@@ -209,10 +209,9 @@ export async function workspaceAssetByToken(db: Queryable, workspaceId: string, 
 export async function assetsShownIn(db: Queryable, workspaceId: string, html: string, publicBaseUrl: string): Promise<Map<string, { contentType: string; data: Buffer }>> {
   const prefix = assetPublicUrl(publicBaseUrl, '');
   const urls = new Set([...html.matchAll(/\ssrc="([^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&')).filter((u) => u.startsWith(prefix)));
-  const found = new Map<string, { contentType: string; data: Buffer }>();
-  for (const url of urls) {
-    const row = await workspaceAssetByToken(db, workspaceId, url.slice(prefix.length));
-    if (row) found.set(url, { contentType: row.content_type, data: row.data });
-  }
-  return found;
+  const { rows } = await db.query<{ public_token: string; content_type: string; data: Buffer }>(
+    'select public_token, content_type, data from assets where workspace_id = $1 and public_token = any($2::text[])',
+    [workspaceId, [...urls].map((u) => u.slice(prefix.length))],
+  );
+  return new Map(rows.map((r) => [prefix + r.public_token, { contentType: r.content_type, data: r.data }]));
 }
