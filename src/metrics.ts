@@ -12,6 +12,8 @@ export interface Metrics {
    * itself succeeds whatever the receiver answered, so `sigsync_jobs_total` does not tell these apart.
    */
   webhookDeliveries: Counter<'outcome'>;
+  /** Raw clicks and views the database refused for their data and the recorder dropped (src/analytics/batch.ts). */
+  analyticsRowsDropped: Counter<'what'>;
 }
 
 export function createMetrics(): Metrics {
@@ -42,6 +44,12 @@ export function createMetrics(): Metrics {
       name: 'sigsync_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome (succeeded, retrying, failed, endpoint_disabled).',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    analyticsRowsDropped: new Counter({
+      name: 'sigsync_analytics_rows_dropped_total',
+      help: 'Raw clicks and views dropped because the database refused their data (each logged with its id and the reason), by what.',
+      labelNames: ['what'],
       registers: [registry],
     }),
   };

@@ -5,6 +5,12 @@
  * (0 writes at the next flush). `close()` writes everything still held, so a graceful shutdown loses
  * nothing. A failed write keeps its rows and is tried again; writers insert with ON CONFLICT DO
  * NOTHING on a per-row id, so a batch retried after an ambiguous failure is still stored once.
+ *
+ * A batch the database refuses for a row's data (SQLSTATE class 22, data exception, or 23, a
+ * constraint) would be refused forever and hold back every later row: it is split in halves until
+ * each refused row is alone; those are logged (their id and the database's reason) and dropped, and
+ * counted (`dropped`, `onDropped`: sigsync_analytics_rows_dropped_total on /metrics); the rest are
+ * written. Any other failure (a lost connection, a timeout) keeps the rows for the next flush.
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -16,6 +22,14 @@ export interface RecorderOptions {
   holdMs?: number;
   /** Most rows per INSERT (default 5000). */
   maxBatch?: number;
+  /** Called with the number of rows dropped because the database refused their data. */
+  onDropped?: (n: number) => void;
+}
+
+/** Whether the database refused the statement for the data it was given (a row's), not for its own state. */
+export function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
 }
 
 export interface BatchSpec<T> {
@@ -29,6 +43,8 @@ export interface BatchSpec<T> {
   holdMs: number;
   /** Called after each written batch with the hold cutoff (epoch ms). */
   written?(cutoff: number): void;
+  /** The row's id, for the log line of a dropped row (no personal data). */
+  idOf(row: T): string;
 }
 
 export class BatchRecorder<T> {
@@ -37,12 +53,15 @@ export class BatchRecorder<T> {
   readonly #spec: BatchSpec<T>;
   protected readonly holdMs: number;
   readonly #maxBatch: number;
+  readonly #onDropped: ((n: number) => void) | undefined;
   #held: T[] = [];
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   #closed = false;
   /** Rows written so far by this recorder. */
   written = 0;
+  /** Rows dropped so far because the database refused their data. */
+  dropped = 0;
 
   constructor(pool: Pick<pg.Pool, 'query'>, logger: Logger, spec: BatchSpec<T>, opts: RecorderOptions = {}) {
     this.#pool = pool;
@@ -50,6 +69,7 @@ export class BatchRecorder<T> {
     this.#spec = spec;
     this.holdMs = opts.holdMs ?? spec.holdMs;
     this.#maxBatch = opts.maxBatch ?? 5000;
+    this.#onDropped = opts.onDropped;
     this.#timer = setInterval(() => void this.flush(false), opts.flushEveryMs ?? 250);
     this.#timer.unref();
   }
@@ -79,13 +99,36 @@ export class BatchRecorder<T> {
       if (n === 0) return;
       const batch = this.#held.slice(0, n);
       try {
-        this.written += await this.#spec.write(this.#pool, batch);
+        await this.#write(batch);
       } catch (err) {
         this.#logger.warn({ err, [this.#spec.what]: batch.length }, `writing ${this.#spec.what} failed; they are kept and written again`);
         return;
       }
       this.#held = this.#held.slice(n);
       this.#spec.written?.(cutoff);
+    }
+  }
+
+  /**
+   * Writes one batch; a batch refused for a row's data is split until the refused rows are alone,
+   * and those are dropped (module comment). Throws any other failure: the caller keeps the batch
+   * (halves already written are stored once again at the retry: ON CONFLICT DO NOTHING).
+   */
+  async #write(batch: T[]): Promise<void> {
+    try {
+      this.written += await this.#spec.write(this.#pool, batch);
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      if (batch.length > 1) {
+        const half = Math.ceil(batch.length / 2);
+        await this.#write(batch.slice(0, half));
+        await this.#write(batch.slice(half));
+        return;
+      }
+      const e = err as { code: string; constraint?: string; message?: string };
+      this.#logger.error({ id: this.#spec.idOf(batch[0]!), code: e.code, constraint: e.constraint, reason: e.message }, `the database refused one of the ${this.#spec.what}; it is dropped`);
+      this.dropped++;
+      this.#onDropped?.(1);
     }
   }
 

@@ -87,7 +87,7 @@ export class ClickRecorder extends BatchRecorder<Click> {
 
   constructor(pool: Pick<pg.Pool, 'query'>, logger: Logger, opts: RecorderOptions = {}) {
     const scanners = new ScannerDetector(opts.holdMs ?? CLICK_HOLD_MS);
-    super(pool, logger, { what: 'clicks', timeOf: (c) => c.clickedAt.getTime(), write: insertClicks, holdMs: CLICK_HOLD_MS, written: (cutoff) => scanners.forget(cutoff) }, opts);
+    super(pool, logger, { what: 'clicks', timeOf: (c) => c.clickedAt.getTime(), write: insertClicks, idOf: (c) => c.id, holdMs: CLICK_HOLD_MS, written: (cutoff) => scanners.forget(cutoff) }, opts);
     this.#scanners = scanners;
   }
 

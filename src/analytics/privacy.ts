@@ -81,6 +81,11 @@ export class OptOutTokens {
     return Buffer.concat([id, this.#mac(id)]).toString('base64url');
   }
 
+  /** The workspace's opt-out link: `PUBLIC_BASE_URL/o/{token}` (the API answers it; signatures' `optOut` blocks show it). */
+  url(publicBaseUrl: string, workspaceId: string): string {
+    return `${publicBaseUrl.replace(/\/+$/, '')}/o/${this.sign(workspaceId)}`;
+  }
+
   /** The workspace a genuine token names; null for anything else. */
   verify(token: string): string | null {
     if (!/^[A-Za-z0-9_-]{38}$/.test(token)) return null;

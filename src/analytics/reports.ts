@@ -8,6 +8,7 @@
  * views, to four decimals, null without such views (docs/analytics.md).
  */
 import type { Queryable } from '../db/tx.ts';
+import type { TrackingMode } from '../db/workspaces.ts';
 
 export type Dimension = 'signature' | 'campaign' | 'teammate' | 'country' | 'anchor';
 export type Granularity = 'daily' | 'hourly';
@@ -198,4 +199,38 @@ export async function installedMailboxes(db: Queryable, ws: string, signatureIds
 /** Human clicks per installed mailbox, two decimals; 0 without mailboxes. */
 export function perMailbox(humanClicks: number, mailboxes: number): number {
   return mailboxes ? Math.round((humanClicks / mailboxes) * 100) / 100 : 0;
+}
+
+/** The tracking modes a report is read under (src/db/workspaces.ts privacySettings; docs/privacy.md). */
+export interface TrackedModes {
+  views_tracking: TrackingMode;
+  clicks_tracking: TrackingMode;
+}
+
+const UNIQUE_VIEWS = ['unique_views', 'unique_direct_views'] as const;
+const VIEW_FIGURES = ['views', 'direct_views', 'proxied_views', 'bot_views', 'scanner_views', 'proxy_views', 'unknown_views', 'all_views', 'ctr'] as const;
+const CLICK_FIGURES = ['clicks', 'human_clicks', 'bot_clicks', 'scanner_clicks', 'proxy_clicks', 'unknown_clicks', 'all_clicks', 'clicks_per_mailbox', 'ctr'] as const;
+/** A figure some mode does not keep. */
+export type WithheldFigure = (typeof UNIQUE_VIEWS)[number] | (typeof VIEW_FIGURES)[number] | (typeof CLICK_FIGURES)[number] | 'unique_clickers';
+/** A report row whose withheld figures may be null. */
+export type Kept<T> = Omit<T, WithheldFigure> & { [K in keyof T & WithheldFigure]: T[K] | null };
+
+/**
+ * The figures the workspace's modes do not keep, by name: the unique counts of views or clicks not
+ * kept per person (no key outlives the repeat window), and every figure of views or clicks that are
+ * `off`. Reports answer them as null.
+ */
+export function withheldFigures(m: TrackedModes): ReadonlySet<WithheldFigure> {
+  const out = new Set<WithheldFigure>();
+  if (m.views_tracking !== 'per_person') for (const f of UNIQUE_VIEWS) out.add(f);
+  if (m.views_tracking === 'off') for (const f of VIEW_FIGURES) out.add(f);
+  if (m.clicks_tracking !== 'per_person') out.add('unique_clickers');
+  if (m.clicks_tracking === 'off') for (const f of CLICK_FIGURES) out.add(f);
+  return out;
+}
+
+/** `row` with the withheld figures null (a copy). */
+export function keptOnly<T extends object>(row: T, withheld: ReadonlySet<WithheldFigure>): Kept<T> {
+  if (!withheld.size) return row;
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, withheld.has(k as WithheldFigure) ? null : v])) as Kept<T>;
 }

@@ -55,7 +55,7 @@ export async function insertViews(db: Pick<pg.Pool, 'query'>, batch: View[]): Pr
 
 export class ViewRecorder extends BatchRecorder<View> {
   constructor(pool: Pick<pg.Pool, 'query'>, logger: Logger, opts: RecorderOptions = {}) {
-    super(pool, logger, { what: 'views', timeOf: (v) => v.viewedAt.getTime(), write: insertViews, holdMs: 0 }, opts);
+    super(pool, logger, { what: 'views', timeOf: (v) => v.viewedAt.getTime(), write: insertViews, idOf: (v) => v.id, holdMs: 0 }, opts);
   }
 }
 

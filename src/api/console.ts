@@ -65,7 +65,7 @@ export function consoleCsp(publicBaseUrl: string): string {
 }
 
 /** The pages of the console (each a module in src/console/static). */
-export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'signatures', 'webhooks', 'activity'] as const;
+export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'privacy', 'signatures', 'webhooks', 'activity'] as const;
 
 const STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
 const UPLOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.resolve('uplot'))), '');

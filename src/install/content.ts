@@ -7,6 +7,7 @@ import type { SignatureKind } from '../domain.ts';
 import { renderSignature } from '../render/index.ts';
 import { InvalidStoredContentError, loadRenderSource, type RenderQuery, type RenderSourceResult } from '../render/load.ts';
 import { renderTracked } from '../analytics/renderTracking.ts';
+import { OptOutTokens } from '../analytics/privacy.ts';
 
 export interface RenderedForInstall {
   html: string;
@@ -62,14 +63,16 @@ export async function renderForInstall(
     return { ...empty, installationActivated: loaded.installationActivated ?? true, available: false, unavailableReason: reason };
   }
   const { source } = loaded;
+  // The workspace's opt-out link, for an optOut block: from the workspace the source was loaded for.
+  const input = { ...source.input, optOutUrl: new OptOutTokens(ctx.secrets).url(ctx.config.PUBLIC_BASE_URL, source.workspaceId) };
   const out = req.emailId && source.tracksLinks
     ? await renderTracked(
         ctx,
         { workspaceId: source.workspaceId, signatureId: source.signature.id, campaignId: source.campaign?.id ?? null, teammateId: source.teammate.id, emailId: req.emailId },
-        (tracking) => renderSignature(source.input, tracking),
+        (tracking) => renderSignature(input, tracking),
         { create: !req.measure },
       )
-    : renderSignature(source.input);
+    : renderSignature(input);
   const campaignId = out.banner && source.campaign ? source.campaign.id : null;
   return {
     html: out.html,

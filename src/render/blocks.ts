@@ -6,7 +6,7 @@ import { escapeAttr, escapeText, px } from './escape.ts';
 import { cleanLiteral } from '../text.ts';
 import { colorDecl, emailColor } from './colors.ts';
 import { SOCIAL_ICONS, SOCIAL_NETWORK_NAMES, type SocialNetwork } from './social.ts';
-import { type Block, DEFAULTS, type ListBlock, type ListItemBlock, type SocialListBlock, type StackBlock, type TextBlock } from './schema.ts';
+import { type Block, DEFAULTS, type ListBlock, type ListItemBlock, type OptOutBlock, type SocialListBlock, type StackBlock, type TextBlock } from './schema.ts';
 import { type Box, fullTextCss, hasMargin, joinCss, paddingCss, resolveBox, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
 import type { Slots} from './program.ts';
 import { type Env, SIGNATURE_MAX_WIDTH, TABLE_CLOSE, TABLE_OPEN } from './program.ts';
@@ -101,6 +101,31 @@ class TextNode implements CBlock {
     if (h === null) return '';
     if (env.text) env.lines.push(env.text);
     return this.open + h + this.close;
+  }
+}
+
+/**
+ * The workspace's opt-out link on a line of its own: a text line whose one token links to a
+ * placeholder that the render replaces with the link it is given (`env.optOutUrl`), untracked (the
+ * tracked `link` is not asked). Without a link, as in a render that does not know the workspace's,
+ * the block is left out.
+ */
+class OptOutNode implements CBlock {
+  private static readonly PLACEHOLDER = 'https://opt-out.invalid/';
+  private readonly line: TextNode;
+
+  constructor(b: OptOutBlock, ctx: SlotContext, slots: Slots) {
+    const token = { type: 'textToken' as const, value: b.text ?? DEFAULTS.optOutText, textStyle: b.textStyle, href: { text: OptOutNode.PLACEHOLDER } };
+    this.line = new TextNode({ type: 'text', blockStyle: b.blockStyle, tokens: [token] }, ctx, slots);
+  }
+
+  slot(env: Env): string {
+    const url = env.optOutUrl;
+    if (!url) return '';
+    const own: Env = { ...env, link: () => url };
+    const html = this.line.slot(own);
+    env.text = own.text;
+    return html;
   }
 }
 
@@ -338,6 +363,9 @@ export function compileBlock(b: Block, ctx: SlotContext, slots: Slots): CBlock |
       break;
     case 'socialList':
       node = new SocialListNode(b, ctx, slots);
+      break;
+    case 'optOut':
+      node = new OptOutNode(b, ctx, slots);
       break;
     default:
       // Item blocks only appear inside their lists; the schema rejects them elsewhere.

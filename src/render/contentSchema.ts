@@ -33,7 +33,7 @@ import {
 import { SOCIAL_ICONS, SOCIAL_NETWORKS } from './social.ts';
 
 /** Bumped when the tree's accepted shape changes. */
-export const CONTENT_SCHEMA_VERSION = '1.0';
+export const CONTENT_SCHEMA_VERSION = '1.1';
 
 export interface SmartFieldSummary {
   id: string;
@@ -57,7 +57,7 @@ export const GUIDANCE = {
     'Write it back as draft_content (PATCH /v1/signatures/{id}); publish to install it.',
   ],
   structure:
-    'The root is a stack. A stack holds children (stack, text, list, socialList), one per row, or side by side with direction "horizontal". A list holds listItem blocks, a socialList holds socialListItem blocks.',
+    'The root is a stack. A stack holds children (stack, text, list, socialList, optOut), one per row, or side by side with direction "horizontal". A list holds listItem blocks, a socialList holds socialListItem blocks.',
   smart_fields:
     'A textToken with smartFieldUuid shows each teammate\'s value of that smart field (enums.smart_fields). Fields of kind image render as an image as wide as the text block (blockStyle.width, default 80 px); their value is an https URL or an asset id, and the token value is the alt text.',
   empty_fields:
@@ -67,6 +67,8 @@ export const GUIDANCE = {
   styles:
     'Sizes are px numbers within enums.limits. lineHeight is a multiple of fontSize. Colours are CSS colours (#rrggbb, rgb(), hsl(), lowercase names). Margins sit outside backgroundColor, paddings inside.',
   hidden: 'visible:false leaves a block out of the rendered signature but keeps it in the content.',
+  opt_out:
+    'An optOut block is a line linking to the workspace\'s opt-out link (GET /v1/workspace/privacy_settings opt_out_url), which the render fills in and never tracks: a recipient who confirms it is no longer tracked per person. text (default "Stop tracking me"), textStyle and blockStyle as for a text block; the link itself cannot be set.',
   campaigns:
     'An active marketing campaign targeting the signature appends its content as a banner below it, for teammates matching smart_fields_conditions (outer array: any group; inner array: every condition; equal: the value is one of values). Reply and internal variants show it only with show_marketing_campaigns.',
   size: 'Gmail accepts 10,000 characters of HTML, Outlook 30,000 through the add-in and 8,000 by default when pushed to Outlook on the web (the integration config max_html_length), Slack 10,000 (enums.size_limits), measured on what each mailbox receives, tracked links included; a larger signature fails with signature_too_long before any provider call, and GET /v1/signatures/{id}/compatibility names the mailboxes that would refuse it.',

@@ -357,7 +357,7 @@ export class Line {
   }
 }
 
-const EMPTY_ENV: Env = { vals: [], esc: [], urls: [], assets: undefined, link: undefined, image: undefined, text: '', lines: [] };
+const EMPTY_ENV: Env = { vals: [], esc: [], urls: [], assets: undefined, link: undefined, image: undefined, optOutUrl: undefined, text: '', lines: [] };
 
 export function compileTokens(tokens: TextToken[], cell: ResolvedTextStyle, slots: Slots, imageWidth: number): Line {
   const alone = tokens.length === 1;

@@ -25,6 +25,8 @@ export interface RenderEnvInput {
   link?: ((url: string) => string) | undefined;
   /** The address written for each image's `src`; absent: the image's own. */
   image?: ((src: string) => string) | undefined;
+  /** The workspace's opt-out link, for `optOut` blocks (never tracked); absent: they are left out. */
+  optOutUrl?: string | undefined;
 }
 
 /** Per-render state: the template's smart-field values, cleaned once, and lazily built pieces. */
@@ -36,6 +38,7 @@ export interface Env {
   /** RenderEnvInput's `link` and `image`: set when an installation's links and view image are tracked. */
   link: ((url: string) => string) | undefined;
   image: ((src: string) => string) | undefined;
+  optOutUrl: string | undefined;
   /** The text of the line just rendered. */
   text: string;
   /** Plain-text lines, appended in document order by the blocks that are shown. */

@@ -34,6 +34,8 @@ export interface RenderInput {
   signatureId: string;
   /** Set when rendering a reply or internal variant; absent for the primary signature. */
   variant?: VariantSettings | null | undefined;
+  /** The workspace's opt-out link that `optOut` blocks show (src/analytics/privacy.ts); absent: they are left out. */
+  optOutUrl?: string | undefined;
 }
 
 export interface RenderOutput {
@@ -74,8 +76,9 @@ export function hashHtml(html: string): string {
 
 /** The render's `link` and `image` for one part, with its anchor. */
 function trackedEnv(input: RenderInput, tracking: RenderTracking | undefined, anchor: Anchor) {
-  if (!tracking) return { values: input.values, assets: input.assets };
-  return { values: input.values, assets: input.assets, link: (url: string) => tracking.link(url, anchor), image: (src: string) => tracking.image(src, anchor) };
+  const own = { values: input.values, assets: input.assets, optOutUrl: input.optOutUrl };
+  if (!tracking) return own;
+  return { ...own, link: (url: string) => tracking.link(url, anchor), image: (src: string) => tracking.image(src, anchor) };
 }
 
 export function renderSignature(input: RenderInput, tracking?: RenderTracking): RenderOutput {

@@ -3,7 +3,8 @@
  *
  * Glossary
  * - block: an object with a `type`. The root is a `stack`. A `stack` holds `children` (stack, text,
- *   list, socialList); a `list` holds `listItem`s; a `socialList` holds `socialListItem`s.
+ *   list, socialList, optOut); a `list` holds `listItem`s; a `socialList` holds `socialListItem`s.
+ *   An `optOut` is a line linking to the workspace's opt-out link, which the render supplies.
  * - token: a `textToken` inside a `text`, `listItem` or `listItemLabel`. It shows its literal `value`,
  *   or, when `smartFieldUuid` is set, the teammate's value of that smart field (`value` is then only
  *   used as the alt text of image fields; editors usually keep the field's label there).
@@ -66,9 +67,9 @@ export const LIMITS = {
 // ---------------------------------------------------------------------------------------------
 // Enums
 
-export const BLOCK_TYPES = ['stack', 'text', 'list', 'socialList', 'listItem', 'listItemLabel', 'socialListItem'] as const;
+export const BLOCK_TYPES = ['stack', 'text', 'list', 'socialList', 'optOut', 'listItem', 'listItemLabel', 'socialListItem'] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
-export const STACK_CHILD_TYPES = ['stack', 'text', 'list', 'socialList'] as const;
+export const STACK_CHILD_TYPES = ['stack', 'text', 'list', 'socialList', 'optOut'] as const;
 export const DIRECTIONS = ['vertical', 'horizontal'] as const;
 export const VERTICAL_ALIGNS = ['top', 'middle', 'bottom'] as const;
 export const FONT_WEIGHTS = ['normal', 'bold'] as const;
@@ -99,6 +100,7 @@ export const DEFAULTS = {
   iconSize: 20,
   separator: ' | ',
   imageWidth: 80,
+  optOutText: 'Stop tracking me',
 } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -235,6 +237,16 @@ export const socialListSchema = z
   })
   .describe('A row of social icons (icon URLs: social_icons).');
 
+export const optOutSchema = z
+  .strictObject({
+    ...common,
+    type: z.literal('optOut'),
+    blockStyle: blockStyleSchema.optional(),
+    text: z.string().min(1).max(LIMITS.maxValueLength).optional().describe(`The link's text, default "${DEFAULTS.optOutText}".`),
+    textStyle: textStyleSchema.optional(),
+  })
+  .describe("A line with the workspace's opt-out link (docs/privacy.md): a recipient who follows and confirms it is no longer tracked per person. The link is the workspace's own, never tracked; it cannot be set here.");
+
 export type BlockStyle = z.infer<typeof blockStyleSchema>;
 export type TextStyle = z.infer<typeof textStyleSchema>;
 export type Href = z.infer<typeof hrefSchema>;
@@ -246,6 +258,7 @@ export type ListItemBlock = z.infer<typeof listItemSchema>;
 export type ListBlock = z.infer<typeof listSchema>;
 export type SocialListItemBlock = z.infer<typeof socialListItemSchema>;
 export type SocialListBlock = z.infer<typeof socialListSchema>;
+export type OptOutBlock = z.infer<typeof optOutSchema>;
 
 export interface StackBlock {
   id?: string | undefined;
@@ -257,7 +270,7 @@ export interface StackBlock {
   verticalAlign?: (typeof VERTICAL_ALIGNS)[number] | undefined;
   children: StackChild[];
 }
-export type StackChild = StackBlock | TextBlock | ListBlock | SocialListBlock;
+export type StackChild = StackBlock | TextBlock | ListBlock | SocialListBlock | OptOutBlock;
 export type Block = StackChild | ListItemBlock | ListItemLabelBlock | SocialListItemBlock;
 /** A validated content tree: its root is a stack. */
 export type ContentTree = StackBlock;
@@ -275,7 +288,7 @@ export const stackSchema: z.ZodType<StackBlock> = z
   })
   .meta({ id: 'stack', description: 'Rows (vertical) or columns (horizontal). Dropped when it has children and none is shown.' });
 
-const stackChildSchema = z.discriminatedUnion('type', [stackSchema as z.ZodType<StackBlock> & z.ZodObject, textSchema, listSchema, socialListSchema]);
+const stackChildSchema = z.discriminatedUnion('type', [stackSchema as z.ZodType<StackBlock> & z.ZodObject, textSchema, listSchema, socialListSchema, optOutSchema]);
 
 /** The content tree: a stack at the root. */
 export const contentTreeSchema = stackSchema;

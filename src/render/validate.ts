@@ -25,6 +25,7 @@ import {
   queryParamSchema,
   queryParamValueSchema,
   socialListItemSchema,
+  optOutSchema,
   socialListSchema,
   STACK_CHILD_TYPES,
   textSchema,
@@ -138,6 +139,7 @@ const BLOCK_KEYS: Record<string, string[]> = {
   listItemLabel: Object.keys(listItemLabelSchema.shape),
   socialList: Object.keys(socialListSchema.shape),
   socialListItem: Object.keys(socialListItemSchema.shape),
+  optOut: Object.keys(optOutSchema.shape),
 };
 
 /** Block types allowed at a path, from the name of the array holding the block. */

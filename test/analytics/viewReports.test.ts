@@ -12,7 +12,7 @@ import { ctr } from '../../src/analytics/reports.ts';
 import { rebuildRollups } from '../../src/analytics/rollups.ts';
 import { clickTokens, viewTokens } from '../../src/analytics/token.ts';
 import { insertViews, pruneViews, type View } from '../../src/analytics/views.ts';
-import { setEventTracking } from '../../src/db/workspaces.ts';
+import { setEventTracking, updatePrivacySettings } from '../../src/db/workspaces.ts';
 import { useApi } from '../api/helpers.ts';
 import { trackedImage, trackedLink } from '../helpers/tracking.ts';
 
@@ -54,6 +54,8 @@ describe('views in the reports', () => {
 
   beforeAll(async () => {
     await setEventTracking(api.t.ctx.pool, api.ws, true);
+    // Unique views are a per-person figure: null in reports at the new workspace's `aggregate` (reportModes.test.ts).
+    await updatePrivacySettings(api.t.ctx.pool, api.ws, { views_tracking: 'per_person' });
     const a = await image(sigA, t1, campaign);
     const b = await image(sigB, t2, null);
     // Signature A: 4 fetches (3 direct by 2 viewers, p1's second a repeat that counts nowhere; 1 through Gmail's proxy); B: 1 bot view.

@@ -45,7 +45,7 @@ describe('GET /v1/content_schema', () => {
     expect(Object.keys(data).sort()).toEqual(['enums', 'example', 'guidance', 'schema', 'social_icons', 'version']);
     expect(data.version).toBe(CONTENT_SCHEMA_VERSION);
     expect(data.guidance.procedure[0]).toMatch(/GET \/v1\/signatures/);
-    expect(data.enums.block_types).toEqual(['stack', 'text', 'list', 'socialList', 'listItem', 'listItemLabel', 'socialListItem']);
+    expect(data.enums.block_types).toEqual(['stack', 'text', 'list', 'socialList', 'optOut', 'listItem', 'listItemLabel', 'socialListItem']);
     expect(data.enums.href_schemes).toEqual(['https:', 'http:', 'mailto:', 'tel:']);
     expect(data.enums.size_limits).toEqual({ gmail: 10_000, outlook: 30_000, outlook_owa: 8_000, slack: 10_000 });
   });

@@ -61,7 +61,7 @@ describe('validateContent', () => {
   });
 
   it('rejects unknown block types and blocks out of place, with the types allowed there', () => {
-    expect(details(root({ type: 'image', src: 'x' }))[0]).toMatchObject({ field: `${FIELD}.children[0].type`, code: 'invalid_value', allowed: ['stack', 'text', 'list', 'socialList'] });
+    expect(details(root({ type: 'image', src: 'x' }))[0]).toMatchObject({ field: `${FIELD}.children[0].type`, code: 'invalid_value', allowed: ['stack', 'text', 'list', 'socialList', 'optOut'] });
     expect(details(root({ type: 'list', children: [textBlock({ value: 'x' })] }))[0]).toMatchObject({ field: `${FIELD}.children[0].children[0].type`, allowed: ['listItem'] });
     expect(details(root({ type: 'socialList', children: [{ type: 'listItem', tokens: [] }] }))[0]).toMatchObject({ allowed: ['socialListItem'] });
     expect(details(textBlock({ value: 'x' }))[0]).toMatchObject({ field: `${FIELD}.type`, allowed: ['stack'] });

@@ -15,7 +15,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { breakdown, installedMailboxes, metricsOf, perMailbox, series, totals, type Dimension, type Granularity, type Range } from '../../analytics/reports.ts';
+import { breakdown, installedMailboxes, keptOnly, metricsOf, perMailbox, series, totals, withheldFigures, type Dimension, type Granularity, type Range } from '../../analytics/reports.ts';
+import { privacySettings } from '../../db/workspaces.ts';
 import { getAnchor, listAnchors, namesOf, type AnchorRow as AnchorRecord } from '../../analytics/queries.ts';
 import { ApiError, detail } from '../../errors.ts';
 import { CSV_MAX_ROWS, sendCsv } from '../csv.ts';
@@ -33,54 +34,57 @@ const SeriesQuery = RangeQuery.extend({ granularity: z.enum(['daily', 'hourly'])
 const PagedRangeQuery = RangeQuery.extend(PageQuery.shape);
 
 const Value = z.object({ currency: z.string(), value: z.number(), conversions: z.int() });
-const count = (text: string) => z.int().describe(text);
+/** A figure a tracking mode may not keep: null under that mode (docs/privacy.md#what-the-reports-answer-in-each-mode). */
+const VIEWS_OFF = ' Null when views are off.';
+const CLICKS_OFF = ' Null when clicks are off.';
+const kept = (text: string, when: string) => z.int().nullable().describe((text + when).trim());
 /** Each class of client beside the people's figures (src/analytics/classify.ts; docs/analytics.md): extension fields. */
 const ClassCounts = {
-  scanner_clicks: count('Extension: clicks by security gateways and other link checkers (scanner class).'),
-  proxy_clicks: count('Extension: clicks carrying an image proxy (proxy class).'),
-  unknown_clicks: count('Extension: clicks that are neither clearly a person nor a machine (unknown class, e.g. a cloud network).'),
-  scanner_views: count('Extension: views by security gateways and other automated clients (scanner class).'),
-  proxy_views: count('Extension: views by image proxies, privacy preloading and compose windows (proxy class).'),
-  unknown_views: count('Extension: views that are neither clearly a person nor a machine (unknown class).'),
+  scanner_clicks: kept('Extension: clicks by security gateways and other link checkers (scanner class).', CLICKS_OFF),
+  proxy_clicks: kept('Extension: clicks carrying an image proxy (proxy class).', CLICKS_OFF),
+  unknown_clicks: kept('Extension: clicks that are neither clearly a person nor a machine (unknown class, e.g. a cloud network).', CLICKS_OFF),
+  scanner_views: kept('Extension: views by security gateways and other automated clients (scanner class).', VIEWS_OFF),
+  proxy_views: kept('Extension: views by image proxies, privacy preloading and compose windows (proxy class).', VIEWS_OFF),
+  unknown_views: kept('Extension: views that are neither clearly a person nor a machine (unknown class).', VIEWS_OFF),
 };
 const Metrics = z
   .object({
-    clicks: count('Clicks by people (the human class); the other classes are beside it.'),
-    human_clicks: count('Clicks by people (the human class): the same as clicks.'),
-    bot_clicks: count('Clicks by machines: scanner_clicks + proxy_clicks.'),
+    clicks: kept('Clicks by people (the human class); the other classes are beside it.', CLICKS_OFF),
+    human_clicks: kept('Clicks by people (the human class): the same as clicks.', CLICKS_OFF),
+    bot_clicks: kept('Clicks by machines: scanner_clicks + proxy_clicks.', CLICKS_OFF),
     ...ClassCounts,
-    all_clicks: count('Extension: every click recorded, whatever its class.'),
-    unique_clickers: count('Distinct people among the clicks (keyed hash of address and user agent), per day, summed over the range.'),
+    all_clicks: kept('Extension: every click recorded, whatever its class.', CLICKS_OFF),
+    unique_clickers: kept('Distinct people among the clicks (keyed hash of address and user agent), per day, summed over the range.', ' Null unless clicks are tracked per_person.'),
     visitors: z.int(),
     events: z.int(),
     conversions: z.int(),
-    views: count('Views by people (the human class) of the tracked image (banner or 1×1 image); the other classes are beside it.'),
-    direct_views: count('Views by people: the same as views.'),
-    proxied_views: count('Views by an image proxy, privacy preloading or a compose window (proxy class): the same as proxy_views.'),
-    bot_views: count('Views by other automated clients (scanner class): the same as scanner_views.'),
-    unique_views: count('Distinct people among the views, per day, summed over the range.'),
-    unique_direct_views: count('The same as unique_views.'),
-    all_views: count('Extension: every view recorded, whatever its class.'),
-    ctr: z.number().nullable().describe('human_clicks ÷ (views + unknown_views): people\'s clicks over views by people or unknown clients, four decimals; null when that is 0.'),
+    views: kept('Views by people (the human class) of the tracked image (banner or 1×1 image); the other classes are beside it.', VIEWS_OFF),
+    direct_views: kept('Views by people: the same as views.', VIEWS_OFF),
+    proxied_views: kept('Views by an image proxy, privacy preloading or a compose window (proxy class): the same as proxy_views.', VIEWS_OFF),
+    bot_views: kept('Views by other automated clients (scanner class): the same as scanner_views.', VIEWS_OFF),
+    unique_views: kept('Distinct people among the views, per day, summed over the range.', ' Null unless views are tracked per_person.'),
+    unique_direct_views: kept('The same as unique_views.', ' Null unless views are tracked per_person.'),
+    all_views: kept('Extension: every view recorded, whatever its class.', VIEWS_OFF),
+    ctr: z.number().nullable().describe('human_clicks ÷ (views + unknown_views): people\'s clicks over views by people or unknown clients, four decimals; null when that is 0, or when views or clicks are off.'),
     conversion_value: z.array(Value),
   })
   .meta({ id: 'AnalyticsMetrics' });
 const Point = z
   .object({
     period_start: z.string(),
-    clicks: count('Clicks by people.'),
-    human_clicks: z.int(),
-    bot_clicks: z.int(),
-    unique_clickers: z.int(),
+    clicks: kept('Clicks by people.', CLICKS_OFF),
+    human_clicks: kept('', CLICKS_OFF),
+    bot_clicks: kept('', CLICKS_OFF),
+    unique_clickers: kept('', ' Null unless clicks are tracked per_person.'),
     visitors: z.int(),
     conversions: z.int(),
-    views: count('Views by people.'),
-    proxied_views: z.int(),
-    unique_views: z.int(),
+    views: kept('Views by people.', VIEWS_OFF),
+    proxied_views: kept('', VIEWS_OFF),
+    unique_views: kept('', ' Null unless views are tracked per_person.'),
     ...ClassCounts,
   })
   .meta({ id: 'AnalyticsPoint' });
-const Mailboxes = { installed_mailboxes: z.int(), clicks_per_mailbox: z.number() };
+const Mailboxes = { installed_mailboxes: z.int(), clicks_per_mailbox: z.number().nullable().describe('Human clicks per installed mailbox; null when clicks are off.') };
 const Overview = z
   .object({ date_from: z.string(), date_to: z.string(), granularity: z.string(), totals: Metrics.extend(Mailboxes), series: z.array(Point) })
   .meta({ id: 'AnalyticsOverview' });
@@ -131,14 +135,22 @@ function names(app: AppContext, ws: string, table: 'signatures' | 'marketing_cam
 export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['analytics'];
+  /** The figures the workspace's tracking modes do not keep: answered as null (docs/privacy.md). */
+  const withheld = async (ws: string) => {
+    const modes = await privacySettings(app.pool, ws);
+    if (!modes) throw ApiError.notFound('workspace');
+    return withheldFigures(modes);
+  };
 
   r.get('/analytics/overview', { schema: { tags, summary: 'Totals and a daily or hourly series', querystring: SeriesQuery, response: { 200: dataOf(Overview), ...errors(401, 422) } } }, async (req, reply) => {
     const range = rangeOf(req.query);
     const granularity = req.query.granularity ?? 'daily';
-    if (req.query.format === 'csv') return sendCsv(reply, 'analytics-overview', await series(app.pool, req.workspaceId, 'total', '', range, granularity), POINT_COLUMNS);
+    const hidden = await withheld(req.workspaceId);
+    if (req.query.format === 'csv') return sendCsv(reply, 'analytics-overview', (await series(app.pool, req.workspaceId, 'total', '', range, granularity)).map((p) => keptOnly(p, hidden)), POINT_COLUMNS);
     const [t, points, mailboxes] = await Promise.all([totals(app.pool, req.workspaceId, 'total', '', range), series(app.pool, req.workspaceId, 'total', '', range, granularity), installedMailboxes(app.pool, req.workspaceId, null)]);
     const installed = mailboxes.get('') ?? 0;
-    return { data: { ...rangeFields(range), granularity, totals: { ...t, installed_mailboxes: installed, clicks_per_mailbox: perMailbox(t.human_clicks, installed) }, series: points } };
+    const all = { ...t, installed_mailboxes: installed, clicks_per_mailbox: perMailbox(t.human_clicks, installed) };
+    return { data: { ...rangeFields(range), granularity, totals: keptOnly(all, hidden), series: points.map((p) => keptOnly(p, hidden)) } };
   });
 
   const paged = <T extends z.ZodObject>(path: string, dimension: Exclude<Dimension, 'anchor'>, item: T, summary: string, shape: (ws: string, rows: Awaited<ReturnType<typeof breakdown>>['rows']) => Promise<z.infer<T>[]>) =>
@@ -146,8 +158,9 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
       const range = rangeOf(req.query);
       const csv = req.query.format === 'csv';
       const page = csv ? CSV_PAGE : pageParams(req.query);
-      const { rows, total } = await breakdown(app.pool, req.workspaceId, dimension, range, page);
-      const data = await shape(req.workspaceId, rows);
+      const [{ rows, total }, hidden] = await Promise.all([breakdown(app.pool, req.workspaceId, dimension, range, page), withheld(req.workspaceId)]);
+      // The row schemas allow null for every withheld figure (Metrics above).
+      const data = (await shape(req.workspaceId, rows)).map((row) => keptOnly(row, hidden) as z.infer<T>);
       if (csv) return sendCsv(reply, `analytics-${dimension}s`.replace('countrys', 'countries'), data, csvColumns(item));
       return paginate(data, page, total);
     });
@@ -182,7 +195,8 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
     const page = csv ? CSV_PAGE : pageParams(req.query);
     const list = await listAnchors(app.pool, req.workspaceId, page);
     const m = await metricsOf(app.pool, req.workspaceId, 'anchor', list.rows.map((a) => a.id), range);
-    const data = list.rows.map((a) => ({ ...anchorFields(a), ...m.get(a.id)! }));
+    const hidden = await withheld(req.workspaceId);
+    const data = list.rows.map((a) => keptOnly({ ...anchorFields(a), ...m.get(a.id)! }, hidden));
     if (csv) return sendCsv(reply, 'anchors', data, csvColumns(AnchorRow));
     return paginate(data, page, list.total);
   });
@@ -196,9 +210,10 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
       if (!anchor) throw new ApiError(404, 'not_found_error', 'anchor_not_found', 'No such anchor.');
       const range = rangeOf(req.query);
       const granularity = req.query.granularity ?? 'daily';
-      if (req.query.format === 'csv') return sendCsv(reply, `anchor-${id}`, await series(app.pool, req.workspaceId, 'anchor', id, range, granularity), POINT_COLUMNS);
+      const hidden = await withheld(req.workspaceId);
+      if (req.query.format === 'csv') return sendCsv(reply, `anchor-${id}`, (await series(app.pool, req.workspaceId, 'anchor', id, range, granularity)).map((p) => keptOnly(p, hidden)), POINT_COLUMNS);
       const [t, points] = await Promise.all([totals(app.pool, req.workspaceId, 'anchor', id, range), series(app.pool, req.workspaceId, 'anchor', id, range, granularity)]);
-      return { data: { ...anchorFields(anchor), ...rangeFields(range), granularity, totals: t, series: points } };
+      return { data: { ...anchorFields(anchor), ...rangeFields(range), granularity, totals: keptOnly(t, hidden), series: points.map((p) => keptOnly(p, hidden)) } };
     },
   );
 }

@@ -40,7 +40,7 @@ const VisitorExport = z
 export function privacyRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tokens = new OptOutTokens(app.secrets);
-  const optOutUrl = (ws: string) => `${app.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/o/${tokens.sign(ws)}`;
+  const optOutUrl = (ws: string) => tokens.url(app.config.PUBLIC_BASE_URL, ws);
   r.get('/workspace/privacy_settings', { schema: { tags: ['workspace'], summary: 'Privacy settings (extension)', response: { 200: dataOf(PrivacySettings), ...errors(401) } } }, async (req) => {
     const s = await privacySettings(app.pool, req.workspaceId);
     if (!s) throw ApiError.notFound('workspace');
