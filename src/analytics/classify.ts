@@ -12,8 +12,10 @@
  *   the signature's images (the sender writing, not a person reading; Outlook on the web's or the
  *   service's own pages as Referer).
  * - `unknown`: nothing says machine for sure, but something is off: a cloud provider's network
- *   (a VPN, a cloud desktop or a scanner hosted there), or a gateway's referrer from an ordinary one.
- * - `human`: none of the above.
+ *   (a VPN, a cloud desktop or a scanner hosted there).
+ * - `human`: none of the above. A gateway's page as Referer is kept as a reason but decides nothing:
+ *   the gateway's own checks come from its network (a `scanner` above), and a browser that arrives
+ *   from that page on an ordinary network is a person who passed through it.
  */
 import { isbot } from 'isbot';
 import { LRUCache } from 'lru-cache';
@@ -94,7 +96,7 @@ function signals(kind: 'click' | 'view', req: RequestSignals, ownHost: string | 
   else if (botAgent(req.userAgent)) out.push(['scanner', 'bot_user_agent', 3]);
   const referrer = hostOf(req.referer);
   if (referrer && view && (referrer === ownHost || OUTLOOK_WEB.test(referrer))) out.push(['proxy', 'compose_window', 4]);
-  if (referrer && GATEWAY_REFERRERS.test(referrer)) out.push(['unknown', `gateway_referrer:${referrer}`, 1]);
+  if (referrer && GATEWAY_REFERRERS.test(referrer)) out.push(['human', `gateway_referrer:${referrer}`, 0]);
   if (owner === 'cloud') out.push(['unknown', 'network:cloud', 1]);
   else if (owner && !view && (GATEWAYS.has(owner) || MAIL_PROXIES.has(owner))) out.push(['scanner', `network:${owner}`, 3]);
   else if (owner && view && MAIL_PROXIES.has(owner)) out.push(['proxy', `network:${owner}`, 2]);

@@ -21,12 +21,12 @@ const HEADLESS = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, lik
 const OUTLOOK = 'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17726; Pro)';
 
 describe('the labelled request set', () => {
-  it('tells machines from people with precision and recall of at least 0.95, and each machine class apart', () => {
+  it('tells machines from people with precision and recall of at least 0.95, and each class apart', () => {
     const s = score(labelledRequests());
     expect(s.requests).toBeGreaterThanOrEqual(70);
     expect(s.not_a_person.precision).toBeGreaterThanOrEqual(0.95);
     expect(s.not_a_person.recall).toBeGreaterThanOrEqual(0.95);
-    for (const c of ['scanner', 'proxy'] as const) {
+    for (const c of ['human', 'scanner', 'proxy'] as const) {
       expect(s.classes[c]!.precision, c).toBeGreaterThanOrEqual(0.95);
       expect(s.classes[c]!.recall, c).toBeGreaterThanOrEqual(0.95);
     }
@@ -83,11 +83,13 @@ describe('classification as clicks and views are recorded', () => {
     expect(cloud).toMatchObject({ traffic_class: 'unknown', network_asn: 14061, is_bot: false, class_reasons: ['network:cloud'] });
   });
 
-  it('a gateway’s referrer is kept as a reason; with its network the click is a scanner’s', async () => {
+  it('a gateway’s referrer is kept as a reason; with its network the click is a scanner’s, from a home network a person’s', async () => {
     const id = await follow(links[1]!, '64.235.150.250', CHROME, 'https://linkprotect.cudasvc.com/url?a=https%3a%2f%2facme.test');
     const r = await row('clicks', 'id', id);
     expect(r).toMatchObject({ traffic_class: 'scanner', network_asn: 15324 });
     expect(r!.class_reasons).toEqual(['gateway_referrer:linkprotect.cudasvc.com', 'network:barracuda']);
+    const person = await row('clicks', 'id', await follow(links[2]!, '73.162.77.2', CHROME, 'https://urldefense.com/v3/__https://acme.test__'));
+    expect(person).toMatchObject({ traffic_class: 'human', network_asn: 7922, class_reasons: ['gateway_referrer:urldefense.com'] });
   });
 
   it('Apple Mail Privacy Protection’s preload is a proxy’s view; a person’s mail client is human', async () => {
