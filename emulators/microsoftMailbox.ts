@@ -60,6 +60,9 @@ export function mailboxRoutes({ tenant, base, checkBearer, findUser, onWrite }: 
         if (denied) return denied;
         const found = mailboxItem(m[1]!);
         if ('status' in found) return found;
+        const refused = tenant.mailboxSettingsErrors?.get(found.user.id);
+        if (refused === 400) return graphError(400, 'ErrorInvalidRequest', 'The request is invalid.');
+        if (refused === 503) return graphError(503, 'ServiceUnavailable', 'The service is temporarily unavailable.');
         const purpose = found.user.userPurpose ?? 'user';
         const context = `${base()}/v1.0/$metadata#users('${found.user.id}')/mailboxSettings`;
         if (m[2]) return { status: 200, body: { '@odata.context': `${context}/userPurpose`, value: purpose } };

@@ -30,6 +30,8 @@ export interface MicrosoftTenant {
   mailboxes: Map<string, StructuredEntry[]>;
   /** Users without an Exchange Online mailbox (404 on the mailbox configuration item). */
   noMailbox: Set<string>;
+  /** Users whose mailbox settings Graph will not answer for: the status it answers instead (a 400, a 503). */
+  mailboxSettingsErrors?: Map<string, 400 | 503>;
 }
 
 const DEPARTMENTS = ['Sales', 'Engineering', 'Marketing', 'Support', 'Finance'];

@@ -169,11 +169,12 @@ ${events}
 }
 
 /**
- * The Mailbox requirement set the VersionOverrides ask for. Outlook on iOS and Android support Mailbox
- * up to 1.5 (with the event-based APIs enabled as an exception) and apply VersionOverrides only when
- * they meet its requirement, so anything above 1.5 leaves mobile without events: Microsoft's mobile
- * event-based page asks for 1.5. Each event still needs its own set on desktop (1.10 new message,
- * 1.11 recipients, 1.13 From); a client without it does not raise that event (docs/outlook-addin.md).
+ * The Mailbox requirement set the VersionOverrides ask for: one for every event and form factor.
+ * Microsoft's pages disagree on what iOS and Android need (the mobile event-based page: they support up
+ * to 1.5, its manifest asks 1.5; the OnMessageFromChanged page asks 1.13 with a MobileFormFactor; the
+ * mobile API page: above 1.5 still activates), so it is 1.5, which activates there under every reading.
+ * Desktop loses nothing: each event still needs its own set (1.10 new message, 1.11 recipients, 1.13
+ * From), and a client without it does not raise that event (docs/outlook-addin.md, "Clients that run it").
  * https://learn.microsoft.com/office/dev/add-ins/outlook/mobile-event-based
  */
 export const OVERRIDES_MIN_MAILBOX = '1.5';

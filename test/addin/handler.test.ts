@@ -38,7 +38,7 @@ const marked = (html: string | undefined) => `<div id="sigsync-signature">${html
  * setSignatureAsync replaces that signature, and fails with InvalidFormatError for HTML on a
  * plain-text body, as Microsoft documents. sessionData is the item's (Mailbox 1.11).
  */
-function outlook(opts: { base: string; key?: string; token?: () => Promise<string>; fetch?: typeof fetch; timeoutMs?: number }) {
+function outlook(opts: { base: string; key?: string; token?: () => Promise<string>; fetch?: typeof fetch; timeoutMs?: number; mobile?: boolean }) {
   const handlers: Record<string, (event: { completed(): void }) => void> = {};
   const storage = new Map<string, string>();
   const state = {
@@ -54,7 +54,9 @@ function outlook(opts: { base: string; key?: string; token?: () => Promise<strin
   };
   const ok = (value?: unknown) => ({ status: 'succeeded', value });
   const failed = (name: string) => ({ status: 'failed', error: { name, message: name, code: 9000 } });
+  // host 'outlook': office-addin-mock then gives properties their values as Outlook does (no load()/sync()).
   const office = new OfficeMockObject({
+    host: 'outlook',
     context: {
       mailbox: {
         userProfile: { emailAddress: 'ann@acme.test' },
@@ -69,7 +71,7 @@ function outlook(opts: { base: string; key?: string; token?: () => Promise<strin
             setAsync: (name: string, value: string, cb: Callback) => (state.session.set(name, value), cb(ok())),
           },
           body: {
-            getTypeAsync: (cb: Callback) => cb(ok(state.format)),
+            ...(opts.mobile ? {} : { getTypeAsync: (cb: Callback) => cb(ok(state.format)) }),
             getAsync: (_type: string, cb: Callback) => cb(ok(state.existing + state.signature)),
             setSignatureAsync: (data: string, o: { coercionType: string }, cb: Callback) => {
               if (state.format === 'text' && o.coercionType === 'html') return cb(failed('InvalidFormatError'));
@@ -79,7 +81,7 @@ function outlook(opts: { base: string; key?: string; token?: () => Promise<strin
               cb(ok());
             },
           },
-          isClientSignatureEnabledAsync: (cb: Callback) => cb(ok(state.clientSignature)),
+          ...(opts.mobile ? {} : { isClientSignatureEnabledAsync: (cb: Callback) => cb(ok(state.clientSignature)) }),
           disableClientSignatureAsync: (cb: Callback) => {
             state.disabled++;
             state.clientSignature = false;
@@ -87,7 +89,7 @@ function outlook(opts: { base: string; key?: string; token?: () => Promise<strin
           },
         },
       },
-      diagnostics: { platform: 'PC', version: '16.0.18025.20000' },
+      diagnostics: opts.mobile ? { platform: 'iOS', version: '4.2502.0' } : { platform: 'PC', version: '16.0.18025.20000' },
     },
     actions: { associate: (name: string, fn: (e: { completed(): void }) => void) => (handlers[name] = fn) },
     CoercionType: { Html: 'html', Text: 'text' },
@@ -332,6 +334,32 @@ describe('the add-in handlers (office-addin-mock)', () => {
       expect(await o.fire('onNewMessageComposeHandler', compose)).toEqual({ completed: 1, html: undefined });
       down = false;
     }
+  });
+
+  it("on iOS and Android (no body.getTypeAsync, no isClientSignatureEnabledAsync): the compose type's format, each event's variant, Outlook's own signature off", async () => {
+    // What Microsoft lists for Outlook mobile in compose: from.getAsync, getComposeTypeAsync (with the
+    // body's coercionType), body.setSignatureAsync, disableClientSignatureAsync and sessionData; not
+    // body.getTypeAsync nor isClientSignatureEnabledAsync (docs/outlook-addin.md, "Clients that run it").
+    const o = outlook({ base: api.base, key, mobile: true });
+    await o.load(source);
+    const ann = await served('ann@acme.test');
+    const html = await expected('ann@acme.test');
+    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] }, { format: 'text' })).toEqual({ completed: 1, html: ann.primary!.text });
+    expect(o.state.coercions).toEqual(['text']);
+    expect(o.state.disabled).toBe(1);
+    expect(await o.fire('onMessageRecipientsChangedHandler', { to: [...external, { emailAddress: 'other@example.org' }] })).toEqual({ completed: 1, html: undefined });
+    expect(await o.fire('onMessageRecipientsChangedHandler', { to: internal })).toEqual({ completed: 1, html: ann.internal!.text });
+    expect(await o.fire('onNewMessageComposeHandler', { composeType: 'reply', to: external })).toEqual({ completed: 1, html: html.reply });
+    expect(await o.fire('onMessageFromChangedHandler', { from: 'info@acme.test' })).toEqual({ completed: 1, html: (await expected('info@acme.test')).primary });
+    expect(o.state.coercions).toEqual(['text', 'text', 'html', 'html']);
+    // Whether it is on cannot be asked there: switched off after each insert of ours, never without one.
+    expect(o.state.disabled).toBe(4);
+    expect(o.problem()).toBe('');
+    const clients = await api.t.ctx.pool.query<{ row: string }>(
+      `select e.address || ' ' || c.platform || ' ' || c.client_version as row from addin_clients c join emails e on e.id = c.email_id where c.workspace_id = $1 and c.platform = 'ios' order by 1`,
+      [api.ws],
+    );
+    expect(clients.rows.map((r) => r.row)).toEqual(['ann@acme.test ios 4.2502.0', 'info@acme.test ios 4.2502.0']);
   });
 
   it('keeps to setSignatureAsync 30,000 characters', async () => {

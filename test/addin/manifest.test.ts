@@ -70,7 +70,7 @@ describe('the add-in manifest', () => {
   it('activates on desktop, in shared folders and shared mailboxes, and on iOS and Android', async () => {
     const xml = await (await fetch(`${api.base}/addin/manifest.xml`)).text();
     await readBack(xml);
-    // Mobile supports Mailbox up to 1.5 and applies VersionOverrides only when it meets their requirement.
+    // Mobile reports Mailbox up to 1.5; Microsoft's mobile event-based manifest asks 1.5 (src/addin/manifest.ts, OVERRIDES_MIN_MAILBOX).
     expect(xml).toMatch(/xsi:type="VersionOverridesV1_1">\s*<Requirements>\s*<bt:Sets DefaultMinVersion="1\.5">\s*<bt:Set Name="Mailbox"\/>/);
     const desktop = xml.slice(xml.indexOf('<DesktopFormFactor>'), xml.indexOf('</DesktopFormFactor>'));
     const mobile = xml.slice(xml.indexOf('<MobileFormFactor>'), xml.indexOf('</MobileFormFactor>'));
