@@ -100,18 +100,23 @@ function missing(ctx: Context, candidate: number, needed: number | null): string
     return `${name(rival)} is at ${signed(lift.estimate)} against ${name(0)}, but its interval (${signed(lift.low)} to ${signed(lift.high)}) still includes no difference: ${more}`;
   }
   const r = results[candidate]!;
-  if (r.chance_to_win < policy.probabilityToWin) return `${name(candidate)} has a ${Math.floor(r.chance_to_win * 100)}% chance to be best; a winner needs ${Math.round(policy.probabilityToWin * 100)}%`;
-  if (!(r.expected_loss < policy.maxExpectedLoss)) return `choosing ${name(candidate)} could still cost ${signed(r.expected_loss).replace('+', '')} of ${name(0)}'s click rate; the limit is ${signed(policy.maxExpectedLoss).replace('+', '')}`;
+  if (r.chance_to_win < policy.probabilityToWin) return `${name(candidate)} has a ${chancePercent(r.chance_to_win)} chance to be best; a winner needs ${chancePercent(policy.probabilityToWin)}`;
+  if (!(r.expected_loss < policy.maxExpectedLoss)) return `choosing ${name(candidate)} could still cost ${share(r.expected_loss)} of ${name(0)}'s click rate; the limit is ${share(policy.maxExpectedLoss)}`;
   return null;
 }
 
 function winnerReason(ctx: Context, w: number): string {
   const r = ctx.results[w]!;
   const id = ctx.arms[w]!.id;
-  if (w === 0) return `arm ${id} wins: ${percent(r.rate)}, every other arm's interval is below it, a ${Math.floor(r.chance_to_win * 100)}% chance to be best`;
+  if (w === 0) return `arm ${id} wins: ${percent(r.rate)}, every other arm's interval is below it, a ${chancePercent(r.chance_to_win)} chance to be best`;
   const lift = r.lift!;
-  return `arm ${id} wins: ${percent(r.rate)} against ${percent(ctx.results[0]!.rate)} for arm ${ctx.arms[0]!.id} (${signed(lift.estimate)}, interval ${signed(lift.low)} to ${signed(lift.high)}), a ${Math.floor(r.chance_to_win * 100)}% chance to be best`;
+  return `arm ${id} wins: ${percent(r.rate)} against ${percent(ctx.results[0]!.rate)} for arm ${ctx.arms[0]!.id} (${signed(lift.estimate)}, interval ${signed(lift.low)} to ${signed(lift.high)}), a ${chancePercent(r.chance_to_win)} chance to be best`;
 }
+
+/** A chance as a percentage: whole points below 99%, two decimals above ("99.97%"), never rounded up to 100%. */
+const chancePercent = (x: number) => (x < 0.99 ? `${Math.floor(x * 100)}%` : `${(Math.floor(x * 10_000) / 100).toFixed(2)}%`);
+/** A share of the control's rate, two significant digits ("1.2%", "0.0011%"). */
+const share = (x: number) => `${Number((x * 100).toPrecision(2))}%`;
 
 const sentence = (s: string) => `${s[0]!.toUpperCase()}${s.slice(1)}.`;
 
