@@ -41,6 +41,23 @@ function checkInput(arms: readonly ArmInput[], past: readonly PastBanner[]): voi
   });
 }
 
+/**
+ * What the sample-ratio test counts: senders, the unit assigned, when each sender is in one arm;
+ * exposures when a sender appears in several arms (the add-in's per-message assignment, where each
+ * message is assigned and one sender's messages spread over the arms by the weights).
+ */
+function splitUnit(arms: readonly ArmInput[]): 'senders' | 'exposures' {
+  const seen = new Set<string>();
+  for (const arm of arms) {
+    const here = new Set(arm.senders.map((s) => s.sender));
+    for (const id of here) {
+      if (seen.has(id)) return 'exposures';
+    }
+    for (const id of here) seen.add(id);
+  }
+  return 'senders';
+}
+
 export function analyse(input: { arms: ArmInput[]; past: PastBanner[]; policy?: Partial<Policy>; mode: 'ab' | 'aa' }): Analysis {
   const { arms, past, mode } = input;
   checkInput(arms, past);
@@ -79,10 +96,12 @@ export function analyse(input: { arms: ArmInput[]; past: PastBanner[]; policy?: 
       expected_loss: loss[i]!,
     };
   });
+  const unit = splitUnit(arms);
+  const split = arms.map((a, i) => (unit === 'senders' ? a.senders.length : stats[i]!.exposures));
   const srm = srmTest(
-    arms.map((a) => a.senders.length),
+    split,
     arms.map((a) => a.weight),
   );
-  const { decision, exposures_needed_per_arm } = decide({ arms, results, stats, srm, policy, mode, tau2, liftAlpha, priorMean });
+  const { decision, exposures_needed_per_arm } = decide({ arms, results, stats, srm, split: { unit, counts: split }, policy, mode, tau2, liftAlpha, priorMean });
   return { mode, arms: results, prior, srm, decision, exposures_needed_per_arm };
 }

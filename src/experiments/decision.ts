@@ -13,6 +13,8 @@ interface Context {
   results: readonly ArmResult[];
   stats: readonly ArmVariance[];
   srm: Analysis['srm'];
+  /** What the sample-ratio test counted in each arm. */
+  split: { unit: 'senders' | 'exposures'; counts: readonly number[] };
   policy: Policy;
   mode: Analysis['mode'];
   tau2: number;
@@ -35,13 +37,12 @@ const signed = (x: number) => {
   return `${p > 0 ? '+' : p < 0 ? '−' : ''}${text.replace('-', '')}%`;
 };
 
-function splitReason(arms: readonly ArmInput[]): string {
-  const senders = arms.map((a) => a.senders.length);
-  const total = senders.reduce((a, b) => a + b, 0);
+function splitReason(arms: readonly ArmInput[], split: Context['split']): string {
+  const total = split.counts.reduce((a, b) => a + b, 0);
   const weight = arms.reduce((a, b) => a + b.weight, 0);
-  const got = senders.map((n) => Math.round((100 * n) / total)).join('/');
+  const got = split.counts.map((n) => Math.round((100 * n) / total)).join('/');
   const asked = arms.map((a) => Math.round((100 * a.weight) / weight)).join('/');
-  return `the split of senders is ${got}, not ${asked} as asked: results are held until it is explained`;
+  return `the split of ${split.unit} is ${got}, not ${asked} as asked: results are held until it is explained`;
 }
 
 /** The arm with the highest chance to be best (the first of equals). */
@@ -122,7 +123,7 @@ const sentence = (s: string) => `${s[0]!.toUpperCase()}${s.slice(1)}.`;
 
 export function decide(ctx: Context): Outcome {
   const aa = ctx.mode === 'aa';
-  if (ctx.srm.mismatch) return { decision: { status: 'halted', winner: null, reason: sentence(splitReason(ctx.arms)) }, exposures_needed_per_arm: null };
+  if (ctx.srm.mismatch) return { decision: { status: 'halted', winner: null, reason: sentence(splitReason(ctx.arms, ctx.split)) }, exposures_needed_per_arm: null };
   const candidate = candidateOf(ctx.results);
   const needed = exposuresNeeded(ctx, candidate);
   const why = missing(ctx, candidate, needed);

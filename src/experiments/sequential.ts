@@ -110,9 +110,9 @@ export const SRM_ALPHA = 0.001;
  * 2022, "Anytime-valid inference for multinomial count data", the test Optimizely and Eppo run):
  * the Bayes factor of a Dirichlet-multinomial (centred on the weights) against the multinomial of
  * the weights; 1/BF is a p-value valid at every look, so a daily check does not cry wolf more often
- * than SRM_ALPHA over the whole experiment. Senders, not exposures: a sender is the unit assigned,
- * so senders split by the weights exactly when assignment works, while exposures also carry how
- * much each sender happens to write.
+ * than SRM_ALPHA over the whole experiment. The counts are of the unit assigned: senders (they split
+ * by the weights exactly when assignment works, while their exposures also carry how much each one
+ * happens to write), or exposures when each message is assigned.
  */
 export function srmTest(counts: readonly number[], weights: readonly number[]): { p_value: number; mismatch: boolean } {
   const total = weights.reduce((a, b) => a + b, 0);

@@ -283,3 +283,14 @@ describe('experiment analysis: exposures a decision needs', () => {
     expect(a.decision.reason).toBe('Arm B and arm A have the same click rate so far (0.50%): no estimate of when a decision comes.');
   });
 });
+
+describe('experiment analysis: per-message assignment', () => {
+  it('tests the split of exposures when the same senders are in every arm (each message assigned)', () => {
+    // The same 100 senders in both arms, weights 70/30: their exposures split 70/30, the senders cannot.
+    const each = (exposures: number) => Array.from({ length: 100 }, (_, i) => ({ sender: `s-${i}`, exposures, clicks: 0 }));
+    const fine = run([arm('A', each(70), 70), arm('B', each(30), 30)]);
+    expect(fine.srm.mismatch).toBe(false);
+    const off = run([arm('A', each(50), 70), arm('B', each(50), 30)]);
+    expect(off.decision).toMatchObject({ status: 'halted', reason: 'The split of exposures is 50/50, not 70/30 as asked: results are held until it is explained.' });
+  });
+});
