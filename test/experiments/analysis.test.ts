@@ -1,6 +1,8 @@
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { analyse, DEFAULT_POLICY, type ArmInput, type PastBanner, type Policy, type SenderCounts } from '../../src/experiments/analysis.ts';
-import { srmTest } from '../../src/experiments/sequential.ts';
+import { MIN_BANNER_EXPOSURES, MIN_BANNERS, PRIOR_WEIGHT_MAX, PRIOR_WEIGHT_MIN, WEAK_PRIOR } from '../../src/experiments/bayes.ts';
+import { SRM_ALPHA, srmTest } from '../../src/experiments/sequential.ts';
 import { random } from '../../bench/experiments.ts';
 
 /** `n` senders with `each` exposures, the first `clicking` of them with one click each. */
@@ -292,5 +294,23 @@ describe('experiment analysis: per-message assignment', () => {
     expect(fine.srm.mismatch).toBe(false);
     const off = run([arm('A', each(50), 70), arm('B', each(50), 30)]);
     expect(off.decision).toMatchObject({ status: 'halted', reason: 'The split of exposures is 50/50, not 70/30 as asked: results are held until it is explained.' });
+  });
+});
+
+describe('docs/experiments.md', () => {
+  it('states the defaults and thresholds the code uses', () => {
+    const doc = fs.readFileSync(new URL('../../docs/experiments.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+    const n = (x: number) => x.toLocaleString('en-US');
+    for (const phrase of [
+      `minimum exposures [${n(DEFAULT_POLICY.minExposuresPerArm)}] and clicks [${DEFAULT_POLICY.minClicksPerArm}]`,
+      `[α = ${DEFAULT_POLICY.alpha}]`,
+      `\`probabilityToWin\` [${DEFAULT_POLICY.probabilityToWin}]`,
+      `\`maxExpectedLoss\` [${DEFAULT_POLICY.maxExpectedLoss}, ${DEFAULT_POLICY.maxExpectedLoss * 100}% of the control's rate]`,
+      `its level, ${SRM_ALPHA}, over a whole experiment`,
+      `a weak Beta(${WEAK_PRIOR.alpha}, ${WEAK_PRIOR.beta})`,
+      `at least ${n(MIN_BANNER_EXPOSURES)} exposures (at least ${MIN_BANNERS} of them)`,
+      `kept between ${PRIOR_WEIGHT_MIN} and ${n(PRIOR_WEIGHT_MAX)}`,
+    ])
+      expect(doc).toContain(phrase);
   });
 });
