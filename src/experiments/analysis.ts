@@ -20,7 +20,7 @@ export type { Analysis, ArmInput, ArmResult, PastBanner, Policy, SenderCounts } 
 export const DEFAULT_POLICY: Policy = { probabilityToWin: 0.95, maxExpectedLoss: 0.01, minExposuresPerArm: 1000, minClicksPerArm: 10, alpha: 0.05 };
 
 
-function checkInput(arms: readonly ArmInput[], past: readonly PastBanner[]): void {
+function checkInput(arms: readonly ArmInput[], past: readonly PastBanner[], p: Partial<Policy>): void {
   const bad = (field: string, why: string) => {
     throw new RangeError(`${field}: ${why}`);
   };
@@ -30,11 +30,19 @@ function checkInput(arms: readonly ArmInput[], past: readonly PastBanner[]): voi
     if (ids.has(arm.id)) bad(`arms[${i}].id`, `"${arm.id}" appears twice`);
     ids.add(arm.id);
     if (!(arm.weight > 0) || !Number.isFinite(arm.weight)) bad(`arms[${i}].weight`, 'a positive number');
+    const senders = new Set<string>();
     arm.senders.forEach((s, j) => {
+      if (senders.has(s.sender)) bad(`arms[${i}].senders[${j}].sender`, `"${s.sender}" appears twice in the arm`);
+      senders.add(s.sender);
       if (!Number.isFinite(s.exposures) || s.exposures < 0) bad(`arms[${i}].senders[${j}].exposures`, 'a number ≥ 0');
       if (!Number.isFinite(s.clicks) || s.clicks < 0 || s.clicks > s.exposures) bad(`arms[${i}].senders[${j}].clicks`, 'a number from 0 to the exposures');
     });
   });
+  if (p.probabilityToWin !== undefined && !(p.probabilityToWin > 0 && p.probabilityToWin <= 1)) bad('policy.probabilityToWin', 'a number above 0, at most 1');
+  if (p.maxExpectedLoss !== undefined && !(p.maxExpectedLoss >= 0 && Number.isFinite(p.maxExpectedLoss))) bad('policy.maxExpectedLoss', 'a number ≥ 0');
+  if (p.minExposuresPerArm !== undefined && !(p.minExposuresPerArm >= 0 && Number.isFinite(p.minExposuresPerArm))) bad('policy.minExposuresPerArm', 'a number ≥ 0');
+  if (p.minClicksPerArm !== undefined && !(p.minClicksPerArm >= 0 && Number.isFinite(p.minClicksPerArm))) bad('policy.minClicksPerArm', 'a number ≥ 0');
+  if (p.alpha !== undefined && !(p.alpha > 0 && p.alpha < 1)) bad('policy.alpha', 'a number between 0 and 1');
   past.forEach((b, i) => {
     if (!Number.isFinite(b.exposures) || b.exposures < 0) bad(`past[${i}].exposures`, 'a number ≥ 0');
     if (!Number.isFinite(b.clicks) || b.clicks < 0 || b.clicks > b.exposures) bad(`past[${i}].clicks`, 'a number from 0 to the exposures');
@@ -60,15 +68,11 @@ function splitUnit(arms: readonly ArmInput[]): 'senders' | 'exposures' {
 
 export function analyse(input: { arms: ArmInput[]; past: PastBanner[]; policy?: Partial<Policy>; mode: 'ab' | 'aa' }): Analysis {
   const { arms, past, mode } = input;
-  checkInput(arms, past);
+  checkInput(arms, past, input.policy ?? {});
   const policy: Policy = { ...DEFAULT_POLICY, ...input.policy };
   const prior = fitPrior(past);
   const priorMean = prior.alpha / (prior.alpha + prior.beta);
-  const stats: ArmVariance[] = arms.map((arm) => {
-    const e = arm.senders.reduce((s, x) => s + x.exposures, 0);
-    const c = arm.senders.reduce((s, x) => s + x.clicks, 0);
-    return armVariance(arm.senders, (prior.alpha + c) / (prior.alpha + prior.beta + e));
-  });
+  const stats: ArmVariance[] = arms.map((arm) => armVariance(arm.senders, prior));
   const tau2 = (MIXTURE_RELATIVE_SCALE * priorMean) ** 2;
   // Each arm against the control: k − 1 comparisons share the error level (Bonferroni).
   const liftAlpha = policy.alpha / (arms.length - 1);

@@ -39,9 +39,9 @@ export interface ArmVariance {
  * The click rate C/N of an arm and its variance with senders as clusters: the delta-method
  * (linearised ratio) variance K/(K−1) · Σ (cᵢ − p̂·nᵢ)² / N². With few clicks it can come out
  * near 0 (no sender clicked twice, or nobody clicked), so it is floored at the binomial variance
- * p̃(1 − p̃)/N of the rate smoothed by the prior (`smoothed`), which is never 0.
+ * p̃(1 − p̃)/N of the rate smoothed by the Beta prior, p̃ = (α + C)/(α + β + N), which is never 0.
  */
-export function armVariance(senders: readonly { exposures: number; clicks: number }[], smoothed: number): ArmVariance {
+export function armVariance(senders: readonly { exposures: number; clicks: number }[], prior: { alpha: number; beta: number }): ArmVariance {
   let exposures = 0;
   let clicks = 0;
   for (const s of senders) {
@@ -51,6 +51,7 @@ export function armVariance(senders: readonly { exposures: number; clicks: numbe
   const k = senders.length;
   if (exposures === 0) return { exposures, clicks, senders: k, rate: 0, variance: Number.POSITIVE_INFINITY, designEffect: 1 };
   const rate = clicks / exposures;
+  const smoothed = (prior.alpha + clicks) / (prior.alpha + prior.beta + exposures);
   let sum = 0;
   for (const s of senders) sum += (s.clicks - rate * s.exposures) ** 2;
   const clustered = k > 1 ? ((k / (k - 1)) * sum) / exposures ** 2 : 0;

@@ -67,6 +67,10 @@ describe('experiment analysis: the contract', () => {
     expect(() => run([arm('A', [{ sender: 'x', exposures: 2, clicks: 3 }]), arm('B', [])])).toThrow(/^arms\[0\]\.senders\[0\]\.clicks: /);
     expect(() => run([arm('A', [{ sender: 'x', exposures: -1, clicks: 0 }]), arm('B', [])])).toThrow(/^arms\[0\]\.senders\[0\]\.exposures: /);
     expect(() => run([arm('A', []), arm('B', [])], {}, [{ exposures: Number.NaN, clicks: 0 }])).toThrow(/^past\[0\]\.exposures: /);
+    expect(() => run([arm('A', [{ sender: 'x', exposures: 2, clicks: 0 }, { sender: 'x', exposures: 2, clicks: 0 }]), arm('B', [])])).toThrow(/^arms\[0\]\.senders\[1\]\.sender: "x" appears twice in the arm$/);
+    expect(() => run([arm('A', []), arm('B', [])], { alpha: 0 })).toThrow(/^policy\.alpha: a number between 0 and 1$/);
+    expect(() => run([arm('A', []), arm('B', [])], { probabilityToWin: 1.5 })).toThrow(/^policy\.probabilityToWin: /);
+    expect(() => run([arm('A', []), arm('B', [])], { minClicksPerArm: -1 })).toThrow(/^policy\.minClicksPerArm: /);
   });
 
   it('answers on empty arms without a winner', () => {
