@@ -22,7 +22,8 @@
  *
  *   npm run bench -- experiments [--quick] [--aa N] [--ab N] [--senders N] [--days N] [--kappa K] [--seed S]
  *
- * `--quick`: a tenth of the experiments. `ratio` is the A/B median over its goal (≤ 1 meets it).
+ * `--quick`: a tenth of the experiments. `ratio` is the A/B median over its goal (≤ 1 meets it);
+ * `reference` is what that goal is measured against (see reference() below).
  */
 import { analyse, type ArmInput, type PastBanner } from '../src/experiments/analysis.ts';
 import { assignArm } from '../src/experiments/assignment.ts';
@@ -162,6 +163,46 @@ export function wilson(successes: number, n: number): { low: number; high: numbe
   return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
 }
 
+/** The standard normal distribution function (Abramowitz and Stegun 7.1.26, error under 1.5e-7). */
+function normalCdf(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * x);
+  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  return z >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
+}
+
+/**
+ * What the goal is measured against, from the arms' rates alone (independent exposures, no senders,
+ * no bots): the fixed horizon's exposures per arm for 80% power at a two-sided 5%, and the median
+ * exposures per arm of the best sequential test there is for the true effect, the one-boundary
+ * sequential probability ratio test that knows it in advance, watched after every exposure: it
+ * stops when the likelihood ratio reaches 1/α (one direction) or 2/α (either direction). Its
+ * log-likelihood ratio is a random walk with drift k²/2 and step variance k² per exposure
+ * (k = difference ÷ sqrt(pₐ(1−pₐ) + p_b(1−p_b))), so its stopping time is inverse Gaussian.
+ */
+export function reference(pa: number, pb: number, alpha = 0.05) {
+  const k = Math.abs(pb - pa) / Math.sqrt(pa * (1 - pa) + pb * (1 - pb));
+  const medianStop = (bound: number) => {
+    const a = Math.log(bound) / k;
+    const mean = a / (k / 2);
+    const shape = a * a;
+    const cdf = (x: number) => normalCdf(Math.sqrt(shape / x) * (x / mean - 1)) + Math.exp((2 * shape) / mean) * normalCdf(-Math.sqrt(shape / x) * (x / mean + 1));
+    let low = 0;
+    let high = mean * 10;
+    for (let i = 0; i < 100; i++) {
+      const mid = (low + high) / 2;
+      if (cdf(mid) < 0.5) low = mid;
+      else high = mid;
+    }
+    return Math.round(high);
+  };
+  return {
+    fixed_horizon_80: Math.round(((1.959964 + 0.841621) / k) ** 2),
+    oracle_sprt_median_one_direction: medianStop(1 / alpha),
+    oracle_sprt_median_either_direction: medianStop(2 / alpha),
+  };
+}
+
 const option = (options: BenchArgs['options'], key: string, fallback: number) => (options[key] === undefined ? fallback : Number(options[key]));
 
 export async function experimentsScenario({ quick, options, log }: BenchArgs): Promise<Figures> {
@@ -209,6 +250,7 @@ export async function experimentsScenario({ quick, options, log }: BenchArgs): P
       halted: ab.filter((o) => o.halted).length,
     },
     world: { ...world, base_rate: BASE_RATE, lift: LIFT, bot_pass_through: BOT_PASS_THROUGH, seed },
+    reference: reference(BASE_RATE, BASE_RATE * (1 + LIFT)),
     goal: GOALS,
     met: {
       aa_false_winner_rate: falseRate <= GOALS.aa_false_winner_rate,

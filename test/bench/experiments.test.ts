@@ -1,7 +1,7 @@
 /** `npm run bench -- experiments`: the simulated experiments' figures, and the Wilson interval it prints them with. */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { wilson } from '../../bench/experiments.ts';
+import { reference, wilson } from '../../bench/experiments.ts';
 import { HEAVY_TEST_MS, runProcess } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -41,5 +41,13 @@ describe('npm run bench -- experiments', () => {
     expect(w.low).toBeCloseTo(0.00835, 4);
     expect(w.high).toBeCloseTo(0.02336, 4);
     expect(wilson(0, 50)).toEqual({ low: 0, high: expect.closeTo(0.0713, 4) });
+  });
+});
+
+describe('the reference figures of the experiments benchmark', () => {
+  it("gives the fixed horizon for +50% at 0.5% (about 15,600 per arm) and the median of the sequential test that knows the effect", () => {
+    expect(reference(0.005, 0.0075)).toEqual({ fixed_horizon_80: 15_596, oracle_sprt_median_one_direction: 8999, oracle_sprt_median_either_direction: 11_604 });
+    // A larger effect needs fewer.
+    expect(reference(0.005, 0.01).oracle_sprt_median_either_direction).toBeLessThan(5000);
   });
 });
