@@ -18,6 +18,7 @@ import { addinScenario } from './addin.ts';
 import { consoleScenario } from './console.ts';
 import { compatibilityScenario } from './compatibility.ts';
 import { classifyScenario } from './classify.ts';
+import { experimentsScenario } from './experiments.ts';
 import type { Scenario } from './types.ts';
 
 export const scenarios: Record<string, Scenario> = {
@@ -38,4 +39,5 @@ export const scenarios: Record<string, Scenario> = {
   console: consoleScenario,
   compatibility: compatibilityScenario,
   classify: classifyScenario,
+  experiments: experimentsScenario,
 };
