@@ -32,6 +32,7 @@ describe('CLI tables: control and bidi characters', () => {
 
     const r = await runCli(['install', 'status', '--email', 'mallory@acme.test'], { DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY });
     expect(r.code, r.stderr).toBe(0);
+    console.log(`sigsync install status --email mallory@acme.test, a name with LF and U+202E:\n${r.stdout}`);
     const lines = r.stdout.trimEnd().split('\n');
     // The address line, the heading, one row: nothing else.
     expect(lines, r.stdout).toHaveLength(3);
