@@ -12,7 +12,7 @@
  * The cookie's name follows PUBLIC_BASE_URL, never the Host header: on https only
  * `__Host-sigsync_console` is read (a browser takes it only from this exact origin, Secure, without
  * Domain), so a plain `sigsync_console` planted by a sibling host is ignored wherever it comes in the
- * header; on a loopback http base URL only the plain name is read.
+ * header; on a loopback http base URL only the plain name is read, and only from a loopback client.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
@@ -20,6 +20,7 @@ import { verifyApiKey, type KeyScope } from '../db/apiKeys.ts';
 import { csrfMatches, findSession, sessionActor, type ConsoleSession } from '../console/sessions.ts';
 import type { Actor } from '../db/audit.ts';
 import { ApiError } from '../errors.ts';
+import { classifyAddress } from '../net/ssrf.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,11 +48,26 @@ export function sessionCookieName(publicBaseUrl: string): string {
   return new URL(publicBaseUrl).protocol === 'https:' ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
 }
 
-/** The value of the console's session cookie: the first cookie of that one name (`sessionCookieName`). */
+/** Whether the request's client address (after TRUST_PROXY) is this machine's. */
+function fromLoopback(req: FastifyRequest): boolean {
+  try {
+    return classifyAddress(req.ip) === 'loopback';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The value of the console's session cookie: the first cookie of that one name (`sessionCookieName`).
+ * The plain name is a loopback run's, so it counts only from a loopback client address: a server
+ * listening beyond loopback without an https PUBLIC_BASE_URL (HOST=0.0.0.0, PUBLIC_BASE_URL unset)
+ * takes no cookie from anywhere else.
+ */
 export function sessionToken(req: FastifyRequest, publicBaseUrl: string): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
   const wanted = sessionCookieName(publicBaseUrl);
+  if (wanted === SESSION_COOKIE && !fromLoopback(req)) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === wanted) return part.slice(eq + 1).trim();

@@ -59,6 +59,7 @@ describe('GET /v1/addin/signature: limits and conditions', () => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 12; i++) statuses.push((await get('bob@acme.test', randomKey(), '198.51.100.7')).status);
+      console.log(`12 random add-in keys from one address (RATE_LIMIT_AUTH_FAILURES ${FAILURES}): statuses ${JSON.stringify(statuses)}, key lookups ${lookups}`);
       expect(statuses).toEqual([...Array<number>(FAILURES).fill(401), ...Array<number>(12 - FAILURES).fill(429)]);
       expect(lookups).toBe(FAILURES);
       // A refused Entra token counts the same way.
@@ -80,6 +81,7 @@ describe('GET /v1/addin/signature: limits and conditions', () => {
     const attacker = '203.0.113.66';
     const flood: number[] = [];
     for (let i = 0; i < PER_MAILBOX + 2; i++) flood.push((await get('bob@acme.test', key, attacker)).status);
+    console.log(`key-only flood of one mailbox from one address (RATE_LIMIT_ADDIN ${PER_MAILBOX}): statuses ${JSON.stringify(flood)}`);
     expect(flood).toEqual([...Array<number>(PER_MAILBOX).fill(200), 429, 429]);
     // Bob composing from his own network, and Ann from the attacker's, still get their signatures.
     expect((await get('bob@acme.test', key, '203.0.113.10')).status).toBe(200);
@@ -100,6 +102,7 @@ describe('GET /v1/addin/signature: limits and conditions', () => {
     await pool.query(`delete from addin_clients where email_id = $1`, [w.ann.emailIds[0]]);
     forgetRecordedFetches(api.t.ctx);
     const star = await get('ann@acme.test', key, '203.0.113.20', { 'if-none-match': '*' }, '&platform=ios&client_version=spoof');
+    console.log(`If-None-Match: * with platform=ios&client_version=spoof: status ${star.status}, html sent ${typeof star.body?.data?.html === 'string'}`);
     expect(star.status).toBe(200);
     expect(star.body.data.html).toContain('Regards from Acme');
     // Only the current ETag itself answers 304.

@@ -95,7 +95,7 @@ describe('repeats are not people', () => {
     await waitFor(async () => (await api.t.ctx.pool.query('select count(*)::int as n from clicks where link_id = $1', [linkId])).rows[0].n === 30 || undefined, 30_000);
     await rebuild(api.t.ctx.pool, { workspaceId: api.ws });
     const figures = await totals(t.signatureId);
-    console.log(`30 user agents, one address, one link: ${JSON.stringify({ clicks: figures?.clicks, human_clicks: figures?.human_clicks, bot_clicks: figures?.bot_clicks, unique_clickers: figures?.unique_clickers })}`);
+    console.log(`30 user agents, one address, one link: ${JSON.stringify({ all_clicks: figures?.all_clicks, clicks: figures?.clicks, human_clicks: figures?.human_clicks, bot_clicks: figures?.bot_clicks, unique_clickers: figures?.unique_clickers })}`);
     expect(figures).toMatchObject({ clicks: ADDRESS_CLIENTS, all_clicks: 30, human_clicks: ADDRESS_CLIENTS, bot_clicks: 30 - ADDRESS_CLIENTS, unique_clickers: ADDRESS_CLIENTS });
   });
 

@@ -2,10 +2,14 @@
  * The CLI's tables (src/output.ts `table`) print each cell on one line: a line feed in a directory
  * value cannot forge a row under the heading, and a bidi control (U+202E) cannot reorder the line.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { oneLine, terminalSafe } from '../../src/output.ts';
 import { runCli } from '../helpers/cli.ts';
+import { tree } from './helpers.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
 import { insertInstallation } from '../helpers/fixtures/installations.ts';
 import { insertIntegrationRow } from '../helpers/fixtures/integrations.ts';
@@ -28,6 +32,7 @@ describe('CLI tables: control and bidi characters', () => {
 
     const r = await runCli(['install', 'status', '--email', 'mallory@acme.test'], { DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY });
     expect(r.code, r.stderr).toBe(0);
+    console.log(`sigsync install status --email mallory@acme.test, a name with LF and U+202E:\n${r.stdout}`);
     const lines = r.stdout.trimEnd().split('\n');
     // The address line, the heading, one row: nothing else.
     expect(lines, r.stdout).toHaveLength(3);
@@ -37,6 +42,28 @@ describe('CLI tables: control and bidi characters', () => {
     expect(lines[2]).toContain('denied\\x0d\\x0aStandard  primary  google_workspace  installed\\u{2028}\\u{202e}detacilpmoc');
     expect(r.stdout).not.toMatch(BIDI);
     expect(r.stdout).not.toMatch(/^Standard/m);
+  });
+
+  it("render's facts (teammate, signature, banner) are a table too: a name with a line feed and U+202E stays on its row", async () => {
+    const ws = (await createWorkspace(t.ctx.pool, 'Acme')).id;
+    await insertTeammate(t.ctx.pool, ws, { displayName: `Eve\nbanner    none\u202Egnp.exe`, emails: [{ address: 'eve@acme.test', primary: true }] });
+    const signatureId = await insertSignature(t.ctx.pool, ws, { name: `Main\nteammate  Someone Else`, content: tree('Hi'), draftContent: tree('Hi') });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-facts-'));
+    try {
+      const env = { DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY };
+      const check = await runCli(['render', '--signature', signatureId, '--email', 'eve@acme.test', '--check'], env);
+      const out = await runCli(['render', '--signature', signatureId, '--email', 'eve@acme.test', '--out', path.join(dir, 'eve.html')], env);
+      for (const r of [check, out]) {
+        expect(r.code, r.stderr).toBe(0);
+        const lines = r.stdout.split('\n');
+        expect(lines.filter((l) => l.startsWith('teammate '))).toEqual([expect.stringMatching(/^teammate {2}Eve\\x0abanner {4}none\\u\{202e\}gnp\.exe <eve@acme\.test> \(/)]);
+        expect(lines.filter((l) => l.startsWith('signature '))).toEqual([expect.stringMatching(/^signature Main\\x0ateammate {2}Someone Else \(/)]);
+        expect(lines.filter((l) => l.startsWith('banner '))).toEqual(['banner    none']);
+        expect(r.stdout).not.toMatch(BIDI);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('escapes every C0, C1 and bidi control in a cell, and the bidi controls in any line', () => {

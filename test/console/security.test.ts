@@ -26,9 +26,11 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
   it("login CSRF: a cross-site post of the attacker's link is refused and spends nothing; the console's own post signs in with a __Host- cookie", async () => {
     const { token } = await createSignInLink(api.t.ctx.pool, api.otherWs, 'cli:mallory', undefined, 'mallory@evil.example');
     const forged = await post('/console/sign-in', { ...FORM, ...CROSS_SITE }, `token=${token}`);
+    const forgedText = await forged.text();
+    console.log(`cross-site sign-in post of the attacker's link: ${forged.status}, set-cookie ${forged.headers.get('set-cookie')}, "${/<p>([^<]*)<\/p>/.exec(forgedText)?.[1]}"`);
     expect(forged.status).toBe(403);
     expect(forged.headers.get('set-cookie')).toBeNull();
-    expect(await forged.text()).toMatch(/Signing in is accepted only from the console.s own pages: the browser says it came from another site \(Sec-Fetch-Site: cross-site\)/);
+    expect(forgedText).toMatch(/Signing in is accepted only from the console.s own pages: the browser says it came from another site \(Sec-Fetch-Site: cross-site\)/);
     // Origin alone, Sec-Fetch-Site alone, a sandboxed frame's "null", no header at all: refused too.
     const variants: Record<string, string>[] = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'same-site' }, { origin: 'null' }, {}];
     for (const headers of variants) {
@@ -48,16 +50,21 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
     const cookie = `__Host-sigsync_console=${session.token}`;
     // A cross-site post carries no SameSite=Strict cookie.
     const forged = await post('/console/sign-out', CROSS_SITE);
+    const forgedBody = (await forged.json()) as { error: { code: string } };
+    const still = await sessionWorkspace(cookie);
+    console.log(`cross-site sign-out post: ${forged.status} ${forgedBody.error.code}, set-cookie ${forged.headers.get('set-cookie')}, session still opens its workspace: ${still === api.ws}`);
     expect(forged.status).toBe(403);
     expect(forged.headers.get('set-cookie')).toBeNull();
-    expect(((await forged.json()) as { error: { code: string } }).error.code).toBe('cross_site_request');
-    expect(await sessionWorkspace(cookie)).toBe(api.ws);
+    expect(forgedBody.error.code).toBe('cross_site_request');
+    expect(still).toBe(api.ws);
     // Without the CSRF token the console's own page cannot either; with it, the session ends.
     expect((await post('/console/sign-out', { ...SAME_ORIGIN, cookie })).status).toBe(403);
     const out = await post('/console/sign-out', { ...SAME_ORIGIN, cookie, 'x-csrf-token': session.csrfToken });
     expect(out.status).toBe(204);
     expect(out.headers.get('set-cookie')).toMatch(/^__Host-sigsync_console=; .*Max-Age=0/);
-    expect(await sessionWorkspace(cookie)).toBe(401);
+    const after = await sessionWorkspace(cookie);
+    console.log(`the console's own sign-out (same origin, CSRF token): ${out.status}, set-cookie ${out.headers.get('set-cookie')}, the old cookie then: ${after}`);
+    expect(after).toBe(401);
     const ended = await api.t.ctx.pool.query('select 1 from console_sessions where id = $1 and ended_at is not null', [session.id]);
     expect(ended.rowCount).toBe(1);
   });
@@ -65,7 +72,9 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
   it('a planted plain sigsync_console cookie is ignored outside loopback, wherever it comes', async () => {
     const victim = await openSession(api.t.ctx.pool, api.ws, 'link', 'alice@acme.example');
     const attacker = await openSession(api.t.ctx.pool, api.otherWs, 'link', 'mallory@evil.example');
-    expect(await sessionWorkspace(`sigsync_console=${attacker.token}; __Host-sigsync_console=${victim.token}`)).toBe(api.ws);
+    const planted = await sessionWorkspace(`sigsync_console=${attacker.token}; __Host-sigsync_console=${victim.token}`);
+    console.log(`planted plain cookie first (attacker's workspace ${api.otherWs}, victim's ${api.ws}): the session opens ${planted}; alone: ${await sessionWorkspace(`sigsync_console=${attacker.token}`)}`);
+    expect(planted).toBe(api.ws);
     expect(await sessionWorkspace(`__Host-sigsync_console=${victim.token}; sigsync_console=${attacker.token}`)).toBe(api.ws);
     expect(await sessionWorkspace(`sigsync_console=${attacker.token}`)).toBe(401);
     const page = await fetch(`${api.base}/console/integrations`, { headers: { cookie: `sigsync_console=${attacker.token}` } });
@@ -78,6 +87,8 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
     const headers = { cookie: `__Host-sigsync_console=${session.token}`, 'x-csrf-token': session.csrfToken, 'content-type': 'application/json' };
     const answers = await Promise.all(Array.from({ length: 25 }, () => post('/console/api/mailboxes/bob%40acme.test/replay', headers, '{}')));
     const statuses = answers.map((r) => r.status);
+    const tally = statuses.reduce<Record<number, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {});
+    console.log(`25 concurrent replays of one mailbox (RATE_LIMIT_CONSOLE_ACTIONS 20, cooldown 60 s): ${JSON.stringify(tally)}`);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 429)).toHaveLength(24);
     const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, retry: r.headers.get('retry-after'), body: (await r.json()) as { data?: { next_replay_at: string }; error?: { message: string } } })));
@@ -104,6 +115,7 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
       const random = () => `__Host-sigsync_console=sgc_${'x'.repeat(20)}${Math.random().toString(36).slice(2).padEnd(23, 'a').slice(0, 23)}`;
       const statuses = [];
       for (let i = 0; i < 7; i++) statuses.push((await get('/console/api/session', { cookie: random() })).status);
+      console.log(`7 random session cookies from one address (RATE_LIMIT_AUTH_FAILURES 5): ${JSON.stringify(statuses)}`);
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
       // The same budget as failed API keys: a valid key from this address is refused too until the minute ends.
       expect((await get('/v1/workspace', { authorization: `Bearer ${api.key}` })).status).toBe(429);

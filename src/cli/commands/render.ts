@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { AppContext } from '../../context.ts';
 import type { RenderOutput } from '../../render/render.ts';
-import { err, out, terminalSafe } from '../../output.ts';
+import { err, oneLine, out, terminalSafe } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
 
@@ -80,7 +80,7 @@ export function renderCommands(program: Command): void {
       });
 
       if (opts.check) {
-        for (const [k, v] of page.facts) out(`${k.padEnd(10)}${v}`);
+        for (const [k, v] of page.facts) out(`${k.padEnd(10)}${oneLine(v)}`);
         for (const line of page.report) out(line);
         if (opts.out === undefined && opts.png === undefined) return;
       }
@@ -94,7 +94,7 @@ export function renderCommands(program: Command): void {
       fs.mkdirSync(path.dirname(path.resolve(outFile)), { recursive: true });
       fs.writeFileSync(outFile, page.html);
       out(`wrote ${outFile}`);
-      for (const [k, v] of page.facts) out(`${k.padEnd(10)}${v}`);
+      for (const [k, v] of page.facts) out(`${k.padEnd(10)}${oneLine(v)}`);
       out(`${'sha256'.padEnd(10)}${page.rendered.hash}`);
       out(`${'size'.padEnd(10)}${sizeReport(page.rendered.html).map((s) => `${s.destination} ${s.size}/${s.limit}${s.fits ? '' : ' TOO LONG'}`).join(', ')}`);
       if (opts.png !== undefined) {
