@@ -4,13 +4,14 @@
  * - drafts whose `start_time` is reached start (those that cannot, states.ts's startProblem, wait);
  * - each running experiment is analysed (`analyseOne`: the counts are read by their table's owner,
  *   src/analytics/experiments.ts); on a winner it concludes, and promotes the winner when
- *   `auto_promote`; past its `end_time` it concludes without one.
+ *   `auto_promote`; past its `end_time`, or once its campaign is archived, it concludes without one.
  *
  * One transaction per experiment, the experiment locked; each move is conditional on the state, so
  * concurrent ticks move an experiment once and write experiment.concluded once.
  */
 import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
+import { getCampaign } from '../campaigns/queries.ts';
 import type { Analysis } from './analysis.ts';
 import { concludeExperiment, promoteArm, startExperiment, type ArmRow, type ExperimentRow } from './experiments.ts';
 import { armsOf, getExperiment, liveExperiments, workspacesWithLiveExperiments } from './queries.ts';
@@ -29,7 +30,8 @@ async function analyseRunning(c: Queryable, e: ExperimentRow, now: Date, analyse
   const arms = await armsOf(c, e.workspace_id, e.id);
   const analysis = await analyseOne(c, e, arms, now);
   result.analysed++;
-  const ended = e.end_time !== null && e.end_time <= now;
+  // Its end, or its campaign's: an archived campaign shows no banner, so nothing more is measured.
+  const ended = (e.end_time !== null && e.end_time <= now) || (await getCampaign(c, e.workspace_id, e.campaign_id))?.status === 'archived';
   if (analysis.decision.status !== 'winner' && !ended) return;
   const done = await concludeExperiment(c, e.workspace_id, e.id, arms, analysis, now);
   if (!done) return;

@@ -119,4 +119,17 @@ describe('experiment tick', () => {
     expect(events.map((x) => x.payload.experiment.winner_arm_uuid)).toEqual([null]);
     expect(logs).toContainEqual(expect.objectContaining({ analysed: expect.any(Number), concluded: expect.any(Number) }));
   });
+
+  it('an experiment whose campaign ends concludes in the same tick', async () => {
+    const c = await api.call('POST', '/v1/marketing_campaigns', {
+      marketing_campaign: { name: 'Short', content: tree('Short banner'), signature_template_ids: [signature], start_time: at(-HOUR), end_time: at(HOUR) },
+    });
+    await api.call('POST', `/v1/marketing_campaigns/${c.body.data.id}/schedule`);
+    const e = await experiment(c.body.data.id);
+    await api.call('POST', `/v1/experiments/${e.id}/start`);
+    const logger = { info: () => undefined } as never;
+    await campaignTick.run(campaignTick.payload.parse({ now: at(2 * HOUR) }), { app: api.t.ctx, helpers: {} as never, logger });
+    expect((await api.call('GET', `/v1/experiments/${e.id}`)).body.data).toMatchObject({ status: 'concluded', winner_arm_id: null });
+    expect((await concludedEvents(e.id)).length).toBe(1);
+  });
 });
