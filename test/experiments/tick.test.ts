@@ -104,6 +104,15 @@ describe('experiment tick', () => {
     expect((await api.call('GET', '/v1/marketing_campaigns')).body.data.find((c: { id: string }) => c.id === campaign).content).toEqual(tree('Campaign banner'));
   });
 
+  it('an A/A experiment\'s winner is recorded but never promoted, even with auto_promote', async () => {
+    const campaign = await activeCampaign();
+    const e = await experiment(campaign, { mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }], auto_promote: true });
+    await api.call('POST', `/v1/experiments/${e.id}/start`);
+    await runExperimentTick(api.t.ctx.pool, new Date(), declaring(1));
+    expect(await get(e.id)).toMatchObject({ status: 'concluded', winner_arm_id: e.arms[1]!.id, promoted_arm_id: null });
+    expect((await api.call('GET', '/v1/marketing_campaigns')).body.data.find((c: { id: string }) => c.id === campaign).content).toEqual(tree('Campaign banner'));
+  });
+
   it('the campaign_tick task concludes an experiment past its end on the real analysis, without a winner', async () => {
     const campaign = await activeCampaign();
     const e = await experiment(campaign, { end_time: at(HOUR) });
