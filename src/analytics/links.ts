@@ -53,12 +53,12 @@ async function anchorIds(db: Queryable, workspaceId: string, wanted: { source: S
   await db.query(
     `insert into anchors (workspace_id, source_kind, source_id, url)
      select $1::uuid, k, s, u from unnest($2::text[], $3::uuid[], $4::text[]) as i(k, s, u)
-     on conflict (workspace_id, source_id, url_hash) do nothing`,
+     on conflict on constraint anchors_source_arm_url do nothing`,
     params,
   );
   const { rows } = await db.query<{ id: string; source_id: string; url: string }>(
     `select a.id, a.source_id, a.url from anchors a join unnest($2::uuid[], $3::text[]) as i(s, u) on a.source_id = i.s and a.url_hash = md5(i.u) and a.url = i.u
-      where a.workspace_id = $1`,
+      where a.workspace_id = $1 and a.arm_id is null`,
     [workspaceId, params[2], params[3]],
   );
   return new Map(rows.map((r) => [`${r.source_id}|${r.url}`, r.id]));

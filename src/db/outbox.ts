@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'integration.connected',
   'integration.access_lost',
   'integration.disconnected',
+  'experiment.concluded',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -55,6 +56,22 @@ export interface CampaignEventBody {
   };
 }
 
+/** experiment.concluded (an extension, docs/experiments.md): the experiment and the analysis it concluded with. */
+export interface ExperimentConcludedBody {
+  experiment: {
+    uuid: string;
+    name: string;
+    campaign_uuid: string;
+    mode: 'ab' | 'aa';
+    status: 'concluded';
+    winner_arm_uuid: string | null;
+    started_at: string;
+    concluded_at: string;
+    arms: { uuid: string; name: string; position: number; weight: number }[];
+  };
+  results: Record<string, unknown>;
+}
+
 export interface EventBodies {
   'teammate.created': TeammateEventBody;
   'teammate.deleted': TeammateEventBody;
@@ -70,6 +87,7 @@ export interface EventBodies {
   'campaign.ended': CampaignEventBody;
   'conversion.recorded': Record<string, unknown>;
   'visitor.identified': Record<string, unknown>;
+  'experiment.concluded': ExperimentConcludedBody;
 }
 
 /** Writes one event. Call it with the client of the transaction that makes the change. */

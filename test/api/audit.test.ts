@@ -125,6 +125,10 @@ describe('audit trail', () => {
       'post /v1/marketing_campaigns/{id}/schedule': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/schedule`, status: 200, action: 'campaign.schedule', target: ['marketing_campaign', i.marketing_campaign!] }),
       'post /v1/marketing_campaigns/{id}/pause': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/pause`, status: 200, action: 'campaign.pause', target: ['marketing_campaign', i.marketing_campaign!] }),
       'post /v1/marketing_campaigns/{id}/resume': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/resume`, status: 200, action: 'campaign.resume', target: ['marketing_campaign', i.marketing_campaign!] }),
+      'post /v1/marketing_campaigns/{id}/experiments': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/experiments`, body: { experiment: { name: 'Banners', mode: 'ab', arms: [{ name: 'A', content: tree('A') }, { name: 'B', content: tree('B') }] } }, status: 201, action: 'experiment.create', target: ['experiment', '$created'] }),
+      'post /v1/experiments/{id}/start': (i) => ({ path: `/v1/experiments/${i.experiment}/start`, status: 200, action: 'experiment.start', target: ['experiment', i.experiment!] }),
+      'post /v1/experiments/{id}/stop': (i) => ({ path: `/v1/experiments/${i.experiment}/stop`, status: 200, action: 'experiment.stop', target: ['experiment', i.experiment!] }),
+      'post /v1/experiments/{id}/promote': (i) => ({ path: `/v1/experiments/${i.experiment}/promote`, body: { arm_id: i.arm }, status: 200, action: 'experiment.promote', target: ['experiment', i.experiment!] }),
       'patch /v1/workspace/analytics_settings': (i) => ({ path: '/v1/workspace/analytics_settings', body: { analytics_settings: { attribution_window_days: 7 } }, status: 200, action: 'analytics_settings.update', target: ['workspace', i.ws!] }),
       'patch /v1/workspace/privacy_settings': (i) => ({ path: '/v1/workspace/privacy_settings', body: { privacy_settings: { views_tracking: 'per_person' } }, status: 200, action: 'privacy_settings.update', target: ['workspace', i.ws!] }),
       'delete /v1/analytics/visitors/{visitor_id}': (i) => ({ path: `/v1/analytics/visitors/${i.visitor}`, status: 204, action: 'visitor.erase', target: ['visitor', i.visitor!] }),
@@ -146,6 +150,7 @@ describe('audit trail', () => {
       expect(r.status, `${op}: ${r.text}`).toBe(s.status);
       const kind = s.target[0];
       if (s.target[1] === '$created') ids[kind] = r.body.data.id;
+      if (kind === 'experiment' && s.target[1] === '$created') ids.arm = r.body.data.arms[1].id;
       expect(await count(), op).toBe(before + 1);
       const entry = ((await api.call('GET', '/v1/audit_entries?per_page=1')).body.data as Entry[])[0]!;
       expect({ op, action: entry.action, target: entry.target, actor: entry.actor }).toEqual({ op, action: s.action, target: { kind, id: s.target[1] === '$created' ? ids[kind] : s.target[1] }, actor: { kind: 'api_key', name: `default (${keyId.prefix})`, id: keyId.id } });

@@ -55,6 +55,8 @@ export const OWNERS: Record<string, string> = {
   addin_clients: 'src/addin/clients.ts',
   audit_entries: 'src/db/audit.ts',
   analytics_opt_outs: 'src/analytics/privacy.ts',
+  experiments: 'src/experiments/experiments.ts',
+  experiment_arms: 'src/experiments/experiments.ts',
 };
 
 /** Each event type has one owner too: the module that makes the change it reports (through src/db/outbox.ts). */
@@ -73,6 +75,7 @@ export const EVENT_OWNERS: Record<EventType, string> = {
   'campaign.ended': 'src/campaigns/campaigns.ts',
   'visitor.identified': 'src/analytics/events.ts',
   'conversion.recorded': 'src/analytics/events.ts',
+  'experiment.concluded': 'src/experiments/experiments.ts',
 };
 
 /** A file that writes events (calls emitEvent or emitTeammateEvents) and names an event type it does not own. */

@@ -47,6 +47,8 @@ interface Ids {
   teammate: string;
   campaign: string;
   asset: string;
+  experiment: string;
+  arm: string;
 }
 
 /** A real 1×1 PNG, the valid upload the asset bodies start from. */
@@ -109,6 +111,25 @@ function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
     'patch /v1/folders/{id}': fc.record({ folder: fc.record({ name: fc.uuid().map((u) => `Renamed ${u}`) }) }),
     'post /v1/marketing_campaigns': fc.record({ marketing_campaign: fc.record(campaign, { requiredKeys: ['name'] }) }),
     'patch /v1/marketing_campaigns/{id}': fc.record({ marketing_campaign: fc.record(campaign, { requiredKeys: [] }) }),
+    'post /v1/marketing_campaigns/{id}/experiments': fc.record({
+      experiment: fc.record(
+        {
+          name: label,
+          mode: fc.constant('ab'),
+          arms: fc.uniqueArray(fc.record({ name: label, weight: fc.double({ min: 0.01, max: 1000, noNaN: true }), content: tree }, { requiredKeys: ['name', 'content'] }), {
+            selector: (a) => a.name.trim(),
+            minLength: 2,
+            maxLength: 4,
+          }),
+          auto_promote: fc.boolean(),
+          start_time: fc.constant('2031-01-01T09:00:00Z'),
+          end_time: fc.constant('2031-02-01T09:00:00+02:00'),
+          policy: fc.record({ probability_to_win: fc.constantFrom(0.9, 0.95, 0.99), min_clicks_per_arm: fc.integer({ min: 0, max: 1000 }) }, { requiredKeys: [] }),
+        },
+        { requiredKeys: ['name', 'mode', 'arms'] },
+      ),
+    }),
+    'post /v1/experiments/{id}/promote': fc.record({ arm_id: fc.constant(ids.arm) }),
     'post /v1/assets': fc.record({ asset: fc.record({ file_base64: fc.constant(PNG_BASE64), filename: fc.constant('logo.png'), name: label }, { requiredKeys: ['file_base64', 'filename'] }) }),
     'patch /v1/assets/{id}': fc.record({ asset: fc.record({ name: label }) }),
     'patch /v1/workspace/analytics_settings': fc.record({
@@ -154,7 +175,9 @@ function urlFor(op: string, ids: Ids): { method: string; path: string } {
           ? ids.folder
           : template.startsWith('/v1/assets')
             ? ids.asset
-            : ids.campaign;
+            : template.startsWith('/v1/experiments')
+              ? ids.experiment
+              : ids.campaign;
   return { method: method.toUpperCase(), path: template.replace('{id}', id) };
 }
 
@@ -324,6 +347,12 @@ describe('R4 hostile input', () => {
     ids.signature = ok(await api.call('POST', '/v1/signatures', { signature: { name: 'Base', draft_content: { type: 'stack', children: [textBlock('Hi')] } } }));
     ids.smartField = ok(await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Extra' } }));
     ids.campaign = ok(await api.call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: 'Base' } }));
+    const experiment = await api.call('POST', `/v1/marketing_campaigns/${ids.campaign}/experiments`, {
+      experiment: { name: 'Base', mode: 'ab', arms: [{ name: 'A', content: { type: 'stack', children: [textBlock('A')] } }, { name: 'B', content: { type: 'stack', children: [textBlock('B')] } }] },
+    });
+    ids.experiment = ok(experiment);
+    ids.arm = (experiment.body as { data: { arms: { id: string }[] } }).data.arms[1]!.id;
+    expect((await api.call('POST', `/v1/experiments/${ids.experiment}/start`)).status).toBe(200);
     ids.teammate = (await seedTeammate(pool, api.ws, 'Hostile Person')).id;
     ids.asset = ok(await api.call('POST', '/v1/assets', { asset: { file_base64: Buffer.concat([Buffer.from(PNG_BASE64, 'base64'), Buffer.from('hostile')]).toString('base64'), filename: 'base.png' } }));
   });

@@ -391,6 +391,7 @@ describe('R5 security', () => {
     const sigA = (await pool.query<{ id: string }>('select id from signatures where workspace_id = $1', [ws.a])).rows[0]!.id;
     expect((await call('PATCH', `/v1/signatures/${sigA}`, { signature: { folder_uuid: folder, variants: [{ kind: 'reply', draft_content: { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: `${MARK_A} reply` }] }] } }] } })).status).toBe(200);
     const campaign = (await call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: `${MARK_A} campaign`, signature_template_ids: [sigA], smart_fields_conditions: [[{ smart_field_id: field, values: [`${MARK_A} value`] }]] } })).body.data.id as string;
+    const experimentA = (await call('POST', `/v1/marketing_campaigns/${campaign}/experiments`, { experiment: { name: `${MARK_A} experiment`, mode: 'aa', arms: [{ name: `${MARK_A} arm A` }, { name: `${MARK_A} arm B` }] } })).body.data as { id: string; arms: { id: string }[] };
     // An uploaded logo; B uploads the very same bytes below and must get an asset of its own.
     const logoBase64 = Buffer.concat([Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'), Buffer.from(MARK_A)]).toString('base64');
     const assetA = (await call('POST', '/v1/assets', { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_A} logo` } })).body.data.id as string;
@@ -440,6 +441,7 @@ describe('R5 security', () => {
       if (template.startsWith('/v1/emails/')) return { id: alias.id };
       if (template.startsWith('/v1/folders/')) return { id: folder };
       if (template.startsWith('/v1/marketing_campaigns/')) return { id: campaign };
+      if (template.startsWith('/v1/experiments/')) return { id: experimentA.id };
       if (template.startsWith('/v1/integrations/sync/')) return { id: run };
       if (template.startsWith('/v1/assets/')) return { id: assetA };
       if (template.startsWith('/v1/anchors/')) return { anchor_uuid: anchorA };
@@ -460,6 +462,8 @@ describe('R5 security', () => {
       'patch /v1/folders/{id}': { folder: { name: `${MARK_B} renamed` } },
       'post /v1/marketing_campaigns': { marketing_campaign: { name: `${MARK_B} c`, signature_template_ids: [sigA], smart_fields_conditions: [[{ smart_field_id: field, values: ['v'] }]] } },
       'patch /v1/marketing_campaigns/{id}': { marketing_campaign: { name: `${MARK_B} renamed` } },
+      'post /v1/marketing_campaigns/{id}/experiments': { experiment: { name: `${MARK_B} e`, mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] } },
+      'post /v1/experiments/{id}/promote': { arm_id: experimentA.arms[0]!.id },
       'post /v1/assets': { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_B} logo` } },
       'post /v1/analytics/events': { event: { name: `${MARK_B} purchase`, value: 1, currency: 'EUR', click_id: clickA } },
       'patch /v1/assets/{id}': { asset: { name: `${MARK_B} renamed` } },

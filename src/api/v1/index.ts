@@ -19,6 +19,7 @@ import { analyticsReportRoutes } from './analyticsReports.ts';
 import { installationRoutes } from './installations.ts';
 import { auditRoutes } from './audit.ts';
 import { privacyRoutes } from './privacy.ts';
+import { experimentRoutes } from './experiments.ts';
 
 /**
  * Operations without a body (publish, install, schedule, pause, resume, the variant publish, the
@@ -54,4 +55,5 @@ export async function v1Routes(v1: FastifyInstance, app: AppContext): Promise<vo
   installationRoutes(v1, app);
   auditRoutes(v1, app);
   privacyRoutes(v1, app);
+  experimentRoutes(v1, app);
 }

@@ -1,0 +1,119 @@
+/**
+ * What an experiment's analysis reads of the analytics tables (docs/experiments.md, "Exposures"):
+ * per arm, per sender (the teammate whose signature showed it), the human clicks and the exposures
+ * since the experiment started, and the workspace's earlier banners for the prior.
+ *
+ * - clicks: clicks of class `human` on the arm's links (anchors carry the arm, links.ts);
+ * - exposures, when the workspace keeps views per person (`views_tracking = per_person`): views of
+ *   class `human` of the arm's tracked image (view_images carry the arm, viewImages.ts);
+ * - exposures otherwise: sender-days of the arm installed. A sender's arm counts from the first
+ *   render of it into that sender's installed signature (the render creates the arm's tracked
+ *   image) until the experiment's end (its conclusion, or now), each started day one exposure.
+ *
+ * The window is [started_at, concluded_at or now). Reads only; the tables' owners are links.ts,
+ * viewImages.ts, clicks.ts and views.ts.
+ */
+import type { Queryable } from '../db/tx.ts';
+import { analyse, type Analysis, type ArmInput, type PastBanner, type SenderCounts } from '../experiments/analysis.ts';
+import { policyOf, type ArmRow, type ExperimentRow } from '../experiments/experiments.ts';
+
+/** How many earlier campaigns the prior is fitted from, newest first. */
+export const PAST_BANNERS = 50;
+
+export type ExposureKind = 'human_views' | 'sender_days';
+
+export interface ExperimentCounts {
+  exposure: ExposureKind;
+  arms: ArmInput[];
+  past: PastBanner[];
+}
+
+const DAY_SECONDS = 86_400;
+
+/** Human clicks per arm and sender in the window. */
+async function clicksBy(db: Queryable, workspaceId: string, armIds: string[], from: Date, until: Date) {
+  const { rows } = await db.query<{ arm_id: string; sender: string; n: number }>(
+    `select a.arm_id, c.teammate_id as sender, count(*)::int as n
+       from anchors a join clicks c on c.workspace_id = a.workspace_id and c.anchor_id = a.id
+      where a.workspace_id = $1 and a.arm_id = any($2::uuid[]) and c.traffic_class = 'human' and c.clicked_at >= $3 and c.clicked_at < $4
+      group by 1, 2`,
+    [workspaceId, armIds, from, until],
+  );
+  return rows;
+}
+
+/** Exposures per arm and sender in the window, as the workspace's views mode decides. */
+async function exposuresBy(db: Queryable, workspaceId: string, kind: ExposureKind, armIds: string[], from: Date, until: Date) {
+  const sql =
+    kind === 'human_views'
+      ? `select i.arm_id, i.teammate_id as sender, count(v.id)::int as n
+           from view_images i left join views v on v.workspace_id = i.workspace_id and v.image_id = i.id
+                                               and v.traffic_class = 'human' and v.viewed_at >= $3 and v.viewed_at < $4
+          where i.workspace_id = $1 and i.arm_id = any($2::uuid[]) and i.created_at < $4
+          group by 1, 2`
+      : `select arm_id, sender, ceil(greatest(0, extract(epoch from ($4::timestamptz - greatest(first, $3::timestamptz)))) / ${DAY_SECONDS})::int as n
+           from (select i.arm_id, i.teammate_id as sender, min(i.created_at) as first
+                   from view_images i where i.workspace_id = $1 and i.arm_id = any($2::uuid[]) and i.created_at < $4
+                  group by 1, 2) s`;
+  const { rows } = await db.query<{ arm_id: string; sender: string; n: number }>(sql, [workspaceId, armIds, from, until]);
+  return rows;
+}
+
+/** The workspace's earlier campaigns' banners (not this experiment's campaign): human clicks and exposures each. */
+async function pastBanners(db: Queryable, workspaceId: string, kind: ExposureKind, campaignId: string, until: Date): Promise<PastBanner[]> {
+  const exposures =
+    kind === 'human_views'
+      ? `(select count(*)::int from views v where v.workspace_id = $1 and v.campaign_id = c.id and v.traffic_class = 'human' and v.viewed_at < $3)`
+      : `(select coalesce(sum(ceil(greatest(0, extract(epoch from (least(coalesce(c.end_time, $3), $3) - s.first))) / ${DAY_SECONDS})), 0)::int
+            from (select min(i.created_at) as first from view_images i
+                   where i.workspace_id = $1 and i.campaign_id = c.id and i.arm_id is null group by i.teammate_id) s)`;
+  const { rows } = await db.query<PastBanner>(
+    `select * from (
+       select ${exposures} as exposures,
+              (select count(*)::int from clicks k where k.workspace_id = $1 and k.campaign_id = c.id and k.traffic_class = 'human' and k.clicked_at < $3) as clicks
+         from marketing_campaigns c
+        where c.workspace_id = $1 and c.id <> $2 and c.created_at < $3
+        order by c.created_at desc limit ${PAST_BANNERS}) p
+      where exposures > 0`,
+    [workspaceId, campaignId, until],
+  );
+  return rows.map((r) => ({ exposures: r.exposures, clicks: Math.min(r.clicks, r.exposures) }));
+}
+
+/** The end of an experiment's window: its conclusion, or `now`. */
+export function windowEnd(e: ExperimentRow, now: Date): Date {
+  return e.concluded_at ?? now;
+}
+
+/** The counts an experiment is analysed on; arms in their stable order, senders sorted. */
+export async function experimentCounts(db: Queryable, e: ExperimentRow, arms: readonly ArmRow[], now: Date): Promise<ExperimentCounts> {
+  const { rows } = await db.query<{ views_tracking: string }>('select views_tracking from workspaces where id = $1', [e.workspace_id]);
+  const exposure: ExposureKind = rows[0]?.views_tracking === 'per_person' ? 'human_views' : 'sender_days';
+  const until = windowEnd(e, now);
+  const from = e.started_at ?? until;
+  const ids = arms.map((a) => a.id);
+  const [clicks, exposures, past] = await Promise.all([
+    clicksBy(db, e.workspace_id, ids, from, until),
+    exposuresBy(db, e.workspace_id, exposure, ids, from, until),
+    pastBanners(db, e.workspace_id, exposure, e.campaign_id, until),
+  ]);
+  const bySender = new Map(arms.map((a) => [a.id, new Map<string, SenderCounts>()]));
+  const cell = (arm: string, sender: string) => {
+    const m = bySender.get(arm)!;
+    if (!m.has(sender)) m.set(sender, { sender, exposures: 0, clicks: 0 });
+    return m.get(sender)!;
+  };
+  for (const r of exposures) cell(r.arm_id, r.sender).exposures += r.n;
+  for (const r of clicks) cell(r.arm_id, r.sender).clicks += r.n;
+  return {
+    exposure,
+    arms: arms.map((a) => ({ id: a.id, weight: a.weight, senders: [...bySender.get(a.id)!.values()].sort((x, y) => (x.sender < y.sender ? -1 : 1)) })),
+    past,
+  };
+}
+
+/** The experiment's analysis now: its counts through `analyse` with its policy and mode. */
+export async function experimentResults(db: Queryable, e: ExperimentRow, arms: readonly ArmRow[], now: Date): Promise<{ counts: ExperimentCounts; analysis: Analysis }> {
+  const counts = await experimentCounts(db, e, arms, now);
+  return { counts, analysis: analyse({ arms: counts.arms, past: counts.past, policy: policyOf(e), mode: e.mode }) };
+}

@@ -1,0 +1,60 @@
+/**
+ * The experiments' pass of the campaign tick (src/tasks/campaignTick.ts), at time `now`:
+ *
+ * - drafts whose `start_time` is reached start (those that cannot, states.ts's startProblem, wait);
+ * - each running experiment is analysed (`analyseOne`: the counts are read by their table's owner,
+ *   src/analytics/experiments.ts); on a winner it concludes, and promotes the winner when
+ *   `auto_promote`; past its `end_time` it concludes without one.
+ *
+ * One transaction per experiment, the experiment locked; each move is conditional on the state, so
+ * concurrent ticks move an experiment once and write experiment.concluded once.
+ */
+import type pg from 'pg';
+import { withTx, type Queryable } from '../db/tx.ts';
+import type { Analysis } from './analysis.ts';
+import { concludeExperiment, promoteArm, startExperiment, type ArmRow, type ExperimentRow } from './experiments.ts';
+import { armsOf, getExperiment, liveExperiments, workspacesWithLiveExperiments } from './queries.ts';
+import { startProblem } from './states.ts';
+
+export type AnalyseOne = (db: Queryable, experiment: ExperimentRow, arms: ArmRow[], now: Date) => Promise<Analysis>;
+
+export interface ExperimentTickResult {
+  started: number;
+  analysed: number;
+  concluded: number;
+  promoted: number;
+}
+
+async function analyseRunning(c: Queryable, e: ExperimentRow, now: Date, analyseOne: AnalyseOne, result: ExperimentTickResult): Promise<void> {
+  const arms = await armsOf(c, e.workspace_id, e.id);
+  const analysis = await analyseOne(c, e, arms, now);
+  result.analysed++;
+  const ended = e.end_time !== null && e.end_time <= now;
+  if (analysis.decision.status !== 'winner' && !ended) return;
+  const done = await concludeExperiment(c, e.workspace_id, e.id, arms, analysis, now);
+  if (!done) return;
+  result.concluded++;
+  const winner = arms.find((a) => a.id === done.winner_arm_id);
+  if (winner && done.auto_promote && (await promoteArm(c, e.workspace_id, e.id, winner, now))) result.promoted++;
+}
+
+export async function runExperimentTick(pool: pg.Pool, now: Date, analyseOne: AnalyseOne): Promise<ExperimentTickResult> {
+  const result: ExperimentTickResult = { started: 0, analysed: 0, concluded: 0, promoted: 0 };
+  for (const ws of await workspacesWithLiveExperiments(pool, now)) {
+    const { due, running } = await liveExperiments(pool, ws, now);
+    for (const d of due) {
+      await withTx(pool, async (c) => {
+        const e = await getExperiment(c, ws, d.id, true);
+        if (!e || e.status !== 'draft' || (await startProblem(c, e, now))) return;
+        if (await startExperiment(c, ws, e.id, now)) result.started++;
+      });
+    }
+    for (const r of running) {
+      await withTx(pool, async (c) => {
+        const e = await getExperiment(c, ws, r.id, true);
+        if (e?.status === 'running') await analyseRunning(c, e, now, analyseOne, result);
+      });
+    }
+  }
+  return result;
+}
