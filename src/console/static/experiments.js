@@ -19,7 +19,8 @@ const pct = (x) => percent.format(x);
 
 /** A rate with its interval, in one string: the rate is never shown without it. */
 export const rateText = (a) => `${pct(a.rate)} (${pct(a.interval.low)} to ${pct(a.interval.high)})`;
-export const liftText = (l) => (l === null ? 'control' : `${signed.format(l.estimate)} (${signed.format(l.low)} to ${signed.format(l.high)})`);
+/** The control has no lift; another arm has none while the control has no click to compare with. */
+export const liftText = (l, control) => (control ? 'control' : l === null ? '– (no click on the control yet)' : `${signed.format(l.estimate)} (${signed.format(l.low)} to ${signed.format(l.high)})`);
 export const chanceText = (p) => chance.format(p);
 export const lossText = (x) => pct(x);
 
@@ -103,7 +104,7 @@ function armsTable(x, results, promote) {
           num(r.exposures),
           num(r.clicks),
           rateText(r),
-          liftText(r.lift),
+          liftText(r.lift, i === 0),
           chanceText(r.chance_to_win),
           lossText(r.expected_loss),
           canPromote ? h('button', { type: 'button', class: 'secondary', 'aria-label': `Promote ${arm.name}`, onclick: () => promote(r.id) }, 'Promote') : '',
