@@ -19,14 +19,17 @@ export interface TrackTarget {
   signatureId: string;
   /** The campaign whose banner the render shows (its links are the campaign's anchors), if any. */
   campaignId: string | null;
+  /** The experiment arm whose banner the render shows (its links are the arm's anchors of the campaign), if any. */
+  armId?: string | null | undefined;
   teammateId: string;
   emailId: string;
 }
 
-/** What an anchor belongs to: the signature template, or the campaign for links in its banner. */
+/** What an anchor belongs to: the signature template, or the campaign for links in its banner (and the experiment arm whose banner it is). */
 export interface AnchorSource {
   kind: 'signature' | 'campaign';
   id: string;
+  armId?: string | null | undefined;
 }
 type Source = AnchorSource;
 
@@ -34,7 +37,7 @@ const MAX_CACHED = 100_000;
 const known = new Map<string, string>();
 
 /** The key of a link in the map of known links (and in what resolveLinks answers). */
-export const linkKey = (t: TrackTarget, s: Source, url: string) => `${t.signatureId}|${t.emailId}|${s.id}|${url}`;
+export const linkKey = (t: TrackTarget, s: Source, url: string) => `${t.signatureId}|${t.emailId}|${s.id}|${s.armId ?? ''}|${url}`;
 const keyOf = linkKey;
 
 /** The link id of a key when the map of known links holds it. */
@@ -49,19 +52,20 @@ function remember(key: string, linkId: string): void {
 
 /** Anchor ids for the given sources and destinations, created when missing. */
 async function anchorIds(db: Queryable, workspaceId: string, wanted: { source: Source; url: string }[]): Promise<Map<string, string>> {
-  const params = [workspaceId, wanted.map((w) => w.source.kind), wanted.map((w) => w.source.id), wanted.map((w) => w.url)];
+  const params = [workspaceId, wanted.map((w) => w.source.kind), wanted.map((w) => w.source.id), wanted.map((w) => w.url), wanted.map((w) => w.source.armId ?? null)];
   await db.query(
-    `insert into anchors (workspace_id, source_kind, source_id, url)
-     select $1::uuid, k, s, u from unnest($2::text[], $3::uuid[], $4::text[]) as i(k, s, u)
+    `insert into anchors (workspace_id, source_kind, source_id, url, arm_id)
+     select $1::uuid, k, s, u, arm from unnest($2::text[], $3::uuid[], $4::text[], $5::uuid[]) as i(k, s, u, arm)
      on conflict on constraint anchors_source_arm_url do nothing`,
     params,
   );
-  const { rows } = await db.query<{ id: string; source_id: string; url: string }>(
-    `select a.id, a.source_id, a.url from anchors a join unnest($2::uuid[], $3::text[]) as i(s, u) on a.source_id = i.s and a.url_hash = md5(i.u) and a.url = i.u
-      where a.workspace_id = $1 and a.arm_id is null`,
-    [workspaceId, params[2], params[3]],
+  const { rows } = await db.query<{ id: string; source_id: string; arm_id: string | null; url: string }>(
+    `select a.id, a.source_id, a.arm_id, a.url
+       from anchors a join unnest($2::uuid[], $3::text[], $4::uuid[]) as i(s, u, arm) on a.source_id = i.s and a.url_hash = md5(i.u) and a.url = i.u and a.arm_id is not distinct from i.arm
+      where a.workspace_id = $1`,
+    [workspaceId, params[2], params[3], params[4]],
   );
-  return new Map(rows.map((r) => [`${r.source_id}|${r.url}`, r.id]));
+  return new Map(rows.map((r) => [`${r.source_id}|${r.arm_id ?? ''}|${r.url}`, r.id]));
 }
 
 /** Link ids of the given anchors for the target's address and signature, created when missing. */
@@ -93,7 +97,7 @@ export async function resolveLinks(db: Queryable, t: TrackTarget, found: { sourc
   const anchors = await anchorIds(db, t.workspaceId, missing);
   const links = await linkIds(db, t, [...new Set(anchors.values())]);
   for (const m of missing) {
-    const anchor = anchors.get(`${m.source.id}|${m.url}`);
+    const anchor = anchors.get(`${m.source.id}|${m.source.armId ?? ''}|${m.url}`);
     const link = anchor && links.get(anchor);
     if (!link) throw new Error(`no tracked link for ${m.url}`);
     const key = keyOf(t, m.source, m.url);

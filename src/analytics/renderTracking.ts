@@ -3,7 +3,8 @@
  * (src/render/render.ts `RenderTracking`) when the workspace tracks events.
  *
  * - Every http(s) link becomes `PUBLIC_BASE_URL/c/{token}` of its anchor link (links.ts): the
- *   signature's anchor, or the campaign's for links in its banner. `mailto:` and `tel:` links stay.
+ *   signature's anchor, or the campaign's for links in its banner (with the experiment arm whose
+ *   banner it is, `t.armId`, while an experiment runs). `mailto:` and `tel:` links stay.
  *   The plain text's `label (url)` shows the same tracked link. The workspace's opt-out link
  *   (`PUBLIC_BASE_URL/o/...`, docs/privacy.md) stays as it is: following it is never recorded.
  * - One image becomes `PUBLIC_BASE_URL/v/{token}` (viewImages.ts): the banner's first http(s) image,
@@ -39,7 +40,7 @@ interface Tokens {
 /** One render's tracking: answers from known ids, and notes what is missing. */
 class InstallTracking implements RenderTracking {
   readonly missingLinks = new Map<string, { source: AnchorSource; url: string }>();
-  missingImage: { campaignId: string | null; url: string } | undefined;
+  missingImage: { campaignId: string | null; armId: string | null; url: string } | undefined;
   private readonly written = new Map<string, string>();
   private imageTracked = false;
   private readonly t: TrackTarget;
@@ -61,7 +62,8 @@ class InstallTracking implements RenderTracking {
   link(url: string, anchor: Anchor): string {
     // The workspace's opt-out link (privacy.ts) is never tracked.
     if (!WEB.test(url) || url.startsWith(`${this.baseUrl}/o/`)) return url;
-    const source: AnchorSource = anchor === 'campaign' && this.t.campaignId ? { kind: 'campaign', id: this.t.campaignId } : { kind: 'signature', id: this.t.signatureId };
+    const source: AnchorSource =
+      anchor === 'campaign' && this.t.campaignId ? { kind: 'campaign', id: this.t.campaignId, armId: this.t.armId ?? null } : { kind: 'signature', id: this.t.signatureId };
     const key = linkKey(this.t, source, url);
     const done = this.written.get(key);
     if (done !== undefined) return done;
@@ -78,20 +80,20 @@ class InstallTracking implements RenderTracking {
   image(src: string, anchor: Anchor): string {
     if (anchor !== 'campaign' || this.imageTracked || !this.t.campaignId || !WEB.test(src)) return src;
     this.imageTracked = true;
-    return this.viewUrl(this.t.campaignId, src) ?? src;
+    return this.viewUrl(this.t.campaignId, this.t.armId ?? null, src) ?? src;
   }
 
   end(banner: boolean): string {
     if (this.imageTracked) return '';
-    const src = this.viewUrl(banner ? this.t.campaignId : null, '');
+    const src = banner ? this.viewUrl(this.t.campaignId, this.t.armId ?? null, '') : this.viewUrl(null, null, '');
     return src === undefined ? '' : pixelHtml(escapeAttr(src));
   }
 
   /** The tracked address of a view image ('' for the 1×1 image), or undefined until it is fetched. */
-  private viewUrl(campaignId: string | null, url: string): string | undefined {
-    const id = this.fetched.images.get(`${campaignId ?? ''}|${url}`) ?? knownViewImageId({ ...this.t, campaignId }, url);
+  private viewUrl(campaignId: string | null, armId: string | null, url: string): string | undefined {
+    const id = this.fetched.images.get(`${campaignId ?? ''}|${armId ?? ''}|${url}`) ?? knownViewImageId({ ...this.t, campaignId, armId }, url);
     if (id === undefined) {
-      this.missingImage = { campaignId, url };
+      this.missingImage = { campaignId, armId, url };
       return undefined;
     }
     return `${this.baseUrl}/v/${this.tokens.views.sign(id)}`;
@@ -103,15 +105,15 @@ class InstallTracking implements RenderTracking {
    * created.
    */
   placeholdMissing(): void {
-    if (this.missingImage) this.fetched.images.set(`${this.missingImage.campaignId ?? ''}|${this.missingImage.url}`, '0');
+    if (this.missingImage) this.fetched.images.set(`${this.missingImage.campaignId ?? ''}|${this.missingImage.armId ?? ''}|${this.missingImage.url}`, '0');
     for (const key of this.missingLinks.keys()) this.fetched.links.set(key, '0');
   }
 
   /** Creates (or reads) what this render missed: the view image first, then the links. */
   async fetchMissing(db: Queryable): Promise<void> {
     if (this.missingImage) {
-      const { campaignId, url } = this.missingImage;
-      this.fetched.images.set(`${campaignId ?? ''}|${url}`, await viewImageId(db, { ...this.t, campaignId }, url));
+      const { campaignId, armId, url } = this.missingImage;
+      this.fetched.images.set(`${campaignId ?? ''}|${armId ?? ''}|${url}`, await viewImageId(db, { ...this.t, campaignId, armId }, url));
     }
     if (this.missingLinks.size) {
       for (const [key, id] of await resolveLinks(db, this.t, [...this.missingLinks.values()])) this.fetched.links.set(key, id);

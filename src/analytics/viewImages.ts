@@ -13,7 +13,7 @@
  * Other images (logos, photos, social icons, further banner images) stay as they are: one message
  * shown is one fetch of one tracked image, not one per image. The token names a `view_images` row
  * (the image as installed for one address under one signature, with the campaign whose banner was
- * shown), created on first use and never changed, so the same input gives the same HTML and hash
+ * shown, and the experiment arm whose banner it was), created on first use and never changed, so the same input gives the same HTML and hash
  * and a republish without a change writes nothing to mailboxes. Known rows are kept in a bounded
  * in-process map, as tracked links are (links.ts).
  */
@@ -26,6 +26,8 @@ export interface ViewTarget {
   signatureId: string;
   /** The campaign whose banner the render shows (the banner image's, or the 1×1 image's when the banner has no image), if any. */
   campaignId: string | null;
+  /** The experiment arm whose banner the render shows (with its campaign), if any: each view joins to it through its image. */
+  armId?: string | null | undefined;
   teammateId: string;
   emailId: string;
 }
@@ -43,7 +45,7 @@ export function pixelHtml(src: string): string {
   return `<img src="${src}" width="1" height="1" alt="" style="display:block;border:0">`;
 }
 
-const keyOf = (t: ViewTarget, url: string) => `${t.signatureId}|${t.emailId}|${t.campaignId ?? ''}|${url}`;
+const keyOf = (t: ViewTarget, url: string) => `${t.signatureId}|${t.emailId}|${t.campaignId ?? ''}|${t.armId ?? ''}|${url}`;
 
 /** The id of the tracked image of (signature, address, campaign, url) when the map of known images holds it. */
 export function knownViewImageId(t: ViewTarget, url: string): string | undefined {
@@ -56,12 +58,13 @@ export async function viewImageId(db: Queryable, t: ViewTarget, url: string): Pr
   const hit = known.get(key);
   if (hit) return hit;
   await db.query(
-    `insert into view_images (workspace_id, signature_id, campaign_id, teammate_id, email_id, url) values ($1, $2, $3, $4, $5, $6) on conflict do nothing`,
-    [t.workspaceId, t.signatureId, t.campaignId, t.teammateId, t.emailId, url],
+    `insert into view_images (workspace_id, signature_id, campaign_id, arm_id, teammate_id, email_id, url) values ($1, $2, $3, $4, $5, $6, $7) on conflict do nothing`,
+    [t.workspaceId, t.signatureId, t.campaignId, t.armId ?? null, t.teammateId, t.emailId, url],
   );
   const { rows } = await db.query<{ id: string }>(
-    `select id::text from view_images where workspace_id = $1 and signature_id = $2 and campaign_id is not distinct from $3::uuid and email_id = $4 and url_hash = md5($5) and url = $5`,
-    [t.workspaceId, t.signatureId, t.campaignId, t.emailId, url],
+    `select id::text from view_images where workspace_id = $1 and signature_id = $2 and campaign_id is not distinct from $3::uuid and arm_id is not distinct from $6::uuid
+        and email_id = $4 and url_hash = md5($5) and url = $5`,
+    [t.workspaceId, t.signatureId, t.campaignId, t.emailId, url, t.armId ?? null],
   );
   if (!rows[0]) throw new Error(`no tracked image for ${url || 'the 1×1 image'}`);
   if (known.size >= MAX_CACHED) known.delete(known.keys().next().value!);

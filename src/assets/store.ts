@@ -129,7 +129,9 @@ export interface AssetRow {
 const SHOWS = (tree: string) => `jsonb_path_exists(${tree}, '$.** ? (@.assetUuid == $id)', jsonb_build_object('id', a.id::text))`;
 const SIGNATURES = `(select count(*)::int from signatures s where s.workspace_id = a.workspace_id and (${SHOWS('s.draft_content')} or ${SHOWS('s.content')}
    or exists (select 1 from signature_variants v where v.workspace_id = s.workspace_id and v.signature_id = s.id and (${SHOWS('v.draft_content')} or ${SHOWS('v.content')}))))`;
-const CAMPAIGNS = `exists (select 1 from marketing_campaigns c where c.workspace_id = a.workspace_id and ${SHOWS('c.content')})`;
+// A banner of a campaign or of an experiment's arm (shown while the experiment runs, promoted after).
+const CAMPAIGNS = `(exists (select 1 from marketing_campaigns c where c.workspace_id = a.workspace_id and ${SHOWS('c.content')})
+   or exists (select 1 from experiment_arms x where x.workspace_id = a.workspace_id and ${SHOWS('x.content')}))`;
 const PHOTOS = 'exists (select 1 from teammate_photos p where p.workspace_id = a.workspace_id and p.asset_id = a.id)';
 /** The derived columns (module comment), over `assets a`. */
 const DERIVED = `select a.id, a.name, a.filename, a.content_type, a.byte_size, a.public_token, a.created_at, a.updated_at,

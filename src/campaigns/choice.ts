@@ -14,6 +14,11 @@
  *   trimming, case-sensitive; a missing value is ''). No groups at all means everyone; a condition
  *   with an operator other than `equal` never matches, so an unknown rule shows the banner to no one
  *   rather than to everyone.
+ *
+ * While the chosen campaign runs an experiment (src/experiments/), the banner shown is the arm's that
+ * `assignArm(experiment, teammate, arms)` gives the teammate, and the campaign's own for an A/A arm
+ * without one; render/load.ts applies it where it picks the campaign, so previews, installs, the
+ * add-in and the support replay show the same arm.
  */
 import type { SmartFieldValues } from '../domain.ts';
 import { cleanValue } from '../text.ts';

@@ -55,7 +55,8 @@ export interface Analysis {
 /** The Wilson score interval of `clicks` in `n` at the normal quantile `z`. */
 function wilson(clicks: number, n: number, z: number): { low: number; high: number } {
   if (n <= 0) return { low: 0, high: 1 };
-  const p = clicks / n;
+  // Sender-days can see more clicks than exposures: the interval is of a proportion, so at most 1.
+  const p = Math.min(1, clicks / n);
   const denom = 1 + (z * z) / n;
   const centre = (p + (z * z) / (2 * n)) / denom;
   const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / denom;
@@ -85,7 +86,7 @@ export function analyse(input: { arms: ArmInput[]; past: PastBanner[]; policy?: 
       ...t,
       rate: rates[i]!,
       interval,
-      lift: i === 0 ? null : lift,
+      lift,
       chance_to_win: i === bestIndex ? 1 : 0,
       expected_loss: control > 0 ? (best - rates[i]!) / control : 0,
     };

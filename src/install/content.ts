@@ -68,7 +68,14 @@ export async function renderForInstall(
   const out = req.emailId && source.tracksLinks
     ? await renderTracked(
         ctx,
-        { workspaceId: source.workspaceId, signatureId: source.signature.id, campaignId: source.campaign?.id ?? null, teammateId: source.teammate.id, emailId: req.emailId },
+        {
+          workspaceId: source.workspaceId,
+          signatureId: source.signature.id,
+          campaignId: source.campaign?.id ?? null,
+          armId: source.campaign?.armId ?? null,
+          teammateId: source.teammate.id,
+          emailId: req.emailId,
+        },
         (tracking) => renderSignature(input, tracking),
         { create: !req.measure },
       )

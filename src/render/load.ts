@@ -8,7 +8,8 @@
  *
  * The live campaign: the rule and the candidates' order are campaigns/choice.ts's; this statement
  * loads the signature's `active` campaigns in that order, and the first whose banner validates and
- * that applies to this teammate and kind is the banner.
+ * that applies to this teammate and kind is the banner. While the campaign runs an experiment, the
+ * banner is the teammate's arm's (experiments/assignment.ts, from the experiment and the teammate).
  *
  * Stored trees are validated again before rendering, once per published version and smart-field
  * set, and compiled once: the compiled template is cached (a bounded map, keyed by signature,
@@ -20,6 +21,7 @@
 import type { Queryable } from '../db/tx.ts';
 import { assetRefs } from '../assets/store.ts';
 import { campaignApplies, LIVE_ORDER, type CampaignCondition, type VariantSettings } from '../campaigns/choice.ts';
+import { assignArm } from '../experiments/assignment.ts';
 import { compileTemplate, type CompiledTemplate, type SmartFieldKind } from './compile.ts';
 import type { ContentTree } from './schema.ts';
 import { withUtm, type Utm } from './utm.ts';
@@ -52,7 +54,8 @@ export interface RenderSource {
   content: 'published' | 'draft';
   /** Whether the workspace tracks the links of installed signatures (`event_tracking.enabled`). */
   tracksLinks: boolean;
-  campaign: { id: string; name: string } | null;
+  /** The campaign whose banner shows, and the experiment arm whose banner it is while an experiment runs. */
+  campaign: { id: string; name: string; armId: string | null } | null;
   /** The smart-field values used, by slug (for the support replay). */
   valuesBySlug: Record<string, string>;
   /** Campaigns skipped because their stored banner no longer validates. */
@@ -105,6 +108,8 @@ interface CampaignRow {
   utm: Utm | null;
   /** md5 of the banner and its UTM parameters: what the compiled banner is cached by. */
   digest: string;
+  /** The campaign's running experiment: its arms in their stable order (campaigns/choice.ts). */
+  experiment: { id: string; arms: { id: string; weight: number; content: unknown; digest: string }[] } | null;
 }
 
 interface FieldRow {
@@ -165,18 +170,32 @@ function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undef
   return { tree, content: useDraft ? 'draft' : 'published', digest: useDraft ? null : row!.content_digest };
 }
 
+/**
+ * The banner a campaign shows this teammate: its own, or while an experiment runs the assigned arm's
+ * (an A/A arm without a banner shows the campaign's), with the cache key of its compiled template.
+ */
+function bannerOf(c: CampaignRow, teammateId: string): { armId: string | null; content: unknown; key: string; field: string } {
+  const arms = c.experiment?.arms;
+  if (!c.experiment || !arms?.length) return { armId: null, content: c.content, key: `campaign:${c.id}:${c.digest}`, field: 'marketing_campaigns.content' };
+  const armId = assignArm(c.experiment.id, teammateId, arms);
+  const arm = arms.find((a) => a.id === armId)!;
+  if (arm.content === null) return { armId, content: c.content, key: `campaign:${c.id}:${c.digest}`, field: 'marketing_campaigns.content' };
+  return { armId, content: arm.content, key: `arm:${arm.id}:${arm.digest}:${c.digest}`, field: 'experiment_arms.content' };
+}
+
 /** The first campaign, in the documented order, whose banner validates and applies. */
-function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: string, values: Map<string, string>, variant: VariantSettings | null, warnings: string[]) {
+function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: string, teammateId: string, values: Map<string, string>, variant: VariantSettings | null, warnings: string[]) {
   for (const c of rows) {
     let banner: CompiledTemplate;
+    const shown = bannerOf(c, teammateId);
     try {
-      banner = compileStored(`campaign:${c.id}:${c.digest}:${fieldsKey(fields)}`, c.content, 'marketing_campaigns.content', fields, (t) => withUtm(t, c.utm));
+      banner = compileStored(`${shown.key}:${fieldsKey(fields)}`, shown.content, shown.field, fields, (t) => withUtm(t, c.utm));
     } catch (e) {
       if (!(e instanceof InvalidStoredContentError)) throw e;
       warnings.push(`campaign ${c.id} (${c.name}) skipped: ${e.message}`);
       continue;
     }
-    const input: CampaignInput & { id: string; name: string } = { ...c, content: banner };
+    const input: CampaignInput & { id: string; name: string; armId: string | null } = { ...c, content: banner, armId: shown.armId };
     if (campaignApplies(input, signatureId, values, variant)) return input;
   }
   return null;
@@ -205,7 +224,11 @@ const SHARED_COLUMNS = `
             from s join smart_fields f on f.workspace_id = s.workspace_id) as fields,
          (select coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'status', c.status, 'content', c.content,
                    'signature_template_ids', c.signature_template_ids, 'smart_fields_conditions', c.smart_fields_conditions, 'utm', c.utm,
-                   'digest', md5(c.content::text || coalesce(c.utm::text, '')))
+                   'digest', md5(c.content::text || coalesce(c.utm::text, '')),
+                   'experiment', (select json_build_object('id', e.id, 'arms',
+                       (select json_agg(json_build_object('id', a.id, 'weight', a.weight, 'content', a.content, 'digest', md5(coalesce(a.content::text, ''))) order by a.position)
+                          from experiment_arms a where a.workspace_id = e.workspace_id and a.experiment_id = e.id))
+                     from experiments e where e.workspace_id = c.workspace_id and e.campaign_id = c.id and e.status = 'running'))
                    order by ${LIVE_ORDER}), '[]')
             from s join marketing_campaigns c on c.workspace_id = s.workspace_id
            where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null) as campaigns`;
@@ -293,7 +316,7 @@ export async function sourceFromRow(q: RenderQuery, row: RenderSourceRow, assets
   const valuesBySlug = Object.fromEntries(valueRows.map((r) => [slugOf.get(r.smart_field_id) ?? r.smart_field_id, r.value]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
   const variantSettings: VariantSettings | null = q.kind === 'primary' ? null : { kind: q.kind, show_marketing_campaigns: variant!.show_marketing_campaigns };
   const warnings: string[] = [];
-  const campaign = pickCampaign(campaignRows, fields, sig.id, values, variantSettings, warnings);
+  const campaign = pickCampaign(campaignRows, fields, sig.id, teammate.id, values, variantSettings, warnings);
   const assetIds = q.publicBaseUrl ? [...tree.assetIds, ...(campaign ? (campaign.content as CompiledTemplate).assetIds : [])] : [];
   const assets = assetIds.length ? await assetsOf(ws, assetIds) : undefined;
 
@@ -306,7 +329,7 @@ export async function sourceFromRow(q: RenderQuery, row: RenderSourceRow, assets
       teammate: { id: teammate.id, displayName: teammate.display_name, email: teammate.address },
       content: picked.content,
       tracksLinks: sig.tracks_links,
-      campaign: campaign ? { id: campaign.id, name: campaign.name } : null,
+      campaign: campaign ? { id: campaign.id, name: campaign.name, armId: campaign.armId } : null,
       valuesBySlug,
       warnings,
     },

@@ -164,6 +164,15 @@ describe('experiments API', () => {
     expect(audit).toMatchObject({ action: 'experiment.promote', target: { kind: 'experiment', id: e.id }, details: { arm_id: e.arms[1]!.id } });
   });
 
+  it('an asset only an arm\'s banner shows is in use (a banner) and cannot be deleted', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+    const asset = (await api.call('POST', '/v1/assets', { asset: { file_base64: Buffer.concat([Buffer.from(png, 'base64'), Buffer.from('arm')]).toString('base64'), filename: 'arm.png' } })).body.data.id;
+    const withLogo = { type: 'stack', children: [{ type: 'text', blockStyle: { width: 120 }, tokens: [{ type: 'textToken', value: 'Logo', assetUuid: asset }] }] };
+    await create(draft, { arms: [{ name: 'A', content: tree('A') }, { name: 'B', content: withLogo }] });
+    expect((await api.call('GET', `/v1/assets/${asset}`)).body.data).toMatchObject({ in_use: true, role: 'banner' });
+    expect((await api.call('DELETE', `/v1/assets/${asset}`)).body.error.code).toBe('asset_in_use');
+  });
+
   it('GET /v1/experiments/{id} answers the experiment with results: analyse() of the counts read for it', async () => {
     const e = await create(draft, { mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }], policy: { alpha: 0.1 } });
     const r = await api.call('GET', `/v1/experiments/${e.id}`);
