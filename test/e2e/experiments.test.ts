@@ -62,7 +62,11 @@ describe('a banner experiment in the sandbox', () => {
   /** Each teammate with an address: its id and the arm the experiment gives it. */
   let senders: { id: string; address: string; arm: string }[];
 
-  const get = async () => (await api.request<{ data: ExperimentView }>('GET', `/v1/experiments/${experiment.id}`)).body.data;
+  const get = async () => {
+    const r = await api.request<{ data: ExperimentView }>('GET', `/v1/experiments/${experiment.id}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.data;
+  };
   const addinHtml = async (email: string) => {
     const r = await fetch(`${api.baseUrl}/v1/addin/signature?email=${encodeURIComponent(email)}&platform=web&client_version=20260101001.01`, { headers: { authorization: `Bearer ${addinKey}` } });
     expect(r.status, email).toBe(200);
@@ -123,6 +127,7 @@ describe('a banner experiment in the sandbox', () => {
     const started = await api.request<{ data: ExperimentView }>('POST', `/v1/experiments/${experiment.id}/start`);
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     expect(started.body.data.status).toBe('running');
+    experiment = started.body.data;
     await waitForIdle(t.ctx.pool);
 
     const arms = experiment.arms.map((a) => ({ id: a.id, weight: a.weight }));
@@ -207,13 +212,13 @@ describe('a banner experiment in the sandbox', () => {
     expect(after).toMatchObject({ status: 'concluded', winner_arm_id: variant, promoted_arm_id: variant });
     expect(after.results.decision.winner).toBe(variant);
     expect(after.results.decision.reason.length).toBeGreaterThan(0);
-    const events = await t.ctx.pool.query<{ payload: { data: { experiment: { uuid: string; winner_arm_uuid: string }; results: unknown } } }>(
+    const events = await t.ctx.pool.query<{ payload: { experiment: { uuid: string; winner_arm_uuid: string }; results: unknown } }>(
       `select payload from events where workspace_id = $1 and type = 'experiment.concluded'`,
       [acme.workspaceId],
     );
     expect(events.rows).toHaveLength(1);
-    expect(events.rows[0]!.payload.data.experiment).toMatchObject({ uuid: experiment.id, winner_arm_uuid: variant });
-    expect(events.rows[0]!.payload.data.results).toEqual(after.results);
+    expect(events.rows[0]!.payload.experiment).toMatchObject({ uuid: experiment.id, winner_arm_uuid: variant });
+    expect(events.rows[0]!.payload.results).toEqual(after.results);
     // Another tick changes nothing and sends nothing more.
     await tick();
     expect(await eventCount(t.ctx, acme.workspaceId, 'experiment.concluded')).toBe(1);
@@ -243,7 +248,7 @@ describe('a banner experiment in the sandbox', () => {
     );
     const perImage = Math.ceil(6000 / images.rows.length);
     // Between the start and now: the analysis counts what happened since the experiment started.
-    const started = Date.parse((await get()).started_at!);
+    const started = Date.parse(experiment.started_at!);
     const span = Math.max(1, Date.now() - started - 2000);
     const at = (i: number) => new Date(started + 1000 + ((i * 7919) % span));
     const views: View[] = [];
