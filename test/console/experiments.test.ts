@@ -67,6 +67,15 @@ describe('console: experiments', () => {
     expect(await page.locator('select#campaign').inputValue()).toBe(w.acme.campaignId);
     await page.locator('#no-experiments').waitFor();
 
+    // Two to four arms: the buttons stop at each end.
+    const armRows = page.locator('fieldset.arm');
+    for (let i = 0; i < 2; i++) await page.getByRole('button', { name: 'Add an arm' }).click();
+    expect(await armRows.count()).toBe(4);
+    expect(await page.getByRole('button', { name: 'Add an arm' }).isDisabled()).toBe(true);
+    for (let i = 0; i < 2; i++) await page.getByRole('button', { name: 'Remove the last arm' }).click();
+    expect(await armRows.count()).toBe(2);
+    expect(await page.getByRole('button', { name: 'Remove the last arm' }).isDisabled()).toBe(true);
+
     // A banner that is not a block tree: refused, the field named beside the form and marked on its input; nothing created.
     await page.getByLabel('Name', { exact: true }).fill('Summit banner: urgency');
     await page.getByLabel('Arm 2 banner').selectOption('json');
@@ -134,6 +143,9 @@ describe('console: experiments', () => {
     await page.goto(`${w.base}/console/experiments?campaign=${w.acme.campaignId}`);
     await page.locator('body[data-ready="experiments"]').waitFor();
     expect(await page.locator(`#experiments tr[data-experiment-id="${id}"] td`).allTextContents()).toEqual(expect.arrayContaining(['Summit banner: urgency', 'A/B', 'running', '2']));
+    // The page fits the window: nothing wider than 1,280 px, the form included.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+    await w.screenshot(page, 'experiments-list');
     await context.close();
   });
   it('shows a sample-ratio mismatch the API reports, and halts on it', async () => {
