@@ -18,6 +18,7 @@ import { sandboxCommands } from './commands/sandbox.ts';
 import { billingCommands } from './commands/billing.ts';
 import { consoleCommands } from './commands/console.ts';
 import { addinCommands } from './commands/addin.ts';
+import { experimentCommands } from './commands/experiment.ts';
 
 export function buildProgram(): Command {
   const program = new Command('sigsync')
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   billingCommands(program);
   consoleCommands(program);
   addinCommands(program);
+  experimentCommands(program);
   const pathOf = (c: Command): string => (c.parent ? `${pathOf(c.parent)} ${c.name()}` : c.name());
   program.commands.forEach(function override(c: Command) {
     c.exitOverride();

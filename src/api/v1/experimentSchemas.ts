@@ -87,20 +87,23 @@ const PolicyWrite = z.strictObject({
   alpha: z.number().gt(0).lt(0.5).optional(),
 });
 const WriteTime = z.iso.datetime({ offset: true }).nullable().optional();
-const ArmWrite = z.strictObject({
-  name: z
+/** A name: shown in lists, reports and the CLI, so without control characters (C0, DEL, C1). */
+const Name = (max: number) =>
+  z
     .string()
     .trim()
     .min(1)
-    .max(100)
+    .max(max)
     // eslint-disable-next-line no-control-regex
-    .regex(/^[^\x00-\x1f\x7f-\x9f]*$/, 'must not contain control characters'),
+    .regex(/^[^\x00-\x1f\x7f-\x9f]*$/, 'must not contain control characters');
+const ArmWrite = z.strictObject({
+  name: Name(100),
   weight: z.number().gt(0).max(1000).optional(),
   content: ContentTree.nullable().optional(),
 });
 export const ExperimentCreate = z.strictObject({
   experiment: z.strictObject({
-    name: z.string().trim().min(1).max(200),
+    name: Name(200),
     mode: z.enum(['ab', 'aa']),
     arms: z.array(ArmWrite).min(2).max(4),
     auto_promote: z.boolean().optional(),

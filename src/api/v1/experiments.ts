@@ -21,7 +21,7 @@ import type { AppContext } from '../../context.ts';
 import type { Queryable } from '../../db/tx.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { getCampaign } from '../../campaigns/queries.ts';
-import { createExperiment, type ExperimentRow } from '../../experiments/experiments.ts';
+import { createExperiment, type ArmRow, type ExperimentRow } from '../../experiments/experiments.ts';
 import { armsOf, armsOfMany, getExperiment, listExperiments } from '../../experiments/queries.ts';
 import { runExperimentAction, runPromotion } from '../../experiments/states.ts';
 import { experimentResults } from '../../analytics/experiments.ts';
@@ -53,9 +53,38 @@ async function checkCreate(db: Queryable, workspaceId: string, x: ExperimentCrea
   );
 }
 
-async function withResults(app: AppContext, e: ExperimentRow) {
-  const arms = await armsOf(app.pool, e.workspace_id, e.id);
-  const { counts, analysis } = await experimentResults(app.pool, e, arms, new Date());
+/**
+ * Creates a draft experiment on a campaign from a create body, in the caller's transaction: the
+ * campaign is locked and must not be archived, the body checked (the API route and `sigsync
+ * experiment create` call it).
+ */
+export async function createFromBody(c: Queryable, workspaceId: string, campaignId: string, x: ExperimentCreateBody): Promise<{ experiment: ExperimentRow; arms: ArmRow[] }> {
+  const campaign = await getCampaign(c, workspaceId, campaignId, true);
+  if (!campaign) throw ApiError.notFound('marketing campaign');
+  if (campaign.status === 'archived') throw ApiError.validation([detail('marketing_campaign.status', 'invalid_state', 'An archived campaign takes no experiment.')]);
+  const trees = await checkCreate(c, workspaceId, x);
+  return createExperiment(c, workspaceId, {
+    campaignId,
+    name: x.name,
+    mode: x.mode,
+    autoPromote: x.auto_promote,
+    startTime: x.start_time ? new Date(x.start_time) : null,
+    endTime: x.end_time ? new Date(x.end_time) : null,
+    policy: {
+      probabilityToWin: x.policy?.probability_to_win,
+      maxExpectedLoss: x.policy?.max_expected_loss,
+      minExposuresPerArm: x.policy?.min_exposures_per_arm,
+      minClicksPerArm: x.policy?.min_clicks_per_arm,
+      alpha: x.policy?.alpha,
+    },
+    arms: x.arms.map((a, i) => ({ name: a.name, weight: a.weight ?? 1, content: trees[i] ?? null })),
+  });
+}
+
+/** The experiment with its results now (a concluded one: the analysis it concluded on). */
+export async function withResults(db: Queryable, e: ExperimentRow) {
+  const arms = await armsOf(db, e.workspace_id, e.id);
+  const { counts, analysis } = await experimentResults(db, e, arms, new Date());
   return { ...experimentView(e, arms), exposure: counts.exposure, results: e.status === 'concluded' && e.results ? e.results : analysis };
 }
 
@@ -83,26 +112,7 @@ export function experimentRoutes(v1: FastifyInstance, app: AppContext): void {
       const campaignId = pathId(req.params.id, 'marketing campaign');
       const x = req.body.experiment;
       const created = await audited(app, req, { action: 'experiment.create', targetKind: 'experiment', details: { marketing_campaign_id: campaignId } }, async (c) => {
-        const campaign = await getCampaign(c, req.workspaceId, campaignId, true);
-        if (!campaign) throw ApiError.notFound('marketing campaign');
-        if (campaign.status === 'archived') throw ApiError.validation([detail('marketing_campaign.status', 'invalid_state', 'An archived campaign takes no experiment.')]);
-        const trees = await checkCreate(c, req.workspaceId, x);
-        const made = await createExperiment(c, req.workspaceId, {
-          campaignId,
-          name: x.name,
-          mode: x.mode,
-          autoPromote: x.auto_promote,
-          startTime: x.start_time ? new Date(x.start_time) : null,
-          endTime: x.end_time ? new Date(x.end_time) : null,
-          policy: {
-            probabilityToWin: x.policy?.probability_to_win,
-            maxExpectedLoss: x.policy?.max_expected_loss,
-            minExposuresPerArm: x.policy?.min_exposures_per_arm,
-            minClicksPerArm: x.policy?.min_clicks_per_arm,
-            alpha: x.policy?.alpha,
-          },
-          arms: x.arms.map((a, i) => ({ name: a.name, weight: a.weight ?? 1, content: trees[i] ?? null })),
-        });
+        const made = await createFromBody(c, req.workspaceId, campaignId, x);
         return { id: made.experiment.id, view: experimentView(made.experiment, made.arms) };
       });
       return reply.status(201).send({ data: created.view });
@@ -112,7 +122,7 @@ export function experimentRoutes(v1: FastifyInstance, app: AppContext): void {
   r.get('/experiments/:id', { schema: { tags, summary: 'An experiment with its results (extension)', params: IdParams, response: { 200: dataOf(ExperimentWithResults), ...errors(401, 404) } } }, async (req) => {
     const e = await getExperiment(app.pool, req.workspaceId, pathId(req.params.id, 'experiment'));
     if (!e) throw ApiError.notFound('experiment');
-    return { data: await withResults(app, e) };
+    return { data: await withResults(app.pool, e) };
   });
 
   const action = (name: 'start' | 'stop', summary: string) =>
