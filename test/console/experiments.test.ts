@@ -144,7 +144,7 @@ describe('console: experiments', () => {
     await page.locator('body[data-ready="experiments"]').waitFor();
     expect(await page.locator(`#experiments tr[data-experiment-id="${id}"] td`).allTextContents()).toEqual(expect.arrayContaining(['Summit banner: urgency', 'A/B', 'running', '2']));
     // The page fits the window: nothing wider than 1,280 px, the form included.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
     await w.screenshot(page, 'experiments-list');
     await context.close();
   });
