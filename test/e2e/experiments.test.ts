@@ -6,8 +6,9 @@
  * - Starting it gives each teammate one arm (assignArm of the experiment and the teammate), and the
  *   signature each mailbox holds shows that arm's banner: what the emulated Gmail received, and what
  *   the Outlook add-in fetches.
- * - A person's click on a banner, through the real tracked-link route, counts for the arm; a mail
- *   gateway's link scanner following every link of a signature does not.
+ * - People's clicks on a banner (two on one sender's, the same day), through the real tracked-link
+ *   route, count for the arm; a mail gateway's link scanner following every link of a signature
+ *   does not.
  * - The API reports per arm (GET /v1/experiments/{id}).
  * - With views kept per person, seeded views and people's clicks (through the analytics owners'
  *   writers: 2% against 0.5% click-through over thousands of exposures per arm, spread over the
@@ -35,9 +36,11 @@ import type { ExperimentView } from '../helpers/experiments.ts';
 import { eventCount } from '../helpers/fixtures.ts';
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const SAFARI = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.6 Safari/605.1.15';
 /** Public addresses: a reader's, and a mail gateway's link scanner (which sends a browser's user agent). */
 const READER_IP = '81.2.69.142';
+const SECOND_READER_IP = '81.2.69.150';
 const SCANNER_IP = '81.2.69.160';
 
 const DEMO = loadAcme().campaign;
@@ -155,26 +158,27 @@ describe('a banner experiment in the sandbox', () => {
     for (const s of outlook) expect(await addinHtml(s.address), s.address).toContain(textOf(s.arm));
   });
 
-  it("counts a person's click on a banner for its arm, not a link scanner's, and reports per arm", async () => {
+  it("counts people's clicks on a banner for its arm, not a link scanner's, and reports per arm", async () => {
     const [, variant] = experiment.arms.map((a) => a.id);
     const gmail = emu.google.signatures();
     const inB = senders.filter((s) => s.arm === variant && gmail[s.address]);
     expect(inB.length).toBeGreaterThanOrEqual(2);
     const [reader, scanned] = inB;
-    // A person reads reader's mail and follows the banner.
-    const human = await follow(linkTo(gmail[reader!.address]!, VARIANT.link_text), CHROME, READER_IP);
+    // Two people read reader's mail (one message to two recipients, the same day) and follow the banner:
+    // one sender's signature can bring more clicks than it has sender-days.
+    const humans = [await follow(linkTo(gmail[reader!.address]!, VARIANT.link_text), CHROME, READER_IP), await follow(linkTo(gmail[reader!.address]!, VARIANT.link_text), FIREFOX, SECOND_READER_IP)];
     // A gateway's link scanner opens every link of scanned's signature within a second, with a browser's user agent.
     const scanner = [await follow(linkTo(gmail[scanned!.address]!, VARIANT.link_text), SAFARI, SCANNER_IP), await follow(linkTo(gmail[scanned!.address]!, 'acme.test'), SAFARI, SCANNER_IP)];
     const classes = await waitFor(async () => {
-      const { rows } = await t.ctx.pool.query<{ id: string; traffic_class: string }>('select id, traffic_class from clicks where workspace_id = $1 and id = any($2::text[])', [acme.workspaceId, [human, ...scanner]]);
-      return rows.length === 3 ? Object.fromEntries(rows.map((r) => [r.id, r.traffic_class])) : undefined;
+      const { rows } = await t.ctx.pool.query<{ id: string; traffic_class: string }>('select id, traffic_class from clicks where workspace_id = $1 and id = any($2::text[])', [acme.workspaceId, [...humans, ...scanner]]);
+      return rows.length === 4 ? Object.fromEntries(rows.map((r) => [r.id, r.traffic_class])) : undefined;
     }, DEADLINE_MS, 100);
-    expect(classes).toEqual({ [human]: 'human', [scanner[0]!]: 'scanner', [scanner[1]!]: 'scanner' });
+    expect(classes).toEqual({ [humans[0]!]: 'human', [humans[1]!]: 'human', [scanner[0]!]: 'scanner', [scanner[1]!]: 'scanner' });
 
     const x = await get();
     expect(x.exposure).toBe('sender_days');
     expect(x.results.arms.map((a) => a.id)).toEqual(experiment.arms.map((a) => a.id));
-    expect(x.results.arms.map((a) => a.clicks)).toEqual([0, 1]);
+    expect(x.results.arms.map((a) => a.clicks)).toEqual([0, 2]);
     // Each arm's senders are teammates the assignment gave it, and every Gmail mailbox's sender is counted.
     for (const [i, arm] of experiment.arms.entries()) {
       const shown = senders.filter((s) => s.arm === arm.id && gmail[s.address]).length;
@@ -196,7 +200,7 @@ describe('a banner experiment in the sandbox', () => {
     expect(before.exposure).toBe('human_views');
     for (const [i, arm] of [control, variant].entries()) {
       expect(before.results.arms[i]!.exposures, arm).toBe(seeded[arm]!.views);
-      expect(before.results.arms[i]!.clicks, arm).toBe(seeded[arm]!.clicks + (arm === variant ? 1 : 0));
+      expect(before.results.arms[i]!.clicks, arm).toBe(seeded[arm]!.clicks + (arm === variant ? 2 : 0));
     }
     expect(before.results.srm.mismatch).toBe(false);
 
