@@ -65,7 +65,7 @@ export function consoleCsp(publicBaseUrl: string): string {
 }
 
 /** The pages of the console (each a module in src/console/static). */
-export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'privacy', 'signatures', 'webhooks', 'activity'] as const;
+export const CONSOLE_PAGES = ['integrations', 'mailboxes', 'analytics', 'experiments', 'privacy', 'signatures', 'webhooks', 'activity'] as const;
 
 const STATIC_DIR = fileURLToPath(new URL('../console/static/', import.meta.url));
 const UPLOT_DIR = path.join(path.dirname(fileURLToPath(import.meta.resolve('uplot'))), '');
@@ -83,7 +83,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RUNS_SHOWN = 10;
 
 /** What a page's module imports, fetched with the shell instead of one after another. */
-const PRELOADS: Partial<Record<(typeof CONSOLE_PAGES)[number], string[]>> = { analytics: ['vendor/uPlot.esm.js'] };
+const PRELOADS: Partial<Record<(typeof CONSOLE_PAGES)[number], string[]>> = { analytics: ['vendor/uPlot.esm.js'], experiments: ['experimentForm.js'] };
 
 /** The shell every console page loads: navigation, a main landmark, and the page's module (preloaded). */
 function shell(page: (typeof CONSOLE_PAGES)[number]): string {
