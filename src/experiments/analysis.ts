@@ -86,7 +86,9 @@ export function analyse(input: { arms: ArmInput[]; past: PastBanner[]; policy?: 
     if (i > 0) {
       const d = s.rate - control.rate;
       const h = mixtureHalfWidth(s.variance + control.variance, tau2, liftAlpha);
-      lift = { estimate: d / controlScale, low: Math.max(-1e9, (d - h) / controlScale), high: Math.min(1e9, (d + h) / controlScale) };
+      // No rate is below 0, so no arm is more than 100% below the control: the interval is cut there
+      // (the decision reads only whether it excludes 0, which the cut never changes).
+      lift = { estimate: d / controlScale, low: Math.max(-1, (d - h) / controlScale), high: Math.min(1e9, (d + h) / controlScale) };
     }
     return {
       id: arm.id,

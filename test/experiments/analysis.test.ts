@@ -178,6 +178,13 @@ describe('experiment analysis: the decision needs every condition', () => {
     expect(a.decision).toMatchObject({ status: 'winner', winner: 'A', reason: expect.stringMatching(/^Arm A wins: 1\.00%, every other arm's interval is below it/) });
   });
 
+  it('never puts an arm more than 100% below the control (the page once read -50,326.7%)', () => {
+    const a = run([arm('A', senders('a', 20, 30, 3)), arm('B', senders('b', 20, 30, 0))]);
+    expect(a.arms[1]!.lift!.estimate).toBe(-1);
+    expect(a.arms[1]!.lift!.low).toBe(-1);
+    expect(a.arms[1]!.lift!.high).toBeGreaterThan(0);
+  });
+
   it('A/A mode: a winner is called a false winner', () => {
     expect(run(clearWinner(), {}, PAST, 'aa').decision).toEqual({
       status: 'winner',
