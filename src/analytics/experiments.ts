@@ -123,7 +123,7 @@ export async function experimentCounts(db: Queryable, e: ExperimentRow, arms: re
   for (const m of bySender.values()) for (const c of m.values()) c.exposures = Math.max(c.exposures, c.clicks);
   return {
     exposure,
-    arms: arms.map((a) => ({ id: a.id, weight: a.weight, senders: [...bySender.get(a.id)!.values()].sort((x, y) => (x.sender < y.sender ? -1 : 1)) })),
+    arms: arms.map((a) => ({ id: a.id, name: a.name, weight: a.weight, senders: [...bySender.get(a.id)!.values()].sort((x, y) => (x.sender < y.sender ? -1 : 1)) })),
     past,
   };
 }

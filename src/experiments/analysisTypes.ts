@@ -11,6 +11,8 @@ export interface SenderCounts {
 /** Arms in their stable order; arms[0] is the control. */
 export interface ArmInput {
   id: string;
+  /** What the reasons call the arm (its name in the experiment); the id when absent. */
+  name?: string | undefined;
   weight: number;
   senders: SenderCounts[];
 }

@@ -88,7 +88,7 @@ function exposuresNeeded(ctx: Context, candidate: number): number | null {
 /** Why the candidate is not (yet) a winner: the first condition it misses, in the order a reader acts on. */
 function missing(ctx: Context, candidate: number, needed: number | null): string | null {
   const { arms, results, policy } = ctx;
-  const name = (i: number) => `arm ${arms[i]!.id}`;
+  const name = (i: number) => armLabel(arms[i]!);
   const shortExposures = results.map((r, i) => ({ i, short: policy.minExposuresPerArm - r.exposures })).sort((x, y) => y.short - x.short)[0]!;
   if (shortExposures.short > 0) return `${name(shortExposures.i)} needs about ${about(shortExposures.short)} more exposures (every arm needs ${count(policy.minExposuresPerArm)} before a winner)`;
   const shortClicks = results.map((r, i) => ({ i, short: policy.minClicksPerArm - r.clicks })).sort((x, y) => y.short - x.short)[0]!;
@@ -106,12 +106,15 @@ function missing(ctx: Context, candidate: number, needed: number | null): string
   return null;
 }
 
+/** An arm as the reasons name it: `arm <name>`, or `arm <id>` for an arm given without a name. */
+const armLabel = (arm: ArmInput) => `arm ${arm.name ?? arm.id}`;
+
 function winnerReason(ctx: Context, w: number): string {
   const r = ctx.results[w]!;
-  const id = ctx.arms[w]!.id;
-  if (w === 0) return `arm ${id} wins: ${percent(r.rate)}, every other arm's interval is below it, a ${chancePercent(r.chance_to_win)} chance to be best`;
+  const label = armLabel(ctx.arms[w]!);
+  if (w === 0) return `${label} wins: ${percent(r.rate)}, every other arm's interval is below it, a ${chancePercent(r.chance_to_win)} chance to be best`;
   const lift = r.lift!;
-  return `arm ${id} wins: ${percent(r.rate)} against ${percent(ctx.results[0]!.rate)} for arm ${ctx.arms[0]!.id} (${signed(lift.estimate)}, interval ${signed(lift.low)} to ${signed(lift.high)}), a ${chancePercent(r.chance_to_win)} chance to be best`;
+  return `${label} wins: ${percent(r.rate)} against ${percent(ctx.results[0]!.rate)} for ${armLabel(ctx.arms[0]!)} (${signed(lift.estimate)}, interval ${signed(lift.low)} to ${signed(lift.high)}), a ${chancePercent(r.chance_to_win)} chance to be best`;
 }
 
 /** A chance as a percentage: whole points below 99%, two decimals above ("99.97%"), never rounded up to 100%. */
@@ -129,7 +132,7 @@ export function decide(ctx: Context): Outcome {
   const why = missing(ctx, candidate, needed);
   if (why === null) {
     const id = ctx.arms[candidate]!.id;
-    const reason = aa ? `A/A check: arm ${id} would have been declared the winner although every arm shows the same banner, a false winner` : winnerReason(ctx, candidate);
+    const reason = aa ? `A/A check: ${armLabel(ctx.arms[candidate]!)} would have been declared the winner although every arm shows the same banner, a false winner` : winnerReason(ctx, candidate);
     return { decision: { status: 'winner', winner: id, reason: sentence(reason) }, exposures_needed_per_arm: 0 };
   }
   const reason = aa ? `A/A check: no (false) winner so far; ${why}` : why;

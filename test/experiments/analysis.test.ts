@@ -178,6 +178,13 @@ describe('experiment analysis: the decision needs every condition', () => {
     expect(a.decision).toMatchObject({ status: 'winner', winner: 'A', reason: expect.stringMatching(/^Arm A wins: 1\.00%, every other arm's interval is below it/) });
   });
 
+  it('names the arms in its reasons by their names when given, by their ids otherwise', () => {
+    const [a, b] = clearWinner();
+    const named = run([{ ...a!, name: 'Blue banner' }, { ...b!, name: 'Green banner' }]);
+    expect(named.decision.reason).toMatch(/^Arm Green banner wins: .* for arm Blue banner \(/);
+    expect(run([a!, b!]).decision.reason).toMatch(/^Arm B wins: .* for arm A \(/);
+  });
+
   it('never puts an arm more than 100% below the control (the page once read -50,326.7%)', () => {
     const a = run([arm('A', senders('a', 20, 30, 3)), arm('B', senders('b', 20, 30, 0))]);
     expect(a.arms[1]!.lift!.estimate).toBe(-1);

@@ -125,6 +125,7 @@ describe('experiment banners in signatures, and the counts per arm', () => {
     const expected = (exposures: (i: number) => number, clicks: (i: number) => number = (i) => i) =>
       arms.map((a) => ({
         id: a.id,
+        name: a.name,
         weight: 1,
         senders: people
           .map((p, i) => ({ p, i }))

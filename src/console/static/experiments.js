@@ -75,7 +75,7 @@ function decisionSection(x, results) {
     results.srm.mismatch
       ? h('p', { id: 'srm-warning', class: 'notice notice-error', role: 'alert' }, `Sample-ratio mismatch: the split of senders and exposures is not the one the weights ask for (p = ${results.srm.p_value.toPrecision(2)}). No winner is declared until it is; check who is in the campaign and which mailboxes failed to install.`)
       : null,
-    h('p', { id: 'decision' }, statusBadge(d.status), ' ', d.winner ? `Winner: ${armName(x, d.winner)}. ` : '', h('span', { id: 'decision-reason' }, withNames(x, d.reason))),
+    h('p', { id: 'decision' }, statusBadge(d.status), ' ', d.winner ? `Winner: ${armName(x, d.winner)}. ` : '', h('span', { id: 'decision-reason' }, d.reason)),
     h('p', { id: 'exposures-needed' }, needed === null ? 'No estimate of the exposures still needed.' : `A decision likely needs about ${num(needed)} more exposures per arm.`),
     x.mode === 'aa' ? h('p', { class: 'muted' }, 'A/A: every arm shows the same banner, so any winner here would be a false one.') : null,
   );
@@ -83,11 +83,6 @@ function decisionSection(x, results) {
 
 function armName(x, armId) {
   return x.arms.find((a) => a.id === armId)?.name ?? armId;
-}
-
-/** The analysis names arms by id; the page says their names (“Arm Banner B needs about …”). */
-export function withNames(x, text) {
-  return x.arms.reduce((t, a) => t.split(a.id).join(a.name), text);
 }
 
 function armsTable(x, results, promote) {
