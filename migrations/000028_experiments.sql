@@ -34,7 +34,9 @@ create table experiments (
   unique (workspace_id, id),
   foreign key (workspace_id, campaign_id) references marketing_campaigns (workspace_id, id) on delete cascade,
   check (end_time is null or start_time is null or end_time > start_time),
-  check ((status = 'draft') = (started_at is null)),
+  -- A draft has not started; a running or concluded one has. A stopped one may have stopped as a draft.
+  check (status <> 'draft' or started_at is null),
+  check (status not in ('running', 'concluded') or started_at is not null),
   check ((status in ('concluded', 'stopped')) = (concluded_at is not null))
 );
 -- One running experiment per campaign: the render shows its arms in place of the campaign's banner.

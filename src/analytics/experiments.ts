@@ -74,16 +74,20 @@ async function exposuresBy(db: Queryable, workspaceId: string, kind: ExposureKin
 
 /** The workspace's earlier campaigns' banners (not this experiment's campaign): human clicks and exposures each. */
 async function pastBanners(db: Queryable, workspaceId: string, kind: ExposureKind, campaignId: string, until: Date): Promise<PastBanner[]> {
+  // Counted as this experiment's arms are: human views and human clicks, or sender-days from each
+  // sender's first install render to the campaign's end (its end time, the time it was archived, or now)
+  // and the sender-days with a human click. Every banner the campaign showed counts, its arms' too.
   const exposures =
     kind === 'human_views'
       ? `(select count(*)::int from views v where v.workspace_id = $1 and v.campaign_id = c.id and v.traffic_class = 'human' and v.viewed_at < $3)`
-      : `(select coalesce(sum(ceil(greatest(0, extract(epoch from (least(coalesce(c.end_time, $3), $3) - s.first))) / ${DAY_SECONDS})), 0)::int
+      : `(select coalesce(sum(ceil(greatest(0, extract(epoch from (least(coalesce(c.end_time, case when c.status = 'archived' then c.updated_at end, $3), $3) - s.first))) / ${DAY_SECONDS})), 0)::int
             from (select min(i.created_at) as first from view_images i
-                   where i.workspace_id = $1 and i.campaign_id = c.id and i.arm_id is null group by i.teammate_id) s)`;
+                   where i.workspace_id = $1 and i.campaign_id = c.id group by i.teammate_id) s)`;
+  const clicked = kind === 'human_views' ? 'count(*)' : `count(distinct (k.teammate_id, floor(extract(epoch from k.clicked_at) / ${DAY_SECONDS})))`;
   const { rows } = await db.query<PastBanner>(
     `select * from (
        select ${exposures} as exposures,
-              (select count(*)::int from clicks k where k.workspace_id = $1 and k.campaign_id = c.id and k.traffic_class = 'human' and k.clicked_at < $3) as clicks
+              (select ${clicked}::int from clicks k where k.workspace_id = $1 and k.campaign_id = c.id and k.traffic_class = 'human' and k.clicked_at < $3) as clicks
          from marketing_campaigns c
         where c.workspace_id = $1 and c.id <> $2 and c.created_at < $3
         order by c.created_at desc limit ${PAST_BANNERS}) p
@@ -98,18 +102,22 @@ export function windowEnd(e: ExperimentRow, now: Date): Date {
   return e.concluded_at ?? now;
 }
 
+/** What one exposure is in the workspace now: a person's view where views are kept per person, else a sender-day. */
+export async function exposureKind(db: Queryable, workspaceId: string): Promise<ExposureKind> {
+  const { rows } = await db.query<{ views_tracking: string }>('select views_tracking from workspaces where id = $1', [workspaceId]);
+  return rows[0]?.views_tracking === 'per_person' ? 'human_views' : 'sender_days';
+}
+
 /** The counts an experiment is analysed on; arms in their stable order, senders sorted. */
 export async function experimentCounts(db: Queryable, e: ExperimentRow, arms: readonly ArmRow[], now: Date): Promise<ExperimentCounts> {
-  const { rows } = await db.query<{ views_tracking: string }>('select views_tracking from workspaces where id = $1', [e.workspace_id]);
-  const exposure: ExposureKind = rows[0]?.views_tracking === 'per_person' ? 'human_views' : 'sender_days';
+  const exposure = await exposureKind(db, e.workspace_id);
   const until = windowEnd(e, now);
   const from = e.started_at ?? until;
   const ids = arms.map((a) => a.id);
-  const [clicks, exposures, past] = await Promise.all([
-    clicksBy(db, e.workspace_id, exposure, ids, from, until),
-    exposuresBy(db, e.workspace_id, exposure, ids, from, until),
-    pastBanners(db, e.workspace_id, exposure, e.campaign_id, until),
-  ]);
+  // One after another: the caller's transaction is one connection, which runs one query at a time.
+  const clicks = await clicksBy(db, e.workspace_id, exposure, ids, from, until);
+  const exposures = await exposuresBy(db, e.workspace_id, exposure, ids, from, until);
+  const past = await pastBanners(db, e.workspace_id, exposure, e.campaign_id, until);
   const bySender = new Map(arms.map((a) => [a.id, new Map<string, SenderCounts>()]));
   const cell = (arm: string, sender: string) => {
     const m = bySender.get(arm)!;

@@ -47,7 +47,9 @@ async function locked(db: Queryable, workspaceId: string, id: string, action: Ex
 
 /** Why a draft cannot start now, or nothing (the tick skips drafts that cannot start). */
 export async function startProblem(db: Queryable, e: ExperimentRow, now: Date): Promise<ApiError | undefined> {
-  const campaign = await getCampaign(db, e.workspace_id, e.campaign_id);
+  // The campaign's row locked: two starts on one campaign (a request and the tick) queue here, so the
+  // second sees the first running and is refused, never a unique-index error.
+  const campaign = await getCampaign(db, e.workspace_id, e.campaign_id, true);
   if (!campaign || campaign.status === 'archived') {
     return new ApiError(422, 'invalid_request_error', 'invalid_campaign_state', 'An experiment cannot start on an archived campaign.', {
       details: [detail('marketing_campaign.status', 'invalid_state', 'The campaign is archived.')],

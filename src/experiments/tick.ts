@@ -24,6 +24,8 @@ export interface ExperimentTickResult {
   analysed: number;
   concluded: number;
   promoted: number;
+  /** Experiments whose move failed this pass (each logged by the caller; the others went on). */
+  failed: { experiment: string; error: string }[];
 }
 
 async function analyseRunning(c: Queryable, e: ExperimentRow, now: Date, analyseOne: AnalyseOne, result: ExperimentTickResult): Promise<void> {
@@ -31,29 +33,40 @@ async function analyseRunning(c: Queryable, e: ExperimentRow, now: Date, analyse
   const analysis = await analyseOne(c, e, arms, now);
   result.analysed++;
   // Its end, or its campaign's: an archived campaign shows no banner, so nothing more is measured.
-  const ended = (e.end_time !== null && e.end_time <= now) || (await getCampaign(c, e.workspace_id, e.campaign_id))?.status === 'archived';
+  const archived = (await getCampaign(c, e.workspace_id, e.campaign_id))?.status === 'archived';
+  const ended = (e.end_time !== null && e.end_time <= now) || archived;
   if (analysis.decision.status !== 'winner' && !ended) return;
   const done = await concludeExperiment(c, e.workspace_id, e.id, arms, analysis, now);
   if (!done) return;
   result.concluded++;
   const winner = arms.find((a) => a.id === done.winner_arm_id);
-  // An A/A experiment's winner is a false one by construction (its arms show one banner): never promoted.
-  if (winner && done.auto_promote && done.mode === 'ab' && (await promoteArm(c, e.workspace_id, e.id, winner, now))) result.promoted++;
+  // An A/A experiment's winner is a false one by construction (its arms show one banner), and an archived
+  // campaign is final (as for a person's promotion, states.ts): neither is promoted.
+  if (winner && done.auto_promote && done.mode === 'ab' && !archived && (await promoteArm(c, e.workspace_id, e.id, winner, now))) result.promoted++;
 }
 
 export async function runExperimentTick(pool: pg.Pool, now: Date, analyseOne: AnalyseOne): Promise<ExperimentTickResult> {
-  const result: ExperimentTickResult = { started: 0, analysed: 0, concluded: 0, promoted: 0 };
+  const result: ExperimentTickResult = { started: 0, analysed: 0, concluded: 0, promoted: 0, failed: [] };
+  // One transaction per experiment; one that fails (its counts, its analysis) is recorded and the pass
+  // goes on, so no other experiment waits for it. It is tried again at the next tick.
+  const each = async (id: string, move: (c: Queryable) => Promise<void>) => {
+    try {
+      await withTx(pool, move);
+    } catch (err) {
+      result.failed.push({ experiment: id, error: err instanceof Error ? err.message : String(err) });
+    }
+  };
   for (const ws of await workspacesWithLiveExperiments(pool, now)) {
     const { due, running } = await liveExperiments(pool, ws, now);
     for (const d of due) {
-      await withTx(pool, async (c) => {
+      await each(d.id, async (c) => {
         const e = await getExperiment(c, ws, d.id, true);
         if (!e || e.status !== 'draft' || (await startProblem(c, e, now))) return;
         if (await startExperiment(c, ws, e.id, now)) result.started++;
       });
     }
     for (const r of running) {
-      await withTx(pool, async (c) => {
+      await each(r.id, async (c) => {
         const e = await getExperiment(c, ws, r.id, true);
         if (e?.status === 'running') await analyseRunning(c, e, now, analyseOne, result);
       });

@@ -24,6 +24,7 @@ export const campaignTick = defineTask(jobs.campaignTick, {
     const result = await runCampaignTick(app.pool, at);
     logger.info(result, 'campaign tick');
     const experiments = await runExperimentTick(app.pool, at, analyseExperiment);
-    logger.info(experiments, 'experiment tick');
+    for (const f of experiments.failed) logger.error(f, 'an experiment could not be moved this tick; the others were');
+    logger.info({ ...experiments, failed: experiments.failed.length }, 'experiment tick');
   },
 });

@@ -47,7 +47,7 @@ function expectedArms(x: ExperimentView): string[][] {
       num(r.exposures),
       num(r.clicks),
       `${pct(r.rate)} (${pct(r.interval.low)} to ${pct(r.interval.high)})`,
-      i === 0 ? 'control' : r.lift === null ? '– (no click on the control yet)' : `${signed(r.lift.estimate)} (${signed(r.lift.low)} to ${signed(r.lift.high)})`,
+      i === 0 ? 'control' : `${signed(r.lift!.estimate)} (${signed(r.lift!.low)} to ${signed(r.lift!.high)})`,
       chance(r.chance_to_win),
       pct(r.expected_loss),
       x.mode === 'ab' && !x.promoted_arm_id && ['running', 'concluded', 'stopped'].includes(x.status) ? 'Promote' : '',

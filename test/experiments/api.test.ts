@@ -135,6 +135,30 @@ describe('experiments API', () => {
     expect((await api.call('POST', `/v1/experiments/${other.id}/stop`)).status).toBe(200);
   });
 
+  it('a draft can be stopped; two drafts of one campaign started at once: one runs, the other is refused (never a 500)', async () => {
+    const d = await create(active);
+    const stopped = await api.call('POST', `/v1/experiments/${d.id}/stop`);
+    expect([stopped.status, stopped.body.data?.status, stopped.body.data?.started_at]).toEqual([200, 'stopped', null]);
+
+    const [x, y] = [await create(active), await create(active)];
+    const answers = await Promise.all([x, y].map((e) => api.call('POST', `/v1/experiments/${e.id}/start`)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 422]);
+    expect(answers.find((r) => r.status === 422)!.body.error.code).toBe('experiment_already_running');
+    const running = answers.find((r) => r.status === 200)!.body.data.id;
+    expect((await api.call('POST', `/v1/experiments/${running}/stop`)).status).toBe(200);
+  });
+
+  it('an A/A experiment shows one banner: arms with different banners are refused, naming the arm', async () => {
+    const r = await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, {
+      experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A', content: tree('One') }, { name: 'B', content: tree('Other') }] },
+    });
+    expect([r.status, fields(r)]).toEqual([422, { 'experiment.arms[1].content': 'differs' }]);
+    const same = await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, {
+      experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A', content: tree('One') }, { name: 'B', content: tree('One') }] },
+    });
+    expect(same.status, same.text).toBe(201);
+  });
+
   it('start refuses an A/A arm without a banner on a campaign without one, and an end already past', async () => {
     const aa = await api.call('POST', `/v1/marketing_campaigns/${draft}/experiments`, { experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] } });
     const r = await api.call('POST', `/v1/experiments/${aa.body.data.id}/start`);

@@ -10,6 +10,7 @@ import { concludeExperiment } from '../../src/experiments/experiments.ts';
 import { armsOf, getExperiment } from '../../src/experiments/queries.ts';
 import { runExperimentTick, type AnalyseOne } from '../../src/experiments/tick.ts';
 import { campaignTick } from '../../src/tasks/campaignTick.ts';
+import { runCampaignTick } from '../../src/campaigns/campaigns.ts';
 import { clearJobs, eventsOf, jobsOf, seedIntegration, tree, useApi } from '../api/helpers.ts';
 
 const HOUR = 3600_000;
@@ -140,5 +141,32 @@ describe('experiment tick', () => {
     await campaignTick.run(campaignTick.payload.parse({ now: at(2 * HOUR) }), { app: api.t.ctx, helpers: {} as never, logger });
     expect((await api.call('GET', `/v1/experiments/${e.id}`)).body.data).toMatchObject({ status: 'concluded', winner_arm_id: null });
     expect((await concludedEvents(e.id)).length).toBe(1);
+  });
+
+  it('a winner on an archived campaign is recorded but not promoted (an archived campaign is final)', async () => {
+    const c = await api.call('POST', '/v1/marketing_campaigns', {
+      marketing_campaign: { name: 'Ending', content: tree('Ending banner'), signature_template_ids: [signature], start_time: at(-HOUR), end_time: at(HOUR) },
+    });
+    await api.call('POST', `/v1/marketing_campaigns/${c.body.data.id}/schedule`);
+    const e = await experiment(c.body.data.id, { auto_promote: true });
+    await api.call('POST', `/v1/experiments/${e.id}/start`);
+    await runCampaignTick(api.t.ctx.pool, new Date(Date.now() + 2 * HOUR));
+    await runExperimentTick(api.t.ctx.pool, new Date(Date.now() + 2 * HOUR), declaring(1));
+    expect(await get(e.id)).toMatchObject({ status: 'concluded', winner_arm_id: e.arms[1]!.id, promoted_arm_id: null });
+    const campaign = (await api.call('GET', '/v1/marketing_campaigns')).body.data.find((x: { id: string }) => x.id === c.body.data.id);
+    expect([campaign.status, campaign.content]).toEqual(['archived', tree('Ending banner')]);
+  });
+
+  it('one experiment that cannot be analysed is reported, and the others are still moved', async () => {
+    const [bad, good] = [await experiment(await activeCampaign()), await experiment(await activeCampaign())];
+    for (const e of [bad, good]) await api.call('POST', `/v1/experiments/${e.id}/start`);
+    const failing: AnalyseOne = async (db, e, arms, now) => {
+      if (e.id === bad.id) throw new Error('counts unreadable');
+      return declaring(0)(db, e, arms, now);
+    };
+    const result = await runExperimentTick(api.t.ctx.pool, new Date(), failing);
+    expect(result.failed).toEqual([{ experiment: bad.id, error: 'counts unreadable' }]);
+    expect((await get(good.id)).status).toBe('concluded');
+    expect((await get(bad.id)).status).toBe('running');
   });
 });

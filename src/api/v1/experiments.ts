@@ -24,7 +24,7 @@ import { getCampaign } from '../../campaigns/queries.ts';
 import { createExperiment, type ArmRow, type ExperimentRow } from '../../experiments/experiments.ts';
 import { armsOf, armsOfMany, getExperiment, listExperiments } from '../../experiments/queries.ts';
 import { runExperimentAction, runPromotion } from '../../experiments/states.ts';
-import { experimentResults } from '../../analytics/experiments.ts';
+import { experimentResults, exposureKind } from '../../analytics/experiments.ts';
 import { audited } from './audit.ts';
 import { validateTrees } from './content.ts';
 import { dataOf, errors, IdParams, PageQuery, pageOf, pageParams, paginate, pathId } from './schemas.ts';
@@ -43,6 +43,10 @@ async function checkCreate(db: Queryable, workspaceId: string, x: ExperimentCrea
     seen.add(a.name);
     if (x.mode === 'ab' && (a.content === undefined || a.content === null)) {
       details.push(detail(`experiment.arms[${i}].content`, 'missing', 'In ab mode every arm shows its own banner.'));
+    }
+    // An A/A test checks the method where there is no difference: every arm shows one banner.
+    if (x.mode === 'aa' && i > 0 && JSON.stringify(a.content ?? null) !== JSON.stringify(x.arms[0]!.content ?? null)) {
+      details.push(detail(`experiment.arms[${i}].content`, 'differs', "In aa mode every arm shows the same banner: leave content out on every arm (the campaign's banner) or give each the first arm's."));
     }
   });
   return validateTrees(
@@ -84,8 +88,10 @@ export async function createFromBody(c: Queryable, workspaceId: string, campaign
 /** The experiment with its results now (a concluded one: the analysis it concluded on). */
 export async function withResults(db: Queryable, e: ExperimentRow) {
   const arms = await armsOf(db, e.workspace_id, e.id);
+  // A concluded experiment answers the analysis it concluded on: nothing is counted again.
+  if (e.status === 'concluded' && e.results) return { ...experimentView(e, arms), exposure: await exposureKind(db, e.workspace_id), results: e.results };
   const { counts, analysis } = await experimentResults(db, e, arms, new Date());
-  return { ...experimentView(e, arms), exposure: counts.exposure, results: e.status === 'concluded' && e.results ? e.results : analysis };
+  return { ...experimentView(e, arms), exposure: counts.exposure, results: analysis };
 }
 
 export function experimentRoutes(v1: FastifyInstance, app: AppContext): void {

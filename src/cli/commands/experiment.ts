@@ -12,13 +12,19 @@ import type { AppContext } from '../../context.ts';
 import type pg from 'pg';
 
 /** Runs a write in one transaction with its audit entry; an API error (404, 422) is a usage error naming the field. */
-async function audited<T extends { id: string }>(workspaceId: string, action: string, target: string | null, fn: (c: pg.PoolClient, ctx: AppContext) => Promise<T>): Promise<T> {
+async function audited<T extends { id: string }>(
+  workspaceId: string,
+  action: string,
+  target: string | null,
+  fn: (c: pg.PoolClient, ctx: AppContext) => Promise<T>,
+  details?: Record<string, unknown>,
+): Promise<T> {
   const [{ withTx }, { recordAudit }, { ApiError }] = await Promise.all([import('../../db/tx.ts'), import('../../db/audit.ts'), import('../../errors.ts')]);
   return withContext(async (ctx) => {
     try {
       return await withTx(ctx.pool, async (c) => {
         const result = await fn(c, ctx);
-        await recordAudit(c, workspaceId, cliActor(), { action, targetKind: 'experiment', target: target ?? result.id });
+        await recordAudit(c, workspaceId, cliActor(), { action, targetKind: 'experiment', target: target ?? result.id, ...(details ? { details } : {}) });
         return result;
       });
     } catch (e) {
@@ -123,7 +129,9 @@ export function experimentCommands(program: Command): void {
       const body = { experiment: { name: opts.name, mode: opts.mode, arms: await readArms(opts.arms), auto_promote: opts.autoPromote ?? false, start_time: opts.startTime, end_time: opts.endTime } };
       const parsed = ExperimentCreate.safeParse(body);
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${fieldPath(i.path) || 'experiment'}: ${i.message}`).join('\n'));
-      const made = await audited(workspaceId, 'experiment.create', null, async (c) => (await createFromBody(c, workspaceId, campaignId, parsed.data.experiment)).experiment);
+      const made = await audited(workspaceId, 'experiment.create', null, async (c) => (await createFromBody(c, workspaceId, campaignId, parsed.data.experiment)).experiment, {
+        marketing_campaign_id: campaignId,
+      });
       out(`experiment ${made.id} created (draft); start it with: sigsync experiment start ${made.id} --workspace ${workspaceId}`);
     });
 
@@ -154,7 +162,7 @@ export function experimentCommands(program: Command): void {
       const experimentId = requireUuid(id, 'ID');
       const armId = requireUuid(opts.arm, '--arm');
       const { runPromotion } = await import('../../experiments/states.ts');
-      const e = await audited(workspaceId, 'experiment.promote', experimentId, (c) => runPromotion(c, workspaceId, experimentId, armId, new Date()));
+      const e = await audited(workspaceId, 'experiment.promote', experimentId, (c) => runPromotion(c, workspaceId, experimentId, armId, new Date()), { arm_id: armId });
       out(`experiment ${e.id}: arm ${armId} promoted; the campaign shows its banner`);
     });
 }

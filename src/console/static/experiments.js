@@ -19,8 +19,8 @@ const pct = (x) => percent.format(x);
 
 /** A rate with its interval, in one string: the rate is never shown without it. */
 export const rateText = (a) => `${pct(a.rate)} (${pct(a.interval.low)} to ${pct(a.interval.high)})`;
-/** The control has no lift; another arm has none while the control has no click to compare with. */
-export const liftText = (l, control) => (control ? 'control' : l === null ? '– (no click on the control yet)' : `${signed.format(l.estimate)} (${signed.format(l.low)} to ${signed.format(l.high)})`);
+/** The control has no lift (the API answers null for it). */
+export const liftText = (l, control) => (control || l === null ? 'control' : `${signed.format(l.estimate)} (${signed.format(l.low)} to ${signed.format(l.high)})`);
 export const chanceText = (p) => chance.format(p);
 export const lossText = (x) => pct(x);
 
