@@ -77,21 +77,25 @@ async function pastBanners(db: Queryable, workspaceId: string, kind: ExposureKin
   // Counted as this experiment's arms are: human views and human clicks, or sender-days from each
   // sender's first install render to the campaign's end (its end time, the time it was archived, or now)
   // and the sender-days with a human click. Every banner the campaign showed counts, its arms' too.
+  // Each table is read once for all the past campaigns (grouped by campaign), not once per campaign.
   const exposures =
     kind === 'human_views'
-      ? `(select count(*)::int from views v where v.workspace_id = $1 and v.campaign_id = c.id and v.traffic_class = 'human' and v.viewed_at < $3)`
-      : `(select coalesce(sum(ceil(greatest(0, extract(epoch from (least(coalesce(c.end_time, case when c.status = 'archived' then c.updated_at end, $3), $3) - s.first))) / ${DAY_SECONDS})), 0)::int
-            from (select min(i.created_at) as first from view_images i
-                   where i.workspace_id = $1 and i.campaign_id = c.id group by i.teammate_id) s)`;
+      ? `select v.campaign_id, count(*) as n from views v
+          where v.workspace_id = $1 and v.campaign_id in (select id from past) and v.traffic_class = 'human' and v.viewed_at < $3 group by 1`
+      : `select s.campaign_id, sum(ceil(greatest(0, extract(epoch from (least(coalesce(p.end_time, case when p.status = 'archived' then p.updated_at end, $3), $3) - s.first))) / ${DAY_SECONDS})) as n
+           from (select i.campaign_id, min(i.created_at) as first from view_images i
+                  where i.workspace_id = $1 and i.campaign_id in (select id from past) group by i.campaign_id, i.teammate_id) s
+           join past p on p.id = s.campaign_id group by 1`;
   const clicked = kind === 'human_views' ? 'count(*)' : `count(distinct (k.teammate_id, floor(extract(epoch from k.clicked_at) / ${DAY_SECONDS})))`;
   const { rows } = await db.query<PastBanner>(
-    `select * from (
-       select ${exposures} as exposures,
-              (select ${clicked}::int from clicks k where k.workspace_id = $1 and k.campaign_id = c.id and k.traffic_class = 'human' and k.clicked_at < $3) as clicks
-         from marketing_campaigns c
-        where c.workspace_id = $1 and c.id <> $2 and c.created_at < $3
-        order by c.created_at desc limit ${PAST_BANNERS}) p
-      where exposures > 0`,
+    `with past as (select id, end_time, status, updated_at, created_at from marketing_campaigns
+                    where workspace_id = $1 and id <> $2 and created_at < $3 order by created_at desc limit ${PAST_BANNERS}),
+          exposed as (${exposures}),
+          clicked as (select k.campaign_id, ${clicked} as n from clicks k
+                       where k.workspace_id = $1 and k.campaign_id in (select id from past) and k.traffic_class = 'human' and k.clicked_at < $3 group by 1)
+     select e.n::int as exposures, coalesce(c.n, 0)::int as clicks
+       from past p join exposed e on e.campaign_id = p.id left join clicked c on c.campaign_id = p.id
+      where e.n > 0 order by p.created_at desc`,
     [workspaceId, campaignId, until],
   );
   return rows.map((r) => ({ exposures: r.exposures, clicks: Math.min(r.clicks, r.exposures) }));

@@ -158,6 +158,28 @@ describe('experiment banners in signatures, and the counts per arm', () => {
     expect(r.body.data.results.arms.map((a: { clicks: number }) => a.clicks).reduce((s: number, n: number) => s + n, 0)).toBe(people.length - 1);
   });
 
+  it('a later campaign\'s experiment counts this campaign among its past banners, as the arms are counted', async () => {
+    const pool = api.t.ctx.pool;
+    const later = (
+      await api.call('POST', '/v1/marketing_campaigns', {
+        marketing_campaign: { name: 'Later', content: banner('Later banner', 'https://acme.test/later'), signature_template_ids: [signature], start_time: at(-HOUR), end_time: at(48 * HOUR) },
+      })
+    ).body.data.id;
+    const created = await api.call('POST', `/v1/marketing_campaigns/${later}/experiments`, {
+      experiment: { name: 'Next', mode: 'ab', arms: [{ name: 'A', content: banner('A', 'https://acme.test/a') }, { name: 'B', content: banner('B', 'https://acme.test/b') }] },
+    });
+    const e = (await getExperiment(pool, api.ws, created.body.data.id))!;
+    const arms = await armsOf(pool, api.ws, e.id);
+    // The earlier test recorded, for sender i, i human clicks and 2i human views (sender 1: none).
+    await api.call('PATCH', '/v1/workspace/privacy_settings', { privacy_settings: { views_tracking: 'per_person' } });
+    const humanViews = people.reduce((sum, _, i) => sum + (i === 1 ? 0 : 2 * i), 0);
+    const humanClicks = people.reduce((sum, _, i) => sum + i, 0);
+    expect((await experimentCounts(pool, e, arms, new Date())).past).toEqual([{ exposures: humanViews, clicks: humanClicks }]);
+    // Sender-days: one started day for each sender shown the campaign, and one clicked day for each who had clicks.
+    await api.call('PATCH', '/v1/workspace/privacy_settings', { privacy_settings: { views_tracking: 'aggregate' } });
+    expect((await experimentCounts(pool, e, arms, new Date())).past).toEqual([{ exposures: people.length, clicks: people.length - 1 }]);
+  });
+
   it('once stopped, the campaign\'s own banner shows again, for everyone', async () => {
     expect((await api.call('POST', `/v1/experiments/${experiment.id}/stop`)).status).toBe(200);
     for (const p of people.slice(0, 4)) {
