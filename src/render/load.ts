@@ -175,12 +175,12 @@ function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undef
  * (an A/A arm without a banner shows the campaign's), with the cache key of its compiled template.
  */
 function bannerOf(c: CampaignRow, teammateId: string): { armId: string | null; content: unknown; key: string; field: string } {
+  const own = { armId: null as string | null, content: c.content, key: `campaign:${c.id}:${c.digest}`, field: 'marketing_campaigns.content' };
   const arms = c.experiment?.arms;
-  if (!c.experiment || !arms?.length) return { armId: null, content: c.content, key: `campaign:${c.id}:${c.digest}`, field: 'marketing_campaigns.content' };
-  const armId = assignArm(c.experiment.id, teammateId, arms);
-  const arm = arms.find((a) => a.id === armId)!;
-  if (arm.content === null) return { armId, content: c.content, key: `campaign:${c.id}:${c.digest}`, field: 'marketing_campaigns.content' };
-  return { armId, content: arm.content, key: `arm:${arm.id}:${arm.digest}:${c.digest}`, field: 'experiment_arms.content' };
+  if (!c.experiment || !arms?.length) return own;
+  const arm = arms.find((a) => a.id === assignArm(c.experiment!.id, teammateId, arms))!;
+  if (arm.content === null) return { ...own, armId: arm.id };
+  return { armId: arm.id, content: arm.content, key: `arm:${arm.id}:${arm.digest}:${c.digest}`, field: 'experiment_arms.content' };
 }
 
 /** The first campaign, in the documented order, whose banner validates and applies. */
