@@ -40,3 +40,19 @@ export function writers(files: Record<string, string>, tables: string[]): Map<st
 export function readSources(): Record<string, string> {
   return Object.fromEntries(sourceFiles().map((f) => [f, fs.readFileSync(path.join(ROOT, f), 'utf8')]));
 }
+
+/** A source's text without its comments (block and line), so prose that says "from teammates" is not SQL. */
+export const stripComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+
+/**
+ * table -> files whose SQL names it: after FROM, JOIN, INTO, UPDATE, TABLE, EXISTS, USING or COPY,
+ * the words a statement names a table with (reads and writes alike), comments left out.
+ */
+export function namers(files: Record<string, string>, tables: string[]): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>(tables.map((t) => [t, new Set<string>()]));
+  const name = new RegExp(`\\b(?:from|join|into|update|table|exists|using|copy)\\s+(?:only\\s+)?(?:public\\.)?(${tables.join('|')})\\b`, 'gi');
+  for (const [file, text] of Object.entries(files)) {
+    for (const m of stripComments(text).matchAll(name)) found.get(m[1]!.toLowerCase())!.add(file);
+  }
+  return found;
+}

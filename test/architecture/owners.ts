@@ -1,0 +1,87 @@
+/**
+ * Who owns which table and which event: the data the ownership test and scripts/table-reads.ts
+ * check the sources against. docs/architecture.md ("Who writes which table") lists the same.
+ */
+import type { EventType } from '../../src/db/outbox.ts';
+
+/** Each table's owner: the one module that writes it. Its folder holds every statement that names the table. */
+export const OWNERS: Record<string, string> = {
+  workspaces: 'src/db/workspaces.ts',
+  deployment: 'src/db/deployment.ts',
+  api_keys: 'src/db/apiKeys.ts',
+  integrations: 'src/integrations/repository.ts',
+  sync_runs: 'src/integrations/syncRuns.ts',
+  sync_run_seen: 'src/integrations/syncRuns.ts',
+  teammates: 'src/teammates/teammates.ts',
+  teammate_sources: 'src/teammates/teammates.ts',
+  emails: 'src/teammates/teammates.ts',
+  groups: 'src/sync/groups.ts',
+  memberships: 'src/teammates/teammates.ts',
+  smart_fields: 'src/db/smartFields.ts',
+  smart_field_values: 'src/teammates/teammates.ts',
+  folders: 'src/signatures/signatures.ts',
+  signatures: 'src/signatures/signatures.ts',
+  signature_variants: 'src/signatures/signatures.ts',
+  assignments: 'src/signatures/signatures.ts',
+  installations: 'src/installations/installations.ts',
+  install_slots: 'src/installations/slots.ts',
+  install_pace: 'src/installations/pace.ts',
+  mailbox_install_state: 'src/installations/mailboxState.ts',
+  events: 'src/db/outbox.ts',
+  webhook_endpoints: 'src/events/endpoints.ts',
+  webhook_deliveries: 'src/events/deliveries.ts',
+  webhook_dispatch_queue: 'src/events/deliveries.ts',
+  webhook_delivery_attempts: 'src/events/deliveries.ts',
+  marketing_campaigns: 'src/campaigns/campaigns.ts',
+  assets: 'src/assets/store.ts',
+  teammate_photos: 'src/assets/directoryPhotos.ts',
+  worker_heartbeats: 'src/worker/liveness.ts',
+  billing_accounts: 'src/billing/repository.ts',
+  financial_documents: 'src/billing/repository.ts',
+  seat_syncs: 'src/billing/repository.ts',
+  anchors: 'src/analytics/links.ts',
+  anchor_links: 'src/analytics/links.ts',
+  clicks: 'src/analytics/clicks.ts',
+  view_images: 'src/analytics/viewImages.ts',
+  views: 'src/analytics/views.ts',
+  visitors: 'src/analytics/events.ts',
+  recorded_events: 'src/analytics/events.ts',
+  analytics_rollups: 'src/analytics/rollups.ts',
+  analytics_rollup_values: 'src/analytics/rollups.ts',
+  console_sign_in_links: 'src/console/sessions.ts',
+  console_sessions: 'src/console/sessions.ts',
+  addin_clients: 'src/addin/clients.ts',
+  audit_entries: 'src/db/audit.ts',
+  analytics_opt_outs: 'src/analytics/privacy.ts',
+  experiments: 'src/experiments/experiments.ts',
+  experiment_arms: 'src/experiments/experiments.ts',
+};
+
+/** Each event type has one owner too: the module that makes the change it reports (through src/db/outbox.ts). */
+export const EVENT_OWNERS: Record<EventType, string> = {
+  'teammate.created': 'src/teammates/teammates.ts',
+  'teammate.deleted': 'src/teammates/teammates.ts',
+  'integration.connected': 'src/integrations/repository.ts',
+  'integration.access_lost': 'src/integrations/repository.ts',
+  'integration.disconnected': 'src/integrations/repository.ts',
+  'signature.published': 'src/signatures/signatures.ts',
+  'signature.installation.failed': 'src/installations/installations.ts',
+  'campaign.scheduled': 'src/campaigns/campaigns.ts',
+  'campaign.started': 'src/campaigns/campaigns.ts',
+  'campaign.paused': 'src/campaigns/campaigns.ts',
+  'campaign.resumed': 'src/campaigns/campaigns.ts',
+  'campaign.ended': 'src/campaigns/campaigns.ts',
+  'visitor.identified': 'src/analytics/events.ts',
+  'conversion.recorded': 'src/analytics/events.ts',
+  'experiment.concluded': 'src/experiments/experiments.ts',
+};
+
+/**
+ * The read models: modules that join several aggregates' tables for one reader (a report, a
+ * console page), allowed to name the tables listed beside them. docs/architecture.md ("Read
+ * models") says what each one answers. Any other statement naming a table lives in its owner's folder.
+ */
+export const READ_MODELS: Record<string, readonly string[]> = {};
+
+/** The folder of a table's owner: every file in it may name the table. */
+export const ownerFolder = (table: string): string | undefined => OWNERS[table]?.replace(/\/[^/]+$/, '');
