@@ -11,12 +11,12 @@ import type { PageWindow } from './pages.ts';
 import { listPage } from './pages.ts';
 import type { Queryable } from './tx.ts';
 
-export type ActorKind = 'console' | 'api_key' | 'cli';
+export type ActorKind = 'console' | 'api_key' | 'cli' | 'system';
 
-/** Who acted: a signed-in person (the session), an API key, or the CLI's user. */
+/** Who acted: a signed-in person (the session), an API key, the CLI's user, or the service's own scheduled work. */
 export interface Actor {
   kind: ActorKind;
-  /** The person a sign-in link named, `name (sgs_prefix)` of a key, `cli:user`. */
+  /** The person a sign-in link named, `name (sgs_prefix)` of a key, `cli:user`, the job (`experiment tick`). */
   name: string;
   /** The console session's or the API key's id. */
   id?: string | null;

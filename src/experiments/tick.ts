@@ -13,6 +13,7 @@ import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
 import { getCampaign } from '../campaigns/queries.ts';
 import type { Analysis } from './analysis.ts';
+import { recordAudit, type Actor } from '../db/audit.ts';
 import { concludeExperiment, promoteArm, startExperiment, type ArmRow, type ExperimentRow } from './experiments.ts';
 import { armsOf, getExperiment, liveExperiments, workspacesWithLiveExperiments } from './queries.ts';
 import { startProblem } from './states.ts';
@@ -28,6 +29,8 @@ export interface ExperimentTickResult {
   failed: { experiment: string; error: string }[];
 }
 
+const TICK_ACTOR: Actor = { kind: 'system', name: 'experiment tick' };
+
 async function analyseRunning(c: Queryable, e: ExperimentRow, now: Date, analyseOne: AnalyseOne, result: ExperimentTickResult): Promise<void> {
   const arms = await armsOf(c, e.workspace_id, e.id);
   const analysis = await analyseOne(c, e, arms, now);
@@ -42,7 +45,11 @@ async function analyseRunning(c: Queryable, e: ExperimentRow, now: Date, analyse
   const winner = arms.find((a) => a.id === done.winner_arm_id);
   // An A/A experiment's winner is a false one by construction (its arms show one banner), and an archived
   // campaign is final (as for a person's promotion, states.ts): neither is promoted.
-  if (winner && done.auto_promote && done.mode === 'ab' && !archived && (await promoteArm(c, e.workspace_id, e.id, winner, now))) result.promoted++;
+  if (!winner || !done.auto_promote || done.mode !== 'ab' || archived) return;
+  if (!(await promoteArm(c, e.workspace_id, e.id, winner, now))) return;
+  // The promotion changes every sender's banner: the trail names the tick, as a person's promotion names them.
+  await recordAudit(c, e.workspace_id, TICK_ACTOR, { action: 'experiment.promote', targetKind: 'experiment', target: e.id, details: { arm_id: winner.id, automatic: true } });
+  result.promoted++;
 }
 
 export async function runExperimentTick(pool: pg.Pool, now: Date, analyseOne: AnalyseOne): Promise<ExperimentTickResult> {

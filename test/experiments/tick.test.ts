@@ -88,6 +88,9 @@ describe('experiment tick', () => {
     });
     expect((await api.call('GET', '/v1/marketing_campaigns')).body.data.find((c: { id: string }) => c.id === campaign).content).toEqual(tree('Banner B'));
     expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload.signatureId)).toEqual([signature]);
+    // The audit trail names the tick as the one who promoted (once, though two ticks ran).
+    const trail = (await api.call('GET', '/v1/audit_entries')).body.data.filter((a: { action: string; target: { id: string } }) => a.action === 'experiment.promote' && a.target.id === e.id);
+    expect(trail).toEqual([expect.objectContaining({ actor: expect.objectContaining({ kind: 'system', name: 'experiment tick' }), details: { arm_id: e.arms[1]!.id, automatic: true } })]);
     // A later tick leaves it be, and the owner concludes only a running experiment.
     await runExperimentTick(api.t.ctx.pool, new Date(), declaring(0));
     const arms = await armsOf(api.t.ctx.pool, api.ws, e.id);

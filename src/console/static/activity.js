@@ -3,7 +3,7 @@
 import { api, h, table, when } from './lib.js';
 
 const PER_PAGE = 50;
-const ACTORS = { console: 'console', api_key: 'API key', cli: 'CLI' };
+const ACTORS = { console: 'console', api_key: 'API key', cli: 'CLI', system: 'the service' };
 
 export async function render({ content, title }) {
   title.textContent = 'Activity';
