@@ -171,6 +171,18 @@ function normalCdf(z: number): number {
   return z >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
 }
 
+/** The standard normal quantile, by bisection on normalCdf (to 1e-9: for the reference figures only). */
+function normalQuantile(p: number): number {
+  let low = -10;
+  let high = 10;
+  while (high - low > 1e-9) {
+    const mid = (low + high) / 2;
+    if (normalCdf(mid) < p) low = mid;
+    else high = mid;
+  }
+  return (low + high) / 2;
+}
+
 /**
  * What the goal is measured against, from the arms' rates alone (independent exposures, no senders,
  * no bots): the fixed horizon's exposures per arm for 80% power at a two-sided 5%, and the median
@@ -179,8 +191,16 @@ function normalCdf(z: number): number {
  * stops when the likelihood ratio reaches 1/α (one direction) or 2/α (either direction). Its
  * log-likelihood ratio is a random walk with drift k²/2 and step variance k² per exposure
  * (k = difference ÷ sqrt(pₐ(1−pₐ) + p_b(1−p_b))), so its stopping time is inverse Gaussian.
+ *
+ * And the ceiling the median goal runs into: a median at `goal` exposures per arm needs a correct
+ * winner by `goal` in at least half the experiments. Whether a rule has declared B by then depends
+ * only on the data so far, so by the Neyman–Pearson lemma its chance is at most the power of the best
+ * single test at `goal` whose false-positive rate is what the rule may spend on B: with both arms
+ * able to win and at most α false winners in A/A, α/2 (a rule that only ever declares a challenger
+ * may spend all of α). That power is Φ(k·√goal − z), z the normal quantile of 1 − α/2 (or 1 − α):
+ * reached only by a rule that looks once, at exactly `goal`, and never decides at any other look.
  */
-export function reference(pa: number, pb: number, alpha = 0.05) {
+export function reference(pa: number, pb: number, alpha = 0.05, goal = GOALS.ab_median_exposures_per_arm) {
   const k = Math.abs(pb - pa) / Math.sqrt(pa * (1 - pa) + pb * (1 - pb));
   const medianStop = (bound: number) => {
     const a = Math.log(bound) / k;
@@ -200,6 +220,8 @@ export function reference(pa: number, pb: number, alpha = 0.05) {
     fixed_horizon_80: Math.round(((1.959964 + 0.841621) / k) ** 2),
     oracle_sprt_median_one_direction: medianStop(1 / alpha),
     oracle_sprt_median_either_direction: medianStop(2 / alpha),
+    ceiling_correct_by_goal_either_direction: round(normalCdf(k * Math.sqrt(goal) - normalQuantile(1 - alpha / 2)), 3),
+    ceiling_correct_by_goal_challenger_only: round(normalCdf(k * Math.sqrt(goal) - normalQuantile(1 - alpha)), 3),
   };
 }
 

@@ -46,8 +46,25 @@ describe('npm run bench -- experiments', () => {
 
 describe('the reference figures of the experiments benchmark', () => {
   it("gives the fixed horizon for +50% at 0.5% (about 15,600 per arm) and the median of the sequential test that knows the effect", () => {
-    expect(reference(0.005, 0.0075)).toEqual({ fixed_horizon_80: 15_596, oracle_sprt_median_one_direction: 8999, oracle_sprt_median_either_direction: 11_604 });
+    expect(reference(0.005, 0.0075)).toEqual({
+      fixed_horizon_80: 15_596,
+      oracle_sprt_median_one_direction: 8999,
+      oracle_sprt_median_either_direction: 11_604,
+      ceiling_correct_by_goal_either_direction: 0.509,
+      ceiling_correct_by_goal_challenger_only: 0.632,
+    });
     // A larger effect needs fewer.
     expect(reference(0.005, 0.01).oracle_sprt_median_either_direction).toBeLessThan(5000);
+  });
+
+  it('gives the most any rule can reach by the goal: the power of one test at 7,800 per arm, at α/2 (either arm may win) or α', () => {
+    // By hand: k·√7800 = 0.0025 / √(0.005·0.995 + 0.0075·0.9925) · √7800 = 1.9811; Φ(1.9811 − 1.9600) = 0.5084, Φ(1.9811 − 1.6449) = 0.6316.
+    const k = 0.0025 / Math.sqrt(0.005 * 0.995 + 0.0075 * 0.9925);
+    expect(k * Math.sqrt(7800)).toBeCloseTo(1.9811, 3);
+    const r = reference(0.005, 0.0075);
+    expect(r.ceiling_correct_by_goal_either_direction).toBeCloseTo(0.5084, 2);
+    expect(r.ceiling_correct_by_goal_challenger_only).toBeCloseTo(0.6316, 2);
+    // At half the goal the ceiling is Φ(1.4008 − 1.96) = 0.288: no rule has a median there.
+    expect(reference(0.005, 0.0075, 0.05, 3900).ceiling_correct_by_goal_either_direction).toBeCloseTo(0.288, 2);
   });
 });
