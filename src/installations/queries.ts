@@ -122,6 +122,16 @@ export async function installationsOfMailbox(db: Queryable, workspaceId: string,
   return rows;
 }
 
+/** The workspace's installations per integration and status: how many, and of how many addresses. */
+export async function countsByIntegration(db: Queryable, workspaceId: string): Promise<{ integration_id: string; status: InstallStatus; installs: number; mailboxes: number }[]> {
+  const { rows } = await db.query<{ integration_id: string; status: InstallStatus; installs: number; mailboxes: number }>(
+    `select integration_id, status, count(*)::int as installs, count(distinct email_id)::int as mailboxes
+       from installations where workspace_id = $1 group by integration_id, status`,
+    [workspaceId],
+  );
+  return rows;
+}
+
 /** The slots (address, kind, integration) of these installations of the workspace, once each; ids of other workspaces are left out. */
 export async function slotsOfInstallations(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ emailId: string; kind: SignatureKind; integrationId: string }[]> {
   const { rows } = await db.query<{ email_id: string; kind: SignatureKind; integration_id: string }>(

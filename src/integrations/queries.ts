@@ -123,3 +123,32 @@ export async function latestRuns(db: Queryable, filter: { workspaceId: string | 
   );
   return rows;
 }
+
+/** The id of the workspace's latest sync run, or undefined when it has none. */
+export async function latestRunId(db: Queryable, workspaceId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [workspaceId]);
+  return rows[0]?.id;
+}
+
+export interface RunSummary {
+  id: string;
+  integration: string;
+  status: string;
+  mode: string;
+  seen: number;
+  created: number;
+  updated: number;
+  deleted: number;
+  error_code: string | null;
+  error: string | null;
+}
+
+/** These runs' states with their integrations' names, ordered by that name (the sandbox's demo waits on them). */
+export async function runSummaries(db: Queryable, runIds: readonly string[]): Promise<RunSummary[]> {
+  const { rows } = await db.query<RunSummary>(
+    `select r.id, i.name as integration, r.status, r.mode, r.seen, r.created, r.updated, r.deleted, r.error_code, r.error
+       from sync_runs r join integrations i on i.id = r.integration_id where r.id = any($1::uuid[]) order by i.name`,
+    [runIds],
+  );
+  return rows;
+}
