@@ -152,3 +152,14 @@ export async function runSummaries(db: Queryable, runIds: readonly string[]): Pr
   );
   return rows;
 }
+
+/** The workspace's active, activated assets integrations of this provider kind (or only `assetsIntegrationId` among them): where a photo sync goes. */
+export async function photoSyncTargets(db: Queryable, workspaceId: string, kind: string, assetsIntegrationId?: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select i.id from integrations i
+      where i.workspace_id = $1 and i.kind = $2 and i.category = 'assets' and i.status = 'active' and i.activated
+        and ($3::uuid is null or i.id = $3::uuid)`,
+    [workspaceId, kind, assetsIntegrationId ?? null],
+  );
+  return rows.map((r) => r.id);
+}

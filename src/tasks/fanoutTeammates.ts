@@ -2,7 +2,7 @@
 import { stopTeammates } from '../installations/installations.ts';
 import { targetsForTeammates } from '../install/recipients.ts';
 import { installedKinds } from '../signatures/queries.ts';
-import { enqueueInstalls } from '../install/fanout.ts';
+import { requestInstalls } from '../jobs/triggers.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 
@@ -12,7 +12,7 @@ export const fanoutTeammates = defineTask(jobs.fanoutTeammates, {
     await stopTeammates(app.pool, workspaceId, teammateIds, { onlyRemoved: true });
     const kinds = await installedKinds(app.pool, workspaceId);
     const targets = await targetsForTeammates(app.pool, workspaceId, teammateIds, kinds);
-    await enqueueInstalls(app.pool, workspaceId, targets, false);
+    await requestInstalls(app.pool, workspaceId, targets, false);
     logger.info({ teammates: teammateIds.length, installs: targets.length }, 'teammate installs queued');
   },
 });
