@@ -152,3 +152,8 @@ export async function deleteClicks(db: Pick<pg.Pool, 'query'>, workspaceId: stri
   const { rowCount } = await db.query('delete from clicks where workspace_id = $1 and id = any($2::text[])', [workspaceId, ids]);
   return rowCount ?? 0;
 }
+
+/** How many of these clicks the workspace has recorded (the batched recorder writes them a moment after the redirect). */
+export async function countRecordedClicks(db: Pick<pg.Pool, 'query'>, workspaceId: string, ids: readonly string[]): Promise<number> {
+  return (await db.query<{ n: number }>('select count(*)::int as n from clicks where workspace_id = $1 and id = any($2::text[])', [workspaceId, ids])).rows[0]!.n;
+}

@@ -17,7 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { enqueueInstalls } from '../install/fanout.ts';
+import { requestInstalls } from '../jobs/triggers.ts';
 import { slotsOfInstallations } from '../installations/queries.ts';
 import { auditConsole } from './consoleSignIn.ts';
 import { zodDetails } from './openapi.ts';
@@ -32,7 +32,7 @@ export async function consoleInstallationRoutes(api: FastifyInstance, app: AppCo
     const parsed = RetryBody.safeParse(req.body ?? {});
     if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error.issues, 'body'));
     const slots = await slotsOfInstallations(app.pool, req.workspaceId, parsed.data.installation_ids);
-    const queued = await enqueueInstalls(app.pool, req.workspaceId, slots, true);
+    const queued = await requestInstalls(app.pool, req.workspaceId, slots, true);
     await auditConsole(app, req, { action: 'installations.retry', targetKind: 'installation', details: { installation_ids: parsed.data.installation_ids, queued } });
     return reply.status(202).send({ data: { queued } });
   });

@@ -6,13 +6,12 @@
  *   one reference per user.
  * - recordPhotoFetched: the photo sync's result for one user: what it fetched, and the asset it
  *   stored (or none when the user has no photo).
- * - requestPhotoSync: after a directory run of a provider kind succeeds, queues the photo sync of
- *   every active `assets` integration of the same kind in the workspace (one job per integration;
- *   a burst of directory runs coalesces into one).
+ * After a directory run of a provider kind succeeds, the engine queues the photo sync of every
+ * active `assets` integration of the same kind in the workspace (photoSyncTargets, then
+ * requestPhotoSync of src/jobs/triggers.ts: one job per integration; a burst coalesces into one).
  */
 import type { DirectoryUser } from '../../connectors/types.ts';
 import type { Queryable } from '../db/tx.ts';
-import { enqueue, jobs } from '../jobs/catalogue.ts';
 
 export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, integrationId: string, users: readonly DirectoryUser[]): Promise<void> {
   const withPhoto: DirectoryUser[] = [];
@@ -61,16 +60,3 @@ export async function recordPhotoFetched(db: Queryable, workspaceId: string, int
   );
 }
 
-/** Queues `sync_photos` for the workspace's active assets integrations of this provider kind. */
-export async function requestPhotoSync(db: Queryable, workspaceId: string, kind: string, assetsIntegrationId?: string): Promise<number> {
-  const { rows } = await db.query<{ id: string }>(
-    `select i.id from integrations i
-      where i.workspace_id = $1 and i.kind = $2 and i.category = 'assets' and i.status = 'active' and i.activated
-        and ($3::uuid is null or i.id = $3::uuid)`,
-    [workspaceId, kind, assetsIntegrationId ?? null],
-  );
-  for (const r of rows) {
-    await enqueue(db, jobs.syncPhotos, { workspaceId, integrationId: r.id });
-  }
-  return rows.length;
-}

@@ -5,7 +5,6 @@
 import type { Secrets } from '../crypto/secrets.ts';
 import type { BillingCredentials, InvoiceDoc, Plan, SubscriptionState } from './provider.ts';
 import type { Queryable } from '../db/tx.ts';
-import { enqueue, jobs } from '../jobs/catalogue.ts';
 
 export interface BillingAccount {
   workspaceId: string;
@@ -185,8 +184,7 @@ export async function directoriesSettled(db: Queryable, workspaceId: string): Pr
   return (rows[0]?.unsettled ?? 0) === 0;
 }
 
-/** Queues the seat sync after a directory run (in the run's transaction); a burst coalesces per workspace. */
-export async function requestSeatSync(db: Queryable, workspaceId: string, runId: string): Promise<void> {
-  const { rowCount } = await db.query('select 1 from billing_accounts where workspace_id = $1', [workspaceId]);
-  if (rowCount) await enqueue(db, jobs.syncSeats, { workspaceId, runId });
+/** Whether the workspace has a payment-provider account (a directory run then asks for a seat sync). */
+export async function hasBillingAccount(db: Queryable, workspaceId: string): Promise<boolean> {
+  return Boolean((await db.query('select 1 from billing_accounts where workspace_id = $1', [workspaceId])).rowCount);
 }

@@ -122,6 +122,11 @@ export async function shareFieldsForValues(
 }
 
 /** The ids of the workspace's smart fields (all of them, or those among `among`). */
+/** How many of the workspace's smart fields take their values from a directory integration. */
+export async function directoryFieldCount(db: Queryable, workspaceId: string): Promise<number> {
+  return (await db.query<{ n: number }>('select count(*)::int as n from smart_fields where workspace_id = $1 and integration_id is not null', [workspaceId])).rows[0]!.n;
+}
+
 export async function smartFieldIds(db: Queryable, workspaceId: string, among?: readonly string[]): Promise<Set<string>> {
   const { rows } = among
     ? await db.query<{ id: string }>('select id from smart_fields where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, among])

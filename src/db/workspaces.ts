@@ -93,6 +93,16 @@ export async function getWorkspace(db: Queryable, workspaceId: string): Promise<
   return rows[0];
 }
 
+/** Whether a workspace of this id exists (the CLI's check of `--workspace`). */
+export async function workspaceExists(db: Queryable, workspaceId: string): Promise<boolean> {
+  return Boolean((await db.query('select 1 from workspaces where id = $1', [workspaceId])).rowCount);
+}
+
+/** Whether the deployment holds any workspace (the first-run sandbox seeds only an empty one). */
+export async function hasWorkspaces(db: Queryable): Promise<boolean> {
+  return Boolean((await db.query('select 1 from workspaces limit 1')).rowCount);
+}
+
 export interface WorkspaceOverview extends WorkspaceRow {
   plan_tier: string | null;
   plan_kind: string | null;

@@ -24,12 +24,7 @@
  */
 import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
-import { enqueue, enqueueMany, jobs } from '../jobs/catalogue.ts';
-
-/** One `deliver_webhook` job per delivery (keyed by the delivery), in one `add_jobs` call. */
-async function enqueueDeliveries(db: Queryable, ids: readonly string[]): Promise<void> {
-  await enqueueMany(db, jobs.deliverWebhook, ids.map((deliveryId) => ({ payload: { deliveryId } })));
-}
+import { requestDeliveries, requestDeliveryRetry } from '../jobs/triggers.ts';
 
 export interface DispatchResult {
   /** Queued events taken in this batch. */
@@ -68,7 +63,7 @@ export async function dispatchBatch(pool: pg.Pool, workspaceId: string, limit = 
       [workspaceId, limit],
     );
     const result = rows[0]!;
-    await enqueueDeliveries(client, result.deliveries);
+    await requestDeliveries(client, result.deliveries);
     return result;
   });
 }
@@ -125,7 +120,7 @@ export async function recordAttempt(db: Queryable, deliveryId: string, a: Attemp
      values ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [deliveryId, attempt, a.outcome, a.statusCode, a.durationMs, a.error, nextAt, at],
   );
-  if (a.outcome === 'retrying') await enqueue(db, jobs.deliverWebhook, { deliveryId }, nextAt ? { runAt: nextAt } : {});
+  if (a.outcome === 'retrying') await requestDeliveryRetry(db, deliveryId, nextAt);
   return true;
 }
 
@@ -207,7 +202,7 @@ async function requeue(client: pg.PoolClient, ids: string[]): Promise<string[]> 
     [ids],
   );
   const requeued = rows.map((r) => r.id);
-  await enqueueDeliveries(client, requeued);
+  await requestDeliveries(client, requeued);
   return requeued;
 }
 

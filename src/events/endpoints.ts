@@ -84,6 +84,11 @@ export async function endpointWorkspace(db: Queryable, id: string): Promise<stri
   return rows[0]?.workspace_id;
 }
 
+/** Whether an endpoint of this id exists, in any workspace (the CLI names endpoints by id alone). */
+export async function endpointExists(db: Queryable, id: string): Promise<boolean> {
+  return Boolean((await db.query('select 1 from webhook_endpoints where id = $1', [id])).rowCount);
+}
+
 /** Deletes an endpoint with its deliveries; jobs still queued for them find nothing and end. */
 export async function removeEndpoint(db: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await db.query('delete from webhook_endpoints where id = $1', [id]);

@@ -96,6 +96,42 @@ export async function installationsOfEmail(db: Queryable, workspaceId: string, e
   return rows.map((r) => ({ ...r, fix: fixFor(r.status, r.error_code) }));
 }
 
+export interface MailboxInstallRow {
+  signature_id: string;
+  integration_id: string;
+  kind: SignatureKind;
+  status: InstallStatus;
+  /** The error code, '' when none. */
+  error: string;
+  message: string | null;
+  failing_since: Date | null;
+  installed_at: Date | null;
+  attempts: number;
+  /** The first 12 characters of the installed content's hash, '' when none. */
+  hash: string;
+}
+
+/** Every installation of one address, unordered: `sigsync install status` names their signatures and integrations through their owners. */
+export async function installationsOfMailbox(db: Queryable, workspaceId: string, emailId: string): Promise<MailboxInstallRow[]> {
+  const { rows } = await db.query<MailboxInstallRow>(
+    `select signature_id, integration_id, kind, status, coalesce(error_code, '') as error, error_message as message,
+            failing_since, installed_at, attempts, left(coalesce(content_hash, ''), 12) as hash
+       from installations where workspace_id = $1 and email_id = $2`,
+    [workspaceId, emailId],
+  );
+  return rows;
+}
+
+/** The workspace's installations per integration and status: how many, and of how many addresses. */
+export async function countsByIntegration(db: Queryable, workspaceId: string): Promise<{ integration_id: string; status: InstallStatus; installs: number; mailboxes: number }[]> {
+  const { rows } = await db.query<{ integration_id: string; status: InstallStatus; installs: number; mailboxes: number }>(
+    `select integration_id, status, count(*)::int as installs, count(distinct email_id)::int as mailboxes
+       from installations where workspace_id = $1 group by integration_id, status`,
+    [workspaceId],
+  );
+  return rows;
+}
+
 /** The slots (address, kind, integration) of these installations of the workspace, once each; ids of other workspaces are left out. */
 export async function slotsOfInstallations(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ emailId: string; kind: SignatureKind; integrationId: string }[]> {
   const { rows } = await db.query<{ email_id: string; kind: SignatureKind; integration_id: string }>(

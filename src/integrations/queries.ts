@@ -59,3 +59,107 @@ export async function recentRuns(db: Queryable, workspaceId: string, integration
   );
   return rows;
 }
+
+/**
+ * One integration by its id alone, whatever its workspace: the operator's CLI names integrations
+ * so (`sigsync integration reconnect ID`, `sigsync sync --integration ID`).
+ */
+export async function integrationById(db: Queryable, id: string): Promise<IntegrationRow | undefined> {
+  const { rows } = await db.query<IntegrationRow>('select * from integrations where id = $1', [id]);
+  return rows[0];
+}
+
+export type IntegrationListRow = {
+  id: string;
+  workspace: string;
+  kind: string;
+  category: string;
+  name: string;
+  status: string;
+  error: string | null;
+  error_since: Date | null;
+};
+
+/** Every integration (disconnected ones too), or one workspace's, oldest first: `sigsync integration list`. */
+export async function integrationsForOperator(db: Queryable, workspaceId: string | null): Promise<IntegrationListRow[]> {
+  const { rows } = await db.query<IntegrationListRow>(
+    `select id, workspace_id as workspace, kind, category, name, status, error_message as error, error_since
+       from integrations where ($1::uuid is null or workspace_id = $1) order by created_at`,
+    [workspaceId],
+  );
+  return rows;
+}
+
+/** The kind and name of these integrations of the workspace, ordered by name (the database's collation). */
+export async function integrationNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ id: string; kind: string; name: string }[]> {
+  const { rows } = await db.query<{ id: string; kind: string; name: string }>('select id, kind, name from integrations where workspace_id = $1 and id = any($2::uuid[]) order by name', [workspaceId, ids]);
+  return rows;
+}
+
+/** The teammates each integration's latest succeeded run saw (what a progress bar expects); integrations without one are left out. */
+export async function lastSucceededSeen(db: Queryable, integrationIds: readonly string[]): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ integration_id: string; seen: number }>(
+    `select distinct on (integration_id) integration_id, seen from sync_runs
+      where integration_id = any($1::uuid[]) and status = 'succeeded' order by integration_id, finished_at desc`,
+    [integrationIds],
+  );
+  return new Map(rows.map((r) => [r.integration_id, r.seen]));
+}
+
+export type RunListRow = Pick<
+  SyncRunRow,
+  'id' | 'status' | 'mode' | 'trigger' | 'pages' | 'seen' | 'created' | 'updated' | 'deleted' | 'errors' | 'started_at' | 'finished_at' | 'stage_ms'
+> & { integration: string; error: string };
+
+/** The latest runs of every workspace, or of one workspace or one integration, newest first: `sigsync runs`. */
+export async function latestRuns(db: Queryable, filter: { workspaceId: string | null; integrationId: string | null }, limit: number): Promise<RunListRow[]> {
+  const { rows } = await db.query<RunListRow>(
+    `select r.id, i.name as integration, r.status, r.mode, r.trigger, r.pages, r.seen, r.created, r.updated, r.deleted,
+            r.errors, r.started_at, r.finished_at, coalesce(r.error_code, '') as error, r.stage_ms
+       from sync_runs r join integrations i on i.id = r.integration_id
+      where ($1::uuid is null or r.workspace_id = $1) and ($2::uuid is null or r.integration_id = $2)
+      order by r.started_at desc limit $3`,
+    [filter.workspaceId, filter.integrationId, limit],
+  );
+  return rows;
+}
+
+/** The id of the workspace's latest sync run, or undefined when it has none. */
+export async function latestRunId(db: Queryable, workspaceId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [workspaceId]);
+  return rows[0]?.id;
+}
+
+export interface RunSummary {
+  id: string;
+  integration: string;
+  status: string;
+  mode: string;
+  seen: number;
+  created: number;
+  updated: number;
+  deleted: number;
+  error_code: string | null;
+  error: string | null;
+}
+
+/** These runs' states with their integrations' names, ordered by that name (the sandbox's demo waits on them). */
+export async function runSummaries(db: Queryable, runIds: readonly string[]): Promise<RunSummary[]> {
+  const { rows } = await db.query<RunSummary>(
+    `select r.id, i.name as integration, r.status, r.mode, r.seen, r.created, r.updated, r.deleted, r.error_code, r.error
+       from sync_runs r join integrations i on i.id = r.integration_id where r.id = any($1::uuid[]) order by i.name`,
+    [runIds],
+  );
+  return rows;
+}
+
+/** The workspace's active, activated assets integrations of this provider kind (or only `assetsIntegrationId` among them): where a photo sync goes. */
+export async function photoSyncTargets(db: Queryable, workspaceId: string, kind: string, assetsIntegrationId?: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select i.id from integrations i
+      where i.workspace_id = $1 and i.kind = $2 and i.category = 'assets' and i.status = 'active' and i.activated
+        and ($3::uuid is null or i.id = $3::uuid)`,
+    [workspaceId, kind, assetsIntegrationId ?? null],
+  );
+  return rows.map((r) => r.id);
+}

@@ -15,7 +15,8 @@ import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
 import { withTx } from '../db/tx.ts';
 import { DIRECTORY_CATEGORIES } from '../domain.ts';
-import { enqueueMany, jobs } from '../jobs/catalogue.ts';
+import { jobs } from '../jobs/catalogue.ts';
+import { requestSyncRuns } from '../jobs/triggers.ts';
 
 export type SyncTrigger = 'api' | 'schedule' | 'cli' | 'reconnect' | 'confirm';
 
@@ -93,7 +94,7 @@ export async function startRuns(pool: pg.Pool, workspaceId: string, integrationI
       [workspaceId, DIRECTORY_CATEGORIES, integrationIds === 'all' ? null : integrationIds, opts.trigger, opts.confirmDeletions ?? false, opts.full ?? false],
     );
     if (rows.length) {
-      await enqueueMany(client, jobs.syncIntegration, rows.map((r) => ({ payload: { runId: r.id }, keyBy: { integrationId: r.integration_id } })));
+      await requestSyncRuns(client, rows);
     }
     return rows;
   });

@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import type { AppContext } from '../context.ts';
+import { countRecordedClicks } from '../analytics/clicks.ts';
 import { rebuildRollups } from '../analytics/rollups.ts';
 import type { ApiClient } from './flow.ts';
 
@@ -51,8 +52,7 @@ async function follow(baseUrl: string, path: string, userAgent: string): Promise
 async function waitForClicks(ctx: AppContext, workspaceId: string, ids: string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await ctx.pool.query<{ n: number }>('select count(*)::int as n from clicks where workspace_id = $1 and id = any($2::text[])', [workspaceId, ids]);
-    if (rows[0]!.n === ids.length) return;
+    if ((await countRecordedClicks(ctx.pool, workspaceId, ids)) === ids.length) return;
     if (Date.now() > deadline) throw new Error(`the demo's clicks were not recorded within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -29,6 +29,11 @@ import { out } from '../output.ts';
 import { sandboxEnabled } from './mode.ts';
 import { createSignInLink } from '../console/sessions.ts';
 import { createApiKey } from '../db/apiKeys.ts';
+import { directoryFieldCount } from '../db/smartFields.ts';
+import { hasWorkspaces, workspaceExists } from '../db/workspaces.ts';
+import { countsByIntegration, listInstallations } from '../installations/queries.ts';
+import { integrationNames, latestRunId } from '../integrations/queries.ts';
+import { smartFieldValueCount } from '../teammates/queries.ts';
 import type { ServerRoutes } from '../api/server.ts';
 import { OUTLOOK_DEMO_PATH, outlookDemoRoutes, type OutlookDemoSetup } from './outlookDemo.ts';
 import { ApiClient, waitForIdle, waitForRuns } from './flow.ts';
@@ -148,16 +153,14 @@ async function startControl(e: SandboxTenants, onChange: (c: DirectoryChange) =>
   };
 }
 
-const count = async (ctx: AppContext, sql: string, params: unknown[]) => (await ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
-
 /** The story of the first run: sync, map, assign, publish, install. */
 export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, signatureId: string, restarted: boolean): Promise<void> {
   const runs = await waitForRuns(ctx.pool, await api.sync());
   const synced = runs.reduce((n, r) => n + r.seen, 0);
   log.info({ runs: runs.map((r) => ({ integration: r.integration, status: r.status, seen: r.seen })) }, `synced ${synced} teammates (${runs.map((r) => `${r.integration}: ${r.seen}`).join(', ')})`);
   for (const r of runs.filter((x) => x.status !== 'succeeded')) log.warn({ run: r.id }, `${r.integration} sync ${r.status}: ${r.error ?? ''}`);
-  const values = await count(ctx, 'select count(*)::int as n from smart_field_values where workspace_id = $1', [workspaceId]);
-  const fields = await count(ctx, 'select count(*)::int as n from smart_fields where workspace_id = $1 and integration_id is not null', [workspaceId]);
+  const values = await smartFieldValueCount(ctx.pool, workspaceId);
+  const fields = await directoryFieldCount(ctx.pool, workspaceId);
   log.info(`mapped ${values} smart-field values from ${fields} directory attributes (name, job title, phone)`);
   const groups = await everyoneGroups(ctx, workspaceId);
   await api.assignGroups(signatureId, groups);
@@ -166,26 +169,27 @@ export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, wor
   if (restarted) await api.reinstall(signatureId);
   log.info(`assigned the "Acme standard" signature to ${groups.length} all-staff groups and published it`);
   await waitForIdle(ctx.pool);
-  const { rows } = await ctx.pool.query<{ kind: string; name: string; status: string; n: number }>(
-    `select i.kind, i.name, s.status, count(*)::int as n from installations s join integrations i on i.id = s.integration_id
-      where s.workspace_id = $1 group by i.kind, i.name, s.status order by i.name`,
-    [workspaceId],
-  );
-  const installed = rows.filter((r) => r.status === 'installed');
+  const { installed, waiting } = await installsByIntegration(ctx, workspaceId);
   log.info(`installed ${installed.reduce((n, r) => n + r.n, 0)} signatures (${installed.map((r) => `${r.name}: ${r.n}`).join(', ')}), each with the campaign banner`);
   // Outlook is in add-in mode, as in a default tenant: nothing is pushed, the add-in fetches at compose time.
-  const waiting = await ctx.pool.query<{ name: string; n: number }>(
-    `select i.name, count(distinct s.email_id)::int as n from installations s join integrations i on i.id = s.integration_id
-      where s.workspace_id = $1 and s.status = 'pending' group by i.name order by i.name`,
-    [workspaceId],
-  );
-  for (const w of waiting.rows) log.info(`${w.n} mailboxes in ${w.name} wait for the Outlook add-in: pending until it fetches their signature at compose time (the compose-window demo below), then installed per platform`);
-  const failures = await ctx.pool.query<{ address: string; name: string; error_message: string | null }>(
-    `select e.address, i.name, s.error_message from installations s join emails e on e.id = s.email_id join integrations i on i.id = s.integration_id
-      where s.workspace_id = $1 and s.status = 'failed' order by e.address`,
-    [workspaceId],
-  );
-  for (const f of failures.rows) log.warn(`1 install failed: ${f.address} in ${f.name}: ${f.error_message ?? 'unknown reason'}`);
+  for (const w of waiting) log.info(`${w.n} mailboxes in ${w.name} wait for the Outlook add-in: pending until it fetches their signature at compose time (the compose-window demo below), then installed per platform`);
+  const failures = (await listInstallations(ctx.pool, workspaceId, { limit: 1000, offset: 0 }, { status: 'failed' })).rows;
+  for (const f of failures.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0)))
+    log.warn(`1 install failed: ${f.address} in ${f.integration_name}: ${f.error_message ?? 'unknown reason'}`);
+}
+
+/**
+ * The installed signatures and the mailboxes waiting (pending) per integration, by the
+ * integration's name as the database orders it.
+ */
+async function installsByIntegration(ctx: AppContext, workspaceId: string): Promise<{ installed: { name: string; n: number }[]; waiting: { name: string; n: number }[] }> {
+  const counts = await countsByIntegration(ctx.pool, workspaceId);
+  const integrations = await integrationNames(ctx.pool, workspaceId, [...new Set(counts.map((c) => c.integration_id))]);
+  const sum = (status: string, of: (c: (typeof counts)[number]) => number) =>
+    integrations
+      .map((i) => ({ name: i.name, n: counts.filter((c) => c.integration_id === i.id && c.status === status).reduce((n, c) => n + of(c), 0) }))
+      .filter((r) => r.n > 0);
+  return { installed: sum('installed', (c) => c.installs), waiting: sum('pending', (c) => c.mailboxes) };
 }
 
 /**
@@ -265,7 +269,7 @@ export async function withSandbox(app: App): Promise<App> {
   try {
     let record = readSandboxRecord(ctx.config);
     let restarted = false;
-    const exists = record && (await count(ctx, 'select count(*)::int as n from workspaces where id = $1', [record.workspace_id])) > 0;
+    const exists = record && (await workspaceExists(ctx.pool, record.workspace_id));
     if (record && exists) {
       // Before the integrations point at the emulators: a sync that repointing starts must see them.
       const restored = restoreDirectoryChanges(ctx.config, emulators, log);
@@ -273,7 +277,7 @@ export async function withSandbox(app: App): Promise<App> {
       restarted = true;
       log.info('pointed the sandbox workspace "Acme" at the new emulators');
       if (restored) log.info(`restored ${restored} directory change(s) made with sigsync sandbox directory (kept in ${directoryJournal(ctx.config)})`);
-    } else if (!ctx.config.DATABASE_URL && (await count(ctx, 'select count(*)::int as n from workspaces', [])) === 0) {
+    } else if (!ctx.config.DATABASE_URL && !(await hasWorkspaces(ctx.pool))) {
       const acme = loadAcme();
       // A new sandbox workspace starts from the fixture's directory.
       fs.rmSync(directoryJournal(ctx.config), { force: true });
@@ -295,9 +299,9 @@ export async function withSandbox(app: App): Promise<App> {
       const api = new ApiClient(app.url, record.api_key);
       await runStory(ctx, log, api, record.workspace_id, record.signature_id, restarted);
       const clicked = await runAnalyticsStory(ctx, log, api, record.workspace_id, emulators.google.signatures());
-      const lastRun = await app.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 order by started_at desc limit 1', [record.workspace_id]);
+      const lastRunId = await latestRunId(ctx.pool, record.workspace_id);
       const signIn = await createSignInLink(ctx.pool, record.workspace_id, 'sandbox');
-      printWelcome(cliCommand(ctx.config.DATA_DIR), record.workspace_id, app.url, record.api_key, control.url, lastRun.rows[0]?.id, clicked, signIn.token, record.addin_key);
+      printWelcome(cliCommand(ctx.config.DATA_DIR), record.workspace_id, app.url, record.api_key, control.url, lastRunId, clicked, signIn.token, record.addin_key);
     }
   } catch (err) {
     log.error({ err }, 'the sandbox demo failed; the server keeps running');

@@ -4,6 +4,7 @@
  * queue to settle.
  */
 import type { Queryable } from '../db/tx.ts';
+import { runSummaries, type RunSummary } from '../integrations/queries.ts';
 import { jobs } from '../jobs/catalogue.ts';
 
 export class ApiClient {
@@ -51,28 +52,11 @@ export class ApiClient {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export interface RunSummary {
-  id: string;
-  integration: string;
-  status: string;
-  mode: string;
-  seen: number;
-  created: number;
-  updated: number;
-  deleted: number;
-  error_code: string | null;
-  error: string | null;
-}
-
 /** Waits until none of the runs is running; answers their final rows. */
 export async function waitForRuns(db: Queryable, runIds: string[], timeoutMs = 60_000): Promise<RunSummary[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await db.query<RunSummary>(
-      `select r.id, i.name as integration, r.status, r.mode, r.seen, r.created, r.updated, r.deleted, r.error_code, r.error
-         from sync_runs r join integrations i on i.id = r.integration_id where r.id = any($1::uuid[]) order by i.name`,
-      [runIds],
-    );
+    const rows = await runSummaries(db, runIds);
     if (rows.every((r) => r.status !== 'running')) return rows;
     if (Date.now() > deadline) throw new Error(`sync runs still running after ${timeoutMs} ms`);
     await sleep(50);

@@ -17,6 +17,7 @@ import { createWorkspace, setEventTracking } from '../db/workspaces.ts';
 import { createSignature, lockSignature, publishVariant, VARIANT_KINDS } from '../signatures/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
 import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
+import { groupIdsNamed } from '../sync/groups.ts';
 import { validateContent } from '../render/index.ts';
 import { addSandboxLogo } from './logo.ts';
 import { sandboxVariantTrees } from './signatureVariants.ts';
@@ -275,6 +276,5 @@ export async function seedSandbox(ctx: AppContext, e: Emulated, fixture: AcmeFix
 
 /** The synced all-staff groups of the two directories, as assignment targets. */
 export async function everyoneGroups(ctx: AppContext, workspaceId: string): Promise<string[]> {
-  const { rows } = await ctx.pool.query<{ id: string }>(`select id from groups where workspace_id = $1 and kind = 'group' and name in ('Everyone', 'All staff EMEA') order by name`, [workspaceId]);
-  return rows.map((r) => r.id);
+  return groupIdsNamed(ctx.pool, workspaceId, ['Everyone', 'All staff EMEA']);
 }

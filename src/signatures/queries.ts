@@ -3,6 +3,7 @@
  * folders, assignments, and the existence checks a write validates against.
  */
 import type { Queryable } from '../db/tx.ts';
+import type { SignatureKind } from '../domain.ts';
 import { listPage, type PageWindow } from '../db/pages.ts';
 import { SIGNATURE_COLUMNS, type SignatureRow } from './signatures.ts';
 
@@ -18,6 +19,25 @@ export async function signatureExists(db: Queryable, workspaceId: string, id: st
 export async function existingSignatureIds(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
   const { rows } = await db.query<{ id: string }>('select id from signatures where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
   return new Set(rows.map((r) => r.id));
+}
+
+/** The names of these signatures of the workspace, ordered by name (the database's collation). */
+export async function signatureNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
+  const { rows } = await db.query<{ id: string; name: string }>('select id, name from signatures where workspace_id = $1 and id = any($2::uuid[]) order by name', [workspaceId, ids]);
+  return rows;
+}
+
+/**
+ * The signature kinds the workspace installs: `primary`, and each variant kind that some signature
+ * has activated with published content (a teammate's fan-out installs these).
+ */
+export async function installedKinds(db: Queryable, workspaceId: string): Promise<SignatureKind[]> {
+  const { rows } = await db.query<{ kind: SignatureKind }>(
+    `select 'primary' as kind union select distinct v.kind from signature_variants v
+      where v.workspace_id = $1 and v.activated and v.content is not null`,
+    [workspaceId],
+  );
+  return rows.map((r) => r.kind);
 }
 
 /** Locks a signature for an assignments write (in the caller's transaction); undefined when it does not exist. */

@@ -26,9 +26,9 @@ import { buildConnector, getIntegration, IntegrationSetupError, markAccessLost, 
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
 import { claimRun, countRateLimitWait, finishRun, getRun, holdRun, restartAsFull, RunTakenOverError, setRunMode, type SyncRunRow } from '../integrations/syncRuns.ts';
 import type { MappedField } from './write.ts';
-import { requestTeammateInstalls } from '../jobs/triggers.ts';
-import { requestPhotoSync } from '../assets/directoryPhotos.ts';
-import { requestSeatSync } from '../billing/repository.ts';
+import { requestPhotoSync, requestSeatSync, requestTeammateInstalls } from '../jobs/triggers.ts';
+import { photoSyncTargets } from '../integrations/queries.ts';
+import { hasBillingAccount } from '../billing/repository.ts';
 import { cleanDirectoryGroup } from './clean.ts';
 import { syncGroups } from './groups.ts';
 import { defaultListingBound, listPages, type ListingBound } from './pages.ts';
@@ -211,8 +211,8 @@ async function complete(ctx: AppContext, integration: IntegrationRow, run: SyncR
     }
     await saveSyncCursor(client, integration.id, nextState, mode === 'full');
     if (integration.category === 'teammates') {
-      await requestPhotoSync(client, integration.workspace_id, integration.kind);
-      await requestSeatSync(client, integration.workspace_id, run.id);
+      await requestPhotoSync(client, integration.workspace_id, await photoSyncTargets(client, integration.workspace_id, integration.kind));
+      if (await hasBillingAccount(client, integration.workspace_id)) await requestSeatSync(client, integration.workspace_id, run.id);
     }
     await finishRun(client, run.id, 'succeeded', { deleted });
   });

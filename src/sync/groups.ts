@@ -64,3 +64,9 @@ export async function groupKinds(db: Queryable, workspaceId: string, ids: readon
   const { rows } = await db.query<{ id: string; kind: string }>('select id, kind from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
   return new Map(rows.map((r) => [r.id, r.kind]));
 }
+
+/** The ids of the workspace's groups (kind `group`) with these names, ordered by name. */
+export async function groupIdsNamed(db: Queryable, workspaceId: string, names: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(`select id from groups where workspace_id = $1 and kind = 'group' and name = any($2::text[]) order by name`, [workspaceId, names]);
+  return rows.map((r) => r.id);
+}

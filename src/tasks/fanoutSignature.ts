@@ -1,6 +1,6 @@
 /** Publish, variant publish, forced re-install, campaign change: install jobs for a signature's recipients. */
 import { assignedTeammates, targetsForTeammates } from '../install/recipients.ts';
-import { enqueueInstalls } from '../install/fanout.ts';
+import { requestInstalls } from '../jobs/triggers.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 
@@ -8,7 +8,7 @@ export const fanoutSignature = defineTask(jobs.fanoutSignature, {
   async run({ workspaceId, signatureId, kinds, forced }, { app, logger }) {
     const teammates = await assignedTeammates(app.pool, workspaceId, signatureId);
     const targets = await targetsForTeammates(app.pool, workspaceId, teammates, kinds);
-    await enqueueInstalls(app.pool, workspaceId, targets, forced);
+    await requestInstalls(app.pool, workspaceId, targets, forced);
     logger.info({ signatureId, teammates: teammates.length, installs: targets.length, forced }, 'signature installs queued');
   },
 });

@@ -1,7 +1,7 @@
 /** Installs the signature of one (address, kind, integration), one job at a time per slot; see src/install/install.ts and src/installations/slots.ts. */
 import pLimit, { type LimitFunction } from 'p-limit';
 import { installMailbox } from '../install/install.ts';
-import { enqueueInstalls } from '../install/fanout.ts';
+import { requestInstalls } from '../jobs/triggers.ts';
 import { withInstallSlot } from '../installations/slots.ts';
 import type { IntegrationRow } from '../integrations/repository.ts';
 import { jobs } from '../jobs/catalogue.ts';
@@ -32,7 +32,7 @@ export const installMailboxTask = defineTask(jobs.installMailbox, {
     const outcome = await withInstallSlot(app.pool, job, helpers.job.id, () => installMailbox(app, job, opts), { logger, signal: helpers.abortSignal });
     if (outcome.outcome === 'rescheduled' || outcome.outcome === 'deferred') {
       // The provider asked to slow down, or the pace's next turn is far: wait in the queue, not in a worker.
-      await enqueueInstalls(app.pool, job.workspaceId, [job], job.forced, new Date(Date.now() + outcome.retryAfterMs));
+      await requestInstalls(app.pool, job.workspaceId, [job], job.forced, new Date(Date.now() + outcome.retryAfterMs));
     }
     logger.debug({ outcome: outcome.outcome }, 'install done');
   },

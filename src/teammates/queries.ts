@@ -81,3 +81,8 @@ export async function searchAddresses(db: Queryable, workspaceId: string, q: str
   );
   return rows;
 }
+
+/** How many smart-field values the workspace's teammates hold (directory-mapped, by hand and photos). */
+export async function smartFieldValueCount(db: Queryable, workspaceId: string): Promise<number> {
+  return (await db.query<{ n: number }>('select count(*)::int as n from smart_field_values where workspace_id = $1', [workspaceId])).rows[0]!.n;
+}

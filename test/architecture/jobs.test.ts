@@ -1,13 +1,14 @@
 /**
  * The job catalogue (src/jobs/catalogue.ts) is the one place that names a job: every other file of
  * src/ reaches a job through its entry (`jobs.installMailbox`, `enqueue`), never through its name as
- * a string, and each task of the worker is defined from its entry.
+ * a string, and each task of the worker is defined from its entry. The helpers that request jobs
+ * live in src/jobs/ (triggers.ts): no file of src/ outside it calls `enqueue` or `enqueueMany`.
  */
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { jobs } from '../../src/jobs/catalogue.ts';
 import { tasks } from '../../src/tasks/index.ts';
-import { readSources } from './scan.ts';
+import { readSources, stripComments } from './scan.ts';
 
 const CATALOGUE = 'src/jobs/catalogue.ts';
 const NAMES = Object.values(jobs).map((j) => j.name);
@@ -41,6 +42,18 @@ export function namedJobs(sources: Record<string, string>, names: readonly strin
   return problems;
 }
 
+/** Where a file of src/ outside src/jobs/ adds a job itself (`enqueue(`, `enqueueMany(`) instead of calling a request helper. */
+export function enqueuesOutsideJobs(sources: Record<string, string>): string[] {
+  const problems: string[] = [];
+  for (const [file, text] of Object.entries(sources)) {
+    if (!file.startsWith('src/') || file.startsWith('src/jobs/')) continue;
+    for (const m of stripComments(text).matchAll(/\b(enqueue|enqueueMany)\s*(?:<[^>(]*>)?\s*\(/g)) {
+      problems.push(`${file}: calls ${m[1]}; request the job through a helper of src/jobs/triggers.ts`);
+    }
+  }
+  return problems;
+}
+
 describe('the job catalogue', () => {
   it('no file of src/ but the catalogue names a job', () => {
     expect(namedJobs(readSources())).toEqual([]);
@@ -55,6 +68,23 @@ describe('the job catalogue', () => {
     expect(namedJobs(rogue)).toEqual([
       `src/db/rogue.ts: names the job sync_seats ("select graphile_worker.add_job('sync_seats', $1::json)"); use jobs.* from ${CATALOGUE}`,
       `src/cli/rogue.ts: names the job sync_integration ("sync_integration"); use jobs.* from ${CATALOGUE}`,
+    ]);
+  });
+
+  it('no file of src/ outside src/jobs/ adds a job itself: the request helpers are in one home', () => {
+    expect(enqueuesOutsideJobs(readSources())).toEqual([]);
+  });
+
+  it('an enqueue outside src/jobs/ is reported, naming the file; a request helper, a comment or src/jobs/ itself is not', () => {
+    const planted = {
+      'src/billing/rogue.ts': 'if (rowCount) await enqueue(db, jobs.syncSeats, { workspaceId, runId });',
+      'src/install/rogue.ts': 'await enqueueMany<typeof s>(c, jobs.installMailbox, items);',
+      'src/sync/fine.ts': '// enqueue(db, ...) in a comment\nawait requestSeatSync(client, workspaceId, runId);',
+      'src/jobs/triggers.ts': 'await enqueue(db, jobs.syncSeats, { workspaceId, runId });',
+    };
+    expect(enqueuesOutsideJobs(planted)).toEqual([
+      'src/billing/rogue.ts: calls enqueue; request the job through a helper of src/jobs/triggers.ts',
+      'src/install/rogue.ts: calls enqueueMany; request the job through a helper of src/jobs/triggers.ts',
     ]);
   });
 

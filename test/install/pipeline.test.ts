@@ -8,7 +8,7 @@ import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
-import { enqueueInstalls } from '../../src/install/fanout.ts';
+import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { validateContent } from '../../src/render/index.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
@@ -47,7 +47,7 @@ describe('install pipeline (Gmail)', () => {
   /** A forced install of one address, as a support engineer or a retry would start it. */
   const installOne = async (address: string) => {
     const { rows } = await t.ctx.pool.query<{ id: string }>(`select id from emails where workspace_id = $1 and address = $2`, [workspaceId, address]);
-    await enqueueInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
+    await requestInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
     await drained();
   };
   const publish = async (forced = false) => {

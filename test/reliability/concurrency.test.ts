@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderForInstall } from '../../src/install/content.ts';
-import { enqueueInstalls } from '../../src/install/fanout.ts';
+import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator, type GoogleTenant } from '../../emulators/google.ts';
 import type { IntegrationRow } from '../../src/integrations/repository.ts';
 import type { AppContext } from '../../src/context.ts';
@@ -320,12 +320,12 @@ describe('R3 concurrency', () => {
     // Provider calls in flight: each install makes one at a time, so OVERLAPPED of them in flight
     // means every first install is in its provider call.
     const inProviderCall = () => w.google.counters.inFlight;
-    await enqueueInstalls(ctx.pool, w.workspaceId, targets, false);
+    await requestInstalls(ctx.pool, w.workspaceId, targets, false);
     // While the first jobs are in the provider call, the same installs are triggered again: their
     // job keys are locked, so these are second jobs, which idle workers take at once.
     await waitFor(async () => inProviderCall() >= OVERLAPPED, DEADLINE_MS, 5);
     const inFlight = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox' and locked_at is not null`);
-    await enqueueInstalls(ctx.pool, w.workspaceId, targets, false);
+    await requestInstalls(ctx.pool, w.workspaceId, targets, false);
     const queuedAgain = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox'`);
     await drained();
     w.google.knobs.latencyMs = LATENCY_MS;

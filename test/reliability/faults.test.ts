@@ -11,7 +11,7 @@ import type { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { startWorker } from '../../src/worker/runner.ts';
-import { enqueueInstalls } from '../../src/install/fanout.ts';
+import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { defaultKnobs } from '../../emulators/http.ts';
 import { getIntegration, updateCredentials, type IntegrationRow } from '../../src/integrations/repository.ts';
@@ -89,7 +89,7 @@ describe('R2 fault storm', () => {
     // Twice more, forced, still in the storm: the failed mailboxes stay failed without new events.
     const failing = (await t.ctx.pool.query<{ email_id: string }>(`select email_id from installations where signature_id = $1 and status = 'failed'`, [signatureId])).rows;
     for (let round = 0; round < 2; round++) {
-      await enqueueInstalls(t.ctx.pool, workspaceId, failing.map((f) => ({ emailId: f.email_id, kind: 'primary' as const, integrationId: gmail.id })), true);
+      await requestInstalls(t.ctx.pool, workspaceId, failing.map((f) => ({ emailId: f.email_id, kind: 'primary' as const, integrationId: gmail.id })), true);
       await drained();
     }
     const afterRetries = await failedEvents();
@@ -97,10 +97,10 @@ describe('R2 fault storm', () => {
     const address = 'user0@storm.test';
     const { rows } = await t.ctx.pool.query<{ id: string }>('select id from emails where workspace_id = $1 and address = $2', [workspaceId, address]);
     google.tenant.noMailbox.delete(address);
-    await enqueueInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
+    await requestInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
     await drained();
     google.tenant.noMailbox.add(address);
-    await enqueueInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
+    await requestInstalls(t.ctx.pool, workspaceId, [{ emailId: rows[0]!.id, kind: 'primary', integrationId: gmail.id }], true);
     await drained();
     const afterNewFailure = await failedEvents();
     google.knobs.faultRate = 0;

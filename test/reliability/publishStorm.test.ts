@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/context.ts';
 import { renderForInstall } from '../../src/install/content.ts';
-import { enqueueInstalls } from '../../src/install/fanout.ts';
+import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { createDatabase, openTestContext } from '../helpers/db.ts';
 import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
@@ -143,7 +143,7 @@ describe('probe: publish storm', () => {
     const shuffled = () => [...targets].map((t) => [random(), t] as const).sort((a, b) => a[0] - b[0]).map(([, t]) => t);
     const errors: string[] = [];
     for (let round = 0; round < 5; round++) {
-      const results = await Promise.allSettled(Array.from({ length: 20 }, () => enqueueInstalls(ctx.pool, workspaceId, shuffled(), true)));
+      const results = await Promise.allSettled(Array.from({ length: 20 }, () => requestInstalls(ctx.pool, workspaceId, shuffled(), true)));
       for (const r of results) if (r.status === 'rejected') errors.push(String((r.reason as Error).message));
     }
     await waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0, DEADLINE_MS, 100);

@@ -1,6 +1,6 @@
 /**
  * Administrative one-shot commands (workspaces and API keys), and what every command shares:
- * `withContext` and `requireUuid`.
+ * `withContext`, `requireUuid` and `requireWorkspace`.
  *
  * Command modules import only what defining the command needs (commander, output, errors); the
  * work is imported inside each action, so that `sigsync --help` and a command that only queries the
@@ -44,6 +44,12 @@ export function requireUuid(value: string, flag: string): string {
   return value.toLowerCase();
 }
 
+/** Refuses a `--workspace` that names no workspace: `--workspace: no workspace ID`, a usage error. */
+export async function requireWorkspace(ctx: AppContext, workspaceId: string): Promise<void> {
+  const { workspaceExists } = await import('../../db/workspaces.ts');
+  if (!(await workspaceExists(ctx.pool, workspaceId))) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
+}
+
 export function adminCommands(program: Command): void {
   const workspace = program.command('workspace').description('Manage workspaces.');
   workspace
@@ -71,8 +77,7 @@ export function adminCommands(program: Command): void {
       if (state !== 'on' && state !== 'off') throw new UsageError(`<state>: on or off; got "${state}"`);
       const { switchEventTracking } = await import('../../analytics/tracking.ts');
       await withContext(async (ctx) => {
-        const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [id]);
-        if (!rowCount) throw new UsageError(`--workspace: no workspace ${id}`);
+        await requireWorkspace(ctx, id);
         const changed = await switchEventTracking(ctx.pool, id, state === 'on');
         out(changed ? `event tracking is ${state}; published signatures are being installed again` : `event tracking was already ${state}`);
       });
@@ -112,8 +117,7 @@ export function adminCommands(program: Command): void {
       const { recordAudit } = await import('../../db/audit.ts');
       const { withTx } = await import('../../db/tx.ts');
       await withContext(async (ctx) => {
-        const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [id]);
-        if (!rowCount) throw new UsageError(`--workspace: no workspace ${id}`);
+        await requireWorkspace(ctx, id);
         const scope = opts.addin ? 'addin' : 'api';
         // The key and its audit entry in one transaction.
         const key = await withTx(ctx.pool, async (c) => {

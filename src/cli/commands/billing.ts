@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import { UsageError } from '../errors.ts';
 import { out } from '../../output.ts';
-import { requireUuid, withContext } from './admin.ts';
+import { requireUuid, requireWorkspace, withContext } from './admin.ts';
 
 async function readCredentials(file: string): Promise<{ secret_key: string }> {
   let parsed: unknown;
@@ -40,8 +40,7 @@ export function billingCommands(program: Command): void {
         import('../../billing/sync.ts'),
       ]);
       await withContext(async (ctx) => {
-        const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
-        if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
+        await requireWorkspace(ctx, workspaceId);
         try {
           await readSubscription(stripeClient(creds, opts.baseUrl), opts.customer);
         } catch (e) {

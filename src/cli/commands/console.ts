@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { out } from '../../output.ts';
 import { UsageError } from '../errors.ts';
-import { cliActor, requireUuid, withContext } from './admin.ts';
+import { cliActor, requireUuid, requireWorkspace, withContext } from './admin.ts';
 
 /** An email address as people write one: no spaces, no control or bidi characters, at most 254 characters. */
 const ADDRESS = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}]+\.[^\s@\p{Cc}\p{Cf}]+$/u;
@@ -24,7 +24,7 @@ export function consoleCommands(program: Command): void {
       if (opts.as !== undefined && (opts.as.length > 254 || !ADDRESS.test(opts.as))) throw new UsageError(`--as: an email address such as alice@acme.example; got "${opts.as}"`);
       const { createSignInLink } = await import('../../console/sessions.ts');
       await withContext(async (ctx) => {
-        if (!(await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId])).rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
+        await requireWorkspace(ctx, workspaceId);
         const by = cliActor().name;
         const subject = opts.as ?? by;
         const link = await createSignInLink(ctx.pool, workspaceId, by, undefined, subject);

@@ -26,6 +26,29 @@ async function findEmail(ctx: AppContext, address: string): Promise<MailboxRef> 
   return rows[0]!;
 }
 
+/** The address's installations with their signature's name and provider, ordered by signature name, kind and provider. */
+async function installationsOf(ctx: AppContext, email: MailboxRef) {
+  const [{ installationsOfMailbox }, { signatureNames }, { integrationNames }] = await Promise.all([
+    import('../../installations/queries.ts'),
+    import('../../signatures/queries.ts'),
+    import('../../integrations/queries.ts'),
+  ]);
+  const installs = await installationsOfMailbox(ctx.pool, email.workspace_id, email.id);
+  const [signatures, integrations] = await Promise.all([
+    signatureNames(ctx.pool, email.workspace_id, [...new Set(installs.map((i) => i.signature_id))]),
+    integrationNames(ctx.pool, email.workspace_id, [...new Set(installs.map((i) => i.integration_id))]),
+  ]);
+  // Names sort as the database sorts them: each name ranks where it first comes in signatureNames' order.
+  const rank = new Map<string, number>();
+  for (const s of signatures) if (!rank.has(s.name)) rank.set(s.name, rank.size);
+  const name = new Map(signatures.map((s) => [s.id, s.name]));
+  const provider = new Map(integrations.map((i) => [i.id, i.kind]));
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return installs
+    .map(({ signature_id, integration_id, ...i }) => ({ signature: name.get(signature_id)!, ...i, provider: provider.get(integration_id)! }))
+    .sort((a, b) => rank.get(a.signature)! - rank.get(b.signature)! || cmp(a.kind, b.kind) || cmp(a.provider, b.provider));
+}
+
 export function installCommands(program: Command): void {
   const install = program.command('install').description('Inspect and replay mailbox installs.');
 
@@ -53,13 +76,7 @@ export function installCommands(program: Command): void {
     .action(async (opts: { email: string }) => {
       await withContext(async (ctx) => {
         const email = await findEmail(ctx, opts.email);
-        const { rows } = await ctx.pool.query(
-          `select s.name as signature, i.kind, ig.kind as provider, i.status, coalesce(i.error_code, '') as error,
-                  i.error_message as message, i.failing_since, i.installed_at, i.attempts, left(coalesce(i.content_hash, ''), 12) as hash
-             from installations i join signatures s on s.id = i.signature_id join integrations ig on ig.id = i.integration_id
-            where i.workspace_id = $1 and i.email_id = $2 order by s.name, i.kind, ig.kind`,
-          [email.workspace_id, email.id],
-        );
+        const rows = await installationsOf(ctx, email);
         out(oneLine(`${email.address} (${email.display_name || 'no name'}${email.deleted_at ? ', removed' : ''})`));
         table(rows, ['signature', 'kind', 'provider', 'status', 'error', 'failing_since', 'installed_at', 'attempts', 'hash', 'message']);
         // The Outlook add-in: which client platforms fetched, when, and whether they hold the current version.

@@ -12,7 +12,7 @@ import { DIRECTORY_CATEGORIES, INTEGRATION_CATEGORIES, type IntegrationCategory 
 import type { IntegrationRow } from '../../integrations/repository.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../../output.ts';
-import { requireUuid, withContext } from './admin.ts';
+import { requireUuid, requireWorkspace, withContext } from './admin.ts';
 
 const KINDS: readonly ConnectorKind[] = CONNECTOR_KINDS;
 
@@ -107,9 +107,10 @@ async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: 
 const NOT_CHECKED = 'the credentials: this integration has no call that proves them without acting on a mailbox; its first install or photo sync does (sigsync install replay --email ADDRESS)';
 
 async function loadIntegration(ctx: AppContext, id: string): Promise<IntegrationRow> {
-  const { rows } = await ctx.pool.query<IntegrationRow>('select * from integrations where id = $1', [id]);
-  if (!rows[0]) throw new UsageError(`no integration ${id}`);
-  return rows[0];
+  const { integrationById } = await import('../../integrations/queries.ts');
+  const row = await integrationById(ctx.pool, id);
+  if (!row) throw new UsageError(`no integration ${id}`);
+  return row;
 }
 
 interface ConnectOptions {
@@ -132,8 +133,7 @@ async function connect(opts: ConnectOptions): Promise<void> {
   const config = (opts.config ? await readJsonFile(opts.config, '--config') : (file.config ?? {})) as Record<string, unknown>;
   const [{ withTx }, { insertIntegration }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts')]);
   await withContext(async (ctx) => {
-    const ws = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
-    if (!ws.rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
+    await requireWorkspace(ctx, workspaceId);
     const { unchecked } = await checkCredentials(ctx, kind, category, credentials, config);
     const row = await withTx(ctx.pool, (client) =>
       insertIntegration(ctx, client, { workspaceId, kind, category, name: opts.name ?? `${kind} ${category}`, credentials, config }),
@@ -202,12 +202,8 @@ export function integrationCommands(program: Command): void {
     .action(async (opts: { workspace?: string }) => {
       const workspaceId = opts.workspace ? requireUuid(opts.workspace, '--workspace') : null;
       await withContext(async (ctx) => {
-        const { rows } = await ctx.pool.query(
-          `select id, workspace_id as workspace, kind, category, name, status, error_message as error, error_since
-             from integrations where ($1::uuid is null or workspace_id = $1) order by created_at`,
-          [workspaceId],
-        );
-        table(rows, ['id', 'workspace', 'kind', 'category', 'name', 'status', 'error', 'error_since']);
+        const { integrationsForOperator } = await import('../../integrations/queries.ts');
+        table(await integrationsForOperator(ctx.pool, workspaceId), ['id', 'workspace', 'kind', 'category', 'name', 'status', 'error', 'error_since']);
       });
     });
 }

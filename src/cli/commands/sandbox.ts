@@ -53,16 +53,17 @@ export function sandboxCommands(program: Command): void {
     .command('seed')
     .description('Seed the sandbox workspace "Acme" (its integrations point at the emulators of the next `serve` with SANDBOX=1).')
     .action(async () => {
-      const [{ loadConfig }, { readSandboxRecord, writeSandboxRecord }, { seedSandbox }, { startSandboxTenants }] = await Promise.all([
+      const [{ loadConfig }, { readSandboxRecord, writeSandboxRecord }, { seedSandbox }, { startSandboxTenants }, { workspaceExists }] = await Promise.all([
         import('../../config.ts'),
         import('../../sandbox/demo.ts'),
         import('../../sandbox/seed.ts'),
         import('../../sandbox/tenants.ts'),
+        import('../../db/workspaces.ts'),
       ]);
       const config = loadConfig();
       const existing = readSandboxRecord(config);
       await withContext(async (ctx) => {
-        if (existing && (await ctx.pool.query('select 1 from workspaces where id = $1', [existing.workspace_id])).rowCount) {
+        if (existing && (await workspaceExists(ctx.pool, existing.workspace_id))) {
           out(`the sandbox workspace already exists: ${existing.workspace_id}`);
           return;
         }

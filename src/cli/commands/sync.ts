@@ -37,9 +37,10 @@ interface Followed {
  * checkpoint, and its job runs again later.
  */
 async function follow(ctx: AppContext, started: StartedRun[], stallMs: number): Promise<Followed> {
-  const [{ startWorker }, { getRun, runJobState }, { runProgress }, { jobs }] = await Promise.all([
+  const [{ startWorker }, { getRun, runJobState }, { lastSucceededSeen }, { runProgress }, { jobs }] = await Promise.all([
     import('../../worker/runner.ts'),
     import('../../integrations/syncRuns.ts'),
+    import('../../integrations/queries.ts'),
     import('../progress.ts'),
     import('../../jobs/catalogue.ts'),
   ]);
@@ -49,12 +50,7 @@ async function follow(ctx: AppContext, started: StartedRun[], stallMs: number): 
   const latest = new Map<string, SyncRunRow>();
   const stalledIds = new Set<string>();
   try {
-    const estimates = await ctx.pool.query<{ integration_id: string; seen: number }>(
-      `select distinct on (integration_id) integration_id, seen from sync_runs
-        where integration_id = any($1::uuid[]) and status = 'succeeded' order by integration_id, finished_at desc`,
-      [started.map((r) => r.integration_id)],
-    );
-    const estimate = new Map(estimates.rows.map((r) => [r.integration_id, r.seen]));
+    const estimate = await lastSucceededSeen(ctx.pool, started.map((r) => r.integration_id));
     progress = await runProgress(started.map((r) => ({ id: r.id, name: r.integration_name, estimate: estimate.get(r.integration_id) ?? 0 })));
     const moved = new Map<string, { state: string; at: number }>();
     const following = () => started.filter((s) => !stalledIds.has(s.id) && (latest.get(s.id)?.status ?? 'running') === 'running');
@@ -126,17 +122,20 @@ export function syncCommands(program: Command): void {
       if (!!opts.integration === !!opts.workspace) throw new UsageError('give exactly one of --integration ID or --workspace ID');
       const stallS = Number(opts.stallTimeout);
       if (!Number.isFinite(stallS) || stallS <= 0 || stallS > 86_400) throw new UsageError(`--stall-timeout: a number of seconds from 1 to 86400; got "${opts.stallTimeout}"`);
-      const [{ startRuns, runningRuns }, { requestPhotoSync }] = await Promise.all([import('../../integrations/syncRuns.ts'), import('../../assets/directoryPhotos.ts')]);
+      const [{ startRuns, runningRuns }, { integrationById, photoSyncTargets }, { requestPhotoSync }] = await Promise.all([
+        import('../../integrations/syncRuns.ts'),
+        import('../../integrations/queries.ts'),
+        import('../../jobs/triggers.ts'),
+      ]);
       await withContext(async (ctx) => {
         let workspaceId: string;
         let ids: string[] | 'all';
         if (opts.integration) {
           const id = requireUuid(opts.integration, '--integration');
-          const { rows } = await ctx.pool.query<{ workspace_id: string; status: string; category: string; kind: string }>('select workspace_id, status, category, kind from integrations where id = $1', [id]);
-          const row = rows[0];
+          const row = await integrationById(ctx.pool, id);
           if (!row) throw new UsageError(`--integration: no integration ${id}`);
           if (row.category === 'assets' && row.status === 'active') {
-            const queued = await requestPhotoSync(ctx.pool, row.workspace_id, row.kind, id);
+            const queued = await requestPhotoSync(ctx.pool, row.workspace_id, await photoSyncTargets(ctx.pool, row.workspace_id, row.kind, id));
             out(queued ? `photo sync queued for ${id}; a running worker (npm start, or sigsync worker) carries it out` : `nothing to start: ${id} is not activated`);
             return;
           }
@@ -187,16 +186,9 @@ async function listRuns(opts: { workspace?: string; integration?: string; limit:
   const ws = opts.workspace ? requireUuid(opts.workspace, '--workspace') : null;
   const integ = opts.integration ? requireUuid(opts.integration, '--integration') : null;
   await withContext(async (ctx) => {
-    const { rows } = await ctx.pool.query(
-      `select r.id, i.name as integration, r.status, r.mode, r.trigger, r.pages, r.seen, r.created, r.updated, r.deleted,
-              r.errors, r.started_at, r.finished_at, coalesce(r.error_code, '') as error, r.stage_ms
-         from sync_runs r join integrations i on i.id = r.integration_id
-        where ($1::uuid is null or r.workspace_id = $1) and ($2::uuid is null or r.integration_id = $2)
-        order by r.started_at desc limit $3`,
-      [ws, integ, limit],
-    );
-    const { slowestStages } = await import('../../sync/timing.ts');
-    const withStages = rows.map((r: Record<string, unknown>) => ({ ...r, slowest_stages: slowestStages(r.stage_ms as Record<string, number>) }));
+    const [{ latestRuns }, { slowestStages }] = await Promise.all([import('../../integrations/queries.ts'), import('../../sync/timing.ts')]);
+    const rows = await latestRuns(ctx.pool, { workspaceId: ws, integrationId: integ }, limit);
+    const withStages = rows.map((r) => ({ ...r, slowest_stages: slowestStages(r.stage_ms) }));
     table(withStages, ['id', 'integration', 'status', 'mode', 'trigger', 'pages', 'seen', 'created', 'updated', 'deleted', 'errors', 'started_at', 'finished_at', 'error', 'slowest_stages']);
   });
 }

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { out, table } from '../../output.ts';
 import { UsageError } from '../errors.ts';
-import { cliActor, requireUuid, withContext } from './admin.ts';
+import { cliActor, requireUuid, requireWorkspace, withContext } from './admin.ts';
 import { EVENT_TYPES, type EventType } from '../../db/outbox.ts';
 import { deliveryCommands } from './webhookDeliveries.ts';
 import type { Queryable } from '../../db/tx.ts';
@@ -77,8 +77,7 @@ export function webhookCommands(program: Command): void {
       // Checked before the database is opened, and again by createEndpoint.
       await refuseUnsafe(() => validateWebhookUrl(opts.url, { allowInsecure }), allowInsecure);
       await withContext(async (ctx) => {
-        const { rowCount } = await ctx.pool.query('select 1 from workspaces where id = $1', [workspaceId]);
-        if (!rowCount) throw new UsageError(`--workspace: no workspace ${workspaceId}`);
+        await requireWorkspace(ctx, workspaceId);
         const created = await refuseUnsafe(() => createEndpoint({ ...ctx, config }, { workspaceId, url: opts.url, eventTypes }), allowInsecure);
         const { recordAudit } = await import('../../db/audit.ts');
         await recordAudit(ctx.pool, workspaceId, cliActor(), { action: 'webhook_endpoint.create', targetKind: 'webhook_endpoint', target: created.endpoint.id, details: { url: created.endpoint.url, events: created.endpoint.event_types ?? 'all' } });

@@ -45,10 +45,9 @@ export function deliveryCommands(webhook: Command): void {
     .action(async (rawId: string, opts: { failed?: boolean; limit: string }) => {
       const id = requireUuid(rawId, 'id');
       const limit = positiveInt(opts.limit, '--limit');
-      const { listDeliveryAttempts } = await deliveries();
+      const [{ listDeliveryAttempts }, { endpointExists }] = await Promise.all([deliveries(), import('../../events/endpoints.ts')]);
       await withContext(async (ctx) => {
-        const { rowCount } = await ctx.pool.query('select 1 from webhook_endpoints where id = $1', [id]);
-        if (!rowCount) throw new UsageError(`id: no webhook endpoint ${id} (sigsync webhook list shows them)`);
+        if (!(await endpointExists(ctx.pool, id))) throw new UsageError(`id: no webhook endpoint ${id} (sigsync webhook list shows them)`);
         const rows = await listDeliveryAttempts(ctx.pool, id, { failed: opts.failed === true, limit });
         table(
           rows.map((r) => ({
