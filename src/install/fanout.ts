@@ -18,7 +18,7 @@ import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
 import { enqueueMany, jobKey, jobs } from '../jobs/catalogue.ts';
 import type { InstallJob } from './install.ts';
-import type { InstallTarget } from './recipients.ts';
+import type { InstallTarget } from './routing.ts';
 
 const BATCH = 1000;
 

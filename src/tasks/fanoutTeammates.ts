@@ -1,6 +1,6 @@
 /** A directory sync or a hand edit changed these teammates: reinstall their mailboxes (unchanged ones are skipped by hash). */
 import { stopTeammates } from '../installations/installations.ts';
-import { targetsForTeammates } from '../install/recipients.ts';
+import { targetsForTeammates } from '../install/routing.ts';
 import { enqueueInstalls } from '../install/fanout.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
