@@ -22,6 +22,8 @@ import crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../context.ts';
 import { verifyApiKey } from '../db/apiKeys.ts';
+import { microsoftIntegrations } from '../integrations/queries.ts';
+import { teammatesBySource } from '../teammates/addresses.ts';
 import { ApiError } from '../errors.ts';
 import { DEFAULT_AUTHORITY, EntraVerifier, TokenRefusedError, type TenantBinding, type VerifiedUser } from './entra.ts';
 import { entraAudience } from './manifest.ts';
@@ -46,9 +48,7 @@ const states = new WeakMap<AppContext, CallerState>();
 
 /** Every live Microsoft integration's tenant, from its (encrypted) credentials. */
 async function loadTenants(ctx: AppContext): Promise<Map<string, TenantBinding | 'ambiguous'>> {
-  const { rows } = await ctx.pool.query<{ id: string; workspace_id: string; credentials: Buffer; config: Record<string, unknown> }>(
-    `select id, workspace_id, credentials, config from integrations where kind = 'microsoft_entra' and status <> 'disconnected' order by created_at`,
-  );
+  const rows = await microsoftIntegrations(ctx.pool);
   const map = new Map<string, TenantBinding | 'ambiguous'>();
   for (const r of rows) {
     let tid: unknown;
@@ -140,13 +140,7 @@ function teammatesOf(ctx: AppContext, user: VerifiedUser): Promise<string[]> {
   const key = `${user.workspaceId}:${user.tenantId}:${user.oid}:${user.integrationIds.join(',')}`;
   const kept = s.users.get(key);
   if (kept) return kept;
-  const p = ctx.pool
-    .query<{ teammate_id: string }>(
-      `select ts.teammate_id from teammate_sources ts join teammates t on t.id = ts.teammate_id and t.deleted_at is null
-        where ts.workspace_id = $1 and ts.integration_id = any($2::uuid[]) and ts.external_id = $3`,
-      [user.workspaceId, user.integrationIds, user.oid],
-    )
-    .then((r) => r.rows.map((x) => x.teammate_id));
+  const p = teammatesBySource(ctx.pool, user.workspaceId, user.integrationIds, user.oid);
   s.users.set(key, p);
   p.catch(() => s.users.delete(key));
   return p;

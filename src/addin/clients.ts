@@ -12,13 +12,11 @@
  * CLIENT_REFRESH_MS is written again too.
  */
 import { LRUCache } from 'lru-cache';
-import { kindsWhere } from '../../connectors/registry.ts';
 import type { AppContext } from '../context.ts';
 import { transition } from '../installations/installations.ts';
 import { withTx } from '../db/tx.ts';
 import type { SignatureKind } from '../domain.ts';
-import { isAddinMode } from '../install/install.ts';
-import type { IntegrationRow } from '../integrations/repository.ts';
+import { addinIntegrations } from '../integrations/queries.ts';
 import { addinSignature, type AddinSignature } from './signatures.ts';
 
 export const PLATFORMS = ['web', 'windows', 'mac', 'ios', 'android', 'unknown'] as const;
@@ -53,15 +51,6 @@ function installMemo(ctx: AppContext): LRUCache<string, { key: string; at: numbe
   return m;
 }
 
-async function addinIntegrations(ctx: AppContext, workspaceId: string): Promise<IntegrationRow[]> {
-  const { rows } = await ctx.pool.query<IntegrationRow>({
-    name: 'addin_integrations',
-    text: `select * from integrations where workspace_id = $1 and kind = any($2::text[]) and category = 'signatures' and status = 'active' and activated`,
-    values: [workspaceId, kindsWhere('signatures', (c) => c.addinMode === true)],
-  });
-  return rows.filter(isAddinMode);
-}
-
 const installKeys = new WeakMap<AddinSignature, string>();
 
 /** What an answer installs, as a memo key: made once per render, not per fetch. */
@@ -88,7 +77,7 @@ export async function recordFetch(ctx: AppContext, workspaceId: string, s: Addin
   const needClient = now - (m.get(clientKey) ?? 0) > CLIENT_REFRESH_MS;
   if (!needInstall && !needClient) return;
   const served = (Object.keys(s.variants) as SignatureKind[]).map((kind) => ({ kind, hash: s.variants[kind]!.hash }));
-  const integrations = needInstall ? await addinIntegrations(ctx, workspaceId) : [];
+  const integrations = needInstall ? await addinIntegrations(ctx.pool, workspaceId) : [];
   await withTx(ctx.pool, async (c) => {
     for (const i of integrations) {
       for (const v of served) {

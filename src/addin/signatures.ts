@@ -15,8 +15,9 @@ import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { AppContext } from '../context.ts';
 import type { SignatureKind } from '../domain.ts';
-import { renderForInstall } from '../install/content.ts';
-import { signatureChoicesSql } from '../install/recipients.ts';
+import { renderForAddress } from '../analytics/addressRender.ts';
+import { signatureChoicesFor } from '../signatures/choices.ts';
+import { currentAddress, workspaceDomains, type AddressOwner } from '../teammates/addresses.ts';
 
 export interface VariantBody {
   html: string;
@@ -35,43 +36,22 @@ export interface AddinSignature {
 
 const VARIANTS: SignatureKind[] = ['primary', 'reply', 'internal'];
 
-interface EmailRow {
-  id: string;
-  address: string;
-  teammate_id: string;
-  shared_mailbox: boolean;
+interface EmailRow extends AddressOwner {
   /** The signature assigned to it (the highest priority wins), and its published, activated variants. */
   signature_id: string | null;
   variant_kinds: SignatureKind[];
 }
 
 /**
- * The address, the signature that wins for it and which of its variants can be served, in one
- * statement: a render asks only for the variants that exist.
+ * The address (src/teammates/addresses.ts), then the signature that wins for it and which of its
+ * variants can be served (src/signatures/choices.ts): a render asks only for the variants that exist.
  */
 async function findEmail(ctx: AppContext, workspaceId: string, address: string): Promise<EmailRow | undefined> {
-  const { rows } = await ctx.pool.query<EmailRow>({
-    name: 'addin_email',
-    text: `select e.id, e.address, e.teammate_id, t.shared_mailbox, w.signature_id,
-                  coalesce((select array_agg(v.kind order by v.kind) from signature_variants v
-                             where v.workspace_id = e.workspace_id and v.signature_id = w.signature_id and v.activated and v.content is not null), '{}') as variant_kinds
-             from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
-             left join lateral (${signatureChoicesSql('e.workspace_id', 'e.teammate_id')} limit 1) w on true
-            where e.workspace_id = $1 and lower(e.address) = lower($2) limit 1`,
-    values: [workspaceId, address],
-  });
-  return rows[0];
-}
-
-/** The domains of the workspace's current addresses, lowercase. */
-async function workspaceDomains(ctx: AppContext, workspaceId: string): Promise<string[]> {
-  const { rows } = await ctx.pool.query<{ d: string }>({
-    name: 'addin_domains',
-    text: `select distinct lower(split_part(e.address, '@', 2)) as d from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
-            where e.workspace_id = $1 order by 1`,
-    values: [workspaceId],
-  });
-  return rows.map((r) => r.d);
+  const email = await currentAddress(ctx.pool, workspaceId, address);
+  if (!email) return undefined;
+  const choices = await signatureChoicesFor(ctx.pool, workspaceId, [{ teammateId: email.teammate_id, groupIds: email.group_ids }], { variants: true });
+  const winner = choices.get(email.teammate_id)?.[0];
+  return { ...email, signature_id: winner?.signature_id ?? null, variant_kinds: winner?.variant_kinds ?? [] };
 }
 
 function etagOf(s: Omit<AddinSignature, 'etag' | 'email'> & { address: string }): string {
@@ -87,7 +67,7 @@ async function compute(ctx: AppContext, workspaceId: string, address: string, do
   const winner = email?.signature_id;
   if (email && winner) {
     const kinds = VARIANTS.filter((k) => k === 'primary' || email.variant_kinds.includes(k));
-    const rendered = await Promise.all(kinds.map((kind) => renderForInstall(ctx, { workspaceId, teammateId: email.teammate_id, signatureId: winner, kind, emailId: email.id })));
+    const rendered = await Promise.all(kinds.map((kind) => renderForAddress(ctx, { workspaceId, teammateId: email.teammate_id, signatureId: winner, kind, emailId: email.id })));
     // No primary signature (installation switched off, content no longer valid): no variants either.
     if (rendered[0]!.installationActivated && rendered[0]!.available) {
       signatureId = winner;
@@ -160,14 +140,14 @@ function store<T>(cache: LRUCache<string, Kept<T>>, key: string, k: Kept<T>, ttl
 }
 
 function render(ctx: AppContext, c: RenderCache, workspaceId: string, address: string): Kept<AddinSignature> {
-  const domains = c.domains.get(workspaceId) ?? store(c.domains, workspaceId, kept(workspaceDomains(ctx, workspaceId), c.ttl), c.ttl);
+  const domains = c.domains.get(workspaceId) ?? store(c.domains, workspaceId, kept(workspaceDomains(ctx.pool, workspaceId), c.ttl), c.ttl);
   return kept(compute(ctx, workspaceId, address, domains.value), c.ttl);
 }
 
 /** The address's signatures for the add-in, from the render cache when fresh. */
 export function addinSignature(ctx: AppContext, workspaceId: string, address: string): Promise<AddinSignature> {
   const ttl = ctx.config.ADDIN_CACHE_SECONDS * 1000;
-  if (ttl <= 0) return compute(ctx, workspaceId, address, workspaceDomains(ctx, workspaceId));
+  if (ttl <= 0) return compute(ctx, workspaceId, address, workspaceDomains(ctx.pool, workspaceId));
   const c = cacheOf(ctx, ttl);
   const key = `${workspaceId}:${address.toLowerCase()}`;
   const old = c.answers.get(key);

@@ -25,7 +25,7 @@ import { SIGNATURE_KINDS, type SignatureKind } from '../domain.ts';
 import { ApiError, detail } from '../errors.ts';
 import { findMailboxes, replayMailbox } from '../install/replay.ts';
 import { redactDeep } from '../log.ts';
-import { renderForInstall } from '../install/content.ts';
+import { renderForAddress } from '../analytics/addressRender.ts';
 import { installationsOfEmail } from '../installations/queries.ts';
 import { signatureAndTeammateExist } from '../signatures/queries.ts';
 import { searchAddresses } from '../teammates/queries.ts';
@@ -87,7 +87,7 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
     if (!q.success) throw ApiError.validation(q.error.issues.map((i) => detail(i.path.join('.') || 'query', i.code, i.message)));
     const found = await signatureAndTeammateExist(app.pool, req.workspaceId, z.uuid().safeParse(id).success ? id : null, q.data.teammate);
     if (!found) throw ApiError.notFound('signature or teammate');
-    const r = await renderForInstall(app, { workspaceId: req.workspaceId, teammateId: q.data.teammate, signatureId: id, kind: q.data.kind ?? 'primary' });
+    const r = await renderForAddress(app, { workspaceId: req.workspaceId, teammateId: q.data.teammate, signatureId: id, kind: q.data.kind ?? 'primary' });
     return { data: { available: r.available, reason: r.unavailableReason ?? null, html: r.available ? previewHtml(r.html, app.config.PUBLIC_BASE_URL) : null, values: r.values } };
   });
 

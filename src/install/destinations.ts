@@ -3,14 +3,14 @@
  * install (which refuses a larger signature with `signature_too_long` before any provider call,
  * `install replay --dry-run` included) and for the compatibility report's verdict per mailbox.
  *
- * - An integration in add-in mode (`isAddinMode`): the Outlook add-in inserts the signature with
+ * - An integration in add-in mode (`isAddinMode`, src/integrations/repository.ts): the Outlook add-in inserts the signature with
  *   `body.setSignatureAsync`, 30,000 characters at most (ADDIN_MAX_SIGNATURE).
  * - Otherwise the connector's own limit for the integration's config (the definition's
  *   `maxHtmlLength`: Gmail 10,000; Outlook on the web 8,000 or the config's `max_html_length`;
  *   Slack 10,000).
  */
-import { capabilitiesOf, mailboxInstallers } from '../../connectors/registry.ts';
-import type { IntegrationRow } from '../integrations/repository.ts';
+import { mailboxInstallers } from '../../connectors/registry.ts';
+import { isAddinMode, type IntegrationRow } from '../integrations/repository.ts';
 import { ADDIN_MAX_SIGNATURE } from '../render/limits.ts';
 
 /** Which limit applies: the add-in's, or the provider's write. */
@@ -22,14 +22,6 @@ export interface DestinationLimit {
   limit: number;
   /** In words, for messages: "the Outlook add-in", "google_workspace". */
   words: string;
-}
-
-/**
- * Add-in mode (integration config `mode: "addin"`, for connectors that declare `addinMode`, such as
- * Outlook): nothing is pushed; the add-in fetches the signature at compose time.
- */
-export function isAddinMode(integration: Pick<IntegrationRow, 'kind' | 'config'>): boolean {
-  return integration.config.mode === 'addin' && capabilitiesOf(integration.kind, 'signatures').addinMode === true;
 }
 
 /** The destination's limit for this integration (kind and config). */

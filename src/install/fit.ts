@@ -20,7 +20,8 @@ import { createLogger } from '../log.ts';
 import { destinationLimit, type DestinationWay } from './destinations.ts';
 import { installMailbox } from './install.ts';
 import { loadInstallInputs, type InstallInput } from './load.ts';
-import { assignedTeammates, signatureChoicesManySql, targetsForTeammates, type InstallTarget } from './recipients.ts';
+import { targetsForTeammates, type InstallTarget } from './routing.ts';
+import { assignedTeammates, signatureChoicesOfTeammates } from '../signatures/choices.ts';
 import { loadRenderSource, loadRenderSources, type RenderQuery, type RenderSourceResult } from '../render/load.ts';
 
 export interface MailboxFit {
@@ -51,14 +52,11 @@ export interface FitQuery {
  * chosen for yet (never published) or whose first choice it is.
  */
 async function draftTeammates(ctx: AppContext, q: FitQuery, teammateIds: string[]): Promise<string[]> {
-  const { rows } = await ctx.pool.query<{ id: string }>(
-    `with ch as (${signatureChoicesManySql('$1', '(select unnest($2::uuid[]) as teammate_id)')})
-     select t.id from unnest($2::uuid[]) t(id)
-      where not exists (select 1 from ch where ch.teammate_id = t.id and ch.signature_id = $3)
-         or exists (select 1 from ch where ch.teammate_id = t.id and ch.n = 1 and ch.signature_id = $3)`,
-    [q.workspaceId, teammateIds, q.signatureId],
-  );
-  return rows.map((r) => r.id);
+  const choices = await signatureChoicesOfTeammates(ctx.pool, q.workspaceId, teammateIds);
+  return teammateIds.filter((id) => {
+    const mine = choices.get(id) ?? [];
+    return !mine.some((c) => c.signature_id === q.signatureId) || mine[0]?.signature_id === q.signatureId;
+  });
 }
 
 /**

@@ -16,12 +16,12 @@ import type { Logger } from 'pino';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxInstaller } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { buildConnector, getIntegration, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
+import { buildConnector, getIntegration, isAddinMode, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
 import { saveMailboxState } from '../installations/mailboxState.ts';
 import { paceRateLimited, reserveTurn } from '../installations/pace.ts';
 import { loadInstallInput, type InstallInput } from './load.ts';
-import { renderForInstall, type RenderedForInstall } from './content.ts';
-import { destinationLimit, isAddinMode } from './destinations.ts';
+import { renderForAddress, type RenderedForAddress } from '../analytics/addressRender.ts';
+import { destinationLimit } from './destinations.ts';
 import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type InstallStatus, type TransitionResult } from '../installations/installations.ts';
 import type { SignatureKind } from '../domain.ts';
 import type { RenderQuery, RenderSourceResult } from '../render/load.ts';
@@ -35,13 +35,13 @@ export interface InstallJob {
 }
 
 export type InstallOutcome =
-  | { outcome: 'installed'; transition: TransitionResult; providerResponse: unknown; rendered: RenderedForInstall }
-  | { outcome: 'unchanged'; rendered: RenderedForInstall }
-  | { outcome: 'failed'; transition: TransitionResult; errorCode: string; message: string; providerResponse?: unknown; rendered?: RenderedForInstall }
+  | { outcome: 'installed'; transition: TransitionResult; providerResponse: unknown; rendered: RenderedForAddress }
+  | { outcome: 'unchanged'; rendered: RenderedForAddress }
+  | { outcome: 'failed'; transition: TransitionResult; errorCode: string; message: string; providerResponse?: unknown; rendered?: RenderedForAddress }
   | { outcome: 'rescheduled'; retryAfterMs: number }
   | { outcome: 'deferred'; retryAfterMs: number }
-  | { outcome: 'skipped'; status: InstallStatus; reason: string; transition?: TransitionResult; rendered?: RenderedForInstall; errorCode?: 'signature_too_long'; limit?: number }
-  | { outcome: 'dry_run'; wouldWrite: boolean; rendered: RenderedForInstall; signatureId: string };
+  | { outcome: 'skipped'; status: InstallStatus; reason: string; transition?: TransitionResult; rendered?: RenderedForAddress; errorCode?: 'signature_too_long'; limit?: number }
+  | { outcome: 'dry_run'; wouldWrite: boolean; rendered: RenderedForAddress; signatureId: string };
 
 export interface InstallOptions {
   /** Decide and render, but call no provider and change nothing. */
@@ -123,7 +123,7 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     });
   }
 
-  const rendered = await renderForInstall(ctx, {
+  const rendered = await renderForAddress(ctx, {
     workspaceId: job.workspaceId,
     teammateId: email.teammate_id,
     signatureId: winner.signature_id,
@@ -164,7 +164,7 @@ interface ProviderWrite {
   integration: IntegrationRow;
   installer: MailboxInstaller;
   key: Parameters<typeof transition>[1];
-  rendered: RenderedForInstall;
+  rendered: RenderedForAddress;
   logger: Logger;
   opts: InstallOptions;
 }
@@ -234,15 +234,13 @@ async function providerFailure(ctx: AppContext, { job, integration, key, rendere
   throw err; // transient: the job runner retries with backoff
 }
 
-export { isAddinMode };
-
 /**
  * Add-in mode (destinations.ts): nothing is pushed. The add-in fetches the rendered signature at
  * compose time (GET /v1/addin/signature), as each published variant; until its first fetch of the
  * current version, the installation of each kind is `pending`. A signature over the add-in's
  * 30,000 characters is `failed` (`signature_too_long`) instead: the add-in would not insert it.
  */
-async function addinInstall(ctx: AppContext, _job: InstallJob, key: Parameters<typeof transition>[1], rendered: RenderedForInstall, opts: InstallOptions): Promise<InstallOutcome> {
+async function addinInstall(ctx: AppContext, _job: InstallJob, key: Parameters<typeof transition>[1], rendered: RenderedForAddress, opts: InstallOptions): Promise<InstallOutcome> {
   // Every kind waits for the add-in: it inserts the reply and internal variants itself at compose time.
   const current = await currentInstallation(ctx.pool, key);
   if (current?.status === 'installed' && current.content_hash === rendered.hash) return { outcome: 'unchanged', rendered };

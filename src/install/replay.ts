@@ -9,33 +9,18 @@
  * `sigsync install replay` prints the report; the console's mailbox page shows it.
  */
 import type { AppContext } from '../context.ts';
-import type { Queryable } from '../db/tx.ts';
 import type { SignatureKind } from '../domain.ts';
 import { createLogger, redactDeep } from '../log.ts';
 import { fixFor } from '../installations/fixes.ts';
 import { lineDiff } from './diff.ts';
 import { installMailbox } from './install.ts';
-import { routingFor, signaturesFor } from './recipients.ts';
+import { lastAttempts } from '../installations/queries.ts';
+import { signatureChoicesOfTeammates } from '../signatures/choices.ts';
+import { findMailboxes, type MailboxRef } from '../teammates/addresses.ts';
+import { routingFor } from './routing.ts';
 
-export interface MailboxRef {
-  id: string;
-  workspace_id: string;
-  address: string;
-  teammate_id: string;
-  display_name: string;
-  deleted_at: Date | null;
-}
-
-/** The mailboxes with this address (case-insensitive), in one workspace or, for the operator's CLI, in all. */
-export async function findMailboxes(db: Queryable, address: string, workspaceId?: string): Promise<MailboxRef[]> {
-  const { rows } = await db.query<MailboxRef>(
-    `select e.id, e.workspace_id, e.address, e.teammate_id, t.display_name, t.deleted_at
-       from emails e join teammates t on t.id = e.teammate_id
-      where lower(e.address) = lower($1) ${workspaceId ? 'and e.workspace_id = $2' : ''}`,
-    workspaceId ? [address, workspaceId] : [address],
-  );
-  return rows;
-}
+/** The mailboxes with an address (src/teammates/addresses.ts): what a replay starts from. */
+export { findMailboxes, type MailboxRef };
 
 export interface ReplayOptions {
   kind: SignatureKind;
@@ -43,15 +28,7 @@ export interface ReplayOptions {
   dryRun?: boolean;
 }
 
-interface LastAttempt {
-  integration_id: string;
-  last_html: string | null;
-  status: string;
-  error_code: string | null;
-  error_message: string | null;
-  failing_since: Date | null;
-  attempts: number;
-}
+type LastAttempt = Awaited<ReturnType<typeof lastAttempts>>[number];
 
 function lastAttemptView(last: LastAttempt | undefined) {
   if (!last) return null;
@@ -68,14 +45,9 @@ function lastAttemptView(last: LastAttempt | undefined) {
 export async function replayMailbox(ctx: AppContext, email: MailboxRef, opts: ReplayOptions) {
   const { kind } = opts;
   const quiet = { ...ctx, logger: process.env.LOG_LEVEL ? ctx.logger : createLogger('silent') };
-  const choices = await signaturesFor(ctx.pool, email.workspace_id, email.teammate_id);
+  const choices = (await signatureChoicesOfTeammates(ctx.pool, email.workspace_id, [email.teammate_id])).get(email.teammate_id) ?? [];
   const routes = await routingFor(ctx.pool, email.id);
-  const before = await ctx.pool.query<LastAttempt>(
-    `select integration_id, last_html, status, error_code, error_message, failing_since, attempts
-       from installations where workspace_id = $1 and email_id = $2 and kind = $3 ${opts.signature ? 'and signature_id = $4' : ''}
-      order by updated_at desc`,
-    opts.signature ? [email.workspace_id, email.id, kind, opts.signature] : [email.workspace_id, email.id, kind],
-  );
+  const before = await lastAttempts(ctx.pool, { workspaceId: email.workspace_id, emailId: email.id, kind, signatureId: opts.signature });
   const installs = [];
   for (const route of routes) {
     // A mailbox setting is written again as asked; a Slack DM is a message, sent again only when it changed.
@@ -85,7 +57,7 @@ export async function replayMailbox(ctx: AppContext, email: MailboxRef, opts: Re
       { workspaceId: email.workspace_id, emailId: email.id, kind, integrationId: route.integration_id, forced },
       { dryRun: opts.dryRun ?? false, logger: quiet.logger, ...(opts.signature ? { signatureId: opts.signature } : {}) },
     );
-    const last = before.rows.find((r) => r.integration_id === route.integration_id);
+    const last = before.find((r) => r.integration_id === route.integration_id);
     const previousHtml = last?.last_html ?? null;
     const html = 'rendered' in outcome && outcome.rendered ? outcome.rendered.html : null;
     installs.push({

@@ -3,7 +3,7 @@
  * Gmail, the mailbox's send-as addresses as last listed, so that an install writes without reading
  * first. The connector decides what it keeps and when it is stale (MailboxInstaller.install gets
  * the last state and reports a new one); this module only stores it. Read with the address in the
- * install's first query (install.ts), written only when the connector reports a change.
+ * install's first reads (queries.ts slotStates, src/install/load.ts), written only when the connector reports a change.
  */
 import type { Queryable } from '../db/tx.ts';
 

@@ -1,11 +1,12 @@
 /**
  * Reads of integrations and their sync runs for the API and the console (src/integrations/repository.ts
- * and syncRuns.ts write them).
+ * and syncRuns.ts write them), and for the Outlook add-in and the compatibility report.
  */
 import type { Queryable } from '../db/tx.ts';
 import type { PageWindow } from '../db/pages.ts';
 import { DIRECTORY_CATEGORIES } from '../domain.ts';
-import type { IntegrationRow } from './repository.ts';
+import { kindsWhere } from '../../connectors/registry.ts';
+import { isAddinMode, type IntegrationRow } from './repository.ts';
 import type { SyncRunRow } from './syncRuns.ts';
 
 /** The workspace's integrations that are not disconnected, newest first. */
@@ -162,4 +163,31 @@ export async function photoSyncTargets(db: Queryable, workspaceId: string, kind:
     [workspaceId, kind, assetsIntegrationId ?? null],
   );
   return rows.map((r) => r.id);
+}
+
+/** The workspace's active, activated integrations in add-in mode: what an add-in fetch moves to `installed`. */
+export async function addinIntegrations(db: Queryable, workspaceId: string): Promise<IntegrationRow[]> {
+  const { rows } = await db.query<IntegrationRow>({
+    name: 'addin_integrations',
+    text: `select * from integrations where workspace_id = $1 and kind = any($2::text[]) and category = 'signatures' and status = 'active' and activated`,
+    values: [workspaceId, kindsWhere('signatures', (c) => c.addinMode === true)],
+  });
+  return rows.filter(isAddinMode);
+}
+
+/** Every Microsoft integration that is not disconnected, in every workspace, oldest first, with its (encrypted) credentials: the add-in's tenants. */
+export async function microsoftIntegrations(db: Queryable): Promise<{ id: string; workspace_id: string; credentials: Buffer; config: Record<string, unknown> }[]> {
+  const { rows } = await db.query<{ id: string; workspace_id: string; credentials: Buffer; config: Record<string, unknown> }>(
+    `select id, workspace_id, credentials, config from integrations where kind = 'microsoft_entra' and status <> 'disconnected' order by created_at`,
+  );
+  return rows;
+}
+
+/** The kinds of the workspace's signatures integrations that are not disconnected, sorted. */
+export async function signatureIntegrationKinds(db: Queryable, workspaceId: string): Promise<string[]> {
+  const { rows } = await db.query<{ kind: string }>(
+    `select distinct kind from integrations where workspace_id = $1 and category = 'signatures' and status <> 'disconnected' order by kind`,
+    [workspaceId],
+  );
+  return rows.map((r) => r.kind);
 }

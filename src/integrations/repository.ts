@@ -1,4 +1,12 @@
 /**
+ * Add-in mode (integration config `mode: "addin"`, for connectors that declare `addinMode`, such as
+ * Outlook): nothing is pushed; the Outlook add-in fetches the signature at compose time.
+ */
+export function isAddinMode(integration: Pick<IntegrationRow, 'kind' | 'config'>): boolean {
+  return integration.config.mode === 'addin' && capabilitiesOf(integration.kind, 'signatures').addinMode === true;
+}
+
+/**
  * Integrations: loading one (always scoped to its workspace), building its connector from the
  * registry with decrypted credentials, and the status transitions with their events:
  *

@@ -15,52 +15,40 @@
  *   Entra Outlook's; a workspace with neither (or only Slack) gets every client.
  */
 import { assetRefs } from '../assets/store.ts';
+import { firstLiveBanner } from '../campaigns/queries.ts';
+import { smartFieldSummaries } from '../db/smartFields.ts';
 import type { Queryable } from '../db/tx.ts';
-import type { CampaignCondition } from '../campaigns/choice.ts';
+import { signatureIntegrationKinds } from '../integrations/queries.ts';
+import { storedContents } from '../signatures/queries.ts';
+import { longestValues } from '../teammates/queries.ts';
 import { compileTemplate, type SmartFieldKind } from './compile.ts';
 import { compatibilityReport, kindReport, type CompatibilityReport, type InstalledHtml, type KindReport, type MessageKind } from './compatibilityReport.ts';
 import type { ClientFamily } from './emailClients.ts';
 import { renderSignature } from './render.ts';
 import type { ContentTree } from './schema.ts';
-import { withUtm, type Utm } from './utm.ts';
+import { withUtm } from './utm.ts';
 import { validateContent } from './validate.ts';
 
 const FAMILY_OF_INTEGRATION: Readonly<Record<string, ClientFamily>> = { google_workspace: 'gmail', microsoft_entra: 'outlook' };
 
 /** The client families of the mailboxes the workspace installs into; [] when none is known. */
 export async function installFamilies(db: Queryable, workspaceId: string): Promise<ClientFamily[]> {
-  const { rows } = await db.query<{ kind: string }>(
-    `select distinct kind from integrations where workspace_id = $1 and category = 'signatures' and status <> 'disconnected' order by kind`,
-    [workspaceId],
-  );
-  return [...new Set(rows.map((r) => FAMILY_OF_INTEGRATION[r.kind]).filter((f): f is ClientFamily => f !== undefined))];
+  const kinds = await signatureIntegrationKinds(db, workspaceId);
+  return [...new Set(kinds.map((k) => FAMILY_OF_INTEGRATION[k]).filter((f): f is ClientFamily => f !== undefined))];
 }
 
-interface SourceRow {
-  signature: { content: unknown; draft_content: unknown } | null;
-  variants: { kind: 'reply' | 'internal'; content: unknown; draft_content: unknown; show_marketing_campaigns: boolean }[];
-  fields: { id: string; kind: SmartFieldKind }[];
-  values: { smart_field_id: string; value: string }[];
-  campaign: { id: string; name: string; content: unknown; utm: Utm | null; smart_fields_conditions: CampaignCondition[][] } | null;
+/** What the report renders, from the owners: the signature's trees, the smart fields, their longest values, the banner, the client families. */
+async function loadSource(db: Queryable, workspaceId: string, signatureId: string) {
+  const [signature, fields, campaign, families] = await Promise.all([
+    storedContents(db, workspaceId, signatureId),
+    smartFieldSummaries(db, workspaceId),
+    firstLiveBanner(db, workspaceId, signatureId),
+    installFamilies(db, workspaceId),
+  ]);
+  if (!signature) return undefined;
+  const values = await longestValues(db, workspaceId, fields.map((f) => f.id));
+  return { signature, fields, values, campaign, families };
 }
-
-const SOURCE_SQL = `
-  with s as (select id, workspace_id, content, draft_content from signatures where workspace_id = $1 and id = $2)
-  select (select row_to_json(x) from (select content, draft_content from s) x) as signature,
-         (select coalesce(json_agg(json_build_object('kind', v.kind, 'content', v.content, 'draft_content', v.draft_content,
-                   'show_marketing_campaigns', v.show_marketing_campaigns) order by v.kind), '[]')
-            from s join signature_variants v on v.workspace_id = s.workspace_id and v.signature_id = s.id) as variants,
-         (select coalesce(json_agg(json_build_object('id', f.id, 'kind', f.kind)), '[]')
-            from s join smart_fields f on f.workspace_id = s.workspace_id) as fields,
-         (select coalesce(json_agg(json_build_object('smart_field_id', f.id, 'value', l.value)), '[]')
-            from s join smart_fields f on f.workspace_id = s.workspace_id
-            cross join lateral (select x.value from smart_field_values x where x.workspace_id = f.workspace_id and x.smart_field_id = f.id
-                                 order by length(x.value) desc, x.teammate_id limit 1) l) as values,
-         (select row_to_json(c) from (
-            select c.id, c.name, c.content, c.utm, c.smart_fields_conditions
-              from s join marketing_campaigns c on c.workspace_id = s.workspace_id
-             where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null
-             order by c.start_time desc nulls last, c.created_at desc, c.id limit 1) c) as campaign`;
 
 /** The report for a signature of the workspace, or undefined when there is no such signature. */
 export async function signatureCompatibility(
@@ -74,13 +62,12 @@ export async function signatureCompatibility(
     installed?: (kind: MessageKind) => Promise<readonly InstalledHtml[]>;
   },
 ): Promise<CompatibilityReport | undefined> {
-  const { rows } = await db.query<SourceRow>(SOURCE_SQL, [workspaceId, signatureId]);
-  const row = rows[0]!;
-  if (!row.signature) return undefined;
-  const fieldIds = new Set(row.fields.map((f) => f.id));
-  const kinds = Object.fromEntries(row.fields.map((f) => [f.id, f.kind]));
-  const values = new Map(row.values.map((v) => [v.smart_field_id, v.value]));
-  const families = await installFamilies(db, workspaceId);
+  const source = await loadSource(db, workspaceId, signatureId);
+  if (!source) return undefined;
+  const { signature, families } = source;
+  const fieldIds = new Set(source.fields.map((f) => f.id));
+  const kinds: Record<string, SmartFieldKind> = Object.fromEntries(source.fields.map((f) => [f.id, f.kind]));
+  const values = new Map(source.values.map((v) => [v.smart_field_id, v.value]));
 
   const tree = (t: unknown, field: string): ContentTree | undefined => {
     if (t === null || t === undefined) return undefined;
@@ -88,14 +75,14 @@ export async function signatureCompatibility(
     return checked.ok ? checked.tree : undefined;
   };
   const pick = (r: { content: unknown; draft_content: unknown }) => (opts.content === 'draft' ? r.draft_content : r.content);
-  const c = row.campaign;
+  const c = source.campaign ?? null;
   const bannerTree = c ? tree(c.content, 'marketing_campaigns.content') : undefined;
   const banner = c && bannerTree ? compileTemplate(withUtm(bannerTree, c.utm), { smartFieldKinds: kinds }) : null;
 
   const todo: { kind: MessageKind; tree: ContentTree; showsBanner: boolean }[] = [];
-  const primary = tree(pick(row.signature), 'signature.draft_content');
+  const primary = tree(pick(signature), 'signature.draft_content');
   if (primary) todo.push({ kind: 'primary', tree: primary, showsBanner: true });
-  for (const v of row.variants) {
+  for (const v of signature.variants) {
     const t = tree(pick(v), `signature.variants.${v.kind}`);
     if (t) todo.push({ kind: v.kind, tree: t, showsBanner: v.show_marketing_campaigns });
   }

@@ -96,3 +96,23 @@ export async function signatureAndTeammateExist(db: Queryable, workspaceId: stri
   const { rowCount } = await db.query('select 1 from signatures s, teammates t where s.workspace_id = $1 and s.id = $2 and t.workspace_id = $1 and t.id = $3', [workspaceId, signatureId, teammateId]);
   return Boolean(rowCount);
 }
+
+/** A signature's stored trees: its own (published and draft) and each variant's, with whether the variant shows the banner. */
+export interface StoredContents {
+  content: unknown;
+  draft_content: unknown;
+  variants: { kind: 'reply' | 'internal'; content: unknown; draft_content: unknown; show_marketing_campaigns: boolean }[];
+}
+
+/** A signature of the workspace's stored trees, its variants by kind, in one statement; undefined when there is no such signature. */
+export async function storedContents(db: Queryable, workspaceId: string, signatureId: string): Promise<StoredContents | undefined> {
+  const { rows } = await db.query<StoredContents>(
+    `select s.content, s.draft_content,
+            (select coalesce(json_agg(json_build_object('kind', v.kind, 'content', v.content, 'draft_content', v.draft_content,
+                      'show_marketing_campaigns', v.show_marketing_campaigns) order by v.kind), '[]')
+               from signature_variants v where v.workspace_id = s.workspace_id and v.signature_id = s.id) as variants
+       from signatures s where s.workspace_id = $1 and s.id = $2`,
+    [workspaceId, signatureId],
+  );
+  return rows[0];
+}

@@ -1,5 +1,6 @@
 /** Publish, variant publish, forced re-install, campaign change: install jobs for a signature's recipients. */
-import { assignedTeammates, targetsForTeammates } from '../install/recipients.ts';
+import { targetsForTeammates } from '../install/routing.ts';
+import { assignedTeammates } from '../signatures/choices.ts';
 import { requestInstalls } from '../jobs/triggers.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';

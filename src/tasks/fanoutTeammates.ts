@@ -1,6 +1,6 @@
 /** A directory sync or a hand edit changed these teammates: reinstall their mailboxes (unchanged ones are skipped by hash). */
 import { stopTeammates } from '../installations/installations.ts';
-import { targetsForTeammates } from '../install/recipients.ts';
+import { targetsForTeammates } from '../install/routing.ts';
 import { installedKinds } from '../signatures/queries.ts';
 import { requestInstalls } from '../jobs/triggers.ts';
 import { jobs } from '../jobs/catalogue.ts';

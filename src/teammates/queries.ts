@@ -86,3 +86,14 @@ export async function searchAddresses(db: Queryable, workspaceId: string, q: str
 export async function smartFieldValueCount(db: Queryable, workspaceId: string): Promise<number> {
   return (await db.query<{ n: number }>('select count(*)::int as n from smart_field_values where workspace_id = $1', [workspaceId])).rows[0]!.n;
 }
+
+/** Each of these smart fields' longest value in the workspace (of equal lengths, the lowest teammate id's); a field without values is absent. */
+export async function longestValues(db: Queryable, workspaceId: string, smartFieldIds: readonly string[]): Promise<{ smart_field_id: string; value: string }[]> {
+  const { rows } = await db.query<{ smart_field_id: string; value: string }>(
+    `select f.id as smart_field_id, l.value from unnest($2::uuid[]) as f(id)
+      cross join lateral (select x.value from smart_field_values x where x.workspace_id = $1 and x.smart_field_id = f.id
+                           order by length(x.value) desc, x.teammate_id limit 1) l`,
+    [workspaceId, smartFieldIds],
+  );
+  return rows;
+}

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../src/browser/chromium.ts';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { useApi, tree } from '../api/helpers.ts';
 import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 import { insertSmartFieldValue } from '../helpers/fixtures/teammates.ts';
@@ -49,11 +49,11 @@ describe('the add-in runtime page in headless Chromium', () => {
     await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree('Regards from Acme', field))]);
     await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'reply'`, [w.signatureId, JSON.stringify(tree('Thanks, Acme', field))]);
     for (const kind of ['primary', 'reply', 'internal'] as const) {
-      const r = await renderForInstall(api.t.ctx, { workspaceId: api.ws, teammateId: w.ann.id, signatureId: w.signatureId, kind, emailId: w.ann.emailIds[0] });
+      const r = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: w.ann.id, signatureId: w.signatureId, kind, emailId: w.ann.emailIds[0] });
       if (!r.available) throw new Error(`${kind}: ${r.unavailableReason}`);
       expected[kind] = marked(r.html);
     }
-    const shared = await renderForInstall(api.t.ctx, { workspaceId: api.ws, teammateId: w.shared.id, signatureId: w.signatureId, kind: 'primary', emailId: w.shared.emailIds[0] });
+    const shared = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: w.shared.id, signatureId: w.signatureId, kind: 'primary', emailId: w.shared.emailIds[0] });
     if (!shared.available) throw new Error(`shared: ${shared.unavailableReason}`);
     expect(shared.html).toContain('Customer support');
     expected.shared = marked(shared.html);

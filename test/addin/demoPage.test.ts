@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
 import { launchChromium } from '../../src/browser/chromium.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { sandboxServerRoutes } from '../../src/sandbox/demo.ts';
 import { OUTLOOK_DEMO_PATH, outlookDemoRoutes, type OutlookDemoSetup } from '../../src/sandbox/outlookDemo.ts';
 import { tree, useApi } from '../api/helpers.ts';
@@ -49,7 +49,7 @@ describe('the sandbox compose-window demo in headless Chromium', () => {
     await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'internal'`, [w.signatureId, JSON.stringify(tree('Cheers', title))]);
     for (const [who, person] of [['ann', w.ann], ['shared', w.shared]] as const) {
       for (const kind of ['primary', 'reply', 'internal'] as const) {
-        const r = await renderForInstall(api.t.ctx, { workspaceId: api.ws, teammateId: person.id, signatureId: w.signatureId, kind, emailId: person.emailIds[0] });
+        const r = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: person.id, signatureId: w.signatureId, kind, emailId: person.emailIds[0] });
         if (!r.available) throw new Error(`${who} ${kind}: ${r.unavailableReason}`);
         expected[`${who}.${kind}`] = `<div id="sigsync-signature">${r.html}</div>`; // marked as the add-in's own
       }

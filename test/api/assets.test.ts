@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchSourceUrl } from '../../src/assets/fetchUrl.ts';
 import { MAX_ASSET_BYTES } from '../../src/assets/store.ts';
 import { FETCH_FAILED_MESSAGE } from '../../src/api/v1/assets.ts';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { FOREIGN_UUID, seedTeammate, useApi } from './helpers.ts';
 
 /** A real 1×1 PNG; PNG_B differs only in trailing bytes (another sha256, still a PNG). */
@@ -190,7 +190,7 @@ describe('assets API', () => {
     expect((await api.call('POST', `/v1/signatures/${sig.body.data.id}/publish`)).status).toBe(200);
 
     const mate = await seedTeammate(api.t.ctx.pool, api.ws, 'Ada Lovelace');
-    const out = await renderForInstall(api.t.ctx, { workspaceId: api.ws, teammateId: mate.id, signatureId: sig.body.data.id, kind: 'primary' });
+    const out = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: mate.id, signatureId: sig.body.data.id, kind: 'primary' });
     expect(out.html).toContain(`<img src="${logo.file.url}" width="120" alt="Acme logo"`);
 
     const refused = await api.call('DELETE', `/v1/assets/${logo.id}`);

@@ -14,7 +14,7 @@ import { setEventTracking } from '../../src/db/workspaces.ts';
 import { analyse } from '../../src/experiments/analysis.ts';
 import { assignArm } from '../../src/experiments/assignment.ts';
 import { armsOf, getExperiment } from '../../src/experiments/queries.ts';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { loadRenderSource } from '../../src/render/load.ts';
 import { seedIntegration, seedTeammate, tree, useApi } from '../api/helpers.ts';
 
@@ -34,7 +34,7 @@ describe('experiment banners in signatures, and the counts per arm', () => {
   const armOf = (teammateId: string) => assignArm(experiment.id, teammateId, experiment.arms.map((a) => ({ id: a.id, weight: 1 })));
   const nameOf = (armId: string) => experiment.arms.find((a) => a.id === armId)!.name;
   const install = (p: { id: string; emailId: string }) =>
-    renderForInstall(api.t.ctx, { workspaceId: api.ws, teammateId: p.id, signatureId: signature, kind: 'primary', emailId: p.emailId });
+    renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: p.id, signatureId: signature, kind: 'primary', emailId: p.emailId });
 
   beforeAll(async () => {
     await setEventTracking(api.t.ctx.pool, api.ws, true);

@@ -72,7 +72,8 @@ describe("the compatibility report's cost", () => {
       const counted = counting(t.ctx.pool);
       const fits = await mailboxFits({ ...t.ctx, pool: counted.pool }, { workspaceId, signatureId, kind: 'primary', content });
       expect(fits).toHaveLength(MAILBOXES - 1);
-      expect(counted.count()).toBeLessThanOrEqual(8);
+      // A constant, whatever the number of mailboxes: each owner's read is one statement for all of them.
+      expect(counted.count()).toBeLessThanOrEqual(11);
       for (const fit of fits) {
         const alone = await installMailbox(
           t.ctx,

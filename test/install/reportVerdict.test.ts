@@ -14,7 +14,7 @@ import { buildServer } from '../../src/api/server.ts';
 import { mailboxFits } from '../../src/install/fit.ts';
 import { signatureReport, signatureWarnings } from '../../src/install/report.ts';
 import { findMailboxes, replayMailbox } from '../../src/install/replay.ts';
-import { assignedTeammates } from '../../src/install/recipients.ts';
+import { assignedTeammates } from '../../src/signatures/choices.ts';
 import { checkHtml, describeFinding, unexplained } from '../../src/render/compatibility.ts';
 import { ApiClient, waitForIdle, waitForRuns } from '../../src/sandbox/flow.ts';
 import { everyoneGroups, seedSandbox, type SeededSandbox } from '../../src/sandbox/seed.ts';

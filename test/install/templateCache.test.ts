@@ -6,7 +6,7 @@
  * one, and the install wrote nothing: the mailbox kept the previous signature.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { workspaceWithKey } from '../helpers/fixtures.ts';
 import { insertSignature } from '../helpers/fixtures/signatures.ts';
@@ -27,7 +27,7 @@ describe('compiled template cache', () => {
     signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Main', draftContent: tree('First publish'), published: true, publishedAt: PUBLISHED_AT });
   });
 
-  const render = () => renderForInstall(t.ctx, { workspaceId, teammateId, signatureId, kind: 'primary' });
+  const render = () => renderForAddress(t.ctx, { workspaceId, teammateId, signatureId, kind: 'primary' });
 
   it('renders the latest content when two publishes share a publication time', async () => {
     const first = await render();

@@ -12,7 +12,7 @@
  *    render; mailboxes without Gmail fail with one `signature.installation.failed` each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator, type GoogleTenant } from '../../emulators/google.ts';
 import type { IntegrationRow } from '../../src/integrations/repository.ts';
@@ -249,7 +249,7 @@ describe('R3 concurrency', () => {
           if (r.status === 'failed') failed++;
           continue;
         }
-        const expected = await renderForInstall(ctx, { workspaceId: w.workspaceId, teammateId: r.teammate_id, signatureId: w.signatureId, kind: 'primary' });
+        const expected = await renderForAddress(ctx, { workspaceId: w.workspaceId, teammateId: r.teammate_id, signatureId: w.signatureId, kind: 'primary' });
         if (r.status !== 'installed') notInstalled++;
         else if (r.content_hash !== expected.hash || signatures[r.address] !== expected.html) stale++;
         else installed++;
@@ -335,7 +335,7 @@ describe('R3 concurrency', () => {
     const signatures = w.google.signatures();
     let latest = 0;
     for (const p of people) {
-      const expected = await renderForInstall(ctx, { workspaceId: w.workspaceId, teammateId: p.teammate_id, signatureId, kind: 'primary' });
+      const expected = await renderForAddress(ctx, { workspaceId: w.workspaceId, teammateId: p.teammate_id, signatureId, kind: 'primary' });
       if (signatures[p.address] === expected.html && expected.html.includes('version 100')) latest++;
     }
     console.log(

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fieldPath } from '../../src/errors.ts';
 import { BODY_LIMIT } from '../../src/api/server.ts';
 import { ASSET_BODY_LIMIT } from '../../src/api/v1/assets.ts';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { validateContent } from '../../src/render/validate.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { cleanDirectoryUser } from '../../src/sync/clean.ts';
@@ -578,7 +578,7 @@ describe('R4 hostile input', () => {
       expect(validateContent(tree, { field: 'tree', smartFieldIds: new Set(Object.values(f)) }).ok).toBe(true);
       const signatureId = await insertSignature(ctx.pool, workspaceId, { name: 'Hostile', draftContent: tree, published: true });
       const render = async (teammateId: string) => {
-        const r = await renderForInstall(ctx, { workspaceId, teammateId, signatureId, kind: 'primary' });
+        const r = await renderForAddress(ctx, { workspaceId, teammateId, signatureId, kind: 'primary' });
         const parsed = parseHtml(r.html);
         expect(parsed.errors).toEqual([]);
         expect(parsed.elements.map((e) => e.tagName).filter((t) => !ALLOWED_ELEMENTS.has(t))).toEqual([]);

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/context.ts';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { createDatabase, openTestContext } from '../helpers/db.ts';
@@ -104,7 +104,7 @@ describe('probe: publish storm', () => {
     const signatures = google.signatures();
     let latest = 0;
     for (const r of rows) {
-      const expected = await renderForInstall(ctx, { workspaceId, teammateId: r.teammate_id, signatureId, kind: 'primary' });
+      const expected = await renderForAddress(ctx, { workspaceId, teammateId: r.teammate_id, signatureId, kind: 'primary' });
       if (r.status === 'installed' && r.content_hash === expected.hash && signatures[r.address] === expected.html) latest++;
     }
     let total = 0;

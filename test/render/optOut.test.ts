@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { OptOutTokens } from '../../src/analytics/privacy.ts';
 import { setEventTracking } from '../../src/db/workspaces.ts';
-import { renderForInstall } from '../../src/install/content.ts';
+import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { renderSignature } from '../../src/render/render.ts';
 import type { ContentTree } from '../../src/render/schema.ts';
 import { validateContent } from '../../src/render/validate.ts';
@@ -65,7 +65,7 @@ describe('the optOut block', () => {
       try {
         await setEventTracking(pool, api.ws, true);
         await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree({ text: 'Stop tracking me' }))]);
-        const r = await renderForInstall(api.t.ctx, { workspaceId: api.ws, teammateId: w.ann.id, signatureId: w.signatureId, kind: 'primary', emailId: w.ann.emailIds[0] });
+        const r = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: w.ann.id, signatureId: w.signatureId, kind: 'primary', emailId: w.ann.emailIds[0] });
         const own = new OptOutTokens(api.t.ctx.secrets).url('https://signatures.acme.test', api.ws);
         const hrefs = [...r.html.matchAll(/<a href="([^"]+)"/g)].map((m) => m[1]);
         expect(hrefs).toHaveLength(2);

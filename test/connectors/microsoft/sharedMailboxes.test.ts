@@ -9,11 +9,11 @@ import nock from 'nock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { microsoftDirectorySource, PURPOSE_ATTEMPTS } from '../../../connectors/microsoft/directory.ts';
 import { withTx } from '../../../src/db/tx.ts';
-import { renderForInstall } from '../../../src/install/content.ts';
+import { renderForAddress } from '../../../src/analytics/addressRender.ts';
 import { insertIntegration } from '../../../src/integrations/repository.ts';
 import { executeRun } from '../../../src/sync/engine.ts';
 import { startRuns } from '../../../src/integrations/syncRuns.ts';
-import { targetsForTeammates } from '../../../src/install/recipients.ts';
+import { targetsForTeammates } from '../../../src/install/routing.ts';
 import { seedIntegration, seedTeammate, tree } from '../../api/helpers.ts';
 import { useTestContext } from '../../helpers/db.ts';
 import { mapSmartField, workspaceWithKey } from '../../helpers/fixtures.ts';
@@ -191,7 +191,7 @@ describe('shared mailboxes through the sync engine', () => {
     const support = (await t.ctx.pool.query<{ id: string; email_id: string }>(`select t.id, e.id as email_id from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and e.address = 'support@contoso.com'`, [workspaceId])).rows[0]!;
     const signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Std', draftContent: tree('Regards', title), published: true });
     await assignToTeammate(t.ctx.pool, workspaceId, signatureId, support.id);
-    const rendered = await renderForInstall(t.ctx, { workspaceId, teammateId: support.id, signatureId, kind: 'primary', emailId: support.email_id });
+    const rendered = await renderForAddress(t.ctx, { workspaceId, teammateId: support.id, signatureId, kind: 'primary', emailId: support.email_id });
     expect(rendered.available).toBe(true);
     expect(rendered.html).toContain('Customer care');
 

@@ -1,12 +1,10 @@
 /**
- * Who gets which signature, and through which integration.
+ * Which integrations install an address: a read model over integrations (their kind, status and
+ * config) and the teammate aggregate's addresses and directory sources. The recipients of a
+ * signature are the primary addresses of its current teammates (src/signatures/choices.ts, who is
+ * assigned; which signature wins is decided there too); aliases ride along with their primary
+ * address (the Gmail installer writes the signature to each verified alias of the mailbox).
  *
- * - Recipients of a signature: the primary addresses of non-deleted teammates assigned directly,
- *   or through a group or org unit they belong to. Aliases ride along with their primary address
- *   (the Gmail installer writes the signature to each verified alias of the mailbox).
- * - Where a teammate has several signatures, the highest assignment priority wins (ties: the most
- *   recently published, then the id). Destinations hold one signature per kind, so the others get
- *   `not_supported`.
  * - Which integration installs an address: the workspace's `signatures` integrations. A mailbox
  *   integration (Gmail, Outlook) takes an address when its config `domains` lists the address's
  *   domain; without `domains`, the mailbox integration whose provider also lists the teammate in a
@@ -26,42 +24,6 @@ export interface InstallTarget {
   emailId: string;
   kind: SignatureKind;
   integrationId: string;
-}
-
-export interface SignatureChoice {
-  signature_id: string;
-  priority: number;
-}
-
-/**
- * The signatures assigned to a set of teammates, best first per teammate (columns teammate_id,
- * signature_id, priority and n, the rank: 1 is the winner): the highest priority of any direct or
- * group assignment, then the latest published, then the id; `teammates` is a SQL relation
- * with a column teammate_id. Direct and group assignments are joined apart (each by its index), so
- * that a set of 10,000 teammates costs a few joins, not a scan of the assignments each.
- */
-export const signatureChoicesManySql = (workspace: string, teammates: string) => `
-    select x.teammate_id, x.signature_id, max(x.priority)::int as priority,
-           row_number() over (partition by x.teammate_id order by max(x.priority) desc, s.last_published_at desc nulls last, x.signature_id) as n
-      from (select w.teammate_id, a.signature_id, a.priority from ${teammates} w join assignments a on a.teammate_id = w.teammate_id and a.workspace_id = ${workspace}
-            union all
-            select w.teammate_id, a.signature_id, a.priority from ${teammates} w join memberships m on m.teammate_id = w.teammate_id
-              join assignments a on a.group_id = m.group_id and a.workspace_id = ${workspace}) x
-      join signatures s on s.id = x.signature_id and s.content is not null
-     group by x.teammate_id, x.signature_id, s.last_published_at`;
-
-/**
- * SQL for the signatures assigned to one teammate, best first (columns signature_id, priority), with
- * the workspace and the teammate id given as SQL expressions: signatureChoicesManySql for a set of one,
- * so the order is defined once.
- */
-export const signatureChoicesSql = (workspace: string, teammate: string) => `
-    select c.signature_id, c.priority from (${signatureChoicesManySql(workspace, `(select (${teammate})::uuid as teammate_id)`)}) c order by c.n`;
-
-/** Signatures assigned to a teammate, best first. */
-export async function signaturesFor(db: Queryable, workspaceId: string, teammateId: string): Promise<SignatureChoice[]> {
-  const { rows } = await db.query<SignatureChoice>(signatureChoicesSql('$1', '$2'), [workspaceId, teammateId]);
-  return rows;
 }
 
 /**
@@ -98,34 +60,21 @@ export async function targetsForTeammates(db: Queryable, workspaceId: string, te
   return rows.flatMap((r) => kinds.map((kind) => ({ emailId: r.email_id, kind, integrationId: r.integration_id })));
 }
 
-/** Teammates a signature is assigned to, directly or through groups and org units. */
-export async function assignedTeammates(db: Queryable, workspaceId: string, signatureId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `select distinct t.id from assignments a
-       left join memberships m on m.group_id = a.group_id
-       join teammates t on t.id = coalesce(a.teammate_id, m.teammate_id) and t.deleted_at is null
-      where a.workspace_id = $1 and a.signature_id = $2`,
-    [workspaceId, signatureId],
-  );
-  return rows.map((r) => r.id);
-}
-
 /**
- * SQL that is true when the integration (a uuid SQL expression) installs the address of the row
- * aliased `e` in `emails`; `additional` names the placeholder holding additionalKinds().
+ * For each address among `emailIds` of the workspace: whether this integration installs it (the
+ * rules above), and the teammate's id at the integration's provider (from a directory of the same
+ * kind), in one statement for any number of addresses.
  */
-export const installsEmailSql = (integration: string, additional: string) => `${integration} in (${integrationsForEmail(additional)})`;
-
-/** Kinds whose delivery is additional (a Slack DM), for installsEmailSql. */
-export const additionalDeliveryKinds = () => additionalKinds();
-
-/** Does this integration still install this address? */
-export async function integrationInstallsEmail(db: Queryable, emailId: string, integrationId: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `select 1 from emails e where e.id = $1 and $2::uuid in (${integrationsForEmail('$3')})`,
-    [emailId, integrationId, additionalKinds()],
-  );
-  return (rowCount ?? 0) > 0;
+export async function mailboxRoutes(db: Queryable, workspaceId: string, emailIds: readonly string[], integrationId: string): Promise<Map<string, { routed: boolean; externalId: string | null }>> {
+  const { rows } = await db.query<{ id: string; routed: boolean; external_id: string | null }>({
+    name: 'mailbox_routes',
+    text: `select e.id, $3::uuid in (${integrationsForEmail('$4')}) as routed,
+                  (select ts.external_id from teammate_sources ts join integrations d on d.id = ts.integration_id
+                    where ts.teammate_id = e.teammate_id and d.kind = (select kind from integrations where id = $3) limit 1) as external_id
+             from unnest($2::uuid[]) as w(id) join emails e on e.id = w.id and e.workspace_id = $1`,
+    values: [workspaceId, emailIds, integrationId, additionalKinds()],
+  });
+  return new Map(rows.map((r) => [r.id, { routed: r.routed, externalId: r.external_id }]));
 }
 
 /** Why an integration installs an address: the routing rule that chose it. */

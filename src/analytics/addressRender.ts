@@ -1,15 +1,18 @@
 /**
- * Renders one mailbox's signature for an install, from the one loader of render input
- * (src/render/load.ts), which previews use too.
+ * Renders a signature for one address: the HTML an install writes, the add-in inserts and a
+ * preview shows, from the one loader of render input (src/render/load.ts), with the address's
+ * tracked links and view image (renderTracking.ts) when the workspace tracks events, and the
+ * workspace's opt-out link. Here, not in render/, because it writes through analytics (which
+ * imports render/); the install engine and the add-in both call it.
  */
 import type { AppContext } from '../context.ts';
 import type { SignatureKind } from '../domain.ts';
 import { renderSignature } from '../render/index.ts';
 import { InvalidStoredContentError, loadRenderSource, type RenderQuery, type RenderSourceResult } from '../render/load.ts';
-import { renderTracked } from '../analytics/renderTracking.ts';
-import { OptOutTokens } from '../analytics/privacy.ts';
+import { renderTracked } from './renderTracking.ts';
+import { OptOutTokens } from './privacy.ts';
 
-export interface RenderedForInstall {
+export interface RenderedForAddress {
   html: string;
   text: string;
   hash: string;
@@ -32,7 +35,7 @@ export interface RenderedForInstall {
   bannerAt: number;
 }
 
-export async function renderForInstall(
+export async function renderForAddress(
   ctx: AppContext,
   /** With `emailId`, links are tracked for that address when the workspace tracks events (src/analytics/renderTracking.ts). */
   req: {
@@ -48,7 +51,7 @@ export async function renderForInstall(
   },
   /** Where the render source comes from: by default loadRenderSource; fit.ts passes one read with many others. */
   load: (q: RenderQuery) => Promise<RenderSourceResult> = (q) => loadRenderSource(ctx.pool, q),
-): Promise<RenderedForInstall> {
+): Promise<RenderedForAddress> {
   const empty = { html: '', text: '', hash: '', values: {}, campaignId: null, campaign: null, bannerAt: -1, signatureName: '', signatureId: req.signatureId };
   let loaded;
   try {
