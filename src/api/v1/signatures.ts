@@ -188,6 +188,8 @@ function reinstallRecorded(app: AppContext, req: FastifyRequest, id: string) {
 
 /** A write's answer: the signature and what its draft will look like in the workspace's mail clients. */
 const WithWarnings = dataOf(Signature).extend({ warnings: DraftWarnings });
+const Queued = z.object({ signature_id: z.string(), status: z.literal('queued') });
+const VariantParams = z.object({ signature_id: z.string(), kind: z.enum(VARIANT_KINDS) });
 
 export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
@@ -244,7 +246,6 @@ function publishRoutes(r: ZodV1, app: AppContext): void {
     return { data: signatureView(row), warnings: await compatibilityWarningsOf(app, req.workspaceId, id, 'published') };
   });
 
-  const Queued = z.object({ signature_id: z.string(), status: z.literal('queued') });
   r.post('/signatures/:id/install', { schema: { tags, summary: 'Re-install the published signature everywhere it applies', params: IdParams, response: { 202: dataOf(Queued), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'install') }, async (req, reply) => {
     const id = pathId(req.params.id, 'signature');
     const outcome = await reinstallRecorded(app, req, id);
@@ -257,7 +258,6 @@ function publishRoutes(r: ZodV1, app: AppContext): void {
     return reply.status(202).send({ data: { signature_id: id, status: 'queued' as const } });
   });
 
-  const VariantParams = z.object({ signature_id: z.string(), kind: z.enum(VARIANT_KINDS) });
   r.post(
     '/signatures/:signature_id/variants/:kind/publish',
     { schema: { tags, summary: 'Publish a variant draft and install it', params: VariantParams, response: { 200: dataOf(Variant), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'publish') },
