@@ -40,46 +40,56 @@ export interface MailboxDeps {
   onWrite: (u: GraphUserRaw) => void;
 }
 
-/** The routes of the OWA.UserOptions configuration item. */
-export function mailboxRoutes({ tenant, base, checkBearer, findUser, onWrite }: MailboxDeps): Route[] {
-  const mailboxItem = (userKey: string): { user: GraphUserRaw } | Reply => {
+/** The user a mailbox route names, or the Graph error: a refused bearer token, no such user, or no mailbox. */
+type MailboxOf = (authorization: string | undefined, userKey: string) => { user: GraphUserRaw } | Reply;
+
+/** The routes of the mailbox settings and of the OWA.UserOptions configuration item. */
+export function mailboxRoutes(deps: MailboxDeps): Route[] {
+  const { tenant, checkBearer, findUser } = deps;
+  const mailboxItem: MailboxOf = (authorization, userKey) => {
+    const denied = checkBearer(authorization);
+    if (denied) return denied;
     const u = findUser(userKey);
     if (!u) return graphError(404, 'ErrorInvalidUser', `The requested user '${decodeURIComponent(userKey)}' is invalid.`);
     if (tenant.noMailbox.has(u.id)) return graphError(404, 'MailboxNotEnabledForRESTAPI', 'The mailbox is either inactive, soft-deleted, or is hosted on-premise.');
     return { user: u };
   };
+  return [mailboxSettingsRoute(deps, mailboxItem), ...userConfigurationRoutes(deps, mailboxItem)];
+}
 
-  return [
-    {
-      // https://learn.microsoft.com/graph/api/user-get-mailboxsettings: the whole settings, or one of them.
-      method: 'GET',
-      pattern: /^\/v1\.0\/users\/([^/]+)\/mailboxSettings(\/userPurpose)?$/,
-      name: 'mailboxSettings.get',
-      handler: ({ req }, m) => {
-        const denied = checkBearer(req.headers.authorization);
-        if (denied) return denied;
-        const found = mailboxItem(m[1]!);
-        if ('status' in found) return found;
-        const refused = tenant.mailboxSettingsErrors?.get(found.user.id);
-        if (refused === 400) return graphError(400, 'ErrorInvalidRequest', 'The request is invalid.');
-        if (refused === 503) return graphError(503, 'ServiceUnavailable', 'The service is temporarily unavailable.');
-        const purpose = found.user.userPurpose ?? 'user';
-        const context = `${base()}/v1.0/$metadata#users('${found.user.id}')/mailboxSettings`;
-        if (m[2]) return { status: 200, body: { '@odata.context': `${context}/userPurpose`, value: purpose } };
-        return {
-          status: 200,
-          body: { '@odata.context': context, archiveFolder: null, timeZone: 'W. Europe Standard Time', dateFormat: 'dd/MM/yyyy', timeFormat: 'HH:mm', userPurpose: purpose, language: { locale: 'en-GB', displayName: 'English (United Kingdom)' } },
-        };
-      },
+/** `GET /v1.0/users/{id}/mailboxSettings` and `.../mailboxSettings/userPurpose`. */
+function mailboxSettingsRoute({ tenant, base }: MailboxDeps, mailboxItem: MailboxOf): Route {
+  return {
+    // https://learn.microsoft.com/graph/api/user-get-mailboxsettings: the whole settings, or one of them.
+    method: 'GET',
+    pattern: /^\/v1\.0\/users\/([^/]+)\/mailboxSettings(\/userPurpose)?$/,
+    name: 'mailboxSettings.get',
+    handler: ({ req }, m) => {
+      const found = mailboxItem(req.headers.authorization, m[1]!);
+      if ('status' in found) return found;
+      const refused = tenant.mailboxSettingsErrors?.get(found.user.id);
+      if (refused === 400) return graphError(400, 'ErrorInvalidRequest', 'The request is invalid.');
+      if (refused === 503) return graphError(503, 'ServiceUnavailable', 'The service is temporarily unavailable.');
+      const purpose = found.user.userPurpose ?? 'user';
+      const context = `${base()}/v1.0/$metadata#users('${found.user.id}')/mailboxSettings`;
+      if (m[2]) return { status: 200, body: { '@odata.context': `${context}/userPurpose`, value: purpose } };
+      return {
+        status: 200,
+        body: { '@odata.context': context, archiveFolder: null, timeZone: 'W. Europe Standard Time', dateFormat: 'dd/MM/yyyy', timeFormat: 'HH:mm', userPurpose: purpose, language: { locale: 'en-GB', displayName: 'English (United Kingdom)' } },
+      };
     },
+  };
+}
+
+/** Get, create and update the OWA.UserOptions configuration item. */
+function userConfigurationRoutes({ tenant, base, onWrite }: MailboxDeps, mailboxItem: MailboxOf): Route[] {
+  return [
     {
       method: 'GET',
       pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations\/([^/]+)$/,
       name: 'userConfiguration.get',
       handler: ({ req }, m) => {
-        const denied = checkBearer(req.headers.authorization);
-        if (denied) return denied;
-        const found = mailboxItem(m[1]!);
+        const found = mailboxItem(req.headers.authorization, m[1]!);
         if ('status' in found) return found;
         const entries = decodeURIComponent(m[2]!) === 'OWA.UserOptions' ? tenant.mailboxes.get(found.user.id) : undefined;
         if (!entries) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
@@ -91,9 +101,7 @@ export function mailboxRoutes({ tenant, base, checkBearer, findUser, onWrite }: 
       pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations$/,
       name: 'userConfiguration.create',
       handler: ({ req, body }, m) => {
-        const denied = checkBearer(req.headers.authorization);
-        if (denied) return denied;
-        const found = mailboxItem(m[1]!);
+        const found = mailboxItem(req.headers.authorization, m[1]!);
         if ('status' in found) return found;
         const item = JSON.parse(body || '{}') as { id?: string; structuredData?: unknown };
         if (item.id !== 'OWA.UserOptions') return graphError(400, 'ErrorInvalidRequest', 'Only OWA.UserOptions is emulated.');
@@ -108,9 +116,7 @@ export function mailboxRoutes({ tenant, base, checkBearer, findUser, onWrite }: 
       pattern: /^\/beta\/users\/([^/]+)\/mailFolders\/root\/userConfigurations\/([^/]+)$/,
       name: 'userConfiguration.update',
       handler: ({ req, body }, m) => {
-        const denied = checkBearer(req.headers.authorization);
-        if (denied) return denied;
-        const found = mailboxItem(m[1]!);
+        const found = mailboxItem(req.headers.authorization, m[1]!);
         if ('status' in found) return found;
         if (decodeURIComponent(m[2]!) !== 'OWA.UserOptions' || !tenant.mailboxes.has(found.user.id)) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
         const patch = JSON.parse(body || '{}') as { structuredData?: unknown };

@@ -2,7 +2,7 @@
  * The HTTP server (fastify 5): health, readiness, metrics, the /v1 routes (bearer key, or the console's
  * session), and the console's pages (src/api/console.ts).
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { pendingMigrations } from '../db/migrate.ts';
 import { redactRequestUrl } from '../log.ts';
@@ -59,28 +59,7 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
     },
   });
 
-  server.setErrorHandler((err, req, reply) => {
-    if (err instanceof ApiError) return reply.status(err.status).send(err.toBody());
-    const e = err as { statusCode?: number; code?: string; message: string; validation?: unknown };
-    if (e.code && FRAMEWORK_ERRORS[e.code]) {
-      const known = frameworkError(e);
-      return reply.status(known.status).send(known.toBody());
-    }
-    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.status(413).send(new ApiError(413, 'invalid_request_error', 'body_too_large', `Request bodies are limited to ${BODY_LIMIT} bytes.`).toBody());
-    }
-    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.status(415).send(new ApiError(415, 'invalid_request_error', 'unsupported_media_type', 'Send request bodies as application/json.').toBody());
-    }
-    if (e.statusCode === 400 && (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError || /JSON/i.test(e.message))) {
-      return reply.status(422).send(ApiError.validation([detail('body', 'invalid_json', 'The body is not valid JSON.')]).toBody());
-    }
-    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
-      return reply.status(e.statusCode).send(new ApiError(e.statusCode, 'invalid_request_error', 'bad_request', e.message.slice(0, 200)).toBody());
-    }
-    req.log.error({ err }, 'unhandled error');
-    return reply.status(500).send(new ApiError(500, 'api_error', 'internal_error', 'Something went wrong on our side.').toBody());
-  });
+  server.setErrorHandler(sendError);
 
   // 401s per client address (RATE_LIMIT_AUTH_FAILURES): past the limit, 429 before a key is looked up.
   const authFailures = await authFailureLimit(server, app.config.RATE_LIMIT_AUTH_FAILURES);
@@ -123,6 +102,30 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
   );
 
   return server;
+}
+
+/** Every error answers the spec's error body: ours as they are, the framework's mapped to theirs, the rest 500. */
+function sendError(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof ApiError) return reply.status(err.status).send(err.toBody());
+  const e = err as { statusCode?: number; code?: string; message: string; validation?: unknown };
+  if (e.code && FRAMEWORK_ERRORS[e.code]) {
+    const known = frameworkError(e);
+    return reply.status(known.status).send(known.toBody());
+  }
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return reply.status(413).send(new ApiError(413, 'invalid_request_error', 'body_too_large', `Request bodies are limited to ${BODY_LIMIT} bytes.`).toBody());
+  }
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return reply.status(415).send(new ApiError(415, 'invalid_request_error', 'unsupported_media_type', 'Send request bodies as application/json.').toBody());
+  }
+  if (e.statusCode === 400 && (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError || /JSON/i.test(e.message))) {
+    return reply.status(422).send(ApiError.validation([detail('body', 'invalid_json', 'The body is not valid JSON.')]).toBody());
+  }
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+    return reply.status(e.statusCode).send(new ApiError(e.statusCode, 'invalid_request_error', 'bad_request', e.message.slice(0, 200)).toBody());
+  }
+  req.log.error({ err }, 'unhandled error');
+  return reply.status(500).send(new ApiError(500, 'api_error', 'internal_error', 'Something went wrong on our side.').toBody());
 }
 
 /** GET /metrics: the process's metrics and the installations per status (installationMetrics.ts). */

@@ -114,6 +114,43 @@ function contactList(phone: SmartFieldSummary | undefined, email: SmartFieldSumm
   };
 }
 
+/** The example's website link, tagged with utm_source and, where the workspace has an email field, the sender's address. */
+function websiteLine(email: SmartFieldSummary | undefined): StackChild {
+  return {
+    type: 'text',
+    id: 'website',
+    tokens: [
+      {
+        id: 'website-link',
+        type: 'textToken',
+        value: 'example.com',
+        textStyle: { color: '#0b6bcb' },
+        href: {
+          text: 'https://example.com/',
+          queryParams: [
+            { id: 'utm-source', key: 'utm_source', values: [{ id: 'utm-source-value', text: 'email-signature' }] },
+            ...(email ? [{ id: 'ref', key: 'ref', values: [{ id: 'ref-value', smartFieldUuid: email.id }] }] : []),
+          ],
+        },
+      },
+    ],
+  };
+}
+
+/** The example's social icons: LinkedIn (the workspace's LinkedIn field where it has one) and X. */
+function socialList(linkedin: SmartFieldSummary | undefined): StackChild {
+  return {
+    type: 'socialList',
+    id: 'social',
+    iconSize: 20,
+    blockStyle: { marginTop: 6, gap: 6 },
+    children: [
+      { type: 'socialListItem', id: 'social-linkedin', network: 'linkedin', href: linkedin ? { smartFieldUuid: linkedin.id } : { text: 'https://www.linkedin.com/company/example' } },
+      { type: 'socialListItem', id: 'social-x', network: 'x', href: { text: 'https://x.com/example' } },
+    ],
+  };
+}
+
 /** A complete, valid tree using the workspace's smart fields where it has fitting ones. */
 export function buildExample(fields: readonly SmartFieldSummary[]): ContentTree {
   const name = pick(fields, ['full_name', 'name', 'display_name', 'first_name', 'given_name']);
@@ -127,35 +164,8 @@ export function buildExample(fields: readonly SmartFieldSummary[]): ContentTree 
     { type: 'text', id: 'name', tokens: [token('name-value', name, 'Ada Lovelace', { textStyle: { fontSize: 16, fontWeight: 'bold', color: '#0b2545' } })] },
     { type: 'text', id: 'title', tokens: [token('title-value', title, 'Head of Engineering', { textStyle: { color: '#616e7c' } })] },
     contactList(phone, email),
-    {
-      type: 'text',
-      id: 'website',
-      tokens: [
-        {
-          id: 'website-link',
-          type: 'textToken',
-          value: 'example.com',
-          textStyle: { color: '#0b6bcb' },
-          href: {
-            text: 'https://example.com/',
-            queryParams: [
-              { id: 'utm-source', key: 'utm_source', values: [{ id: 'utm-source-value', text: 'email-signature' }] },
-              ...(email ? [{ id: 'ref', key: 'ref', values: [{ id: 'ref-value', smartFieldUuid: email.id }] }] : []),
-            ],
-          },
-        },
-      ],
-    },
-    {
-      type: 'socialList',
-      id: 'social',
-      iconSize: 20,
-      blockStyle: { marginTop: 6, gap: 6 },
-      children: [
-        { type: 'socialListItem', id: 'social-linkedin', network: 'linkedin', href: linkedin ? { smartFieldUuid: linkedin.id } : { text: 'https://www.linkedin.com/company/example' } },
-        { type: 'socialListItem', id: 'social-x', network: 'x', href: { text: 'https://x.com/example' } },
-      ],
-    },
+    websiteLine(email),
+    socialList(linkedin),
   ];
   const columns: StackChild[] = [];
   if (photo) columns.push({ type: 'text', id: 'photo', blockStyle: { width: 72 }, tokens: [{ id: 'photo-value', type: 'textToken', smartFieldUuid: photo.id, value: 'Photo' }] });

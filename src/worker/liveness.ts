@@ -108,6 +108,28 @@ async function releaseOwnJobs(pool: pg.Pool, utils: WorkerUtils, logger: Logger,
   }
 }
 
+/**
+ * Inserts the process's row and takes its lock in one transaction, so nobody sees the row unlocked;
+ * answers the connection that holds the lock. `onId` gets the row's id as soon as it is inserted;
+ * `onError` is the connection's error handler.
+ */
+async function registerRow(pool: pg.Pool, workerIds: string[], onId: (id: number) => void, onError: (c: pg.PoolClient, err: Error) => void): Promise<pg.PoolClient> {
+  const c = await pool.connect();
+  c.on('error', (err) => onError(c, err));
+  try {
+    await c.query('begin');
+    const { rows } = await c.query<{ id: number }>(`insert into worker_heartbeats (worker_ids, hostname, pid) values ($1, $2, $3) returning id`, [workerIds, os.hostname(), process.pid]);
+    const id = rows[0]!.id;
+    onId(id);
+    await c.query('select pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, id]);
+    await c.query('commit');
+  } catch (err) {
+    c.release(err as Error);
+    throw err;
+  }
+  return c;
+}
+
 export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, logger: Logger, opts: LivenessOptions = {}): Promise<WorkerLiveness> {
   const recoverEveryMs = opts.recoverEveryMs ?? 10_000;
   const unregisteredAfterMs = opts.unregisteredAfterMs ?? 10 * 60_000;
@@ -118,28 +140,20 @@ export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, l
   let closed = false;
   let closing: Promise<void> | undefined;
 
-  /** Inserts the row and takes its lock in one transaction, so nobody sees the row unlocked. */
   const register = async () => {
-    const c = await pool.connect();
-    c.on('error', (err) => {
-      // The connection is gone and our lock with it: other processes will release our jobs (they
-      // run again, at least once). Register anew on the next tick. The dead client goes back to
-      // the pool destroyed: one still checked out would keep the pool's end() waiting for ever.
-      if (client !== c) return;
-      client = undefined;
-      c.release(err);
-    });
-    try {
-      await c.query('begin');
-      const { rows } = await c.query<{ id: number }>(`insert into worker_heartbeats (worker_ids, hostname, pid) values ($1, $2, $3) returning id`, [workerIds, os.hostname(), process.pid]);
-      id = rows[0]!.id;
-      await c.query('select pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, id]);
-      await c.query('commit');
-    } catch (err) {
-      c.release(err as Error);
-      throw err;
-    }
-    client = c;
+    client = await registerRow(
+      pool,
+      workerIds,
+      (rowId) => (id = rowId),
+      (c, err) => {
+        // The connection is gone and our lock with it: other processes will release our jobs (they
+        // run again, at least once). Register anew on the next tick. The dead client goes back to
+        // the pool destroyed: one still checked out would keep the pool's end() waiting for ever.
+        if (client !== c) return;
+        client = undefined;
+        c.release(err);
+      },
+    );
   };
 
   const recover = () => releaseDeadWorkers(pool, utils, logger, id, unregisteredAfterMs);

@@ -22,7 +22,7 @@ import { trackingEnabled } from '../../analytics/links.ts';
 import { clickTokens } from '../../analytics/token.ts';
 import { ApiError } from '../../errors.ts';
 import { eventsOfVisitor, getVisitor, listRecordedEvents, listVisitors, type EventRow, type VisitorRow } from '../../analytics/queries.ts';
-import { dataOf, errors, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
+import { dataOf, errors, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp, type ZodV1 } from './schemas.ts';
 
 /** JSON bytes of `properties` and of `traits`, each. */
 export const MAX_OBJECT_BYTES = 8192;
@@ -130,6 +130,12 @@ export function eventInput(e: z.infer<typeof EventFields>, source: EventInput['s
 
 export function analyticsEventRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
+  eventRoutes(r, app);
+  visitorRoutes(r, app);
+}
+
+/** POST and GET /v1/analytics/events. */
+function eventRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['analytics'];
   const dashboard = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'event_tracking' });
 
@@ -155,7 +161,11 @@ export function analyticsEventRoutes(v1: FastifyInstance, app: AppContext): void
     const { rows, total } = await listRecordedEvents(app.pool, req.workspaceId, params);
     return paginate(rows.map(eventView), params, total);
   });
+}
 
+/** GET /v1/analytics/visitors and one visitor. */
+function visitorRoutes(r: ZodV1, app: AppContext): void {
+  const tags = ['analytics'];
   r.get('/analytics/visitors', { schema: { tags, summary: 'List visitors brought by signatures', querystring: PageQuery, response: { 200: pageOf(Visitor), ...errors(401, 422) } } }, async (req) => {
     const params = pageParams(req.query);
     const { rows, total } = await listVisitors(app.pool, req.workspaceId, params);

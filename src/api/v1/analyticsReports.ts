@@ -21,7 +21,7 @@ import { getAnchor, listAnchors, namesOf, type AnchorRow as AnchorRecord } from 
 import { ApiError, detail } from '../../errors.ts';
 import { CSV_MAX_ROWS, sendCsv } from '../csv.ts';
 import { pageParams, type PageParams } from '../pagination.ts';
-import { dataOf, errors, isoRequired, isUuid, PageQuery, pageOf, paginate } from './schemas.ts';
+import { dataOf, errors, isoRequired, isUuid, PageQuery, pageOf, paginate, type ZodV1 } from './schemas.ts';
 
 const DAY = 86_400_000;
 
@@ -132,33 +132,44 @@ function names(app: AppContext, ws: string, table: 'signatures' | 'marketing_cam
   return namesOf(app.pool, ws, table, keys.filter(isUuid));
 }
 
+/** The figures the workspace's tracking modes do not keep: answered as null (docs/privacy.md). */
+async function withheld(app: AppContext, ws: string) {
+  const modes = await privacySettings(app.pool, ws);
+  if (!modes) throw ApiError.notFound('workspace');
+  return withheldFigures(modes);
+}
+
 export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
-  const tags = ['analytics'];
-  /** The figures the workspace's tracking modes do not keep: answered as null (docs/privacy.md). */
-  const withheld = async (ws: string) => {
-    const modes = await privacySettings(app.pool, ws);
-    if (!modes) throw ApiError.notFound('workspace');
-    return withheldFigures(modes);
-  };
+  overviewRoute(r, app);
+  breakdownRoutes(r, app);
+  anchorRoutes(r, app);
+}
 
+/** GET /v1/analytics/overview. */
+function overviewRoute(r: ZodV1, app: AppContext): void {
+  const tags = ['analytics'];
   r.get('/analytics/overview', { schema: { tags, summary: 'Totals and a daily or hourly series', querystring: SeriesQuery, response: { 200: dataOf(Overview), ...errors(401, 422) } } }, async (req, reply) => {
     const range = rangeOf(req.query);
     const granularity = req.query.granularity ?? 'daily';
-    const hidden = await withheld(req.workspaceId);
+    const hidden = await withheld(app, req.workspaceId);
     if (req.query.format === 'csv') return sendCsv(reply, 'analytics-overview', (await series(app.pool, req.workspaceId, 'total', '', range, granularity)).map((p) => keptOnly(p, hidden)), POINT_COLUMNS);
     const [t, points, mailboxes] = await Promise.all([totals(app.pool, req.workspaceId, 'total', '', range), series(app.pool, req.workspaceId, 'total', '', range, granularity), installedMailboxes(app.pool, req.workspaceId, null)]);
     const installed = mailboxes.get('') ?? 0;
     const all = { ...t, installed_mailboxes: installed, clicks_per_mailbox: perMailbox(t.human_clicks, installed) };
     return { data: { ...rangeFields(range), granularity, totals: keptOnly(all, hidden), series: points.map((p) => keptOnly(p, hidden)) } };
   });
+}
 
+/** GET /v1/analytics/campaigns|countries|signatures|teammates: one paged report per dimension. */
+function breakdownRoutes(r: ZodV1, app: AppContext): void {
+  const tags = ['analytics'];
   const paged = <T extends z.ZodObject>(path: string, dimension: Exclude<Dimension, 'anchor'>, item: T, summary: string, shape: (ws: string, rows: Awaited<ReturnType<typeof breakdown>>['rows']) => Promise<z.infer<T>[]>) =>
     r.get(path, { schema: { tags, summary, querystring: PagedRangeQuery, response: { 200: pageOf(item), ...errors(401, 422) } } }, async (req, reply) => {
       const range = rangeOf(req.query);
       const csv = req.query.format === 'csv';
       const page = csv ? CSV_PAGE : pageParams(req.query);
-      const [{ rows, total }, hidden] = await Promise.all([breakdown(app.pool, req.workspaceId, dimension, range, page), withheld(req.workspaceId)]);
+      const [{ rows, total }, hidden] = await Promise.all([breakdown(app.pool, req.workspaceId, dimension, range, page), withheld(app, req.workspaceId)]);
       // The row schemas allow null for every withheld figure (Metrics above).
       const data = (await shape(req.workspaceId, rows)).map((row) => keptOnly(row, hidden) as z.infer<T>);
       if (csv) return sendCsv(reply, `analytics-${dimension}s`.replace('countrys', 'countries'), data, csvColumns(item));
@@ -179,23 +190,27 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
     const n = await names(app, ws, 'teammates', rows.map((x) => x.key));
     return rows.map(({ key, ...m }) => ({ teammate_uuid: key, display_name: n.get(key) ?? '', ...m }));
   });
+}
 
-  const anchorFields = (a: AnchorRecord) => ({
-    anchor_uuid: a.id,
-    url: a.url,
-    source: a.source_kind,
-    signature_template_uuid: a.source_kind === 'signature' ? a.source_id : '',
-    marketing_campaign_uuid: a.source_kind === 'campaign' ? a.source_id : '',
-    created_at: isoRequired(a.created_at),
-  });
+const anchorFields = (a: AnchorRecord) => ({
+  anchor_uuid: a.id,
+  url: a.url,
+  source: a.source_kind,
+  signature_template_uuid: a.source_kind === 'signature' ? a.source_id : '',
+  marketing_campaign_uuid: a.source_kind === 'campaign' ? a.source_id : '',
+  created_at: isoRequired(a.created_at),
+});
 
+/** GET /v1/anchors and one anchor's analytics. */
+function anchorRoutes(r: ZodV1, app: AppContext): void {
+  const tags = ['analytics'];
   r.get('/anchors', { schema: { tags, summary: 'List tracked links (anchors) with their metrics', querystring: PagedRangeQuery, response: { 200: pageOf(AnchorRow), ...errors(401, 422) } } }, async (req, reply) => {
     const range = rangeOf(req.query);
     const csv = req.query.format === 'csv';
     const page = csv ? CSV_PAGE : pageParams(req.query);
     const list = await listAnchors(app.pool, req.workspaceId, page);
     const m = await metricsOf(app.pool, req.workspaceId, 'anchor', list.rows.map((a) => a.id), range);
-    const hidden = await withheld(req.workspaceId);
+    const hidden = await withheld(app, req.workspaceId);
     const data = list.rows.map((a) => keptOnly({ ...anchorFields(a), ...m.get(a.id)! }, hidden));
     if (csv) return sendCsv(reply, 'anchors', data, csvColumns(AnchorRow));
     return paginate(data, page, list.total);
@@ -210,7 +225,7 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
       if (!anchor) throw new ApiError(404, 'not_found_error', 'anchor_not_found', 'No such anchor.');
       const range = rangeOf(req.query);
       const granularity = req.query.granularity ?? 'daily';
-      const hidden = await withheld(req.workspaceId);
+      const hidden = await withheld(app, req.workspaceId);
       if (req.query.format === 'csv') return sendCsv(reply, `anchor-${id}`, (await series(app.pool, req.workspaceId, 'anchor', id, range, granularity)).map((p) => keptOnly(p, hidden)), POINT_COLUMNS);
       const [t, points] = await Promise.all([totals(app.pool, req.workspaceId, 'anchor', id, range), series(app.pool, req.workspaceId, 'anchor', id, range, granularity)]);
       return { data: { ...anchorFields(anchor), ...rangeFields(range), granularity, totals: keptOnly(t, hidden), series: points.map((p) => keptOnly(p, hidden)) } };

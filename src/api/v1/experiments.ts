@@ -27,7 +27,7 @@ import { runExperimentAction, runPromotion } from '../../experiments/states.ts';
 import { experimentResults, exposureKind } from '../../analytics/experiments.ts';
 import { audited } from './audit.ts';
 import { validateTrees } from './content.ts';
-import { dataOf, errors, IdParams, PageQuery, pageOf, pageParams, paginate, pathId } from './schemas.ts';
+import { dataOf, errors, IdParams, PageQuery, pageOf, pageParams, paginate, pathId, type ZodV1 } from './schemas.ts';
 import { Experiment, ExperimentCreate, experimentView, ExperimentWithResults, PromoteBody, type ExperimentCreateBody } from './experimentSchemas.ts';
 
 /** The write checked: times, arm names, banners; answers the arms' validated trees. */
@@ -96,8 +96,13 @@ export async function withResults(db: Queryable, e: ExperimentRow) {
 
 export function experimentRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
-  const tags = ['experiments'];
+  campaignExperimentRoutes(r, app);
+  oneExperimentRoutes(r, app);
+}
 
+/** A campaign's experiments: list, create. */
+function campaignExperimentRoutes(r: ZodV1, app: AppContext): void {
+  const tags = ['experiments'];
   r.get(
     '/marketing_campaigns/:id/experiments',
     { schema: { tags, summary: 'List a campaign\'s experiments (extension)', params: IdParams, querystring: PageQuery, response: { 200: pageOf(Experiment), ...errors(401, 404, 422) } } },
@@ -124,7 +129,11 @@ export function experimentRoutes(v1: FastifyInstance, app: AppContext): void {
       return reply.status(201).send({ data: created.view });
     },
   );
+}
 
+/** One experiment: read it with its results, start, stop, promote. */
+function oneExperimentRoutes(r: ZodV1, app: AppContext): void {
+  const tags = ['experiments'];
   r.get('/experiments/:id', { schema: { tags, summary: 'An experiment with its results (extension)', params: IdParams, response: { 200: dataOf(ExperimentWithResults), ...errors(401, 404) } } }, async (req) => {
     const e = await getExperiment(app.pool, req.workspaceId, pathId(req.params.id, 'experiment'));
     if (!e) throw ApiError.notFound('experiment');

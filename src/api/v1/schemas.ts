@@ -3,9 +3,14 @@
  * file uses (ids, timestamps, pages). Named schemas (`.meta({ id })`) become components of the
  * OpenAPI document.
  */
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { DEFAULT_PER_PAGE, DIGITS, integerMessage, MAX_PAGE, MAX_PER_PAGE, pageParams, paginate } from '../pagination.ts';
+
+/** The v1 instance typed by its zod schemas (`v1.withTypeProvider<ZodTypeProvider>()`): what a resource's groups of routes register on. */
+export type ZodV1 = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
 export const Timestamp = z.iso.datetime().describe('ISO 8601 timestamp in UTC');
 

@@ -55,7 +55,7 @@ import { rateLimitFor } from '../rateLimits.ts';
 import { audited, auditWrite } from './audit.ts';
 import { validateTrees } from './content.ts';
 import { folderExists, listSignatures } from '../../signatures/queries.ts';
-import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
+import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp, type ZodV1 } from './schemas.ts';
 
 export const Variant = z
   .object({
@@ -186,13 +186,21 @@ function reinstallRecorded(app: AppContext, req: FastifyRequest, id: string) {
   });
 }
 
+/** A write's answer: the signature and what its draft will look like in the workspace's mail clients. */
+const WithWarnings = dataOf(Signature).extend({ warnings: DraftWarnings });
+const Queued = z.object({ signature_id: z.string(), status: z.literal('queued') });
+const VariantParams = z.object({ signature_id: z.string(), kind: z.enum(VARIANT_KINDS) });
+
 export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
-  const dashboard = (id: string) => dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'signature', id });
-  const tags = ['signatures'];
-  const WithWarnings = dataOf(Signature).extend({ warnings: DraftWarnings });
-  const draftWarnings = (workspaceId: string, id: string) => compatibilityWarningsOf(app, workspaceId, id);
+  draftRoutes(r, app);
+  publishRoutes(r, app);
+}
 
+/** The list of signatures, a new signature, and the edits of a draft. */
+function draftRoutes(r: ZodV1, app: AppContext): void {
+  const tags = ['signatures'];
+  const draftWarnings = (workspaceId: string, id: string) => compatibilityWarningsOf(app, workspaceId, id);
   r.get('/signatures', { schema: { tags, summary: 'List signatures', querystring: PageQuery, response: { 200: pageOf(Signature), ...errors(401, 422) } } }, async (req) => {
     const params = pageParams(req.query);
     const { rows, total } = await listSignatures(app.pool, req.workspaceId, params);
@@ -222,7 +230,12 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
     });
     return { data: signatureView(row), warnings: await draftWarnings(req.workspaceId, id) };
   });
+}
 
+/** Publish a signature or a variant, and re-install a published signature. */
+function publishRoutes(r: ZodV1, app: AppContext): void {
+  const dashboard = (id: string) => dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'signature', id });
+  const tags = ['signatures'];
   // The publish goes where it fits; `warnings` name the mailboxes that refuse it (and client issues).
   r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: WithWarnings, ...errors(401, 404, 429) } }, config: rateLimitFor(app.config, 'publish') }, async (req) => {
     const id = pathId(req.params.id, 'signature');
@@ -233,7 +246,6 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
     return { data: signatureView(row), warnings: await compatibilityWarningsOf(app, req.workspaceId, id, 'published') };
   });
 
-  const Queued = z.object({ signature_id: z.string(), status: z.literal('queued') });
   r.post('/signatures/:id/install', { schema: { tags, summary: 'Re-install the published signature everywhere it applies', params: IdParams, response: { 202: dataOf(Queued), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'install') }, async (req, reply) => {
     const id = pathId(req.params.id, 'signature');
     const outcome = await reinstallRecorded(app, req, id);
@@ -246,7 +258,6 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
     return reply.status(202).send({ data: { signature_id: id, status: 'queued' as const } });
   });
 
-  const VariantParams = z.object({ signature_id: z.string(), kind: z.enum(VARIANT_KINDS) });
   r.post(
     '/signatures/:signature_id/variants/:kind/publish',
     { schema: { tags, summary: 'Publish a variant draft and install it', params: VariantParams, response: { 200: dataOf(Variant), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'publish') },

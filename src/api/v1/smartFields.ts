@@ -45,7 +45,7 @@ import {
 import { integrationSummary } from '../../integrations/queries.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { audited } from './audit.ts';
-import { dataOf, errors, IdParams, isUuid, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
+import { dataOf, errors, IdParams, isUuid, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp, type ZodV1 } from './schemas.ts';
 
 
 export const SmartField = z
@@ -176,9 +176,14 @@ async function chooseSlug(db: Queryable, workspaceId: string, asked: string | un
 
 export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
+  collectionRoutes(r, app);
+  updateRoute(r, app);
+}
+
+/** GET and POST /v1/smart_fields. */
+function collectionRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['smart_fields'];
   const publicBaseUrl = app.config.PUBLIC_BASE_URL;
-
   r.get('/smart_fields', { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } }, async (req) => {
     const params = pageParams(req.query);
     const { rows, total } = await listSmartFields(app.pool, req.workspaceId, params);
@@ -207,7 +212,12 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
     });
     return reply.status(201).send({ data: view(row) });
   });
+}
 
+/** PATCH /v1/smart_fields/{id}. */
+function updateRoute(r: ZodV1, app: AppContext): void {
+  const tags = ['smart_fields'];
+  const publicBaseUrl = app.config.PUBLIC_BASE_URL;
   r.patch('/smart_fields/:id', { schema: { tags, summary: 'Update a smart field', params: IdParams, body: SmartFieldUpdate, response: { 200: dataOf(SmartField), ...errors(401, 404, 422) } } }, async (req) => {
     const id = pathId(req.params.id, 'smart field');
     const f = req.body.smart_field;

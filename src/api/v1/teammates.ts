@@ -36,7 +36,7 @@ import { shareFieldsForValues } from '../../db/smartFields.ts';
 import { kindMismatch, valueFitsKind } from '../../render/kinds.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { audited } from './audit.ts';
-import { dataOf, errors, IdParams, isUuid, isoRequired, NoContent, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp } from './schemas.ts';
+import { dataOf, errors, IdParams, isUuid, isoRequired, NoContent, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp, type ZodV1 } from './schemas.ts';
 
 export const Teammate = z
   .object({
@@ -84,8 +84,13 @@ async function refuseDirectoryTeammate(c: Queryable, workspaceId: string, id: st
 
 export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
-  const tags = ['teammates'];
+  listAndUpdateRoutes(r, app);
+  removalRoutes(r, app);
+}
 
+/** GET /v1/teammates and PATCH /v1/teammates/{id}. */
+function listAndUpdateRoutes(r: ZodV1, app: AppContext): void {
+  const tags = ['teammates'];
   r.get('/teammates', { schema: { tags, summary: 'List teammates', querystring: PageQuery, response: { 200: pageOf(Teammate), ...errors(401, 422) } } }, async (req) => {
     const params = pageParams(req.query);
     const { rows, total } = await listTeammates(app.pool, req.workspaceId, params);
@@ -121,7 +126,11 @@ export function teammateRoutes(v1: FastifyInstance, app: AppContext): void {
     });
     return { data: view(row) };
   });
+}
 
+/** DELETE /v1/teammates/{id} and DELETE /v1/emails/{id}. */
+function removalRoutes(r: ZodV1, app: AppContext): void {
+  const tags = ['teammates'];
   r.delete('/teammates/:id', { schema: { tags, summary: 'Remove a teammate', params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
     const id = pathId(req.params.id, 'teammate');
     await audited(app, req, { action: 'teammate.delete', targetKind: 'teammate', target: id }, async (c) => {

@@ -83,7 +83,13 @@ async function readArms(file: string): Promise<unknown> {
 
 export function experimentCommands(program: Command): void {
   const experiment = program.command('experiment').description('Banner experiments on a campaign: split its banner between arms, analyse, promote.');
+  readCommands(experiment);
+  createCommand(experiment);
+  stateCommands(experiment);
+}
 
+/** `experiment list` and `experiment show`. */
+function readCommands(experiment: Command): void {
   experiment
     .command('list')
     .description('List the workspace\'s experiments, or one campaign\'s, newest first.')
@@ -110,7 +116,10 @@ export function experimentCommands(program: Command): void {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
       await withContext((ctx) => show(ctx, workspaceId, requireUuid(id, 'ID')));
     });
+}
 
+/** `experiment create`: a draft from a JSON file of arms. */
+function createCommand(experiment: Command): void {
   experiment
     .command('create')
     .description('Create a draft experiment on a campaign.')
@@ -134,7 +143,10 @@ export function experimentCommands(program: Command): void {
       });
       out(`experiment ${made.id} created (draft); start it with: sigsync experiment start ${made.id} --workspace ${workspaceId}`);
     });
+}
 
+/** `experiment start`, `stop` and `promote`: the moves of an experiment's state. */
+function stateCommands(experiment: Command): void {
   for (const [name, description] of [
     ['start', 'Start a draft: each sender\'s signature shows its arm\'s banner (reinstalls the campaign\'s signatures).'],
     ['stop', 'Stop a draft or running experiment: the campaign\'s banner shows again.'],

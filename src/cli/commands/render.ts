@@ -48,68 +48,75 @@ export function renderCommands(program: Command): void {
       const teammateId = opts.teammate === undefined ? undefined : requireUuid(opts.teammate, '--teammate');
       if (opts.email !== undefined && !/^[^@\s]+@[^@\s]+$/.test(opts.email)) throw new UsageError(`--email: expected an address such as ada@acme.com; got "${opts.email}"`);
       if (opts.variant !== undefined && opts.variant !== 'reply' && opts.variant !== 'internal') throw new UsageError(`--variant: expected reply or internal; got "${opts.variant}"`);
-
-      const [{ loadRenderSource }, { previewPage }, { renderSignature }, { sizeReport }, { assetsShownIn }] = await Promise.all([
-        import('../../render/load.ts'),
-        import('../../render/preview.ts'),
-        import('../../render/render.ts'),
-        import('../../render/limits.ts'),
-        import('../../assets/store.ts'),
-      ]);
-      const page = await withContext(async (ctx) => {
-        const loaded = await loadRenderSource(ctx.pool, {
-          signatureId,
-          teammate: teammateId ? { id: teammateId } : { email: opts.email! },
-          kind: (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary',
-          content: opts.draft ? 'draft' : 'preview',
-          publicBaseUrl: ctx.config.PUBLIC_BASE_URL,
-        });
-        if (!loaded.ok) throw new UsageError(`--${loaded.what === 'content' ? 'signature' : loaded.what}: ${loaded.message}`);
-        const { source } = loaded;
-        for (const w of source.warnings) err(`warning: ${w}`);
-        const rendered = renderSignature(source.input);
-        const facts: [string, string][] = [
-          ['teammate', `${source.teammate.displayName || source.teammate.id} <${source.teammate.email ?? 'no address'}> (${source.teammate.id})`],
-          ['signature', `${source.signature.name} (${source.signature.id}), ${opts.variant ?? 'primary'}, ${source.content} content`],
-          ['banner', source.campaign && rendered.banner ? `${source.campaign.name} (${source.campaign.id})` : 'none'],
-        ];
-        const report = opts.check ? await checkReport(ctx, source, (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary', rendered, source.campaign) : [];
-        // The PNG is taken offline: the workspace's images the signature shows are served from the database.
-        const resources = opts.png === undefined ? new Map() : await assetsShownIn(ctx.pool, source.workspaceId, rendered.html, ctx.config.PUBLIC_BASE_URL);
-        return { html: previewPage(rendered, facts, `Signature preview: ${source.signature.name}`), rendered, facts, report, resources };
-      });
-
-      if (opts.check) {
-        for (const [k, v] of page.facts) out(`${k.padEnd(10)}${oneLine(v)}`);
-        for (const line of page.report) out(line);
-        if (opts.out === undefined && opts.png === undefined) return;
-      }
-
-      const outFile = opts.out ?? (opts.png !== undefined ? opts.png.replace(/\.png$/i, '') + '.html' : undefined);
-      if (outFile === undefined) {
-        if (opts.check) return;
-        process.stdout.write(terminalSafe(page.html));
-        return;
-      }
-      fs.mkdirSync(path.dirname(path.resolve(outFile)), { recursive: true });
-      fs.writeFileSync(outFile, page.html);
-      out(`wrote ${outFile}`);
-      for (const [k, v] of page.facts) out(`${k.padEnd(10)}${oneLine(v)}`);
-      out(`${'sha256'.padEnd(10)}${page.rendered.hash}`);
-      out(`${'size'.padEnd(10)}${sizeReport(page.rendered.html).map((s) => `${s.destination} ${s.size}/${s.limit}${s.fits ? '' : ' TOO LONG'}`).join(', ')}`);
-      if (opts.png !== undefined) {
-        const { screenshot, ScreenshotError } = await import('../../render/screenshot.ts');
-        if (opts.chromium !== undefined) {
-          const chromium = path.resolve(opts.chromium);
-          if (!fs.existsSync(chromium)) throw new Error(`--png: no Chromium at ${chromium}; leave out --chromium to use the one npm installs (the preview page ${outFile} was written)`);
-          process.env.CHROMIUM_PATH = chromium;
-        }
-        await screenshot(path.resolve(outFile), path.resolve(opts.png), page.resources).catch((e: unknown) => {
-          throw e instanceof ScreenshotError ? new Error(`--png: ${e.message} (the preview page ${outFile} was written)`, { cause: e }) : e;
-        });
-        out(`wrote ${opts.png}`);
-      }
+      await writePreview(opts, await loadPreview(opts, signatureId, teammateId));
     });
+}
+
+/** Loads and renders the signature: the preview page, its facts, the report of --check and the images of --png. */
+async function loadPreview(opts: RenderOpts, signatureId: string, teammateId: string | undefined) {
+  const [{ loadRenderSource }, { previewPage }, { renderSignature }, { assetsShownIn }] = await Promise.all([
+    import('../../render/load.ts'),
+    import('../../render/preview.ts'),
+    import('../../render/render.ts'),
+    import('../../assets/store.ts'),
+  ]);
+  return withContext(async (ctx) => {
+    const loaded = await loadRenderSource(ctx.pool, {
+      signatureId,
+      teammate: teammateId ? { id: teammateId } : { email: opts.email! },
+      kind: (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary',
+      content: opts.draft ? 'draft' : 'preview',
+      publicBaseUrl: ctx.config.PUBLIC_BASE_URL,
+    });
+    if (!loaded.ok) throw new UsageError(`--${loaded.what === 'content' ? 'signature' : loaded.what}: ${loaded.message}`);
+    const { source } = loaded;
+    for (const w of source.warnings) err(`warning: ${w}`);
+    const rendered = renderSignature(source.input);
+    const facts: [string, string][] = [
+      ['teammate', `${source.teammate.displayName || source.teammate.id} <${source.teammate.email ?? 'no address'}> (${source.teammate.id})`],
+      ['signature', `${source.signature.name} (${source.signature.id}), ${opts.variant ?? 'primary'}, ${source.content} content`],
+      ['banner', source.campaign && rendered.banner ? `${source.campaign.name} (${source.campaign.id})` : 'none'],
+    ];
+    const report = opts.check ? await checkReport(ctx, source, (opts.variant as 'reply' | 'internal' | undefined) ?? 'primary', rendered, source.campaign) : [];
+    // The PNG is taken offline: the workspace's images the signature shows are served from the database.
+    const resources = opts.png === undefined ? new Map() : await assetsShownIn(ctx.pool, source.workspaceId, rendered.html, ctx.config.PUBLIC_BASE_URL);
+    return { html: previewPage(rendered, facts, `Signature preview: ${source.signature.name}`), rendered, facts, report, resources };
+  });
+}
+
+/** Prints the report of --check, and prints or writes the page, with its screenshot for --png. */
+async function writePreview(opts: RenderOpts, page: Awaited<ReturnType<typeof loadPreview>>): Promise<void> {
+  if (opts.check) {
+    for (const [k, v] of page.facts) out(`${k.padEnd(10)}${oneLine(v)}`);
+    for (const line of page.report) out(line);
+    if (opts.out === undefined && opts.png === undefined) return;
+  }
+
+  const outFile = opts.out ?? (opts.png !== undefined ? opts.png.replace(/\.png$/i, '') + '.html' : undefined);
+  if (outFile === undefined) {
+    if (opts.check) return;
+    process.stdout.write(terminalSafe(page.html));
+    return;
+  }
+  fs.mkdirSync(path.dirname(path.resolve(outFile)), { recursive: true });
+  fs.writeFileSync(outFile, page.html);
+  out(`wrote ${outFile}`);
+  for (const [k, v] of page.facts) out(`${k.padEnd(10)}${oneLine(v)}`);
+  out(`${'sha256'.padEnd(10)}${page.rendered.hash}`);
+  const { sizeReport } = await import('../../render/limits.ts');
+  out(`${'size'.padEnd(10)}${sizeReport(page.rendered.html).map((s) => `${s.destination} ${s.size}/${s.limit}${s.fits ? '' : ' TOO LONG'}`).join(', ')}`);
+  if (opts.png !== undefined) {
+    const { screenshot, ScreenshotError } = await import('../../render/screenshot.ts');
+    if (opts.chromium !== undefined) {
+      const chromium = path.resolve(opts.chromium);
+      if (!fs.existsSync(chromium)) throw new Error(`--png: no Chromium at ${chromium}; leave out --chromium to use the one npm installs (the preview page ${outFile} was written)`);
+      process.env.CHROMIUM_PATH = chromium;
+    }
+    await screenshot(path.resolve(outFile), path.resolve(opts.png), page.resources).catch((e: unknown) => {
+      throw e instanceof ScreenshotError ? new Error(`--png: ${e.message} (the preview page ${outFile} was written)`, { cause: e }) : e;
+    });
+    out(`wrote ${opts.png}`);
+  }
 }
 
 /**
