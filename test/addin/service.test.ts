@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';
-import { captureLogger } from '../connectors/google/helpers.ts';
+import { captureLogger } from '../helpers/logs.ts';
 import { installMailbox } from '../../src/install/install.ts';
 import { forgetRecordedFetches } from '../../src/addin/clients.ts';
 import { withTx } from '../../src/db/tx.ts';
@@ -178,7 +178,7 @@ describe('GET /v1/addin/signature', () => {
   });
 
   it("logs the problem an add-in reports with its fetch, against the address and client, and answers as ever", async () => {
-    const { logger, lines } = captureLogger();
+    const { logger, lines } = captureLogger({ redact: false });
     const server = await buildServer({ ...api.t.ctx, logger });
     const base = await server.listen({ host: '127.0.0.1', port: 0 });
     try {

@@ -5,12 +5,11 @@
  * and the size budgets.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/db/apiKeys.ts';
-import { createWorkspace } from '../../src/db/workspaces.ts';
 import { installMailbox } from '../../src/install/install.ts';
 import { assignToTeammate } from '../helpers/fixtures/signatures.ts';
 import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 import { insertSmartFieldValue } from '../helpers/fixtures/teammates.ts';
+import { workspaceWithKey } from '../helpers/fixtures/workspaces.ts';
 import { FOREIGN_UUID, seedIntegration, seedTeammate, useApi } from './helpers.ts';
 
 /** A signature whose text is see-through navy and links to the website. */
@@ -150,10 +149,9 @@ describe('signature compatibility (API extension)', () => {
   });
 
   it("a workspace that installs into Google Workspace: the sender's side is Gmail's clients, the reader's every client, and no Outlook budget", async () => {
-    const ws = await createWorkspace(api.t.ctx.pool, 'Google only');
-    const key = (await createApiKey(api.t.ctx.pool, ws.id)).key;
-    await seedIntegration(api.t.ctx.pool, ws.id, { category: 'signatures', kind: 'google_workspace' });
-    await seedIntegration(api.t.ctx.pool, ws.id, { category: 'teammates', kind: 'microsoft_entra', name: 'Entra directory' });
+    const { workspaceId, key } = await workspaceWithKey(api.t.ctx, 'Google only');
+    await seedIntegration(api.t.ctx.pool, workspaceId, { category: 'signatures', kind: 'google_workspace' });
+    await seedIntegration(api.t.ctx.pool, workspaceId, { category: 'teammates', kind: 'microsoft_entra', name: 'Entra directory' });
     const s = await api.call('POST', '/v1/signatures', { signature: { name: 'G', draft_content: seeThrough('Ada') } }, key);
     type W = { clients: string[]; side: string; message: string };
     expect(s.body.warnings.some((w: W) => w.side === 'sender' && w.clients.includes('outlook.windows'))).toBe(false);

@@ -5,18 +5,14 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
-import { buildServer, type ServerRoutes } from '../../src/api/server.ts';
-import { createApiKey } from '../../src/db/apiKeys.ts';
-import { createWorkspace } from '../../src/db/workspaces.ts';
+import type { ServerRoutes } from '../../src/api/server.ts';
 import { useTestContext, type TestContext } from '../helpers/db.ts';
+import { workspaceWithKey } from '../helpers/fixtures/workspaces.ts';
+import { readAnswer, startServer, type Res } from '../helpers/server.ts';
 import { insertIntegrationRow } from '../helpers/fixtures/integrations.ts';
 import { insertGroup, insertTeammate, type EmailFixture } from '../helpers/fixtures/teammates.ts';
 
-export interface Res {
-  status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  text: string;
-}
+export type { Res };
 
 export interface Api {
   t: TestContext;
@@ -41,32 +37,16 @@ export function useApi(configOverrides: Record<string, string> = {}, opts: { rou
     const headers: Record<string, string> = {};
     if (init.key) headers.authorization = `Bearer ${init.key}`;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(`${api.base}${path}`, { method, headers, body: init.body });
-    const text = await r.text();
-    let body: unknown = null;
-    try {
-      body = text ? JSON.parse(text) : null;
-    } catch {
-      body = null;
-    }
-    return { status: r.status, body, text };
+    return readAnswer(await fetch(`${api.base}${path}`, { method, headers, body: init.body }));
   }
 
   api.call = (method, path, body, key) => send(method, path, { body: body === undefined ? undefined : JSON.stringify(body), key: key === undefined ? api.key : key });
   api.raw = (method, path, body) => send(method, path, { body, key: api.key });
 
   beforeAll(async () => {
-    server = await buildServer(t.ctx, { routes: opts.routes ?? [] });
-    await server.listen({ host: '127.0.0.1', port: 0 });
-    const addr = server.server.address();
-    if (!addr || typeof addr === 'string') throw new Error('no address');
-    api.base = `http://127.0.0.1:${addr.port}`;
-    const a = await createWorkspace(t.ctx.pool, 'Acme');
-    const b = await createWorkspace(t.ctx.pool, 'Other');
-    api.ws = a.id;
-    api.otherWs = b.id;
-    api.key = (await createApiKey(t.ctx.pool, a.id)).key;
-    api.otherKey = (await createApiKey(t.ctx.pool, b.id)).key;
+    ({ server, base: api.base } = await startServer(t.ctx, { routes: opts.routes ?? [] }));
+    ({ workspaceId: api.ws, key: api.key } = await workspaceWithKey(t.ctx, 'Acme'));
+    ({ workspaceId: api.otherWs, key: api.otherKey } = await workspaceWithKey(t.ctx, 'Other'));
   });
   afterAll(async () => {
     await server?.close();

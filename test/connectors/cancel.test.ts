@@ -4,7 +4,8 @@
  * instead of holding the worker until the request's own timeout (here 5 minutes).
  */
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useNock } from './helpers.ts';
 import { googleDirectorySource } from '../../connectors/google/directory.ts';
 import { microsoftDirectorySource } from '../../connectors/microsoft/directory.ts';
 import { slackDirectorySource } from '../../connectors/slack/directory.ts';
@@ -19,13 +20,7 @@ const HELD_MS = 300_000;
 /** A provider that never answers (a nock reply whose answer never comes). */
 const never = (): Promise<[number, string]> => new Promise(() => {});
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 /** Calls checkAccess, aborts once `held` has received its request, and answers how the call ended. */
 async function abortedWhileHeld(source: DirectorySource, held: nock.Scope, stop: AbortController): Promise<unknown> {

@@ -23,7 +23,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useNock } from './helpers.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
 import type { ConnectorKind } from '../../connectors/registry.ts';
@@ -99,13 +100,7 @@ function intercept(provider: ProviderEntry, file: string, persist = false): nock
   });
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe.each(PROVIDERS)('directory conformance: $fixtures', (provider) => {
   const t = useTestContext();

@@ -11,11 +11,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import { buildServer } from '../../src/api/server.ts';
 import { launchChromium } from '../../src/browser/chromium.ts';
 import { createSignInLink } from '../../src/console/sessions.ts';
-import { createApiKey } from '../../src/db/apiKeys.ts';
-import { createWorkspace } from '../../src/db/workspaces.ts';
 import { markAccessLost, type IntegrationRow } from '../../src/integrations/repository.ts';
 import { runAnalyticsStory, type AnalyticsDemoResult } from '../../src/sandbox/analyticsDemo.ts';
 import { runStory } from '../../src/sandbox/demo.ts';
@@ -23,7 +20,8 @@ import { ApiClient } from '../../src/sandbox/flow.ts';
 import { seedSandbox, type SeededSandbox } from '../../src/sandbox/seed.ts';
 import { startAcmeEmulators, type AcmeEmulators } from '../../emulators/acme.ts';
 import { startWorker } from '../../src/worker/runner.ts';
-import { connectGoogle } from '../helpers/fixtures.ts';
+import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
+import { startServer } from '../helpers/server.ts';
 import { useTestContext, type TestContext } from '../helpers/db.ts';
 
 export const SCREENSHOTS = path.resolve('test-output/console');
@@ -52,18 +50,16 @@ export function useConsoleWorld(): ConsoleWorld {
   beforeAll(async () => {
     w.emu = await startAcmeEmulators();
     w.acme = await seedSandbox(t.ctx, w.emu);
-    server = await buildServer(t.ctx);
-    w.base = await server.listen({ host: '127.0.0.1', port: 0 });
+    ({ server, base: w.base } = await startServer(t.ctx));
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 8 });
     w.acmeApi = new ApiClient(w.base, w.acme.apiKey);
     await runStory(t.ctx, t.ctx.logger, w.acmeApi, w.acme.workspaceId, w.acme.signatureId, false);
     w.clicked = await runAnalyticsStory(t.ctx, t.ctx.logger, w.acmeApi, w.acme.workspaceId, w.emu.google.signatures());
 
-    const ws = await createWorkspace(t.ctx.pool, 'Globex');
-    const key = (await createApiKey(t.ctx.pool, ws.id)).key;
-    const integration = await connectGoogle(t.ctx, ws.id, w.emu.google.url, { name: 'Globex directory' });
+    const { workspaceId, key } = await workspaceWithKey(t.ctx, 'Globex');
+    const integration = await connectGoogle(t.ctx, workspaceId, w.emu.google.url, { name: 'Globex directory' });
     await markAccessLost(t.ctx, t.ctx.pool, integration, 'invalid_grant: the service account key was deleted');
-    w.globex = { workspaceId: ws.id, key, integration };
+    w.globex = { workspaceId, key, integration };
     w.globexApi = new ApiClient(w.base, key);
 
     w.browser = await launchChromium();

@@ -9,8 +9,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
-import { buildServer } from '../../src/api/server.ts';
-import { createApiKey } from '../../src/db/apiKeys.ts';
 import { switchEventTracking } from '../../src/analytics/tracking.ts';
 import { countryOf } from '../../src/analytics/geo.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
@@ -22,6 +20,7 @@ import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
 import { assignToEveryGroup } from '../helpers/fixtures/signatures.ts';
 import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
+import { startServer } from '../helpers/server.ts';
 import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
 
 const DESTINATION = 'https://shop.acme.test/offer?ref=sig';
@@ -56,8 +55,7 @@ describe('analytics end to end', () => {
   beforeAll(async () => {
     google = await startGoogleEmulator(generateGoogleTenant(5));
     receiver = await startReceiver();
-    ({ workspaceId: ws } = await workspaceWithKey(t.ctx));
-    key = (await createApiKey(t.ctx.pool, ws)).key;
+    ({ workspaceId: ws, key } = await workspaceWithKey(t.ctx));
     const directory = await connectGoogle(t.ctx, ws, google.url);
     await connectGoogle(t.ctx, ws, google.url, { category: 'signatures', name: 'Gmail' });
     const [run] = await startRuns(t.ctx.pool, ws, [directory.id], { trigger: 'cli' });
@@ -65,8 +63,7 @@ describe('analytics end to end', () => {
     secret = (await createEndpoint(t.ctx, { workspaceId: ws, url: `${receiver.url}/hooks`, eventTypes: ['visitor.identified', 'conversion.recorded'] })).secret;
     await switchEventTracking(t.ctx.pool, ws, true);
     trackingId = (await t.ctx.pool.query('select event_tracking_id from workspaces where id = $1', [ws])).rows[0].event_tracking_id;
-    server = await buildServer(t.ctx);
-    base = await server.listen({ host: '127.0.0.1', port: 0 });
+    ({ server, base } = await startServer(t.ctx));
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 4 });
   });
   afterAll(async () => {

@@ -4,15 +4,15 @@
  */
 import crypto from 'node:crypto';
 import type { AppContext } from '../../src/context.ts';
-import { createApiKey } from '../../src/db/apiKeys.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { createWorkspace } from '../../src/db/workspaces.ts';
 import { insertIntegration, type IntegrationCategory, type IntegrationRow } from '../../src/integrations/repository.ts';
 import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { assignToEveryGroup, insertSignature } from './fixtures/signatures.ts';
 import { insertSmartField } from './fixtures/smartFields.ts';
+
+export { workspaceWithKey } from './fixtures/workspaces.ts';
 
 let cachedKey: string | undefined;
 /** A throwaway RSA key for service-account credentials (generated once per process). */
@@ -29,11 +29,6 @@ export function googleServiceAccount(subject = 'admin@example.test') {
     private_key_id: 'k1',
     subject,
   };
-}
-
-export async function workspaceWithKey(ctx: AppContext, name = 'Acme'): Promise<{ workspaceId: string; key: string }> {
-  const ws = await createWorkspace(ctx.pool, name);
-  return { workspaceId: ws.id, key: (await createApiKey(ctx.pool, ws.id)).key };
 }
 
 export async function connectGoogle(

@@ -11,16 +11,28 @@
  *    (provider writes per address = distinct signatures written there) and ends with the latest
  *    render; mailboxes without Gmail fail with one `signature.installation.failed` each.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator, type GoogleTenant } from '../../emulators/google.ts';
 import type { IntegrationRow } from '../../src/integrations/repository.ts';
 import type { AppContext } from '../../src/context.ts';
-import { createDatabase, openTestContext } from '../helpers/db.ts';
-import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
+import { eventCount, workspaceWithKey } from '../helpers/fixtures.ts';
 import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
-import { count, DEADLINE_MS, HEAVY_TEST_MS, killWorker, recordWrites, sampleRunningRuns, signatureForEveryone, startApi, startWorkerProcess, type ApiServer, type WorkerProcess, waitFor } from './support.ts';
+import {
+  connectGoogleAndGmail,
+  count,
+  DEADLINE_MS,
+  drained,
+  HEAVY_TEST_MS,
+  recordWrites,
+  sampleRunningRuns,
+  signatureForEveryone,
+  startWorkerProcess,
+  type ApiServer,
+  useWorkerDatabase,
+  waitFor,
+} from './support.ts';
 
 /** People per workspace at the first sync; more join and change titles before the second. */
 const USERS = Number(process.env.R3_USERS ?? 60);
@@ -63,14 +75,13 @@ const draft = (version: number, titleField: string) => ({
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('R3 concurrency', () => {
-  let ctx: AppContext & { close(): Promise<void> };
-  let apiCtx: AppContext & { close(): Promise<void> };
-  let drop: () => Promise<void>;
+  // The bursts measure concurrency, not rate limits: 25 sync calls per key within seconds are over
+  // the default RATE_LIMIT_SYNC (test/reliability/limits.test.ts covers the limits).
+  const db = useWorkerDatabase({ api: { RATE_LIMIT_SYNC: '0' } });
+  const workers = db.workers;
+  let ctx: AppContext;
   let api: ApiServer;
-  const workers: WorkerProcess[] = [];
   const spaces: Workspace[] = [];
-
-  const drained = () => waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0, DEADLINE_MS, 100);
   const runsOf = (w: Workspace) =>
     ctx.pool.query<{ id: string; status: string; started_at: Date; finished_at: Date | null }>('select id, status, started_at, finished_at from sync_runs where integration_id = $1', [w.directory.id]);
   /** Pairs of runs of one integration whose lifetimes overlap. */
@@ -94,43 +105,27 @@ describe('R3 concurrency', () => {
   };
 
   beforeAll(async () => {
-    const db = await createDatabase();
-    drop = db.drop;
-    ctx = await openTestContext(db.url);
-    // The bursts measure concurrency, not rate limits: 25 sync calls per key within seconds are over
-    // the default RATE_LIMIT_SYNC (test/reliability/limits.test.ts covers the limits).
-    apiCtx = await openTestContext(db.url, { RATE_LIMIT_SYNC: '0' });
-    api = await startApi(apiCtx);
+    ({ ctx, api } = db);
     for (const name of ['alpha', 'beta']) {
       const full = generateGoogleTenant(USERS + ADDED, `${name}.test`);
       const first = new Set(full.users.slice(0, USERS).map((u) => u.id));
       const tenant: GoogleTenant = { ...full, users: full.users.slice(0, USERS), groups: full.groups.map((g) => ({ ...g, members: g.members.filter((m) => first.has(m)) })) };
       for (let i = 0; i < NO_MAILBOX; i++) tenant.noMailbox.add(`user${i * 11 + 1}@${name}.test`);
       const google = await startGoogleEmulator(tenant);
+      db.closers.push(() => google.close());
       google.knobs.latencyMs = LATENCY_MS;
       const { workspaceId, key } = await workspaceWithKey(ctx, name);
-      const directory = await connectGoogle(ctx, workspaceId, google.url);
-      const gmail = await connectGoogle(ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
-      const titleField = await mapSmartField(ctx, workspaceId, 'job_title', directory.id, 'organizations.primary.title');
+      const { directory, gmail, titleField } = await connectGoogleAndGmail(ctx, workspaceId, google.url);
       spaces.push({ name, google, full, workspaceId, key, directory, gmail, titleField, signatureId: '', writes: recordWrites(google) });
     }
     workers.push(...(await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(db.url)))));
   }, HEAVY_TEST_MS);
 
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => killWorker(w)));
-    await api?.close();
-    await Promise.all(spaces.map((s) => s.google.close()));
-    await apiCtx?.close();
-    await ctx?.close();
-    await drop?.();
-  });
-
   it(`${SYNC_CALLS} concurrent sync calls on ${WORKERS} workers: one running run per integration, one teammate.created per teammate`, async () => {
     const sampler = sampleRunningRuns(ctx);
     const burst = await syncBurst(SYNC_CALLS);
     await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where status = 'running'`)) === 0, DEADLINE_MS, 50);
-    await drained();
+    await drained(ctx, 100);
     const sampled = await sampler.stop();
 
     const runs = (await Promise.all(spaces.map(runsOf))).flatMap((r) => r.rows);
@@ -199,7 +194,7 @@ describe('R3 concurrency', () => {
     }
     const [burst, published, patched] = await Promise.all([syncBurst(SYNC_CALLS), Promise.all(publishes), Promise.all(changes)]);
     await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where status = 'running'`)) === 0, DEADLINE_MS, 50);
-    await drained();
+    await drained(ctx, 100);
     const sampled = await sampler.stop();
 
     const runs = await ctx.pool.query<{ id: string; status: string }>('select id, status from sync_runs order by started_at offset $1', [runsBefore]);
@@ -327,7 +322,7 @@ describe('R3 concurrency', () => {
     const inFlight = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox' and locked_at is not null`);
     await requestInstalls(ctx.pool, w.workspaceId, targets, false);
     const queuedAgain = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox'`);
-    await drained();
+    await drained(ctx, 100);
     w.google.knobs.latencyMs = LATENCY_MS;
 
     const writes = people.reduce((a, p) => a + (w.writes.get(p.address)?.length ?? 0) - writesBefore.get(p.address)!, 0);

@@ -11,9 +11,22 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { generateGoogleTenant, startGoogleEmulator } from '../../emulators/google.ts';
-import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
+import { connectGoogle, eventCount, publishAndInstall, workspaceWithKey } from '../helpers/fixtures.ts';
 import type { AppContext } from '../../src/context.ts';
-import { count, HEAVY_TEST_MS, killWorker, useWorkerDatabase, publish, signatureForEveryone, startWorkerProcess, waitFor } from './support.ts';
+import {
+  connectGoogleAndGmail,
+  count,
+  drained,
+  HEAVY_TEST_MS,
+  installedCount,
+  killWorker,
+  primaryWrites,
+  signatureForEveryone,
+  startWorkerProcess,
+  syncByWorkerProcess,
+  useWorkerDatabase,
+  waitFor,
+} from './support.ts';
 
 const SYNC_USERS = Number(process.env.R1_SYNC_USERS ?? 10_000);
 const MAILBOXES = Number(process.env.R1_MAILBOXES ?? 400);
@@ -75,22 +88,15 @@ describe('R1 crash recovery', () => {
     const google = await startGoogleEmulator(generateGoogleTenant(MAILBOXES, 'fan.test'));
     db.closers.push(() => google.close());
     const { workspaceId } = await workspaceWithKey(ctx, 'Fan');
-    const directory = await connectGoogle(ctx, workspaceId, google.url);
-    await connectGoogle(ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
-    const title = await mapSmartField(ctx, workspaceId, 'job_title', directory.id, 'organizations.primary.title');
-    await startRuns(ctx.pool, workspaceId, [directory.id], { trigger: 'api' });
-    const warm = await startWorkerProcess(url);
-    workers.push(warm);
-    await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where integration_id = $1 and status = 'succeeded'`, [directory.id])) === 1);
-    await waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0);
-    await killWorker(warm, 'SIGTERM');
-    const signatureId = await signatureForEveryone(ctx, workspaceId, title);
+    const { directory, titleField } = await connectGoogleAndGmail(ctx, workspaceId, google.url);
+    await syncByWorkerProcess(db, workspaceId, directory.id);
+    const signatureId = await signatureForEveryone(ctx, workspaceId, titleField);
 
     // Gmail stops answering signature writes after a quarter of the mailboxes: the installs
     // running then wait there, and the worker is killed with them in flight.
     google.knobs.hold = { route: 'sendAs.patch', after: MAILBOXES / 4 };
-    await publish(ctx, workspaceId, signatureId);
-    const installed = () => count(ctx, `select count(*)::int as n from installations where signature_id = $1 and status = 'installed'`, [signatureId]);
+    await publishAndInstall(ctx, workspaceId, signatureId);
+    const installed = () => installedCount(ctx, signatureId);
     const first = await startWorkerProcess(url);
     workers.push(first);
     await waitFor(async () => google.counters.held > 0);
@@ -105,9 +111,8 @@ describe('R1 crash recovery', () => {
     const second = await startWorkerProcess(url);
     workers.push(second);
     await waitFor(async () => (await installed()) === MAILBOXES);
-    await waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0);
-    const primaries = [...google.writes.entries()].filter(([a]) => a.startsWith('user'));
-    const writes = primaries.reduce((a, [, n]) => a + n, 0);
+    await drained(ctx);
+    const { addresses: primaries, writes } = primaryWrites(google);
     const notInstalled = await count(ctx, `select count(*)::int as n from installations where signature_id = $1 and status <> 'installed'`, [signatureId]);
     console.log(
       `R1 fan-out crash (${MAILBOXES} mailboxes, SIGKILL at ${installedAtKill} installed, ${inFlight} jobs in flight): installed expected ${MAILBOXES} observed ${await installed()}; ` +

@@ -16,8 +16,8 @@ import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '
 import { defaultKnobs } from '../../emulators/http.ts';
 import { getIntegration, updateCredentials, type IntegrationRow } from '../../src/integrations/repository.ts';
 import { useTestContext } from '../helpers/db.ts';
-import { connectGoogle, eventCount, googleServiceAccount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
-import { count, HEAVY_TEST_MS, publish, signatureForEveryone, waitFor } from './support.ts';
+import { eventCount, googleServiceAccount, publishAndInstall, workspaceWithKey } from '../helpers/fixtures.ts';
+import { connectGoogleAndGmail, count, HEAVY_TEST_MS, installedCount, signatureForEveryone, waitFor } from './support.ts';
 
 /** Two users pages of the Google connector (500 and 100), so that a malformed second page stops a listing part-way. */
 const USERS = 600;
@@ -63,13 +63,12 @@ describe('R2 fault storm', () => {
   beforeAll(async () => {
     google = await startGoogleEmulator(generateGoogleTenant(USERS, 'storm.test'));
     ({ workspaceId } = await workspaceWithKey(t.ctx, 'Storm'));
-    directory = await connectGoogle(t.ctx, workspaceId, google.url, { config: { request_timeout_ms: 300 } });
-    gmail = await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
-    const title = await mapSmartField(t.ctx, workspaceId, 'job_title', directory.id, 'organizations.primary.title');
+    let titleField: string;
+    ({ directory, gmail, titleField } = await connectGoogleAndGmail(t.ctx, workspaceId, google.url, { request_timeout_ms: 300 }));
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 8 });
     expect((await runOnce())?.status).toBe('succeeded');
     expect(await teammates()).toBe(USERS);
-    signatureId = await signatureForEveryone(t.ctx, workspaceId, title);
+    signatureId = await signatureForEveryone(t.ctx, workspaceId, titleField);
   }, HEAVY_TEST_MS);
   afterAll(async () => {
     await runner?.stop();
@@ -80,11 +79,11 @@ describe('R2 fault storm', () => {
     const failedEvents = () => eventCount(t.ctx, workspaceId, 'signature.installation.failed');
     for (let i = 0; i < NO_MAILBOX; i++) google.tenant.noMailbox.add(`user${i * 7}@storm.test`);
     google.knobs.faultRate = 0.1;
-    await publish(t.ctx, workspaceId, signatureId);
+    await publishAndInstall(t.ctx, workspaceId, signatureId);
     await drained();
     const faults = google.counters.faults;
     const failed = await count(t.ctx, `select count(*)::int as n from installations where signature_id = $1 and status = 'failed'`, [signatureId]);
-    const installed = await count(t.ctx, `select count(*)::int as n from installations where signature_id = $1 and status = 'installed'`, [signatureId]);
+    const installed = await installedCount(t.ctx, signatureId);
     const firstEvents = await failedEvents();
     // Twice more, forced, still in the storm: the failed mailboxes stay failed without new events.
     const failing = (await t.ctx.pool.query<{ email_id: string }>(`select email_id from installations where signature_id = $1 and status = 'failed'`, [signatureId])).rows;

@@ -6,14 +6,25 @@
  * jobs. Now: no failed or dead job (no job error in any worker's log, none left in the queue), every
  * mailbox at the last published version, and one provider write per mailbox per distinct content.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/context.ts';
 import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
-import { createDatabase, openTestContext } from '../helpers/db.ts';
-import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
-import { count, DEADLINE_MS, HEAVY_TEST_MS, killWorker, recordWrites, signatureForEveryone, startApi, startWorkerProcess, type ApiServer, type WorkerProcess, waitFor } from './support.ts';
+import { workspaceWithKey } from '../helpers/fixtures.ts';
+import {
+  connectGoogleAndGmail,
+  count,
+  DEADLINE_MS,
+  drained,
+  HEAVY_TEST_MS,
+  recordWrites,
+  signatureForEveryone,
+  startWorkerProcess,
+  type ApiServer,
+  useWorkerDatabase,
+  waitFor,
+} from './support.ts';
 
 const RECIPIENTS = Number(process.env.STORM_RECIPIENTS ?? 500);
 const PUBLISHES = Number(process.env.STORM_PUBLISHES ?? 200);
@@ -37,39 +48,23 @@ const draft = (version: number, titleField: string) => ({
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('probe: publish storm', () => {
-  let ctx: AppContext & { close(): Promise<void> };
-  let apiCtx: AppContext & { close(): Promise<void> };
-  let drop: () => Promise<void>;
+  // The storm measures the fan-out, not the rate limits (probe.test.ts covers those).
+  const db = useWorkerDatabase({ api: { RATE_LIMIT_PUBLISH: '0', RATE_LIMIT_API: '0' } });
+  let ctx: AppContext;
   let api: ApiServer;
   let google: GoogleEmulator;
-  const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    const db = await createDatabase();
-    drop = db.drop;
-    ctx = await openTestContext(db.url);
-    // The storm measures the fan-out, not the rate limits (probe.test.ts covers those).
-    apiCtx = await openTestContext(db.url, { RATE_LIMIT_PUBLISH: '0', RATE_LIMIT_API: '0' });
-    api = await startApi(apiCtx);
+    ({ ctx, api } = db);
     google = await startGoogleEmulator(generateGoogleTenant(RECIPIENTS, 'storm.test'));
+    db.closers.push(() => google.close());
     google.knobs.latencyMs = LATENCY_MS;
-    workers.push(...(await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(db.url, { WORKER_CONCURRENCY: CONCURRENCY })))));
+    db.workers.push(...(await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(db.url, { WORKER_CONCURRENCY: CONCURRENCY })))));
   }, HEAVY_TEST_MS);
-
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => killWorker(w)));
-    await api?.close();
-    await google?.close();
-    await apiCtx?.close();
-    await ctx?.close();
-    await drop?.();
-  });
 
   it(`${PUBLISHES} concurrent publishes of one signature with ${RECIPIENTS} recipients: no failed job, every mailbox at the last version, one write per mailbox per content`, async () => {
     const { workspaceId, key } = await workspaceWithKey(ctx, 'Storm');
-    const directory = await connectGoogle(ctx, workspaceId, google.url);
-    await connectGoogle(ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
-    const title = await mapSmartField(ctx, workspaceId, 'job_title', directory.id, 'organizations.primary.title');
+    const { titleField: title } = await connectGoogleAndGmail(ctx, workspaceId, google.url);
     const synced = await api.call(key, 'POST', '/v1/integrations/sync');
     expect(synced.status).toBe(200);
     await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where status = 'running'`)) === 0, DEADLINE_MS, 100);
@@ -85,10 +80,10 @@ describe('probe: publish storm', () => {
       changes.push(sleep(((v * PUBLISHES) / (DRAFTS + 1)) * SPREAD_MS).then(() => api.call(key, 'PATCH', `/v1/signatures/${signatureId}`, { signature: { draft_content: draft(v, title) } })));
     }
     const [published, patched] = await Promise.all([Promise.all(publishes), Promise.all(changes)]);
-    await waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0, DEADLINE_MS, 100);
+    await drained(ctx, 100);
 
     // Every job error a worker logged (graphile-worker logs each failed attempt), deadlocks among them.
-    const logs = workers.map((w) => w.output()).join('\n');
+    const logs = db.workers.map((w) => w.output()).join('\n');
     const jobErrors = logs.split('\n').filter((l) => /"level":50/.test(l) && /Failed task|failed with error/i.test(l));
     const deadlocks = logs.split('\n').filter((l) => /deadlock detected|40P01/.test(l));
     const published200 = published.filter((p) => p.status === 200).length;
@@ -146,7 +141,7 @@ describe('probe: publish storm', () => {
       const results = await Promise.allSettled(Array.from({ length: 20 }, () => requestInstalls(ctx.pool, workspaceId, shuffled(), true)));
       for (const r of results) if (r.status === 'rejected') errors.push(String((r.reason as Error).message));
     }
-    await waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0, DEADLINE_MS, 100);
+    await drained(ctx, 100);
     const deadlocks = errors.filter((e) => /deadlock/.test(e)).length;
     console.log(`probe concurrent enqueues (5 rounds of 20 fan-outs of ${targets.length} keys in shuffled orders, workers running): errors expected 0 observed ${errors.length} (deadlocks ${deadlocks})`);
     expect(errors).toEqual([]);

@@ -32,7 +32,6 @@ import { to as copyTo } from 'pg-copy-streams';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { slackPhotoSource } from '../../connectors/slack/photos.ts';
 import { InvalidResponseError } from '../../connectors/types.ts';
-import { buildServer } from '../../src/api/server.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createApiKey, verifyApiKey } from '../../src/db/apiKeys.ts';
 import { withTx } from '../../src/db/tx.ts';
@@ -43,14 +42,15 @@ import { clickTokens } from '../../src/analytics/token.ts';
 import { createEndpoint } from '../../src/events/endpoints.ts';
 import { UnsafeUrlError, validateWebhookUrl } from '../../src/net/ssrf.ts';
 import { insertIntegration } from '../../src/integrations/repository.ts';
-import { createLogger } from '../../src/log.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../../emulators/microsoft.ts';
 import { generateSlackTenant, startSlackEmulator, type SlackEmulator } from '../../emulators/slack.ts';
 import { selfSignedCert } from '../../emulators/tls.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';
-import { googleServiceAccount, mapSmartField } from '../helpers/fixtures.ts';
+import { googleServiceAccount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
+import { captureLogger } from '../helpers/logs.ts';
+import { readAnswer, startServer, type Res } from '../helpers/server.ts';
 import { insertEmail, insertTeammate } from '../helpers/fixtures/teammates.ts';
 import { trackedLink } from '../helpers/tracking.ts';
 import { startReceiver, type Receiver } from '../events/receiver.ts';
@@ -59,11 +59,6 @@ const rand = (n = 18) => crypto.randomBytes(n).toString('base64url');
 const MARK_A = `ALPHA${rand(6).replace(/[^A-Za-z0-9]/g, '')}`;
 const MARK_B = `BRAVO${rand(6).replace(/[^A-Za-z0-9]/g, '')}`;
 
-interface Res {
-  status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  text: string;
-}
 
 // ---------------------------------------------------------------------------------------------
 // A provider that refuses everything and echoes what it was sent: the bearer token in a 401, the
@@ -202,7 +197,7 @@ function forms(secret: string): string[] {
 
 describe('R5 security', () => {
   const t = useTestContext({ ALLOW_INSECURE_OUTBOUND_URLS: '1' });
-  const logLines: string[] = [];
+  const { logger, lines: logLines } = captureLogger();
   const processOutput: string[] = [];
   const secrets = new Map<string, string>();
   let ctx: AppContext;
@@ -223,28 +218,12 @@ describe('R5 security', () => {
     if (key) headers.authorization = `Bearer ${key}`;
     const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
     if (payload !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(`${base}${p}`, { method, headers, body: payload });
-    const text = await r.text();
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-    return { status: r.status, body: parsed, text };
+    return readAnswer(await fetch(`${base}${p}`, { method, headers, body: payload }));
   }
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _e, cb) {
-        logLines.push(chunk.toString());
-        cb();
-      },
-    });
-    ctx = { ...t.ctx, logger: createLogger('trace', sink) };
-    server = await buildServer(ctx);
-    await server.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+    ctx = { ...t.ctx, logger };
+    ({ server, base } = await startServer(ctx));
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'sigsync-security-'));
     echo = await startEcho();
     receiver = await startReceiver(() => 200);
@@ -258,10 +237,8 @@ describe('R5 security', () => {
 
   it('connecting integrations, syncs, installs, webhook deliveries and refused provider calls all run (the flows that handle secrets)', { timeout: HEAVY_TEST_MS }, async () => {
     // Two workspaces, each with an API key and an add-in key.
-    ws.a = (await createWorkspace(ctx.pool, `${MARK_A} Corp`)).id;
-    ws.b = (await createWorkspace(ctx.pool, `${MARK_B} Corp`)).id;
-    keys.a = (await createApiKey(ctx.pool, ws.a)).key;
-    keys.b = (await createApiKey(ctx.pool, ws.b)).key;
+    ({ workspaceId: ws.a, key: keys.a } = await workspaceWithKey(ctx, `${MARK_A} Corp`));
+    ({ workspaceId: ws.b, key: keys.b } = await workspaceWithKey(ctx, `${MARK_B} Corp`));
     keys.addinA = (await createApiKey(ctx.pool, ws.a, 'addin', 'addin')).key;
     keys.addinB = (await createApiKey(ctx.pool, ws.b, 'addin', 'addin')).key;
 

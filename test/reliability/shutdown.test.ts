@@ -10,12 +10,24 @@
  * shutdown. The same sequence on an idle or a busy machine.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { SHUTDOWN_GRACE_MS } from '../../src/cli/commands/server.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import type { AppContext } from '../../src/context.ts';
-import { connectGoogle, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
-import { count, HEAVY_TEST_MS, killWorker, useWorkerDatabase, publish, signatureForEveryone, startWorkerProcess, waitFor } from './support.ts';
+import { publishAndInstall, workspaceWithKey } from '../helpers/fixtures.ts';
+import {
+  connectGoogleAndGmail,
+  count,
+  drained,
+  HEAVY_TEST_MS,
+  installedCount,
+  killWorker,
+  primaryWrites,
+  signatureForEveryone,
+  startWorkerProcess,
+  syncByWorkerProcess,
+  useWorkerDatabase,
+  waitFor,
+} from './support.ts';
 
 const MAILBOXES = Number(process.env.R6_MAILBOXES ?? 400);
 
@@ -31,22 +43,15 @@ describe('R6 graceful shutdown', () => {
     google = await startGoogleEmulator(generateGoogleTenant(MAILBOXES, 'term.test'));
     db.closers.push(() => google.close());
     const { workspaceId } = await workspaceWithKey(ctx, 'Term');
-    const directory = await connectGoogle(ctx, workspaceId, google.url);
-    await connectGoogle(ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
-    const title = await mapSmartField(ctx, workspaceId, 'job_title', directory.id, 'organizations.primary.title');
-    await startRuns(ctx.pool, workspaceId, [directory.id], { trigger: 'api' });
-    const warm = await startWorkerProcess(url);
-    workers.push(warm);
-    await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where integration_id = $1 and status = 'succeeded'`, [directory.id])) === 1);
-    await waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0);
+    const { directory, titleField } = await connectGoogleAndGmail(ctx, workspaceId, google.url);
     // An idle worker stops cleanly too.
-    const idleExit = await killWorker(warm, 'SIGTERM');
+    const idleExit = await syncByWorkerProcess(db, workspaceId, directory.id);
     expect(idleExit).toEqual({ code: 0, signal: null });
-    const signatureId = await signatureForEveryone(ctx, workspaceId, title);
+    const signatureId = await signatureForEveryone(ctx, workspaceId, titleField);
 
     google.knobs.hold = { route: 'sendAs.patch', after: MAILBOXES / 4 };
-    await publish(ctx, workspaceId, signatureId);
-    const installed = () => count(ctx, `select count(*)::int as n from installations where signature_id = $1 and status = 'installed'`, [signatureId]);
+    await publishAndInstall(ctx, workspaceId, signatureId);
+    const installed = () => installedCount(ctx, signatureId);
     const first = await startWorkerProcess(url);
     workers.push(first);
     await waitFor(async () => google.counters.held > 0);
@@ -70,9 +75,8 @@ describe('R6 graceful shutdown', () => {
     const second = await startWorkerProcess(url);
     workers.push(second);
     await waitFor(async () => (await installed()) === MAILBOXES);
-    await waitFor(async () => (await count(ctx, 'select count(*)::int as n from graphile_worker.jobs')) === 0);
-    const primaries = [...google.writes.entries()].filter(([a]) => a.startsWith('user'));
-    const writes = primaries.reduce((a, [, n]) => a + n, 0);
+    await drained(ctx);
+    const { addresses: primaries, writes } = primaryWrites(google);
     const notInstalled = await count(ctx, `select count(*)::int as n from installations where signature_id = $1 and status <> 'installed'`, [signatureId]);
     console.log(
       `R6 shutdown (${MAILBOXES} mailboxes, SIGTERM at ${installedAtSignal} installed with ${inFlight} jobs in flight, their Gmail writes held until the worker began shutting down): ` +

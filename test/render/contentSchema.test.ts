@@ -1,36 +1,26 @@
 /** GET /v1/content_schema through the real server with a real API key. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/api/server.ts';
-import { createApiKey } from '../../src/db/apiKeys.ts';
-import { createWorkspace } from '../../src/db/workspaces.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CONTENT_SCHEMA_VERSION, contentTreeJsonSchema } from '../../src/render/contentSchema.ts';
 import { renderSignature } from '../../src/render/render.ts';
 import { validateContent } from '../../src/render/validate.ts';
 import { SOCIAL_ICONS, SOCIAL_NETWORKS } from '../../src/render/social.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
+import { workspaceWithKey } from '../helpers/fixtures/workspaces.ts';
+import { useServerWithKey } from '../helpers/server.ts';
 import { smartFields } from './helpers.ts';
 
 describe('GET /v1/content_schema', () => {
   const t = useTestContext();
-  let server: FastifyInstance;
-  let key: string;
+  const api = useServerWithKey(t);
   let bareKey: string;
-  let workspaceId: string;
 
   beforeAll(async () => {
-    server = await buildServer(t.ctx);
-    const ws = await createWorkspace(t.ctx.pool, 'Acme');
-    workspaceId = ws.id;
-    key = (await createApiKey(t.ctx.pool, ws.id)).key;
-    for (const [i, f] of smartFields.entries()) await insertSmartField(t.ctx.pool, ws.id, { id: f.id, label: f.label, slug: f.slug, kind: f.kind, position: i });
-    const bare = await createWorkspace(t.ctx.pool, 'Globex');
-    bareKey = (await createApiKey(t.ctx.pool, bare.id)).key;
+    for (const [i, f] of smartFields.entries()) await insertSmartField(t.ctx.pool, api.workspaceId, { id: f.id, label: f.label, slug: f.slug, kind: f.kind, position: i });
+    bareKey = (await workspaceWithKey(t.ctx, 'Globex')).key;
   });
-  afterAll(() => server.close());
 
-  const get = (k?: string) => server.inject({ url: '/v1/content_schema', headers: k ? { authorization: `Bearer ${k}` } : {} });
+  const get = (k?: string) => api.server.inject({ url: '/v1/content_schema', headers: k ? { authorization: `Bearer ${k}` } : {} });
 
   it('needs an API key', async () => {
     const r = await get();
@@ -39,7 +29,7 @@ describe('GET /v1/content_schema', () => {
   });
 
   it('answers {data:{version, schema, enums, social_icons, example, guidance}}', async () => {
-    const r = await get(key);
+    const r = await get(api.key);
     expect(r.statusCode).toBe(200);
     const { data } = r.json();
     expect(Object.keys(data).sort()).toEqual(['enums', 'example', 'guidance', 'schema', 'social_icons', 'version']);
@@ -51,16 +41,16 @@ describe('GET /v1/content_schema', () => {
   });
 
   it('serves the JSON Schema generated from the validator schema', async () => {
-    const { data } = (await get(key)).json();
+    const { data } = (await get(api.key)).json();
     expect(data.schema).toEqual(JSON.parse(JSON.stringify(contentTreeJsonSchema())));
     expect(data.schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
     expect(data.schema.$ref).toBe('#/$defs/stack');
   });
 
   it("lists the workspace's smart fields, and its example uses them and passes the validator", async () => {
-    const { data } = (await get(key)).json();
+    const { data } = (await get(api.key)).json();
     expect(data.enums.smart_fields.map((f: { slug: string }) => f.slug)).toEqual(smartFields.map((f) => f.slug));
-    const { rows } = await t.ctx.pool.query<{ id: string }>('select id from smart_fields where workspace_id = $1', [workspaceId]);
+    const { rows } = await t.ctx.pool.query<{ id: string }>('select id from smart_fields where workspace_id = $1', [api.workspaceId]);
     const ids = new Set(rows.map((r) => r.id));
     const used = new Set<string>();
     JSON.stringify(data.example, (k, v: unknown) => {
@@ -79,7 +69,7 @@ describe('GET /v1/content_schema', () => {
   });
 
   it('lists an https icon for every network, the same URLs the renderer uses', async () => {
-    const { data } = (await get(key)).json();
+    const { data } = (await get(api.key)).json();
     expect(Object.keys(data.social_icons)).toEqual([...SOCIAL_NETWORKS]);
     expect(data.social_icons).toEqual(SOCIAL_ICONS);
     for (const url of Object.values<string>(data.social_icons)) expect(url).toMatch(/^https:\/\/[^/]+\/.+\.png$/);

@@ -1,5 +1,6 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { listPages, useNock } from '../helpers.ts';
 import { directorySources, mailboxInstallers, photoSources } from '../../../connectors/registry.ts';
 import { DIRECTORY_SCOPES, googleDirectorySource } from '../../../connectors/google/directory.ts';
 import { RateLimitedError, type DirectoryPage, type DirectoryUser, type FetchUsersOptions } from '../../../connectors/types.ts';
@@ -88,19 +89,9 @@ async function fetchPage(src: ReturnType<typeof source>, opts: FetchUsersOptions
 }
 
 async function listAll(src: ReturnType<typeof source>, attributes?: string[]) {
-  const users: DirectoryUser[] = [];
-  const pageTokens: (string | null)[] = [];
-  const skipped: { externalId: string; reason: string }[] = [];
-  let token: string | undefined;
-  do {
-    const page = await fetchPage(src, { ...(token ? { pageToken: token } : {}), ...(attributes ? { attributes } : {}) });
-    users.push(...page.users);
-    skipped.push(...page.skipped);
-    expect(page.removedIds).toEqual([]);
-    pageTokens.push(page.nextPageToken);
-    token = page.nextPageToken ?? undefined;
-  } while (token);
-  return { users, pageTokens, skipped };
+  const pages = await listPages(src, attributes ? { attributes } : {}, Infinity, (opts) => fetchPage(src, opts));
+  for (const page of pages) expect(page.removedIds).toEqual([]);
+  return { users: pages.flatMap((p) => p.users), pageTokens: pages.map((p) => p.nextPageToken), skipped: pages.flatMap((p) => p.skipped) };
 }
 
 /** A full listing of the recorded directory, with every mock asserted used. */
@@ -121,9 +112,7 @@ function byEmail(users: DirectoryUser[], email: string): DirectoryUser {
   return u;
 }
 
-beforeAll(() => nock.disableNetConnect());
-afterEach(() => nock.cleanAll());
-afterAll(() => nock.enableNetConnect());
+useNock();
 
 describe('Google Workspace directory source', () => {
   it('is registered for google_workspace as directory source, mailbox installer and photo source', () => {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useNock } from '../helpers.ts';
 import { googleDirectorySource } from '../../../connectors/google/directory.ts';
 import { DEFAULT_RATE_LIMIT_BACKOFF_MS } from '../../../connectors/google/errors.ts';
 import { AccessLostError, ConnectorError, InvalidResponseError, RateLimitedError, TransientError } from '../../../connectors/types.ts';
@@ -25,9 +26,7 @@ function usersList() {
   return nock(ADMIN_ORIGIN).get(USERS_PATH).query(true);
 }
 
-beforeAll(() => nock.disableNetConnect());
-afterEach(() => nock.cleanAll());
-afterAll(() => nock.enableNetConnect());
+useNock();
 
 describe('Google error mapping (directory)', () => {
   describe('token endpoint errors become access_lost, keeping the provider message', () => {

@@ -1,5 +1,6 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useNock } from '../helpers.ts';
 import { GMAIL_MAX_SIGNATURE_LENGTH, GMAIL_SCOPES, gmailInstaller } from '../../../connectors/google/gmail.ts';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxTarget, type RenderedSignature } from '../../../connectors/types.ts';
 import {
@@ -44,9 +45,7 @@ async function installError(t: MailboxTarget = target, s: RenderedSignature = si
 type SendAs = { sendAsEmail: string; [k: string]: unknown };
 const sendAsList = fixture<{ sendAs: SendAs[] }>('sendAs.list.json');
 
-beforeAll(() => nock.disableNetConnect());
-afterEach(() => nock.cleanAll());
-afterAll(() => nock.enableNetConnect());
+useNock();
 
 describe('Gmail installer', () => {
   it('holds one signature per address, up to 10,000 characters', () => {

@@ -1,12 +1,11 @@
 /**
  * Shared pieces of the Google connector tests: a throwaway service-account key, recorded
- * fixtures, the token endpoint mock, and loggers.
+ * fixtures, the token endpoint mock, and a silent logger.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import nock from 'nock';
 import { pino, type Logger } from 'pino';
+import { fixtureReader } from '../helpers.ts';
 
 export const ADMIN_ORIGIN = 'https://admin.googleapis.com';
 export const GMAIL_ORIGIN = 'https://gmail.googleapis.com';
@@ -38,12 +37,8 @@ export function serviceAccountKey(extra: Record<string, unknown> = {}) {
   };
 }
 
-const fixturesDir = new URL('../../../fixtures/google/', import.meta.url);
-
 /** A recorded provider answer from fixtures/google. */
-export function fixture<T = Record<string, unknown>>(name: string): T {
-  return JSON.parse(readFileSync(new URL(name, fixturesDir), 'utf8')) as T;
-}
+export const fixture = fixtureReader('google');
 
 /** A form body as nock hands it to a matcher: a string, or already parsed into an object. */
 export function formBody(body: unknown): URLSearchParams {
@@ -85,18 +80,6 @@ export function apiError(code: number, message: string, reason: string, status?:
 
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
-}
-
-/** A logger at the most verbose level, without redaction, writing into `lines`. */
-export function captureLogger(): { logger: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  });
-  return { logger: pino({ level: 'trace' }, stream), lines };
 }
 
 /** Counts requests nock could not match (i.e. any request no test expected). */

@@ -1,5 +1,6 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useNock } from '../helpers.ts';
 import { decodeWebSafeBase64, googlePhotoSource, photoContentType } from '../../../connectors/google/photos.ts';
 import { AccessLostError, RateLimitedError } from '../../../connectors/types.ts';
 import { ADMIN_ORIGIN, apiError, countUnmatched, fixture, mockTokenExchange, serviceAccountKey, silentLogger } from './helpers.ts';
@@ -15,9 +16,7 @@ function source() {
   return def.create({ config: def.configSchema.parse({}), credentials: def.credentialsSchema.parse(serviceAccountKey()), logger: silentLogger() });
 }
 
-beforeAll(() => nock.disableNetConnect());
-afterEach(() => nock.cleanAll());
-afterAll(() => nock.enableNetConnect());
+useNock();
 
 describe('Google photo source', () => {
   it('fetches users.photos.get and decodes Google’s web-safe base64', async () => {

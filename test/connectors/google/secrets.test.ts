@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, useNock } from '../helpers.ts';
 import { googleDirectorySource } from '../../../connectors/google/directory.ts';
 import { gmailInstaller } from '../../../connectors/google/gmail.ts';
 import { ConnectorError } from '../../../connectors/types.ts';
@@ -13,7 +14,6 @@ import {
   TOKEN_RESPONSE,
   USERS_PATH,
   apiError,
-  captureLogger,
   fixture,
   mockTokenError,
   mockTokenExchange,
@@ -38,13 +38,11 @@ function expectNoSecrets(text: string) {
   expect(text).not.toContain(TOKEN_RESPONSE.access_token);
 }
 
-beforeAll(() => nock.disableNetConnect());
-afterEach(() => nock.cleanAll());
-afterAll(() => nock.enableNetConnect());
+useNock();
 
 describe('Google credentials stay out of logs and errors', () => {
   it('the private key and client email never appear in logs or error messages', async () => {
-    const { logger, lines } = captureLogger(); // trace level, no redaction: only what the connector writes
+    const { logger, lines } = captureLogger({ redact: false }); // trace level, no redaction: only what the connector writes
     const errors: unknown[] = [];
     const capture = async (p: Promise<unknown>) => {
       await p.then(

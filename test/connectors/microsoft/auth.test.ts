@@ -1,18 +1,13 @@
 import { inspect } from 'node:util';
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, useNock } from '../helpers.ts';
 import { microsoftDirectorySource } from '../../../connectors/microsoft/directory.ts';
 import { graphError } from '../../../connectors/microsoft/graph.ts';
 import { AccessLostError, TransientError } from '../../../connectors/types.ts';
-import { aadstsError, ACCESS_TOKEN, captureLogger, config, CREDENTIALS, fixture, GRAPH, graphErrorBody, mockGroups, tokenScope } from './helpers.ts';
+import { aadstsError, ACCESS_TOKEN, config, CREDENTIALS, fixture, GRAPH, graphErrorBody, mockGroups, tokenScope } from './helpers.ts';
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 function source(logger = captureLogger().logger) {
   return microsoftDirectorySource.create({ config: config(), credentials: CREDENTIALS, logger });

@@ -1,5 +1,6 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, listPages, useNock } from '../helpers.ts';
 import { microsoftDirectorySource, DELTA_TOKEN_LIFETIME_MS } from '../../../connectors/microsoft/directory.ts';
 import {
   AccessLostError,
@@ -11,43 +12,19 @@ import {
   RateLimitedError,
   TransientError,
 } from '../../../connectors/types.ts';
-import { ACCESS_TOKEN, captureLogger, config, CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockGroupList, mockGroups, mockMemberOf, mockPurpose, listAll, tokenScope, uid } from './helpers.ts';
+import { ACCESS_TOKEN, config, CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockFullListing, mockGroupList, mockGroups, mockMemberOf, mockPurpose, SELECT, tokenScope, uid } from './helpers.ts';
 
-const SELECT = `id,displayName,givenName,surname,jobTitle,department,companyName,mail,userPrincipalName,businessPhones,mobilePhone,officeLocation,proxyAddresses,accountEnabled,${EXT}`;
 const LATEST = 'https://graph.microsoft.com/v1.0/users/delta?$deltatoken=LATEST-Xk9qfR2';
 
 function source(extra: Record<string, unknown> = { extension_attributes: [EXT] }, logger = captureLogger().logger): DirectorySource {
   return microsoftDirectorySource.create({ config: config(extra), credentials: CREDENTIALS, logger });
 }
 
-/** The three fixture pages of /users, with the "sync from now" delta call before them; Dan (disabled) is no shared mailbox. */
-function mockFullListing(scope: nock.Scope, order: string[] = []): nock.Scope {
-  return mockPurpose(scope, uid(4), 'user')
-    .get('/v1.0/users/delta')
-    .query({ $select: SELECT, $deltatoken: 'latest' })
-    .reply(200, () => (order.push('latest'), fixture('users.delta.latest.json')))
-    .get('/v1.0/users')
-    .query({ $select: SELECT, $top: '999' })
-    .reply(200, () => (order.push('page1'), fixture('users.page1.json')))
-    .get('/v1.0/users')
-    .query({ $select: SELECT, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDM' })
-    .reply(200, () => (order.push('page2'), fixture('users.page2.json')))
-    .get('/v1.0/users')
-    .query({ $select: SELECT, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDY' })
-    .reply(200, () => (order.push('page3'), fixture('users.page3.json')));
-}
-
 function fresh(): { token: string; obtainedAt: string } {
   return { token: LATEST, obtainedAt: new Date(Date.now() - 3600_000).toISOString() };
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('Microsoft Entra directory: full listing', () => {
   it('lists users across three pages into the expected clean users, with groups and the token taken before the listing', async () => {
@@ -57,7 +34,7 @@ describe('Microsoft Entra directory: full listing', () => {
     const src = source();
 
     const groups = await src.listGroups();
-    const pages = await listAll(src);
+    const pages = await listPages(src);
 
     const expected = fixture<{ groups: unknown; users: unknown[]; skipped: unknown[] }>('users.expected.json');
     expect(groups).toEqual(expected.groups);
@@ -79,7 +56,7 @@ describe('Microsoft Entra directory: full listing', () => {
   it('maps removed users, aliases, unicode names, users without an email and duplicate emails as the fixtures say', async () => {
     tokenScope();
     mockGroups(mockFullListing(nock(GRAPH)));
-    const users = (await listAll(source())).flatMap((p) => p.users);
+    const users = (await listPages(source())).flatMap((p) => p.users);
     const byId = new Map(users.map((u) => [u.externalId, u]));
 
     expect(byId.get(uid(1))).toMatchObject({ primaryEmail: 'adele.vance@contoso.com', aliases: ['AdeleV@contoso.com', 'adele@contoso.onmicrosoft.com'], removed: false });
@@ -108,7 +85,7 @@ describe('Microsoft Entra directory: full listing', () => {
       .query({ $select: SELECT, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDM' })
       .reply(200, fixture('users.page2.json'));
     mockPurpose(first, uid(4), 'user');
-    const pages = await listAll(source(), {}, 2);
+    const pages = await listPages(source(), {}, 2);
     first.done();
     // The run "crashes" here; the engine kept the token after page 2.
     const saved = pages[1]!.nextPageToken!;
@@ -141,7 +118,7 @@ describe('Microsoft Entra directory: full listing', () => {
       .reply(200, fixture('users.empty.json'));
     const src = source();
     expect(await src.listGroups()).toEqual([]);
-    const pages = await listAll(src);
+    const pages = await listPages(src);
     expect(pages).toEqual([{ users: [], skipped: [], removedIds: [], nextPageToken: null, nextState: { token: LATEST, obtainedAt: expect.any(String) } }]);
     graph.done();
   });
@@ -267,7 +244,7 @@ describe('Microsoft Entra directory: full listing', () => {
     const graph = mockGroups(mockFullListing(nock(GRAPH)), true);
     const src = source();
     await expect(src.fetchUsersPage({})).rejects.toBeInstanceOf(RateLimitedError);
-    const users = (await listAll(src)).flatMap((p) => p.users);
+    const users = (await listPages(src)).flatMap((p) => p.users);
     graph.done(); // no page was asked for twice, but the one that answered 429
     const expected = fixture<{ users: DirectoryUser[] }>('users.expected.json');
     expect(users.map((u) => u.groups)).toEqual(expected.users.map((u) => u.groups));
@@ -292,7 +269,7 @@ describe('Microsoft Entra directory: full listing', () => {
     );
     const src = source();
     expect((await src.listGroups()).map((g) => g.externalId)).toEqual(['g-sales-0001', 'g-all-0002']);
-    const users = (await listAll(src)).flatMap((p) => p.users);
+    const users = (await listPages(src)).flatMap((p) => p.users);
     expect(users.some((u) => u.groups.includes('g-sales-0001'))).toBe(false);
     expect(users.filter((u) => u.groups.includes('g-all-0002')).length).toBeGreaterThan(0);
     graph.done();
@@ -343,7 +320,7 @@ describe('Microsoft Entra directory: full listing', () => {
       .reply(200, { value: [{ id: 'u-1', mail: 'a@sandbox.test' }] });
     const src = source({ base_url: 'https://graph.sandbox.test:8443/tenant/v1.0', token_url: 'https://login.sandbox.test' });
     await src.listGroups();
-    const pages = await listAll(src);
+    const pages = await listPages(src);
     expect(pages.flatMap((p) => p.users).map((u) => u.primaryEmail)).toEqual(['a@sandbox.test']);
     expect(pages[1]!.nextState?.token).toBe('https://graph.sandbox.test:8443/tenant/v1.0/users/delta?$deltatoken=S1');
     token.done();
@@ -378,7 +355,7 @@ describe('Microsoft Entra directory: delta', () => {
       .reply(200, fixture('users.delta.page2.json'));
     const src = source();
     expect(src.incremental).toBe(true);
-    const pages = await listAll(src, { since: fresh() });
+    const pages = await listPages(src, { since: fresh() });
     const expected = fixture<{ pages: { users: unknown[]; removedIds: string[]; skipped: unknown[]; last: boolean; nextStateToken: string | null }[] }>('users.delta.expected.json');
     expect(pages).toHaveLength(2);
     pages.forEach((p, i) => {
@@ -414,7 +391,7 @@ describe('Microsoft Entra directory: delta', () => {
         .reply(200, { ...(p < 2 ? { '@odata.nextLink': `${GRAPH}/v1.0/users?$skiptoken=p${p + 1}` } : {}), value: all.slice(p * 100, p * 100 + 100) });
     }
     const src = source({});
-    const listing = await listAll(src);
+    const listing = await listPages(src);
     expect(listing.flatMap((p) => p.users)).toHaveLength(300);
     full.done();
 
@@ -424,7 +401,7 @@ describe('Microsoft Entra directory: delta', () => {
       .query({ $deltatoken: 'T1' })
       .reply(200, { '@odata.deltaLink': `${GRAPH}/v1.0/users/delta?$deltatoken=T2`, value: changed });
     for (const u of changed) mockMemberOf(delta, u.id, []);
-    const pages = await listAll(src, { since: listing.at(-1)!.nextState! });
+    const pages = await listPages(src, { since: listing.at(-1)!.nextState! });
     expect(pages).toHaveLength(1);
     expect(pages[0]!.users.map((u) => u.externalId)).toEqual(['u-7', 'u-150', 'u-299']);
     expect(pages[0]!.users.every((u) => u.attributes.jobTitle === 'Promoted')).toBe(true);

@@ -4,7 +4,8 @@
  * back to a full listing.
  */
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useNock } from '../helpers.ts';
 import { withTx } from '../../../src/db/tx.ts';
 import { insertIntegration } from '../../../src/integrations/repository.ts';
 import { executeRun } from '../../../src/sync/engine.ts';
@@ -12,33 +13,11 @@ import { startRuns } from '../../../src/integrations/syncRuns.ts';
 import type { RetryPolicy } from '../../../src/sync/retry.ts';
 import { useTestContext } from '../../helpers/db.ts';
 import { mapSmartField, workspaceWithKey } from '../../helpers/fixtures.ts';
-import { CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockGroupList, mockGroups, mockMemberOf, mockPurpose, tokenScope, uid } from './helpers.ts';
+import { CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockFullListing, mockGroupList, mockGroups, mockMemberOf, mockPurpose, tokenScope, uid } from './helpers.ts';
 
 const FAST: RetryPolicy = { attempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
-
-function mockFullListing(scope: nock.Scope): nock.Scope {
-  return mockPurpose(scope, uid(4), 'user')
-    .get('/v1.0/users/delta')
-    .query((q) => q.$deltatoken === 'latest')
-    .reply(200, fixture('users.delta.latest.json'))
-    .get('/v1.0/users')
-    .query((q) => q.$skiptoken === undefined)
-    .reply(200, fixture('users.page1.json'))
-    .get('/v1.0/users')
-    .query({ $select: /.*/, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDM' })
-    .reply(200, fixture('users.page2.json'))
-    .get('/v1.0/users')
-    .query({ $select: /.*/, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDY' })
-    .reply(200, fixture('users.page3.json'));
-}
+useNock();
 
 describe('Microsoft Entra through the sync engine', () => {
   const t = useTestContext();

@@ -1,13 +1,8 @@
 /**
- * Shared test setup for the Microsoft connectors: fixtures, the token endpoint, group mocks and a
- * logger whose output the tests can read.
+ * Shared test setup for the Microsoft connectors: fixtures, the token endpoint, group mocks.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { Writable } from 'node:stream';
 import nock from 'nock';
-import type { DirectoryPage, DirectorySource, FetchUsersOptions } from '../../../connectors/types.ts';
-import { createLogger } from '../../../src/log.ts';
+import { fixtureReader } from '../helpers.ts';
 import { microsoftConfigSchema, type MicrosoftCredentials } from '../../../connectors/microsoft/schemas.ts';
 
 export const GRAPH = 'https://graph.microsoft.com';
@@ -19,40 +14,15 @@ export const CREDENTIALS: MicrosoftCredentials = {
   client_secret: 'Qx8~SECRET-client-secret-value.Zz1',
 };
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../../fixtures/microsoft');
+export const fixture = fixtureReader('microsoft');
 
-export function fixture<T = Record<string, unknown>>(name: string): T {
-  return JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
-}
+/** The users' $select of a source configured with the EXT extension attribute. */
+export const SELECT = `id,displayName,givenName,surname,jobTitle,department,companyName,mail,userPrincipalName,businessPhones,mobilePhone,officeLocation,proxyAddresses,accountEnabled,${EXT}`;
 
 export const ACCESS_TOKEN = fixture<{ access_token: string }>('token.json').access_token;
 
 export function uid(n: number): string {
   return `a1b2c3d4-0000-4000-8000-${String(n).padStart(12, '0')}`;
-}
-
-/** Pages until the listing ends (or `max` pages). */
-export async function listAll(src: DirectorySource, opts: FetchUsersOptions = {}, max = 50): Promise<DirectoryPage[]> {
-  const pages: DirectoryPage[] = [];
-  let pageToken = opts.pageToken;
-  do {
-    const page = await src.fetchUsersPage({ ...opts, pageToken });
-    pages.push(page);
-    pageToken = page.nextPageToken ?? undefined;
-  } while (pageToken && pages.length < max);
-  return pages;
-}
-
-/** A pino logger writing JSON lines into `lines`, at the most verbose level. */
-export function captureLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  });
-  return { logger: createLogger('trace', stream), lines };
 }
 
 export function config(extra: Record<string, unknown> = {}) {
@@ -142,4 +112,21 @@ export function mockPurpose(scope: nock.Scope, userId: string, reply: string | [
 
 export function graphErrorBody(code: string, message: string) {
   return { error: { code, message, innerError: { date: '2026-11-20T10:00:00', 'request-id': 'r-1', 'client-request-id': 'c-1' } } };
+}
+
+/** The three fixture pages of /users, with the "sync from now" delta call before them; Dan (disabled) is no shared mailbox. */
+export function mockFullListing(scope: nock.Scope, order: string[] = []): nock.Scope {
+  return mockPurpose(scope, uid(4), 'user')
+    .get('/v1.0/users/delta')
+    .query({ $select: SELECT, $deltatoken: 'latest' })
+    .reply(200, () => (order.push('latest'), fixture('users.delta.latest.json')))
+    .get('/v1.0/users')
+    .query({ $select: SELECT, $top: '999' })
+    .reply(200, () => (order.push('page1'), fixture('users.page1.json')))
+    .get('/v1.0/users')
+    .query({ $select: SELECT, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDM' })
+    .reply(200, () => (order.push('page2'), fixture('users.page2.json')))
+    .get('/v1.0/users')
+    .query({ $select: SELECT, $top: '999', $skiptoken: 'RFNwdAIAAQAAACpVc2VyXzAwMDY' })
+    .reply(200, () => (order.push('page3'), fixture('users.page3.json')));
 }

@@ -1,8 +1,9 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, useNock } from '../helpers.ts';
 import { DEFAULT_OUTLOOK_MAX_HTML, outlookInstaller } from '../../../connectors/microsoft/outlook.ts';
 import { AccessLostError, MailboxError, type MailboxInstaller, RateLimitedError, type RenderedSignature, TransientError } from '../../../connectors/types.ts';
-import { aadstsError, ACCESS_TOKEN, captureLogger, config, CREDENTIALS, fixture, GRAPH, graphErrorBody, tokenScope, uid } from './helpers.ts';
+import { aadstsError, ACCESS_TOKEN, config, CREDENTIALS, fixture, GRAPH, graphErrorBody, tokenScope, uid } from './helpers.ts';
 
 const ITEM = `/beta/users/${uid(1)}/mailFolders/root/userConfigurations/OWA.UserOptions`;
 const expected = fixture<{ signature: RenderedSignature; patchBody: unknown }>('userConfiguration.owa.expected.json');
@@ -13,13 +14,7 @@ function installer(extra: Record<string, unknown> = {}): MailboxInstaller {
   return outlookInstaller.create({ config: config(extra), credentials: CREDENTIALS, logger: captureLogger().logger });
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('Outlook installer', () => {
   it('has one slot (OWA keeps one signature) and an 8,000-character limit unless configured', () => {

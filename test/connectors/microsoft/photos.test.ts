@@ -1,8 +1,9 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, useNock } from '../helpers.ts';
 import { microsoftPhotoSource } from '../../../connectors/microsoft/photos.ts';
 import { MailboxError, type PhotoSource, RateLimitedError } from '../../../connectors/types.ts';
-import { ACCESS_TOKEN, captureLogger, config, CREDENTIALS, GRAPH, graphErrorBody, tokenScope, uid } from './helpers.ts';
+import { ACCESS_TOKEN, config, CREDENTIALS, GRAPH, graphErrorBody, tokenScope, uid } from './helpers.ts';
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0xff, 0xd9]);
 const user = { externalId: uid(1), photo: { url: `${GRAPH}/v1.0/users/${uid(1)}/photo/$value` } };
@@ -11,13 +12,7 @@ function photos(): PhotoSource {
   return microsoftPhotoSource.create({ config: config(), credentials: CREDENTIALS, logger: captureLogger().logger });
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('Microsoft photo source', () => {
   it('downloads /users/{id}/photo/$value with its content type and etag', async () => {

@@ -6,7 +6,8 @@
  * person who left; a person who left still is.
  */
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, listPages, useNock } from '../helpers.ts';
 import { microsoftDirectorySource, PURPOSE_ATTEMPTS } from '../../../connectors/microsoft/directory.ts';
 import { withTx } from '../../../src/db/tx.ts';
 import { renderForAddress } from '../../../src/analytics/addressRender.ts';
@@ -18,7 +19,7 @@ import { seedIntegration, seedTeammate, tree } from '../../api/helpers.ts';
 import { useTestContext } from '../../helpers/db.ts';
 import { mapSmartField, workspaceWithKey } from '../../helpers/fixtures.ts';
 import { assignToTeammate, insertSignature } from '../../helpers/fixtures/signatures.ts';
-import { captureLogger, config, CREDENTIALS, GRAPH, graphErrorBody, listAll, mockMemberOf, mockPurpose, tokenScope, uid } from './helpers.ts';
+import { config, CREDENTIALS, GRAPH, graphErrorBody, mockMemberOf, mockPurpose, tokenScope, uid } from './helpers.ts';
 
 const ALL_STAFF = 'g-all-0002';
 
@@ -62,13 +63,7 @@ function mockListing(users: unknown[], members: string[] = [ANN.id, SUPPORT.id])
     .reply(200, { value: users });
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('Microsoft directory source: shared mailboxes', () => {
   it('asks the mailbox purpose of each disabled account with a mailbox address, and lists a shared one as a user, not removed', async () => {
@@ -80,7 +75,7 @@ describe('Microsoft directory source: shared mailboxes', () => {
     mockPurpose(graph, ROOM.id, 'room');
     mockPurpose(graph, GONE_MAILBOX.id, [404, graphErrorBody('MailboxNotEnabledForRESTAPI', 'The mailbox is either inactive, soft-deleted, or is hosted on-premise.')]);
     const src = microsoftDirectorySource.create({ config: config(), credentials: CREDENTIALS, logger: captureLogger().logger });
-    const users = (await listAll(src)).flatMap((p) => p.users);
+    const users = (await listPages(src)).flatMap((p) => p.users);
     graph.done();
     const byId = new Map(users.map((u) => [u.externalId, u]));
     expect(byId.get(SUPPORT.id)).toMatchObject({ primaryEmail: 'support@contoso.com', removed: false, sharedMailbox: true, groups: [ALL_STAFF] });
@@ -97,7 +92,7 @@ describe('Microsoft directory source: shared mailboxes', () => {
     mockPurpose(graph, LEFT.id, [403, denied]);
     const { logger, lines } = captureLogger();
     const src = microsoftDirectorySource.create({ config: config(), credentials: CREDENTIALS, logger });
-    const users = (await listAll(src)).flatMap((p) => p.users);
+    const users = (await listPages(src)).flatMap((p) => p.users);
     graph.done();
     expect(users.find((u) => u.externalId === SUPPORT.id)).toMatchObject({ removed: true, sharedMailbox: false });
     const warnings = lines.map((l) => JSON.parse(l) as { level: number | string; msg: string }).filter((l) => l.msg.includes('MailboxSettings.Read'));
@@ -143,7 +138,7 @@ describe('Microsoft directory source: shared mailboxes', () => {
     mockPurpose(graph, LEFT.id, 'user');
     mockMemberOf(graph, SUPPORT.id, [ALL_STAFF]);
     const src = microsoftDirectorySource.create({ config: config(), credentials: CREDENTIALS, logger: captureLogger().logger });
-    const [page] = await listAll(src, { since: { token: `${GRAPH}/v1.0/users/delta?$deltatoken=T1`, obtainedAt: new Date().toISOString() } });
+    const [page] = await listPages(src, { since: { token: `${GRAPH}/v1.0/users/delta?$deltatoken=T1`, obtainedAt: new Date().toISOString() } });
     graph.done();
     expect(page!.users.map((u) => ({ id: u.externalId, shared: u.sharedMailbox, removed: u.removed, groups: u.groups }))).toEqual([
       { id: SUPPORT.id, shared: true, removed: false, groups: [ALL_STAFF] },

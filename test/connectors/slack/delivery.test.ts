@@ -1,8 +1,9 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, useNock } from '../helpers.ts';
 import { previewText, SLACK_MAX_HTML, slackDelivery } from '../../../connectors/slack/delivery.ts';
 import { AccessLostError, MailboxError, type MailboxInstaller, RateLimitedError, type RenderedSignature, TransientError } from '../../../connectors/types.ts';
-import { captureLogger, config, CREDENTIALS, field, fixture, slack, slackError } from './helpers.ts';
+import { config, CREDENTIALS, field, fixture, slack, slackError } from './helpers.ts';
 
 const signature: RenderedSignature = {
   html: '<table><tr><td style="color:#333">Alice Émilie Dupont &middot; Head of Design 🎨</td></tr></table>',
@@ -23,13 +24,7 @@ interface PostedMessage {
   unfurl_links: string;
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('Slack delivery', () => {
   it('has one slot and a 10,000-character limit', () => {

@@ -1,46 +1,28 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, listPages, useNock } from '../helpers.ts';
 import { slackDirectorySource } from '../../../connectors/slack/directory.ts';
 import {
   AccessLostError,
-  type DirectoryPage,
   type DirectorySource,
-  type FetchUsersOptions,
   InvalidResponseError,
   RateLimitedError,
   TransientError,
 } from '../../../connectors/types.ts';
-import { captureLogger, config, CREDENTIALS, field, fixture, mockProfiles, mockUsersList, SCOPES, slack, slackError } from './helpers.ts';
+import { config, CREDENTIALS, field, fixture, mockProfiles, mockUsersList, SCOPES, slack, slackError } from './helpers.ts';
 
 function source(extra: Record<string, unknown> = {}, logger = captureLogger().logger): DirectorySource {
   return slackDirectorySource.create({ config: config(extra), credentials: CREDENTIALS, logger });
 }
 
-async function listAll(src: DirectorySource, opts: FetchUsersOptions = {}): Promise<DirectoryPage[]> {
-  const pages: DirectoryPage[] = [];
-  let pageToken: string | undefined;
-  do {
-    const page = await src.fetchUsersPage({ ...opts, pageToken });
-    pages.push(page);
-    pageToken = page.nextPageToken ?? undefined;
-  } while (pageToken);
-  return pages;
-}
-
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('Slack directory', () => {
   it('lists members across three cursor pages into the expected clean users, with custom fields when a smart field needs one', async () => {
     const scope = mockProfiles(mockUsersList(slack()));
     const src = source();
     expect(src.incremental).toBe(false);
-    const pages = await listAll(src, { attributes: ['title', 'fields.Pronouns'] });
+    const pages = await listPages(src, { attributes: ['title', 'fields.Pronouns'] });
 
     const expected = fixture<{ users: unknown[]; skipped: unknown[] }>('users.expected.json');
     expect(pages.map((p) => p.nextPageToken)).toEqual(['dXNlcjpVMDJSVEw=', 'dXNlcjpVMDNEVVBF', null]);
@@ -52,7 +34,7 @@ describe('Slack directory', () => {
 
   it('skips slackbot, bots, workflow bots and members without email, marks deactivated members removed, and keeps unicode names and duplicate emails', async () => {
     mockUsersList(slack());
-    const pages = await listAll(source(), { attributes: ['title'] });
+    const pages = await listPages(source(), { attributes: ['title'] });
     const users = pages.flatMap((p) => p.users);
     expect(pages.flatMap((p) => p.skipped)).toEqual([
       { externalId: 'USLACKBOT', reason: 'slackbot' },
@@ -71,7 +53,7 @@ describe('Slack directory', () => {
 
   it('makes no users.profile.get call when no smart field maps to a custom field', async () => {
     const scope = mockUsersList(slack());
-    const users = (await listAll(source(), { attributes: ['title', 'phone'] })).flatMap((p) => p.users);
+    const users = (await listPages(source(), { attributes: ['title', 'phone'] })).flatMap((p) => p.users);
     expect(users.flatMap((u) => Object.keys(u.attributes)).filter((k) => k.startsWith('fields.'))).toEqual([]);
     scope.done();
     // Any profile call would have hit an unmocked route.
@@ -80,7 +62,7 @@ describe('Slack directory', () => {
 
   it('fetches custom fields when the attributes are left open ("all you can")', async () => {
     const scope = mockProfiles(mockUsersList(slack()));
-    const users = (await listAll(source())).flatMap((p) => p.users);
+    const users = (await listPages(source())).flatMap((p) => p.users);
     expect(users.find((u) => u.externalId === 'U01ALICE')!.attributes['fields.Pronouns']).toBe('she/her');
     scope.done();
   });
@@ -88,7 +70,7 @@ describe('Slack directory', () => {
   it('paces users.profile.get to the configured rate', async () => {
     mockProfiles(mockUsersList(slack()));
     const started = Date.now();
-    await listAll(source({ profile_requests_per_minute: 600 }), { attributes: ['fields.Office'] });
+    await listPages(source({ profile_requests_per_minute: 600 }), { attributes: ['fields.Office'] });
     // Four profile calls at one per 100 ms: at least three intervals.
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
   });
@@ -101,7 +83,7 @@ describe('Slack directory', () => {
       .reply(200, fixture('team.profile.get.json'))
       .post('/api/users.profile.get', field('user', 'U01ALICE'))
       .reply(200, slackError('user_not_found'));
-    const [page] = await listAll(source(), { attributes: ['fields.Pronouns'] });
+    const [page] = await listPages(source(), { attributes: ['fields.Pronouns'] });
     expect(page!.users.map((u) => u.externalId)).toEqual(['U01ALICE']);
     expect(page!.users[0]!.attributes['fields.Pronouns']).toBeUndefined();
     scope.done();
@@ -109,7 +91,7 @@ describe('Slack directory', () => {
 
   it('lists an empty workspace as one empty last page', async () => {
     const scope = slack().post('/api/users.list').reply(200, fixture('users.list.empty.json'), SCOPES);
-    expect(await listAll(source())).toEqual([{ users: [], removedIds: [], skipped: [], nextPageToken: null }]);
+    expect(await listPages(source())).toEqual([{ users: [], removedIds: [], skipped: [], nextPageToken: null }]);
     scope.done();
   });
 

@@ -3,8 +3,8 @@
  * smart field mapped to a custom profile field gets its value, and a member deactivated later is
  * removed by the next (full) listing.
  */
-import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useNock } from '../helpers.ts';
 import { withTx } from '../../../src/db/tx.ts';
 import { insertIntegration } from '../../../src/integrations/repository.ts';
 import { executeRun } from '../../../src/sync/engine.ts';
@@ -16,13 +16,7 @@ import { CREDENTIALS, fixture, mockProfiles, mockUsersList, SCOPES, slack } from
 
 const FAST: RetryPolicy = { attempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('Slack through the sync engine', () => {
   const t = useTestContext();

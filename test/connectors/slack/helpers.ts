@@ -1,11 +1,8 @@
 /**
- * Shared test setup for the Slack connectors: fixtures, Web API mocks and a readable logger.
+ * Shared test setup for the Slack connectors: fixtures and Web API mocks.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { Writable } from 'node:stream';
 import nock from 'nock';
-import { createLogger } from '../../../src/log.ts';
+import { fixtureReader } from '../helpers.ts';
 import { slackConfigSchema, type SlackCredentials } from '../../../connectors/slack/schemas.ts';
 
 export const SLACK = 'https://slack.com';
@@ -13,22 +10,7 @@ export const CREDENTIALS: SlackCredentials = { bot_token: 'xoxb-1111-2222-SECRET
 /** What Slack sends in X-OAuth-Scopes for a correctly installed app. */
 export const SCOPES = { 'x-oauth-scopes': 'users:read,users:read.email,users.profile:read,im:write,chat:write' };
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../../fixtures/slack');
-
-export function fixture<T = Record<string, unknown>>(name: string): T {
-  return JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as T;
-}
-
-export function captureLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  });
-  return { logger: createLogger('trace', stream), lines };
-}
+export const fixture = fixtureReader('slack');
 
 export function config(extra: Record<string, unknown> = {}) {
   return slackConfigSchema.parse({ profile_requests_per_minute: 6_000, ...extra });

@@ -1,8 +1,9 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, useNock } from '../helpers.ts';
 import { slackPhotoSource } from '../../../connectors/slack/photos.ts';
 import { InvalidResponseError, type PhotoSource, RateLimitedError, TransientError } from '../../../connectors/types.ts';
-import { captureLogger, config, CREDENTIALS } from './helpers.ts';
+import { config, CREDENTIALS } from './helpers.ts';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d]);
 const AVATARS = 'https://avatars.slack-edge.com';
@@ -12,13 +13,7 @@ function photos(extra: Record<string, unknown> = {}): PhotoSource {
   return slackPhotoSource.create({ config: config(extra), credentials: CREDENTIALS, logger: captureLogger().logger });
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('Slack photo source', () => {
   it('downloads image_512 without sending the bot token, with the avatar hash as etag', async () => {

@@ -1,17 +1,12 @@
 import { inspect } from 'node:util';
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { captureLogger, useNock } from '../helpers.ts';
 import { slackDelivery } from '../../../connectors/slack/delivery.ts';
 import { slackDirectorySource } from '../../../connectors/slack/directory.ts';
-import { captureLogger, config, CREDENTIALS, fixture, mockProfiles, mockUsersList, slack, slackError } from './helpers.ts';
+import { config, CREDENTIALS, fixture, mockProfiles, mockUsersList, slack, slackError } from './helpers.ts';
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  nock.cleanAll();
-});
+useNock();
 
 describe('secrets', () => {
   it('never writes the bot token into logs or error messages, even at trace level', async () => {
