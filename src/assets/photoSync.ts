@@ -21,14 +21,17 @@ import type { Logger } from 'pino';
 import { capabilitiesOf } from '../../connectors/registry.ts';
 import type { PhotoSource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
-import { withTx } from '../db/tx.ts';
+import { withTx, type Queryable } from '../db/tx.ts';
 import { requestTeammateInstalls } from '../jobs/triggers.ts';
 import { buildConnector, getIntegration, markAccessLost } from '../integrations/repository.ts';
 import { AccessLostError, InvalidResponseError } from '../../connectors/types.ts';
-import { checkImage, sha256Hex, upsertAsset } from './store.ts';
+import { assetPublicUrl, checkImage, sha256Hex, upsertAsset } from './store.ts';
 import { recordPhotoFetched } from './directoryPhotos.ts';
 import { prepareImage } from './convert.ts';
 import { setPhotoValues, type PhotoFieldContext } from '../teammates/teammates.ts';
+import { existingTeammateIds } from '../teammates/queries.ts';
+import { integrationIdsOfKind } from '../integrations/queries.ts';
+import { mappedFields } from '../db/smartFields.ts';
 
 /** Photos downloaded at the same time. */
 export const PHOTO_CONCURRENCY = 4;
@@ -58,13 +61,15 @@ export interface PhotoSyncResult {
   teammatesChanged: number;
 }
 
-interface Candidate {
+/** A listed photo the photo sync fetches (photoSync.ts). */
+export interface Candidate {
   integration_id: string;
   external_id: string;
   teammate_id: string;
   photo_url: string | null;
   photo_etag: string | null;
   fetched_sha256: string | null;
+  /** What the listing says about the photo: its etag, else its URL. */
   ref: string | null;
 }
 
@@ -83,35 +88,24 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
     return { ...result, status: 'skipped' };
   }
   const source = buildConnector<PhotoSource>(ctx, integration, logger);
-  const fieldIds = (
-    await ctx.pool.query<{ id: string }>(
-      `select id from smart_fields where workspace_id = $1 and integration_id = $2 and kind = 'image' and integration_attribute = $3`,
-      [workspaceId, integrationId, PHOTO_ATTRIBUTE],
-    )
-  ).rows.map((r) => r.id);
+  const fieldIds = (await mappedFields(ctx.pool, workspaceId, integrationId)).filter((f) => f.kind === 'image' && f.attribute === PHOTO_ATTRIBUTE).map((f) => f.id);
   const recheckBefore = capabilitiesOf(integration.kind, 'assets').unversionedPhotos ? new Date(Date.now() - UNVERSIONED_RECHECK_MS) : null;
   const limit = pLimit(PHOTO_CONCURRENCY);
-  const ctxFill: PhotoFieldContext = { workspaceId, integrationId, kind: integration.kind, fieldIds, baseUrl: ctx.config.PUBLIC_BASE_URL };
+  const ctxFill: PhotoFieldContext = { workspaceId, integrationId, fieldIds };
+  // The photo fields of these teammates (null: all) set from the photos the directories of this provider kind listed.
+  const fillPhotoFields = async (client: Queryable, directories: readonly string[], teammateIds: string[] | null) =>
+    fieldIds.length ? setPhotoValues(client, ctxFill, await fetchedPhotos(client, workspaceId, directories, teammateIds, ctx.config.PUBLIC_BASE_URL)) : [];
 
   let after: [string, string] = ['00000000-0000-0000-0000-000000000000', ''];
   for (;;) {
-    const { rows: batch } = await ctx.pool.query<Candidate>(
-      `select tp.integration_id, tp.external_id, tp.teammate_id, tp.photo_url, tp.photo_etag, tp.fetched_sha256,
-              coalesce(tp.photo_etag, tp.photo_url) as ref
-         from teammate_photos tp
-         join integrations d on d.workspace_id = tp.workspace_id and d.id = tp.integration_id
-         join teammates t on t.workspace_id = tp.workspace_id and t.id = tp.teammate_id
-        where tp.workspace_id = $1 and d.kind = $2 and d.category = 'teammates' and t.deleted_at is null
-          and (tp.integration_id, tp.external_id) > ($3::uuid, $4::text)
-          and (coalesce(tp.photo_etag, tp.photo_url) is distinct from tp.fetched_ref
-               or tp.fetched_at is null
-               or ($5::timestamptz is not null and tp.photo_url is not null and tp.fetched_at < $5::timestamptz))
-        order by tp.integration_id, tp.external_id
-        limit $6`,
-      [workspaceId, integration.kind, after[0], after[1], recheckBefore, PHOTO_BATCH],
-    );
-    if (!batch.length) break;
-    after = [batch.at(-1)!.integration_id, batch.at(-1)!.external_id];
+    const directories = await integrationIdsOfKind(ctx.pool, workspaceId, integration.kind, 'teammates');
+    const listed = await photosToFetch(ctx.pool, workspaceId, directories, after, recheckBefore, PHOTO_BATCH);
+    if (!listed.length) break;
+    after = [listed.at(-1)!.integration_id, listed.at(-1)!.external_id];
+    // The photos of teammates removed since they were listed are not fetched.
+    const live = await existingTeammateIds(ctx.pool, workspaceId, [...new Set(listed.map((c) => c.teammate_id))]);
+    const batch = listed.filter((c) => live.has(c.teammate_id));
+    if (!batch.length) continue;
 
     let outcomes: Outcome[];
     try {
@@ -134,15 +128,16 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
         }
         await recordPhotoFetched(client, workspaceId, c.integration_id, c.external_id, c.ref, asset);
       }
-      const changed = await setPhotoValues(client, ctxFill, [...new Set(batch.map((c) => c.teammate_id))]);
+      const changed = await fillPhotoFields(client, directories, [...new Set(batch.map((c) => c.teammate_id))]);
       result.teammatesChanged += changed.length;
       await requestTeammateInstalls(client, workspaceId, changed);
     });
   }
 
   // Fields created, remapped or cleared by hand since the photos were fetched.
+  const directories = await integrationIdsOfKind(ctx.pool, workspaceId, integration.kind, 'teammates');
   await withTx(ctx.pool, async (client) => {
-    const changed = await setPhotoValues(client, ctxFill, null);
+    const changed = await fillPhotoFields(client, directories, null);
     result.teammatesChanged += changed.length;
     await requestTeammateInstalls(client, workspaceId, changed);
   });
@@ -189,4 +184,51 @@ async function fetchOne(source: PhotoSource, c: Candidate, result: PhotoSyncResu
     return { kind: 'unchanged' };
   }
   return { kind: 'image', contentType: image.contentType, data: image.data };
+}
+
+/**
+ * The photo sync's work: up to `limit` listed photos of the directory integrations `directories`,
+ * after `after` (integration id, external id) in that order, whose reference differs from the one
+ * last fetched, that were never fetched, or (`recheckBefore`) last fetched before it.
+ */
+async function photosToFetch(
+  db: Queryable,
+  workspaceId: string,
+  directories: readonly string[],
+  after: readonly [string, string],
+  recheckBefore: Date | null,
+  limit: number,
+): Promise<Candidate[]> {
+  const { rows } = await db.query<Candidate>(
+    `select tp.integration_id, tp.external_id, tp.teammate_id, tp.photo_url, tp.photo_etag, tp.fetched_sha256,
+            coalesce(tp.photo_etag, tp.photo_url) as ref
+       from teammate_photos tp
+      where tp.workspace_id = $1 and tp.integration_id = any($2::uuid[])
+        and (tp.integration_id, tp.external_id) > ($3::uuid, $4::text)
+        and (coalesce(tp.photo_etag, tp.photo_url) is distinct from tp.fetched_ref
+             or tp.fetched_at is null
+             or ($5::timestamptz is not null and tp.photo_url is not null and tp.fetched_at < $5::timestamptz))
+      order by tp.integration_id, tp.external_id
+      limit $6`,
+    [workspaceId, directories, after[0], after[1], recheckBefore, limit],
+  );
+  return rows;
+}
+
+/**
+ * Each teammate's fetched photo from the directory integrations `directories` (of the given
+ * teammates; null: all), as the public URL of its asset, null where the last fetch found none: the
+ * stored one first, then the latest fetched.
+ */
+async function fetchedPhotos(db: Queryable, workspaceId: string, directories: readonly string[], teammateIds: string[] | null, publicBaseUrl: string): Promise<{ teammateId: string; url: string | null }[]> {
+  const { rows } = await db.query<{ teammate_id: string; public_token: string | null }>(
+    `select distinct on (tp.teammate_id) tp.teammate_id, a.public_token
+       from teammate_photos tp
+       left join assets a on a.workspace_id = tp.workspace_id and a.id = tp.asset_id
+      where tp.workspace_id = $1 and tp.integration_id = any($2::uuid[]) and tp.fetched_at is not null
+        and ($3::uuid[] is null or tp.teammate_id = any($3::uuid[]))
+      order by tp.teammate_id, (a.id is null), tp.fetched_at desc`,
+    [workspaceId, directories, teammateIds],
+  );
+  return rows.map((r) => ({ teammateId: r.teammate_id, url: r.public_token === null ? null : assetPublicUrl(publicBaseUrl, r.public_token) }));
 }

@@ -1,7 +1,7 @@
 /**
  * The smart fields of a workspace: the only module that writes `smart_fields`. Callers check the
  * link to an integration and the slug first (src/api/v1/smartFields.ts); this module stores them.
- * A teammate's values of a field are written with the teammate (src/sync/write.ts).
+ * A teammate's values of a field are written with the teammate (src/teammates/teammates.ts).
  */
 import { setClause, type Queryable } from './tx.ts';
 import { listPage, type PageWindow } from './pages.ts';
@@ -141,4 +141,19 @@ export async function smartFieldSummaries(db: Queryable, workspaceId: string): P
     [workspaceId],
   );
   return rows;
+}
+
+/** The fields mapped to an integration's attributes: what its directory pages fill. */
+export async function mappedFields(db: Queryable, workspaceId: string, integrationId: string): Promise<{ id: string; attribute: string; kind: SmartFieldKindName }[]> {
+  const { rows } = await db.query<{ id: string; attribute: string; kind: SmartFieldKindName }>(
+    `select id, integration_attribute as attribute, kind from smart_fields where workspace_id = $1 and integration_id = $2 and integration_attribute is not null`,
+    [workspaceId, integrationId],
+  );
+  return rows;
+}
+
+/** The ids of the workspace's smart fields in the order a teammate's values are listed (position, then slug). */
+export async function fieldIdsInValueOrder(db: Queryable, workspaceId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>('select id from smart_fields where workspace_id = $1 order by position, slug', [workspaceId]);
+  return rows.map((r) => r.id);
 }

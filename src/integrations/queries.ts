@@ -30,6 +30,28 @@ export async function integrationSummary(db: Queryable, workspaceId: string, id:
   return rows[0];
 }
 
+/** Of the integrations `ids`, the first connected directory (teammates) integration: an active one first, then the oldest. */
+export async function firstConnectedDirectory(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ id: string; name: string; status: string; dashboard_url: string | null } | undefined> {
+  const { rows } = await db.query<{ id: string; name: string; status: string; dashboard_url: string | null }>(
+    `select i.id, i.name, i.status, i.dashboard_url from integrations i
+      where i.workspace_id = $1 and i.id = any($2::uuid[]) and i.category = 'teammates' and i.status <> 'disconnected'
+      order by (i.status = 'active') desc, i.created_at limit 1`,
+    [workspaceId, ids],
+  );
+  return rows[0];
+}
+
+/** The ids of the workspace's integrations of a provider kind and category; `active`: only those active and activated (and `id` only). */
+export async function integrationIdsOfKind(db: Queryable, workspaceId: string, kind: string, category: string, active?: { id?: string | undefined }): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select i.id from integrations i
+      where i.workspace_id = $1 and i.kind = $2 and i.category = $3
+        and (not $4 or (i.status = 'active' and i.activated)) and ($5::uuid is null or i.id = $5::uuid)`,
+    [workspaceId, kind, category, active !== undefined, active?.id ?? null],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** The statuses of the workspace's activated, connected integrations of these categories (directories by default). */
 export async function connectedStatuses(db: Queryable, workspaceId: string, categories: readonly string[] = DIRECTORY_CATEGORIES): Promise<string[]> {
   const { rows } = await db.query<{ status: string }>(
@@ -154,16 +176,6 @@ export async function runSummaries(db: Queryable, runIds: readonly string[]): Pr
   return rows;
 }
 
-/** The workspace's active, activated assets integrations of this provider kind (or only `assetsIntegrationId` among them): where a photo sync goes. */
-export async function photoSyncTargets(db: Queryable, workspaceId: string, kind: string, assetsIntegrationId?: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `select i.id from integrations i
-      where i.workspace_id = $1 and i.kind = $2 and i.category = 'assets' and i.status = 'active' and i.activated
-        and ($3::uuid is null or i.id = $3::uuid)`,
-    [workspaceId, kind, assetsIntegrationId ?? null],
-  );
-  return rows.map((r) => r.id);
-}
 
 /** The workspace's active, activated integrations in add-in mode: what an add-in fetch moves to `installed`. */
 export async function addinIntegrations(db: Queryable, workspaceId: string): Promise<IntegrationRow[]> {

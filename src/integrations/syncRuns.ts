@@ -147,6 +147,12 @@ export async function startAllRuns(pool: pg.Pool, trigger: SyncTrigger): Promise
   return started;
 }
 
+/** How many users the integration's last complete (succeeded) run saw; 0 without one. */
+export async function lastCompleteRunSeen(db: Queryable, integrationId: string): Promise<number> {
+  const { rows } = await db.query<{ seen: number }>(`select seen from sync_runs where integration_id = $1 and status = 'succeeded' order by finished_at desc limit 1`, [integrationId]);
+  return rows[0]?.seen ?? 0;
+}
+
 export async function getRun(db: Queryable, runId: string): Promise<SyncRunRow | undefined> {
   const { rows } = await db.query<SyncRunRow>('select * from sync_runs where id = $1', [runId]);
   return rows[0];
@@ -241,26 +247,12 @@ export async function recordSeen(db: Queryable, runId: string, active: string[],
 }
 
 /**
- * Up to `limit` seen users whose groups are still pending (listed before they were known), with
- * their source's teammate, fingerprint and addresses. A user leaves the list when its groups are
- * written (clearPendingGroups).
+ * Up to `limit` seen users whose groups are still pending (listed before they were known), by
+ * external id. A user leaves the list when its groups are written (clearPendingGroups).
  */
-export async function pendingGroupsBatch(
-  db: Queryable,
-  runId: string,
-  integrationId: string,
-  limit: number,
-): Promise<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }[]> {
-  const { rows } = await db.query<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }>(
-    `select s.external_id, ts.teammate_id, ts.fingerprint,
-            coalesce((select array_agg(e.address) from emails e where e.teammate_id = ts.teammate_id and e.integration_id = $2), '{}') as emails
-       from sync_run_seen s
-       left join teammate_sources ts on ts.integration_id = $2 and ts.external_id = s.external_id
-      where s.run_id = $1 and s.groups_pending
-      limit $3`,
-    [runId, integrationId, limit],
-  );
-  return rows;
+export async function pendingGroupsUsers(db: Queryable, runId: string, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ external_id: string }>('select s.external_id from sync_run_seen s where s.run_id = $1 and s.groups_pending limit $2', [runId, limit]);
+  return rows.map((r) => r.external_id);
 }
 
 /** These seen users' groups are written: they leave the pending list. */

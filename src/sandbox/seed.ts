@@ -17,7 +17,7 @@ import { createWorkspace, setEventTracking } from '../db/workspaces.ts';
 import { createSignature, lockSignature, publishVariant, VARIANT_KINDS } from '../signatures/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
 import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
-import { groupIdsNamed } from '../sync/groups.ts';
+import { groupIdsNamed } from '../teammates/groups.ts';
 import { validateContent } from '../render/index.ts';
 import { addSandboxLogo } from './logo.ts';
 import { sandboxVariantTrees } from './signatureVariants.ts';

@@ -24,16 +24,18 @@ import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { buildConnector, getIntegration, IntegrationSetupError, markAccessLost, saveSyncCursor, type IntegrationRow } from '../integrations/repository.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
-import { claimRun, countRateLimitWait, finishRun, getRun, holdRun, restartAsFull, RunTakenOverError, setRunMode, type SyncRunRow } from '../integrations/syncRuns.ts';
+import { claimRun, countRateLimitWait, finishRun, getRun, holdRun, lastCompleteRunSeen, restartAsFull, RunTakenOverError, setRunMode, type SyncRunRow } from '../integrations/syncRuns.ts';
 import type { MappedField } from './write.ts';
 import { requestPhotoSync, requestSeatSync, requestTeammateInstalls } from '../jobs/triggers.ts';
-import { photoSyncTargets } from '../integrations/queries.ts';
+import { integrationIdsOfKind } from '../integrations/queries.ts';
 import { hasBillingAccount } from '../billing/repository.ts';
 import { cleanDirectoryGroup } from './clean.ts';
-import { syncGroups } from './groups.ts';
+import { syncGroups } from '../teammates/groups.ts';
 import { defaultListingBound, listPages, type ListingBound } from './pages.ts';
 import { writeGroupsAfterListing } from './pendingGroups.ts';
-import { removeSources, unlistedSources } from '../teammates/teammates.ts';
+import { countSources, removeSources } from '../teammates/teammates.ts';
+import { unlistedSources } from './unlistedSources.ts';
+import { mappedFields } from '../db/smartFields.ts';
 
 /** Incremental tokens are trusted for this long; a full listing also runs at least this often. */
 export const FULL_SYNC_EVERY_MS = 7 * 24 * 3600 * 1000;
@@ -112,12 +114,8 @@ export async function executeRun(ctx: AppContext, runId: string, opts: ExecuteOp
 
 /** The directory's known size: its sources, or the users the last complete run saw. */
 async function knownUsers(ctx: AppContext, integrationId: string): Promise<number> {
-  const { rows } = await ctx.pool.query<{ n: number }>(
-    `select greatest((select count(*) from teammate_sources where integration_id = $1),
-                     coalesce((select seen from sync_runs where integration_id = $1 and status = 'succeeded' order by finished_at desc limit 1), 0))::int as n`,
-    [integrationId],
-  );
-  return rows[0]!.n;
+  const [sources, seen] = await Promise.all([countSources(ctx.pool, integrationId), lastCompleteRunSeen(ctx.pool, integrationId)]);
+  return Math.max(sources, seen);
 }
 
 async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source: DirectorySource, run: SyncRunRow, opts: ExecuteOptions, logger: Logger): Promise<void> {
@@ -134,12 +132,7 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
   let { mode, since } = decided;
   if (run.pages === 0) await setRunMode(ctx.pool, run.id, mode, decided.reason ?? null);
 
-  const fields = (
-    await ctx.pool.query<MappedField>(
-      `select id, integration_attribute as attribute, kind from smart_fields where workspace_id = $1 and integration_id = $2 and integration_attribute is not null`,
-      [integration.workspace_id, integration.id],
-    )
-  ).rows;
+  const fields: MappedField[] = await mappedFields(ctx.pool, integration.workspace_id, integration.id);
   const category = integration.category === 'smart_fields' ? 'smart_fields' : 'teammates';
   let pageToken = run.pages > 0 ? (run.checkpoint?.pageToken ?? undefined) : undefined;
   // Pages asked for and still in flight when the listing stops (it failed, or ended), or when the
@@ -211,7 +204,7 @@ async function complete(ctx: AppContext, integration: IntegrationRow, run: SyncR
     }
     await saveSyncCursor(client, integration.id, nextState, mode === 'full');
     if (integration.category === 'teammates') {
-      await requestPhotoSync(client, integration.workspace_id, await photoSyncTargets(client, integration.workspace_id, integration.kind));
+      await requestPhotoSync(client, integration.workspace_id, await integrationIdsOfKind(client, integration.workspace_id, integration.kind, 'assets', {}));
       if (await hasBillingAccount(client, integration.workspace_id)) await requestSeatSync(client, integration.workspace_id, run.id);
     }
     await finishRun(client, run.id, 'succeeded', { deleted });

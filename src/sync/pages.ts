@@ -258,7 +258,7 @@ async function writeOnePage(
   if (loop.category === 'teammates') {
     const unchanged = new Set(r.unchangedExternalIds);
     const changed = unchanged.size ? page.users.filter((u) => !unchanged.has(u.externalId)) : page.users;
-    await timer.time('photos', () => recordDirectoryPhotos(client, run.workspace_id, run.integration_id, changed));
+    await timer.time('photos', () => recordDirectoryPhotos(client, run.workspace_id, run.integration_id, changed, r.written));
   }
   await recordPage(
     client,

@@ -21,7 +21,8 @@ import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { requestTeammateInstalls } from '../jobs/triggers.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
-import { clearPendingGroups, getRun, holdRun, pendingGroupsBatch, saveStageMs, type SyncRunRow } from '../integrations/syncRuns.ts';
+import { clearPendingGroups, getRun, holdRun, pendingGroupsUsers, saveStageMs, type SyncRunRow } from '../integrations/syncRuns.ts';
+import { sourcesOf } from '../teammates/queries.ts';
 import { StageTimer } from './timing.ts';
 import { writePendingGroups } from './write.ts';
 
@@ -53,6 +54,14 @@ export async function writeGroupsBesideListing(ctx: AppContext, source: Director
   await writeGroupsAfterListing(ctx, source, run, loop, timer);
 }
 
+/** Up to `limit` of the run's pending users, with their source's teammate, fingerprint and addresses (none without a source). */
+async function pendingGroupsBatch(ctx: AppContext, run: SyncRunRow, limit: number): Promise<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }[]> {
+  const ids = await pendingGroupsUsers(ctx.pool, run.id, limit);
+  if (!ids.length) return [];
+  const sources = await sourcesOf(ctx.pool, run.integration_id, ids);
+  return ids.map((id) => ({ external_id: id, teammate_id: null, fingerprint: null, emails: [], ...sources.get(id) }));
+}
+
 /**
  * Writes the groups of the run's pending users, a batch at a time, until none is left: when the
  * listing has ended, for the users still pending (`timer`: the run's saved stages by default).
@@ -60,7 +69,7 @@ export async function writeGroupsBesideListing(ctx: AppContext, source: Director
 export async function writeGroupsAfterListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop, timer?: StageTimer): Promise<void> {
   let runTimer = timer;
   for (;;) {
-    const batch = await pendingGroupsBatch(ctx.pool, run.id, run.integration_id, BATCH);
+    const batch = await pendingGroupsBatch(ctx, run, BATCH);
     if (!batch.length) return;
     const stageTimer = (runTimer ??= new StageTimer((await getRun(ctx.pool, run.id))?.stage_ms));
     // Users the run did not store (no address, an address another teammate holds) have no source.

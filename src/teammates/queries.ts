@@ -4,6 +4,8 @@
  */
 import type { Queryable } from '../db/tx.ts';
 import { listPage, type PageWindow } from '../db/pages.ts';
+import { fieldIdsInValueOrder } from '../db/smartFields.ts';
+import { firstConnectedDirectory, integrationSummary } from '../integrations/queries.ts';
 
 export interface TeammateRow {
   id: string;
@@ -17,20 +19,27 @@ export interface TeammateRow {
 const COLUMNS = `t.id, t.display_name, t.created_at, t.updated_at,
   coalesce((select jsonb_agg(jsonb_build_object('id', e.id, 'address', e.address, 'primary', e.is_primary) order by e.is_primary desc, e.address)
               from emails e where e.workspace_id = t.workspace_id and e.teammate_id = t.id), '[]'::jsonb) as emails,
-  coalesce((select jsonb_agg(jsonb_build_object('value', v.value, 'smart_field_id', v.smart_field_id, 'integration_id', v.integration_id, 'source', v.source)
-                             order by f.position, f.slug)
-              from smart_field_values v join smart_fields f on f.workspace_id = v.workspace_id and f.id = v.smart_field_id
-             where v.workspace_id = t.workspace_id and v.teammate_id = t.id), '[]'::jsonb) as smart_field_values`;
+  coalesce((select jsonb_agg(jsonb_build_object('value', v.value, 'smart_field_id', v.smart_field_id, 'integration_id', v.integration_id, 'source', v.source))
+              from smart_field_values v where v.workspace_id = t.workspace_id and v.teammate_id = t.id), '[]'::jsonb) as smart_field_values`;
+
+/** Lists each teammate's values in the order of their fields (position, then slug). */
+async function inFieldOrder(db: Queryable, workspaceId: string, rows: TeammateRow[]): Promise<TeammateRow[]> {
+  if (!rows.some((r) => r.smart_field_values.length > 1)) return rows;
+  const order = new Map((await fieldIdsInValueOrder(db, workspaceId)).map((id, i) => [id, i]));
+  for (const r of rows) r.smart_field_values.sort((a, b) => order.get(a.smart_field_id)! - order.get(b.smart_field_id)!);
+  return rows;
+}
 
 /** A teammate that is not removed, with its addresses (primary first) and its values. */
 export async function getTeammate(db: Queryable, workspaceId: string, id: string): Promise<TeammateRow | undefined> {
   const { rows } = await db.query<TeammateRow>(`select ${COLUMNS} from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`, [workspaceId, id]);
-  return rows[0];
+  return (await inFieldOrder(db, workspaceId, rows))[0];
 }
 
 /** Teammates that are not removed, newest first. */
-export function listTeammates(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: TeammateRow[]; total: number }> {
-  return listPage<TeammateRow>(db, workspaceId, page, COLUMNS, 'from teammates t where t.workspace_id = $1 and t.deleted_at is null', 't.created_at desc, t.id desc');
+export async function listTeammates(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: TeammateRow[]; total: number }> {
+  const listed = await listPage<TeammateRow>(db, workspaceId, page, COLUMNS, 'from teammates t where t.workspace_id = $1 and t.deleted_at is null', 't.created_at desc, t.id desc');
+  return { ...listed, rows: await inFieldOrder(db, workspaceId, listed.rows) };
 }
 
 /** The ids among `ids` that are teammates of the workspace, not removed. */
@@ -41,15 +50,13 @@ export async function existingTeammateIds(db: Queryable, workspaceId: string, id
 
 /** The connected directory integration that lists a teammate (an active one first), if any. */
 export async function directoryOfTeammate(db: Queryable, workspaceId: string, id: string): Promise<{ id: string; name: string; status: string; dashboard_url: string | null } | undefined> {
-  const { rows } = await db.query<{ id: string; name: string; status: string; dashboard_url: string | null }>(
-    `select i.id, i.name, i.status, i.dashboard_url from teammate_sources ts
-       join integrations i on i.workspace_id = ts.workspace_id and i.id = ts.integration_id
+  const { rows } = await db.query<{ integration_id: string }>(
+    `select ts.integration_id from teammate_sources ts
        join teammates t on t.workspace_id = ts.workspace_id and t.id = ts.teammate_id and t.deleted_at is null
-      where ts.workspace_id = $1 and ts.teammate_id = $2 and i.category = 'teammates' and i.status <> 'disconnected'
-      order by (i.status = 'active') desc, i.created_at limit 1`,
+      where ts.workspace_id = $1 and ts.teammate_id = $2`,
     [workspaceId, id],
   );
-  return rows[0];
+  return rows.length ? firstConnectedDirectory(db, workspaceId, rows.map((r) => r.integration_id)) : undefined;
 }
 
 export interface EmailForRemoval {
@@ -62,14 +69,16 @@ export interface EmailForRemoval {
 
 /** Locks an address of a teammate that is not removed (in the caller's transaction), with the integration that manages it. */
 export async function lockEmailForRemoval(db: Queryable, workspaceId: string, emailId: string): Promise<EmailForRemoval | undefined> {
-  const { rows } = await db.query<EmailForRemoval>(
-    `select e.teammate_id, e.is_primary, e.integration_id, i.status as integration_status, i.dashboard_url
+  const { rows } = await db.query<{ teammate_id: string; is_primary: boolean; integration_id: string | null }>(
+    `select e.teammate_id, e.is_primary, e.integration_id
        from emails e join teammates t on t.workspace_id = e.workspace_id and t.id = e.teammate_id and t.deleted_at is null
-       left join integrations i on i.workspace_id = e.workspace_id and i.id = e.integration_id
       where e.workspace_id = $1 and e.id = $2 for update of e`,
     [workspaceId, emailId],
   );
-  return rows[0];
+  const e = rows[0];
+  if (!e) return undefined;
+  const i = e.integration_id ? await integrationSummary(db, workspaceId, e.integration_id) : undefined;
+  return { ...e, integration_status: i?.status ?? null, dashboard_url: i?.dashboard_url ?? null };
 }
 
 /** Addresses containing `q` (lower case), with their teammate's name, in address order. */
@@ -96,4 +105,32 @@ export async function longestValues(db: Queryable, workspaceId: string, smartFie
     [workspaceId, smartFieldIds],
   );
   return rows;
+}
+
+/**
+ * The integration's sources among `externalIds`, with their teammate, fingerprint and the addresses
+ * the integration gave the teammate.
+ */
+export async function sourcesOf(
+  db: Queryable,
+  integrationId: string,
+  externalIds: readonly string[],
+): Promise<Map<string, { teammate_id: string; fingerprint: string | null; emails: string[] }>> {
+  const { rows } = await db.query<{ external_id: string; teammate_id: string; fingerprint: string | null; emails: string[] }>(
+    `select ts.external_id, ts.teammate_id, ts.fingerprint,
+            coalesce((select array_agg(e.address) from emails e where e.teammate_id = ts.teammate_id and e.integration_id = $1), '{}') as emails
+       from teammate_sources ts
+      where ts.integration_id = $1 and ts.external_id = any($2::text[])`,
+    [integrationId, externalIds],
+  );
+  return new Map(rows.map(({ external_id, ...r }) => [external_id, r]));
+}
+
+/** The teammates of the integration's sources among `externalIds`: external id -> teammate id. */
+export async function sourceTeammates(db: Queryable, workspaceId: string, integrationId: string, externalIds: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ external_id: string; teammate_id: string }>(
+    'select external_id, teammate_id from teammate_sources where workspace_id = $1 and integration_id = $2 and external_id = any($3::text[])',
+    [workspaceId, integrationId, externalIds],
+  );
+  return new Map(rows.map((r) => [r.external_id, r.teammate_id]));
 }

@@ -2,10 +2,11 @@
  * The teammates aggregate: the only module that writes teammates, their directory sources,
  * addresses, memberships and smart-field values.
  *
- * Directories fill it page by page. Each merge stage below owns one table and reads the page from
- * the staging tables src/sync/write.ts filled (stage_users with each user's teammate_id, stage_emails,
- * stage_groups, stage_values); it updates a row only where it differs (IS DISTINCT FROM) and adds
- * the existing teammates it changed to stage_changed (new and revived ones count as changed anyway).
+ * Directories fill it page by page, through mergeDirectoryPage (directoryPage.ts). Each merge stage
+ * below owns one table and reads the page from the staging tables directoryPage.ts filled
+ * (stage_users with each user's teammate_id, stage_emails, stage_groups, stage_values); it updates a
+ * row only where it differs (IS DISTINCT FROM) and adds the existing teammates it changed to
+ * stage_changed (new and revived ones count as changed anyway).
  *
  * A page is a few hundred rows; these tables can hold millions. Every lookup into them is a
  * correlated subquery on a unique index or an `= any(ids)` on an indexed column, so a page costs
@@ -197,24 +198,9 @@ export interface Unlisted {
   external_id: string;
 }
 
-/**
- * The integration's sources the run did not see as active (a full listing), or saw as removed (an
- * incremental one), and how many sources the integration has.
- */
-export async function unlistedSources(db: Queryable, integrationId: string, runId: string, mode: 'full' | 'delta'): Promise<{ unlisted: Unlisted[]; total: number }> {
-  const candidates = await db.query<Unlisted>(
-    mode === 'full'
-      ? `select ts.teammate_id, ts.external_id from teammate_sources ts
-          where ts.integration_id = $1
-            and not exists (select 1 from sync_run_seen s where s.run_id = $2 and s.external_id = ts.external_id and not s.removed)`
-      : `select ts.teammate_id, ts.external_id from teammate_sources ts
-           join sync_run_seen s on s.run_id = $2 and s.external_id = ts.external_id and s.removed
-          where ts.integration_id = $1`,
-    [integrationId, runId],
-  );
-  if (!candidates.rows.length) return { unlisted: [], total: 0 };
-  const total = (await db.query<{ n: number }>('select count(*)::int as n from teammate_sources where integration_id = $1', [integrationId])).rows[0]!.n;
-  return { unlisted: candidates.rows, total };
+/** How many directory sources the integration has. */
+export async function countSources(db: Queryable, integrationId: string): Promise<number> {
+  return (await db.query<{ n: number }>('select count(*)::int as n from teammate_sources where integration_id = $1', [integrationId])).rows[0]!.n;
 }
 
 /**
@@ -286,34 +272,27 @@ export async function removeEmail(db: Queryable, workspaceId: string, emailId: s
 
 export interface PhotoFieldContext {
   workspaceId: string;
+  /** The assets integration the photos come from. */
   integrationId: string;
-  kind: string;
   fieldIds: string[];
-  baseUrl: string;
 }
 
 /**
- * Sets every photo field (`fieldIds`) of the given teammates (null: all) to their photo's public
- * URL from the photo sync, and removes the value where they have no photo. Returns the teammates
- * whose values changed.
+ * Sets every photo field (`fieldIds`) of the given teammates to their photo's public URL (`url`),
+ * and removes the value where they have none (null); teammates removed meanwhile are left alone.
+ * Returns the teammates whose values changed.
  */
-export async function setPhotoValues(db: Queryable, f: PhotoFieldContext, teammateIds: string[] | null): Promise<string[]> {
+export async function setPhotoValues(db: Queryable, f: PhotoFieldContext, photos: readonly { teammateId: string; url: string | null }[]): Promise<string[]> {
   if (!f.fieldIds.length) return [];
   const { rows } = await db.query<{ teammate_id: string }>(
     `with want as (
-       select distinct on (tp.teammate_id) tp.teammate_id, a.public_token
-         from teammate_photos tp
-         join integrations d on d.workspace_id = tp.workspace_id and d.id = tp.integration_id and d.kind = $3 and d.category = 'teammates'
-         join teammates t on t.workspace_id = tp.workspace_id and t.id = tp.teammate_id and t.deleted_at is null
-         left join assets a on a.workspace_id = tp.workspace_id and a.id = tp.asset_id
-        where tp.workspace_id = $1 and tp.fetched_at is not null and ($4::uuid[] is null or tp.teammate_id = any($4::uuid[]))
-        order by tp.teammate_id, (a.id is null), tp.fetched_at desc
+       select x.teammate_id, x.url from unnest($3::uuid[], $4::text[]) x(teammate_id, url)
+        where exists (select 1 from teammates t where t.workspace_id = $1 and t.id = x.teammate_id and t.deleted_at is null)
      ), up as (
        insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, integration_id, source)
-       -- The public URL, as assetPublicUrl() builds it.
-       select $1, w.teammate_id, fid, $6 || '/assets/' || w.public_token, $2, 'integration'
+       select $1, w.teammate_id, fid, w.url, $2, 'integration'
          from want w cross join unnest($5::uuid[]) fid
-        where w.public_token is not null
+        where w.url is not null
        on conflict (teammate_id, smart_field_id) do update
           set value = excluded.value, integration_id = excluded.integration_id, source = excluded.source
         where (smart_field_values.value, smart_field_values.integration_id, smart_field_values.source)
@@ -321,11 +300,11 @@ export async function setPhotoValues(db: Queryable, f: PhotoFieldContext, teamma
        returning teammate_id
      ), cleared as (
        delete from smart_field_values v using want w
-        where v.workspace_id = $1 and v.teammate_id = w.teammate_id and w.public_token is null and v.smart_field_id = any($5::uuid[])
+        where v.workspace_id = $1 and v.teammate_id = w.teammate_id and w.url is null and v.smart_field_id = any($5::uuid[])
        returning v.teammate_id
      )
      select teammate_id from up union select teammate_id from cleared`,
-    [f.workspaceId, f.integrationId, f.kind, teammateIds, f.fieldIds, f.baseUrl.replace(/\/+$/, '')],
+    [f.workspaceId, f.integrationId, photos.map((p) => p.teammateId), photos.map((p) => p.url), f.fieldIds],
   );
   return rows.map((r) => r.teammate_id);
 }

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { clearJobs, eventsOf, FOREIGN_UUID, jobsOf, seedIntegration, seedTeammate, useApi } from './helpers.ts';
 import { insertInstallation } from '../helpers/fixtures/installations.ts';
 import { insertSmartFieldValue, insertTeammateSource } from '../helpers/fixtures/teammates.ts';
+import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 
 describe('teammates and emails API', () => {
   const api = useApi();
@@ -74,6 +75,20 @@ describe('teammates and emails API', () => {
     const { rows } = await api.t.ctx.pool.query('select source, integration_id from smart_field_values where teammate_id = $1', [t.id]);
     expect(rows.every((x) => x.source === 'manual' && x.integration_id === null)).toBe(true);
     expect((await jobsOf(api.t.ctx.pool, 'fanout_teammates')).map((j) => j.payload)).toEqual([{ workspaceId: api.ws, teammateIds: [t.id] }]);
+  });
+
+  it("GET /v1/teammates and PATCH's answer give a teammate's values in their fields' order: position, then slug", async () => {
+    const t = await seedTeammate(api.t.ctx.pool, api.ws, 'Edsger');
+    // Written in the reverse of that order, so that the order the rows were stored in is the wrong one.
+    const late = await insertSmartField(api.t.ctx.pool, api.ws, { slug: 'order_late', position: 9 });
+    const b = await insertSmartField(api.t.ctx.pool, api.ws, { slug: 'order_b', position: 7 });
+    const a = await insertSmartField(api.t.ctx.pool, api.ws, { slug: 'order_a', position: 7 });
+    for (const [field, value] of [[late, 'late'], [b, 'b'], [a, 'a']] as const) await insertSmartFieldValue(api.t.ctx.pool, api.ws, { teammateId: t.id, smartFieldId: field, value });
+    const listed = (await api.call('GET', '/v1/teammates?per_page=100')).body.data.find((x: { id: string }) => x.id === t.id);
+    expect(listed.smart_field_values.map((v: { value: string }) => v.value)).toEqual(['a', 'b', 'late']);
+    // Title is the workspace's first field (position 0).
+    const patched = await api.call('PATCH', `/v1/teammates/${t.id}`, { teammate: { smart_fields: [{ smart_field_id: title, value: 'title' }] } });
+    expect(patched.body.data.smart_field_values.map((v: { value: string }) => v.value)).toEqual(['title', 'a', 'b', 'late']);
   });
 
   it('PATCH /v1/teammates/{id} with value null removes the value; an unchanged value requests no install', async () => {

@@ -15,7 +15,7 @@ export const OWNERS: Record<string, string> = {
   teammates: 'src/teammates/teammates.ts',
   teammate_sources: 'src/teammates/teammates.ts',
   emails: 'src/teammates/teammates.ts',
-  groups: 'src/sync/groups.ts',
+  groups: 'src/teammates/groups.ts',
   memberships: 'src/teammates/teammates.ts',
   smart_fields: 'src/db/smartFields.ts',
   smart_field_values: 'src/teammates/teammates.ts',

@@ -22,7 +22,7 @@ import { audited } from './audit.ts';
 import { replaceAssignments } from '../../signatures/signatures.ts';
 import { assignmentsOf, lockForAssignments, signatureExists } from '../../signatures/queries.ts';
 import { existingTeammateIds } from '../../teammates/queries.ts';
-import { groupKinds } from '../../sync/groups.ts';
+import { groupKinds } from '../../teammates/groups.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { dataOf, errors, IdParams, isUuid, pathId } from './schemas.ts';
 

@@ -2,7 +2,7 @@
  * GET /v1/groups: the directory's groups and org units, read-only, so that a marketer can find the
  * ids that assignments take (`PUT /v1/signatures/{id}/assignments`). Not in the spec: an extension,
  * paged like the spec's lists, newest first, scoped to the key's workspace. Groups are written only
- * by directory syncs (src/sync/groups.ts).
+ * by directory syncs (src/teammates/groups.ts).
  *
  *   ?kind=group|org_unit   only one kind
  */
@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { listGroups } from '../../sync/groups.ts';
+import { listGroups } from '../../teammates/groups.ts';
 import { errors, isoRequired, PageQuery, pageOf, pageParams, paginate, Timestamp } from './schemas.ts';
 
 export const Group = z

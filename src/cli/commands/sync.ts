@@ -122,7 +122,7 @@ export function syncCommands(program: Command): void {
       if (!!opts.integration === !!opts.workspace) throw new UsageError('give exactly one of --integration ID or --workspace ID');
       const stallS = Number(opts.stallTimeout);
       if (!Number.isFinite(stallS) || stallS <= 0 || stallS > 86_400) throw new UsageError(`--stall-timeout: a number of seconds from 1 to 86400; got "${opts.stallTimeout}"`);
-      const [{ startRuns, runningRuns }, { integrationById, photoSyncTargets }, { requestPhotoSync }] = await Promise.all([
+      const [{ startRuns, runningRuns }, { integrationById, integrationIdsOfKind }, { requestPhotoSync }] = await Promise.all([
         import('../../integrations/syncRuns.ts'),
         import('../../integrations/queries.ts'),
         import('../../jobs/triggers.ts'),
@@ -135,7 +135,7 @@ export function syncCommands(program: Command): void {
           const row = await integrationById(ctx.pool, id);
           if (!row) throw new UsageError(`--integration: no integration ${id}`);
           if (row.category === 'assets' && row.status === 'active') {
-            const queued = await requestPhotoSync(ctx.pool, row.workspace_id, await photoSyncTargets(ctx.pool, row.workspace_id, row.kind, id));
+            const queued = await requestPhotoSync(ctx.pool, row.workspace_id, await integrationIdsOfKind(ctx.pool, row.workspace_id, row.kind, 'assets', { id }));
             out(queued ? `photo sync queued for ${id}; a running worker (npm start, or sigsync worker) carries it out` : `nothing to start: ${id} is not activated`);
             return;
           }
