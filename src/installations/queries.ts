@@ -105,6 +105,17 @@ export async function slotsOfInstallations(db: Queryable, workspaceId: string, i
   return rows.map((r) => ({ emailId: r.email_id, kind: r.kind, integrationId: r.integration_id }));
 }
 
+/** Addresses with the signature installed now (the analytics reports' mailboxes): all signatures' (`null`) or per signature. */
+export async function installedMailboxes(db: Queryable, ws: string, signatureIds: string[] | null): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ key: string; n: number }>(
+    `select coalesce(case when $2::uuid[] is null then '' else signature_id::text end, '') as key, count(distinct email_id)::int as n
+       from installations where workspace_id = $1 and status = 'installed' and ($2::uuid[] is null or signature_id = any($2::uuid[]))
+      group by 1`,
+    [ws, signatureIds],
+  );
+  return new Map(rows.map((x) => [x.key, x.n]));
+}
+
 /**
  * The number of installations per status and integration kind, over every workspace (for /metrics).
  * An index-only scan of `installations_integration_status` joined to the few integrations.

@@ -64,3 +64,9 @@ export async function groupKinds(db: Queryable, workspaceId: string, ids: readon
   const { rows } = await db.query<{ id: string; kind: string }>('select id, kind from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
   return new Map(rows.map((r) => [r.id, r.kind]));
 }
+
+/** The name of each id among `ids` that is a group or org unit of the workspace. */
+export async function groupNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; name: string }>('select id, name from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
