@@ -152,3 +152,25 @@ export async function visitorEvents(db: Queryable, workspaceId: string, v: Visit
   );
   return rows;
 }
+
+/** What the webhook dispatch needs of an event: whose it is, its type, and when it was written (exact, as Postgres keeps it). */
+export interface EventHead {
+  id: string;
+  workspace_id: string;
+  type: EventType;
+  /** `created_at` as text, so a comparison with another row's time keeps its microseconds. */
+  created_at: string;
+}
+
+/** The events among `ids` (those that still exist), in no particular order. */
+export async function eventHeads(db: Queryable, ids: readonly string[]): Promise<EventHead[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<EventHead>('select id, workspace_id, type, created_at::text as created_at from events where id = any($1::uuid[])', [ids]);
+  return rows;
+}
+
+/** An event's payload, as its deliveries send it; undefined when the event is gone. */
+export async function eventPayload(db: Queryable, id: string): Promise<Record<string, unknown> | undefined> {
+  const { rows } = await db.query<{ payload: Record<string, unknown> }>('select payload from events where id = $1', [id]);
+  return rows[0]?.payload;
+}
