@@ -224,13 +224,14 @@ async function requeue(client: pg.PoolClient, ids: string[]): Promise<string[]> 
 /** Sends one delivery again, keeping its webhook-id. Refuses a pending one and a disabled endpoint. */
 export async function redeliver(pool: pg.Pool, deliveryId: string): Promise<{ id: string; endpointId: string; eventType: string }> {
   return withTx(pool, async (client) => {
-    const { rows } = await client.query<{ status: string; endpoint_id: string; enabled: boolean; type: string }>(
-      `select d.status, d.endpoint_id, ep.enabled, e.type
-         from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id join events e on e.id = d.event_id
+    const { rows } = await client.query<{ status: string; endpoint_id: string; enabled: boolean; event_id: string }>(
+      `select d.status, d.endpoint_id, ep.enabled, d.event_id
+         from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id
         where d.id = $1 for update of d`,
       [deliveryId],
     );
-    const d = rows[0];
+    const event = rows[0] && (await eventHeads(client, [rows[0].event_id]))[0];
+    const d = rows[0] && event ? { ...rows[0], type: event.type } : undefined;
     if (!d) throw new RedeliveryError(`no webhook delivery ${deliveryId}`);
     if (d.status === 'pending') throw new RedeliveryError(`delivery ${deliveryId} is still pending; its next attempt is already scheduled`);
     if (!d.enabled) throw new RedeliveryError(`endpoint ${d.endpoint_id} is disabled; run sigsync webhook enable ${d.endpoint_id} first`);
