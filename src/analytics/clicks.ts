@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { BatchRecorder, type RecorderOptions } from './batch.ts';
 import { ScannerDetector } from './bots.ts';
 import type { TrafficClass } from './classify.ts';
+import { retentionDays, workspacesNotPerPerson } from '../db/workspaces.ts';
 
 export type { RecorderOptions } from './batch.ts';
 
@@ -103,9 +104,10 @@ export class ClickRecorder extends BatchRecorder<Click> {
  * `defaultDays` where it has none (their rollups stay). Returns the rows removed.
  */
 export async function pruneClicks(db: Pick<pg.Pool, 'query'>, defaultDays: number): Promise<number> {
+  const w = await retentionDays(db, defaultDays);
   const { rowCount } = await db.query(
-    `delete from clicks c using workspaces w where w.id = c.workspace_id and c.clicked_at < now() - make_interval(days => coalesce(w.analytics_retention_days, $1))`,
-    [defaultDays],
+    `delete from clicks c using unnest($1::uuid[], $2::int[]) as w(id, days) where w.id = c.workspace_id and c.clicked_at < now() - make_interval(days => w.days)`,
+    [w.ids, w.days],
   );
   return rowCount ?? 0;
 }
@@ -114,9 +116,9 @@ export async function pruneClicks(db: Pick<pg.Pool, 'query'>, defaultDays: numbe
  * Which rows lose their clicker keys (docs/privacy.md): those of workspaces whose clicks are not
  * tracked per person, and those of a browser or an address that opted out.
  */
-const KEYED_CLICKS = `select c.id, c.workspace_id, c.clicked_at, c.clicker, c.link_id from clicks c join workspaces w on w.id = c.workspace_id
+const KEYED_CLICKS = `select c.id, c.workspace_id, c.clicked_at, c.clicker, c.link_id from clicks c
   where c.clicker is not null and ($1::uuid is null or c.workspace_id = $1)
-    and (w.clicks_tracking <> 'per_person'
+    and (c.workspace_id = any($3::uuid[])
          or exists (select from analytics_opt_outs o where o.workspace_id = c.workspace_id and ((o.kind = 'browser' and o.key = c.clicker) or (o.kind = 'address' and o.key = c.clicker_address))))`;
 
 /**
@@ -124,16 +126,17 @@ const KEYED_CLICKS = `select c.id, c.workspace_id, c.clicked_at, c.clicker, c.li
  * `olderThan`, after marking the repeats their key decided (as views.ts `dropViewerKeys`).
  */
 export async function dropClickerKeys(db: Pick<pg.Pool, 'query'>, o: { workspaceId: string | null; window: string; olderThan: string }): Promise<number> {
+  const aggregate = await workspacesNotPerPerson(db, 'clicks', o.workspaceId);
   await db.query(
     `update clicks c set is_repeat = true
        from (select id, coalesce(clicked_at - lag(clicked_at) over (partition by workspace_id, clicker, link_id order by clicked_at, id) < $2::interval, false) as repeat
                from (${KEYED_CLICKS}) k) r
       where c.id = r.id and r.repeat and not c.is_repeat`,
-    [o.workspaceId, o.window],
+    [o.workspaceId, o.window, aggregate],
   );
   const { rowCount } = await db.query(
     `update clicks c set clicker = null, clicker_address = null from (${KEYED_CLICKS}) k where c.id = k.id and k.clicked_at < now() - $2::interval`,
-    [o.workspaceId, o.olderThan],
+    [o.workspaceId, o.olderThan, aggregate],
   );
   return rowCount ?? 0;
 }

@@ -29,7 +29,7 @@
 import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
 import { emitEvent } from '../db/outbox.ts';
-import { analyticsSettings, type AnalyticsSettings } from '../db/workspaces.ts';
+import { analyticsSettings, retentionDays, type AnalyticsSettings } from '../db/workspaces.ts';
 import { clickIdIssuedAt, type ClickTokens } from './token.ts';
 
 export interface EventInput {
@@ -326,9 +326,11 @@ async function emitConversion(db: Queryable, ws: string, e: EventInput, a: Attri
  * `analytics_retention_days` or `defaultDays` (their rollups stay). Returns the events removed.
  */
 export async function pruneEvents(db: Queryable, defaultDays: number): Promise<number> {
-  const older = (col: string) => `${col} < now() - make_interval(days => coalesce(w.analytics_retention_days, $1))`;
-  const { rowCount } = await db.query(`delete from recorded_events e using workspaces w where w.id = e.workspace_id and ${older('e.recorded_at')}`, [defaultDays]);
-  await db.query(`delete from visitors v using workspaces w where w.id = v.workspace_id and ${older('v.last_seen_at')}`, [defaultDays]);
+  const w = await retentionDays(db, defaultDays);
+  const older = (col: string) => `${col} < now() - make_interval(days => w.days)`;
+  const kept = 'unnest($1::uuid[], $2::int[]) as w(id, days)';
+  const { rowCount } = await db.query(`delete from recorded_events e using ${kept} where w.id = e.workspace_id and ${older('e.recorded_at')}`, [w.ids, w.days]);
+  await db.query(`delete from visitors v using ${kept} where w.id = v.workspace_id and ${older('v.last_seen_at')}`, [w.ids, w.days]);
   return rowCount ?? 0;
 }
 

@@ -16,6 +16,8 @@
  * viewImages.ts, clicks.ts and views.ts.
  */
 import type { Queryable } from '../db/tx.ts';
+import { trackingState } from '../db/workspaces.ts';
+import { pastCampaigns } from '../campaigns/queries.ts';
 import { analyse, type Analysis, type ArmInput, type PastBanner, type SenderCounts } from '../experiments/analysis.ts';
 import { policyOf, type ArmRow, type ExperimentRow } from '../experiments/experiments.ts';
 
@@ -87,16 +89,18 @@ async function pastBanners(db: Queryable, workspaceId: string, kind: ExposureKin
                   where i.workspace_id = $1 and i.campaign_id in (select id from past) group by i.campaign_id, i.teammate_id) s
            join past p on p.id = s.campaign_id group by 1`;
   const clicked = kind === 'human_views' ? 'count(*)' : `count(distinct (k.teammate_id, floor(extract(epoch from k.clicked_at) / ${DAY_SECONDS})))`;
+  const campaigns = await pastCampaigns(db, workspaceId, campaignId, until, PAST_BANNERS);
+  if (!campaigns.length) return [];
+  const col = <K extends keyof (typeof campaigns)[number]>(k: K) => campaigns.map((c) => c[k]);
   const { rows } = await db.query<PastBanner>(
-    `with past as (select id, end_time, status, updated_at, created_at from marketing_campaigns
-                    where workspace_id = $1 and id <> $2 and created_at < $3 order by created_at desc limit ${PAST_BANNERS}),
+    `with past as (select * from unnest($2::uuid[], $4::timestamptz[], $5::text[], $6::timestamptz[], $7::timestamptz[]) with ordinality as p(id, end_time, status, updated_at, created_at, n)),
           exposed as (${exposures}),
           clicked as (select k.campaign_id, ${clicked} as n from clicks k
                        where k.workspace_id = $1 and k.campaign_id in (select id from past) and k.traffic_class = 'human' and k.clicked_at < $3 group by 1)
      select e.n::int as exposures, coalesce(c.n, 0)::int as clicks
        from past p join exposed e on e.campaign_id = p.id left join clicked c on c.campaign_id = p.id
-      where e.n > 0 order by p.created_at desc`,
-    [workspaceId, campaignId, until],
+      where e.n > 0 order by p.n`,
+    [workspaceId, col('id'), until, col('end_time'), col('status'), col('updated_at'), col('created_at')],
   );
   return rows.map((r) => ({ exposures: r.exposures, clicks: Math.min(r.clicks, r.exposures) }));
 }
@@ -108,8 +112,7 @@ export function windowEnd(e: ExperimentRow, now: Date): Date {
 
 /** What one exposure is in the workspace now: a person's view where views are kept per person, else a sender-day. */
 export async function exposureKind(db: Queryable, workspaceId: string): Promise<ExposureKind> {
-  const { rows } = await db.query<{ views_tracking: string }>('select views_tracking from workspaces where id = $1', [workspaceId]);
-  return rows[0]?.views_tracking === 'per_person' ? 'human_views' : 'sender_days';
+  return (await trackingState(db, workspaceId))?.views === 'per_person' ? 'human_views' : 'sender_days';
 }
 
 /** The counts an experiment is analysed on; arms in their stable order, senders sorted. */

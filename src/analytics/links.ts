@@ -13,6 +13,7 @@
  * signature for thousands of mailboxes reads nothing here; new ones cost two statements per render.
  */
 import type { Queryable } from '../db/tx.ts';
+import { trackingState } from '../db/workspaces.ts';
 
 export interface TrackTarget {
   workspaceId: string;
@@ -109,6 +110,5 @@ export async function resolveLinks(db: Queryable, t: TrackTarget, found: { sourc
 
 /** Whether the workspace's links are tracked (`event_tracking.enabled`). */
 export async function trackingEnabled(db: Queryable, workspaceId: string): Promise<boolean> {
-  const { rows } = await db.query<{ on: boolean }>('select event_tracking_enabled as on from workspaces where id = $1', [workspaceId]);
-  return rows[0]?.on === true;
+  return (await trackingState(db, workspaceId))?.tracking === true;
 }

@@ -18,7 +18,7 @@
 import crypto from 'node:crypto';
 import type pg from 'pg';
 import type { Secrets } from '../crypto/secrets.ts';
-import { eraseVisitorEvents } from '../db/outbox.ts';
+import { eraseVisitorEvents, visitorEvents } from '../db/outbox.ts';
 import type { Queryable } from '../db/tx.ts';
 import { updatePrivacySettings, type PrivacySettings, type TrackingMode } from '../db/workspaces.ts';
 import { deleteClicks, dropClickerKey, dropClickerKeys } from './clicks.ts';
@@ -160,12 +160,8 @@ export async function visitorExport(db: Queryable, workspaceId: string, visitorI
     `select id, clicked_at, signature_id, teammate_id, country_code, is_bot, bot_reason from clicks where workspace_id = $1 and id = any($2::text[]) order by clicked_at`,
     [workspaceId, clickIds],
   );
-  const webhookEvents = await db.query(
-    `select id, type, occurred_at, payload from events where workspace_id = $1 and type in ('visitor.identified', 'conversion.recorded')
-        and (payload->'visitor'->>'id' = $2 or payload->'visitor'->>'user_id' = $3 or payload->'visitor'->>'anonymous_id' = $4) order by occurred_at`,
-    [workspaceId, visitorId, visitor.user_id ?? null, visitor.anonymous_id ?? null],
-  );
-  return { visitor, events: events.rows, clicks: clicks.rows, webhook_events: webhookEvents.rows };
+  const webhookEvents = await visitorEvents(db, workspaceId, { id: visitorId, user_id: (visitor.user_id as string | null) ?? null, anonymous_id: (visitor.anonymous_id as string | null) ?? null });
+  return { visitor, events: events.rows, clicks: clicks.rows, webhook_events: webhookEvents };
 }
 
 /** Whether a browser's request asks not to be tracked: Global Privacy Control (`Sec-GPC: 1`) or `DNT: 1`. */

@@ -185,17 +185,6 @@ export async function metricsOf(db: Queryable, ws: string, dimension: Dimension,
   return new Map(keys.map((k) => [k, { ...withCtr(found.get(k) ?? zero), conversion_value: vals.get(k) ?? [] }]));
 }
 
-/** Addresses with the signature installed now: all signatures' (`null`) or per signature. */
-export async function installedMailboxes(db: Queryable, ws: string, signatureIds: string[] | null): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ key: string; n: number }>(
-    `select coalesce(case when $2::uuid[] is null then '' else signature_id::text end, '') as key, count(distinct email_id)::int as n
-       from installations where workspace_id = $1 and status = 'installed' and ($2::uuid[] is null or signature_id = any($2::uuid[]))
-      group by 1`,
-    [ws, signatureIds],
-  );
-  return new Map(rows.map((x) => [x.key, x.n]));
-}
-
 /** Human clicks per installed mailbox, two decimals; 0 without mailboxes. */
 export function perMailbox(humanClicks: number, mailboxes: number): number {
   return mailboxes ? Math.round((humanClicks / mailboxes) * 100) / 100 : 0;

@@ -7,13 +7,13 @@ import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
 import { setEventTracking } from '../db/workspaces.ts';
 import { requestSignatureInstall } from '../jobs/triggers.ts';
+import { publishedSignatureIds } from '../signatures/queries.ts';
 
 /** Whether the setting changed (false also for an unknown workspace). */
 export async function switchEventTracking(pool: pg.Pool, workspaceId: string, enabled: boolean): Promise<boolean> {
   return withTx(pool, async (c) => {
     if (!(await setEventTracking(c, workspaceId, enabled))) return false;
-    const { rows } = await c.query<{ id: string }>('select id from signatures where workspace_id = $1 and last_published_at is not null', [workspaceId]);
-    for (const s of rows) await requestSignatureInstall(c, workspaceId, s.id, { forced: false });
+    for (const id of await publishedSignatureIds(c, workspaceId)) await requestSignatureInstall(c, workspaceId, id, { forced: false });
     return true;
   });
 }

@@ -20,6 +20,7 @@
 import type { Queryable } from '../db/tx.ts';
 import type { TrackingMode } from '../db/workspaces.ts';
 import { recentRows } from './recent.ts';
+import { withTracking } from './resolve.ts';
 
 export interface ViewTarget {
   workspaceId: string;
@@ -89,16 +90,20 @@ export interface ResolvedImage {
 
 /** What a view token leads to, read at most once a minute (recent.ts), as for links. */
 export function imageResolver(db: Queryable): (imageId: string) => Promise<ResolvedImage | null> {
-  return recentRows(
-    async (imageId) =>
+  return recentRows(async (imageId) => {
+    const image = await withTracking(
+      db,
       (
-        await db.query<ResolvedImage>(
+        await db.query<Omit<ResolvedImage, 'tracking' | 'mode'>>(
           `select i.id::text as "imageId", i.workspace_id as "workspaceId", i.signature_id as "signatureId", i.campaign_id as "campaignId",
-                  i.teammate_id as "teammateId", i.email_id as "emailId", i.url, w.event_tracking_enabled as tracking, w.views_tracking as mode
-             from view_images i join workspaces w on w.id = i.workspace_id where i.id = $1`,
+                  i.teammate_id as "teammateId", i.email_id as "emailId", i.url
+             from view_images i where i.id = $1`,
           [imageId],
         )
-      ).rows[0] ?? null,
-    { ttlMs: 60_000, max: MAX_CACHED },
-  );
+      ).rows[0],
+    );
+    if (!image) return null;
+    const { state, ...rest } = image;
+    return { ...rest, tracking: state.tracking, mode: state.views };
+  }, { ttlMs: 60_000, max: MAX_CACHED });
 }

@@ -11,6 +11,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { BatchRecorder, type RecorderOptions } from './batch.ts';
 import type { TrafficClass } from './classify.ts';
+import { retentionDays, workspacesNotPerPerson } from '../db/workspaces.ts';
 
 /** One fetch of a tracked image: what differs per view; the attribution is read from the image row. */
 export interface View {
@@ -64,9 +65,10 @@ export class ViewRecorder extends BatchRecorder<View> {
  * `defaultDays` where it has none (their rollups stay). Returns the rows removed.
  */
 export async function pruneViews(db: Pick<pg.Pool, 'query'>, defaultDays: number): Promise<number> {
+  const w = await retentionDays(db, defaultDays);
   const { rowCount } = await db.query(
-    `delete from views v using workspaces w where w.id = v.workspace_id and v.viewed_at < now() - make_interval(days => coalesce(w.analytics_retention_days, $1))`,
-    [defaultDays],
+    `delete from views v using unnest($1::uuid[], $2::int[]) as w(id, days) where w.id = v.workspace_id and v.viewed_at < now() - make_interval(days => w.days)`,
+    [w.ids, w.days],
   );
   return rowCount ?? 0;
 }
@@ -75,9 +77,9 @@ export async function pruneViews(db: Pick<pg.Pool, 'query'>, defaultDays: number
  * Which rows lose their viewer key (docs/privacy.md): those of workspaces whose views are not
  * tracked per person, and those of a browser that opted out; `workspaceId` limits it to one.
  */
-const KEYED_VIEWS = `select v.id, v.workspace_id, v.viewed_at, v.viewer, v.image_id, v.is_proxied from views v join workspaces w on w.id = v.workspace_id
+const KEYED_VIEWS = `select v.id, v.workspace_id, v.viewed_at, v.viewer, v.image_id, v.is_proxied from views v
   where v.viewer is not null and ($1::uuid is null or v.workspace_id = $1)
-    and (w.views_tracking <> 'per_person' or exists (select from analytics_opt_outs o where o.workspace_id = v.workspace_id and o.kind = 'browser' and o.key = v.viewer))`;
+    and (v.workspace_id = any($3::uuid[]) or exists (select from analytics_opt_outs o where o.workspace_id = v.workspace_id and o.kind = 'browser' and o.key = v.viewer))`;
 
 /**
  * Removes the viewer key of the rows above once they are older than `olderThan` (the repeat window,
@@ -86,14 +88,19 @@ const KEYED_VIEWS = `select v.id, v.workspace_id, v.viewed_at, v.viewer, v.image
  * `is_repeat`, so it still counts nowhere once its key is gone. Returns the rows whose key went.
  */
 export async function dropViewerKeys(db: Pick<pg.Pool, 'query'>, o: { workspaceId: string | null; window: string; olderThan: string }): Promise<number> {
+  const aggregate = await workspacesNotPerPerson(db, 'views', o.workspaceId);
   await db.query(
     `update views v set is_repeat = true
        from (select id, not is_proxied and coalesce(viewed_at - lag(viewed_at) over (partition by workspace_id, viewer, image_id, is_proxied order by viewed_at, id) < $2::interval, false) as repeat
                from (${KEYED_VIEWS}) k) r
       where v.id = r.id and r.repeat and not v.is_repeat`,
-    [o.workspaceId, o.window],
+    [o.workspaceId, o.window, aggregate],
   );
-  const { rowCount } = await db.query(`update views v set viewer = null from (${KEYED_VIEWS}) k where v.id = k.id and k.viewed_at < now() - $2::interval`, [o.workspaceId, o.olderThan]);
+  const { rowCount } = await db.query(`update views v set viewer = null from (${KEYED_VIEWS}) k where v.id = k.id and k.viewed_at < now() - $2::interval`, [
+    o.workspaceId,
+    o.olderThan,
+    aggregate,
+  ]);
   return rowCount ?? 0;
 }
 

@@ -16,7 +16,7 @@
  * decoded), so a small file that claims a huge canvas (a decompression bomb) is refused, not decoded.
  */
 import sharp, { type Metadata } from 'sharp';
-import type { ImageType } from './store.ts';
+import type { ImageType } from './assetsInUse.ts';
 
 /** The widest a content tree shows an image (a block's width: LIMITS.width.maximum of src/render/schema.ts, which test/assets/convert.test.ts holds equal), in CSS pixels. */
 export const MAX_DISPLAY_WIDTH = 1000;

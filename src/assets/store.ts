@@ -9,7 +9,7 @@
  * not display SVG images in mail, and an SVG is a document that can carry scripts and external
  * references, so a signature with one would show a broken image at best.
  *
- * Derived on read (see DERIVED): `signature_template_count` (signatures whose published or draft
+ * Derived on read (src/assets/assetsInUse.ts, the read model of where each asset is in use): `signature_template_count` (signatures whose published or draft
  * tree, or a variant's, shows the asset through an `assetUuid` token), `in_use` (such a signature, a
  * campaign's content, or a teammate's directory photo), and `role`: `profile_photo` for photos
  * copied from a directory, else `company_logo` when a signature shows it, `banner` when only campaigns
@@ -18,12 +18,10 @@
 import crypto from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
 import type { Queryable } from '../db/tx.ts';
+import { getAsset, type AssetRole, type ImageType } from './assetsInUse.ts';
 
 /** Largest image stored (5 MiB). A signature image is a few kilobytes to a few hundred. */
 export const MAX_ASSET_BYTES = 5 * 1024 * 1024;
-
-export type AssetRole = 'company_logo' | 'profile_photo' | 'banner' | 'image';
-export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 
 const EXTENSIONS: Record<ImageType, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
@@ -111,46 +109,6 @@ export async function checkUpload(data: Buffer): Promise<UploadCheck> {
 }
 
 export const ACCEPTED = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const satisfies readonly ImageType[];
-
-export interface AssetRow {
-  id: string;
-  name: string;
-  role: AssetRole;
-  in_use: boolean;
-  signature_template_count: number;
-  filename: string | null;
-  content_type: ImageType;
-  byte_size: number;
-  public_token: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const SHOWS = (tree: string) => `jsonb_path_exists(${tree}, '$.** ? (@.assetUuid == $id)', jsonb_build_object('id', a.id::text))`;
-const SIGNATURES = `(select count(*)::int from signatures s where s.workspace_id = a.workspace_id and (${SHOWS('s.draft_content')} or ${SHOWS('s.content')}
-   or exists (select 1 from signature_variants v where v.workspace_id = s.workspace_id and v.signature_id = s.id and (${SHOWS('v.draft_content')} or ${SHOWS('v.content')}))))`;
-// A banner of a campaign or of an experiment's arm (shown while the experiment runs, promoted after).
-const CAMPAIGNS = `(exists (select 1 from marketing_campaigns c where c.workspace_id = a.workspace_id and ${SHOWS('c.content')})
-   or exists (select 1 from experiment_arms x where x.workspace_id = a.workspace_id and ${SHOWS('x.content')}))`;
-const PHOTOS = 'exists (select 1 from teammate_photos p where p.workspace_id = a.workspace_id and p.asset_id = a.id)';
-/** The derived columns (module comment), over `assets a`. */
-const DERIVED = `select a.id, a.name, a.filename, a.content_type, a.byte_size, a.public_token, a.created_at, a.updated_at,
-    d.signature_template_count, (d.signature_template_count > 0 or d.campaigns or d.photos) as in_use,
-    case when a.role = 'profile_photo' or d.photos then 'profile_photo' when d.signature_template_count > 0 then 'company_logo'
-         when d.campaigns then 'banner' else a.role end as role
-  from assets a cross join lateral (select ${SIGNATURES} as signature_template_count, ${CAMPAIGNS} as campaigns, ${PHOTOS} as photos) d`;
-
-export async function getAsset(db: Queryable, workspaceId: string, id: string): Promise<AssetRow | undefined> {
-  const { rows } = await db.query<AssetRow>(`${DERIVED} where a.workspace_id = $1 and a.id = $2`, [workspaceId, id]);
-  return rows[0];
-}
-
-/** One page of the workspace's assets, newest first. */
-export async function listAssets(db: Queryable, workspaceId: string, limit: number, offset: number): Promise<{ rows: AssetRow[]; total: number }> {
-  const count = await db.query<{ n: number }>('select count(*)::int as n from assets where workspace_id = $1', [workspaceId]);
-  const { rows } = await db.query<AssetRow>(`${DERIVED} where a.workspace_id = $1 order by a.created_at desc, a.id desc limit $2 offset $3`, [workspaceId, limit, offset]);
-  return { rows, total: count.rows[0]?.n ?? 0 };
-}
 
 /** Stores an uploaded image, or finds the workspace's asset with the same bytes; `created` says which. */
 export async function createAsset(db: Queryable, workspaceId: string, a: Omit<NewAsset, 'role'>): Promise<{ id: string; created: boolean }> {

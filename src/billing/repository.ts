@@ -163,27 +163,6 @@ export async function closeSeatSync(db: Queryable, id: string, r: { status: Seat
   await db.query('update seat_syncs set status = $2, previous_quantity = $3, reason = $4 where id = $1', [id, r.status, r.previous, r.reason?.slice(0, 2000) ?? null]);
 }
 
-/** Active teammates: the seats the workspace uses. */
-export async function activeTeammateCount(db: Queryable, workspaceId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null', [workspaceId]);
-  return rows[0]?.n ?? 0;
-}
-
-/**
- * Whether every directory integration of the workspace finished its last run: none is running and
- * none's latest run failed or stopped. A seat decrease waits for that, so a partial listing never
- * lowers the bill.
- */
-export async function directoriesSettled(db: Queryable, workspaceId: string): Promise<boolean> {
-  const { rows } = await db.query<{ unsettled: number }>(
-    `select count(*)::int as unsettled from integrations i
-       cross join lateral (select r.status from sync_runs r where r.integration_id = i.id order by r.started_at desc limit 1) last
-      where i.workspace_id = $1 and i.category = 'teammates' and i.status = 'active' and last.status <> 'succeeded'`,
-    [workspaceId],
-  );
-  return (rows[0]?.unsettled ?? 0) === 0;
-}
-
 /** Whether the workspace has a payment-provider account (a directory run then asks for a seat sync). */
 export async function hasBillingAccount(db: Queryable, workspaceId: string): Promise<boolean> {
   return Boolean((await db.query('select 1 from billing_accounts where workspace_id = $1', [workspaceId])).rowCount);

@@ -17,9 +17,7 @@
 import type { Logger } from 'pino';
 import type { AppContext } from '../context.ts';
 import {
-  activeTeammateCount,
   closeSeatSync,
-  directoriesSettled,
   type FileRef,
   loadBillingAccount,
   openSeatSync,
@@ -28,6 +26,8 @@ import {
   upsertFinancialDocuments,
 } from './repository.ts';
 import { listInvoices, readSubscription, stripeClient, updateQuantity } from './provider.ts';
+import { activeTeammateCount } from '../teammates/queries.ts';
+import { directoriesSettled } from '../integrations/queries.ts';
 
 const HEAD_TIMEOUT_MS = 10_000;
 

@@ -21,8 +21,9 @@
 import type pg from 'pg';
 import { setClause, withTx, type Queryable } from '../db/tx.ts';
 import { emitEvent, type CampaignEventBody } from '../db/outbox.ts';
-import type { SignatureKind, Utm } from '../domain.ts';
+import type { Utm } from '../domain.ts';
 import { requestSignatureInstall } from '../jobs/triggers.ts';
+import { bannerKinds } from '../signatures/queries.ts';
 
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'active', 'paused', 'archived'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -83,16 +84,7 @@ export function campaignPayload(c: CampaignRow): CampaignEventBody {
  */
 export async function requestBannerInstalls(db: Queryable, workspaceId: string, signatureIds: readonly string[]): Promise<void> {
   if (!signatureIds.length) return;
-  const { rows } = await db.query<{ id: string; variant_kinds: SignatureKind[] }>(
-    `select s.id, array(select v.kind from signature_variants v
-                          where v.workspace_id = s.workspace_id and v.signature_id = s.id
-                            and v.show_marketing_campaigns and v.content is not null order by v.kind) as variant_kinds
-       from signatures s
-      where s.workspace_id = $1 and s.id = any($2::uuid[]) and s.content is not null
-      order by s.id`,
-    [workspaceId, [...new Set(signatureIds)]],
-  );
-  for (const s of rows) await requestSignatureInstall(db, workspaceId, s.id, { kinds: ['primary', ...s.variant_kinds], forced: false });
+  for (const s of await bannerKinds(db, workspaceId, [...new Set(signatureIds)])) await requestSignatureInstall(db, workspaceId, s.id, { kinds: ['primary', ...s.variant_kinds], forced: false });
 }
 
 /** A campaign's stored fields; undefined leaves a column as it is (on create: its default). */

@@ -33,3 +33,22 @@ export async function firstLiveBanner(db: Queryable, workspaceId: string, signat
   );
   return rows[0];
 }
+
+/** A past campaign as the experiments' prior reads it (src/analytics/experiments.ts). */
+export interface PastCampaign {
+  id: string;
+  end_time: Date | null;
+  status: string;
+  updated_at: Date;
+  created_at: Date;
+}
+
+/** The workspace's `limit` latest campaigns created before `before`, but `exceptId`; newest first. */
+export async function pastCampaigns(db: Queryable, workspaceId: string, exceptId: string, before: Date, limit: number): Promise<PastCampaign[]> {
+  const { rows } = await db.query<PastCampaign>(
+    `select id, end_time, status, updated_at, created_at from marketing_campaigns
+      where workspace_id = $1 and id <> $2 and created_at < $3 order by created_at desc limit $4`,
+    [workspaceId, exceptId, before, limit],
+  );
+  return rows;
+}

@@ -124,16 +124,53 @@ export async function emitTeammateEvents(db: Queryable, workspaceId: string, typ
   return rows.map((r) => r.id);
 }
 
+/** The ids a visitor is named by in webhook events. */
+export interface VisitorKeys {
+  id: string;
+  user_id: string | null;
+  anonymous_id: string | null;
+}
+
+const EVENTS_NAMING_VISITOR = `where workspace_id = $1 and type in ('visitor.identified', 'conversion.recorded')
+  and (payload->'visitor'->>'id' = $2 or payload->'visitor'->>'user_id' = $3 or payload->'visitor'->>'anonymous_id' = $4)`;
+
 /**
  * Erasure of a visitor (src/analytics/privacy.ts): removes the visitor.identified and
  * conversion.recorded events that name it (by id, user id or anonymous id), with their deliveries
  * (cascade). Deliveries already made cannot be recalled. Returns the events removed.
  */
-export async function eraseVisitorEvents(db: Queryable, workspaceId: string, v: { id: string; user_id: string | null; anonymous_id: string | null }): Promise<number> {
-  const { rowCount } = await db.query(
-    `delete from events where workspace_id = $1 and type in ('visitor.identified', 'conversion.recorded')
-        and (payload->'visitor'->>'id' = $2 or payload->'visitor'->>'user_id' = $3 or payload->'visitor'->>'anonymous_id' = $4)`,
+export async function eraseVisitorEvents(db: Queryable, workspaceId: string, v: VisitorKeys): Promise<number> {
+  const { rowCount } = await db.query(`delete from events ${EVENTS_NAMING_VISITOR}`, [workspaceId, v.id, v.user_id, v.anonymous_id]);
+  return rowCount ?? 0;
+}
+
+/** The webhook events that name a visitor (an access request), oldest first. */
+export async function visitorEvents(db: Queryable, workspaceId: string, v: VisitorKeys): Promise<{ id: string; type: string; occurred_at: Date; payload: unknown }[]> {
+  const { rows } = await db.query<{ id: string; type: string; occurred_at: Date; payload: unknown }>(
+    `select id, type, occurred_at, payload from events ${EVENTS_NAMING_VISITOR} order by occurred_at`,
     [workspaceId, v.id, v.user_id, v.anonymous_id],
   );
-  return rowCount ?? 0;
+  return rows;
+}
+
+/** What the webhook dispatch needs of an event: whose it is, its type, and when it was written (exact, as Postgres keeps it). */
+export interface EventHead {
+  id: string;
+  workspace_id: string;
+  type: EventType;
+  /** `created_at` as text, so a comparison with another row's time keeps its microseconds. */
+  created_at: string;
+}
+
+/** The events among `ids` (those that still exist), in no particular order. */
+export async function eventHeads(db: Queryable, ids: readonly string[]): Promise<EventHead[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<EventHead>('select id, workspace_id, type, created_at::text as created_at from events where id = any($1::uuid[])', [ids]);
+  return rows;
+}
+
+/** An event's payload, as its deliveries send it; undefined when the event is gone. */
+export async function eventPayload(db: Queryable, id: string): Promise<Record<string, unknown> | undefined> {
+  const { rows } = await db.query<{ payload: Record<string, unknown> }>('select payload from events where id = $1', [id]);
+  return rows[0]?.payload;
 }

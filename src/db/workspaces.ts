@@ -64,6 +64,35 @@ export async function privacySettings(db: Queryable, workspaceId: string): Promi
   return rows[0];
 }
 
+/** What the workspace records: `event_tracking.enabled`, and what it keeps per person of clicks and of views. */
+export interface TrackingState {
+  tracking: boolean;
+  clicks: TrackingMode;
+  views: TrackingMode;
+}
+
+/** The workspace's tracking state, or undefined for an unknown workspace. */
+export async function trackingState(db: Queryable, workspaceId: string): Promise<TrackingState | undefined> {
+  const { rows } = await db.query<TrackingState>(
+    'select event_tracking_enabled as tracking, clicks_tracking as clicks, views_tracking as views from workspaces where id = $1',
+    [workspaceId],
+  );
+  return rows[0];
+}
+
+/** The workspaces that do not keep `kind` per person (their rows lose their keys); `workspaceId` limits it to that one. */
+export async function workspacesNotPerPerson(db: Queryable, kind: 'clicks' | 'views', workspaceId: string | null): Promise<string[]> {
+  const column = kind === 'clicks' ? 'clicks_tracking' : 'views_tracking';
+  const { rows } = await db.query<{ id: string }>(`select id from workspaces where ${column} <> 'per_person' and ($1::uuid is null or id = $1)`, [workspaceId]);
+  return rows.map((r) => r.id);
+}
+
+/** Every workspace's retention of raw analytics rows in days: its own, or `defaultDays` where it has none. */
+export async function retentionDays(db: Queryable, defaultDays: number): Promise<{ ids: string[]; days: number[] }> {
+  const { rows } = await db.query<{ id: string; days: number }>('select id, coalesce(analytics_retention_days, $1)::int as days from workspaces', [defaultDays]);
+  return { ids: rows.map((r) => r.id), days: rows.map((r) => r.days) };
+}
+
 /**
  * Changes the given privacy settings (the others stay; `retention_days: null` goes back to the
  * deployment's default). Callers apply the change to rows already recorded in the same
@@ -113,17 +142,14 @@ export interface WorkspaceOverview extends WorkspaceRow {
   plan_ends_at: Date | null;
   event_tracking_id: string;
   event_tracking_enabled: boolean;
-  /** Teammates that are not removed. */
-  seat_count: number;
 }
 
-/** A workspace with its plan as stored, its event tracking and its seats (GET /v1/workspace). */
+/** A workspace with its plan as stored and its event tracking (GET /v1/workspace; its seats are its active teammates, src/teammates/queries.ts). */
 export async function workspaceOverview(db: Queryable, workspaceId: string): Promise<WorkspaceOverview | undefined> {
   const { rows } = await db.query<WorkspaceOverview>(
     `select id, name, plan_tier, plan_kind, plan_status, plan_billing_interval, plan_cancel_at_period_end,
-            plan_started_at, plan_ends_at, event_tracking_id, event_tracking_enabled,
-            (select count(*) from teammates t where t.workspace_id = w.id and t.deleted_at is null)::int as seat_count
-       from workspaces w where id = $1`,
+            plan_started_at, plan_ends_at, event_tracking_id, event_tracking_enabled
+       from workspaces where id = $1`,
     [workspaceId],
   );
   return rows[0];

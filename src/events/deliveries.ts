@@ -25,6 +25,7 @@
 import type pg from 'pg';
 import { withTx, type Queryable } from '../db/tx.ts';
 import { requestDeliveries, requestDeliveryRetry } from '../jobs/triggers.ts';
+import { eventHeads } from '../db/outbox.ts';
 
 export interface DispatchResult {
   /** Queued events taken in this batch. */
@@ -36,33 +37,34 @@ export interface DispatchResult {
 /** Dispatches up to `limit` queued events of one workspace. */
 export async function dispatchBatch(pool: pg.Pool, workspaceId: string, limit = 500): Promise<DispatchResult> {
   return withTx(pool, async (client) => {
-    const { rows } = await client.query<{ events: number; deliveries: string[] }>(
-      `with batch as (
-         delete from webhook_dispatch_queue q
-          where q.event_id in (select event_id from webhook_dispatch_queue
-                                where workspace_id = $1
-                                order by created_at, event_id
-                                limit $2
-                                for update skip locked)
-         returning q.event_id
-       ), created as (
-         insert into webhook_deliveries (workspace_id, event_id, endpoint_id)
-         select e.workspace_id, e.id, ep.id
-           from batch b
-           join events e on e.id = b.event_id
-           join webhook_endpoints ep
-             on ep.workspace_id = e.workspace_id
-            and ep.enabled
-            and (ep.event_types is null or e.type = any (ep.event_types))
-            and ep.created_at <= e.created_at
-         on conflict (event_id, endpoint_id) do nothing
-         returning id
-       )
-       select (select count(*) from batch)::int as events,
-              coalesce((select array_agg(id) from created), '{}') as deliveries`,
+    const batch = await client.query<{ event_id: string }>(
+      `delete from webhook_dispatch_queue q
+        where q.event_id in (select event_id from webhook_dispatch_queue
+                              where workspace_id = $1
+                              order by created_at, event_id
+                              limit $2
+                              for update skip locked)
+       returning q.event_id`,
       [workspaceId, limit],
     );
-    const result = rows[0]!;
+    // The batch's events as the outbox keeps them (one read for the batch), then one insert for all their deliveries.
+    const events = await eventHeads(client, batch.rows.map((b) => b.event_id));
+    const created = events.length
+      ? await client.query<{ id: string }>(
+          `insert into webhook_deliveries (workspace_id, event_id, endpoint_id)
+           select e.workspace_id, e.id, ep.id
+             from unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[]) as e(id, workspace_id, type, created_at)
+             join webhook_endpoints ep
+               on ep.workspace_id = e.workspace_id
+              and ep.enabled
+              and (ep.event_types is null or e.type = any (ep.event_types))
+              and ep.created_at <= e.created_at
+           on conflict (event_id, endpoint_id) do nothing
+           returning id`,
+          [events.map((e) => e.id), events.map((e) => e.workspace_id), events.map((e) => e.type), events.map((e) => e.created_at)],
+        )
+      : { rows: [] };
+    const result = { events: batch.rows.length, deliveries: created.rows.map((r) => r.id) };
     await requestDeliveries(client, result.deliveries);
     return result;
   });
@@ -139,12 +141,20 @@ export interface DeliveryAttemptRow {
   at: Date;
 }
 
-const ATTEMPT_ROWS = `select d.id as delivery_id, e.type as event_type, d.status, a.attempt, a.outcome, a.status_code, a.duration_ms,
+const ATTEMPT_ROWS = `select d.id as delivery_id, d.event_id, d.status, a.attempt, a.outcome, a.status_code, a.duration_ms,
          coalesce(a.error, case when a.id is null then d.last_error end) as error, coalesce(a.created_at, d.created_at) as at,
          (extract(epoch from coalesce(a.created_at, d.created_at)) * 1000000)::bigint::text as at_us
     from webhook_deliveries d
-    join events e on e.id = d.event_id
     left join webhook_delivery_attempts a on a.delivery_id = d.id`;
+
+/** The rows kept, each with its event's type (read from the outbox once for them all); a row whose event is gone is left out. */
+async function withEventTypes(db: Queryable, rows: (Omit<DeliveryAttemptRow, 'event_type'> & { event_id: string; at_us: string; us?: bigint })[]): Promise<DeliveryAttemptRow[]> {
+  const types = new Map((await eventHeads(db, [...new Set(rows.map((r) => r.event_id))])).map((e) => [e.id, e.type]));
+  return rows.flatMap(({ at_us: _at, us: _us, event_id: eventId, delivery_id: deliveryId, ...r }) => {
+    const type = types.get(eventId);
+    return type ? [{ delivery_id: deliveryId, event_type: type, ...r }] : [];
+  });
+}
 const NEWEST_FIRST = 'order by coalesce(a.created_at, d.created_at) desc, a.attempt desc nulls first, d.id';
 const QUICK_ROUNDS = 3;
 
@@ -162,8 +172,8 @@ const QUICK_ROUNDS = 3;
 export async function listDeliveryAttempts(db: Queryable, endpointId: string, opts: { failed?: boolean; limit?: number } = {}): Promise<DeliveryAttemptRow[]> {
   const limit = opts.limit ?? 100;
   const failed = opts.failed ?? false;
-  type Row = DeliveryAttemptRow & { at_us: string };
-  const strip = (rows: (Row & { us?: bigint })[]): DeliveryAttemptRow[] => rows.map(({ at_us: _at, us: _us, ...r }) => r);
+  type Row = Omit<DeliveryAttemptRow, 'event_type'> & { event_id: string; at_us: string };
+  const strip = (rows: (Row & { us?: bigint })[]) => withEventTypes(db, rows);
   // Times are compared in microseconds, as Postgres keeps them (a Date keeps milliseconds).
   const kept: (Row & { us: bigint })[] = [];
   let after: string | null = null;
@@ -209,13 +219,14 @@ async function requeue(client: pg.PoolClient, ids: string[]): Promise<string[]> 
 /** Sends one delivery again, keeping its webhook-id. Refuses a pending one and a disabled endpoint. */
 export async function redeliver(pool: pg.Pool, deliveryId: string): Promise<{ id: string; endpointId: string; eventType: string }> {
   return withTx(pool, async (client) => {
-    const { rows } = await client.query<{ status: string; endpoint_id: string; enabled: boolean; type: string }>(
-      `select d.status, d.endpoint_id, ep.enabled, e.type
-         from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id join events e on e.id = d.event_id
+    const { rows } = await client.query<{ status: string; endpoint_id: string; enabled: boolean; event_id: string }>(
+      `select d.status, d.endpoint_id, ep.enabled, d.event_id
+         from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id
         where d.id = $1 for update of d`,
       [deliveryId],
     );
-    const d = rows[0];
+    const event = rows[0] && (await eventHeads(client, [rows[0].event_id]))[0];
+    const d = rows[0] && event ? { ...rows[0], type: event.type } : undefined;
     if (!d) throw new RedeliveryError(`no webhook delivery ${deliveryId}`);
     if (d.status === 'pending') throw new RedeliveryError(`delivery ${deliveryId} is still pending; its next attempt is already scheduled`);
     if (!d.enabled) throw new RedeliveryError(`endpoint ${d.endpoint_id} is disabled; run sigsync webhook enable ${d.endpoint_id} first`);

@@ -26,6 +26,7 @@ import type { Logger } from 'pino';
 import { request } from 'undici';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
+import { eventPayload } from '../db/outbox.ts';
 import { signatureHeaders } from './signing.ts';
 import { checkUrlSyntax, guardedAgent, hostOf, refusalOf } from '../net/ssrf.ts';
 import { failForDisabledEndpoint, recordAttempt } from './deliveries.ts';
@@ -210,21 +211,24 @@ export async function deliverOnce(
   logger: Logger,
   policy: DeliveryPolicy = DEFAULT_POLICY,
 ): Promise<DeliveryOutcome> {
-  const { rows } = await app.pool.query<DeliveryRow>(
-    `select d.id, d.workspace_id, d.status, d.attempts, d.endpoint_id, ep.url, ep.secret, ep.enabled, e.payload
+  const { rows } = await app.pool.query<Omit<DeliveryRow, 'payload'> & { event_id: string }>(
+    `select d.id, d.workspace_id, d.status, d.attempts, d.endpoint_id, d.event_id, ep.url, ep.secret, ep.enabled
        from webhook_deliveries d
        join webhook_endpoints ep on ep.id = d.endpoint_id
-       join events e on e.id = d.event_id
       where d.id = $1`,
     [deliveryId],
   );
-  const d = rows[0];
-  if (!d) return 'missing';
-  if (d.status !== 'pending') return 'settled';
-  if (!d.enabled) {
-    await failForDisabledEndpoint(app.pool, d.id);
+  const row = rows[0];
+  if (!row) return 'missing';
+  if (row.status !== 'pending') return 'settled';
+  if (!row.enabled) {
+    await failForDisabledEndpoint(app.pool, row.id);
     return 'endpoint_disabled';
   }
+  // The body is the event's payload, as the outbox keeps it (the event goes with its deliveries).
+  const payload = await eventPayload(app.pool, row.event_id);
+  if (!payload) return 'missing';
+  const d: DeliveryRow = { ...row, payload };
 
   const attempt = d.attempts + 1;
   const body = JSON.stringify(d.payload);

@@ -203,3 +203,18 @@ export async function signatureIntegrationKinds(db: Queryable, workspaceId: stri
   );
   return rows.map((r) => r.kind);
 }
+
+/**
+ * Whether every directory integration of the workspace finished its last run: none is running and
+ * none's latest run failed or stopped. A seat decrease waits for that, so a partial listing never
+ * lowers the bill.
+ */
+export async function directoriesSettled(db: Queryable, workspaceId: string): Promise<boolean> {
+  const { rows } = await db.query<{ unsettled: number }>(
+    `select count(*)::int as unsettled from integrations i
+       cross join lateral (select r.status from sync_runs r where r.integration_id = i.id order by r.started_at desc limit 1) last
+      where i.workspace_id = $1 and i.category = 'teammates' and i.status = 'active' and last.status <> 'succeeded'`,
+    [workspaceId],
+  );
+  return (rows[0]?.unsettled ?? 0) === 0;
+}

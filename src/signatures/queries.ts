@@ -3,8 +3,8 @@
  * folders, assignments, and the existence checks a write validates against.
  */
 import type { Queryable } from '../db/tx.ts';
-import type { SignatureKind } from '../domain.ts';
 import { listPage, type PageWindow } from '../db/pages.ts';
+import type { SignatureKind } from '../domain.ts';
 import { SIGNATURE_COLUMNS, type SignatureRow } from './signatures.ts';
 
 export function listSignatures(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: SignatureRow[]; total: number }> {
@@ -40,6 +40,29 @@ export async function installedKinds(db: Queryable, workspaceId: string): Promis
   return rows.map((r) => r.kind);
 }
 
+/** The ids of the workspace's signatures that were ever published. */
+export async function publishedSignatureIds(db: Queryable, workspaceId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>('select id from signatures where workspace_id = $1 and last_published_at is not null', [workspaceId]);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The published signatures among `ids`, by id, each with the kinds of its published variants that
+ * show campaigns (a campaign's banner reinstalls them: src/campaigns/campaigns.ts).
+ */
+export async function bannerKinds(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ id: string; variant_kinds: SignatureKind[] }[]> {
+  const { rows } = await db.query<{ id: string; variant_kinds: SignatureKind[] }>(
+    `select s.id, array(select v.kind from signature_variants v
+                          where v.workspace_id = s.workspace_id and v.signature_id = s.id
+                            and v.show_marketing_campaigns and v.content is not null order by v.kind) as variant_kinds
+       from signatures s
+      where s.workspace_id = $1 and s.id = any($2::uuid[]) and s.content is not null
+      order by s.id`,
+    [workspaceId, ids],
+  );
+  return rows;
+}
+
 /** Locks a signature for an assignments write (in the caller's transaction); undefined when it does not exist. */
 export async function lockForAssignments(db: Queryable, workspaceId: string, id: string): Promise<{ published: boolean } | undefined> {
   const { rows } = await db.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2 for update', [workspaceId, id]);
@@ -48,18 +71,16 @@ export async function lockForAssignments(db: Queryable, workspaceId: string, id:
 
 export interface AssignmentRow {
   target_kind: 'teammate' | 'group' | 'org_unit';
+  /** The teammate's id, or the group's or org unit's. */
   id: string;
-  name: string;
   priority: number;
 }
 
-/** A signature's assignments with their targets' names, highest priority first. */
+/** A signature's assignments, highest priority first (their targets' names: src/teammates/queries.ts, src/sync/groups.ts). */
 export async function assignmentsOf(db: Queryable, workspaceId: string, signatureId: string): Promise<AssignmentRow[]> {
   const { rows } = await db.query<AssignmentRow>(
-    `select a.target_kind, coalesce(a.teammate_id, a.group_id) as id, coalesce(t.display_name, g.name) as name, a.priority
+    `select a.target_kind, coalesce(a.teammate_id, a.group_id) as id, a.priority
        from assignments a
-       left join teammates t on t.workspace_id = a.workspace_id and t.id = a.teammate_id
-       left join groups g on g.workspace_id = a.workspace_id and g.id = a.group_id
       where a.workspace_id = $1 and a.signature_id = $2
       order by a.priority desc, a.created_at, a.id`,
     [workspaceId, signatureId],

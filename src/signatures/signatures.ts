@@ -8,6 +8,7 @@
 import { setClause, type Queryable } from '../db/tx.ts';
 import { emitEvent } from '../db/outbox.ts';
 import { requestSignatureInstall, requestTeammateInstalls } from '../jobs/triggers.ts';
+import { membersOfGroups } from '../teammates/queries.ts';
 
 export const VARIANT_KINDS = ['reply', 'internal'] as const;
 export type VariantKind = (typeof VARIANT_KINDS)[number];
@@ -185,13 +186,13 @@ export interface AssignmentTarget {
 
 /** Teammates who get the signature now: directly, or through a group or org unit. */
 async function recipients(db: Queryable, workspaceId: string, signatureId: string): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `select distinct coalesce(a.teammate_id, m.teammate_id) as id
-       from assignments a left join memberships m on m.workspace_id = a.workspace_id and m.group_id = a.group_id
-      where a.workspace_id = $1 and a.signature_id = $2 and coalesce(a.teammate_id, m.teammate_id) is not null`,
+  const { rows } = await db.query<{ teammate_id: string | null; group_id: string | null }>(
+    'select teammate_id, group_id from assignments where workspace_id = $1 and signature_id = $2',
     [workspaceId, signatureId],
   );
-  return rows.map((r) => r.id);
+  const direct = rows.flatMap((r) => (r.teammate_id ? [r.teammate_id] : []));
+  const members = await membersOfGroups(db, workspaceId, [...new Set(rows.flatMap((r) => (r.group_id ? [r.group_id] : [])))]);
+  return [...new Set([...direct, ...members])];
 }
 
 /**

@@ -70,3 +70,9 @@ export async function groupIdsNamed(db: Queryable, workspaceId: string, names: r
   const { rows } = await db.query<{ id: string }>(`select id from groups where workspace_id = $1 and kind = 'group' and name = any($2::text[]) order by name`, [workspaceId, names]);
   return rows.map((r) => r.id);
 }
+
+/** The name of each id among `ids` that is a group or org unit of the workspace. */
+export async function groupNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; name: string }>('select id, name from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}

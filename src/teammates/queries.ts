@@ -36,6 +36,25 @@ export async function getTeammate(db: Queryable, workspaceId: string, id: string
   return (await inFieldOrder(db, workspaceId, rows))[0];
 }
 
+/** Active teammates: the seats the workspace uses. */
+export async function activeTeammateCount(db: Queryable, workspaceId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null', [workspaceId]);
+  return rows[0]?.n ?? 0;
+}
+
+/** The display name of each id among `ids` that is a teammate of the workspace, removed or not. */
+export async function teammateNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; display_name: string }>('select id, display_name from teammates where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+  return new Map(rows.map((r) => [r.id, r.display_name]));
+}
+
+/** The teammates in any of the given groups or org units (each once). */
+export async function membersOfGroups(db: Queryable, workspaceId: string, groupIds: readonly string[]): Promise<string[]> {
+  if (!groupIds.length) return [];
+  const { rows } = await db.query<{ id: string }>('select distinct teammate_id as id from memberships where workspace_id = $1 and group_id = any($2::uuid[])', [workspaceId, groupIds]);
+  return rows.map((r) => r.id);
+}
+
 /** Teammates that are not removed, newest first. */
 export async function listTeammates(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: TeammateRow[]; total: number }> {
   const listed = await listPage<TeammateRow>(db, workspaceId, page, COLUMNS, 'from teammates t where t.workspace_id = $1 and t.deleted_at is null', 't.created_at desc, t.id desc');

@@ -20,7 +20,9 @@ import type { AppContext } from '../../context.ts';
 import type { Queryable } from '../../db/tx.ts';
 import { audited } from './audit.ts';
 import { replaceAssignments } from '../../signatures/signatures.ts';
-import { assignmentsOf, lockForAssignments, signatureExists } from '../../signatures/queries.ts';
+import { assignmentsOf, lockForAssignments, signatureExists, type AssignmentRow } from '../../signatures/queries.ts';
+import { teammateNames } from '../../teammates/queries.ts';
+import { groupNames } from '../../teammates/groups.ts';
 import { existingTeammateIds } from '../../teammates/queries.ts';
 import { groupKinds } from '../../teammates/groups.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
@@ -47,11 +49,14 @@ const Assignments = z
 async function loadAssignments(db: Queryable, workspaceId: string, signatureId: string): Promise<z.infer<typeof Assignments>> {
   const rows = await assignmentsOf(db, workspaceId, signatureId);
   const of = (k: string) => rows.filter((r) => r.target_kind === k);
+  const people = await teammateNames(db, workspaceId, of('teammate').map((r) => r.id));
+  const groups = await groupNames(db, workspaceId, rows.filter((r) => r.target_kind !== 'teammate').map((r) => r.id));
+  const named = (r: AssignmentRow, names: Map<string, string>) => ({ id: r.id, name: names.get(r.id)!, priority: r.priority });
   return {
     signature_id: signatureId,
-    teammates: of('teammate').map((r) => ({ id: r.id, display_name: r.name, priority: r.priority })),
-    groups: of('group').map((r) => ({ id: r.id, name: r.name, priority: r.priority })),
-    org_units: of('org_unit').map((r) => ({ id: r.id, name: r.name, priority: r.priority })),
+    teammates: of('teammate').map((r) => ({ id: r.id, display_name: people.get(r.id)!, priority: r.priority })),
+    groups: of('group').map((r) => named(r, groups)),
+    org_units: of('org_unit').map((r) => named(r, groups)),
   };
 }
 

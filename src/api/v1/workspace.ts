@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { workspacePlan } from '../../billing/repository.ts';
 import { analyticsSettings, updateAnalyticsSettings, workspaceOverview } from '../../db/workspaces.ts';
+import { activeTeammateCount } from '../../teammates/queries.ts';
 import { ApiError } from '../../errors.ts';
 import { audited } from './audit.ts';
 import { dataOf, errors } from './schemas.ts';
@@ -73,7 +74,7 @@ export function workspaceRoutes(v1: FastifyInstance, app: AppContext): void {
           started_at: w.plan_started_at,
           ends_at: w.plan_ends_at,
         },
-        seat_count: billed?.seat_count ?? w.seat_count,
+        seat_count: billed?.seat_count ?? (await activeTeammateCount(app.pool, req.workspaceId)),
         event_tracking: { id: w.event_tracking_id, enabled: w.event_tracking_enabled },
       },
     };
