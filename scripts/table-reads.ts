@@ -8,16 +8,11 @@
  *   npx node scripts/table-reads.ts --files    # and, per table, the files
  */
 import { OWNERS, READ_MODELS, ownerFolder } from '../test/architecture/owners.ts';
-import { migrationTables, namers, readSources, stripComments } from '../test/architecture/scan.ts';
+import { migrationTables, namers, readSources, strays, stripComments } from '../test/architecture/scan.ts';
 
 const sources = readSources();
 const tables = [...new Set(migrationTables())];
-const outside: Record<string, string[]> = {};
-for (const [table, files] of namers(sources, tables)) {
-  const folder = ownerFolder(table);
-  const strays = [...files].filter((f) => !(folder && f.startsWith(`${folder}/`)) && !READ_MODELS[f]?.includes(table));
-  if (strays.length) outside[table] = strays.sort();
-}
+const outside = Object.fromEntries(strays(namers(sources, tables), ownerFolder, READ_MODELS));
 const statement = /\b(select\s[\s\S]*?\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from|with\s+\w+\s+as\s*\()\s/gi;
 const sqlIn = (prefix: string) =>
   Object.entries(sources)

@@ -105,7 +105,7 @@ function appUrlFor(meta: Meta, port: number): string {
  * migrations, graphile-worker's schema included) and use their sequences; it can create no table,
  * schema, role or database. The same statements are in docs/production-database.md.
  */
-export function appRoleSql(owner: string, database: string): string[] {
+function appRoleSql(owner: string, database: string): string[] {
   const o = `"${owner.replace(/"/g, '""')}"`;
   const d = `"${database.replace(/"/g, '""')}"`;
   return [

@@ -81,7 +81,18 @@ export const EVENT_OWNERS: Record<EventType, string> = {
  * console page), allowed to name the tables listed beside them. docs/architecture.md ("Read
  * models") says what each one answers. Any other statement naming a table lives in its owner's folder.
  */
-export const READ_MODELS: Record<string, readonly string[]> = {};
+export const READ_MODELS: Record<string, readonly string[]> = {
+  // What one render reads, in one statement per render (or per batch of addresses): the hot path of installs, previews and the add-in.
+  'src/render/renderSourceRows.ts': ['workspaces', 'signatures', 'signature_variants', 'teammates', 'emails', 'smart_fields', 'smart_field_values', 'marketing_campaigns', 'experiments', 'experiment_arms'],
+  // Which integrations install an address: the mailbox integrations' domains against the teammates' addresses and directory sources.
+  'src/install/routing.ts': ['integrations', 'teammates', 'emails', 'teammate_sources'],
+  // The installation lists (API, console, CLI) with each row's address, signature and integration, and the /metrics counts per integration kind.
+  'src/installations/installationList.ts': ['emails', 'signatures', 'integrations'],
+  // Which directory sources a complete listing did not see: one anti-join over sources and the run's seen set (hundreds of thousands of rows).
+  'src/sync/unlistedSources.ts': ['teammate_sources', 'sync_run_seen'],
+  // Each asset with where it is in use: the signatures, variants, campaigns and experiment arms that show it.
+  'src/assets/assetsInUse.ts': ['signatures', 'signature_variants', 'marketing_campaigns', 'experiment_arms'],
+};
 
 /** The folder of a table's owner: every file in it may name the table. */
 export const ownerFolder = (table: string): string | undefined => OWNERS[table]?.replace(/\/[^/]+$/, '');

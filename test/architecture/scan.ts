@@ -56,3 +56,17 @@ export function namers(files: Record<string, string>, tables: string[]): Map<str
   }
   return found;
 }
+
+/**
+ * table -> the files whose SQL names it although they are neither in its owner's folder nor a read
+ * model allowed to name it. `ownerFolder(table)` is undefined for a table without owner (reported apart).
+ */
+export function strays(found: Map<string, Set<string>>, ownerFolder: (table: string) => string | undefined, readModels: Record<string, readonly string[]>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [table, files] of found) {
+    const folder = ownerFolder(table);
+    const list = [...files].filter((f) => !(folder && f.startsWith(`${folder}/`)) && !readModels[f]?.includes(table)).sort();
+    if (list.length) out.set(table, list);
+  }
+  return out;
+}
