@@ -11,6 +11,7 @@ import type { Config } from './config.ts';
 import { listenError, probeAddress } from './listenAddress.ts';
 import type { AppContext } from './context.ts';
 import { openContext } from './db/openContext.ts';
+import { anyStoredCredential } from './integrations/queries.ts';
 import type { Database } from './db/database.ts';
 import { buildServer, type ServerRoutes } from './api/server.ts';
 import { openNetworks } from './analytics/networks.ts';
@@ -56,7 +57,7 @@ async function probePorts(config: Config, opts: StartOptions): Promise<void> {
 export async function startApp(config: Config, logger: Logger, opts: StartOptions = {}): Promise<App> {
   const role = opts.api ? 'server' : opts.worker ? 'worker' : 'cli';
   await probePorts(config, opts);
-  const { ctx, db, close } = await openContext(config, logger, { ...(opts.migrate !== undefined ? { migrate: opts.migrate } : {}), role });
+  const { ctx, db, close } = await openContext(config, logger, { ...(opts.migrate !== undefined ? { migrate: opts.migrate } : {}), role, storedCredential: anyStoredCredential });
   let server: FastifyInstance | undefined;
   let runner: Runner | undefined;
   let url: string | undefined;

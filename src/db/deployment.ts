@@ -32,16 +32,23 @@ async function row(db: Queryable): Promise<DeploymentRow> {
 const WRONG_KEY =
   'ENCRYPTION_KEY: not the key this database was set up with (its fingerprint differs); give this process the same ENCRYPTION_KEY as the others (docs/production.md "The encryption key")';
 
+/**
+ * One credential stored in the database (any integration's), or undefined: what a database from
+ * before the fingerprint was kept is checked against. The integrations' owner reads it
+ * (src/integrations/queries.ts, anyStoredCredential); this store module cannot, so it is passed in.
+ */
+export type StoredCredential = (db: Queryable) => Promise<Buffer | undefined>;
+
 /** Records the key's fingerprint, or stops (ConfigError, exit 2) when the database knows another key. */
-export async function checkKeyFingerprint(db: Queryable, secrets: Secrets, logger: Logger): Promise<void> {
+export async function checkKeyFingerprint(db: Queryable, secrets: Secrets, logger: Logger, storedCredential: StoredCredential): Promise<void> {
   const mine = secrets.fingerprint();
   const stored = (await row(db)).key_fingerprint;
   if (stored === mine) return;
   if (stored) throw new ConfigError('ENCRYPTION_KEY', 'the key this database was set up with', WRONG_KEY);
   // No fingerprint yet: a new database, or one from before it was kept. Credentials stored there
   // name the key they were written with.
-  const { rows } = await db.query<{ credentials: Buffer }>('select credentials from integrations limit 1');
-  if (rows[0] && !secrets.ownsCiphertext(rows[0].credentials)) throw new ConfigError('ENCRYPTION_KEY', 'the key this database was set up with', WRONG_KEY);
+  const credential = await storedCredential(db);
+  if (credential && !secrets.ownsCiphertext(credential)) throw new ConfigError('ENCRYPTION_KEY', 'the key this database was set up with', WRONG_KEY);
   const { rowCount } = await db.query(
     `insert into deployment (id, key_fingerprint) values (true, $1)
      on conflict (id) do update set key_fingerprint = $1, updated_at = now() where deployment.key_fingerprint is null`,

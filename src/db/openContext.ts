@@ -10,7 +10,7 @@ import { loadSecrets } from '../crypto/secrets.ts';
 import { createMetrics } from '../metrics.ts';
 import { openDatabase, type Database } from './database.ts';
 import { migrate } from './migrate.ts';
-import { checkKeyFingerprint, resolvePublicBaseUrl, type ProcessRole } from './deployment.ts';
+import { checkKeyFingerprint, resolvePublicBaseUrl, type ProcessRole, type StoredCredential } from './deployment.ts';
 import { graphileLogger } from '../graphileLogger.ts';
 
 /** The pool of a worker-only process: one connection per job it runs at once, and one for LISTEN. */
@@ -20,12 +20,14 @@ export const workerPoolSize = (config: Pick<Config, 'WORKER_CONCURRENCY'>): numb
  * Opens the database and builds the context, without starting the server or the worker. The key is
  * checked before anything is opened or written (with DATABASE_URL it is required), and against the
  * database's fingerprint once migrated; `role` decides who records the public base URL
- * (src/db/deployment.ts), and the context's config carries the deployment's one.
+ * (src/db/deployment.ts), and the context's config carries the deployment's one. The caller passes
+ * `storedCredential`, the integrations' read of one stored credential (anyStoredCredential in
+ * src/integrations/queries.ts), which the key check needs on a database without a fingerprint.
  */
 export async function openContext(
   config: Config,
   logger: Logger,
-  opts: { migrate?: boolean; role?: ProcessRole } = {},
+  opts: { migrate?: boolean; role?: ProcessRole; storedCredential: StoredCredential },
 ): Promise<{ ctx: AppContext; db: Database; close(): Promise<void> }> {
   for (const warning of config.deprecations ?? []) logger.warn(warning);
   const keyOptions = { encryptionKey: config.ENCRYPTION_KEY, databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, logger };
@@ -39,7 +41,7 @@ export async function openContext(
   try {
     if (opts.migrate !== false) await migrate(db.migrationUrl, logger);
     const secrets = given ?? loadSecrets(keyOptions);
-    await checkKeyFingerprint(db.pool, secrets, logger);
+    await checkKeyFingerprint(db.pool, secrets, logger, opts.storedCredential);
     const publicBaseUrl = await resolvePublicBaseUrl(db.pool, {
       role: opts.role ?? 'cli',
       configured: config.PUBLIC_BASE_URL,

@@ -63,17 +63,12 @@ export interface SmartFieldRow {
   position: number;
   integration_id: string | null;
   integration_attribute: string | null;
-  /** Does a signature's content or draft (or a variant's) use the field? */
-  used_in_signatures: boolean;
   created_at: Date;
   updated_at: Date;
 }
 
-const USES = (tree: string) => `jsonb_path_exists(${tree}, '$.** ? (@.smartFieldUuid == $id)', jsonb_build_object('id', f.id::text))`;
-const COLUMNS = `f.*, (
-  exists (select 1 from signatures s where s.workspace_id = f.workspace_id and (${USES('s.draft_content')} or ${USES('s.content')}))
-  or exists (select 1 from signature_variants v where v.workspace_id = f.workspace_id and (${USES('v.draft_content')} or ${USES('v.content')}))
-) as used_in_signatures`;
+/** A field's columns; whether signatures use it is theirs to say (smartFieldsInUse, src/signatures/queries.ts). */
+const COLUMNS = 'f.*';
 
 export async function getSmartField(db: Queryable, workspaceId: string, id: string): Promise<SmartFieldRow | undefined> {
   const { rows } = await db.query<SmartFieldRow>(`select ${COLUMNS} from smart_fields f where f.workspace_id = $1 and f.id = $2`, [workspaceId, id]);
@@ -105,28 +100,27 @@ export async function slugsLike(db: Queryable, workspaceId: string, base: string
 
 /**
  * The fields among `ids`, with the integration each is locked to, share-locked for a write of
- * values by hand (in the caller's transaction), so none becomes locked meanwhile.
+ * values by hand (in the caller's transaction), so none becomes locked meanwhile. The integration's
+ * name is the integrations' to give (integrationNames, src/integrations/queries.ts).
  */
 export async function shareFieldsForValues(
   db: Queryable,
   workspaceId: string,
   ids: readonly string[],
-): Promise<{ id: string; label: string; kind: SmartFieldKindName; integration_id: string | null; integration_name: string | null }[]> {
-  const { rows } = await db.query<{ id: string; label: string; kind: SmartFieldKindName; integration_id: string | null; integration_name: string | null }>(
-    `select f.id, f.label, f.kind, f.integration_id, i.name as integration_name
-       from smart_fields f left join integrations i on i.workspace_id = f.workspace_id and i.id = f.integration_id
-      where f.workspace_id = $1 and f.id = any($2::uuid[]) for share of f`,
+): Promise<{ id: string; label: string; kind: SmartFieldKindName; integration_id: string | null }[]> {
+  const { rows } = await db.query<{ id: string; label: string; kind: SmartFieldKindName; integration_id: string | null }>(
+    'select f.id, f.label, f.kind, f.integration_id from smart_fields f where f.workspace_id = $1 and f.id = any($2::uuid[]) for share of f',
     [workspaceId, ids],
   );
   return rows;
 }
 
-/** The ids of the workspace's smart fields (all of them, or those among `among`). */
 /** How many of the workspace's smart fields take their values from a directory integration. */
 export async function directoryFieldCount(db: Queryable, workspaceId: string): Promise<number> {
   return (await db.query<{ n: number }>('select count(*)::int as n from smart_fields where workspace_id = $1 and integration_id is not null', [workspaceId])).rows[0]!.n;
 }
 
+/** The ids of the workspace's smart fields (all of them, or those among `among`). */
 export async function smartFieldIds(db: Queryable, workspaceId: string, among?: readonly string[]): Promise<Set<string>> {
   const { rows } = among
     ? await db.query<{ id: string }>('select id from smart_fields where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, among])

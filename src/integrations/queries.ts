@@ -113,6 +113,15 @@ export async function integrationsForOperator(db: Queryable, workspaceId: string
   return rows;
 }
 
+/**
+ * The credentials of one integration of the database, any workspace's, or undefined when none is
+ * stored: the encryption key check at start (src/db/deployment.ts) tells from it which key wrote them.
+ */
+export async function anyStoredCredential(db: Queryable): Promise<Buffer | undefined> {
+  const { rows } = await db.query<{ credentials: Buffer }>('select credentials from integrations limit 1');
+  return rows[0]?.credentials;
+}
+
 /** The kind and name of these integrations of the workspace, ordered by name (the database's collation). */
 export async function integrationNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ id: string; kind: string; name: string }[]> {
   const { rows } = await db.query<{ id: string; kind: string; name: string }>('select id, kind, name from integrations where workspace_id = $1 and id = any($2::uuid[]) order by name', [workspaceId, ids]);

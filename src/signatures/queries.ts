@@ -27,6 +27,23 @@ export async function signatureNames(db: Queryable, workspaceId: string, ids: re
   return rows;
 }
 
+const USES = (tree: string) => `jsonb_path_exists(${tree}, '$.** ? (@.smartFieldUuid == $id)', jsonb_build_object('id', f.id::text))`;
+
+/**
+ * The smart fields among `fieldIds` that a signature's or a variant's tree of the workspace uses,
+ * published or draft (a token or link with the field's `smartFieldUuid`): one statement for a page.
+ */
+export async function smartFieldsInUse(db: Queryable, workspaceId: string, fieldIds: readonly string[]): Promise<Set<string>> {
+  if (!fieldIds.length) return new Set();
+  const { rows } = await db.query<{ id: string }>(
+    `select f.id::text as id from unnest($2::uuid[]) as f(id)
+      where exists (select 1 from signatures s where s.workspace_id = $1 and (${USES('s.draft_content')} or ${USES('s.content')}))
+         or exists (select 1 from signature_variants v where v.workspace_id = $1 and (${USES('v.draft_content')} or ${USES('v.content')}))`,
+    [workspaceId, fieldIds],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 /**
  * The signature kinds the workspace installs: `primary`, and each variant kind that some signature
  * has activated with published content (a teammate's fan-out installs these).

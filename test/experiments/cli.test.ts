@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkKeyFingerprint } from '../../src/db/deployment.ts';
+import { anyStoredCredential } from '../../src/integrations/queries.ts';
 import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY } from '../helpers/db.ts';
 import { seedIntegration, tree, useApi } from '../api/helpers.ts';
@@ -23,7 +24,7 @@ describe('sigsync experiment', () => {
 
   beforeAll(async () => {
     // The CLI checks its key against the database's; record it before an integration row (the fixture's credentials) exists.
-    await checkKeyFingerprint(api.t.ctx.pool, api.t.ctx.secrets, api.t.ctx.logger);
+    await checkKeyFingerprint(api.t.ctx.pool, api.t.ctx.secrets, api.t.ctx.logger, anyStoredCredential);
     const signature = (await api.call('POST', '/v1/signatures', { signature: { name: 'Main', draft_content: tree('Main') } })).body.data.id;
     await api.call('POST', `/v1/signatures/${signature}/publish`);
     await seedIntegration(api.t.ctx.pool, api.ws, { category: 'signatures', name: 'Gmail' });

@@ -17,6 +17,7 @@ import { createWorkspace } from '../../src/db/workspaces.ts';
 import { startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { checkKeyFingerprint } from '../../src/db/deployment.ts';
+import { anyStoredCredential } from '../../src/integrations/queries.ts';
 import { Secrets } from '../../src/crypto/secrets.ts';
 import { ConfigError } from '../../src/configError.ts';
 import { configError } from '../helpers/config.ts';
@@ -63,10 +64,10 @@ describe('production settings', async () => {
       const old = await createWorkspace(pool, 'Old');
       await insertIntegrationRow(pool, old.id, { kind: 'slack', category: 'teammates', name: 'Slack', credentials: mine.encryptJson({ token: 'x' }) });
       const logger = createLogger('silent');
-      await expect(checkKeyFingerprint(pool, new Secrets(Buffer.from(OTHER_KEY, 'hex')), logger)).rejects.toThrow(ConfigError);
+      await expect(checkKeyFingerprint(pool, new Secrets(Buffer.from(OTHER_KEY, 'hex')), logger, anyStoredCredential)).rejects.toThrow(ConfigError);
       const stored = await pool.query<{ key_fingerprint: string | null }>('select key_fingerprint from deployment');
       expect(stored.rows[0]!.key_fingerprint).toBeNull();
-      await checkKeyFingerprint(pool, mine, logger);
+      await checkKeyFingerprint(pool, mine, logger, anyStoredCredential);
       expect((await pool.query<{ key_fingerprint: string }>('select key_fingerprint from deployment')).rows[0]!.key_fingerprint).toBe(mine.fingerprint());
     } finally {
       await pool.end();

@@ -43,6 +43,7 @@ import {
   type SmartFieldRow,
 } from '../../db/smartFields.ts';
 import { integrationSummary } from '../../integrations/queries.ts';
+import { smartFieldsInUse } from '../../signatures/queries.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { audited } from './audit.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp, type ZodV1 } from './schemas.ts';
@@ -82,7 +83,7 @@ const SmartFieldCreate = z.strictObject({
 });
 const SmartFieldUpdate = z.strictObject({ smart_field: z.strictObject(fields).partial() });
 
-function view(r: SmartFieldRow): z.infer<typeof SmartField> {
+function view(r: SmartFieldRow, used: boolean): z.infer<typeof SmartField> {
   return {
     id: r.id,
     label: r.label,
@@ -93,7 +94,7 @@ function view(r: SmartFieldRow): z.infer<typeof SmartField> {
     position: r.position,
     integration_id: r.integration_id,
     integration_attribute: r.integration_attribute,
-    used_in_signatures: r.used_in_signatures,
+    used_in_signatures: used,
     created_at: isoRequired(r.created_at),
     updated_at: isoRequired(r.updated_at),
   };
@@ -180,6 +181,12 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
   updateRoute(r, app);
 }
 
+/** The fields as the API shows them, with whether signatures use each (one read for them all, in `db`'s transaction). */
+async function views(db: Queryable, workspaceId: string, rows: SmartFieldRow[]): Promise<z.infer<typeof SmartField>[]> {
+  const used = await smartFieldsInUse(db, workspaceId, rows.map((r) => r.id));
+  return rows.map((r) => view(r, used.has(r.id)));
+}
+
 /** GET and POST /v1/smart_fields. */
 function collectionRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['smart_fields'];
@@ -187,7 +194,7 @@ function collectionRoutes(r: ZodV1, app: AppContext): void {
   r.get('/smart_fields', { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } }, async (req) => {
     const params = pageParams(req.query);
     const { rows, total } = await listSmartFields(app.pool, req.workspaceId, params);
-    return paginate(rows.map(view), params, total);
+    return paginate(await views(app.pool, req.workspaceId, rows), params, total);
   });
 
   r.post('/smart_fields', { schema: { tags, summary: 'Create a smart field', body: SmartFieldCreate, response: { 201: dataOf(SmartField), ...errors(401, 422) } } }, async (req, reply) => {
@@ -208,9 +215,9 @@ function collectionRoutes(r: ZodV1, app: AppContext): void {
         integrationId: f.integration_id,
         integrationAttribute: f.integration_attribute,
       });
-      return (await getSmartField(c, req.workspaceId, id))!;
+      return (await views(c, req.workspaceId, [(await getSmartField(c, req.workspaceId, id))!]))[0]!;
     });
-    return reply.status(201).send({ data: view(row) });
+    return reply.status(201).send({ data: row });
   });
 }
 
@@ -239,8 +246,8 @@ function updateRoute(r: ZodV1, app: AppContext): void {
         integrationId: f.integration_id,
         integrationAttribute: linkTo === null ? null : f.integration_attribute,
       });
-      return (await getSmartField(c, req.workspaceId, id))!;
+      return (await views(c, req.workspaceId, [(await getSmartField(c, req.workspaceId, id))!]))[0]!;
     });
-    return { data: view(row) };
+    return { data: row };
   });
 }

@@ -33,6 +33,7 @@ import type { Queryable } from '../../db/tx.ts';
 import { lockTeammate, removeEmail, removeTeammate, setManualValues } from '../../teammates/teammates.ts';
 import { directoryOfTeammate, getTeammate, listTeammates, lockEmailForRemoval, type TeammateRow } from '../../teammates/queries.ts';
 import { shareFieldsForValues } from '../../db/smartFields.ts';
+import { integrationNames } from '../../integrations/queries.ts';
 import { kindMismatch, valueFitsKind } from '../../render/kinds.ts';
 import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { audited } from './audit.ts';
@@ -106,6 +107,8 @@ function listAndUpdateRoutes(r: ZodV1, app: AppContext): void {
       const ids = items.map((i) => i.smart_field_id).filter(isUuid);
       const fields = await shareFieldsForValues(c, req.workspaceId, ids);
       const byId = new Map(fields.map((f) => [f.id, f]));
+      const locking = [...new Set(fields.flatMap((f) => (f.integration_id ? [f.integration_id] : [])))];
+      const integrationName = new Map(locking.length ? (await integrationNames(c, req.workspaceId, locking)).map((i) => [i.id, i.name]) : []);
       const details: ValidationDetail[] = [];
       const seen = new Set<string>();
       items.forEach((item, i) => {
@@ -113,7 +116,7 @@ function listAndUpdateRoutes(r: ZodV1, app: AppContext): void {
         const f = isUuid(item.smart_field_id) ? byId.get(item.smart_field_id.toLowerCase()) : undefined;
         if (!f) details.push(detail(field, 'not_found', 'No smart field with this id in the workspace.'));
         else if (f.integration_id) {
-          details.push(detail(field, 'locked_by_integration', `"${f.label}" takes its value from the integration "${f.integration_name ?? f.integration_id}" and cannot be set by hand.`));
+          details.push(detail(field, 'locked_by_integration', `"${f.label}" takes its value from the integration "${integrationName.get(f.integration_id) ?? f.integration_id}" and cannot be set by hand.`));
         } else if (seen.has(f.id)) details.push(detail(field, 'duplicate', 'This smart field is listed twice.'));
         else if (item.value !== null && !valueFitsKind(f.kind, item.value)) {
           details.push(detail(`teammate.smart_fields[${i}].value`, 'invalid_value', kindMismatch(f.label, f.kind)));

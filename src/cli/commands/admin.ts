@@ -15,16 +15,17 @@ import { UsageError } from '../errors.ts';
 
 /** Opens the database for one command (starting embedded Postgres only if none runs) and closes it after. */
 export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { createLogger }, { openContext }, { pino }] = await Promise.all([
+  const [{ loadConfig }, { createLogger }, { openContext }, { anyStoredCredential }, { pino }] = await Promise.all([
     import('../../config.ts'),
     import('../../log.ts'),
     import('../../db/openContext.ts'),
+    import('../../integrations/queries.ts'),
     import('pino'),
   ]);
   const config = loadConfig();
   // One-shot commands print results on stdout; their logs go to stderr, quietly by default.
   const logger = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
-  const { ctx, close } = await openContext(config, logger);
+  const { ctx, close } = await openContext(config, logger, { storedCredential: anyStoredCredential });
   try {
     return await fn(ctx);
   } finally {
