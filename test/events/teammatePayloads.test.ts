@@ -27,7 +27,7 @@ describe('teammate events and the stops of a removal', () => {
   /** A teammate with two addresses, each installed. */
   const installedTeammate = async (workspaceId: string, name: string, sig = signatureId, integration = integrationId) => {
     const slug = name.toLowerCase();
-    const tm = await insertTeammate(t.ctx.pool, workspaceId, { displayName: name, emails: [{ address: `z.${slug}@acme.test` }, { address: `${slug}@acme.test`, primary: true }] });
+    const tm = await insertTeammate(t.ctx.pool, workspaceId, { displayName: name, emails: [{ address: `a.${slug}@acme.test` }, { address: `${slug}@acme.test`, primary: true }] });
     for (const emailId of tm.emailIds) await insertInstallation(t.ctx.pool, workspaceId, { emailId, signatureId: sig, integrationId: integration, status: 'installed' });
     return tm;
   };
@@ -58,7 +58,7 @@ describe('teammate events and the stops of a removal', () => {
       teammate: { uuid: gone.id, display_name: 'Gone' },
       emails: [
         { uuid: gone.emailIds[1], address: 'gone@acme.test', primary: true },
-        { uuid: gone.emailIds[0], address: 'z.gone@acme.test', primary: false },
+        { uuid: gone.emailIds[0], address: 'a.gone@acme.test', primary: false },
       ],
     };
     expect(rows[0]!.payload).toEqual(expected);
