@@ -100,28 +100,19 @@ export async function emitEvent<T extends EventType>(db: Queryable, workspaceId:
   return rows[0]!.id;
 }
 
-/** SQL that builds the teammate.created / teammate.deleted payload for teammate `t` (alias) from its emails. */
-const teammatePayloadSql = (type: 'teammate.created' | 'teammate.deleted', t = 't') => `jsonb_build_object(
-  'type', '${type}',
-  'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-  'teammate', jsonb_build_object('uuid', ${t}.id, 'display_name', ${t}.display_name),
-  'emails', coalesce((select jsonb_agg(jsonb_build_object('uuid', e.id, 'address', e.address, 'primary', e.is_primary)
-                        order by e.is_primary desc, e.address)
-                      from emails e where e.teammate_id = ${t}.id), '[]'::jsonb))`;
-
 /**
- * Writes teammate.created or teammate.deleted for each of the given teammates, their payload built
- * from the teammates and emails tables in one statement. Answers the teammates written for.
+ * Writes one event of `type` for each of `bodies`, in one statement (a page of teammates'
+ * teammate.created or teammate.deleted: src/teammates/teammates.ts reads the bodies). Unlike
+ * emitEvent, `occurred_at` is the transaction's time (now()), as the column's default.
  */
-export async function emitTeammateEvents(db: Queryable, workspaceId: string, type: 'teammate.created' | 'teammate.deleted', teammateIds: readonly string[]): Promise<string[]> {
-  if (!teammateIds.length) return [];
-  const { rows } = await db.query<{ id: string }>(
+export async function emitEvents<T extends EventType>(db: Queryable, workspaceId: string, type: T, bodies: readonly EventBodies[T][]): Promise<void> {
+  if (!bodies.length) return;
+  await db.query(
     `insert into events (workspace_id, type, payload)
-     select $1, $2, ${teammatePayloadSql(type)} from teammates t where t.workspace_id = $1 and t.id = any($3::uuid[])
-     returning (payload->'teammate'->>'uuid') as id`,
-    [workspaceId, type, teammateIds],
+     select $1, $2::text, jsonb_build_object('type', $2::text, 'occurred_at', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) || x.body
+       from jsonb_array_elements($3::jsonb) with ordinality as x(body, n) order by x.n`,
+    [workspaceId, type, JSON.stringify(bodies)],
   );
-  return rows.map((r) => r.id);
 }
 
 /** The ids a visitor is named by in webhook events. */

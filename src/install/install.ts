@@ -22,7 +22,8 @@ import { paceRateLimited, reserveTurn } from '../installations/pace.ts';
 import { loadInstallInput, type InstallInput } from './load.ts';
 import { renderForAddress, type RenderedForAddress } from '../analytics/addressRender.ts';
 import { destinationLimit } from './destinations.ts';
-import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type InstallStatus, type TransitionResult } from '../installations/installations.ts';
+import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type FailureSubject, type InstallStatus, type Transition, type TransitionResult } from '../installations/installations.ts';
+import { signatureNames } from '../signatures/queries.ts';
 import type { SignatureKind } from '../domain.ts';
 import type { RenderQuery, RenderSourceResult } from '../render/load.ts';
 
@@ -108,12 +109,6 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     return { outcome: 'skipped', status: 'not_installed', reason: email.deleted ? 'the teammate was removed' : 'no signature applies to this address' };
   }
 
-  const decide = async (status: InstallStatus, reason: string, errorCode: string | null = null): Promise<InstallOutcome> => {
-    if (opts.dryRun) return { outcome: 'skipped', status, reason };
-    const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status, errorCode, errorMessage: errorCode ? reason : null }));
-    return { outcome: 'skipped', status, reason, transition: t };
-  };
-
   // The destination holds one signature per kind: lower-priority signatures are not installed here.
   if (!opts.dryRun && !opts.signatureId && choices.length > 1) {
     await withTx(ctx.pool, async (c) => {
@@ -131,6 +126,13 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     emailId: job.emailId,
     ...(opts.dryRun ? { content: opts.content ?? 'published', measure: opts.measure ?? false } : {}),
   }, opts.preloaded?.renderSource);
+  const decide = async (status: InstallStatus, reason: string, errorCode: string | null = null): Promise<InstallOutcome> => {
+    if (opts.dryRun) return { outcome: 'skipped', status, reason };
+    const change = { errorCode, errorMessage: errorCode ? reason : null };
+    const to: Transition = status === 'failed' ? { status, ...change, subject: await failureSubject(ctx, email, integration, rendered) } : { status, ...change };
+    const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), to));
+    return { outcome: 'skipped', status, reason, transition: t };
+  };
   if (!rendered.installationActivated) return decide('not_activated', 'signature installation is switched off for this signature');
   if (rendered.errorCode) return decide('failed', rendered.unavailableReason ?? 'the published content no longer validates', rendered.errorCode);
   if (!rendered.available) return decide('not_supported', rendered.unavailableReason ?? 'this variant is not published');
@@ -145,7 +147,8 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
   if (rendered.html.length > limit) {
     const message = `the rendered signature is ${rendered.html.length} characters; ${words} accepts at most ${limit}`;
     if (opts.dryRun) return { outcome: 'skipped', status: 'failed', reason: message, rendered, errorCode: 'signature_too_long', limit };
-    const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: 'signature_too_long', errorMessage: message }));
+    const subject = await failureSubject(ctx, email, integration, rendered);
+    const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: 'signature_too_long', errorMessage: message, subject }));
     return { outcome: 'failed', transition: t, errorCode: 'signature_too_long', message, rendered };
   }
   if (!installer) return addinInstall(ctx, job, key(winner.signature_id), rendered, opts);
@@ -206,8 +209,17 @@ async function writeToProvider(ctx: AppContext, w: ProviderWrite): Promise<Insta
   }
 }
 
+/**
+ * What signature.installation.failed names, as this install read it: the signature's name is the
+ * render's, or read when its content could not be loaded (invalid_content).
+ */
+async function failureSubject(ctx: AppContext, email: EmailRow, integration: IntegrationRow, rendered: RenderedForAddress): Promise<FailureSubject> {
+  const signatureName = rendered.available ? rendered.signatureName : ((await signatureNames(ctx.pool, integration.workspace_id, [rendered.signatureId]))[0]?.name ?? '');
+  return { address: email.address, teammateId: email.teammate_id, signatureName, integrationKind: integration.kind };
+}
+
 /** The status a provider error leads to; a transient one is thrown for the job runner to retry. */
-async function providerFailure(ctx: AppContext, { job, integration, key, rendered, logger }: ProviderWrite, err: unknown): Promise<InstallOutcome> {
+async function providerFailure(ctx: AppContext, { job, email, integration, key, rendered, logger }: ProviderWrite, err: unknown): Promise<InstallOutcome> {
   if (err instanceof RateLimitedError) {
     // Every worker waits: the integration's shared pace moves past the provider's Retry-After.
     await paceRateLimited(ctx.pool, { workspaceId: job.workspaceId, integrationId: integration.id }, err.retryAfterMs);
@@ -222,13 +234,14 @@ async function providerFailure(ctx: AppContext, { job, integration, key, rendere
     });
     return { outcome: 'skipped', status: 'access_lost', reason: err.message };
   }
+  const subject = await failureSubject(ctx, email, integration, rendered);
   if (err instanceof MailboxError) {
-    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true, subject }));
     logger.warn({ code: err.code, err: err.message, firstFailure: t.previous !== 'failed' }, 'install failed');
     return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
   }
   if (err instanceof ConnectorError && err.code !== 'transient') {
-    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true }));
+    const t = await withTx(ctx.pool, (c) => transition(c, key, { status: 'failed', errorCode: err.code, errorMessage: err.message, attempted: true, subject }));
     return { outcome: 'failed', transition: t, errorCode: err.code, message: err.message, rendered };
   }
   throw err; // transient: the job runner retries with backoff

@@ -23,8 +23,18 @@ export interface InstallationKey {
   integrationId: string;
 }
 
-export interface Transition {
-  status: InstallStatus;
+/**
+ * What signature.installation.failed names besides the key, as the caller (the install engine)
+ * read them: the address and its teammate, the signature's name, the integration's kind.
+ */
+export interface FailureSubject {
+  address: string;
+  teammateId: string;
+  signatureName: string;
+  integrationKind: string;
+}
+
+interface TransitionFields {
   errorCode?: string | null;
   errorMessage?: string | null;
   contentHash?: string | null;
@@ -33,6 +43,9 @@ export interface Transition {
   /** Count this as a provider attempt. */
   attempted?: boolean;
 }
+
+/** A status to move to; a move into `failed` carries what its event names. */
+export type Transition = TransitionFields & ({ status: Exclude<InstallStatus, 'failed'>; subject?: FailureSubject } | { status: 'failed'; subject: FailureSubject });
 
 export interface TransitionResult {
   id: string;
@@ -86,7 +99,7 @@ export async function transition(db: Queryable, key: InstallationKey, t: Transit
       t.attempted ?? false,
     ],
   );
-  if (t.status === 'failed' && prev.status !== 'failed') await emitFailed(db, key, t.errorCode ?? 'unknown');
+  if (t.status === 'failed' && prev.status !== 'failed') await emitFailed(db, key, t.errorCode ?? 'unknown', t.subject);
   return { id: prev.id, previous: prev.status, status: t.status };
 }
 
@@ -118,26 +131,13 @@ export async function transitionInstalled(db: Queryable, key: InstallationKey, t
   return { id: row.id, previous: row.previous, status: 'installed' };
 }
 
-async function emitFailed(db: Queryable, key: InstallationKey, errorCode: string): Promise<void> {
-  const { rows } = await db.query<{
-    email_address: string;
-    teammate_id: string;
-    signature_name: string;
-    integration_kind: string;
-  }>(
-    `select e.address as email_address, e.teammate_id, s.name as signature_name, i.kind as integration_kind
-       from emails e, signatures s, integrations i
-      where e.workspace_id = $1 and e.id = $2 and s.workspace_id = $1 and s.id = $3 and i.workspace_id = $1 and i.id = $4`,
-    [key.workspaceId, key.emailId, key.signatureId, key.integrationId],
-  );
-  const r = rows[0];
-  if (!r) return;
+async function emitFailed(db: Queryable, key: InstallationKey, errorCode: string, r: FailureSubject): Promise<void> {
   await emitEvent(db, key.workspaceId, 'signature.installation.failed', {
     error_code: errorCode,
-    email: { uuid: key.emailId, address: r.email_address },
-    teammate_uuid: r.teammate_id,
-    signature: { uuid: key.signatureId, name: r.signature_name, kind: key.kind === 'primary' ? 'primary' : key.kind === 'reply' ? 'reply_variant' : 'internal_variant' },
-    integration: { uuid: key.integrationId, kind: r.integration_kind },
+    email: { uuid: key.emailId, address: r.address },
+    teammate_uuid: r.teammateId,
+    signature: { uuid: key.signatureId, name: r.signatureName, kind: key.kind === 'primary' ? 'primary' : key.kind === 'reply' ? 'reply_variant' : 'internal_variant' },
+    integration: { uuid: key.integrationId, kind: r.integrationKind },
   });
 }
 
@@ -162,14 +162,13 @@ export async function stopSlot(db: Queryable, slot: Omit<InstallationKey, 'signa
   );
 }
 
-/** The installations of every address of these teammates stop (teammates that were removed). */
-export async function stopTeammates(db: Queryable, workspaceId: string, teammateIds: string[], opts: { onlyRemoved: boolean }): Promise<void> {
+/** The installations of these addresses stop (their teammates were removed: src/teammates/ lists their addresses). */
+export async function stopAddresses(db: Queryable, workspaceId: string, emailIds: readonly string[]): Promise<void> {
+  if (!emailIds.length) return;
   await db.query(
-    `update installations i set ${STOPPED}
-       from emails e join teammates t on t.id = e.teammate_id
-      where i.email_id = e.id and i.workspace_id = $1 and e.workspace_id = $1 and t.id = any($2::uuid[])
-        and ($3::boolean is false or t.deleted_at is not null) and i.status <> 'not_installed'`,
-    [workspaceId, teammateIds, opts.onlyRemoved],
+    `update installations set ${STOPPED}
+      where workspace_id = $1 and email_id = any($2::uuid[]) and status <> 'not_installed'`,
+    [workspaceId, emailIds],
   );
 }
 

@@ -1,5 +1,6 @@
 /** A directory sync or a hand edit changed these teammates: reinstall their mailboxes (unchanged ones are skipped by hash). */
-import { stopTeammates } from '../installations/installations.ts';
+import { stopAddresses } from '../installations/installations.ts';
+import { addressesOfRemoved } from '../teammates/queries.ts';
 import { targetsForTeammates } from '../install/routing.ts';
 import { installedKinds } from '../signatures/queries.ts';
 import { requestInstalls } from '../jobs/triggers.ts';
@@ -9,7 +10,7 @@ import { defineTask } from './define.ts';
 export const fanoutTeammates = defineTask(jobs.fanoutTeammates, {
   async run({ workspaceId, teammateIds }, { app, logger }) {
     // Removed teammates: their installations stop.
-    await stopTeammates(app.pool, workspaceId, teammateIds, { onlyRemoved: true });
+    await stopAddresses(app.pool, workspaceId, await addressesOfRemoved(app.pool, workspaceId, teammateIds));
     const kinds = await installedKinds(app.pool, workspaceId);
     const targets = await targetsForTeammates(app.pool, workspaceId, teammateIds, kinds);
     await requestInstalls(app.pool, workspaceId, targets, false);

@@ -48,6 +48,17 @@ export async function teammateNames(db: Queryable, workspaceId: string, ids: rea
   return new Map(rows.map((r) => [r.id, r.display_name]));
 }
 
+/** The addresses of the teammates among `ids` that are removed (their installations stop). */
+export async function addressesOfRemoved(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<{ id: string }>(
+    `select e.id from emails e join teammates t on t.id = e.teammate_id
+      where e.workspace_id = $1 and t.id = any($2::uuid[]) and t.deleted_at is not null`,
+    [workspaceId, ids],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** The teammates in any of the given groups or org units (each once). */
 export async function membersOfGroups(db: Queryable, workspaceId: string, groupIds: readonly string[]): Promise<string[]> {
   if (!groupIds.length) return [];

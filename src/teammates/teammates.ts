@@ -19,8 +19,8 @@
  */
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
-import { stopTeammates } from '../installations/installations.ts';
-import { emitTeammateEvents } from '../db/outbox.ts';
+import { stopAddresses } from '../installations/installations.ts';
+import { emitEvents, type TeammateEventBody } from '../db/outbox.ts';
 import { requestTeammateInstalls } from '../jobs/triggers.ts';
 
 export interface MergeContext {
@@ -204,12 +204,33 @@ export async function countSources(db: Queryable, integrationId: string): Promis
 }
 
 /**
+ * Writes teammate.created or teammate.deleted for each of these teammates of the workspace, with
+ * their addresses (primary first, then by address): one read of the page's teammates and one
+ * insert of their events. Answers the events' bodies.
+ */
+async function emitTeammateEvents(db: Queryable, workspaceId: string, type: 'teammate.created' | 'teammate.deleted', ids: readonly string[]): Promise<TeammateEventBody[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.query<{ body: TeammateEventBody }>(
+    `select jsonb_build_object(
+              'teammate', jsonb_build_object('uuid', t.id, 'display_name', t.display_name),
+              'emails', coalesce((select jsonb_agg(jsonb_build_object('uuid', e.id, 'address', e.address, 'primary', e.is_primary)
+                                                    order by e.is_primary desc, e.address)
+                                    from emails e where e.teammate_id = t.id), '[]'::jsonb)) as body
+       from teammates t where t.workspace_id = $1 and t.id = any($2::uuid[])`,
+    [workspaceId, ids],
+  );
+  const bodies = rows.map((r) => r.body);
+  await emitEvents(db, workspaceId, type, bodies);
+  return bodies;
+}
+
+/**
  * teammate.created for the teammates the page being merged added or brought back (stage_users:
  * new or revived), with their addresses, in the page's transaction. Answers their ids.
  */
 export async function announceCreated(client: pg.PoolClient, workspaceId: string): Promise<string[]> {
   const fresh = await client.query<{ teammate_id: string }>('select teammate_id from stage_users where is_new or revived');
-  return emitTeammateEvents(client, workspaceId, 'teammate.created', fresh.rows.map((r) => r.teammate_id));
+  return (await emitTeammateEvents(client, workspaceId, 'teammate.created', fresh.rows.map((r) => r.teammate_id))).map((b) => b.teammate.uuid);
 }
 
 /**
@@ -225,7 +246,7 @@ export async function removeSources(client: pg.PoolClient, workspaceId: string, 
      returning t.id`,
     [workspaceId, unlisted.map((r) => r.teammate_id)],
   );
-  return emitTeammateEvents(client, workspaceId, 'teammate.deleted', removed.rows.map((r) => r.id));
+  return (await emitTeammateEvents(client, workspaceId, 'teammate.deleted', removed.rows.map((r) => r.id))).map((b) => b.teammate.uuid);
 }
 
 /** Locks a live teammate for the rest of the transaction; false when there is none. */
@@ -259,8 +280,8 @@ export async function setManualValues(db: Queryable, workspaceId: string, teamma
 export async function removeTeammate(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
   const { rows } = await db.query<{ id: string }>('update teammates set deleted_at = now() where workspace_id = $1 and id = $2 and deleted_at is null returning id', [workspaceId, id]);
   if (!rows.length) return false;
-  await emitTeammateEvents(db, workspaceId, 'teammate.deleted', [id]);
-  await stopTeammates(db, workspaceId, [id], { onlyRemoved: false });
+  const [body] = await emitTeammateEvents(db, workspaceId, 'teammate.deleted', [id]);
+  await stopAddresses(db, workspaceId, body?.emails.map((e) => e.uuid) ?? []);
   return true;
 }
 

@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { createSignInLink, openSession } from '../../src/console/sessions.ts';
-import { emitTeammateEvents } from '../../src/db/outbox.ts';
+import { emitEvent } from '../../src/db/outbox.ts';
 import { dispatchBatch, recordAttempt } from '../../src/events/deliveries.ts';
 import { seedIntegration, seedTeammate, useApi } from '../api/helpers.ts';
 import { insertWebhookEndpoint } from '../helpers/fixtures/webhooks.ts';
@@ -55,7 +55,7 @@ describe('console: every action is in the audit trail', () => {
     const directory = await seedIntegration(pool, api.ws, { category: 'teammates', name: 'Directory' });
     const bob = await seedTeammate(pool, api.ws, 'Bob', [{ address: 'bob@acme.test', primary: true }]);
     await insertWebhookEndpoint(pool, api.ws, { url: 'https://hooks.example.test/in' });
-    await emitTeammateEvents(pool, api.ws, 'teammate.created', [bob.id]);
+    await emitEvent(pool, api.ws, 'teammate.created', { teammate: { uuid: bob.id, display_name: 'Bob' }, emails: [] });
     const [delivery] = (await dispatchBatch(pool, api.ws)).deliveries;
     await recordAttempt(pool, delivery!, { previousAttempts: 0, outcome: 'failed', statusCode: 500, durationMs: 5, error: 'HTTP 500', retryInMs: null });
     const link = await createSignInLink(pool, api.ws, 'cli:admin', undefined, PERSON);

@@ -17,7 +17,7 @@ import { getIntegration, updateCredentials, type IntegrationRow } from '../../sr
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, eventCount, googleServiceAccount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, runCli, waitFor } from '../helpers/cli.ts';
-import { assignToEveryGroup, insertSignature } from '../helpers/fixtures/signatures.ts';
+import { assignToEveryGroup, assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
 
 const FAST = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 
@@ -253,5 +253,28 @@ describe('install pipeline (Gmail)', () => {
     expect(await count(`select count(*)::int as n from installations where signature_id = $1 and status = 'failed'`, [signatureId])).toBe(0);
     Object.assign(google.knobs, defaultKnobs());
     await drained();
+  });
+
+  it('a published signature that no longer validates fails as invalid_content, and its event names the signature, the address and the integration', async () => {
+    const address = 'user4@example.test';
+    const { rows } = await t.ctx.pool.query<{ id: string; teammate_id: string }>(`select id, teammate_id from emails where workspace_id = $1 and address = $2`, [workspaceId, address]);
+    const email = rows[0]!;
+    // The published tree names a smart field that does not exist: it no longer validates at render time.
+    const broken = { type: 'stack', id: 'root', children: [{ type: 'text', id: 'x', tokens: [{ type: 'textToken', id: 't', smartFieldUuid: crypto.randomUUID() }] }] };
+    const brokenId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Broken one', draftContent: broken, published: true });
+    await assignToTeammate(t.ctx.pool, workspaceId, brokenId, email.teammate_id, 100);
+    await installOne(address);
+    const ev = await t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'signature.installation.failed' and payload->'signature'->>'uuid' = $2`, [workspaceId, brokenId]);
+    expect(ev.rows.map((r) => r.payload)).toEqual([
+      {
+        type: 'signature.installation.failed',
+        occurred_at: expect.any(String),
+        error_code: 'invalid_content',
+        email: { uuid: email.id, address },
+        teammate_uuid: email.teammate_id,
+        signature: { uuid: brokenId, name: 'Broken one', kind: 'primary' },
+        integration: { uuid: gmail.id, kind: 'google_workspace' },
+      },
+    ]);
   });
 });
