@@ -17,7 +17,7 @@
 const LAYERS = [
   ['base', '^src/(domain|errors|config|configError|dataDir|log|output|metrics|graphileLogger|dashboard|serverLock|listenAddress|context|text)[.]ts$|^src/(net|crypto|browser)/|^connectors/'],
   ['store', '^src/(db|jobs)/'],
-  ['aggregates', '^src/(signatures|teammates|installations|campaigns|experiments|integrations|assets|billing|events|console)/'],
+  ['aggregates', '^src/(signatures|teammates|installations|campaigns|experiments|integrations|assets|billing|webhooks|console)/'],
   ['engines', '^src/(sync|install|render|analytics|addin)/'],
   ['surfaces', '^src/(api|tasks)/'],
   ['entries', '^src/(cli|worker|sandbox)/|^src/app[.]ts$'],

@@ -24,7 +24,7 @@ import { buildServer } from '../src/api/server.ts';
 import { createApiKey } from '../src/db/apiKeys.ts';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import { insertIntegration } from '../src/integrations/repository.ts';
+import { insertIntegration } from '../src/integrations/integrations.ts';
 import type { AppContext } from '../src/context.ts';
 import { googleServiceAccount } from './fixtures.ts';
 import { FIXTURES, makeTeammates } from './render.ts';

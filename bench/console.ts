@@ -41,7 +41,7 @@ import { createSignInLink } from '../src/console/sessions.ts';
 import type { AppContext } from '../src/context.ts';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import { insertIntegration } from '../src/integrations/repository.ts';
+import { insertIntegration } from '../src/integrations/integrations.ts';
 import { seedAnalyticsData, type AnalyticsData } from './analytics.ts';
 import { childPid, postmasterPid, processTreeCpuSeconds, treeCpuSeconds } from './cpu.ts';
 import { googleServiceAccount } from './fixtures.ts';

@@ -21,7 +21,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { DirectoryUser } from '../connectors/types.ts';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import { insertIntegration } from '../src/integrations/repository.ts';
+import { insertIntegration } from '../src/integrations/integrations.ts';
 import { startRuns } from '../src/integrations/syncRuns.ts';
 import { SyncStatistics } from '../src/sync/stats.ts';
 import { StageTimer } from '../src/sync/timing.ts';

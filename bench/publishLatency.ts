@@ -15,7 +15,7 @@ import { buildServer } from '../src/api/server.ts';
 import { createApiKey } from '../src/db/apiKeys.ts';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import { insertIntegration } from '../src/integrations/repository.ts';
+import { insertIntegration } from '../src/integrations/integrations.ts';
 import { startRuns } from '../src/integrations/syncRuns.ts';
 import { startWorker } from '../src/worker/runner.ts';
 import { generateGoogleTenant, startGoogleEmulator } from '../emulators/google.ts';

@@ -19,7 +19,7 @@ import { executeRun } from '../src/sync/engine.ts';
 import { startRuns } from '../src/integrations/syncRuns.ts';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import { buildConnector, insertIntegration, type IntegrationRow } from '../src/integrations/repository.ts';
+import { buildConnector, insertIntegration, type IntegrationRow } from '../src/integrations/integrations.ts';
 import type { DirectorySource } from '../connectors/types.ts';
 import { googleServiceAccount, mapSmartFieldSql } from './fixtures.ts';
 import type { BenchArgs, Figures } from './types.ts';

@@ -8,7 +8,7 @@
  */
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
-import { insertIntegration } from '../src/integrations/repository.ts';
+import { insertIntegration } from '../src/integrations/integrations.ts';
 import { executeRun } from '../src/sync/engine.ts';
 import { startRuns } from '../src/integrations/syncRuns.ts';
 import { mapSmartFieldSql } from './fixtures.ts';

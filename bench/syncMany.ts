@@ -17,7 +17,7 @@ import os from 'node:os';
 import { withTx } from '../src/db/tx.ts';
 import { createWorkspace } from '../src/db/workspaces.ts';
 import { enqueue, jobs } from '../src/jobs/catalogue.ts';
-import { insertIntegration } from '../src/integrations/repository.ts';
+import { insertIntegration } from '../src/integrations/integrations.ts';
 import { googleServiceAccount } from './fixtures.ts';
 import type { BenchArgs, Figures } from './types.ts';
 import { openBenchDb, startEmulatorProcess, startWorkerProcesses, until, type WorkerProcesses } from './support.ts';

@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { assetByToken } from '../assets/store.ts';
+import { assetByToken } from '../assets/assets.ts';
 import { counter, enforce } from './rateLimits.ts';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;

@@ -29,7 +29,7 @@ import type { AppContext } from '../context.ts';
 import type { ConsoleSession } from '../console/sessions.ts';
 import { DIRECTORY_CATEGORIES } from '../domain.ts';
 import { ApiError } from '../errors.ts';
-import { getIntegration } from '../integrations/repository.ts';
+import { getIntegration } from '../integrations/integrations.ts';
 import { startRuns } from '../integrations/syncRuns.ts';
 import { recentRuns } from '../integrations/queries.ts';
 import { getWorkspace } from '../db/workspaces.ts';

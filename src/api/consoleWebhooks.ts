@@ -9,8 +9,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { deliveryOfWorkspace, listDeliveryAttempts, redeliver, RedeliveryError } from '../events/deliveries.ts';
-import { listEndpoints } from '../events/endpoints.ts';
+import { deliveryOfWorkspace, listDeliveryAttempts, redeliver, RedeliveryError } from '../webhooks/deliveries.ts';
+import { listEndpoints } from '../webhooks/endpoints.ts';
 import { auditConsole } from './consoleSignIn.ts';
 
 const ATTEMPTS_SHOWN = 20;

@@ -29,7 +29,7 @@ import { viewTokens } from '../analytics/token.ts';
 import { imageResolver, type ResolvedImage } from '../analytics/viewImages.ts';
 import { ViewRecorder } from '../analytics/views.ts';
 import type { RecorderOptions } from '../analytics/batch.ts';
-import { workspaceAssetByToken } from '../assets/store.ts';
+import { workspaceAssetByToken } from '../assets/assets.ts';
 import { limitPerAddress } from './rateLimits.ts';
 
 /** A 1×1 transparent GIF. */

@@ -3,7 +3,7 @@
  * (GET /v1/assets, the console, and the check before a delete). It joins the asset aggregate
  * (`assets`, `teammate_photos`) with the trees that show an asset through an `assetUuid` token:
  * `signatures`, `signature_variants`, `marketing_campaigns` and `experiment_arms`; it writes nothing
- * (src/assets/store.ts writes assets; docs/architecture.md "Read models").
+ * (src/assets/assets.ts writes assets; docs/architecture.md "Read models").
  */
 import type { Queryable } from '../db/tx.ts';
 

@@ -8,7 +8,7 @@
  */
 import { Agent } from 'undici';
 import { checkUrlSyntax, guardedLookup, UnsafeUrlError, type UrlPolicy } from '../net/ssrf.ts';
-import { MAX_ASSET_BYTES } from './store.ts';
+import { MAX_ASSET_BYTES } from './assets.ts';
 
 export const FETCH_TIMEOUT_MS = 10_000;
 const MAX_REDIRECTS = 3;

@@ -24,7 +24,7 @@ import {
   recordBillingError,
   saveSubscription,
   upsertFinancialDocuments,
-} from './repository.ts';
+} from './billing.ts';
 import { listInvoices, readSubscription, stripeClient, updateQuantity } from './provider.ts';
 import { activeTeammateCount } from '../teammates/queries.ts';
 import { directoriesSettled } from '../integrations/queries.ts';

@@ -1,7 +1,7 @@
 /**
  * The outbox: webhook events are rows in `events`, written in the same transaction as the state
  * change they report (pass the transaction's client). Payloads are exactly the spec's section 6
- * shapes, with `type` and `occurred_at`. Delivery to endpoints happens later (src/events/).
+ * shapes, with `type` and `occurred_at`. Delivery to endpoints happens later (src/webhooks/).
  */
 import type { Queryable } from './tx.ts';
 

@@ -3,14 +3,14 @@
  * install (which refuses a larger signature with `signature_too_long` before any provider call,
  * `install replay --dry-run` included) and for the compatibility report's verdict per mailbox.
  *
- * - An integration in add-in mode (`isAddinMode`, src/integrations/repository.ts): the Outlook add-in inserts the signature with
+ * - An integration in add-in mode (`isAddinMode`, src/integrations/integrations.ts): the Outlook add-in inserts the signature with
  *   `body.setSignatureAsync`, 30,000 characters at most (ADDIN_MAX_SIGNATURE).
  * - Otherwise the connector's own limit for the integration's config (the definition's
  *   `maxHtmlLength`: Gmail 10,000; Outlook on the web 8,000 or the config's `max_html_length`;
  *   Slack 10,000).
  */
 import { mailboxInstallers } from '../../connectors/registry.ts';
-import { isAddinMode, type IntegrationRow } from '../integrations/repository.ts';
+import { isAddinMode, type IntegrationRow } from '../integrations/integrations.ts';
 import { ADDIN_MAX_SIGNATURE } from '../render/limits.ts';
 
 /** Which limit applies: the add-in's, or the provider's write. */

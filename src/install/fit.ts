@@ -15,7 +15,7 @@
  */
 import type { AppContext } from '../context.ts';
 import type { SignatureKind } from '../domain.ts';
-import { getIntegration, type IntegrationRow } from '../integrations/repository.ts';
+import { getIntegration, type IntegrationRow } from '../integrations/integrations.ts';
 import { createLogger } from '../log.ts';
 import { destinationLimit, type DestinationWay } from './destinations.ts';
 import { installMailbox } from './install.ts';

@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, type MailboxInstaller } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { buildConnector, getIntegration, isAddinMode, markAccessLost, type IntegrationRow } from '../integrations/repository.ts';
+import { buildConnector, getIntegration, isAddinMode, markAccessLost, type IntegrationRow } from '../integrations/integrations.ts';
 import { saveMailboxState } from '../installations/mailboxState.ts';
 import { paceRateLimited, reserveTurn } from '../installations/pace.ts';
 import { loadInstallInput, type InstallInput } from './load.ts';

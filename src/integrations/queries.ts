@@ -1,12 +1,12 @@
 /**
- * Reads of integrations and their sync runs for the API and the console (src/integrations/repository.ts
+ * Reads of integrations and their sync runs for the API and the console (src/integrations/integrations.ts
  * and syncRuns.ts write them), and for the Outlook add-in and the compatibility report.
  */
 import type { Queryable } from '../db/tx.ts';
 import type { PageWindow } from '../db/pages.ts';
 import { DIRECTORY_CATEGORIES } from '../domain.ts';
 import { kindsWhere } from '../../connectors/registry.ts';
-import { isAddinMode, type IntegrationRow } from './repository.ts';
+import { isAddinMode, type IntegrationRow } from './integrations.ts';
 import type { SyncRunRow } from './syncRuns.ts';
 
 /** The workspace's integrations that are not disconnected, newest first. */

@@ -14,7 +14,7 @@
  * - Clients: a signatures integration with Google Workspace means Gmail's clients, with Microsoft
  *   Entra Outlook's; a workspace with neither (or only Slack) gets every client.
  */
-import { assetRefs } from '../assets/store.ts';
+import { assetRefs } from '../assets/assets.ts';
 import { firstLiveBanner } from '../campaigns/queries.ts';
 import { smartFieldSummaries } from '../db/smartFields.ts';
 import type { Queryable } from '../db/tx.ts';

@@ -19,7 +19,7 @@
  * with different drafts must not share a template. Drafts are validated and compiled on every load.
  */
 import type { Queryable } from '../db/tx.ts';
-import { assetRefs } from '../assets/store.ts';
+import { assetRefs } from '../assets/assets.ts';
 import { campaignApplies, type VariantSettings } from '../campaigns/choice.ts';
 import { assignArm } from '../experiments/assignment.ts';
 import { compileTemplate, type CompiledTemplate } from './compile.ts';

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { syncBilling } from '../billing/sync.ts';
 import type { AppContext } from '../context.ts';
-import { connectBilling } from '../billing/repository.ts';
+import { connectBilling } from '../billing/billing.ts';
 import type { SandboxTenants } from './tenants.ts';
 
 export async function connectSandboxBilling(ctx: AppContext, log: Logger, workspaceId: string, stripe: SandboxTenants['stripe']): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkUpload, createAsset } from '../assets/store.ts';
+import { checkUpload, createAsset } from '../assets/assets.ts';
 import type { AppContext } from '../context.ts';
 import { prependDraftBlock } from '../signatures/signatures.ts';
 

@@ -16,7 +16,7 @@ import { withTx } from '../db/tx.ts';
 import { createWorkspace, setEventTracking } from '../db/workspaces.ts';
 import { createSignature, lockSignature, publishVariant, VARIANT_KINDS } from '../signatures/signatures.ts';
 import { createSmartField } from '../db/smartFields.ts';
-import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/repository.ts';
+import { insertIntegration, repointIntegrations, type IntegrationRow } from '../integrations/integrations.ts';
 import { groupIdsNamed } from '../teammates/groups.ts';
 import { validateContent } from '../render/index.ts';
 import { addSandboxLogo } from './logo.ts';

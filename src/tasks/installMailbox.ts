@@ -3,7 +3,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { installMailbox } from '../install/install.ts';
 import { requestInstalls } from '../jobs/triggers.ts';
 import { withInstallSlot } from '../installations/slots.ts';
-import type { IntegrationRow } from '../integrations/repository.ts';
+import type { IntegrationRow } from '../integrations/integrations.ts';
 import { jobs } from '../jobs/catalogue.ts';
 import { defineTask } from './define.ts';
 

@@ -11,7 +11,7 @@ import { forgetRecordedFetches } from '../../src/addin/clients.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { runCli } from '../helpers/cli.ts';
 import { TEST_KEY } from '../helpers/db.ts';
-import { insertIntegration } from '../../src/integrations/repository.ts';
+import { insertIntegration } from '../../src/integrations/integrations.ts';
 import { useApi, seedTeammate, tree } from '../api/helpers.ts';
 import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';
 import { ANN_OID, BOB_OID, CLIENT_ID, seedAddinWorld, type AddinWorld } from './fixtures.ts';

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
 import { PIXEL_GIF } from '../../src/api/views.ts';
-import { assetPublicUrl, upsertAsset } from '../../src/assets/store.ts';
+import { assetPublicUrl, upsertAsset } from '../../src/assets/assets.ts';
 import { renderTracked } from '../../src/analytics/renderTracking.ts';
 import { renderSignature, type RenderInput } from '../../src/render/render.ts';
 import type { ContentTree } from '../../src/render/schema.ts';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchSourceUrl } from '../../src/assets/fetchUrl.ts';
-import { MAX_ASSET_BYTES } from '../../src/assets/store.ts';
+import { MAX_ASSET_BYTES } from '../../src/assets/assets.ts';
 import { FETCH_FAILED_MESSAGE } from '../../src/api/v1/assets.ts';
 import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { FOREIGN_UUID, seedTeammate, useApi } from './helpers.ts';

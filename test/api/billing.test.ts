@@ -7,7 +7,7 @@ import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSubscription, stripeClient, updateQuantity } from '../../src/billing/provider.ts';
 import { syncBilling, syncSeats } from '../../src/billing/sync.ts';
-import { connectBilling } from '../../src/billing/repository.ts';
+import { connectBilling } from '../../src/billing/billing.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { generateStripeAccount, startStripeEmulator, type StripeEmulator } from '../../emulators/stripe.ts';
 import { executeRun } from '../../src/sync/engine.ts';

@@ -9,7 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/api/server.ts';
 import { syncPhotos } from '../../src/assets/photoSync.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { insertIntegration } from '../../src/integrations/repository.ts';
+import { insertIntegration } from '../../src/integrations/integrations.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { runCli } from '../helpers/cli.ts';

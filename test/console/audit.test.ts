@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { createSignInLink, openSession } from '../../src/console/sessions.ts';
 import { emitEvent } from '../../src/db/outbox.ts';
-import { dispatchBatch, recordAttempt } from '../../src/events/deliveries.ts';
+import { dispatchBatch, recordAttempt } from '../../src/webhooks/deliveries.ts';
 import { seedIntegration, seedTeammate, useApi } from '../api/helpers.ts';
 import { insertWebhookEndpoint } from '../helpers/fixtures/webhooks.ts';
 

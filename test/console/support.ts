@@ -13,7 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { launchChromium } from '../../src/browser/chromium.ts';
 import { createSignInLink } from '../../src/console/sessions.ts';
-import { markAccessLost, type IntegrationRow } from '../../src/integrations/repository.ts';
+import { markAccessLost, type IntegrationRow } from '../../src/integrations/integrations.ts';
 import { runAnalyticsStory, type AnalyticsDemoResult } from '../../src/sandbox/analyticsDemo.ts';
 import { runStory } from '../../src/sandbox/demo.ts';
 import { ApiClient } from '../../src/sandbox/flow.ts';

@@ -4,10 +4,10 @@
  * and Redeliver sends it again with the same webhook-id.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEndpoint } from '../../src/events/endpoints.ts';
-import { dispatchWorkspace } from '../../src/events/deliveries.ts';
+import { createEndpoint } from '../../src/webhooks/endpoints.ts';
+import { dispatchWorkspace } from '../../src/webhooks/deliveries.ts';
 import { waitForRuns } from '../../src/sandbox/flow.ts';
-import { startReceiver, type Receiver } from '../events/receiver.ts';
+import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { waitFor } from '../helpers/cli.ts';
 import { useConsoleWorld } from './support.ts';
 

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Runner } from 'graphile-worker';
 import { switchEventTracking } from '../../src/analytics/tracking.ts';
 import { countryOf } from '../../src/analytics/geo.ts';
-import { createEndpoint } from '../../src/events/endpoints.ts';
+import { createEndpoint } from '../../src/webhooks/endpoints.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { startWorker } from '../../src/worker/runner.ts';
@@ -21,7 +21,7 @@ import { connectGoogle, workspaceWithKey } from '../helpers/fixtures.ts';
 import { assignToEveryGroup } from '../helpers/fixtures/signatures.ts';
 import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
 import { startServer } from '../helpers/server.ts';
-import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
+import { startReceiver, verify, type Receiver } from '../webhooks/receiver.ts';
 
 const DESTINATION = 'https://shop.acme.test/offer?ref=sig';
 const CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSandboxRecord } from '../../src/sandbox/demo.ts';
-import { startReceiver, verify, type Receiver } from '../events/receiver.ts';
+import { startReceiver, verify, type Receiver } from '../webhooks/receiver.ts';
 import { acmePeople, acmeSharedMailboxes } from '../../emulators/acme.ts';
 import { loadAcme } from '../../src/sandbox/seed.ts';
 import { childEnv, DEADLINE_MS, HEAVY_TEST_MS, runCli, runProcess, spawnCli, waitFor } from '../helpers/cli.ts';

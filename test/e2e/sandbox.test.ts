@@ -12,7 +12,7 @@ import { buildServer } from '../../src/api/server.ts';
 import { createApiKey } from '../../src/db/apiKeys.ts';
 import { applyAction, runCampaignTick } from '../../src/campaigns/campaigns.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { getIntegration, updateCredentials } from '../../src/integrations/repository.ts';
+import { getIntegration, updateCredentials } from '../../src/integrations/integrations.ts';
 import { ApiClient, waitForIdle, waitForRuns } from '../../src/sandbox/flow.ts';
 import { defaultKnobs } from '../../emulators/http.ts';
 import { microsoftCredentials } from '../../emulators/microsoft.ts';
@@ -27,7 +27,7 @@ import {
 } from '../../src/sandbox/seed.ts';
 import { acmePeople, acmeSharedMailboxes, microsoftUserOf, slackMemberOf, startAcmeEmulators, type AcmeEmulators } from '../../emulators/acme.ts';
 import { startWorker } from '../../src/worker/runner.ts';
-import type { IntegrationRow } from '../../src/integrations/repository.ts';
+import type { IntegrationRow } from '../../src/integrations/integrations.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { eventCount, workspaceWithKey } from '../helpers/fixtures.ts';
 

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../../src/context.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { insertIntegration, type IntegrationCategory, type IntegrationRow } from '../../src/integrations/repository.ts';
+import { insertIntegration, type IntegrationCategory, type IntegrationRow } from '../../src/integrations/integrations.ts';
 import { requestSignatureInstall } from '../../src/jobs/triggers.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';

@@ -9,7 +9,7 @@ import { serviceAccountKey } from '../connectors/google/helpers.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { HEADROOM, currentPace, paceRateLimited, reserveTurn, type PaceKey } from '../../src/installations/pace.ts';
-import { IntegrationSetupError, validateSetup } from '../../src/integrations/repository.ts';
+import { IntegrationSetupError, validateSetup } from '../../src/integrations/integrations.ts';
 import { integrationUrlPolicy } from '../../src/integrations/urls.ts';
 import { seedIntegration } from '../api/helpers.ts';
 import { useTestContext } from '../helpers/db.ts';

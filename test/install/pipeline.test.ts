@@ -13,7 +13,7 @@ import { startWorker } from '../../src/worker/runner.ts';
 import { validateContent } from '../../src/render/index.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { defaultKnobs } from '../../emulators/http.ts';
-import { getIntegration, updateCredentials, type IntegrationRow } from '../../src/integrations/repository.ts';
+import { getIntegration, updateCredentials, type IntegrationRow } from '../../src/integrations/integrations.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { connectGoogle, eventCount, googleServiceAccount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import { DEADLINE_MS, runCli, waitFor } from '../helpers/cli.ts';

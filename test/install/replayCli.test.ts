@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runner } from 'graphile-worker';
 import { withTx } from '../../src/db/tx.ts';
 import { startWorker } from '../../src/worker/runner.ts';
-import { insertIntegration } from '../../src/integrations/repository.ts';
+import { insertIntegration } from '../../src/integrations/integrations.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { generateSlackTenant, startSlackEmulator, type SlackEmulator } from '../../emulators/slack.ts';
 import { TEST_KEY, useTestContext } from '../helpers/db.ts';

@@ -15,7 +15,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { renderForAddress } from '../../src/analytics/addressRender.ts';
 import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator, type GoogleTenant } from '../../emulators/google.ts';
-import type { IntegrationRow } from '../../src/integrations/repository.ts';
+import type { IntegrationRow } from '../../src/integrations/integrations.ts';
 import type { AppContext } from '../../src/context.ts';
 import { eventCount, workspaceWithKey } from '../helpers/fixtures.ts';
 import { assignToTeammate, insertSignature } from '../helpers/fixtures/signatures.ts';

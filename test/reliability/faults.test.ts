@@ -14,7 +14,7 @@ import { startWorker } from '../../src/worker/runner.ts';
 import { requestInstalls } from '../../src/jobs/triggers.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { defaultKnobs } from '../../emulators/http.ts';
-import { getIntegration, updateCredentials, type IntegrationRow } from '../../src/integrations/repository.ts';
+import { getIntegration, updateCredentials, type IntegrationRow } from '../../src/integrations/integrations.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { eventCount, googleServiceAccount, publishAndInstall, workspaceWithKey } from '../helpers/fixtures.ts';
 import { connectGoogleAndGmail, count, HEAVY_TEST_MS, installedCount, signatureForEveryone, waitFor } from './support.ts';

@@ -23,9 +23,9 @@ import { slackPhotoSource } from '../../connectors/slack/photos.ts';
 import { InvalidResponseError } from '../../connectors/types.ts';
 import { buildServer } from '../../src/api/server.ts';
 import { loadConfig } from '../../src/config.ts';
-import { attemptDelivery } from '../../src/events/delivery.ts';
+import { attemptDelivery } from '../../src/webhooks/delivery.ts';
 import { UnsafeUrlError, validateWebhookUrl, type UrlPolicy } from '../../src/net/ssrf.ts';
-import { IntegrationSetupError, validateSetup } from '../../src/integrations/repository.ts';
+import { IntegrationSetupError, validateSetup } from '../../src/integrations/integrations.ts';
 import { integrationUrlPolicy, validateIntegrationUrls } from '../../src/integrations/urls.ts';
 import { previewPage } from '../../src/render/preview.ts';
 import { renderSignature } from '../../src/render/render.ts';
@@ -38,7 +38,7 @@ import { seedTeammate, useApi } from '../api/helpers.ts';
 import { connectGoogle } from '../helpers/fixtures.ts';
 import { insertSignature } from '../helpers/fixtures/signatures.ts';
 import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
-import { startReceiver, type Receiver } from '../events/receiver.ts';
+import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AppContext } from '../../src/context.ts';
-import type { IntegrationRow } from '../../src/integrations/repository.ts';
+import type { IntegrationRow } from '../../src/integrations/integrations.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import type { GoogleEmulator } from '../../emulators/google.ts';
 import { BIN, childEnv, DEADLINE_MS, HEAVY_TEST_MS, waitFor } from '../helpers/cli.ts';

@@ -11,7 +11,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
-import { createAsset } from '../../src/assets/store.ts';
+import { createAsset } from '../../src/assets/assets.ts';
 import { createDatabase } from '../helpers/db.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli } from '../helpers/cli.ts';
 import { readPng } from '../helpers/png.ts';

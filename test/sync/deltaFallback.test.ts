@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { withTx } from '../../src/db/tx.ts';
-import { insertIntegration } from '../../src/integrations/repository.ts';
+import { insertIntegration } from '../../src/integrations/integrations.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../../emulators/microsoft.ts';

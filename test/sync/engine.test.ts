@@ -196,7 +196,7 @@ describe('directory sync engine (Google Workspace)', () => {
 
     // Reconnect: active again, no integration.connected, and the alert is re-armed.
     const { withTx } = await import('../../src/db/tx.ts');
-    const { updateCredentials, getIntegration } = await import('../../src/integrations/repository.ts');
+    const { updateCredentials, getIntegration } = await import('../../src/integrations/integrations.ts');
     const { googleServiceAccount } = await import('../helpers/fixtures.ts');
     google.knobs.revokeAtRequest = null;
     await withTx(t.ctx.pool, async (c) => updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, integration.id))!, googleServiceAccount()));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PURPOSE_ATTEMPTS } from '../../connectors/microsoft/directory.ts';
 import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../../emulators/microsoft.ts';
 import { withTx } from '../../src/db/tx.ts';
-import { insertIntegration } from '../../src/integrations/repository.ts';
+import { insertIntegration } from '../../src/integrations/integrations.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { useTestContext } from '../helpers/db.ts';

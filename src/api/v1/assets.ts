@@ -10,7 +10,7 @@
  *   DELETE /v1/assets/{id}     204; refused while in use (422 asset_in_use, remediation remove_asset_references)
  *
  * Accepted: PNG, JPEG, GIF and WebP up to 5 MiB, the type read from the bytes; SVG is refused
- * (src/assets/store.ts says why). Before it is stored, a WebP is converted and a large image resized
+ * (src/assets/assets.ts says why). Before it is stored, a WebP is converted and a large image resized
  * (src/assets/convert.ts); POST answers `conversion` beside `data` (null when stored as sent), and a
  * canvas over MAX_INPUT_PIXELS is too_big, bytes that do not decode invalid_image. `source_url` is fetched under the webhook URL rules
  * (src/assets/fetchUrl.ts). Each refusal is a 422 detail on the field: `asset.file_base64` or
@@ -26,7 +26,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
 import { fetchSourceUrl, SourceUrlError } from '../../assets/fetchUrl.ts';
 import { filenameFor, MAX_INPUT_PIXELS, MAX_STORED_SIDE, prepareImage } from '../../assets/convert.ts';
-import { ACCEPTED, assetPublicUrl, checkUpload, createAsset, deleteAsset, MAX_ASSET_BYTES, renameAsset } from '../../assets/store.ts';
+import { ACCEPTED, assetPublicUrl, checkUpload, createAsset, deleteAsset, MAX_ASSET_BYTES, renameAsset } from '../../assets/assets.ts';
 import { getAsset, listAssets, type AssetRow } from '../../assets/assetsInUse.ts';
 import { pageParams } from '../pagination.ts';
 import { withTx } from '../../db/tx.ts';

@@ -4,7 +4,7 @@
  * and assets, and all problems are reported together as one 422.
  */
 import type { Queryable } from '../../db/tx.ts';
-import { existingAssetIds } from '../../assets/store.ts';
+import { existingAssetIds } from '../../assets/assets.ts';
 import { smartFieldIds } from '../../db/smartFields.ts';
 import { assetUuidsIn, validateContent } from '../../render/validate.ts';
 import { ApiError, type ValidationDetail } from '../../errors.ts';

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { type FinancialDocumentRow, listFinancialDocuments } from '../../billing/repository.ts';
+import { type FinancialDocumentRow, listFinancialDocuments } from '../../billing/billing.ts';
 import { pageParams } from '../pagination.ts';
 import { errors, iso, isoRequired, PageQuery, pageOf, paginate, Timestamp } from './schemas.ts';
 

@@ -15,7 +15,7 @@ import { integrationDashboardUrl } from '../../dashboard.ts';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES } from '../../domain.ts';
-import type { IntegrationRow } from '../../integrations/repository.ts';
+import type { IntegrationRow } from '../../integrations/integrations.ts';
 import { startRuns, type SyncRunRow } from '../../integrations/syncRuns.ts';
 import { connectedStatuses, getRunOfWorkspace, listIntegrations } from '../../integrations/queries.ts';
 import { ApiError } from '../../errors.ts';

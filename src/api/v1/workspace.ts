@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { workspacePlan } from '../../billing/repository.ts';
+import { workspacePlan } from '../../billing/billing.ts';
 import { analyticsSettings, updateAnalyticsSettings, workspaceOverview } from '../../db/workspaces.ts';
 import { activeTeammateCount } from '../../teammates/queries.ts';
 import { ApiError } from '../../errors.ts';

@@ -35,7 +35,7 @@ export function billingCommands(program: Command): void {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
       const creds = await readCredentials(opts.credentialsFile);
       const [{ connectBilling }, { readSubscription, stripeClient }, { syncBilling }] = await Promise.all([
-        import('../../billing/repository.ts'),
+        import('../../billing/billing.ts'),
         import('../../billing/provider.ts'),
         import('../../billing/sync.ts'),
       ]);

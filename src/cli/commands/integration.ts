@@ -9,7 +9,7 @@ import { CONNECTOR_KINDS, type ConnectorKind } from '../../../connectors/kinds.t
 import type { AccessCheck, DirectorySource, MailboxInstaller } from '../../../connectors/types.ts';
 import type { AppContext } from '../../context.ts';
 import { DIRECTORY_CATEGORIES, INTEGRATION_CATEGORIES, type IntegrationCategory } from '../../domain.ts';
-import type { IntegrationRow } from '../../integrations/repository.ts';
+import type { IntegrationRow } from '../../integrations/integrations.ts';
 import { UsageError } from '../errors.ts';
 import { out, table } from '../../output.ts';
 import { requireUuid, requireWorkspace, withContext } from './admin.ts';
@@ -64,7 +64,7 @@ function unreachable(e: Error): string | undefined {
  */
 async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown): Promise<AccessCheck> {
   const [{ IntegrationSetupError, validateSetup }, { ConnectorError }, { integrationUrlPolicy, IntegrationUrlError, validateIntegrationUrls }] = await Promise.all([
-    import('../../integrations/repository.ts'),
+    import('../../integrations/integrations.ts'),
     import('../../../connectors/types.ts'),
     import('../../integrations/urls.ts'),
   ]);
@@ -131,7 +131,7 @@ async function connect(opts: ConnectOptions): Promise<void> {
   const file = splitCredentialsFile(await readJsonFile(opts.credentialsFile, '--credentials-file'), opts.config !== undefined);
   const credentials = file.credentials;
   const config = (opts.config ? await readJsonFile(opts.config, '--config') : (file.config ?? {})) as Record<string, unknown>;
-  const [{ withTx }, { insertIntegration }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts')]);
+  const [{ withTx }, { insertIntegration }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/integrations.ts')]);
   await withContext(async (ctx) => {
     await requireWorkspace(ctx, workspaceId);
     const { unchecked } = await checkCredentials(ctx, kind, category, credentials, config);
@@ -167,7 +167,7 @@ export function integrationCommands(program: Command): void {
       const file = splitCredentialsFile(await readJsonFile(opts.credentialsFile, '--credentials-file'), false);
       if (file.config) throw new UsageError('--credentials-file: reconnect replaces the credentials only; remove "config" from the file (the integration keeps its config)');
       const credentials = file.credentials;
-      const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts'), import('../../integrations/syncRuns.ts')]);
+      const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/integrations.ts'), import('../../integrations/syncRuns.ts')]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
         const { unchecked } = await checkCredentials(ctx, current.kind, current.category, credentials, current.config);
@@ -187,7 +187,7 @@ export function integrationCommands(program: Command): void {
     .argument('<id>', 'integration id')
     .action(async (id: string) => {
       const integrationId = requireUuid(id, 'id');
-      const [{ withTx }, { markDisconnected }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/repository.ts')]);
+      const [{ withTx }, { markDisconnected }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/integrations.ts')]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
         const changed = await withTx(ctx.pool, (client) => markDisconnected(client, current));

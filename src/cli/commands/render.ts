@@ -58,7 +58,7 @@ async function loadPreview(opts: RenderOpts, signatureId: string, teammateId: st
     import('../../render/load.ts'),
     import('../../render/preview.ts'),
     import('../../render/render.ts'),
-    import('../../assets/store.ts'),
+    import('../../assets/assets.ts'),
   ]);
   return withContext(async (ctx) => {
     const loaded = await loadRenderSource(ctx.pool, {

@@ -10,7 +10,7 @@ import { EVENT_TYPES, type EventType } from '../../db/outbox.ts';
 import { deliveryCommands } from './webhookDeliveries.ts';
 import type { Queryable } from '../../db/tx.ts';
 
-const endpoints = () => import('../../events/endpoints.ts');
+const endpoints = () => import('../../webhooks/endpoints.ts');
 
 /**
  * Runs `change` (remove, enable) on endpoint `id` in one transaction with its audit entry; false when

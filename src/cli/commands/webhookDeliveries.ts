@@ -4,7 +4,7 @@ import { out, table } from '../../output.ts';
 import { UsageError } from '../errors.ts';
 import { requireUuid, withContext } from './admin.ts';
 
-const deliveries = () => import('../../events/deliveries.ts');
+const deliveries = () => import('../../webhooks/deliveries.ts');
 
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -45,7 +45,7 @@ export function deliveryCommands(webhook: Command): void {
     .action(async (rawId: string, opts: { failed?: boolean; limit: string }) => {
       const id = requireUuid(rawId, 'id');
       const limit = positiveInt(opts.limit, '--limit');
-      const [{ listDeliveryAttempts }, { endpointExists }] = await Promise.all([deliveries(), import('../../events/endpoints.ts')]);
+      const [{ listDeliveryAttempts }, { endpointExists }] = await Promise.all([deliveries(), import('../../webhooks/endpoints.ts')]);
       await withContext(async (ctx) => {
         if (!(await endpointExists(ctx.pool, id))) throw new UsageError(`id: no webhook endpoint ${id} (sigsync webhook list shows them)`);
         const rows = await listDeliveryAttempts(ctx.pool, id, { failed: opts.failed === true, limit });

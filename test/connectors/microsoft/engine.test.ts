@@ -7,7 +7,7 @@ import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { useNock } from '../helpers.ts';
 import { withTx } from '../../../src/db/tx.ts';
-import { insertIntegration } from '../../../src/integrations/repository.ts';
+import { insertIntegration } from '../../../src/integrations/integrations.ts';
 import { executeRun } from '../../../src/sync/engine.ts';
 import { startRuns } from '../../../src/integrations/syncRuns.ts';
 import type { RetryPolicy } from '../../../src/sync/retry.ts';

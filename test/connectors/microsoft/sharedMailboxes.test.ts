@@ -11,7 +11,7 @@ import { captureLogger, listPages, useNock } from '../helpers.ts';
 import { microsoftDirectorySource, PURPOSE_ATTEMPTS } from '../../../connectors/microsoft/directory.ts';
 import { withTx } from '../../../src/db/tx.ts';
 import { renderForAddress } from '../../../src/analytics/addressRender.ts';
-import { insertIntegration } from '../../../src/integrations/repository.ts';
+import { insertIntegration } from '../../../src/integrations/integrations.ts';
 import { executeRun } from '../../../src/sync/engine.ts';
 import { startRuns } from '../../../src/integrations/syncRuns.ts';
 import { targetsForTeammates } from '../../../src/install/routing.ts';

@@ -12,8 +12,8 @@ import { DEADLINE_MS, waitFor } from '../helpers/cli.ts';
 import { startWorker } from '../../src/worker/runner.ts';
 import { deliverWebhookTask } from '../../src/tasks/deliverWebhook.ts';
 import { emitEvent, type CampaignEventBody } from '../../src/db/outbox.ts';
-import { createEndpoint } from '../../src/events/endpoints.ts';
-import { redeliver, redeliverFailed, RedeliveryError } from '../../src/events/deliveries.ts';
+import { createEndpoint } from '../../src/webhooks/endpoints.ts';
+import { redeliver, redeliverFailed, RedeliveryError } from '../../src/webhooks/deliveries.ts';
 import { count, newWorkspace, teammateBody } from './fixtures.ts';
 import { startReceiver, verify, type Receiver, type Responder } from './receiver.ts';
 

@@ -8,9 +8,9 @@ import { pino } from 'pino';
 import { useTestContext } from '../helpers/db.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { emitEvent } from '../../src/db/outbox.ts';
-import { createEndpoint } from '../../src/events/endpoints.ts';
-import { dispatchWorkspace } from '../../src/events/deliveries.ts';
-import { deliverOnce } from '../../src/events/delivery.ts';
+import { createEndpoint } from '../../src/webhooks/endpoints.ts';
+import { dispatchWorkspace } from '../../src/webhooks/deliveries.ts';
+import { deliverOnce } from '../../src/webhooks/delivery.ts';
 import { count, insertEndpointUnchecked, newWorkspace, teammateBody } from './fixtures.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 

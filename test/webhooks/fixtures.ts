@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../../src/context.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
-import { generateSigningSecret } from '../../src/events/signing.ts';
+import { generateSigningSecret } from '../../src/webhooks/signing.ts';
 import type { EventType, TeammateEventBody } from '../../src/db/outbox.ts';
 import { insertWebhookEndpoint } from '../helpers/fixtures/webhooks.ts';
 

@@ -13,7 +13,7 @@
  * - enqueues one `deliver_webhook` job per new delivery in a single `add_jobs` call, with job key
  *   `deliver_webhook:<delivery id>`.
  *
- * Attempts. Each attempt (src/events/delivery.ts sends it) is recorded with `recordAttempt`: the
+ * Attempts. Each attempt (src/webhooks/delivery.ts sends it) is recorded with `recordAttempt`: the
  * delivery's status and the attempt row, in one transaction with the endpoint's failure count.
  *
  * Redelivery (`sigsync webhook redeliver`). A redelivery puts a settled delivery (succeeded or

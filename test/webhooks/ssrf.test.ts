@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UnsafeUrlError, checkUrlSyntax, classifyAddress, validateWebhookUrl } from '../../src/net/ssrf.ts';
-import { parseEventTypes, UnknownEventTypeError } from '../../src/events/endpoints.ts';
-import { classifyStatus, nextDelayMs, DEFAULT_POLICY, RETRY_DELAYS_MS } from '../../src/events/delivery.ts';
+import { parseEventTypes, UnknownEventTypeError } from '../../src/webhooks/endpoints.ts';
+import { classifyStatus, nextDelayMs, DEFAULT_POLICY, RETRY_DELAYS_MS } from '../../src/webhooks/delivery.ts';
 import { EVENT_TYPES } from '../../src/db/outbox.ts';
 
 const secure = { allowInsecure: false };

@@ -5,7 +5,7 @@
  * deliveries failed without an attempt (their endpoint disabled) updated after everything else.
  */
 import { describe, expect, it } from 'vitest';
-import { listDeliveryAttempts, type DeliveryAttemptRow } from '../../src/events/deliveries.ts';
+import { listDeliveryAttempts, type DeliveryAttemptRow } from '../../src/webhooks/deliveries.ts';
 import { createWorkspace } from '../../src/db/workspaces.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { insertWebhookEndpoint } from '../helpers/fixtures/webhooks.ts';
