@@ -89,11 +89,25 @@ const cpuNow = () => {
 async function seed(ctx: AppContext, n: number): Promise<{ key: string; addresses: string[] }> {
   const ws = await createWorkspace(ctx.pool, 'addin');
   const content = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Kind regards from Acme' }] }] };
-  const sig = (await ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Std', $2, $2, now()) returning id`, [ws.id, content])).rows[0]!.id;
-  const { rows } = await ctx.pool.query<{ id: string }>(`insert into teammates (workspace_id, display_name) select $1, 'Person ' || i from generate_series(1, $2) i returning id`, [ws.id, n]);
+  const sig = (
+    await ctx.pool.query<{ id: string }>(
+      `insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Std', $2, $2, now()) returning id`,
+      [ws.id, content],
+    )
+  ).rows[0]!.id;
+  const { rows } = await ctx.pool.query<{ id: string }>(
+    `insert into teammates (workspace_id, display_name) select $1, 'Person ' || i from generate_series(1, $2) i returning id`,
+    [ws.id, n],
+  );
   const addresses = rows.map((_r, i) => `person${i}@acme.test`);
-  await ctx.pool.query(`insert into emails (workspace_id, teammate_id, address, is_primary) select $1, t, a, true from unnest($2::uuid[], $3::text[]) as x(t, a)`, [ws.id, rows.map((r) => r.id), addresses]);
-  await ctx.pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) select $1, $2, 'teammate', t, 1 from unnest($3::uuid[]) t`, [ws.id, sig, rows.map((r) => r.id)]);
+  await ctx.pool.query(
+    `insert into emails (workspace_id, teammate_id, address, is_primary) select $1, t, a, true from unnest($2::uuid[], $3::text[]) as x(t, a)`,
+    [ws.id, rows.map((r) => r.id), addresses],
+  );
+  await ctx.pool.query(
+    `insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) select $1, $2, 'teammate', t, 1 from unnest($3::uuid[]) t`,
+    [ws.id, sig, rows.map((r) => r.id)],
+  );
   return { key: (await createApiKey(ctx.pool, ws.id, 'bench', 'addin')).key, addresses };
 }
 
@@ -152,11 +166,15 @@ export async function addinScenario({ quick, options, log }: BenchArgs): Promise
     const capacity = await phase(undefined);
     const cap = { bare: sum(capacity.runs.bare), addin: sum(capacity.runs.addin) };
     const perSecond = (n: number) => Math.round(n / seconds);
-    log(`capacity: bare ${perSecond(cap.bare.requests)}/s (p99 ${cap.bare.p99_ms.toFixed(1)} ms saturated), add-in ${perSecond(cap.addin.requests)}/s (p99 ${cap.addin.p99_ms.toFixed(1)} ms saturated)`);
+    log(
+      `capacity: bare ${perSecond(cap.bare.requests)}/s (p99 ${cap.bare.p99_ms.toFixed(1)} ms saturated), add-in ${perSecond(cap.addin.requests)}/s (p99 ${cap.addin.p99_ms.toFixed(1)} ms saturated)`,
+    );
     const rate = Number(options.rate ?? Math.max(1, Math.round(cap.bare.requests / seconds / 4)));
     const paced = await phase(rate);
     const lat = { bare: sum(paced.runs.bare), addin: sum(paced.runs.addin) };
-    log(`at ${rate} requests/s: bare p50 ${lat.bare.p50_ms.toFixed(2)} ms, p99 ${lat.bare.p99_ms.toFixed(2)} ms; add-in p50 ${lat.addin.p50_ms.toFixed(2)} ms, p99 ${lat.addin.p99_ms.toFixed(2)} ms (${lat.addin.ok200} x 200, ${lat.addin.ok304} x 304)`);
+    log(
+      `at ${rate} requests/s: bare p50 ${lat.bare.p50_ms.toFixed(2)} ms, p99 ${lat.bare.p99_ms.toFixed(2)} ms; add-in p50 ${lat.addin.p50_ms.toFixed(2)} ms, p99 ${lat.addin.p99_ms.toFixed(2)} ms (${lat.addin.ok200} x 200, ${lat.addin.ok304} x 304)`,
+    );
 
     const ratio = cap.addin.requests / cap.bare.requests;
     const failures: string[] = [];

@@ -33,7 +33,12 @@ async function fetchOne(counted: boolean): Promise<void> {
   const path = args.paths[n % args.paths.length]!;
   const etag = etags.get(path);
   const revalidate = etag !== undefined && Math.floor(n / args.paths.length) % 2 === 1;
-  const res = await pool.request({ origin, path, method: 'GET', headers: { authorization: `Bearer ${args.key}`, ...(revalidate ? { 'if-none-match': etag } : {}) } });
+  const res = await pool.request({
+    origin,
+    path,
+    method: 'GET',
+    headers: { authorization: `Bearer ${args.key}`, ...(revalidate ? { 'if-none-match': etag } : {}) },
+  });
   await res.body.dump();
   if (res.statusCode === 200) {
     const e = res.headers.etag;
@@ -71,12 +76,14 @@ async function composer(start: number, until: number): Promise<void> {
 // render is kept and its ETag known, as an add-in holds the last copy it received).
 const warm = Array.from({ length: Math.max(args.connections, args.paths.length) });
 let w = 0;
-await Promise.all(Array.from({ length: args.connections }, async () => {
-  while (w < warm.length) {
-    w++;
-    await fetchOne(false);
-  }
-}));
+await Promise.all(
+  Array.from({ length: args.connections }, async () => {
+    while (w < warm.length) {
+      w++;
+      await fetchOne(false);
+    }
+  }),
+);
 // The parent reads the server's and Postgres's CPU from here.
 process.stdout.write('start\n');
 const cpu0 = process.cpuUsage();
@@ -84,4 +91,11 @@ const start = performance.now();
 await Promise.all(Array.from({ length: args.connections }, () => composer(start, start + args.seconds * 1000)));
 const cpu = process.cpuUsage(cpu0);
 await pool.close();
-process.stdout.write(JSON.stringify({ ...counts, p50_ms: latencies.length ? percentile(latencies, 50) : 0, p99_ms: latencies.length ? percentile(latencies, 99) : 0, cpu_s: (cpu.user + cpu.system) / 1e6 }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    ...counts,
+    p50_ms: latencies.length ? percentile(latencies, 50) : 0,
+    p99_ms: latencies.length ? percentile(latencies, 99) : 0,
+    cpu_s: (cpu.user + cpu.system) / 1e6,
+  }) + '\n',
+);

@@ -121,7 +121,8 @@ export async function analyticsScenario({ quick, options, log }: BenchArgs): Pro
     const overview = (await get('/v1/analytics/overview')).body as { data: { totals: { clicks: number; bot_clicks: number } } };
     const signatures = (await get('/v1/analytics/signatures?per_page=100')).body as { data: { clicks: number }[] };
     if (overview.data.totals.clicks !== clicks) failures.push(`the overview counts ${overview.data.totals.clicks} clicks of ${clicks}`);
-    if (signatures.data.length !== 100 || signatures.data.reduce((n, s) => n + s.clicks, 0) !== clicks) failures.push('the signatures report does not add up to the clicks');
+    if (signatures.data.length !== 100 || signatures.data.reduce((n, s) => n + s.clicks, 0) !== clicks)
+      failures.push('the signatures report does not add up to the clicks');
 
     const p50 = { overview: median(overviewMs), signatures: median(signaturesMs) };
     log(`overview p50 ${p50.overview.toFixed(1)} ms, signatures p50 ${p50.signatures.toFixed(1)} ms`);

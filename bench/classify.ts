@@ -41,11 +41,25 @@ export function score(requests: LabelledRequest[]) {
   const got = requests.map((r) => ({ r, c: classifyRequest(r.kind, { method: r.method, userAgent: r.user_agent, referer: r.referer, ip: r.ip }) }));
   const pr = (truth: (r: LabelledRequest) => boolean, said: (c: TrafficClass) => boolean) => {
     const tp = got.filter((g) => truth(g.r) && said(g.c.class)).length;
-    return { precision: ratio(tp, got.filter((g) => said(g.c.class)).length), recall: ratio(tp, got.filter((g) => truth(g.r)).length), n: got.filter((g) => truth(g.r)).length };
+    return {
+      precision: ratio(tp, got.filter((g) => said(g.c.class)).length),
+      recall: ratio(tp, got.filter((g) => truth(g.r)).length),
+      n: got.filter((g) => truth(g.r)).length,
+    };
   };
   const notPerson = pr((r) => r.label !== 'human', machine);
-  const classes = Object.fromEntries(TRAFFIC_CLASSES.filter((c) => c !== 'unknown').map((c) => [c, pr((r) => r.label === c, (x) => x === c)]));
-  const wrong = got.filter((g) => g.c.class !== g.r.label).map((g) => ({ source: g.r.source, kind: g.r.kind, label: g.r.label, class: g.c.class, reasons: g.c.reasons, org: g.c.org }));
+  const classes = Object.fromEntries(
+    TRAFFIC_CLASSES.filter((c) => c !== 'unknown').map((c) => [
+      c,
+      pr(
+        (r) => r.label === c,
+        (x) => x === c,
+      ),
+    ]),
+  );
+  const wrong = got
+    .filter((g) => g.c.class !== g.r.label)
+    .map((g) => ({ source: g.r.source, kind: g.r.kind, label: g.r.label, class: g.c.class, reasons: g.c.reasons, org: g.c.org }));
   return { requests: got.length, not_a_person: notPerson, classes, unknown: got.filter((g) => g.c.class === 'unknown').length, wrong };
 }
 
@@ -56,7 +70,8 @@ export async function classifyScenario({ log }: BenchArgs): Promise<Figures> {
   log(`loaded the IP-to-ASN data set in ${loadMs} ms`);
   const requests = labelledRequests();
   const s = score(requests);
-  for (const w of s.wrong) log(`wrong: ${w.kind} of ${w.source}: ${w.label} classified ${w.class} (${w.reasons.join(', ') || 'no signal'}; ${w.org ?? 'no network'})`);
+  for (const w of s.wrong)
+    log(`wrong: ${w.kind} of ${w.source}: ${w.label} classified ${w.class} (${w.reasons.join(', ') || 'no signal'}; ${w.org ?? 'no network'})`);
   const ips = requests.map((r) => r.ip);
   const n = 200_000;
   t = performance.now();

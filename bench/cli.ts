@@ -82,7 +82,9 @@ export async function cliScenario({ quick, options, log }: BenchArgs): Promise<F
   fs.chmodSync(dataDir, 0o755);
   const stop = await startServer(dataDir, log);
   // A user's shell: no npm_* variables from `npm run`, no DATABASE_URL or LOG_LEVEL of this process.
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('npm_') && k !== 'DATABASE_URL' && k !== 'LOG_LEVEL'));
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('npm_') && k !== 'DATABASE_URL' && k !== 'LOG_LEVEL'),
+  );
   Object.assign(env, { PATH: userPath(), DATA_DIR: dataDir });
   const failures: string[] = [];
   let noise = 0;

@@ -34,4 +34,12 @@ async function worker(): Promise<void> {
 await Promise.all(Array.from({ length: args.connections }, worker));
 await pool.close();
 const cpu = process.cpuUsage(cpu0);
-process.stdout.write(JSON.stringify({ requests, non302, p50_ms: latencies.length ? percentile(latencies, 50) : 0, p99_ms: latencies.length ? percentile(latencies, 99) : 0, cpu_s: (cpu.user + cpu.system) / 1e6 }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    requests,
+    non302,
+    p50_ms: latencies.length ? percentile(latencies, 50) : 0,
+    p99_ms: latencies.length ? percentile(latencies, 99) : 0,
+    cpu_s: (cpu.user + cpu.system) / 1e6,
+  }) + '\n',
+);

@@ -36,7 +36,9 @@ interface ClientResult {
 
 function runClient(urls: string[], connections: number, seconds: number): Promise<ClientResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(import.meta.dirname, 'clickClient.ts'), JSON.stringify({ urls, connections, seconds })], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, 'clickClient.ts'), JSON.stringify({ urls, connections, seconds })], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
@@ -56,7 +58,9 @@ const sum = (rs: ClientResult[]) => ({
 /** The server under test, with a bare route beside the tracked one. */
 async function serverWithBareRoute(ctx: AppContext): Promise<FastifyInstance> {
   const server = await buildServer(ctx);
-  server.get('/bare/:token', async (_req, reply) => reply.status(302).header('location', 'https://acme.test/landing').header('cache-control', 'private, no-store').send());
+  server.get('/bare/:token', async (_req, reply) =>
+    reply.status(302).header('location', 'https://acme.test/landing').header('cache-control', 'private, no-store').send(),
+  );
   return server;
 }
 
@@ -119,10 +123,14 @@ export async function clicksScenario({ quick, options, log }: BenchArgs): Promis
     cpu.tracked += cpuNow() - c0;
     const bareRun = sum(runs.bare);
     const trackedRun = sum(runs.tracked);
-    const { rows } = await ctx.pool.query<{ n: number; distinct_ids: number }>('select count(*)::int as n, count(distinct id)::int as distinct_ids from clicks');
+    const { rows } = await ctx.pool.query<{ n: number; distinct_ids: number }>(
+      'select count(*)::int as n, count(distinct id)::int as distinct_ids from clicks',
+    );
     const recorded = rows[0]!.n - warm;
     log(`bare 302: ${Math.round(bareRun.requests / seconds)}/s, p50 ${bareRun.p50_ms.toFixed(2)} ms, p99 ${bareRun.p99_ms.toFixed(2)} ms`);
-    log(`tracked: ${Math.round(trackedRun.requests / seconds)}/s, p50 ${trackedRun.p50_ms.toFixed(2)} ms, p99 ${trackedRun.p99_ms.toFixed(2)} ms; ${recorded} clicks recorded for ${trackedRun.requests} redirects`);
+    log(
+      `tracked: ${Math.round(trackedRun.requests / seconds)}/s, p50 ${trackedRun.p50_ms.toFixed(2)} ms, p99 ${trackedRun.p99_ms.toFixed(2)} ms; ${recorded} clicks recorded for ${trackedRun.requests} redirects`,
+    );
 
     const failures: string[] = [];
     if (recorded !== trackedRun.requests) failures.push(`${trackedRun.requests} redirects answered but ${recorded} clicks recorded`);

@@ -54,19 +54,36 @@ async function seed(ctx: AppContext, n: number): Promise<{ ws: string; key: stri
     [ws],
   );
   const teammates = (await pool.query<{ id: string }>('select id from teammates where workspace_id = $1 order by id', [ws])).rows.map((r) => r.id);
-  const values = makeTeammates(teammates.length, local).flatMap((m, i) => [...m].filter(([, v]) => v !== '').map(([field, value]) => [teammates[i]!, field, value] as const));
+  const values = makeTeammates(teammates.length, local).flatMap((m, i) =>
+    [...m].filter(([, v]) => v !== '').map(([field, value]) => [teammates[i]!, field, value] as const),
+  );
   await pool.query(
     `insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source) select $1::uuid, t, f, v, 'manual' from unnest($2::uuid[], $3::uuid[], $4::text[]) as x(t, f, v)`,
     [ws, values.map((v) => v[0]), values.map((v) => v[1]), values.map((v) => v[2])],
   );
   let template = fs.readFileSync(path.join(FIXTURES, 'template.json'), 'utf8');
   fields.forEach((f, i) => (template = template.replaceAll(f.id, local[i]!.id)));
-  const sig = await pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Everyone', $2, $2, now()) returning id`, [ws, template]);
+  const sig = await pool.query<{ id: string }>(
+    `insert into signatures (workspace_id, name, draft_content, content, last_published_at) values ($1, 'Everyone', $2, $2, now()) returning id`,
+    [ws, template],
+  );
   const signatureId = sig.rows[0]!.id;
-  await pool.query(`insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) select $1::uuid, $2::uuid, 'teammate', id, 1 from teammates where workspace_id = $1`, [ws, signatureId]);
+  await pool.query(
+    `insert into assignments (workspace_id, signature_id, target_kind, teammate_id, priority) select $1::uuid, $2::uuid, 'teammate', id, 1 from teammates where workspace_id = $1`,
+    [ws, signatureId],
+  );
   // Never contacted: no worker runs in this benchmark.
   const config = { base_url: 'http://127.0.0.1:9/', token_url: 'http://127.0.0.1:9/token' };
-  await withTx(pool, (c) => insertIntegration(ctx, c, { workspaceId: ws, kind: 'google_workspace', category: 'signatures', name: 'Gmail', credentials: googleServiceAccount(), config }));
+  await withTx(pool, (c) =>
+    insertIntegration(ctx, c, {
+      workspaceId: ws,
+      kind: 'google_workspace',
+      category: 'signatures',
+      name: 'Gmail',
+      credentials: googleServiceAccount(),
+      config,
+    }),
+  );
   await pool.query('analyze teammates, emails, assignments, smart_field_values');
   return { ws, key, signatureId };
 }
@@ -76,7 +93,9 @@ interface Report {
 }
 
 export async function compatibilityScenario({ options, log }: BenchArgs): Promise<Figures> {
-  const sizes = String(options.sizes ?? '1000,10000').split(',').map(Number);
+  const sizes = String(options.sizes ?? '1000,10000')
+    .split(',')
+    .map(Number);
   const runs = Number(options.runs ?? 2);
   const db = await openBenchDb();
   const server = await buildServer({ ...db.ctx, config: { ...db.ctx.config, RATE_LIMIT_PUBLISH: 0 } });

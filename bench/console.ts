@@ -74,7 +74,9 @@ async function seedConsoleData(ctx: AppContext, ws: string, deliveries: number):
     [ws, fields.map((f) => f.id), fields.map((f) => f.label), fields.map((f) => f.slug), fields.map((f) => f.kind)],
   );
   const teammates = (await pool.query<{ id: string }>('select id from teammates where workspace_id = $1 order by id', [ws])).rows.map((r) => r.id);
-  const values = makeTeammates(teammates.length, fields).flatMap((m, i) => [...m].filter(([, v]) => v !== '').map(([field, value]) => [teammates[i]!, field, value] as const));
+  const values = makeTeammates(teammates.length, fields).flatMap((m, i) =>
+    [...m].filter(([, v]) => v !== '').map(([field, value]) => [teammates[i]!, field, value] as const),
+  );
   await pool.query(
     `insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source) select $1::uuid, t, f, v, 'manual' from unnest($2::uuid[], $3::uuid[], $4::text[]) as x(t, f, v)`,
     [ws, values.map((v) => v[0]), values.map((v) => v[1]), values.map((v) => v[2])],
@@ -109,7 +111,11 @@ async function seedConsoleData(ctx: AppContext, ws: string, deliveries: number):
   );
   const endpoints = ['https://hooks.example.test/crm', 'https://hooks.example.test/warehouse'];
   for (const url of endpoints) {
-    const { rows } = await pool.query<{ id: string }>('insert into webhook_endpoints (workspace_id, url, secret) values ($1, $2, $3) returning id', [ws, url, ctx.secrets.encrypt(crypto.randomBytes(24).toString('base64'))]);
+    const { rows } = await pool.query<{ id: string }>('insert into webhook_endpoints (workspace_id, url, secret) values ($1, $2, $3) returning id', [
+      ws,
+      url,
+      ctx.secrets.encrypt(crypto.randomBytes(24).toString('base64')),
+    ]);
     await pool.query(
       `with e as (insert into events (workspace_id, type, payload, occurred_at) select $1::uuid, 'teammate.created', jsonb_build_object('n', i), now() - i * interval '1 minute' from generate_series(1, $3::int) i returning id, occurred_at),
             d as (insert into webhook_deliveries (workspace_id, event_id, endpoint_id, status, attempts, last_status_code, last_duration_ms, delivered_at, created_at, updated_at)
@@ -140,7 +146,10 @@ const PAGES = (s: Seeded, data: AnalyticsData): PageSpec[] => [
   {
     name: 'mailboxes',
     path: `/console/mailboxes/${encodeURIComponent(ADDRESS)}`,
-    shows: [['#installations tbody tr', 1], ['#addin-clients tbody tr', ADDIN_PLATFORMS.length]],
+    shows: [
+      ['#installations tbody tr', 1],
+      ['#addin-clients tbody tr', ADDIN_PLATFORMS.length],
+    ],
     check: {
       read: "[document.querySelectorAll('#installations tbody tr').length, ...[...document.querySelectorAll('#addin-clients tbody tr')].map((tr) => tr.dataset.platform).sort()].join()",
       expect: [1, ...[...ADDIN_PLATFORMS].sort()].join(),
@@ -150,20 +159,32 @@ const PAGES = (s: Seeded, data: AnalyticsData): PageSpec[] => [
   {
     name: 'analytics',
     path: '/console/analytics',
-    shows: [['#chart canvas', 1], ['.breakdown table tbody tr', 40]],
+    shows: [
+      ['#chart canvas', 1],
+      ['.breakdown table tbody tr', 40],
+    ],
     check: { read: "Number(document.getElementById('chart').dataset.clicks)", expect: data.clicks, what: 'clicks in the chart' },
   },
   {
     name: 'signatures',
     path: '/console/signatures',
-    shows: [['section.signature', data.signatures], ['section.signature:first-of-type figure', 3], ['section.signature:first-of-type figure iframe', 1], ['section.signature:first-of-type .compatibility', 1]],
+    shows: [
+      ['section.signature', data.signatures],
+      ['section.signature:first-of-type figure', 3],
+      ['section.signature:first-of-type figure iframe', 1],
+      ['section.signature:first-of-type .compatibility', 1],
+    ],
     check: { read: "document.querySelectorAll('section.signature').length", expect: data.signatures, what: 'signatures listed' },
   },
   {
     name: 'webhooks',
     path: '/console/webhooks',
     shows: [['section.endpoint tbody tr', 20 * s.endpoints]],
-    check: { read: "document.querySelectorAll('section.endpoint tbody tr').length", expect: 20 * s.endpoints, what: 'delivery attempts shown (20 per endpoint)' },
+    check: {
+      read: "document.querySelectorAll('section.endpoint tbody tr').length",
+      expect: 20 * s.endpoints,
+      what: 'delivery attempts shown (20 per endpoint)',
+    },
   },
 ];
 
@@ -182,8 +203,16 @@ async function waitForData(page: Page, spec: Pick<PageSpec, 'name' | 'shows'>): 
   const handle = await page.waitForFunction(
     ({ name, shows }) => {
       // This file is typed for Node, not the DOM: the little of the DOM used here, typed by hand.
-      const doc = (globalThis as unknown as { document: { body: { dataset: Record<string, string | undefined> } | null; querySelectorAll(selector: string): { length: number } } }).document;
-      return (name === 'floor' || doc.body?.dataset.ready === name) && shows.every(([selector, n]) => doc.querySelectorAll(selector).length >= n) && performance.now();
+      const doc = (
+        globalThis as unknown as {
+          document: { body: { dataset: Record<string, string | undefined> } | null; querySelectorAll(selector: string): { length: number } };
+        }
+      ).document;
+      return (
+        (name === 'floor' || doc.body?.dataset.ready === name) &&
+        shows.every(([selector, n]) => doc.querySelectorAll(selector).length >= n) &&
+        performance.now()
+      );
     },
     { name: spec.name, shows: spec.shows },
     { polling: 'raf', timeout: 60_000 },
@@ -202,7 +231,9 @@ export async function consoleScenario({ quick, options, log }: BenchArgs): Promi
     reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-store')
-      .send('<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>floor</title><link rel="stylesheet" href="/console/static/console.css"></head><body><main><h1 id="floor">A static page</h1></main></body></html>\n'),
+      .send(
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>floor</title><link rel="stylesheet" href="/console/static/console.css"></head><body><main><h1 id="floor">A static page</h1></main></body></html>\n',
+      ),
   );
   const browser = await launchChromium();
   try {
@@ -212,7 +243,9 @@ export async function consoleScenario({ quick, options, log }: BenchArgs): Promi
     const data = await seedAnalyticsData(pool, ws, clicks);
     const seeded = await seedConsoleData(db.ctx, ws, deliveries);
     const seedSeconds = (performance.now() - t0) / 1000;
-    log(`${data.signatures} signatures, ${data.teammates.toLocaleString('en-US')} teammates, ${clicks.toLocaleString('en-US')} clicks, ${(seeded.endpoints * deliveries).toLocaleString('en-US')} webhook deliveries generated in ${seedSeconds.toFixed(1)} s`);
+    log(
+      `${data.signatures} signatures, ${data.teammates.toLocaleString('en-US')} teammates, ${clicks.toLocaleString('en-US')} clicks, ${(seeded.endpoints * deliveries).toLocaleString('en-US')} webhook deliveries generated in ${seedSeconds.toFixed(1)} s`,
+    );
     const t1 = performance.now();
     await rebuildRollups(pool, { since: data.since });
     const rollupSeconds = (performance.now() - t1) / 1000;
@@ -223,7 +256,10 @@ export async function consoleScenario({ quick, options, log }: BenchArgs): Promi
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
     // Nothing leaves the machine: a preview's social icons (on their own host) are refused at once.
     const origin = new URL(base).origin;
-    await context.route((url) => url.origin !== origin, (route) => route.abort());
+    await context.route(
+      (url) => url.origin !== origin,
+      (route) => route.abort(),
+    );
     const { token } = await createSignInLink(pool, ws, 'bench');
     // As the sign-in page's own form posts it: the console refuses sign-ins from other sites.
     const signedIn = await context.request.post(`${base}/console/sign-in`, { form: { token }, headers: { 'sec-fetch-site': 'same-origin' }, maxRedirects: 0 });
@@ -246,7 +282,11 @@ export async function consoleScenario({ quick, options, log }: BenchArgs): Promi
 
     const browserPid = childPid(process.pid, /chrom/i);
     const pgPid = await postmasterPid(pool);
-    const cpu0 = { self: process.cpuUsage(), browser: browserPid === null ? null : processTreeCpuSeconds(browserPid), pg: pgPid === null ? null : treeCpuSeconds(pgPid) };
+    const cpu0 = {
+      self: process.cpuUsage(),
+      browser: browserPid === null ? null : processTreeCpuSeconds(browserPid),
+      pg: pgPid === null ? null : treeCpuSeconds(pgPid),
+    };
     const wall0 = performance.now();
     const times: Record<string, number[]> = Object.fromEntries(specs.map((s) => [s.name, []]));
     for (let r = 0; r < runs; r++) for (const s of specs) times[s.name]!.push(await timeToData(page, `${base}${s.path}`, s));

@@ -77,7 +77,7 @@ export function processTreeCpuSeconds(pid: number): number | null {
   const below = new Map<number, number[]>();
   for (const [child, s] of stats) below.set(s.ppid, [...(below.get(s.ppid) ?? []), child]);
   let total = 0;
-  for (const todo = [pid]; todo.length; ) {
+  for (const todo = [pid]; todo.length;) {
     const p = todo.pop()!;
     const s = stats.get(p)!;
     total += s.self + s.children;

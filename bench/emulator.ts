@@ -9,7 +9,13 @@
  */
 import readline from 'node:readline';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../emulators/google.ts';
-import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../emulators/microsoft.ts';
+import {
+  generateMicrosoftTenant,
+  microsoftCredentials,
+  microsoftIntegrationConfig,
+  startMicrosoftEmulator,
+  type MicrosoftEmulator,
+} from '../emulators/microsoft.ts';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as { provider?: 'google' | 'microsoft'; users?: number; latencyMs?: number; quotaPerSecond?: number };
 const users = args.users ?? 1000;

@@ -142,7 +142,10 @@ export function simulate(rng: Random, name: string, rates: [number, number], mod
       s.clicks += rng.binomial(e, s.rate) + (s.botRate ? rng.binomial(rng.binomial(e, s.botRate), BOT_PASS_THROUGH) : 0);
       s.clicks = Math.min(s.clicks, s.exposures);
     }
-    const arms: ArmInput[] = weights.map((w, a) => ({ ...w, senders: senders.filter((s) => s.arm === a).map((s) => ({ sender: s.id, exposures: s.exposures, clicks: s.clicks })) }));
+    const arms: ArmInput[] = weights.map((w, a) => ({
+      ...w,
+      senders: senders.filter((s) => s.arm === a).map((s) => ({ sender: s.id, exposures: s.exposures, clicks: s.clicks })),
+    }));
     const result = analyse({ arms, past, mode });
     if (result.decision.status === 'halted') halted = true;
     if (result.decision.status === 'winner') {
@@ -206,7 +209,8 @@ export function reference(pa: number, pb: number, alpha = 0.05, goal = GOALS.ab_
     const a = Math.log(bound) / k;
     const mean = a / (k / 2);
     const shape = a * a;
-    const cdf = (x: number) => normalCdf(Math.sqrt(shape / x) * (x / mean - 1)) + Math.exp((2 * shape) / mean) * normalCdf(-Math.sqrt(shape / x) * (x / mean + 1));
+    const cdf = (x: number) =>
+      normalCdf(Math.sqrt(shape / x) * (x / mean - 1)) + Math.exp((2 * shape) / mean) * normalCdf(-Math.sqrt(shape / x) * (x / mean + 1));
     let low = 0;
     let high = mean * 10;
     for (let i = 0; i < 100; i++) {
@@ -240,13 +244,15 @@ export async function experimentsScenario({ quick, options, log }: BenchArgs): P
   for (let i = 0; i < aaRuns; i++) {
     aa.push(simulate(rng, `aa-${seed}-${i}`, [BASE_RATE, BASE_RATE], 'aa', world));
     analyses += aa.at(-1)!.day ?? world.days;
-    if ((i + 1) % Math.max(1, Math.floor(aaRuns / 4)) === 0) log(`A/A: ${i + 1} of ${aaRuns} experiments, ${aa.filter((o) => o.winner !== null).length} false winners`);
+    if ((i + 1) % Math.max(1, Math.floor(aaRuns / 4)) === 0)
+      log(`A/A: ${i + 1} of ${aaRuns} experiments, ${aa.filter((o) => o.winner !== null).length} false winners`);
   }
   const ab: Outcome[] = [];
   for (let i = 0; i < abRuns; i++) {
     ab.push(simulate(rng, `ab-${seed}-${i}`, [BASE_RATE, BASE_RATE * (1 + LIFT)], 'ab', world));
     analyses += ab.at(-1)!.day ?? world.days;
-    if ((i + 1) % Math.max(1, Math.floor(abRuns / 4)) === 0) log(`A/B: ${i + 1} of ${abRuns} experiments, ${ab.filter((o) => o.winner === 1).length} correct winners`);
+    if ((i + 1) % Math.max(1, Math.floor(abRuns / 4)) === 0)
+      log(`A/B: ${i + 1} of ${abRuns} experiments, ${ab.filter((o) => o.winner === 1).length} correct winners`);
   }
   const falseWinners = aa.filter((o) => o.winner !== null).length;
   const falseRate = falseWinners / Math.max(1, aaRuns);
@@ -258,7 +264,13 @@ export async function experimentsScenario({ quick, options, log }: BenchArgs): P
   const medianAll = toDecision.length ? median(toDecision) : Number.POSITIVE_INFINITY;
   const cpu = process.cpuUsage(cpu0);
   const figures = {
-    aa: { experiments: aaRuns, false_winners: falseWinners, false_winner_rate: round(falseRate, 4), wilson_95: mapRound(wilson(falseWinners, aaRuns)), halted: aa.filter((o) => o.halted).length },
+    aa: {
+      experiments: aaRuns,
+      false_winners: falseWinners,
+      false_winner_rate: round(falseRate, 4),
+      wilson_95: mapRound(wilson(falseWinners, aaRuns)),
+      halted: aa.filter((o) => o.halted).length,
+    },
     ab: {
       experiments: abRuns,
       correct_winners: correct.length,
@@ -286,7 +298,9 @@ export async function experimentsScenario({ quick, options, log }: BenchArgs): P
     wall_s: round((performance.now() - started) / 1000, 2),
     deadline_s: option(options, 'deadline', quick ? 600 : 1800),
   };
-  log(`A/A false winners ${falseWinners}/${aaRuns} (${(falseRate * 100).toFixed(1)}%); A/B median exposures per arm to a correct winner ${figures.ab.median_exposures_per_arm ?? 'not reached'}, wrong winners ${wrong}/${abRuns}`);
+  log(
+    `A/A false winners ${falseWinners}/${aaRuns} (${(falseRate * 100).toFixed(1)}%); A/B median exposures per arm to a correct winner ${figures.ab.median_exposures_per_arm ?? 'not reached'}, wrong winners ${wrong}/${abRuns}`,
+  );
   return figures;
 }
 

@@ -54,13 +54,24 @@ function user(i: number): DirectoryUser {
 async function setup(db: BenchDb, name: string) {
   const ws = await createWorkspace(db.ctx.pool, name);
   const integration = await withTx(db.ctx.pool, (c) =>
-    insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'G', credentials: googleServiceAccount(), config: {} }),
+    insertIntegration(db.ctx, c, {
+      workspaceId: ws.id,
+      kind: 'google_workspace',
+      category: 'teammates',
+      name: 'G',
+      credentials: googleServiceAccount(),
+      config: {},
+    }),
   );
   const fields = await Promise.all(
     [
       ['job_title', 'organizations.primary.title'],
       ['phone', 'phones.work'],
-    ].map(async ([slug, attribute]) => ({ id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, slug!, attribute!), attribute: attribute!, kind: 'text' as const })),
+    ].map(async ([slug, attribute]) => ({
+      id: await mapSmartFieldSql(db.ctx.pool, ws.id, integration.id, slug!, attribute!),
+      attribute: attribute!,
+      kind: 'text' as const,
+    })),
   );
   const [run] = await startRuns(db.ctx.pool, ws.id, [integration.id], { trigger: 'cli' });
   return { ws, integration, fields, run: run! };
@@ -77,7 +88,15 @@ async function writePath(db: BenchDb, users: number, round_: number): Promise<{ 
     const page = Array.from({ length: Math.min(PAGE, users - p) }, (_, k) => user(p + k));
     const created = await withTx(db.ctx.pool, async (c) => {
       await c.query('set local synchronous_commit = off');
-      return (await writePage(c, { workspaceId: ws.id, integrationId: integration.id, runId: run.id, category: 'teammates', fields, groupIds: new Map() }, page, [], timer)).created;
+      return (
+        await writePage(
+          c,
+          { workspaceId: ws.id, integrationId: integration.id, runId: run.id, category: 'teammates', fields, groupIds: new Map() },
+          page,
+          [],
+          timer,
+        )
+      ).created;
     });
     await statistics.afterPage(db.ctx.pool, created, timer);
   }
@@ -116,7 +135,14 @@ async function schemaCopy(db: BenchDb, users: number, round_: number): Promise<n
   const { ws, integration, fields, run } = await setup(db, `ingest copy ${round_}`);
   const fieldIds = Object.fromEntries(fields.map((f) => [f.attribute, f.id]));
   // Ids and payloads are made before the clock starts: the floor is the database's work.
-  const rows = { teammates: [] as string[], teammate_sources: [] as string[], emails: [] as string[], smart_field_values: [] as string[], sync_run_seen: [] as string[], events: [] as string[] };
+  const rows = {
+    teammates: [] as string[],
+    teammate_sources: [] as string[],
+    emails: [] as string[],
+    smart_field_values: [] as string[],
+    sync_run_seen: [] as string[],
+    events: [] as string[],
+  };
   const now = new Date().toISOString();
   for (let i = 0; i < users; i++) {
     const u = user(i);
@@ -167,7 +193,9 @@ export async function ingestScenario({ quick, options, log }: BenchArgs): Promis
       const w = await writePath(db, users, i);
       const c = await rawCopy(db, users, i);
       const s = await schemaCopy(db, users, i);
-      log(`${i === 0 ? 'warm-up' : `run ${i}`}: write path ${(w.ms / 1000).toFixed(2)} s, raw COPY ${(c / 1000).toFixed(2)} s, COPY into the schema ${(s / 1000).toFixed(2)} s`);
+      log(
+        `${i === 0 ? 'warm-up' : `run ${i}`}: write path ${(w.ms / 1000).toFixed(2)} s, raw COPY ${(c / 1000).toFixed(2)} s, COPY into the schema ${(s / 1000).toFixed(2)} s`,
+      );
       if (i > 0) {
         writes.push(w.ms);
         copies.push(c);

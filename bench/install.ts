@@ -52,7 +52,14 @@ async function setup(mailboxes: number, quota: number, log: (l: string) => void,
   const gmailConfig = configQuota && quota ? { ...config, quota_per_s: quota } : config;
   const [directory, gmail] = await withTx(db.ctx.pool, async (c) => [
     await insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'Directory', credentials: creds, config }),
-    await insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'signatures', name: 'Gmail', credentials: creds, config: gmailConfig }),
+    await insertIntegration(db.ctx, c, {
+      workspaceId: ws.id,
+      kind: 'google_workspace',
+      category: 'signatures',
+      name: 'Gmail',
+      credentials: creds,
+      config: gmailConfig,
+    }),
   ]);
   void gmail;
   const title = await mapSmartFieldSql(db.ctx.pool, ws.id, directory.id, 'job_title', 'organizations.primary.title');
@@ -66,7 +73,10 @@ async function setup(mailboxes: number, quota: number, log: (l: string) => void,
       { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: title, value: '' }] },
     ],
   };
-  const { rows } = await db.ctx.pool.query<{ id: string }>(`insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`, [ws.id, tree]);
+  const { rows } = await db.ctx.pool.query<{ id: string }>(
+    `insert into signatures (workspace_id, name, draft_content) values ($1, 'Standard', $2) returning id`,
+    [ws.id, tree],
+  );
   const signatureId = rows[0]!.id;
   await db.ctx.pool.query(
     `insert into assignments (workspace_id, signature_id, target_kind, group_id, priority)
@@ -81,11 +91,18 @@ async function setup(mailboxes: number, quota: number, log: (l: string) => void,
 async function publish(s: Setup, text: string): Promise<number> {
   const t0 = performance.now();
   await withTx(s.db.ctx.pool, async (c) => {
-    await c.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', to_jsonb($2::text)) where id = $1`, [s.signatureId, text]);
+    await c.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', to_jsonb($2::text)) where id = $1`, [
+      s.signatureId,
+      text,
+    ]);
     await c.query(`update signatures set content = draft_content, last_published_at = now() where id = $1`, [s.signatureId]);
     await requestSignatureInstall(c, s.workspaceId, s.signatureId, { kinds: ['primary'], forced: false });
   });
-  await until(async () => (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs`)).rows[0]!.n === 0, 30 * 60_000, 'the install jobs');
+  await until(
+    async () => (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs`)).rows[0]!.n === 0,
+    30 * 60_000,
+    'the install jobs',
+  );
   return performance.now() - t0;
 }
 
@@ -96,7 +113,8 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
   const configQuota = options['config-quota'] === true || options['config-quota'] === 'true';
   const workers = Number(options.workers ?? 1);
   const s = await setup(mailboxes, quota, log, configQuota);
-  const runner = workers > 1 ? await startWorkerProcesses(s.db, workers, concurrency) : await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency });
+  const runner =
+    workers > 1 ? await startWorkerProcesses(s.db, workers, concurrency) : await startWorker(s.db.ctx, { noCron: true, pollInterval: 20, concurrency });
   try {
     const addresses = (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from emails where workspace_id = $1`, [s.workspaceId])).rows[0]!.n;
     const before = await s.emulator.send({ cmd: 'counters' });
@@ -104,7 +122,9 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
     const wall = await publish(s, 'Kind regards');
     const cpuFigures = cpu();
     const after = await s.emulator.send({ cmd: 'counters' });
-    const installed = (await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from installations where status = 'installed' and last_html like '%Kind regards%'`)).rows[0]!.n;
+    const installed = (
+      await s.db.ctx.pool.query<{ n: number }>(`select count(*)::int as n from installations where status = 'installed' and last_html like '%Kind regards%'`)
+    ).rows[0]!.n;
     const requests = Number(after.requests) - Number(before.requests) - (Number(after.rateLimited) - Number(before.rateLimited));
     const writes = Number(after.writes) - Number(before.writes);
     const routeCount = (c: Record<string, unknown>, route: string) => Number((c.byRoute as Record<string, number> | undefined)?.[route] ?? 0);
@@ -134,7 +154,15 @@ export async function installScenario({ quick, options, log }: BenchArgs): Promi
       rate_limited_429: Number(after.rateLimited) - Number(before.rateLimited),
       workers,
       worker_concurrency: concurrency,
-      ...(quota ? { quota_per_s: quota, floor_s: round(floorMs / 1000, 3), ratio: round(wall / floorMs, 3), goal_ratio: 1.11, quota_used_floor_s: round((Number(after.quotaUsed) - Number(before.quotaUsed)) / quota, 3) } : {}),
+      ...(quota
+        ? {
+            quota_per_s: quota,
+            floor_s: round(floorMs / 1000, 3),
+            ratio: round(wall / floorMs, 3),
+            goal_ratio: 1.11,
+            quota_used_floor_s: round((Number(after.quotaUsed) - Number(before.quotaUsed)) / quota, 3),
+          }
+        : {}),
       cpu: cpuFigures,
       ...(failures.length ? { failures } : {}),
     };
@@ -158,7 +186,14 @@ export async function installNoChangeScenario({ quick, options, log }: BenchArgs
     const after = await s.emulator.send({ cmd: 'counters' });
     const writes = Number(after.writes) - Number(before.writes);
     log(`republished unchanged content to ${mailboxes} mailboxes in ${(wall / 1000).toFixed(2)} s: ${writes} provider writes`);
-    return { mailboxes, wall_s: round(wall / 1000, 3), provider_writes: writes, provider_requests: Number(after.requests) - Number(before.requests), goal_writes: 0, cpu: cpuFigures };
+    return {
+      mailboxes,
+      wall_s: round(wall / 1000, 3),
+      provider_writes: writes,
+      provider_requests: Number(after.requests) - Number(before.requests),
+      goal_writes: 0,
+      cpu: cpuFigures,
+    };
   } finally {
     await runner.stop();
     await s.emulator.stop();

@@ -24,7 +24,24 @@ export const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/render');
 
 const read = <T>(file: string): T => JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8')) as T;
 
-const FIRST = ['Ada', 'Grace', 'Alan', 'Katherine', 'Linus', 'Margaret', 'Dennis', 'Barbara', 'Ken', 'Frances', 'Élodie', 'Zoë', 'Łukasz', 'Søren', 'محمد', '美咲'];
+const FIRST = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Katherine',
+  'Linus',
+  'Margaret',
+  'Dennis',
+  'Barbara',
+  'Ken',
+  'Frances',
+  'Élodie',
+  'Zoë',
+  'Łukasz',
+  'Søren',
+  'محمد',
+  '美咲',
+];
 const LAST = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Torvalds', 'Hamilton', 'Ritchie', 'Liskov', 'Thompson', "O'Neil", 'Allen & Co', 'Müller'];
 const TITLES = ['Head of Engineering', 'Account Executive', 'Product Manager', 'Support Lead', 'CFO', 'Designer <UX>'];
 const DEPARTMENTS = ['Sales', 'Marketing', 'Engineering', 'Support'];
@@ -102,11 +119,15 @@ export async function renderScenario(args: BenchArgs): Promise<Figures> {
     const cpu = (c.user + c.system) / 1e6;
     rates.push(n / cpu);
     wallRates.push(n / wall);
-    args.log(`run ${i + 1}/${runs}: ${Math.round(n / cpu).toLocaleString('en-US')} signatures per CPU-second (${(cpu * 1000).toFixed(0)} ms CPU, ${(wall * 1000).toFixed(0)} ms wall)`);
+    args.log(
+      `run ${i + 1}/${runs}: ${Math.round(n / cpu).toLocaleString('en-US')} signatures per CPU-second (${(cpu * 1000).toFixed(0)} ms CPU, ${(wall * 1000).toFixed(0)} ms wall)`,
+    );
   }
   const rate = Math.round(median(rates));
   const ratio = Math.round((rate / GOAL) * 100) / 100;
-  args.log(`median ${rate.toLocaleString('en-US')} signatures/s per core; goal ${GOAL.toLocaleString('en-US')}: ${ratio >= 1 ? 'met' : 'missed'} (ratio ${ratio})`);
+  args.log(
+    `median ${rate.toLocaleString('en-US')} signatures/s per core; goal ${GOAL.toLocaleString('en-US')}: ${ratio >= 1 ? 'met' : 'missed'} (ratio ${ratio})`,
+  );
   return {
     teammates: n,
     runs,

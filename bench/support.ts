@@ -185,9 +185,18 @@ const workerNodeArgs = (): string[] => (process.env.BENCH_WORKER_NODE_ARGS ?? ''
 export async function startWorkerProcesses(db: BenchDb, count: number, concurrency: number): Promise<WorkerProcesses> {
   const heartbeats = async () => (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from worker_heartbeats')).rows[0]!.n;
   const before = await heartbeats();
-  const env = { ...process.env, DATABASE_URL: db.url, ENCRYPTION_KEY: db.encryptionKey, WORKER_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn', ALLOW_INSECURE_OUTBOUND_URLS: '1' };
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    ENCRYPTION_KEY: db.encryptionKey,
+    WORKER_CONCURRENCY: String(concurrency),
+    LOG_LEVEL: 'warn',
+    ALLOW_INSECURE_OUTBOUND_URLS: '1',
+  };
   const root = path.resolve(import.meta.dirname, '..');
-  const children = Array.from({ length: count }, () => spawn(process.execPath, [...workerNodeArgs(), path.join(root, 'bin', 'sigsync.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }));
+  const children = Array.from({ length: count }, () =>
+    spawn(process.execPath, [...workerNodeArgs(), path.join(root, 'bin', 'sigsync.js'), 'worker'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] }),
+  );
   const stop = async () => {
     await Promise.all(
       children.map(async (child) => {

@@ -85,7 +85,9 @@ async function syncBench(o: SyncOptions, log: (l: string) => void): Promise<Figu
       }
       pages = result.pages;
       last = integration;
-      log(`${i === 0 ? 'warm-up' : `run ${i}`}: ${o.users} users in ${(wall / 1000).toFixed(2)} s (${Math.round(o.users / (wall / 1000))} users/s, ${pages} pages)`);
+      log(
+        `${i === 0 ? 'warm-up' : `run ${i}`}: ${o.users} users in ${(wall / 1000).toFixed(2)} s (${Math.round(o.users / (wall / 1000))} users/s, ${pages} pages)`,
+      );
       if (i > 0) {
         walls.push(wall);
         cpus.push(cpu);
@@ -136,12 +138,21 @@ const num = (v: string | boolean | undefined, d: number) => (v === undefined || 
 
 /** `sync-google`: the directory sync at a chosen size (default 20,000 users, no latency). */
 export const syncGoogleScenario = ({ quick, options, log }: BenchArgs) =>
-  syncBench({ users: num(options.users, quick ? 2000 : 20000), latencyMs: num(options.latency, 0), repeat: num(options.repeat, quick ? 1 : 3), nochange: false }, log);
+  syncBench(
+    { users: num(options.users, quick ? 2000 : 20000), latencyMs: num(options.latency, 0), repeat: num(options.repeat, quick ? 1 : 3), nochange: false },
+    log,
+  );
 
 /** `sync-full`: 100,000 users, 500 per page, 50 ms per page; wall vs pages × latency, peak RSS. */
 export const syncFullScenario = ({ quick, options, log }: BenchArgs) =>
-  syncBench({ users: num(options.users, quick ? 10000 : 100000), latencyMs: num(options.latency, 50), repeat: num(options.repeat, quick ? 1 : 2), nochange: false }, log);
+  syncBench(
+    { users: num(options.users, quick ? 10000 : 100000), latencyMs: num(options.latency, 50), repeat: num(options.repeat, quick ? 1 : 2), nochange: false },
+    log,
+  );
 
 /** `sync-nochange`: the same directory synced twice; the second run writes nothing. */
 export const syncNoChangeScenario = ({ quick, options, log }: BenchArgs) =>
-  syncBench({ users: num(options.users, quick ? 10000 : 100000), latencyMs: num(options.latency, 50), repeat: num(options.repeat, quick ? 1 : 2), nochange: true }, log);
+  syncBench(
+    { users: num(options.users, quick ? 10000 : 100000), latencyMs: num(options.latency, 50), repeat: num(options.repeat, quick ? 1 : 2), nochange: true },
+    log,
+  );

@@ -43,13 +43,26 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
     const config = { base_url: `${emulator.url}/`, token_url: `${emulator.url}/token` };
     for (let i = 0; i < workspaces; i++) {
       const ws = await createWorkspace(db.ctx.pool, `customer ${i}`);
-      await withTx(db.ctx.pool, (c) => insertIntegration(db.ctx, c, { workspaceId: ws.id, kind: 'google_workspace', category: 'teammates', name: 'Google', credentials: googleServiceAccount(), config }));
+      await withTx(db.ctx.pool, (c) =>
+        insertIntegration(db.ctx, c, {
+          workspaceId: ws.id,
+          kind: 'google_workspace',
+          category: 'teammates',
+          name: 'Google',
+          credentials: googleServiceAccount(),
+          config,
+        }),
+      );
     }
     log(`${workspaces} workspaces of ${users} users; ${workerCount} workers × ${concurrency} jobs`);
     // Measured from when every worker is up, not from its start.
     workers = await startWorkerProcesses(db, workerCount, concurrency);
     const pgPid = await postmasterPid(db.ctx.pool);
-    const cpu0 = { pg: pgPid === null ? null : treeCpuSeconds(pgPid), em: treeCpuSeconds(emulator.pid), workers: workers.pids.map((pid) => treeCpuSeconds(pid) ?? 0) };
+    const cpu0 = {
+      pg: pgPid === null ? null : treeCpuSeconds(pgPid),
+      em: treeCpuSeconds(emulator.pid),
+      workers: workers.pids.map((pid) => treeCpuSeconds(pid) ?? 0),
+    };
 
     const t0 = performance.now();
     await enqueue(db.ctx.pool, jobs.syncAll, {});
@@ -71,7 +84,9 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
     const slowestWait = Math.max(...rows.map((r) => r.wait_s));
     const oneSync = median(rows.map((r) => r.own_s));
     const teammates = (await db.ctx.pool.query<{ n: number }>('select count(*)::int as n from teammates')).rows[0]!.n;
-    log(`${workspaces} workspaces synced in ${wall.toFixed(1)} s (floor ${floor.toFixed(1)} s); slowest wait ${slowestWait.toFixed(1)} s; one sync ${oneSync.toFixed(2)} s`);
+    log(
+      `${workspaces} workspaces synced in ${wall.toFixed(1)} s (floor ${floor.toFixed(1)} s); slowest wait ${slowestWait.toFixed(1)} s; one sync ${oneSync.toFixed(2)} s`,
+    );
     return {
       workspaces,
       users_per_workspace: users,
@@ -85,8 +100,18 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
       one_sync_s: round(oneSync, 3),
       slowest_sync_s: round(Math.max(...rows.map((r) => r.own_s)), 3),
       teammates,
-      cpu: { wall_s: round(wall, 3), worker_cpu_s: round(workerCpu, 3), postgres_cpu_s: pgCpu === null ? null : round(pgCpu, 3), emulator_cpu_s: round(emCpu, 3), load_avg_1m: round(os.loadavg()[0]!, 2), cores: os.availableParallelism() },
-      failures: [...(failed ? [`${failed} runs did not succeed`] : []), ...(teammates !== workspaces * users ? [`${teammates} teammates for ${workspaces * users} users`] : [])],
+      cpu: {
+        wall_s: round(wall, 3),
+        worker_cpu_s: round(workerCpu, 3),
+        postgres_cpu_s: pgCpu === null ? null : round(pgCpu, 3),
+        emulator_cpu_s: round(emCpu, 3),
+        load_avg_1m: round(os.loadavg()[0]!, 2),
+        cores: os.availableParallelism(),
+      },
+      failures: [
+        ...(failed ? [`${failed} runs did not succeed`] : []),
+        ...(teammates !== workspaces * users ? [`${teammates} teammates for ${workspaces * users} users`] : []),
+      ],
     };
   } finally {
     await workers?.stop();

@@ -116,7 +116,8 @@ export class InvalidResponseError extends ConnectorError {
   }
 }
 
-export type MailboxErrorCode = 'user_not_found' | 'forbidden' | 'unauthorized_client' | 'channel_not_found' | 'signature_too_long' | 'multi_signatures_not_supported';
+export type MailboxErrorCode =
+  'user_not_found' | 'forbidden' | 'unauthorized_client' | 'channel_not_found' | 'signature_too_long' | 'multi_signatures_not_supported';
 
 /** A failure that concerns one mailbox, not the whole integration. The installation becomes `failed`. */
 export class MailboxError extends ConnectorError {

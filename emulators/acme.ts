@@ -11,7 +11,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startGoogleEmulator, type GoogleEmulator, type GoogleTenant, type GoogleUserRaw } from './google.ts';
 import { defaultKnobs } from './http.ts';
-import { microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type GraphUserRaw, type MicrosoftEmulator, type MicrosoftTenant } from './microsoft.ts';
+import {
+  microsoftCredentials,
+  microsoftIntegrationConfig,
+  startMicrosoftEmulator,
+  type GraphUserRaw,
+  type MicrosoftEmulator,
+  type MicrosoftTenant,
+} from './microsoft.ts';
 import { startSlackEmulator, type SlackEmulator, type SlackMemberRaw, type SlackTenant } from './slack.ts';
 import { generateStripeAccount, startStripeEmulator, type StripeEmulator } from './stripe.ts';
 
@@ -88,7 +95,15 @@ export function microsoftUserOf(p: AcmePerson, i: number): GraphUserRaw {
 /** A shared mailbox as Entra lists it: a user with the account disabled, its mailbox's purpose `shared`. */
 export function microsoftSharedMailboxOf(m: AcmeSharedMailbox, i: number): GraphUserRaw {
   const u = microsoftUserOf({ ...m, given_name: '', family_name: '', provider: 'microsoft' }, i);
-  return { ...u, id: `ac3e5a5a-0000-4000-8000-${String(i).padStart(12, '0')}`, displayName: m.name, givenName: null, surname: null, accountEnabled: false, userPurpose: 'shared' };
+  return {
+    ...u,
+    id: `ac3e5a5a-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    displayName: m.name,
+    givenName: null,
+    surname: null,
+    accountEnabled: false,
+    userPurpose: 'shared',
+  };
 }
 
 export function slackMemberOf(p: AcmePerson, i: number): SlackMemberRaw {
@@ -97,7 +112,15 @@ export function slackMemberOf(p: AcmePerson, i: number): SlackMemberRaw {
     id: slackId(i),
     name: p.email.split('@')[0]!,
     real_name: real,
-    profile: { real_name: real, display_name: p.given_name, first_name: p.given_name, last_name: p.family_name, title: p.title, phone: p.phone, email: p.email },
+    profile: {
+      real_name: real,
+      display_name: p.given_name,
+      first_name: p.given_name,
+      last_name: p.family_name,
+      title: p.title,
+      phone: p.phone,
+      email: p.email,
+    },
   };
 }
 
@@ -216,7 +239,15 @@ function changeDirectory(e: Pick<AcmeEmulators, 'google' | 'microsoft' | 'slack'
     if (g || m) throw new Error(`${email} is already in the directory`);
     const [given = 'New', ...rest] = (c.name ?? email.split('@')[0]!).split(' ');
     const provider = c.provider ?? (email.endsWith('@eu.acme.test') ? 'microsoft' : 'google');
-    const p: AcmePerson = { given_name: given, family_name: rest.join(' ') || 'Teammate', title: c.title ?? 'Teammate', department: 'New hires', email, phone: '', provider };
+    const p: AcmePerson = {
+      given_name: given,
+      family_name: rest.join(' ') || 'Teammate',
+      title: c.title ?? 'Teammate',
+      department: 'New hires',
+      email,
+      phone: '',
+      provider,
+    };
     const i = added++;
     if (provider === 'google') {
       const u = googleUserOf(p, i);

@@ -23,7 +23,13 @@ export type GoogleUserRaw = GoogleUser & { primaryEmail: string; name: NonNullab
 export type GoogleGroupRaw = GoogleGroup & { email: string; name: string; members: string[] };
 
 /** A send-as address (the connector's `GmailSendAs`) as Gmail keeps it for a mailbox. */
-export type SendAs = GmailSendAs & { displayName: string; isPrimary: boolean; isDefault: boolean; signature: string; verificationStatus: 'accepted' | 'pending' };
+export type SendAs = GmailSendAs & {
+  displayName: string;
+  isPrimary: boolean;
+  isDefault: boolean;
+  signature: string;
+  verificationStatus: 'accepted' | 'pending';
+};
 
 export interface GoogleTenant {
   users: GoogleUserRaw[];
@@ -179,7 +185,19 @@ function directoryRoutes({ tenant, index }: GoogleState): Route[] {
         const u = findUser(m[1]!);
         if (!u?.thumbnailPhotoUrl) return googleError(404, 'Resource Not Found: userKey', 'notFound');
         const data = crypto.createHash('sha256').update(u.id).digest();
-        return { status: 200, body: { kind: 'admin#directory#user#photo', id: u.id, primaryEmail: u.primaryEmail, mimeType: 'image/png', photoData: data.toString('base64url'), etag: u.thumbnailPhotoEtag ?? '"p1"', height: 96, width: 96 } };
+        return {
+          status: 200,
+          body: {
+            kind: 'admin#directory#user#photo',
+            id: u.id,
+            primaryEmail: u.primaryEmail,
+            mimeType: 'image/png',
+            photoData: data.toString('base64url'),
+            etag: u.thumbnailPhotoEtag ?? '"p1"',
+            height: 96,
+            width: 96,
+          },
+        };
       },
     },
     {
@@ -187,7 +205,12 @@ function directoryRoutes({ tenant, index }: GoogleState): Route[] {
       pattern: /^\/admin\/directory\/v1\/groups$/,
       name: 'groups.list',
       handler: ({ url }) => {
-        const p = page(tenant.groups.map((g) => ({ kind: 'admin#directory#group', id: g.id, email: g.email, name: g.name, directMembersCount: String(g.members.length) })), url, 200, 200);
+        const p = page(
+          tenant.groups.map((g) => ({ kind: 'admin#directory#group', id: g.id, email: g.email, name: g.name, directMembersCount: String(g.members.length) })),
+          url,
+          200,
+          200,
+        );
         return { status: 200, body: { kind: 'admin#directory#groups', groups: p.slice, ...(p.next ? { nextPageToken: p.next } : {}) } };
       },
     },
@@ -210,7 +233,10 @@ function directoryRoutes({ tenant, index }: GoogleState): Route[] {
       method: 'GET',
       pattern: /^\/admin\/directory\/v1\/customer\/([^/]+)\/orgunits$/,
       name: 'orgunits.list',
-      handler: () => ({ status: 200, body: { kind: 'admin#directory#orgUnits', organizationUnits: tenant.orgUnits.map((o) => ({ kind: 'admin#directory#orgUnit', ...o })) } }),
+      handler: () => ({
+        status: 200,
+        body: { kind: 'admin#directory#orgUnits', organizationUnits: tenant.orgUnits.map((o) => ({ kind: 'admin#directory#orgUnit', ...o })) },
+      }),
     },
   ];
 }
@@ -232,8 +258,22 @@ function gmailRoutes({ tenant, index, writes, events }: GoogleState): Route[] {
     if (!list) {
       const user = index.find(key);
       list = [
-        { sendAsEmail: user?.primaryEmail ?? email, displayName: user?.name.fullName ?? '', isPrimary: true, isDefault: true, signature: '', verificationStatus: 'accepted' },
-        ...(user?.aliases ?? []).map((a) => ({ sendAsEmail: a, displayName: user?.name.fullName ?? '', isPrimary: false, isDefault: false, signature: '', verificationStatus: 'accepted' as const })),
+        {
+          sendAsEmail: user?.primaryEmail ?? email,
+          displayName: user?.name.fullName ?? '',
+          isPrimary: true,
+          isDefault: true,
+          signature: '',
+          verificationStatus: 'accepted',
+        },
+        ...(user?.aliases ?? []).map((a) => ({
+          sendAsEmail: a,
+          displayName: user?.name.fullName ?? '',
+          isPrimary: false,
+          isDefault: false,
+          signature: '',
+          verificationStatus: 'accepted' as const,
+        })),
       ];
       tenant.sendAs.set(key, list);
     }

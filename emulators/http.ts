@@ -222,7 +222,8 @@ export async function serve(routes: Route[], opts: ServeOptions, knobs: Knobs = 
     send(res, reply, serialise(reply));
   };
 
-  const serialise = (reply: Reply) => (typeof reply.raw === 'string' ? Buffer.from(reply.raw) : (reply.raw ?? Buffer.from(reply.body === undefined ? '' : JSON.stringify(reply.body))));
+  const serialise = (reply: Reply) =>
+    typeof reply.raw === 'string' ? Buffer.from(reply.raw) : (reply.raw ?? Buffer.from(reply.body === undefined ? '' : JSON.stringify(reply.body)));
   const send = (res: http.ServerResponse, reply: Reply, payload: Buffer) => {
     res.writeHead(reply.status, { 'content-type': reply.raw === undefined ? 'application/json; charset=utf-8' : 'text/plain', ...(reply.headers ?? {}) });
     res.end(payload);

@@ -16,9 +16,25 @@ import { defaultKnobs, parseBody, serve, type EmulatorServer, type Knobs, type R
 import { selfSignedCert } from './tls.ts';
 import { userTokenIssuer, type UserTokenClaims } from './microsoftUserTokens.ts';
 import { graphError, mailboxRoutes } from './microsoftMailbox.ts';
-import { generateMicrosoftTenant, primaryOf, project, selectOf, transitiveMemberOf, transitiveMembersCache, type GraphUserRaw, type MicrosoftTenant } from './microsoftTenant.ts';
+import {
+  generateMicrosoftTenant,
+  primaryOf,
+  project,
+  selectOf,
+  transitiveMemberOf,
+  transitiveMembersCache,
+  type GraphUserRaw,
+  type MicrosoftTenant,
+} from './microsoftTenant.ts';
 
-export { generateMicrosoftTenant, microsoftUserId, type GraphGroupRaw, type GraphUserRaw, type MicrosoftTenant, type StructuredEntry } from './microsoftTenant.ts';
+export {
+  generateMicrosoftTenant,
+  microsoftUserId,
+  type GraphGroupRaw,
+  type GraphUserRaw,
+  type MicrosoftTenant,
+  type StructuredEntry,
+} from './microsoftTenant.ts';
 
 /** An Entra ID token endpoint error, the way login.microsoftonline.com words it. */
 function aadsts(status: number, error: string, code: number, description: string): Reply {
@@ -129,7 +145,10 @@ class GraphState {
     const skip = url.searchParams.get('$skiptoken');
     const offset = skip ? Number(decode(skip)?.o ?? 0) : 0;
     const more = offset + top < all.length;
-    return { slice: all.slice(offset, offset + top), next: more ? { '@odata.nextLink': this.link(path, { $select: select, $top: String(top), $skiptoken: encode({ o: offset + top }) }) } : {} };
+    return {
+      slice: all.slice(offset, offset + top),
+      next: more ? { '@odata.nextLink': this.link(path, { $select: select, $top: String(top), $skiptoken: encode({ o: offset + top }) }) } : {},
+    };
   };
 }
 
@@ -174,7 +193,12 @@ function authRoutes(st: GraphState): Route[] {
         if (decodeURIComponent(m[1]!) !== tenant.tenantId) return aadsts(400, 'invalid_request', 90002, `Tenant '${m[1]}' not found.`);
         if (form.grant_type !== 'client_credentials') return aadsts(400, 'unsupported_grant_type', 70003, 'The app requested an unsupported grant type.');
         if (form.client_id !== tenant.clientId) {
-          return aadsts(400, 'unauthorized_client', 700016, `Application with identifier '${form.client_id}' was not found in the directory '${tenant.tenantId}'.`);
+          return aadsts(
+            400,
+            'unauthorized_client',
+            700016,
+            `Application with identifier '${form.client_id}' was not found in the directory '${tenant.tenantId}'.`,
+          );
         }
         if (form.client_secret !== tenant.clientSecret) return aadsts(401, 'invalid_client', 7000215, 'Invalid client secret provided.');
         if (st.knobs.revokeAtRequest !== null && st.requests() + 1 >= st.knobs.revokeAtRequest) {
@@ -200,14 +224,29 @@ function userRoutes(st: GraphState): Route[] {
         const denied = st.checkBearer(req.headers.authorization);
         if (denied) return denied;
         const top = Number(url.searchParams.get('$top') ?? DEFAULT_PAGE);
-        if (!Number.isInteger(top) || top < 1 || top > 999) return graphError(400, 'Request_UnsupportedQuery', 'Invalid page size specified: ' + String(top) + '. Must be between 1 and 999 inclusive.');
+        if (!Number.isInteger(top) || top < 1 || top > 999)
+          return graphError(400, 'Request_UnsupportedQuery', 'Invalid page size specified: ' + String(top) + '. Must be between 1 and 999 inclusive.');
         const skip = url.searchParams.get('$skiptoken');
         const offset = skip ? Number(decode(skip)?.o ?? NaN) : 0;
         if (!Number.isInteger(offset)) return graphError(400, 'Directory_InvalidPagingToken', 'The specified paging token is invalid.');
         const select = selectOf(url);
         const slice = tenant.users.slice(offset, offset + top);
-        const next = offset + top < tenant.users.length ? st.link('/v1.0/users', { ...(url.searchParams.get('$select') ? { $select: url.searchParams.get('$select')! } : {}), $top: String(top), $skiptoken: encode({ o: offset + top }) }) : undefined;
-        return { status: 200, body: { '@odata.context': `${st.base}/v1.0/$metadata#users`, ...(next ? { '@odata.nextLink': next } : {}), value: slice.map((u) => project(u, select)) } };
+        const next =
+          offset + top < tenant.users.length
+            ? st.link('/v1.0/users', {
+                ...(url.searchParams.get('$select') ? { $select: url.searchParams.get('$select')! } : {}),
+                $top: String(top),
+                $skiptoken: encode({ o: offset + top }),
+              })
+            : undefined;
+        return {
+          status: 200,
+          body: {
+            '@odata.context': `${st.base}/v1.0/$metadata#users`,
+            ...(next ? { '@odata.nextLink': next } : {}),
+            value: slice.map((u) => project(u, select)),
+          },
+        };
       },
     },
     {
@@ -218,8 +257,14 @@ function userRoutes(st: GraphState): Route[] {
         const denied = st.checkBearer(req.headers.authorization);
         if (denied) return denied;
         const u = st.findUser(m[1]!);
-        if (!u) return graphError(404, 'Request_ResourceNotFound', `Resource '${decodeURIComponent(m[1]!)}' does not exist or one of its queried reference-property objects are not present.`);
-        if (!u.hasPhoto) return graphError(404, 'ImageNotFound', 'Exception of type \'Microsoft.Fast.Profile.Core.Exception.ImageNotFoundException\' was thrown.');
+        if (!u)
+          return graphError(
+            404,
+            'Request_ResourceNotFound',
+            `Resource '${decodeURIComponent(m[1]!)}' does not exist or one of its queried reference-property objects are not present.`,
+          );
+        if (!u.hasPhoto)
+          return graphError(404, 'ImageNotFound', "Exception of type 'Microsoft.Fast.Profile.Core.Exception.ImageNotFoundException' was thrown.");
         const data = crypto.createHash('sha256').update(u.id).digest();
         return { status: 200, raw: data, headers: { 'content-type': 'image/jpeg', etag: `"${data.subarray(0, 6).toString('hex')}"` } };
       },
@@ -241,7 +286,8 @@ function deltaRoute(st: GraphState): Route {
       const select = selectOf(url);
       const deltaToken = url.searchParams.get('$deltatoken');
       const skipToken = url.searchParams.get('$skiptoken');
-      if (deltaToken === 'latest') return { status: 200, body: { '@odata.context': `${st.base}/v1.0/$metadata#users`, '@odata.deltaLink': st.deltaLink(selectParam), value: [] } };
+      if (deltaToken === 'latest')
+        return { status: 200, body: { '@odata.context': `${st.base}/v1.0/$metadata#users`, '@odata.deltaLink': st.deltaLink(selectParam), value: [] } };
       // A round is a list of user ids (current state) or removals, paged by $skiptoken {o, s: since, e: end seq}.
       let since: number | null = null;
       let end = st.seq;
@@ -252,13 +298,19 @@ function deltaRoute(st: GraphState): Route {
         since = t.s;
       } else if (skipToken) {
         const t = decode(skipToken);
-        if (typeof t?.o !== 'number' || typeof t.e !== 'number') return graphError(400, 'Directory_InvalidPagingToken', 'The specified paging token is invalid.');
+        if (typeof t?.o !== 'number' || typeof t.e !== 'number')
+          return graphError(400, 'Directory_InvalidPagingToken', 'The specified paging token is invalid.');
         since = typeof t.s === 'number' ? t.s : null;
         end = t.e;
         offset = t.o;
       }
       if (since !== null && since < st.oldestValidSeq) {
-        return graphError(410, 'SyncStateNotFound', 'The sync state generation is not found. Resync required: replace any local cached copies with a full synchronization.', { location: st.link('/v1.0/users/delta', selectParam ? { $select: selectParam } : {}) });
+        return graphError(
+          410,
+          'SyncStateNotFound',
+          'The sync state generation is not found. Resync required: replace any local cached copies with a full synchronization.',
+          { location: st.link('/v1.0/users/delta', selectParam ? { $select: selectParam } : {}) },
+        );
       }
       // Only the page's users are projected (a round over every user pages through the tenant).
       let total: number;
@@ -276,7 +328,12 @@ function deltaRoute(st: GraphState): Route {
       }
       const more = offset + DELTA_PAGE < total;
       const tail = more
-        ? { '@odata.nextLink': st.link('/v1.0/users/delta', { ...(selectParam ? { $select: selectParam } : {}), $skiptoken: encode({ o: offset + DELTA_PAGE, e: end, ...(since === null ? {} : { s: since }) }) }) }
+        ? {
+            '@odata.nextLink': st.link('/v1.0/users/delta', {
+              ...(selectParam ? { $select: selectParam } : {}),
+              $skiptoken: encode({ o: offset + DELTA_PAGE, e: end, ...(since === null ? {} : { s: since }) }),
+            }),
+          }
         : { '@odata.deltaLink': st.link('/v1.0/users/delta', { ...(selectParam ? { $select: selectParam } : {}), $deltatoken: encode({ s: end }) }) };
       return { status: 200, body: { '@odata.context': `${st.base}/v1.0/$metadata#users`, ...tail, value: slice } };
     },
@@ -306,7 +363,12 @@ function groupRoutes(st: GraphState): Route[] {
         const denied = st.checkBearer(req.headers.authorization);
         if (denied) return denied;
         const id = decodeURIComponent(m[1]!);
-        if (!tenant.groups.some((g) => g.id === id)) return graphError(404, 'Request_ResourceNotFound', `Resource '${id}' does not exist or one of its queried reference-property objects are not present.`);
+        if (!tenant.groups.some((g) => g.id === id))
+          return graphError(
+            404,
+            'Request_ResourceNotFound',
+            `Resource '${id}' does not exist or one of its queried reference-property objects are not present.`,
+          );
         const p = st.collectionPage(url, st.membersOfGroup(id), `/v1.0/groups/${id}/transitiveMembers`, 'id');
         return { status: 200, body: { ...p.next, value: p.slice.map((o) => ({ '@odata.type': o.type, id: o.id })) } };
       },
@@ -319,7 +381,12 @@ function groupRoutes(st: GraphState): Route[] {
         const denied = st.checkBearer(req.headers.authorization);
         if (denied) return denied;
         const u = st.findUser(m[1]!);
-        if (!u) return graphError(404, 'Request_ResourceNotFound', `Resource '${decodeURIComponent(m[1]!)}' does not exist or one of its queried reference-property objects are not present.`);
+        if (!u)
+          return graphError(
+            404,
+            'Request_ResourceNotFound',
+            `Resource '${decodeURIComponent(m[1]!)}' does not exist or one of its queried reference-property objects are not present.`,
+          );
         const p = st.collectionPage(url, transitiveMemberOf(tenant, u.id), `/v1.0/users/${u.id}/transitiveMemberOf`, 'id');
         return { status: 200, body: { ...p.next, value: p.slice.map((id) => ({ '@odata.type': '#microsoft.graph.group', id })) } };
       },

@@ -11,10 +11,11 @@ import type { GraphUserRaw, MicrosoftTenant, StructuredEntry } from './microsoft
 
 export const graphError = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
   status,
-  body: { error: { code, message, innerError: { date: new Date().toISOString(), 'request-id': crypto.randomUUID(), 'client-request-id': crypto.randomUUID() } } },
+  body: {
+    error: { code, message, innerError: { date: new Date().toISOString(), 'request-id': crypto.randomUUID(), 'client-request-id': crypto.randomUUID() } },
+  },
   ...(headers ? { headers } : {}),
 });
-
 
 const cleanEntries = (raw: unknown): StructuredEntry[] =>
   (Array.isArray(raw) ? raw : []).map((e: { keyEntry?: { type?: string; values?: string[] }; valueEntry?: { type?: string; values?: string[] } }) => ({
@@ -51,7 +52,8 @@ export function mailboxRoutes(deps: MailboxDeps): Route[] {
     if (denied) return denied;
     const u = findUser(userKey);
     if (!u) return graphError(404, 'ErrorInvalidUser', `The requested user '${decodeURIComponent(userKey)}' is invalid.`);
-    if (tenant.noMailbox.has(u.id)) return graphError(404, 'MailboxNotEnabledForRESTAPI', 'The mailbox is either inactive, soft-deleted, or is hosted on-premise.');
+    if (tenant.noMailbox.has(u.id))
+      return graphError(404, 'MailboxNotEnabledForRESTAPI', 'The mailbox is either inactive, soft-deleted, or is hosted on-premise.');
     return { user: u };
   };
   return [mailboxSettingsRoute(deps, mailboxItem), ...userConfigurationRoutes(deps, mailboxItem)];
@@ -75,7 +77,15 @@ function mailboxSettingsRoute({ tenant, base }: MailboxDeps, mailboxItem: Mailbo
       if (m[2]) return { status: 200, body: { '@odata.context': `${context}/userPurpose`, value: purpose } };
       return {
         status: 200,
-        body: { '@odata.context': context, archiveFolder: null, timeZone: 'W. Europe Standard Time', dateFormat: 'dd/MM/yyyy', timeFormat: 'HH:mm', userPurpose: purpose, language: { locale: 'en-GB', displayName: 'English (United Kingdom)' } },
+        body: {
+          '@odata.context': context,
+          archiveFolder: null,
+          timeZone: 'W. Europe Standard Time',
+          dateFormat: 'dd/MM/yyyy',
+          timeFormat: 'HH:mm',
+          userPurpose: purpose,
+          language: { locale: 'en-GB', displayName: 'English (United Kingdom)' },
+        },
       };
     },
   };
@@ -93,7 +103,16 @@ function userConfigurationRoutes({ tenant, base, onWrite }: MailboxDeps, mailbox
         if ('status' in found) return found;
         const entries = decodeURIComponent(m[2]!) === 'OWA.UserOptions' ? tenant.mailboxes.get(found.user.id) : undefined;
         if (!entries) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
-        return { status: 200, body: { '@odata.context': `${base()}/beta/$metadata#users('${found.user.id}')/mailFolders('root')/userConfigurations/$entity`, id: 'OWA.UserOptions', binaryData: null, xmlData: null, structuredData: annotate(entries) } };
+        return {
+          status: 200,
+          body: {
+            '@odata.context': `${base()}/beta/$metadata#users('${found.user.id}')/mailFolders('root')/userConfigurations/$entity`,
+            id: 'OWA.UserOptions',
+            binaryData: null,
+            xmlData: null,
+            structuredData: annotate(entries),
+          },
+        };
       },
     },
     {
@@ -118,7 +137,8 @@ function userConfigurationRoutes({ tenant, base, onWrite }: MailboxDeps, mailbox
       handler: ({ req, body }, m) => {
         const found = mailboxItem(req.headers.authorization, m[1]!);
         if ('status' in found) return found;
-        if (decodeURIComponent(m[2]!) !== 'OWA.UserOptions' || !tenant.mailboxes.has(found.user.id)) return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+        if (decodeURIComponent(m[2]!) !== 'OWA.UserOptions' || !tenant.mailboxes.has(found.user.id))
+          return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
         const patch = JSON.parse(body || '{}') as { structuredData?: unknown };
         tenant.mailboxes.set(found.user.id, cleanEntries(patch.structuredData));
         onWrite(found.user);

@@ -12,7 +12,12 @@ import type { GraphGroup, GraphUser, StructuredDataEntry } from '../connectors/m
  * Entra lists with its account disabled; default `user`), and whether the user has a profile photo
  * (the emulator's own).
  */
-export type GraphUserRaw = GraphUser & { displayName: string; userPrincipalName: string; userPurpose?: 'user' | 'shared' | 'room' | 'equipment'; hasPhoto?: boolean };
+export type GraphUserRaw = GraphUser & {
+  displayName: string;
+  userPrincipalName: string;
+  userPurpose?: 'user' | 'shared' | 'room' | 'equipment';
+  hasPhoto?: boolean;
+};
 
 /** A group (the connector's `GraphGroup`) and the ids of its member users and nested groups. */
 export type GraphGroupRaw = z.infer<typeof GraphGroup> & { displayName: string; members: string[] };
@@ -83,7 +88,12 @@ export function generateMicrosoftTenant(n: number, domain = 'contoso.test'): Mic
 }
 
 /** The members of a group, directly or through nested groups: users and the nested groups themselves. */
-export function transitiveMembers(tenant: MicrosoftTenant, groupId: string, seen = new Set<string>(), userIds = new Set(tenant.users.map((u) => u.id))): { id: string; type: string }[] {
+export function transitiveMembers(
+  tenant: MicrosoftTenant,
+  groupId: string,
+  seen = new Set<string>(),
+  userIds = new Set(tenant.users.map((u) => u.id)),
+): { id: string; type: string }[] {
   const g = tenant.groups.find((x) => x.id === groupId);
   if (!g || seen.has(groupId)) return [];
   seen.add(groupId);
@@ -112,7 +122,7 @@ function membersOf(g: GraphGroupRaw): Set<string> {
 /** The groups an object belongs to, directly or through nested groups. */
 export function transitiveMemberOf(tenant: MicrosoftTenant, objectId: string): string[] {
   const out = new Set<string>();
-  for (const queue = [objectId]; queue.length; ) {
+  for (const queue = [objectId]; queue.length;) {
     const id = queue.shift()!;
     for (const g of tenant.groups) {
       if (!out.has(g.id) && membersOf(g).has(id)) {
@@ -141,7 +151,12 @@ export function transitiveMembersCache(tenant: MicrosoftTenant): (groupId: strin
   return (groupId) => {
     if (!unchanged()) {
       lists.clear();
-      state = { users: tenant.users, n: tenant.users.length, members: tenant.groups.map((g) => g.members), lengths: tenant.groups.map((g) => g.members.length) };
+      state = {
+        users: tenant.users,
+        n: tenant.users.length,
+        members: tenant.groups.map((g) => g.members),
+        lengths: tenant.groups.map((g) => g.members.length),
+      };
     }
     let list = lists.get(groupId);
     if (!list) lists.set(groupId, (list = transitiveMembers(tenant, groupId)));
@@ -176,6 +191,7 @@ export const selectOf = (url: URL): string[] => {
 /** A user as Graph answers it for those properties (unset ones null, collections empty). */
 export const project = (u: GraphUserRaw, select: string[]) => {
   const out: Record<string, unknown> = { id: u.id };
-  for (const p of select) if (p !== 'id') out[p] = (u as unknown as Record<string, unknown>)[p] ?? (p === 'businessPhones' || p === 'proxyAddresses' ? [] : null);
+  for (const p of select)
+    if (p !== 'id') out[p] = (u as unknown as Record<string, unknown>)[p] ?? (p === 'businessPhones' || p === 'proxyAddresses' ? [] : null);
   return out;
 };

@@ -44,14 +44,17 @@ export function userTokenIssuer(tenantId: string, base: () => string): UserToken
         pattern: /^\/([^/]+)\/discovery\/v2\.0\/keys$/,
         name: 'jwks',
         control: true,
-        handler: async (_c, m) => (decodeURIComponent(m[1]!) === tenantId ? { status: 200, body: { keys: [await publicJwk()] } } : { status: 400, body: { error: 'invalid_tenant' } }),
+        handler: async (_c, m) =>
+          decodeURIComponent(m[1]!) === tenantId ? { status: 200, body: { keys: [await publicJwk()] } } : { status: 400, body: { error: 'invalid_tenant' } },
       },
     ],
     async issue(c) {
       const tid = c.tenantId ?? tenantId;
       const now = Math.floor(Date.now() / 1000);
       const exp = now + (c.expiresIn ?? 3600);
-      const who = c.appOnly ? { roles: ['MailboxSettings.Read'], idtyp: 'app', azp: c.audience } : { preferred_username: c.preferredUsername, name: c.preferredUsername, scp: c.scope ?? 'access_as_user' };
+      const who = c.appOnly
+        ? { roles: ['MailboxSettings.Read'], idtyp: 'app', azp: c.audience }
+        : { preferred_username: c.preferredUsername, name: c.preferredUsername, scp: c.scope ?? 'access_as_user' };
       return new SignJWT({ tid, oid: c.oid, ...who, ver: '2.0' })
         .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid })
         .setIssuer(`${base()}/${tid}/v2.0`)

@@ -39,7 +39,15 @@ export function generateSlackTenant(n: number, domain = 'example.test'): SlackTe
       id: `U${String(i).padStart(8, '0')}`,
       name: `user${i}`,
       real_name: `Given${i} Family${i}`,
-      profile: { real_name: `Given${i} Family${i}`, display_name: `user${i}`, first_name: `Given${i}`, last_name: `Family${i}`, title: '', phone: '', email: `user${i}@${domain}` },
+      profile: {
+        real_name: `Given${i} Family${i}`,
+        display_name: `user${i}`,
+        first_name: `Given${i}`,
+        last_name: `Family${i}`,
+        title: '',
+        phone: '',
+        email: `user${i}@${domain}`,
+      },
     });
   }
   return { teamId: 'T0SANDBOX', botToken: 'xoxb-sandbox-0000-bot-token', members };
@@ -55,7 +63,11 @@ export interface SlackEmulator extends EmulatorServer {
   removeMember(id: string): void;
 }
 
-const ok = (body: Record<string, unknown>, headers: Record<string, string> = {}): Reply => ({ status: 200, body: { ok: true, ...body }, headers: { 'x-oauth-scopes': SLACK_SCOPES, ...headers } });
+const ok = (body: Record<string, unknown>, headers: Record<string, string> = {}): Reply => ({
+  status: 200,
+  body: { ok: true, ...body },
+  headers: { 'x-oauth-scopes': SLACK_SCOPES, ...headers },
+});
 const fail = (error: string, extra: Record<string, unknown> = {}): Reply => ({ status: 200, body: { ok: false, error, ...extra } });
 
 /** Every Web API method: POST /api/<method>, bot token in the Authorization header. */
@@ -109,7 +121,16 @@ type SlackState = ReturnType<typeof slackState>;
 function directoryMethods(st: SlackState): Route[] {
   const { tenant, member, lookup, cursorOffset } = st;
   return [
-    method(st.tenant, 'auth.test', () => ok({ url: `https://${tenant.teamId.toLowerCase()}.slack.test/`, team: 'Sandbox', user: 'sigsync', team_id: tenant.teamId, user_id: 'U0BOT0001', bot_id: 'B0BOT0001' })),
+    method(st.tenant, 'auth.test', () =>
+      ok({
+        url: `https://${tenant.teamId.toLowerCase()}.slack.test/`,
+        team: 'Sandbox',
+        user: 'sigsync',
+        team_id: tenant.teamId,
+        user_id: 'U0BOT0001',
+        bot_id: 'B0BOT0001',
+      }),
+    ),
     method(st.tenant, 'team.profile.get', () => ok({ profile: { fields: [] } })),
     method(st.tenant, 'users.list', (args) => {
       const limit = Math.min(Number(args.limit ?? 0) || 1000, 1000);
@@ -125,7 +146,11 @@ function directoryMethods(st: SlackState): Route[] {
       const slice = tenant.members.slice(offset, offset + limit);
       const next = tenant.members[offset + limit];
       if (next) cursorOffset.set(Buffer.from(`user:${next.id}`).toString('base64'), offset + limit);
-      return ok({ members: slice.map((m) => ({ team_id: tenant.teamId, deleted: false, is_bot: false, ...m })), cache_ts: Math.floor(Date.now() / 1000), response_metadata: { next_cursor: next ? Buffer.from(`user:${next.id}`).toString('base64') : '' } });
+      return ok({
+        members: slice.map((m) => ({ team_id: tenant.teamId, deleted: false, is_bot: false, ...m })),
+        cache_ts: Math.floor(Date.now() / 1000),
+        response_metadata: { next_cursor: next ? Buffer.from(`user:${next.id}`).toString('base64') : '' },
+      });
     }),
     method(st.tenant, 'users.profile.get', (args) => {
       const m = member(args.user ?? '');

@@ -61,12 +61,22 @@ export function generateStripeAccount(quantity: number, now = Math.floor(Date.no
     startDate: start,
     invoices: [
       { number: 'SIG-0001', totalCents: quantity * 400, status: 'paid', periodStart: start, periodEnd: start + month, dueDate: start + month + 14 * DAY },
-      { number: 'SIG-0002', totalCents: quantity * 400, status: 'open', periodStart: start + month, periodEnd: start + 2 * month, dueDate: start + 2 * month + 14 * DAY },
+      {
+        number: 'SIG-0002',
+        totalCents: quantity * 400,
+        status: 'open',
+        periodStart: start + month,
+        periodEnd: start + 2 * month,
+        dueDate: start + 2 * month + 14 * DAY,
+      },
     ],
   };
 }
 
-const stripeError = (status: number, type: string, message: string, code?: string): Reply => ({ status, body: { error: { type, message, ...(code ? { code } : {}) } } });
+const stripeError = (status: number, type: string, message: string, code?: string): Reply => ({
+  status,
+  body: { error: { type, message, ...(code ? { code } : {}) } },
+});
 const list = (url: string, data: unknown[], hasMore = false): Reply => ({ status: 200, body: { object: 'list', data, has_more: hasMore, url } });
 
 const SUBSCRIPTION_ID = 'sub_SANDBOX0001';
@@ -105,7 +115,15 @@ function subscriptionObject(account: StripeAccountSeed) {
           quantity: account.quantity,
           current_period_start: account.startDate,
           current_period_end: account.startDate + 60 * DAY,
-          price: { id: 'price_SEAT', object: 'price', lookup_key: account.tier, nickname: null, unit_amount: account.unitAmountCents, currency: 'usd', recurring: { interval: account.interval, interval_count: 1 } },
+          price: {
+            id: 'price_SEAT',
+            object: 'price',
+            lookup_key: account.tier,
+            nickname: null,
+            unit_amount: account.unitAmountCents,
+            currency: 'usd',
+            recurring: { interval: account.interval, interval_count: 1 },
+          },
         },
       ],
     },
@@ -138,7 +156,11 @@ function fileOf(account: StripeAccountSeed, id: string, kind: 'pdf' | 'receipt')
   const body = kind === 'pdf' ? Buffer.from(`%PDF-1.4\n% invoice ${inv.number}\n%%EOF\n`) : Buffer.from(`<!doctype html><title>Receipt ${inv.number}</title>`);
   const type = kind === 'pdf' ? 'application/pdf' : 'text/html; charset=utf-8';
   const name = kind === 'pdf' ? `Invoice-${inv.number}.pdf` : `Receipt-${inv.number}.html`;
-  return { status: 200, raw: body, headers: { 'content-type': type, 'content-length': String(body.length), 'content-disposition': `inline; filename="${name}"` } };
+  return {
+    status: 200,
+    raw: body,
+    headers: { 'content-type': type, 'content-length': String(body.length), 'content-disposition': `inline; filename="${name}"` },
+  };
 }
 
 type Headers = { headers: Record<string, string | string[] | undefined> };
@@ -150,7 +172,8 @@ function updateSubscription(st: State, req: Headers, body: string, id: string): 
   if (id !== SUBSCRIPTION_ID) return stripeError(404, 'invalid_request_error', `No such subscription: '${id}'`, 'resource_missing');
   const args = parseBody(body);
   const q = args['items[0][quantity]'];
-  if (args['items[0][id]'] !== ITEM_ID || q === undefined || !/^\d+$/.test(q)) return stripeError(400, 'invalid_request_error', 'Invalid items[0]', 'parameter_invalid_integer');
+  if (args['items[0][id]'] !== ITEM_ID || q === undefined || !/^\d+$/.test(q))
+    return stripeError(400, 'invalid_request_error', 'Invalid items[0]', 'parameter_invalid_integer');
   if (Number(q) !== st.account.quantity) st.updates.push({ idempotencyKey: key, from: st.account.quantity, to: Number(q) });
   st.account.quantity = Number(q);
   const reply: Reply = { status: 200, body: subscriptionObject(st.account) };
@@ -185,10 +208,27 @@ function routes(st: State): Route[] {
       name: 'subscriptions.update',
       handler: ({ req, body }, m) => (authorised(req) ? updateSubscription(st, req, body, m[1]!) : unauthorised()),
     },
-    { method: 'GET', pattern: /^\/v1\/invoices$/, name: 'invoices.list', handler: ({ req, url }) => (authorised(req) ? listInvoices(st, url) : unauthorised()) },
+    {
+      method: 'GET',
+      pattern: /^\/v1\/invoices$/,
+      name: 'invoices.list',
+      handler: ({ req, url }) => (authorised(req) ? listInvoices(st, url) : unauthorised()),
+    },
     ...(['GET', 'HEAD'] as const).flatMap((method) => [
-      { method, pattern: /^\/files\/([^/]+)\.pdf$/, name: 'files', control: true, handler: (_c: unknown, m: RegExpExecArray) => fileOf(st.account, m[1]!, 'pdf') },
-      { method, pattern: /^\/receipts\/([^/]+)$/, name: 'receipts', control: true, handler: (_c: unknown, m: RegExpExecArray) => fileOf(st.account, m[1]!, 'receipt') },
+      {
+        method,
+        pattern: /^\/files\/([^/]+)\.pdf$/,
+        name: 'files',
+        control: true,
+        handler: (_c: unknown, m: RegExpExecArray) => fileOf(st.account, m[1]!, 'pdf'),
+      },
+      {
+        method,
+        pattern: /^\/receipts\/([^/]+)$/,
+        name: 'receipts',
+        control: true,
+        handler: (_c: unknown, m: RegExpExecArray) => fileOf(st.account, m[1]!, 'receipt'),
+      },
     ]),
   ];
 }

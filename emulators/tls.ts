@@ -85,7 +85,10 @@ export function selfSignedCert(commonName = 'sigsync sandbox', days = 30): SelfS
   );
   const signature = crypto.sign('sha256', tbs, privateKey);
   const der = seq(tbs, ecdsaSha256, bitString(signature));
-  const b64 = der.toString('base64').match(/.{1,64}/g)!.join('\n');
+  const b64 = der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n');
   return {
     key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     cert: `-----BEGIN CERTIFICATE-----\n${b64}\n-----END CERTIFICATE-----\n`,

@@ -32,13 +32,23 @@ export function buildHandler(): string {
     const out = ts.transpileModule(fs.readFileSync(path.join(DIR, file), 'utf8'), {
       fileName: file,
       reportDiagnostics: true,
-      compilerOptions: { target: ts.ScriptTarget.ES2016, module: ts.ModuleKind.None, removeComments: false, alwaysStrict: false, newLine: ts.NewLineKind.LineFeed },
+      compilerOptions: {
+        target: ts.ScriptTarget.ES2016,
+        module: ts.ModuleKind.None,
+        removeComments: false,
+        alwaysStrict: false,
+        newLine: ts.NewLineKind.LineFeed,
+      },
     });
     const errors = (out.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     if (errors.length) throw new Error(`${file}: ${errors.join('; ')}`);
     return out.outputText.trim();
   });
-  const body = parts.join('\n').split('\n').map((line) => (line ? `  ${line}` : line)).join('\n');
+  const body = parts
+    .join('\n')
+    .split('\n')
+    .map((line) => (line ? `  ${line}` : line))
+    .join('\n');
   return `${HEADER}(function () {\n  'use strict';\n${body}\n})();\n`;
 }
 

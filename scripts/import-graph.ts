@@ -45,7 +45,10 @@ function cruise(): Cruise {
   }
 }
 
-/** The room a module lives in: its top folder in src/ (`src/install`, `src/api` for `src/api/v1/x.ts`), `src` for the root files, else its folder (`connectors/google`). */
+/**
+ * The room a module lives in: its top folder in src/ (`src/install`, `src/api` for `src/api/v1/x.ts`), `src` for the root files, else its folder
+ * (`connectors/google`).
+ */
 export function roomOf(file: string): string {
   return /^src\/[^/]+\//.exec(file)?.[0].slice(0, -1) ?? path.dirname(file);
 }

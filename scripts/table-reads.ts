@@ -26,7 +26,11 @@ const exportedSql = Object.entries(sources).flatMap(([f, t]) => {
   const valued = [...text.matchAll(/export\s+const\s+(\w+)\s*=\s*`\s*(?:select|insert|update|delete|with)\b/gi)].map((m) => m[1]!);
   return [...new Set([...named, ...valued])].map((name) => `${f}: ${name}`);
 });
-const counts = Object.fromEntries(Object.entries(outside).sort((a, b) => b[1].length - a[1].length).map(([t, fs]) => [t, fs.length]));
+const counts = Object.fromEntries(
+  Object.entries(outside)
+    .sort((a, b) => b[1].length - a[1].length)
+    .map(([t, fs]) => [t, fs.length]),
+);
 const files = new Set(Object.values(outside).flat());
 const cli = sqlIn('src/cli/');
 const tasks = sqlIn('src/tasks/');

@@ -57,7 +57,11 @@ async function probePorts(config: Config, opts: StartOptions): Promise<void> {
 export async function startApp(config: Config, logger: Logger, opts: StartOptions = {}): Promise<App> {
   const role = opts.api ? 'server' : opts.worker ? 'worker' : 'cli';
   await probePorts(config, opts);
-  const { ctx, db, close } = await openContext(config, logger, { ...(opts.migrate !== undefined ? { migrate: opts.migrate } : {}), role, storedCredential: anyStoredCredential });
+  const { ctx, db, close } = await openContext(config, logger, {
+    ...(opts.migrate !== undefined ? { migrate: opts.migrate } : {}),
+    role,
+    storedCredential: anyStoredCredential,
+  });
   let server: FastifyInstance | undefined;
   let runner: Runner | undefined;
   let url: string | undefined;
@@ -73,7 +77,8 @@ export async function startApp(config: Config, logger: Logger, opts: StartOption
         () => (workerRunning = false),
       );
     }
-    if (opts.worker && !opts.api && config.WORKER_METRICS_PORT !== undefined) metrics = await serveWorkerMetrics(ctx, config.WORKER_METRICS_PORT, () => workerRunning);
+    if (opts.worker && !opts.api && config.WORKER_METRICS_PORT !== undefined)
+      metrics = await serveWorkerMetrics(ctx, config.WORKER_METRICS_PORT, () => workerRunning);
     if (opts.api) {
       server = await buildServer(ctx, { routes: opts.routes ?? [] });
       // The IP-to-ASN data set that classifies clicks and views, loaded before the first request rather than on it.

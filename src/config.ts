@@ -37,10 +37,7 @@ const schema = z.object({
     .optional(),
   WORKER_CONCURRENCY: intIn(1, 100).default(10),
   SYNC_PAGE_CONCURRENCY: intIn(1, 8).default(2),
-  DIRECTORY_SYNC_CRON: z
-    .string()
-    .regex(CRON, 'a five-field cron expression in UTC, such as "0 2 * * *"')
-    .default('0 2 * * *'),
+  DIRECTORY_SYNC_CRON: z.string().regex(CRON, 'a five-field cron expression in UTC, such as "0 2 * * *"').default('0 2 * * *'),
   DATA_DIR: z.string().min(1, 'a directory path').default('.data'),
   /**
    * The address people and mail clients reach the API server at: tracked links, view images and
@@ -48,10 +45,13 @@ const schema = z.object({
    * no query, fragment or credentials. The API server records it in the database, and workers and
    * the CLI render with the recorded one (src/db/deployment.ts).
    */
-  PUBLIC_BASE_URL: z.string().superRefine((value, ctx) => {
-    const problem = publicBaseUrlProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }).optional(),
+  PUBLIC_BASE_URL: z
+    .string()
+    .superRefine((value, ctx) => {
+      const problem = publicBaseUrlProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   /**
    * Lets outbound URLs use http:// and loopback addresses: webhook endpoints, integration config
    * URLs (`base_url`, `token_url`), asset source URLs. For tests and local emulators; the sandbox
@@ -59,7 +59,9 @@ const schema = z.object({
    * read (with a deprecation warning) when this one is unset.
    */
   ALLOW_INSECURE_OUTBOUND_URLS: z
-    .enum(['1', 'true', '0', 'false'], { error: "'1' or 'true' to allow http and loopback outbound URLs (webhooks, integrations, asset sources), '0' or 'false' to refuse them" })
+    .enum(['1', 'true', '0', 'false'], {
+      error: "'1' or 'true' to allow http and loopback outbound URLs (webhooks, integrations, asset sources), '0' or 'false' to refuse them",
+    })
     .transform((v) => v === '1' || v === 'true')
     .default(false),
   /**
@@ -99,7 +101,10 @@ const schema = z.object({
   /** Browser events (`POST /t/{tracking_id}/events`) per minute per client address, and per tracking id. */
   RATE_LIMIT_INGEST: perMinute(120),
   RATE_LIMIT_INGEST_WORKSPACE: perMinute(6000),
-  /** Unauthenticated reads that query the database, per minute per client address: asset bytes (`GET /assets/{token}`; image proxies share addresses: keep it high) and the browser script. */
+  /**
+   * Unauthenticated reads that query the database, per minute per client address: asset bytes (`GET /assets/{token}`; image proxies share addresses:
+   * keep it high) and the browser script.
+   */
   RATE_LIMIT_ASSETS: perMinute(3000),
   RATE_LIMIT_SCRIPT: perMinute(600),
   /** Opt-out pages and confirmations (`/o/{token}`, docs/privacy.md) per minute per client address. */
@@ -164,8 +169,10 @@ export function publicBaseUrlProblem(value: string): string | undefined {
   } catch {
     return 'an absolute https URL such as https://sig.example.com';
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') return `an https URL such as https://sig.example.com (${u.protocol.replace(/:$/, '')}: cannot be linked from an email)`;
-  if (u.protocol === 'http:' && !LOOPBACK_HOST.test(u.hostname)) return `an https URL such as https://sig.example.com (http is allowed only on a loopback host such as http://127.0.0.1:3000; mail clients and their image proxies would fetch ${u.host} unencrypted)`;
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    return `an https URL such as https://sig.example.com (${u.protocol.replace(/:$/, '')}: cannot be linked from an email)`;
+  if (u.protocol === 'http:' && !LOOPBACK_HOST.test(u.hostname))
+    return `an https URL such as https://sig.example.com (http is allowed only on a loopback host such as http://127.0.0.1:3000; mail clients and their image proxies would fetch ${u.host} unencrypted)`;
   if (u.username || u.password || u.search || u.hash) return 'a base URL without credentials, query or fragment, such as https://sig.example.com';
   return undefined;
 }

@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from './configError.ts';
 
-const fail = (dir: string, why: string) => new ConfigError('DATA_DIR', 'a directory this user can create and write', `DATA_DIR: cannot use ${dir}: ${why}; choose another DATA_DIR`);
+const fail = (dir: string, why: string) =>
+  new ConfigError('DATA_DIR', 'a directory this user can create and write', `DATA_DIR: cannot use ${dir}: ${why}; choose another DATA_DIR`);
 
 const reason = (err: unknown) => {
   const e = err as NodeJS.ErrnoException;

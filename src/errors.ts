@@ -11,13 +11,7 @@
 /** Validation details listed in one answer at most; the rest are counted in `details_omitted`. */
 export const MAX_DETAILS = 100;
 
-export type ErrorType =
-  | 'authentication_error'
-  | 'invalid_request_error'
-  | 'not_found_error'
-  | 'conflict_error'
-  | 'rate_limit_error'
-  | 'api_error';
+export type ErrorType = 'authentication_error' | 'invalid_request_error' | 'not_found_error' | 'conflict_error' | 'rate_limit_error' | 'api_error';
 
 export interface ValidationDetail {
   field: string;

@@ -15,7 +15,8 @@ export function listenError(err: unknown, host: string, port: number, variable: 
   const at = `${host}:${port}`;
   const zero = variable === 'PORT' ? '; 0 picks a free one' : '';
   if (code === 'EADDRINUSE') return new ConfigError(variable, `a port nothing else listens on (${at} is in use${zero})`);
-  if (code === 'EACCES') return new ConfigError(variable, `a port this user may listen on (${at} is refused${variable === 'PORT' ? '; ports below 1024 need privileges' : ''})`);
+  if (code === 'EACCES')
+    return new ConfigError(variable, `a port this user may listen on (${at} is refused${variable === 'PORT' ? '; ports below 1024 need privileges' : ''})`);
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new ConfigError('HOST', `an address of this machine (${host} is not)`);
   return err;
 }

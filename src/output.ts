@@ -40,8 +40,19 @@ export function oneLine(s: string): string {
 export function table(rows: Record<string, unknown>[], columns: string[]): void {
   const cells = rows.map((r) => columns.map((c) => oneLine(formatCell(r[c]))));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  out(columns.map((c, i) => c.toUpperCase().padEnd(widths[i]!)).join('  ').trimEnd());
-  for (const row of cells) out(row.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd());
+  out(
+    columns
+      .map((c, i) => c.toUpperCase().padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+  for (const row of cells)
+    out(
+      row
+        .map((v, i) => v.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
   if (!rows.length) out('(none)');
 }
 

@@ -11,11 +11,13 @@
 // Removed from every value: C0 controls but LF (CR is turned into LF first), DEL and C1 controls,
 // the bidi embedding/override/isolate controls, and Unicode noncharacters (U+FDD0–U+FDEF and every
 // code point ending in FFFE or FFFF), which HTML parsers report as errors.
-// eslint-disable-next-line no-control-regex
-const UNCLEAN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]/;
+const UNCLEAN =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]/;
 const EDGE_SPACE = /\s/;
-// eslint-disable-next-line no-control-regex
-const DROP_G = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]/g;
+const DROP_G =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufffe\uffff]|[\ud83f\ud87f\ud8bf\ud8ff\ud93f\ud97f\ud9bf\ud9ff\uda3f\uda7f\udabf\udaff\udb3f\udb7f\udbbf\udbff][\udffe\udfff]/g;
 const CRLF_G = /\r\n?/g;
 const SPACES_AROUND_LF_G = /[ \t]*\n[ \t]*/g;
 const MANY_LF_G = /\n{2,}/g;

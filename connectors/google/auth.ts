@@ -147,7 +147,9 @@ export function adminAuthClient(creds: GoogleCredentials, scopes: readonly strin
 }
 
 /** The secret strings of a set of credentials, for scrubbing provider text. */
-export function credentialSecrets(creds: Partial<Record<'client_email' | 'private_key' | 'client_id' | 'client_secret' | 'refresh_token' | 'private_key_id', string | undefined>>): string[] {
+export function credentialSecrets(
+  creds: Partial<Record<'client_email' | 'private_key' | 'client_id' | 'client_secret' | 'refresh_token' | 'private_key_id', string | undefined>>,
+): string[] {
   const out: string[] = [];
   for (const v of [creds.private_key, creds.client_email, creds.client_secret, creds.refresh_token, creds.private_key_id]) {
     if (v && v.length >= 4) out.push(v);

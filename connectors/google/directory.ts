@@ -84,7 +84,11 @@ export class GoogleDirectorySource implements DirectorySource {
     this.#config = ctx.config;
     this.#logger = ctx.logger.child({ connector: 'google_workspace.directory' });
     this.#redact = secretRedactor(credentialSecrets(ctx.credentials));
-    const auth = adminAuthClient(ctx.credentials, DIRECTORY_SCOPES, { tokenUrl: ctx.config.token_url, timeoutMs: ctx.config.request_timeout_ms, signal: ctx.signal });
+    const auth = adminAuthClient(ctx.credentials, DIRECTORY_SCOPES, {
+      tokenUrl: ctx.config.token_url,
+      timeoutMs: ctx.config.request_timeout_ms,
+      signal: ctx.signal,
+    });
     this.#api = admin({ version: 'directory_v1', auth, ...apiOptions(ctx.config) });
   }
 
@@ -121,7 +125,13 @@ export class GoogleDirectorySource implements DirectorySource {
       });
     }
     const page = await pending;
-    const out: DirectoryPage = { users: [], removedIds: [], skipped: [], nextPageToken: page.nextPageToken || null, ...(memberships ? {} : { groupsPending: true }) };
+    const out: DirectoryPage = {
+      users: [],
+      removedIds: [],
+      skipped: [],
+      nextPageToken: page.nextPageToken || null,
+      ...(memberships ? {} : { groupsPending: true }),
+    };
     const want = familyFilter(opts.attributes);
     for (const raw of page.users ?? []) {
       const user = toDirectoryUser(raw, memberships ?? NO_MEMBERSHIPS, want);

@@ -28,14 +28,7 @@
  * GoogleApiCallError holding status, reason and the request line, never the request itself
  * (whose headers and body carry the bearer token or the signed assertion).
  */
-import {
-  AccessLostError,
-  ConnectorError,
-  MailboxError,
-  RateLimitedError,
-  TransientError,
-  retryAfterMs,
-} from '../types.ts';
+import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, TransientError, retryAfterMs } from '../types.ts';
 import type { Redactor } from './auth.ts';
 import { GoogleApiErrorBody, GoogleTokenErrorBody } from './schemas.ts';
 

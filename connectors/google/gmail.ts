@@ -97,7 +97,11 @@ export class GmailInstaller implements MailboxInstaller {
     const cached = this.#clients.get(key);
     if (cached) return cached;
     const { config, credentials } = this.#ctx;
-    const auth = serviceAccountClient(credentials, email, GMAIL_SCOPES, { tokenUrl: config.token_url, timeoutMs: config.request_timeout_ms, signal: this.#ctx.signal });
+    const auth = serviceAccountClient(credentials, email, GMAIL_SCOPES, {
+      tokenUrl: config.token_url,
+      timeoutMs: config.request_timeout_ms,
+      signal: this.#ctx.signal,
+    });
     const client = gmail({ version: 'v1', auth, ...apiOptions(config) });
     if (this.#clients.size >= CLIENT_CACHE_SIZE) {
       const oldest = this.#clients.keys().next().value;
@@ -116,7 +120,11 @@ export class GmailInstaller implements MailboxInstaller {
       parseProvider(GmailSendAsList, listed.data, 'gmail sendAs.list');
       return { unchecked: null };
     }
-    const self = serviceAccountClient(credentials, undefined, GMAIL_SCOPES, { tokenUrl: config.token_url, timeoutMs: config.request_timeout_ms, signal: this.#ctx.signal });
+    const self = serviceAccountClient(credentials, undefined, GMAIL_SCOPES, {
+      tokenUrl: config.token_url,
+      timeoutMs: config.request_timeout_ms,
+      signal: this.#ctx.signal,
+    });
     await call(this.#site('token for the service account'), () => self.getAccessToken());
     return {
       unchecked:
@@ -129,10 +137,7 @@ export class GmailInstaller implements MailboxInstaller {
       throw new MailboxError('multi_signatures_not_supported', `Gmail keeps one signature per address; cannot install a ${signature.kind} variant`);
     }
     if (signature.html.length > GMAIL_MAX_SIGNATURE_LENGTH) {
-      throw new MailboxError(
-        'signature_too_long',
-        `signature is ${signature.html.length} characters; Gmail accepts at most ${GMAIL_MAX_SIGNATURE_LENGTH}`,
-      );
+      throw new MailboxError('signature_too_long', `signature is ${signature.html.length} characters; Gmail accepts at most ${GMAIL_MAX_SIGNATURE_LENGTH}`);
     }
     const api = this.#clientFor(target.email);
     if (target.aliases.length === 0) {
@@ -155,12 +160,24 @@ export class GmailInstaller implements MailboxInstaller {
   }
 
   /** Writes from what the last listing said: the primary address and the verified directory aliases. */
-  async #installKnown(api: gmail_v1.Gmail, target: MailboxTarget, signature: RenderedSignature, opts: InstallOptions, known: GmailMailboxState): Promise<InstallResult> {
+  async #installKnown(
+    api: gmail_v1.Gmail,
+    target: MailboxTarget,
+    signature: RenderedSignature,
+    opts: InstallOptions,
+    known: GmailMailboxState,
+  ): Promise<InstallResult> {
     const shown = shownFor(known, signature.hash, opts.force === true);
     const toPatch = [known.primary, ...known.verified];
     const skipped = known.pending.map((sendAsEmail) => ({ sendAsEmail, reason: 'not_verified' as const }));
     const { shown: _previous, ...base } = known;
-    const patched = await this.#writeAll(api, target, toPatch.filter((a) => !shown.has(a.toLowerCase())), signature, { base, shown: [...shown], onState: opts.onState });
+    const patched = await this.#writeAll(
+      api,
+      target,
+      toPatch.filter((a) => !shown.has(a.toLowerCase())),
+      signature,
+      { base, shown: [...shown], onState: opts.onState },
+    );
     // The addresses of the unfinished install are shown now: nothing left to remember.
     if (known.shown) opts.onState?.(base);
     const alreadyShown = toPatch.filter((a) => shown.has(a.toLowerCase()));
@@ -168,7 +185,13 @@ export class GmailInstaller implements MailboxInstaller {
   }
 
   /** Lists the send-as addresses, keeps what the listing says, then writes. */
-  async #installListed(api: gmail_v1.Gmail, target: MailboxTarget, signature: RenderedSignature, opts: InstallOptions, written: string[]): Promise<InstallResult> {
+  async #installListed(
+    api: gmail_v1.Gmail,
+    target: MailboxTarget,
+    signature: RenderedSignature,
+    opts: InstallOptions,
+    written: string[],
+  ): Promise<InstallResult> {
     // https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.settings.sendAs/list
     const listed = await call(this.#site('sendAs.list'), () => api.users.settings.sendAs.list({ userId: target.email }));
     const sendAs = parseProvider(GmailSendAsList, listed.data, 'gmail sendAs.list').sendAs ?? [];
@@ -191,7 +214,9 @@ export class GmailInstaller implements MailboxInstaller {
     // install) is not written again unless forced. Gmail sanitises what it stores, so after a
     // real write the listed signature may differ from ours, which only means writing once more.
     const done = new Set(written.map((a) => a.toLowerCase()));
-    const alreadyShown = opts.force ? [] : toPatch.filter((s) => s.signature === signature.html && !done.has(s.sendAsEmail.toLowerCase())).map((s) => s.sendAsEmail);
+    const alreadyShown = opts.force
+      ? []
+      : toPatch.filter((s) => s.signature === signature.html && !done.has(s.sendAsEmail.toLowerCase())).map((s) => s.sendAsEmail);
     const todo = toPatch.filter((x) => !alreadyShown.includes(x.sendAsEmail) && !done.has(x.sendAsEmail.toLowerCase())).map((x) => x.sendAsEmail);
     const patched = await this.#writeAll(api, target, todo, signature, { base, shown: [...done, ...alreadyShown], onState: opts.onState });
     return this.#done({ sendAs: patched, ...(alreadyShown.length ? { alreadyShown } : {}), skipped });
@@ -227,7 +252,10 @@ export class GmailInstaller implements MailboxInstaller {
   }
 
   #done(providerResponse: { sendAs: unknown[]; alreadyShown?: string[]; skipped: unknown[]; listedAt?: string }): InstallResult {
-    this.#logger.debug({ patched: providerResponse.sendAs.length, alreadyShown: providerResponse.alreadyShown?.length ?? 0, skipped: providerResponse.skipped.length }, 'gmail signature installed');
+    this.#logger.debug(
+      { patched: providerResponse.sendAs.length, alreadyShown: providerResponse.alreadyShown?.length ?? 0, skipped: providerResponse.skipped.length },
+      'gmail signature installed',
+    );
     return { providerResponse };
   }
 }

@@ -9,14 +9,7 @@
  * (`photo: null`) has none either, and no call is made.
  */
 import { admin, type admin_directory_v1 } from '@googleapis/admin';
-import {
-  definePhotoSource,
-  parseProvider,
-  type ConnectorContext,
-  type Photo,
-  type PhotoSource,
-  type DirectoryUser,
-} from '../types.ts';
+import { definePhotoSource, parseProvider, type ConnectorContext, type Photo, type PhotoSource, type DirectoryUser } from '../types.ts';
 import { adminAuthClient, credentialSecrets, googleCredentialsSchema, secretRedactor, type GoogleCredentials, type Redactor } from './auth.ts';
 import { apiOptions, googleConfigSchema, type GoogleConfig } from './config.ts';
 import { isNotFound, toConnectorError } from './errors.ts';
@@ -65,7 +58,11 @@ export class GooglePhotoSource implements PhotoSource {
 
   constructor(ctx: Ctx) {
     this.#redact = secretRedactor(credentialSecrets(ctx.credentials));
-    const auth = adminAuthClient(ctx.credentials, PHOTO_SCOPES, { tokenUrl: ctx.config.token_url, timeoutMs: ctx.config.request_timeout_ms, signal: ctx.signal });
+    const auth = adminAuthClient(ctx.credentials, PHOTO_SCOPES, {
+      tokenUrl: ctx.config.token_url,
+      timeoutMs: ctx.config.request_timeout_ms,
+      signal: ctx.signal,
+    });
     this.#api = admin({ version: 'directory_v1', auth, ...apiOptions(ctx.config) });
   }
 

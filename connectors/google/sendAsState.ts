@@ -36,7 +36,16 @@ export const normalised = (addresses: string[]): string[] => [...new Set(address
 /** The stored state, when it has this shape. */
 export function readState(state: unknown): GmailMailboxState | undefined {
   const s = state as Partial<GmailMailboxState> | null | undefined;
-  if (!s || s.v !== 1 || typeof s.listedAt !== 'string' || typeof s.primary !== 'string' || !Array.isArray(s.aliases) || !Array.isArray(s.verified) || !Array.isArray(s.pending)) return undefined;
+  if (
+    !s ||
+    s.v !== 1 ||
+    typeof s.listedAt !== 'string' ||
+    typeof s.primary !== 'string' ||
+    !Array.isArray(s.aliases) ||
+    !Array.isArray(s.verified) ||
+    !Array.isArray(s.pending)
+  )
+    return undefined;
   return s as GmailMailboxState;
 }
 

@@ -77,7 +77,12 @@ function setFields<T extends object>(attrs: Attributes, prefix: string, item: T,
   for (const f of fields) set(attrs, `${prefix}.${f}`, item[f]);
 }
 
-function typedValues(attrs: Attributes, prefix: string, items: readonly { value?: string | null; type?: string | null; customType?: string | null; primary?: boolean | null }[] | null | undefined, withPrimary: boolean): void {
+function typedValues(
+  attrs: Attributes,
+  prefix: string,
+  items: readonly { value?: string | null; type?: string | null; customType?: string | null; primary?: boolean | null }[] | null | undefined,
+  withPrimary: boolean,
+): void {
   if (!items?.length) return;
   if (withPrimary) set(attrs, `${prefix}.primary`, primaryOf(items)?.value);
   for (const [t, item] of firstOfEachType(items)) set(attrs, `${prefix}.${t}`, item.value);
@@ -195,8 +200,7 @@ export function toDirectoryUser(u: GoogleUser, memberships: Memberships, want?: 
   }
   const givenName = u.name?.givenName || null;
   const familyName = u.name?.familyName || null;
-  const displayName =
-    u.name?.displayName || u.name?.fullName || [givenName, familyName].filter(Boolean).join(' ') || primaryEmail || u.id;
+  const displayName = u.name?.displayName || u.name?.fullName || [givenName, familyName].filter(Boolean).join(' ') || primaryEmail || u.id;
 
   let photo: DirectoryUser['photo'] = null;
   if (u.thumbnailPhotoUrl) {

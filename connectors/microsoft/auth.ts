@@ -27,7 +27,11 @@ export interface GraphAuth {
   token(): Promise<string>;
 }
 
-export function createGraphAuth(config: Pick<MicrosoftConfig, 'base_url' | 'token_url' | 'ca_cert'>, credentials: MicrosoftCredentials, signal?: AbortSignal): GraphAuth {
+export function createGraphAuth(
+  config: Pick<MicrosoftConfig, 'base_url' | 'token_url' | 'ca_cert'>,
+  credentials: MicrosoftCredentials,
+  signal?: AbortSignal,
+): GraphAuth {
   const authorityHost = (config.token_url ?? DEFAULT_AUTHORITY_HOST).replace(/\/+$/, '');
   const credential = new ClientSecretCredential(credentials.tenant_id, credentials.client_id, credentials.client_secret, {
     authorityHost,

@@ -131,7 +131,9 @@ export class MicrosoftDirectory implements DirectorySource {
   /** https://learn.microsoft.com/graph/api/user-list, https://learn.microsoft.com/graph/api/group-list */
   async checkAccess(): Promise<void> {
     await this.graph.json('GET', this.graph.url('users', { $select: 'id', $top: '1' }), GraphUserCollection, 'Microsoft Graph users', { scope: 'directory' });
-    await this.graph.json('GET', this.graph.url('groups', { $select: 'id', $top: '1' }), GraphGroupCollection, 'Microsoft Graph groups', { scope: 'directory' });
+    await this.graph.json('GET', this.graph.url('groups', { $select: 'id', $top: '1' }), GraphGroupCollection, 'Microsoft Graph groups', {
+      scope: 'directory',
+    });
   }
 
   /** The groups, listed once per source instance (one sync run). */
@@ -159,8 +161,10 @@ export class MicrosoftDirectory implements DirectorySource {
   private async loadGroupList(): Promise<DirectoryGroup[]> {
     const list: DirectoryGroup[] = [];
     // https://learn.microsoft.com/graph/api/group-list
-    for (let url: string | undefined = this.graph.url('groups', { $select: 'id,displayName,mail', $top: PAGE_SIZE }); url; ) {
-      const page: z.infer<typeof GraphGroupCollection> = await this.graph.json('GET', url, GraphGroupCollection, 'Microsoft Graph groups page', { scope: 'directory' });
+    for (let url: string | undefined = this.graph.url('groups', { $select: 'id,displayName,mail', $top: PAGE_SIZE }); url;) {
+      const page: z.infer<typeof GraphGroupCollection> = await this.graph.json('GET', url, GraphGroupCollection, 'Microsoft Graph groups page', {
+        scope: 'directory',
+      });
       for (const g of page.value) list.push({ externalId: g.id, kind: 'group', name: text(g.displayName) ?? g.id, email: text(g.mail) ?? null });
       url = page['@odata.nextLink'];
     }
@@ -180,7 +184,11 @@ export class MicrosoftDirectory implements DirectorySource {
 
   private async sortByListOrder(byUser: Memberships): Promise<void> {
     const order = new Map((await this.listGroups()).map((g, i) => [g.externalId, i]));
-    for (const [user, groups] of byUser) byUser.set(user, groups.filter((g) => order.has(g)).sort((a, b) => order.get(a)! - order.get(b)!));
+    for (const [user, groups] of byUser)
+      byUser.set(
+        user,
+        groups.filter((g) => order.has(g)).sort((a, b) => order.get(a)! - order.get(b)!),
+      );
   }
 
   /** https://learn.microsoft.com/graph/api/user-list-transitivememberof */
@@ -297,21 +305,36 @@ export class MicrosoftDirectory implements DirectorySource {
   private degradePurpose(id: string, err: unknown): null {
     // Graph's 400 reaches here as a TransientError (graph.ts): the status decides, not the class.
     const status = err instanceof ConnectorError ? err.status : undefined;
-    const retryable = (err instanceof RateLimitedError || (err instanceof ConnectorError && err.code === 'transient')) && (status === undefined || status === 429 || status >= 500);
+    const retryable =
+      (err instanceof RateLimitedError || (err instanceof ConnectorError && err.code === 'transient')) &&
+      (status === undefined || status === 429 || status >= 500);
     const failures = (this.purposeFailures.get(id) ?? 0) + 1;
     this.purposeFailures.set(id, failures);
     if ((retryable && failures < PURPOSE_ATTEMPTS) || !(err instanceof ConnectorError)) throw err;
     const why = retryable ? `failed ${failures} times` : 'was refused';
     this.purposeProblems.set(id, `the mailbox purpose (mailboxSettings/userPurpose) ${why}: ${err.message}; treated as not a shared mailbox`);
-    this.graph.logger.warn({ userId: id, status: err.status, providerCode: err.providerCode }, 'Microsoft Graph mailbox purpose unreadable for one account; treated as not a shared mailbox');
+    this.graph.logger.warn(
+      { userId: id, status: err.status, providerCode: err.providerCode },
+      'Microsoft Graph mailbox purpose unreadable for one account; treated as not a shared mailbox',
+    );
     return null;
   }
 
-  private map(users: GraphUser[], groups: Memberships, purposes: ReadonlyMap<string, string | null>, page: Omit<DirectoryPage, 'users' | 'skipped'>): DirectoryPage {
+  private map(
+    users: GraphUser[],
+    groups: Memberships,
+    purposes: ReadonlyMap<string, string | null>,
+    page: Omit<DirectoryPage, 'users' | 'skipped'>,
+  ): DirectoryPage {
     const out: DirectoryPage = { ...page, users: [], skipped: [] };
     const problems: NonNullable<DirectoryPage['problems']> = [];
     for (const u of users) {
-      const m = toDirectoryUser(u, { baseUrl: this.graph.baseUrl, extensionAttributes: this.extensionAttributes, groups: groups.get(u.id) ?? [], purpose: purposes.get(u.id) });
+      const m = toDirectoryUser(u, {
+        baseUrl: this.graph.baseUrl,
+        extensionAttributes: this.extensionAttributes,
+        groups: groups.get(u.id) ?? [],
+        purpose: purposes.get(u.id),
+      });
       if ('user' in m) out.users.push(m.user);
       else out.skipped.push(m.skipped);
       const problem = this.purposeProblems.get(u.id);
@@ -329,9 +352,15 @@ export class MicrosoftDirectory implements DirectorySource {
       // "Sync from now": a deltaLink that covers every change from this moment, taken before the
       // listing starts. https://learn.microsoft.com/graph/delta-query-overview
       const deltaAt = new Date().toISOString();
-      const latest = await this.graph.json('GET', this.graph.url('users/delta', { $select: this.select(), $deltatoken: 'latest' }), GraphUserCollection, 'Microsoft Graph users delta (latest)', {
-        scope: 'directory',
-      });
+      const latest = await this.graph.json(
+        'GET',
+        this.graph.url('users/delta', { $select: this.select(), $deltatoken: 'latest' }),
+        GraphUserCollection,
+        'Microsoft Graph users delta (latest)',
+        {
+          scope: 'directory',
+        },
+      );
       const delta = latest['@odata.deltaLink'];
       if (!delta) throw new InvalidResponseError('Microsoft Graph users delta (latest): no @odata.deltaLink', []);
       token = { next: this.graph.url('users', { $select: this.select(), $top: PAGE_SIZE }), delta, deltaAt };
@@ -340,12 +369,11 @@ export class MicrosoftDirectory implements DirectorySource {
     const next = page['@odata.nextLink'];
     const nextState: IncrementalState | undefined = !next && token.delta && token.deltaAt ? { token: token.delta, obtainedAt: token.deltaAt } : undefined;
     const listed = page.value.filter((u) => !u['@removed']);
-    return this.map(
-      listed,
-      groups,
-      await this.purposesOf(listed),
-      { removedIds: [], nextPageToken: next ? encodePageToken({ ...token, next }) : null, ...(nextState ? { nextState } : {}) },
-    );
+    return this.map(listed, groups, await this.purposesOf(listed), {
+      removedIds: [],
+      nextPageToken: next ? encodePageToken({ ...token, next }) : null,
+      ...(nextState ? { nextState } : {}),
+    });
   }
 
   private async deltaPage(since: IncrementalState, pageToken: string | undefined): Promise<DirectoryPage> {
@@ -358,17 +386,12 @@ export class MicrosoftDirectory implements DirectorySource {
     const changed = page.value.filter((u) => !u['@removed']);
     const purposes = await this.purposesOf(changed);
     const groups = await this.userMemberships(changed.filter((u) => u.accountEnabled !== false || purposes.get(u.id) === 'shared').map((u) => u.id));
-    return this.map(
-      changed,
-      groups,
-      purposes,
-      {
-        removedIds,
-        nextPageToken: next ? encodePageToken({ next }) : null,
-        // The deltaLink is handed back only on the last page, so an interrupted round is never half-saved.
-        ...(!next && deltaLink ? { nextState: { token: deltaLink, obtainedAt: new Date().toISOString() } } : {}),
-      },
-    );
+    return this.map(changed, groups, purposes, {
+      removedIds,
+      nextPageToken: next ? encodePageToken({ next }) : null,
+      // The deltaLink is handed back only on the last page, so an interrupted round is never half-saved.
+      ...(!next && deltaLink ? { nextState: { token: deltaLink, obtainedAt: new Date().toISOString() } } : {}),
+    });
   }
 }
 

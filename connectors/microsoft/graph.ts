@@ -56,7 +56,15 @@ export type GraphFailure =
   | { kind: 'http'; status: number; code?: string | undefined; message?: string | undefined; retryAfter?: string | null | undefined };
 
 /** Token endpoint answers that mean the credentials or the consent are no longer usable. */
-const ACCESS_LOST_OAUTH_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'invalid_grant', 'invalid_request', 'invalid_scope', 'access_denied', 'consent_required']);
+const ACCESS_LOST_OAUTH_ERRORS = new Set([
+  'invalid_client',
+  'unauthorized_client',
+  'invalid_grant',
+  'invalid_request',
+  'invalid_scope',
+  'access_denied',
+  'consent_required',
+]);
 const ACCESS_LOST_AADSTS = new Set([
   '700016', // unauthorized_client: application not found in the tenant
   '7000215', // invalid_client: invalid client secret

@@ -33,14 +33,7 @@
  * The userConfiguration API is a preview (beta) API and needs the MailboxConfigItem.ReadWrite
  * application permission. https://learn.microsoft.com/graph/api/resources/userconfiguration?view=graph-rest-beta
  */
-import {
-  defineMailboxInstaller,
-  type InstallResult,
-  MailboxError,
-  type MailboxInstaller,
-  type MailboxTarget,
-  type RenderedSignature,
-} from '../types.ts';
+import { defineMailboxInstaller, type InstallResult, MailboxError, type MailboxInstaller, type MailboxTarget, type RenderedSignature } from '../types.ts';
 import { OUTLOOK_PERMISSIONS } from './auth.ts';
 import { GraphApi, type GraphContext } from './graph.ts';
 import { microsoftConfigSchema, microsoftCredentialsSchema, type StructuredDataEntry, UserConfiguration } from './schemas.ts';
@@ -105,7 +98,10 @@ export class OutlookInstaller implements MailboxInstaller {
 
   async install(target: MailboxTarget, signature: RenderedSignature): Promise<InstallResult> {
     if (signature.kind !== 'primary') {
-      throw new MailboxError('multi_signatures_not_supported', `Outlook on the web holds one signature per mailbox; a ${signature.kind} signature cannot be installed separately`);
+      throw new MailboxError(
+        'multi_signatures_not_supported',
+        `Outlook on the web holds one signature per mailbox; a ${signature.kind} signature cannot be installed separately`,
+      );
     }
     if (signature.html.length > this.maxHtmlLength) {
       throw new MailboxError('signature_too_long', `the signature is ${signature.html.length} characters; Outlook takes at most ${this.maxHtmlLength}`);
@@ -132,12 +128,26 @@ export class OutlookInstaller implements MailboxInstaller {
       const structuredData = mergeEntries(existing, ours);
       const res = await this.graph.send('PATCH', itemUrl, { scope: 'mailbox', body: { structuredData } });
       await res.body?.cancel();
-      return { providerResponse: { action: 'updated', status: res.status, item: OWA_USER_OPTIONS, folder: OWA_OPTIONS_FOLDER, keys: SIGNATURE_KEYS, keptEntries: structuredData.length - ours.length } };
+      return {
+        providerResponse: {
+          action: 'updated',
+          status: res.status,
+          item: OWA_USER_OPTIONS,
+          folder: OWA_OPTIONS_FOLDER,
+          keys: SIGNATURE_KEYS,
+          keptEntries: structuredData.length - ours.length,
+        },
+      };
     }
     // https://learn.microsoft.com/graph/api/mailsearchfolder-post-userconfigurations?view=graph-rest-beta
-    const res = await this.graph.send('POST', this.graph.url(folder, {}, this.graph.betaUrl), { scope: 'mailbox', body: { id: OWA_USER_OPTIONS, structuredData: ours } });
+    const res = await this.graph.send('POST', this.graph.url(folder, {}, this.graph.betaUrl), {
+      scope: 'mailbox',
+      body: { id: OWA_USER_OPTIONS, structuredData: ours },
+    });
     await res.body?.cancel();
-    return { providerResponse: { action: 'created', status: res.status, item: OWA_USER_OPTIONS, folder: OWA_OPTIONS_FOLDER, keys: SIGNATURE_KEYS, keptEntries: 0 } };
+    return {
+      providerResponse: { action: 'created', status: res.status, item: OWA_USER_OPTIONS, folder: OWA_OPTIONS_FOLDER, keys: SIGNATURE_KEYS, keptEntries: 0 },
+    };
   }
 }
 

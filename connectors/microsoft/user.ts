@@ -76,7 +76,10 @@ export function toDirectoryUser(
   opts: { baseUrl: string; extensionAttributes: readonly string[]; groups: readonly string[]; purpose?: string | null | undefined },
 ): MappedUser {
   const proxies = u.proxyAddresses ?? [];
-  const primarySmtp = proxies.find((p) => p.startsWith('SMTP:'))?.slice(5).trim();
+  const primarySmtp = proxies
+    .find((p) => p.startsWith('SMTP:'))
+    ?.slice(5)
+    .trim();
   const primaryEmail = text(primarySmtp) ?? text(u.mail) ?? null;
   const sharedMailbox = u.accountEnabled === false && opts.purpose === 'shared';
   const removed = u.accountEnabled === false && !sharedMailbox;

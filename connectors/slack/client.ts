@@ -9,7 +9,15 @@
  * connector context's `signal` is added to every request's own timeout through the SDK's `fetch`
  * option, so a stopping worker cancels the calls in flight.
  */
-import { LogLevel, type Logger as SlackLogger, WebClient, WebAPIHTTPError, WebAPIPlatformError, WebAPIRateLimitedError, WebAPIRequestError } from '@slack/web-api';
+import {
+  LogLevel,
+  type Logger as SlackLogger,
+  WebClient,
+  WebAPIHTTPError,
+  WebAPIPlatformError,
+  WebAPIRateLimitedError,
+  WebAPIRequestError,
+} from '@slack/web-api';
 import type { Logger } from 'pino';
 import { AccessLostError, ConnectorError, MailboxError, RateLimitedError, redactTokens, TransientError } from '../types.ts';
 import type { SlackConfig, SlackCredentials } from './schemas.ts';
@@ -59,7 +67,8 @@ export function slackError(err: unknown, method: string): ConnectorError {
     }
     if (USER_NOT_FOUND.has(code)) return new MailboxError('user_not_found', `Slack has no such user for ${method}: ${code}`, data);
     if (code === 'channel_not_found') return new MailboxError('channel_not_found', `Slack could not find the conversation for ${method}: ${code}`, data);
-    if (code === 'msg_too_long' || code === 'msg_blocks_too_long') return new MailboxError('signature_too_long', `Slack refused the message as too long: ${code}`, data);
+    if (code === 'msg_too_long' || code === 'msg_blocks_too_long')
+      return new MailboxError('signature_too_long', `Slack refused the message as too long: ${code}`, data);
     if (TRANSIENT.has(code)) return new TransientError(`Slack failed ${method}: ${code}`, data);
     // Anything else (invalid_arguments, invalid_blocks...) is retried like a transient error, and
     // the run or install reports Slack's own error name.

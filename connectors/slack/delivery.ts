@@ -70,7 +70,13 @@ export function signatureMessage(signature: RenderedSignature): { text: string; 
   return {
     text: 'Your email signature was updated. Open this message for a preview and the HTML to paste into your mail client.',
     blocks: [
-      { type: 'section', text: { type: 'mrkdwn', text: '*Your email signature was updated.*\nHere is how it reads, and below it the HTML to paste into mail clients that are not set up automatically.' } },
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: '*Your email signature was updated.*\nHere is how it reads, and below it the HTML to paste into mail clients that are not set up automatically.',
+        },
+      },
       { type: 'section', text: { type: 'mrkdwn', text: previewText(signature.text) } },
       { type: 'rich_text', elements: [{ type: 'rich_text_preformatted', elements: [{ type: 'text', text: signature.html }] }] },
       { type: 'context', elements: [{ type: 'mrkdwn', text: `Signature version \`${escapeMrkdwn(signature.hash.slice(0, 16))}\`` }] },
@@ -96,7 +102,11 @@ export class SlackDelivery implements MailboxInstaller {
     let lastError: MailboxError | undefined;
     for (const email of [target.email, ...target.aliases]) {
       try {
-        const res = parseProvider(SlackLookupByEmail, await call('users.lookupByEmail', () => this.client.users.lookupByEmail({ email })), 'Slack users.lookupByEmail');
+        const res = parseProvider(
+          SlackLookupByEmail,
+          await call('users.lookupByEmail', () => this.client.users.lookupByEmail({ email })),
+          'Slack users.lookupByEmail',
+        );
         if (res.user.deleted) throw new MailboxError('user_not_found', `the Slack member for ${email} is deactivated`, { providerCode: 'user_deleted' });
         return res.user.id;
       } catch (err) {
@@ -112,10 +122,17 @@ export class SlackDelivery implements MailboxInstaller {
       throw new MailboxError('multi_signatures_not_supported', `Slack delivery sends one signature; a ${signature.kind} signature is not sent separately`);
     }
     if (signature.html.length > this.maxHtmlLength) {
-      throw new MailboxError('signature_too_long', `the signature is ${signature.html.length} characters; a Slack message carries at most ${this.maxHtmlLength}`);
+      throw new MailboxError(
+        'signature_too_long',
+        `the signature is ${signature.html.length} characters; a Slack message carries at most ${this.maxHtmlLength}`,
+      );
     }
     const user = await this.lookup(target);
-    const dm = parseProvider(SlackConversationsOpen, await call('conversations.open', () => this.client.conversations.open({ users: user })), 'Slack conversations.open');
+    const dm = parseProvider(
+      SlackConversationsOpen,
+      await call('conversations.open', () => this.client.conversations.open({ users: user })),
+      'Slack conversations.open',
+    );
     const message = signatureMessage(signature);
     const posted = parseProvider(
       SlackPostMessage,

@@ -33,7 +33,16 @@ import {
   parseProvider,
 } from '../types.ts';
 import { call, createSlackClient, Pacer } from './client.ts';
-import { type SlackConfig, slackConfigSchema, slackCredentialsSchema, SlackAuthTest, SlackTeamProfile, type SlackUser, SlackUserProfile, SlackUsersList } from './schemas.ts';
+import {
+  type SlackConfig,
+  slackConfigSchema,
+  slackCredentialsSchema,
+  SlackAuthTest,
+  SlackTeamProfile,
+  type SlackUser,
+  SlackUserProfile,
+  SlackUsersList,
+} from './schemas.ts';
 
 export const SLACK_DIRECTORY_SCOPES = ['users:read', 'users:read.email', 'users.profile:read'] as const;
 const PAGE_SIZE = 200;

@@ -28,9 +28,7 @@ import { ApiError } from '../errors.ts';
 import { DEFAULT_AUTHORITY, EntraVerifier, TokenRefusedError, type TenantBinding, type VerifiedUser } from './entra.ts';
 import { entraAudience } from './manifest.ts';
 
-export type Caller =
-  | { mode: 'token'; workspaceId: string; user: VerifiedUser; limitKey: string }
-  | { mode: 'key'; workspaceId: string; limitKey: string };
+export type Caller = { mode: 'token'; workspaceId: string; user: VerifiedUser; limitKey: string } | { mode: 'key'; workspaceId: string; limitKey: string };
 
 const TENANTS_KEPT_MS = 60_000;
 const USERS_KEPT_MS = 60_000;
@@ -77,7 +75,12 @@ function stateOf(ctx: AppContext): CallerState {
   let s = states.get(ctx);
   if (s) return s;
   const audience = entraAudience(ctx.config);
-  const created: CallerState = { verifier: undefined, tenants: undefined, users: new LRUCache({ max: 50_000, ttl: USERS_KEPT_MS }), keys: new LRUCache({ max: 10_000, ttl: KEYS_KEPT_MS }) };
+  const created: CallerState = {
+    verifier: undefined,
+    tenants: undefined,
+    users: new LRUCache({ max: 50_000, ttl: USERS_KEPT_MS }),
+    keys: new LRUCache({ max: 10_000, ttl: KEYS_KEPT_MS }),
+  };
   if (audience && ctx.config.ADDIN_ENTRA_CLIENT_ID) {
     created.verifier = new EntraVerifier({
       audiences: [ctx.config.ADDIN_ENTRA_CLIENT_ID, audience],
@@ -107,7 +110,13 @@ export async function resolveCaller(ctx: AppContext, bearer: string | undefined)
   if (!bearer) throw ApiError.unauthorized('Send Authorization: Bearer <Entra access token or add-in key>.');
   if (looksLikeJwt(bearer)) {
     const { verifier } = stateOf(ctx);
-    if (!verifier) throw new ApiError(401, 'authentication_error', 'sso_not_configured', 'This service has no Entra app for the add-in (ADDIN_ENTRA_CLIENT_ID); use an add-in key.');
+    if (!verifier)
+      throw new ApiError(
+        401,
+        'authentication_error',
+        'sso_not_configured',
+        'This service has no Entra app for the add-in (ADDIN_ENTRA_CLIENT_ID); use an add-in key.',
+      );
     try {
       const user = await verifier.verify(bearer);
       return { mode: 'token', workspaceId: user.workspaceId, user, limitKey: `u:${user.tenantId}:${user.oid}` };

@@ -71,7 +71,8 @@ interface TenantKeys {
 /** The object id of the person a verified delegated token was issued to; refuses app-only tokens. */
 function delegatedUser(payload: JWTPayload): string {
   const scopes = typeof payload.scp === 'string' ? payload.scp.split(' ') : [];
-  if (payload.idtyp === 'app' || !scopes.length) throw new TokenRefusedError('invalid_token', 'The token is an app-only token (no delegated scope, scp): the add-in needs a signed-in user.');
+  if (payload.idtyp === 'app' || !scopes.length)
+    throw new TokenRefusedError('invalid_token', 'The token is an app-only token (no delegated scope, scp): the add-in needs a signed-in user.');
   if (!scopes.includes(ADDIN_SCOPE)) throw new TokenRefusedError('invalid_token', `The token does not carry the add-in's delegated scope ${ADDIN_SCOPE}.`);
   const oid = payload.oid;
   if (typeof oid !== 'string' || !GUID.test(oid)) throw new TokenRefusedError('invalid_token', 'The token names no user object id (oid).');
@@ -96,12 +97,19 @@ export class EntraVerifier {
     const tid = claims.tid;
     if (typeof tid !== 'string' || !GUID.test(tid)) throw new TokenRefusedError('invalid_token', 'The token names no Entra tenant (tid).');
     const binding = await this.opts.findTenant(tid.toLowerCase());
-    if (binding === 'ambiguous') throw new TokenRefusedError('unknown_tenant', 'More than one workspace is connected to this Microsoft tenant; ask the service operator.');
+    if (binding === 'ambiguous')
+      throw new TokenRefusedError('unknown_tenant', 'More than one workspace is connected to this Microsoft tenant; ask the service operator.');
     if (!binding) throw new TokenRefusedError('unknown_tenant', 'No workspace has a Microsoft integration connected to this tenant.');
     const keys = await this.keysFor(binding, tid.toLowerCase());
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys.jwks, { issuer: keys.issuer, audience: this.opts.audiences, algorithms: ['RS256'], clockTolerance: 60, requiredClaims: ['exp', 'oid'] }));
+      ({ payload } = await jwtVerify(token, keys.jwks, {
+        issuer: keys.issuer,
+        audience: this.opts.audiences,
+        algorithms: ['RS256'],
+        clockTolerance: 60,
+        requiredClaims: ['exp', 'oid'],
+      }));
     } catch (e) {
       const code = (e as { code?: string }).code ?? 'ERR_JWT_INVALID';
       throw new TokenRefusedError('invalid_token', `The token was refused (${code}): ${(e as Error).message}`);
@@ -126,7 +134,8 @@ export class EntraVerifier {
 
   private async loadKeys(authority: string, tid: string, ca: string | undefined): Promise<TenantKeys> {
     const dispatcher = ca ? new Agent({ connect: { ca } }) : undefined;
-    const get = (url: string, init: RequestInit = {}) => fetch(url, { ...init, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 5000), ...(dispatcher ? { dispatcher } : {}) } as RequestInit);
+    const get = (url: string, init: RequestInit = {}) =>
+      fetch(url, { ...init, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 5000), ...(dispatcher ? { dispatcher } : {}) } as RequestInit);
     const metadataUrl = `${authority}/${tid}/v2.0/.well-known/openid-configuration`;
     let meta: { issuer?: unknown; jwks_uri?: unknown };
     try {
@@ -136,10 +145,12 @@ export class EntraVerifier {
     } catch (e) {
       throw new TokenRefusedError('unknown_tenant', `The tenant's OpenID metadata could not be read from ${metadataUrl}: ${(e as Error).message}`);
     }
-    if (typeof meta.issuer !== 'string' || typeof meta.jwks_uri !== 'string') throw new TokenRefusedError('unknown_tenant', `The tenant's OpenID metadata has no issuer or jwks_uri.`);
+    if (typeof meta.issuer !== 'string' || typeof meta.jwks_uri !== 'string')
+      throw new TokenRefusedError('unknown_tenant', `The tenant's OpenID metadata has no issuer or jwks_uri.`);
     const jwksUri = new URL(meta.jwks_uri);
     // The keys must come from the authority itself, not from wherever the metadata points.
-    if (jwksUri.origin !== new URL(authority).origin) throw new TokenRefusedError('unknown_tenant', `The tenant's jwks_uri (${jwksUri.origin}) is not on its authority (${authority}).`);
+    if (jwksUri.origin !== new URL(authority).origin)
+      throw new TokenRefusedError('unknown_tenant', `The tenant's jwks_uri (${jwksUri.origin}) is not on its authority (${authority}).`);
     const jwks = createRemoteJWKSet(jwksUri, {
       timeoutDuration: this.opts.timeoutMs ?? 5000,
       cooldownDuration: 30_000,

@@ -189,16 +189,24 @@
   /** GET /v1/addin/signature; 304 keeps the stored copy (and vouches for it anew); 401 and 403 delete it. */
   function fetchSignatures(key, address, stored, problem) {
       const client = platform();
-      const url = String(config.base || '').replace(/\/$/, '') + '/v1/addin/signature?email=' + encodeURIComponent(address) +
-          '&platform=' + encodeURIComponent(client.name) + '&client_version=' + encodeURIComponent(client.version) + problem.params;
-      return credential().then((bearer) => {
+      const url = String(config.base || '').replace(/\/$/, '') +
+          '/v1/addin/signature?email=' +
+          encodeURIComponent(address) +
+          '&platform=' +
+          encodeURIComponent(client.name) +
+          '&client_version=' +
+          encodeURIComponent(client.version) +
+          problem.params;
+      return credential()
+          .then((bearer) => {
           if (!bearer)
               throw new Error('no credential: neither an Entra token nor an add-in key');
           const headers = { Authorization: 'Bearer ' + bearer };
           if (stored && stored.etag)
               headers['If-None-Match'] = stored.etag;
           return fetch(url, { headers: headers, credentials: 'omit' });
-      }).then((res) => {
+      })
+          .then((res) => {
           // The service has the reason now; a newer one (kept since) waits for the next fetch.
           if (problem.params && (res.status === 200 || res.status === 304)) {
               void storage.get(PROBLEM_KEY).then((now) => {
@@ -250,7 +258,9 @@
       const at = String(address || '').lastIndexOf('@');
       if (at < 0)
           return '';
-      return String(address).slice(at + 1).toLowerCase();
+      return String(address)
+          .slice(at + 1)
+          .toLowerCase();
   }
   /** reply for replies and forwards; internal when every recipient is inside; else primary. */
   function chooseKind(data, composeType, recipients) {
@@ -343,7 +353,10 @@
       });
   }
   function normalise(text) {
-      return text.replace(/\r\n?/g, '\n').replace(/[ \t]+\n/g, '\n').trim();
+      return text
+          .replace(/\r\n?/g, '\n')
+          .replace(/[ \t]+\n/g, '\n')
+          .trim();
   }
   /**
    * Inserts the signature, then switches Outlook's own signature off if it is on: only once ours is in

@@ -56,7 +56,10 @@ const VERSION_SLOT = '{{manifest-version}}';
  */
 export function manifestVersion(content: string): string {
   const pkg = JSON.parse(fs.readFileSync(path.resolve(ADDIN_DIR, '../../package.json'), 'utf8')) as { version: string };
-  const parts = pkg.version.split(/[.-]/).filter((p) => /^\d+$/.test(p)).slice(0, 3);
+  const parts = pkg.version
+    .split(/[.-]/)
+    .filter((p) => /^\d+$/.test(p))
+    .slice(0, 3);
   while (parts.length < 3) parts.push('0');
   const digest = crypto.createHash('sha256').update(content.replace(VERSION_SLOT, '')).digest();
   return [...parts, String(digest.readUInt16BE(0))].join('.');
@@ -91,8 +94,10 @@ export interface BuiltManifest {
 export function buildManifest(config: ManifestSettings, opts: { key?: string } = {}): BuiltManifest {
   const base = config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   const warnings: string[] = [];
-  if (!base.startsWith('https://')) warnings.push(`PUBLIC_BASE_URL is ${base}: Outlook loads add-ins only over https; set PUBLIC_BASE_URL to the service's https address`);
-  if (opts.key !== undefined && !ADDIN_KEY_PATTERN.test(opts.key)) throw new Error('the add-in key is not in the format `sigsync apikey create --addin` prints');
+  if (!base.startsWith('https://'))
+    warnings.push(`PUBLIC_BASE_URL is ${base}: Outlook loads add-ins only over https; set PUBLIC_BASE_URL to the service's https address`);
+  if (opts.key !== undefined && !ADDIN_KEY_PATTERN.test(opts.key))
+    throw new Error('the add-in key is not in the format `sigsync apikey create --addin` prints');
   const q = opts.key ? `?key=${encodeURIComponent(opts.key)}` : '';
   const url = (p: string) => attr(`${base}/addin/${p}`);
   const audience = entraAudience(config);
@@ -215,9 +220,17 @@ ${ICON_SIZES.map((s) => `          <bt:Image id="Icon.${s}x${s}" DefaultValue="$
 
 /** The handler file as served: the deployment's settings first, then launchevent.js unchanged. */
 export function servedHandler(config: Pick<Config, 'PUBLIC_BASE_URL' | 'ADDIN_ENTRA_CLIENT_ID' | 'ADDIN_TIMEOUT_MS'>, opts: { key?: string } = {}): string {
-  const settings = { base: config.PUBLIC_BASE_URL.replace(/\/+$/, ''), sso: Boolean(config.ADDIN_ENTRA_CLIENT_ID), key: opts.key ?? null, timeout_ms: config.ADDIN_TIMEOUT_MS };
+  const settings = {
+    base: config.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    sso: Boolean(config.ADDIN_ENTRA_CLIENT_ID),
+    key: opts.key ?? null,
+    timeout_ms: config.ADDIN_TIMEOUT_MS,
+  };
   // JSON in a script: < and the line separators escaped, so no value can end the statement.
-  const json = JSON.stringify(settings).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  const json = JSON.stringify(settings)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
   return `var SIGSYNC_CONFIG = ${json};\n${handlerSource()}`;
 }
 

@@ -67,7 +67,9 @@ async function compute(ctx: AppContext, workspaceId: string, address: string, do
   const winner = email?.signature_id;
   if (email && winner) {
     const kinds = VARIANTS.filter((k) => k === 'primary' || email.variant_kinds.includes(k));
-    const rendered = await Promise.all(kinds.map((kind) => renderForAddress(ctx, { workspaceId, teammateId: email.teammate_id, signatureId: winner, kind, emailId: email.id })));
+    const rendered = await Promise.all(
+      kinds.map((kind) => renderForAddress(ctx, { workspaceId, teammateId: email.teammate_id, signatureId: winner, kind, emailId: email.id })),
+    );
     // No primary signature (installation switched off, content no longer valid): no variants either.
     if (rendered[0]!.installationActivated && rendered[0]!.available) {
       signatureId = winner;
@@ -123,7 +125,16 @@ const clock = { now: () => Date.now() };
 
 function cacheOf(ctx: AppContext, ttl: number): RenderCache {
   let c = caches.get(ctx);
-  if (!c || c.ttl !== ttl) caches.set(ctx, (c = { ttl, answers: new LRUCache({ max: 50_000, perf: clock, ttlResolution: 0 }), domains: new LRUCache({ max: 10_000, perf: clock, ttlResolution: 0 }), refresh: pLimit(REFRESHES_AT_ONCE) }));
+  if (!c || c.ttl !== ttl)
+    caches.set(
+      ctx,
+      (c = {
+        ttl,
+        answers: new LRUCache({ max: 50_000, perf: clock, ttlResolution: 0 }),
+        domains: new LRUCache({ max: 10_000, perf: clock, ttlResolution: 0 }),
+        refresh: pLimit(REFRESHES_AT_ONCE),
+      }),
+    );
   return c;
 }
 
@@ -175,7 +186,10 @@ export function forgetAddinRenders(ctx: AppContext): void {
   caches.delete(ctx);
 }
 
-/** The answer's body: the primary signature at the top level (as before variants), and every variant (HTML and text: the add-in inserts the text in plain-text mail). */
+/**
+ * The answer's body: the primary signature at the top level (as before variants), and every variant (HTML and text: the add-in inserts the text in
+ * plain-text mail).
+ */
 export function addinBody(s: AddinSignature, askedAddress: string) {
   const primary = s.variants.primary;
   const variants: Record<string, { html: string; text: string; hash: string }> = {};

@@ -56,7 +56,14 @@ export async function renderForAddress(
   let loaded;
   try {
     const content = req.content ?? 'published';
-    loaded = await load({ workspaceId: req.workspaceId, signatureId: req.signatureId, teammate: { id: req.teammateId }, kind: req.kind, content, publicBaseUrl: ctx.config.PUBLIC_BASE_URL });
+    loaded = await load({
+      workspaceId: req.workspaceId,
+      signatureId: req.signatureId,
+      teammate: { id: req.teammateId },
+      kind: req.kind,
+      content,
+      publicBaseUrl: ctx.config.PUBLIC_BASE_URL,
+    });
   } catch (e) {
     if (!(e instanceof InvalidStoredContentError)) throw e;
     return { ...empty, installationActivated: true, available: false, unavailableReason: e.message, errorCode: 'invalid_content' };
@@ -68,21 +75,22 @@ export async function renderForAddress(
   const { source } = loaded;
   // The workspace's opt-out link, for an optOut block: from the workspace the source was loaded for.
   const input = { ...source.input, optOutUrl: new OptOutTokens(ctx.secrets).url(ctx.config.PUBLIC_BASE_URL, source.workspaceId) };
-  const out = req.emailId && source.tracksLinks
-    ? await renderTracked(
-        ctx,
-        {
-          workspaceId: source.workspaceId,
-          signatureId: source.signature.id,
-          campaignId: source.campaign?.id ?? null,
-          armId: source.campaign?.armId ?? null,
-          teammateId: source.teammate.id,
-          emailId: req.emailId,
-        },
-        (tracking) => renderSignature(input, tracking),
-        { create: !req.measure },
-      )
-    : renderSignature(input);
+  const out =
+    req.emailId && source.tracksLinks
+      ? await renderTracked(
+          ctx,
+          {
+            workspaceId: source.workspaceId,
+            signatureId: source.signature.id,
+            campaignId: source.campaign?.id ?? null,
+            armId: source.campaign?.armId ?? null,
+            teammateId: source.teammate.id,
+            emailId: req.emailId,
+          },
+          (tracking) => renderSignature(input, tracking),
+          { create: !req.measure },
+        )
+      : renderSignature(input);
   const campaignId = out.banner && source.campaign ? source.campaign.id : null;
   return {
     html: out.html,

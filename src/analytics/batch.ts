@@ -126,7 +126,10 @@ export class BatchRecorder<T> {
         return;
       }
       const e = err as { code: string; constraint?: string; message?: string };
-      this.#logger.error({ id: this.#spec.idOf(batch[0]!), code: e.code, constraint: e.constraint, reason: e.message }, `the database refused one of the ${this.#spec.what}; it is dropped`);
+      this.#logger.error(
+        { id: this.#spec.idOf(batch[0]!), code: e.code, constraint: e.constraint, reason: e.message },
+        `the database refused one of the ${this.#spec.what}; it is dropped`,
+      );
       this.dropped++;
       this.#onDropped?.(1);
     }

@@ -59,7 +59,8 @@ const GATEWAYS = new Set(['microsoft', 'proofpoint', 'mimecast', 'barracuda']);
 const MAIL_PROXIES = new Set(['google', 'apple', 'yahoo', 'microsoft']);
 
 /** Hosts of the gateways' link-rewriting and time-of-click pages. */
-const GATEWAY_REFERRERS = /(^|\.)(safelinks\.protection\.outlook\.com|urldefense\.com|urldefense\.proofpoint\.com|linkprotect\.cudasvc\.com|mimecast\.com|mimecastprotect\.com)$/i;
+const GATEWAY_REFERRERS =
+  /(^|\.)(safelinks\.protection\.outlook\.com|urldefense\.com|urldefense\.proofpoint\.com|linkprotect\.cudasvc\.com|mimecast\.com|mimecastprotect\.com)$/i;
 /** Outlook on the web's compose window: the sender's own browser shows the signature it inserted. */
 const OUTLOOK_WEB = /^(outlook\.office\.com|outlook\.office365\.com|outlook\.live\.com|outlook\.cloud\.microsoft)$/i;
 
@@ -120,7 +121,8 @@ export function classifyRequest(kind: 'click' | 'view', req: RequestSignals, own
 }
 
 /**
- * The time pattern: an address whose fetch of a signature's tracked image was a scanner's and that follows one of its links within TIME_PATTERN_MS is a scanner opening the message
+ * The time pattern: an address whose fetch of a signature's tracked image was a scanner's and that follows one of its links within TIME_PATTERN_MS is a
+ * scanner opening the message
  * and every link in one go, even with an ordinary browser's user agent on the click. A person's own
  * view, or a proxy's on a person's behalf, is not noted: a quick reader is not a machine. Keyed by the keyed hash of the address and
  * the sender's address; held one minute.

@@ -88,7 +88,19 @@ export class ClickRecorder extends BatchRecorder<Click> {
 
   constructor(pool: Pick<pg.Pool, 'query'>, logger: Logger, opts: RecorderOptions = {}) {
     const scanners = new ScannerDetector(opts.holdMs ?? CLICK_HOLD_MS);
-    super(pool, logger, { what: 'clicks', timeOf: (c) => c.clickedAt.getTime(), write: insertClicks, idOf: (c) => c.id, holdMs: CLICK_HOLD_MS, written: (cutoff) => scanners.forget(cutoff) }, opts);
+    super(
+      pool,
+      logger,
+      {
+        what: 'clicks',
+        timeOf: (c) => c.clickedAt.getTime(),
+        write: insertClicks,
+        idOf: (c) => c.id,
+        holdMs: CLICK_HOLD_MS,
+        written: (cutoff) => scanners.forget(cutoff),
+      },
+      opts,
+    );
     this.#scanners = scanners;
   }
 
@@ -158,5 +170,6 @@ export async function deleteClicks(db: Pick<pg.Pool, 'query'>, workspaceId: stri
 
 /** How many of these clicks the workspace has recorded (the batched recorder writes them a moment after the redirect). */
 export async function countRecordedClicks(db: Pick<pg.Pool, 'query'>, workspaceId: string, ids: readonly string[]): Promise<number> {
-  return (await db.query<{ n: number }>('select count(*)::int as n from clicks where workspace_id = $1 and id = any($2::text[])', [workspaceId, ids])).rows[0]!.n;
+  return (await db.query<{ n: number }>('select count(*)::int as n from clicks where workspace_id = $1 and id = any($2::text[])', [workspaceId, ids])).rows[0]!
+    .n;
 }

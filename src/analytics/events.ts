@@ -95,7 +95,12 @@ async function lock(db: Queryable, ...parts: string[]): Promise<void> {
 }
 
 /** The visitor of this event, created or updated; whether its user id is new to the workspace. */
-async function touchVisitor(db: Queryable, ws: string, e: EventInput, attribution: Attribution | null): Promise<{ visitor: VisitorRow | null; identified: boolean }> {
+async function touchVisitor(
+  db: Queryable,
+  ws: string,
+  e: EventInput,
+  attribution: Attribution | null,
+): Promise<{ visitor: VisitorRow | null; identified: boolean }> {
   if (e.userId === null && e.anonymousId === null) return { visitor: null, identified: false };
   if (e.userId !== null) await lock(db, ws, 'user', e.userId);
   if (e.anonymousId !== null) await lock(db, ws, 'anonymous', e.anonymousId);
@@ -158,7 +163,14 @@ const NEW_CLICK_SECONDS = 300;
  * `conversions_per_click` conversions already. An API conversion counts only the API's: a browser
  * cannot use a click id up before the back end's conversion arrives.
  */
-async function clickRefusal(db: Queryable, ws: string, a: Attribution, s: AnalyticsSettings, e: { conversionWithId: boolean; source: EventInput['source'] }, except: string | null): Promise<Unattributed | null> {
+async function clickRefusal(
+  db: Queryable,
+  ws: string,
+  a: Attribution,
+  s: AnalyticsSettings,
+  e: { conversionWithId: boolean; source: EventInput['source'] },
+  except: string | null,
+): Promise<Unattributed | null> {
   if (e.conversionWithId) await lock(db, ws, 'click', a.clickId);
   const { rows } = await db.query<{ missing: boolean; expired: boolean; conversions: number }>(
     `select c.id is null and not $6::timestamptz between now() - make_interval(secs => $7) and now() + interval '1 minute' as missing,
@@ -189,7 +201,14 @@ interface Attributed {
  * first touch. A fresh event and one that takes over a browser row (`except`, left out of the
  * counts) go through here alike, so that nothing stored before decides the credit.
  */
-async function attribute(db: Queryable, ws: string, e: EventInput, direct: Attribution | null, s: AnalyticsSettings, except: string | null): Promise<Attributed> {
+async function attribute(
+  db: Queryable,
+  ws: string,
+  e: EventInput,
+  direct: Attribution | null,
+  s: AnalyticsSettings,
+  except: string | null,
+): Promise<Attributed> {
   const value = trustedValue(e, s);
   let a = direct;
   let unattributed = a ? await clickRefusal(db, ws, a, s, { conversionWithId: value !== null, source: e.source }, except) : null;
@@ -211,8 +230,29 @@ async function insertEvent(db: Queryable, ws: string, e: EventInput, st: Attribu
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
              coalesce((select country_code from clicks where id = $7 and workspace_id = $1), $14, ''), $15, $16, $17, $18, $19, $20, $21)
      returning id, recorded_at, country_code`,
-    [ws, e.eventId, e.name, st.value, e.currency, e.source, e.clickId, a?.linkId ?? null, a?.anchorId ?? null, a?.signatureId ?? null, a?.campaignId ?? null,
-      a?.teammateId ?? null, a?.emailId ?? null, e.countryCode ?? null, st.visitor?.id ?? null, e.anonymousId, e.userId, e.properties, e.value, st.unattributed, st.conversion],
+    [
+      ws,
+      e.eventId,
+      e.name,
+      st.value,
+      e.currency,
+      e.source,
+      e.clickId,
+      a?.linkId ?? null,
+      a?.anchorId ?? null,
+      a?.signatureId ?? null,
+      a?.campaignId ?? null,
+      a?.teammateId ?? null,
+      a?.emailId ?? null,
+      e.countryCode ?? null,
+      st.visitor?.id ?? null,
+      e.anonymousId,
+      e.userId,
+      e.properties,
+      e.value,
+      st.unattributed,
+      st.conversion,
+    ],
   );
   return rows[0]!;
 }
@@ -229,7 +269,13 @@ interface ExistingEvent {
 }
 
 /** What the answer shows: the stored event. */
-const storedOf = (r: Pick<ExistingEvent, 'name' | 'value' | 'currency' | 'click_id' | 'source'>): StoredEvent => ({ name: r.name, value: r.value, currency: r.currency, clickId: r.click_id, source: r.source });
+const storedOf = (r: Pick<ExistingEvent, 'name' | 'value' | 'currency' | 'click_id' | 'source'>): StoredEvent => ({
+  name: r.name,
+  value: r.value,
+  currency: r.currency,
+  clickId: r.click_id,
+  source: r.source,
+});
 
 /**
  * An API event whose `event_id` a browser event already used takes the row over: it is attributed,
@@ -247,12 +293,33 @@ async function takeOver(db: Queryable, ws: string, old: ExistingEvent, e: EventI
             country_code = coalesce((select country_code from clicks where id = $8 and workspace_id = $1), ''),
             conversion_emitted = conversion_emitted or $20, upgraded_at = now()
       where workspace_id = $1 and id = $2`,
-    [ws, old.id, e.name, st.value, e.value, e.currency, e.source, e.clickId, a?.linkId ?? null, a?.anchorId ?? null, a?.signatureId ?? null, a?.campaignId ?? null,
-      a?.teammateId ?? null, a?.emailId ?? null, st.visitor?.id ?? null, e.anonymousId, e.userId, e.properties, st.unattributed, st.conversion],
+    [
+      ws,
+      old.id,
+      e.name,
+      st.value,
+      e.value,
+      e.currency,
+      e.source,
+      e.clickId,
+      a?.linkId ?? null,
+      a?.anchorId ?? null,
+      a?.signatureId ?? null,
+      a?.campaignId ?? null,
+      a?.teammateId ?? null,
+      a?.emailId ?? null,
+      st.visitor?.id ?? null,
+      e.anonymousId,
+      e.userId,
+      e.properties,
+      st.unattributed,
+      st.conversion,
+    ],
   );
   if (st.identified && st.visitor) await emitIdentified(db, ws, st.visitor, e.source, a);
   const supersedes = old.conversion_emitted ? { source: old.source, occurred_at: old.recorded_at.toISOString() } : undefined;
-  if (st.conversion || supersedes) await emitConversion(db, ws, { ...e, value: st.value }, a, new Date(), supersedes && { supersedes, withdrawn: !st.conversion });
+  if (st.conversion || supersedes)
+    await emitConversion(db, ws, { ...e, value: st.value }, a, new Date(), supersedes && { supersedes, withdrawn: !st.conversion });
   return { status: 'accepted', id: old.id, duplicate: false, outcome: 'upgraded', stored: storedOf({ ...e, click_id: e.clickId, value: st.value }) };
 }
 
@@ -261,7 +328,13 @@ async function takeOver(db: Queryable, ws: string, old: ExistingEvent, e: EventI
  * is forged or of another workspace answers `unknown_click_id` and records nothing; with
  * `unknownClickId: 'unattributed'` (the browser endpoint) the event is recorded without it.
  */
-export async function recordEvent(pool: pg.Pool, tokens: ClickTokens, workspaceId: string, input: EventInput, opts: { unknownClickId?: 'error' | 'unattributed' } = {}): Promise<RecordResult> {
+export async function recordEvent(
+  pool: pg.Pool,
+  tokens: ClickTokens,
+  workspaceId: string,
+  input: EventInput,
+  opts: { unknownClickId?: 'error' | 'unattributed' } = {},
+): Promise<RecordResult> {
   const keep = opts.unknownClickId === 'unattributed';
   const linkId = input.clickId === null ? null : tokens.verifyClickId(input.clickId);
   if (input.clickId !== null && linkId === null && !keep) return { status: 'unknown_click_id' };
@@ -290,8 +363,20 @@ export async function recordEvent(pool: pg.Pool, tokens: ClickTokens, workspaceI
 async function emitIdentified(db: Queryable, ws: string, v: VisitorRow, source: string, a: Attribution | null): Promise<void> {
   const first = v.first_link_id && v.first_link_id !== a?.linkId ? await attributionOf(db, ws, v.first_link_id, v.first_click_id!) : a;
   await emitEvent(db, ws, 'visitor.identified', {
-    visitor: { id: v.id, user_id: v.user_id, anonymous_id: v.anonymous_id, identified_via: source, first_seen_at: v.first_seen_at.toISOString(), traits: v.traits },
-    attribution: { click_id: first?.clickId ?? '', teammate_uuid: first?.teammateId ?? '', signature_template_uuid: first?.signatureId ?? '', email_uuid: first?.emailId ?? '' },
+    visitor: {
+      id: v.id,
+      user_id: v.user_id,
+      anonymous_id: v.anonymous_id,
+      identified_via: source,
+      first_seen_at: v.first_seen_at.toISOString(),
+      traits: v.traits,
+    },
+    attribution: {
+      click_id: first?.clickId ?? '',
+      teammate_uuid: first?.teammateId ?? '',
+      signature_template_uuid: first?.signatureId ?? '',
+      email_uuid: first?.emailId ?? '',
+    },
   });
 }
 
@@ -301,7 +386,14 @@ async function emitIdentified(db: Queryable, ws: string, v: VisitorRow, source: 
  * earlier payload's `source` and `occurred_at`) and `withdrawn` (true: the event is no conversion
  * now, so the earlier one counts for nothing; its `value` is then the stored value, or 0).
  */
-async function emitConversion(db: Queryable, ws: string, e: EventInput, a: Attribution | null, at: Date, replaces?: { supersedes: { source: string; occurred_at: string }; withdrawn: boolean }): Promise<void> {
+async function emitConversion(
+  db: Queryable,
+  ws: string,
+  e: EventInput,
+  a: Attribution | null,
+  at: Date,
+  replaces?: { supersedes: { source: string; occurred_at: string }; withdrawn: boolean },
+): Promise<void> {
   await emitEvent(
     db,
     ws,
@@ -313,7 +405,13 @@ async function emitConversion(db: Queryable, ws: string, e: EventInput, a: Attri
       currency: e.currency,
       source: e.source,
       visitor: { anonymous_id: e.anonymousId, user_id: e.userId },
-      attribution: { teammate_uuid: a?.teammateId ?? '', signature_template_uuid: a?.signatureId ?? '', anchor_uuid: a?.anchorId ?? '', email_uuid: a?.emailId ?? '', marketing_campaign_uuid: a?.campaignId ?? '' },
+      attribution: {
+        teammate_uuid: a?.teammateId ?? '',
+        signature_template_uuid: a?.signatureId ?? '',
+        anchor_uuid: a?.anchorId ?? '',
+        email_uuid: a?.emailId ?? '',
+        marketing_campaign_uuid: a?.campaignId ?? '',
+      },
       properties: e.properties,
       ...replaces,
     },
@@ -342,11 +440,18 @@ export const EVENTS_OF_VISITOR = `from recorded_events e join visitors v on v.id
  * Erases visitors (docs/privacy.md): each with every event tied to it. Returns, per visitor, the
  * click ids it was brought by or sent (the caller removes those clicks) and its ids, for the outbox.
  */
-export async function deleteVisitors(db: Queryable, ws: string, visitorIds: string[]): Promise<{ clickIds: string[]; visitors: { id: string; user_id: string | null; anonymous_id: string | null }[] }> {
+export async function deleteVisitors(
+  db: Queryable,
+  ws: string,
+  visitorIds: string[],
+): Promise<{ clickIds: string[]; visitors: { id: string; user_id: string | null; anonymous_id: string | null }[] }> {
   const clickIds = new Set<string>();
   const visitors: { id: string; user_id: string | null; anonymous_id: string | null }[] = [];
   for (const id of visitorIds) {
-    const { rows } = await db.query<{ click_id: string }>(`delete from recorded_events e using (select e.id ${EVENTS_OF_VISITOR}) x where e.id = x.id and e.click_id is not null returning e.click_id`, [ws, id]);
+    const { rows } = await db.query<{ click_id: string }>(
+      `delete from recorded_events e using (select e.id ${EVENTS_OF_VISITOR}) x where e.id = x.id and e.click_id is not null returning e.click_id`,
+      [ws, id],
+    );
     await db.query(`delete from recorded_events e using (select e.id ${EVENTS_OF_VISITOR}) x where e.id = x.id`, [ws, id]);
     const v = await db.query<{ id: string; user_id: string | null; anonymous_id: string | null; first_click_id: string | null }>(
       'delete from visitors where workspace_id = $1 and id = $2 returning id, user_id, anonymous_id, first_click_id',

@@ -45,9 +45,7 @@ const FIRST_RENDERS = `select i.arm_id, i.teammate_id as sender, min(i.created_a
  */
 async function clicksBy(db: Queryable, workspaceId: string, kind: ExposureKind, armIds: string[], from: Date, until: Date) {
   const counted =
-    kind === 'human_views'
-      ? 'count(*)'
-      : `count(distinct floor(extract(epoch from (c.clicked_at - greatest(f.first, $3::timestamptz))) / ${DAY_SECONDS}))`;
+    kind === 'human_views' ? 'count(*)' : `count(distinct floor(extract(epoch from (c.clicked_at - greatest(f.first, $3::timestamptz))) / ${DAY_SECONDS}))`;
   const firsts = kind === 'human_views' ? '' : `join (${FIRST_RENDERS}) f on f.arm_id = a.arm_id and f.sender = c.teammate_id and c.clicked_at >= f.first`;
   const { rows } = await db.query<{ arm_id: string; sender: string; n: number }>(
     `select a.arm_id, c.teammate_id as sender, ${counted}::int as n
@@ -138,13 +136,23 @@ export async function experimentCounts(db: Queryable, e: ExperimentRow, arms: re
   for (const m of bySender.values()) for (const c of m.values()) c.exposures = Math.max(c.exposures, c.clicks);
   return {
     exposure,
-    arms: arms.map((a) => ({ id: a.id, name: a.name, weight: a.weight, senders: [...bySender.get(a.id)!.values()].sort((x, y) => (x.sender < y.sender ? -1 : 1)) })),
+    arms: arms.map((a) => ({
+      id: a.id,
+      name: a.name,
+      weight: a.weight,
+      senders: [...bySender.get(a.id)!.values()].sort((x, y) => (x.sender < y.sender ? -1 : 1)),
+    })),
     past,
   };
 }
 
 /** The experiment's analysis now: its counts through `analyse` with its policy and mode. */
-export async function experimentResults(db: Queryable, e: ExperimentRow, arms: readonly ArmRow[], now: Date): Promise<{ counts: ExperimentCounts; analysis: Analysis }> {
+export async function experimentResults(
+  db: Queryable,
+  e: ExperimentRow,
+  arms: readonly ArmRow[],
+  now: Date,
+): Promise<{ counts: ExperimentCounts; analysis: Analysis }> {
   const counts = await experimentCounts(db, e, arms, now);
   return { counts, analysis: analyse({ arms: counts.arms, past: counts.past, policy: policyOf(e), mode: e.mode }) };
 }

@@ -53,7 +53,13 @@ function remember(key: string, linkId: string): void {
 
 /** Anchor ids for the given sources and destinations, created when missing. */
 async function anchorIds(db: Queryable, workspaceId: string, wanted: { source: Source; url: string }[]): Promise<Map<string, string>> {
-  const params = [workspaceId, wanted.map((w) => w.source.kind), wanted.map((w) => w.source.id), wanted.map((w) => w.url), wanted.map((w) => w.source.armId ?? null)];
+  const params = [
+    workspaceId,
+    wanted.map((w) => w.source.kind),
+    wanted.map((w) => w.source.id),
+    wanted.map((w) => w.url),
+    wanted.map((w) => w.source.armId ?? null),
+  ];
   await db.query(
     `insert into anchors (workspace_id, source_kind, source_id, url, arm_id)
      select $1::uuid, k, s, u, arm from unnest($2::text[], $3::uuid[], $4::text[], $5::uuid[]) as i(k, s, u, arm)

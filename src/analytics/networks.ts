@@ -81,7 +81,12 @@ function loadV4(names: Map<number, number>, orgs: string[]): Table<Uint32Array> 
 /** The IPv6 ranges, from `asn-ipv6.csv` (addresses as text), by their upper 64 bits. */
 function loadV6(names: Map<number, number>, orgs: string[]): Table<BigUint64Array> {
   const lines = fs.readFileSync(createRequire(import.meta.url).resolve(`${PACKAGE}/asn-ipv6.csv`), 'utf8').split('\n');
-  const t = { starts: new BigUint64Array(lines.length), ends: new BigUint64Array(lines.length), asns: new Uint32Array(lines.length), orgs: new Uint32Array(lines.length) };
+  const t = {
+    starts: new BigUint64Array(lines.length),
+    ends: new BigUint64Array(lines.length),
+    asns: new Uint32Array(lines.length),
+    orgs: new Uint32Array(lines.length),
+  };
   let n = 0;
   for (const line of lines) {
     const [start, end, asnText] = line.split(',', 3);

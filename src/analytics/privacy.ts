@@ -53,15 +53,23 @@ function effectOf(what: 'views' | 'clicks', from: TrackingMode, to: TrackingMode
  * that is no longer `per_person` removes every key of the rows recorded so far. Answers the settings
  * and what happened to the rows already recorded; undefined for an unknown workspace.
  */
-export async function changePrivacySettings(db: Queryable, workspaceId: string, patch: Partial<PrivacySettings>): Promise<{ settings: PrivacySettings; effects: string[] } | undefined> {
+export async function changePrivacySettings(
+  db: Queryable,
+  workspaceId: string,
+  patch: Partial<PrivacySettings>,
+): Promise<{ settings: PrivacySettings; effects: string[] } | undefined> {
   const changed = await updatePrivacySettings(db, workspaceId, patch);
   if (!changed) return undefined;
   const { before, after } = changed;
   const now = { workspaceId, window: REPEAT_WINDOW, olderThan: '0' };
   const views = after.views_tracking !== 'per_person' && before.views_tracking === 'per_person' ? await dropViewerKeys(db, now) : 0;
   const clicks = after.clicks_tracking !== 'per_person' && before.clicks_tracking === 'per_person' ? await dropClickerKeys(db, now) : 0;
-  const effects = [effectOf('views', before.views_tracking, after.views_tracking, views), effectOf('clicks', before.clicks_tracking, after.clicks_tracking, clicks)];
-  if (before.retention_days !== after.retention_days) effects.push(`retention: raw rows and visitors older than ${after.retention_days ?? 'the deployment default of'} days are removed overnight`);
+  const effects = [
+    effectOf('views', before.views_tracking, after.views_tracking, views),
+    effectOf('clicks', before.clicks_tracking, after.clicks_tracking, clicks),
+  ];
+  if (before.retention_days !== after.retention_days)
+    effects.push(`retention: raw rows and visitors older than ${after.retention_days ?? 'the deployment default of'} days are removed overnight`);
   return { settings: after, effects: effects.filter((e): e is string => e !== null) };
 }
 
@@ -110,10 +118,11 @@ export interface OptOutResult {
  * clicks brought, in one transaction.
  */
 export async function optOut(db: Queryable, workspaceId: string, browser: string, address: string): Promise<OptOutResult> {
-  await db.query(
-    `insert into analytics_opt_outs (workspace_id, kind, key) values ($1, 'browser', $2), ($1, 'address', $3) on conflict do nothing`,
-    [workspaceId, browser, address],
-  );
+  await db.query(`insert into analytics_opt_outs (workspace_id, kind, key) values ($1, 'browser', $2), ($1, 'address', $3) on conflict do nothing`, [
+    workspaceId,
+    browser,
+    address,
+  ]);
   const views = await dropViewerKey(db, workspaceId, browser);
   const clickIds = await dropClickerKey(db, workspaceId, browser, address);
   const visitors = await eraseVisitors(db, workspaceId, await visitorsOfClicks(db, workspaceId, clickIds), { keepClicks: true });
@@ -160,7 +169,11 @@ export async function visitorExport(db: Queryable, workspaceId: string, visitorI
     `select id, clicked_at, signature_id, teammate_id, country_code, is_bot, bot_reason from clicks where workspace_id = $1 and id = any($2::text[]) order by clicked_at`,
     [workspaceId, clickIds],
   );
-  const webhookEvents = await visitorEvents(db, workspaceId, { id: visitorId, user_id: (visitor.user_id as string | null) ?? null, anonymous_id: (visitor.anonymous_id as string | null) ?? null });
+  const webhookEvents = await visitorEvents(db, workspaceId, {
+    id: visitorId,
+    user_id: (visitor.user_id as string | null) ?? null,
+    anonymous_id: (visitor.anonymous_id as string | null) ?? null,
+  });
   return { visitor, events: events.rows, clicks: clicks.rows, webhook_events: webhookEvents };
 }
 

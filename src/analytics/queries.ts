@@ -66,11 +66,10 @@ export async function getVisitor(db: Queryable, workspaceId: string, id: string)
 
 /** A visitor's latest events, newest first. */
 export async function eventsOfVisitor(db: Queryable, workspaceId: string, visitorId: string, limit: number): Promise<EventRow[]> {
-  const { rows } = await db.query<EventRow>(`select ${EVENT_COLUMNS} from recorded_events e where e.workspace_id = $1 and e.visitor_id = $2 order by e.recorded_at desc, e.id desc limit $3`, [
-    workspaceId,
-    visitorId,
-    limit,
-  ]);
+  const { rows } = await db.query<EventRow>(
+    `select ${EVENT_COLUMNS} from recorded_events e where e.workspace_id = $1 and e.visitor_id = $2 order by e.recorded_at desc, e.id desc limit $3`,
+    [workspaceId, visitorId, limit],
+  );
   return rows;
 }
 
@@ -86,19 +85,33 @@ export interface AnchorRow {
 export async function listAnchors(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: AnchorRow[]; total: number }> {
   const [count, list] = await Promise.all([
     db.query<{ n: number }>('select count(*)::int as n from anchors where workspace_id = $1', [workspaceId]),
-    db.query<AnchorRow>('select id, url, source_kind, source_id, created_at from anchors where workspace_id = $1 order by created_at desc, id desc limit $2 offset $3', [workspaceId, page.limit, page.offset]),
+    db.query<AnchorRow>(
+      'select id, url, source_kind, source_id, created_at from anchors where workspace_id = $1 order by created_at desc, id desc limit $2 offset $3',
+      [workspaceId, page.limit, page.offset],
+    ),
   ]);
   return { rows: list.rows, total: count.rows[0]!.n };
 }
 
 export async function getAnchor(db: Queryable, workspaceId: string, id: string): Promise<AnchorRow | undefined> {
-  const { rows } = await db.query<AnchorRow>('select id, url, source_kind, source_id, created_at from anchors where workspace_id = $1 and id = $2', [workspaceId, id]);
+  const { rows } = await db.query<AnchorRow>('select id, url, source_kind, source_id, created_at from anchors where workspace_id = $1 and id = $2', [
+    workspaceId,
+    id,
+  ]);
   return rows[0];
 }
 
 /** The names of signatures, campaigns or teammates (display names) by id, for a report's rows. */
-export async function namesOf(db: Queryable, workspaceId: string, table: 'signatures' | 'marketing_campaigns' | 'teammates', ids: readonly string[]): Promise<Map<string, string>> {
+export async function namesOf(
+  db: Queryable,
+  workspaceId: string,
+  table: 'signatures' | 'marketing_campaigns' | 'teammates',
+  ids: readonly string[],
+): Promise<Map<string, string>> {
   const column = table === 'teammates' ? 'display_name' : 'name';
-  const { rows } = await db.query<{ id: string; name: string }>(`select id::text, ${column} as name from ${table} where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids]);
+  const { rows } = await db.query<{ id: string; name: string }>(
+    `select id::text, ${column} as name from ${table} where workspace_id = $1 and id = any($2::uuid[])`,
+    [workspaceId, ids],
+  );
   return new Map(rows.map((r) => [r.id, r.name]));
 }

@@ -63,7 +63,9 @@ class InstallTracking implements RenderTracking {
     // The workspace's opt-out link (privacy.ts) is never tracked.
     if (!WEB.test(url) || url.startsWith(`${this.baseUrl}/o/`)) return url;
     const source: AnchorSource =
-      anchor === 'campaign' && this.t.campaignId ? { kind: 'campaign', id: this.t.campaignId, armId: this.t.armId ?? null } : { kind: 'signature', id: this.t.signatureId };
+      anchor === 'campaign' && this.t.campaignId
+        ? { kind: 'campaign', id: this.t.campaignId, armId: this.t.armId ?? null }
+        : { kind: 'signature', id: this.t.signatureId };
     const key = linkKey(this.t, source, url);
     const done = this.written.get(key);
     if (done !== undefined) return done;

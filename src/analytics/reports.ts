@@ -129,14 +129,32 @@ export async function totals(db: Queryable, ws: string, dimension: Dimension | '
 
 /** A series point's fields from the rollups' columns: people's figures first, then each other class. */
 const POINT = [
-  ['human_clicks', 'clicks'], ['human_clicks', 'human_clicks'], ['bot_clicks', 'bot_clicks'], ['unique_clickers', 'unique_clickers'],
-  ['visitors', 'visitors'], ['conversions', 'conversions'], ['human_views', 'views'], ['proxy_views', 'proxied_views'],
-  ['unique_human_views', 'unique_views'], ['scanner_clicks', 'scanner_clicks'], ['proxy_clicks', 'proxy_clicks'], ['unknown_clicks', 'unknown_clicks'],
-  ['scanner_views', 'scanner_views'], ['proxy_views', 'proxy_views'], ['unknown_views', 'unknown_views'],
+  ['human_clicks', 'clicks'],
+  ['human_clicks', 'human_clicks'],
+  ['bot_clicks', 'bot_clicks'],
+  ['unique_clickers', 'unique_clickers'],
+  ['visitors', 'visitors'],
+  ['conversions', 'conversions'],
+  ['human_views', 'views'],
+  ['proxy_views', 'proxied_views'],
+  ['unique_human_views', 'unique_views'],
+  ['scanner_clicks', 'scanner_clicks'],
+  ['proxy_clicks', 'proxy_clicks'],
+  ['unknown_clicks', 'unknown_clicks'],
+  ['scanner_views', 'scanner_views'],
+  ['proxy_views', 'proxy_views'],
+  ['unknown_views', 'unknown_views'],
 ] as const;
 
 /** One point per day or hour of the range, zeros included. */
-export async function series(db: Queryable, ws: string, dimension: 'total' | 'anchor', key: string, r: Range, granularity: Granularity): Promise<SeriesPoint[]> {
+export async function series(
+  db: Queryable,
+  ws: string,
+  dimension: 'total' | 'anchor',
+  key: string,
+  r: Range,
+  granularity: Granularity,
+): Promise<SeriesPoint[]> {
   const grain = granularity === 'hourly' ? 'hour' : 'day';
   const { rows } = await db.query<Omit<SeriesPoint, 'period_start'> & { period_start: Date }>(
     `select p.period_start, ${POINT.map(([column, name]) => `coalesce(x.${column}, 0)::int as ${name}`).join(', ')}
@@ -153,7 +171,13 @@ export interface KeyedMetrics extends Metrics {
 }
 
 /** One page of a dimension's keys with activity in the range, most clicks first (then views, events, key). */
-export async function breakdown(db: Queryable, ws: string, dimension: Exclude<Dimension, 'anchor'>, r: Range, page: { limit: number; offset: number }): Promise<{ rows: KeyedMetrics[]; total: number }> {
+export async function breakdown(
+  db: Queryable,
+  ws: string,
+  dimension: Exclude<Dimension, 'anchor'>,
+  r: Range,
+  page: { limit: number; offset: number },
+): Promise<{ rows: KeyedMetrics[]; total: number }> {
   const { rows } = await db.query<Counts & { key: string; total: number }>(
     `select key, ${SUMS}, count(*) over ()::int as total from analytics_rollups
       where workspace_id = $1 and dimension = $2 and grain = 'day' and bucket >= $3 and bucket < $4
@@ -161,7 +185,13 @@ export async function breakdown(db: Queryable, ws: string, dimension: Exclude<Di
     [ws, dimension, r.from, r.until, page.limit, page.offset],
   );
   const total = rows[0]?.total ?? (await countKeys(db, ws, dimension, r));
-  const vals = await values(db, ws, dimension, rows.map((x) => x.key), r);
+  const vals = await values(
+    db,
+    ws,
+    dimension,
+    rows.map((x) => x.key),
+    r,
+  );
   return { rows: rows.map(({ total: _t, ...x }) => ({ ...withCtr(x), conversion_value: vals.get(x.key) ?? [] })), total };
 }
 
@@ -198,7 +228,17 @@ export interface TrackedModes {
 
 const UNIQUE_VIEWS = ['unique_views', 'unique_direct_views'] as const;
 const VIEW_FIGURES = ['views', 'direct_views', 'proxied_views', 'bot_views', 'scanner_views', 'proxy_views', 'unknown_views', 'all_views', 'ctr'] as const;
-const CLICK_FIGURES = ['clicks', 'human_clicks', 'bot_clicks', 'scanner_clicks', 'proxy_clicks', 'unknown_clicks', 'all_clicks', 'clicks_per_mailbox', 'ctr'] as const;
+const CLICK_FIGURES = [
+  'clicks',
+  'human_clicks',
+  'bot_clicks',
+  'scanner_clicks',
+  'proxy_clicks',
+  'unknown_clicks',
+  'all_clicks',
+  'clicks_per_mailbox',
+  'ctr',
+] as const;
 /** A figure some mode does not keep. */
 export type WithheldFigure = (typeof UNIQUE_VIEWS)[number] | (typeof VIEW_FIGURES)[number] | (typeof CLICK_FIGURES)[number] | 'unique_clickers';
 /** A report row whose withheld figures may be null. */

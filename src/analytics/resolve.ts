@@ -33,23 +33,26 @@ export async function withTracking<T extends { workspaceId: string }>(db: Querya
 
 /** What a link id leads to, read at most once a minute (recent.ts). */
 export function linkResolver(db: Queryable): (linkId: string) => Promise<ResolvedLink | null> {
-  return recentRows(async (linkId) => {
-    const link = await withTracking(
-      db,
-      (
-        await db.query<Omit<ResolvedLink, 'tracking' | 'mode'>>(
-          `select l.id::text as "linkId", l.workspace_id as "workspaceId", l.anchor_id as "anchorId", a.url, l.signature_id as "signatureId",
+  return recentRows(
+    async (linkId) => {
+      const link = await withTracking(
+        db,
+        (
+          await db.query<Omit<ResolvedLink, 'tracking' | 'mode'>>(
+            `select l.id::text as "linkId", l.workspace_id as "workspaceId", l.anchor_id as "anchorId", a.url, l.signature_id as "signatureId",
                   case when a.source_kind = 'campaign' then a.source_id end as "campaignId", l.teammate_id as "teammateId", l.email_id as "emailId"
              from anchor_links l join anchors a on a.id = l.anchor_id
             where l.id = $1`,
-          [linkId],
-        )
-      ).rows[0],
-    );
-    if (!link) return null;
-    const { state, ...rest } = link;
-    return { ...rest, tracking: state.tracking, mode: state.clicks };
-  }, { ttlMs: 60_000, max: 100_000 });
+            [linkId],
+          )
+        ).rows[0],
+      );
+      if (!link) return null;
+      const { state, ...rest } = link;
+      return { ...rest, tracking: state.tracking, mode: state.clicks };
+    },
+    { ttlMs: 60_000, max: 100_000 },
+  );
 }
 
 /** The destination with `click_id` added to its query string (before any fragment). */

@@ -111,7 +111,9 @@ export async function rebuildRollups(pool: pg.Pool, opts: { since?: Date; worksp
     await c.query('delete from analytics_rollup_values where bucket >= $1 and ($2::uuid is null or workspace_id = $2)', params);
     const { rowCount } = await c.query(
       `insert into analytics_rollups (${KEYS}, ${COUNTS})
-       select ${KEYS}, ${COUNTS.split(', ').map((n) => `sum(${n})`).join(', ')}
+       select ${KEYS}, ${COUNTS.split(', ')
+         .map((n) => `sum(${n})`)
+         .join(', ')}
          from (
            select ${KEYS}, count(*) as clicks, ${of('human')} as human_clicks, count(*) filter (where cls in ('scanner', 'proxy')) as bot_clicks,
                   ${of('scanner')} as scanner_clicks, ${of('proxy')} as proxy_clicks, ${of('unknown')} as unknown_clicks,

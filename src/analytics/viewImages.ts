@@ -90,20 +90,23 @@ export interface ResolvedImage {
 
 /** What a view token leads to, read at most once a minute (recent.ts), as for links. */
 export function imageResolver(db: Queryable): (imageId: string) => Promise<ResolvedImage | null> {
-  return recentRows(async (imageId) => {
-    const image = await withTracking(
-      db,
-      (
-        await db.query<Omit<ResolvedImage, 'tracking' | 'mode'>>(
-          `select i.id::text as "imageId", i.workspace_id as "workspaceId", i.signature_id as "signatureId", i.campaign_id as "campaignId",
+  return recentRows(
+    async (imageId) => {
+      const image = await withTracking(
+        db,
+        (
+          await db.query<Omit<ResolvedImage, 'tracking' | 'mode'>>(
+            `select i.id::text as "imageId", i.workspace_id as "workspaceId", i.signature_id as "signatureId", i.campaign_id as "campaignId",
                   i.teammate_id as "teammateId", i.email_id as "emailId", i.url
              from view_images i where i.id = $1`,
-          [imageId],
-        )
-      ).rows[0],
-    );
-    if (!image) return null;
-    const { state, ...rest } = image;
-    return { ...rest, tracking: state.tracking, mode: state.views };
-  }, { ttlMs: 60_000, max: MAX_CACHED });
+            [imageId],
+          )
+        ).rows[0],
+      );
+      if (!image) return null;
+      const { state, ...rest } = image;
+      return { ...rest, tracking: state.tracking, mode: state.views };
+    },
+    { ttlMs: 60_000, max: MAX_CACHED },
+  );
 }

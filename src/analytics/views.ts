@@ -48,8 +48,19 @@ export async function insertViews(db: Pick<pg.Pool, 'query'>, batch: View[]): Pr
          as u(id, at, image, country, viewer, proxy, reason, class, reasons, asn, org)
        join view_images i on i.id = u.image
      on conflict (id) do nothing`,
-    [col((v) => v.id), col((v) => v.viewedAt.getTime()), col((v) => v.imageId), col((v) => v.countryCode), col((v) => v.viewer), col((v) => v.proxy), col((v) => v.botReason),
-     col(classOf), col((v) => (v.reasons ?? [v.proxy ?? v.botReason].filter((r) => r !== null)).join(' ')), col((v) => v.asn ?? null), col((v) => v.org ?? null)],
+    [
+      col((v) => v.id),
+      col((v) => v.viewedAt.getTime()),
+      col((v) => v.imageId),
+      col((v) => v.countryCode),
+      col((v) => v.viewer),
+      col((v) => v.proxy),
+      col((v) => v.botReason),
+      col(classOf),
+      col((v) => (v.reasons ?? [v.proxy ?? v.botReason].filter((r) => r !== null)).join(' ')),
+      col((v) => v.asn ?? null),
+      col((v) => v.org ?? null),
+    ],
   );
   return rowCount ?? 0;
 }

@@ -60,7 +60,6 @@ const query = z.object({
 /** Characters of a reported problem that reach the log. */
 const MAX_PROBLEM = 300;
 
-
 /** The key of key-only mode, from a file URL's query; anything not shaped like a key is ignored. */
 function keyParam(q: unknown): string | undefined {
   const key = (q as { key?: unknown }).key;
@@ -83,11 +82,22 @@ const KEY_ADDRESS_FACTOR = 10;
 async function fetchLimits(scope: FastifyInstance, max: number): Promise<preHandlerAsyncHookHandler | undefined> {
   if (max <= 0) return undefined;
   // As asked (validated later), cut to an address's longest so that a bucket's key stays small.
-  const mailbox = (req: FastifyRequest) => String((req.query as { email?: unknown }).email ?? '').slice(0, 320).toLowerCase();
-  const perCaller = await counter(scope, max, `Too many signature fetches: at most ${max} per minute for one signed-in user, or for one mailbox from one address with an add-in key.`, (req) =>
-    req.addinCaller!.mode === 'key' ? `${req.addinCaller!.limitKey}:${req.ip}:${mailbox(req)}` : req.addinCaller!.limitKey,
+  const mailbox = (req: FastifyRequest) =>
+    String((req.query as { email?: unknown }).email ?? '')
+      .slice(0, 320)
+      .toLowerCase();
+  const perCaller = await counter(
+    scope,
+    max,
+    `Too many signature fetches: at most ${max} per minute for one signed-in user, or for one mailbox from one address with an add-in key.`,
+    (req) => (req.addinCaller!.mode === 'key' ? `${req.addinCaller!.limitKey}:${req.ip}:${mailbox(req)}` : req.addinCaller!.limitKey),
   );
-  const perAddress = await counter(scope, max * KEY_ADDRESS_FACTOR, `Too many signature fetches: at most ${max * KEY_ADDRESS_FACTOR} per minute from one address with an add-in key.`, (req) => `${req.addinCaller!.limitKey}:${req.ip}`);
+  const perAddress = await counter(
+    scope,
+    max * KEY_ADDRESS_FACTOR,
+    `Too many signature fetches: at most ${max * KEY_ADDRESS_FACTOR} per minute from one address with an add-in key.`,
+    (req) => `${req.addinCaller!.limitKey}:${req.ip}`,
+  );
   const forUser = enforce(perCaller);
   const forKey = enforce(perCaller, perAddress);
   return async function (this: FastifyInstance, req, reply) {
@@ -98,7 +108,12 @@ async function fetchLimits(scope: FastifyInstance, max: number): Promise<preHand
 
 async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
   const page = (reply: FastifyReply, body: string) =>
-    reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', PAGE_CSP).header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').send(body);
+    reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', PAGE_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-cache')
+      .send(body);
   server.get('/addin/manifest.xml', async (req, reply) => {
     const key = keyParam(req.query);
     const refused = cannotSignIn(app.config, key);
@@ -107,7 +122,9 @@ async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<voi
     return reply.header('content-type', 'application/xml; charset=utf-8').header('cache-control', 'no-cache').send(xml);
   });
   const allowed = allowedHandlers(app.config);
-  server.get(ALLOWED_HANDLERS_PATH, async (_req, reply) => reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-cache').send(allowed));
+  server.get(ALLOWED_HANDLERS_PATH, async (_req, reply) =>
+    reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-cache').send(allowed),
+  );
   server.get('/addin/commands.html', async (req, reply) => page(reply, runtimePage({ key: keyParam(req.query) })));
   const support = fs.readFileSync(path.join(ADDIN_DIR, 'support.html'), 'utf8');
   server.get('/addin/support.html', async (_req, reply) => page(reply, support));
@@ -121,7 +138,9 @@ async function fileRoutes(server: FastifyInstance, app: AppContext): Promise<voi
   });
   for (const size of ICON_SIZES) {
     const png = fs.readFileSync(path.join(ADDIN_DIR, 'assets', `icon-${size}.png`));
-    server.get(`/addin/icon-${size}.png`, async (_req, reply) => reply.header('content-type', 'image/png').header('cache-control', 'public, max-age=86400').send(png));
+    server.get(`/addin/icon-${size}.png`, async (_req, reply) =>
+      reply.header('content-type', 'image/png').header('cache-control', 'public, max-age=86400').send(png),
+    );
   }
 }
 
@@ -160,11 +179,19 @@ export async function addinRoutes(server: FastifyInstance, app: AppContext, auth
         if (q.data.problem) {
           const client = { platform: platformOf(q.data.platform), client_version: clientVersionOf(q.data.client_version) };
           const problem = singleLine(cleanLiteral(q.data.problem)).slice(0, MAX_PROBLEM);
-          req.log.warn({ workspaceId: caller.workspaceId, email: q.data.email, ...client, problem, problem_at: q.data.problem_at ?? null }, 'the Outlook add-in reported a problem');
+          req.log.warn(
+            { workspaceId: caller.workspaceId, email: q.data.email, ...client, problem, problem_at: q.data.problem_at ?? null },
+            'the Outlook add-in reported a problem',
+          );
         }
         const s = await addinSignature(app, caller.workspaceId, q.data.email);
         if (caller.mode === 'token' && !(await mayUse(app, caller.user, s.email))) {
-          throw new ApiError(403, 'authentication_error', 'address_not_allowed', 'The signed-in user may not sign as this address: it is neither theirs nor a shared mailbox of the workspace.');
+          throw new ApiError(
+            403,
+            'authentication_error',
+            'address_not_allowed',
+            'The signed-in user may not sign as this address: it is neither theirs nor a shared mailbox of the workspace.',
+          );
         }
         await recordFetch(app, caller.workspaceId, s, { platform: platformOf(q.data.platform), version: clientVersionOf(q.data.client_version) });
         reply.header('etag', s.etag).header('cache-control', 'private, no-cache').header('access-control-expose-headers', 'ETag');

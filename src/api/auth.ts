@@ -85,7 +85,12 @@ export interface SessionSource {
  * The console session of the request's cookie, or undefined. With `failures`, a cookie that opens no
  * session counts as a failed sign-in, and a client over that limit is answered 429 before the lookup.
  */
-export async function sessionOf(app: SessionSource, req: FastifyRequest, failures: FailureLimit | null = null, reply?: FastifyReply): Promise<ConsoleSession | undefined> {
+export async function sessionOf(
+  app: SessionSource,
+  req: FastifyRequest,
+  failures: FailureLimit | null = null,
+  reply?: FastifyReply,
+): Promise<ConsoleSession | undefined> {
   const token = sessionToken(req, app.config.PUBLIC_BASE_URL);
   if (!token) return undefined;
   if (failures && reply) await failures.refuseOverLimit(req, reply);

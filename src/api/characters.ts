@@ -68,9 +68,11 @@ export function invalidCharacterDetails(body: unknown, root = 'body'): Validatio
     const v = nodes[i]!.value;
     if (typeof v === 'string') {
       if (hasInvalidCharacters(v)) report(i);
-      else if (isNameField(nodes, i) && CONTROL.test(v)) out.push(detail(pathOf(i), 'invalid_characters', 'Names and labels must not contain control characters (U+0000 to U+001F, U+007F to U+009F).'));
+      else if (isNameField(nodes, i) && CONTROL.test(v))
+        out.push(detail(pathOf(i), 'invalid_characters', 'Names and labels must not contain control characters (U+0000 to U+001F, U+007F to U+009F).'));
     } else if (Array.isArray(v)) {
-      for (let k = 0; k < v.length; k++) if (v[k] !== null && typeof v[k] !== 'number' && typeof v[k] !== 'boolean') nodes.push({ value: v[k], parent: i, key: k });
+      for (let k = 0; k < v.length; k++)
+        if (v[k] !== null && typeof v[k] !== 'number' && typeof v[k] !== 'boolean') nodes.push({ value: v[k], parent: i, key: k });
     } else if (v !== null && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
         if (hasInvalidCharacters(k)) report(i, k);

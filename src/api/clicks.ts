@@ -39,7 +39,10 @@ export interface ClickRoutes {
 export async function clickRoutes(server: FastifyInstance, app: AppContext, opts: RecorderOptions = {}): Promise<ClickRoutes> {
   const tokens = clickTokens(app.secrets);
   const linkOf = linkResolver(app.pool);
-  const recorder = new ClickRecorder(app.pool, app.logger.child({ component: 'clicks' }), { onDropped: (n) => app.metrics.analyticsRowsDropped.inc({ what: 'clicks' }, n), ...opts });
+  const recorder = new ClickRecorder(app.pool, app.logger.child({ component: 'clicks' }), {
+    onDropped: (n) => app.metrics.analyticsRowsDropped.inc({ what: 'clicks' }, n),
+    ...opts,
+  });
   openCountries();
   server.addHook('onClose', () => recorder.close());
 

@@ -87,7 +87,9 @@ const PRELOADS: Partial<Record<(typeof CONSOLE_PAGES)[number], string[]>> = { an
 
 /** The shell every console page loads: navigation, a main landmark, and the page's module (preloaded). */
 function shell(page: (typeof CONSOLE_PAGES)[number]): string {
-  const preload = ['lib.js', 'locale.js', `${page}.js`, ...(PRELOADS[page] ?? [])].map((f) => `<link rel="modulepreload" href="/console/static/${f}">`).join('\n');
+  const preload = ['lib.js', 'locale.js', `${page}.js`, ...(PRELOADS[page] ?? [])]
+    .map((f) => `<link rel="modulepreload" href="/console/static/${f}">`)
+    .join('\n');
   const nav = CONSOLE_PAGES.map((p) => `<li><a href="/console/${p}" data-page="${p}">${p[0]!.toUpperCase()}${p.slice(1)}</a></li>`).join('');
   return `<!doctype html>
 <html lang="en">
@@ -126,7 +128,12 @@ declare module 'fastify' {
 /** Console-only reads and actions: session cookie and CSRF token, scoped to the session's workspace. */
 async function consoleApi(api: FastifyInstance, app: AppContext, failures: FailureLimit | null): Promise<void> {
   api.decorateRequest('workspaceId', '');
-  const actions = await counter(api, app.config.RATE_LIMIT_CONSOLE_ACTIONS, 'Too many console actions in this session.', (req) => req.consoleSession?.id ?? req.ip);
+  const actions = await counter(
+    api,
+    app.config.RATE_LIMIT_CONSOLE_ACTIONS,
+    'Too many console actions in this session.',
+    (req) => req.consoleSession?.id ?? req.ip,
+  );
   const limitActions = enforce(actions);
   api.addHook('onRequest', async (req, reply) => {
     const session = await sessionOf(app, req, failures, reply);
@@ -147,7 +154,13 @@ async function consoleApi(api: FastifyInstance, app: AppContext, failures: Failu
     const integration = UUID.test(id) ? await getIntegration(app.pool, req.workspaceId, id) : undefined;
     if (!integration) throw ApiError.notFound('integration');
     const runs = await recentRuns(app.pool, req.workspaceId, integration, RUNS_SHOWN);
-    return { data: { integration: integrationView(integration, app.config.PUBLIC_BASE_URL), syncable: DIRECTORY_CATEGORIES.includes(integration.category), runs: runs.map(syncRunView) } };
+    return {
+      data: {
+        integration: integrationView(integration, app.config.PUBLIC_BASE_URL),
+        syncable: DIRECTORY_CATEGORIES.includes(integration.category),
+        runs: runs.map(syncRunView),
+      },
+    };
   });
 
   consoleMailboxRoutes(api, app);
@@ -158,8 +171,10 @@ async function consoleApi(api: FastifyInstance, app: AppContext, failures: Failu
     const { id } = req.params as { id: string };
     const integration = UUID.test(id) ? await getIntegration(app.pool, req.workspaceId, id) : undefined;
     if (!integration) throw ApiError.notFound('integration');
-    if (!DIRECTORY_CATEGORIES.includes(integration.category)) throw new ApiError(422, 'invalid_request_error', 'not_a_directory', 'Only directory integrations sync.');
-    if (integration.status === 'access_lost') throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The integration has lost access; reconnect it first.');
+    if (!DIRECTORY_CATEGORIES.includes(integration.category))
+      throw new ApiError(422, 'invalid_request_error', 'not_a_directory', 'Only directory integrations sync.');
+    if (integration.status === 'access_lost')
+      throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The integration has lost access; reconnect it first.');
     const started = await startRuns(app.pool, req.workspaceId, [id], { trigger: 'api' });
     if (!started.length) throw new ApiError(409, 'conflict_error', 'sync_already_running', 'A sync of this integration is running.');
     await auditConsole(app, req, { action: 'integration.sync', targetKind: 'integration', target: id, details: { sync_run_ids: started.map((r) => r.id) } });

@@ -33,7 +33,11 @@ export async function consoleInstallationRoutes(api: FastifyInstance, app: AppCo
     if (!parsed.success) throw ApiError.validation(zodDetails(parsed.error.issues, 'body'));
     const slots = await slotsOfInstallations(app.pool, req.workspaceId, parsed.data.installation_ids);
     const queued = await requestInstalls(app.pool, req.workspaceId, slots, true);
-    await auditConsole(app, req, { action: 'installations.retry', targetKind: 'installation', details: { installation_ids: parsed.data.installation_ids, queued } });
+    await auditConsole(app, req, {
+      action: 'installations.retry',
+      targetKind: 'installation',
+      details: { installation_ids: parsed.data.installation_ids, queued },
+    });
     return reply.status(202).send({ data: { queued } });
   });
 }

@@ -78,7 +78,11 @@ class Cooldown {
 }
 
 export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): void {
-  const cooldown = new Cooldown(app.config.CONSOLE_REPLAY_COOLDOWN_SECONDS * 1000);
+  previewRoute(api, app);
+  mailboxRoutes(api, app);
+}
+
+function previewRoute(api: FastifyInstance, app: AppContext): void {
   // A signature's published content rendered for one teammate, as an install would write it but
   // without tracked links (a preview is no mailbox). 404 for another workspace's signature or teammate.
   api.get('/signatures/:id/preview', async (req) => {
@@ -88,11 +92,25 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
     const found = await signatureAndTeammateExist(app.pool, req.workspaceId, z.uuid().safeParse(id).success ? id : null, q.data.teammate);
     if (!found) throw ApiError.notFound('signature or teammate');
     const r = await renderForAddress(app, { workspaceId: req.workspaceId, teammateId: q.data.teammate, signatureId: id, kind: q.data.kind ?? 'primary' });
-    return { data: { available: r.available, reason: r.unavailableReason ?? null, html: r.available ? previewHtml(r.html, app.config.PUBLIC_BASE_URL) : null, values: r.values } };
+    return {
+      data: {
+        available: r.available,
+        reason: r.unavailableReason ?? null,
+        html: r.available ? previewHtml(r.html, app.config.PUBLIC_BASE_URL) : null,
+        values: r.values,
+      },
+    };
   });
+}
+
+function mailboxRoutes(api: FastifyInstance, app: AppContext): void {
+  const cooldown = new Cooldown(app.config.CONSOLE_REPLAY_COOLDOWN_SECONDS * 1000);
 
   api.get('/mailboxes', async (req) => {
-    const q = String((req.query as { q?: unknown }).q ?? '').trim().toLowerCase().slice(0, 320);
+    const q = String((req.query as { q?: unknown }).q ?? '')
+      .trim()
+      .toLowerCase()
+      .slice(0, 320);
     if (!q) return { data: [] };
     return { data: await searchAddresses(app.pool, req.workspaceId, q, SEARCH_LIMIT) };
   });
@@ -106,7 +124,13 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
         address: mailbox.address,
         teammate: { id: mailbox.teammate_id, display_name: mailbox.display_name, removed: !!mailbox.deleted_at },
         installations: redactDeep(rows),
-        addin_clients: clients.map((c) => ({ platform: c.platform, client_version: c.client_version, last_fetched_at: c.last_fetched_at, version: c.served_hash, current: c.current })),
+        addin_clients: clients.map((c) => ({
+          platform: c.platform,
+          client_version: c.client_version,
+          last_fetched_at: c.last_fetched_at,
+          version: c.served_hash,
+          current: c.current,
+        })),
       },
     };
   });
@@ -123,13 +147,27 @@ export function consoleMailboxRoutes(api: FastifyInstance, app: AppContext): voi
       if (!claim.ok) {
         const ms = claim.next.getTime() - Date.now();
         reply.header('retry-after', Math.max(1, Math.ceil(ms / 1000)));
-        throw rateLimited(`${mailbox.address} was replayed less than ${app.config.CONSOLE_REPLAY_COOLDOWN_SECONDS} s ago; it may be replayed again at ${claim.next.toISOString()}.`, ms);
+        throw rateLimited(
+          `${mailbox.address} was replayed less than ${app.config.CONSOLE_REPLAY_COOLDOWN_SECONDS} s ago; it may be replayed again at ${claim.next.toISOString()}.`,
+          ms,
+        );
       }
       next = claim.next;
     }
     const report = await replayMailbox(app, mailbox, { kind, dryRun });
-    await auditConsole(app, req, { action: dryRun ? 'mailbox.replay_dry_run' : 'mailbox.replay', targetKind: 'mailbox', target: mailbox.address, details: { kind, installs: report.installs.map((i) => ({ integration: i.integration.name, kind: i.integration.kind, outcome: i.outcome })) } });
+    await auditConsole(app, req, {
+      action: dryRun ? 'mailbox.replay_dry_run' : 'mailbox.replay',
+      targetKind: 'mailbox',
+      target: mailbox.address,
+      details: { kind, installs: report.installs.map((i) => ({ integration: i.integration.name, kind: i.integration.kind, outcome: i.outcome })) },
+    });
     const base = app.config.PUBLIC_BASE_URL;
-    return { data: { ...report, next_replay_at: next, installs: report.installs.map((i) => ({ ...i, previous_html: previewHtml(i.previous_html, base), html: previewHtml(i.html, base) })) } };
+    return {
+      data: {
+        ...report,
+        next_replay_at: next,
+        installs: report.installs.map((i) => ({ ...i, previous_html: previewHtml(i.previous_html, base), html: previewHtml(i.html, base) })),
+      },
+    };
   });
 }

@@ -24,7 +24,8 @@ const SIGN_IN_ROUTE_LIMIT = 30;
 const LINK_TOKEN = /^sgl_[A-Za-z0-9]{43}$/;
 const LOOPBACK_HTTP_ORIGIN = /^http:\/\/(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])(:\d{1,5})?$/i;
 
-export const HOW_TO_SIGN_IN = '<p>Ask for a sign-in link on the machine that runs the service:</p>\n<pre><code>sigsync console link --workspace WORKSPACE_ID --as YOUR_ADDRESS</code></pre>\n<p>A link opens one session, once, within 15 minutes.</p>';
+export const HOW_TO_SIGN_IN =
+  '<p>Ask for a sign-in link on the machine that runs the service:</p>\n<pre><code>sigsync console link --workspace WORKSPACE_ID --as YOUR_ADDRESS</code></pre>\n<p>A link opens one session, once, within 15 minutes.</p>';
 
 export function page(title: string, body: string): string {
   return `<!doctype html>
@@ -80,7 +81,8 @@ export function crossSiteReason(req: FastifyRequest, config: Pick<AppContext['co
   const site = one(req.headers['sec-fetch-site']);
   const origin = one(req.headers.origin);
   const expected = new URL(config.PUBLIC_BASE_URL).origin;
-  if (site !== undefined && site !== 'same-origin') return `the browser says it came from ${site === 'none' ? 'no page' : `another site (Sec-Fetch-Site: ${site})`}`;
+  if (site !== undefined && site !== 'same-origin')
+    return `the browser says it came from ${site === 'none' ? 'no page' : `another site (Sec-Fetch-Site: ${site})`}`;
   if (origin === undefined) return site === undefined ? 'it carries neither Origin nor Sec-Fetch-Site' : undefined;
   // The console's pages send no referrer, so a browser writes its form posts' Origin as "null":
   // then its own Sec-Fetch-Site: same-origin says where the post came from.
@@ -101,16 +103,28 @@ export async function signInRoutes(scope: FastifyInstance, app: AppContext, fail
     await limitPerAddress(signIn, SIGN_IN_ROUTE_LIMIT, 'Too many sign-in attempts from this address.');
     signIn.get('/sign-in', async (req, reply) => {
       const token = (req.query as { token?: unknown }).token;
-      if (typeof token !== 'string' || !LINK_TOKEN.test(token)) return html(reply, 400, page('Sign in', `<p>This is not a sign-in link.</p>\n${HOW_TO_SIGN_IN}`));
+      if (typeof token !== 'string' || !LINK_TOKEN.test(token))
+        return html(reply, 400, page('Sign in', `<p>This is not a sign-in link.</p>\n${HOW_TO_SIGN_IN}`));
       return html(
         reply,
         200,
-        page('Sign in', `<form method="post" action="/console/sign-in">\n<input type="hidden" name="token" value="${token}">\n<p>This link opens a session of the sigsync console in this browser.</p>\n<button type="submit">Sign in</button>\n</form>`),
+        page(
+          'Sign in',
+          `<form method="post" action="/console/sign-in">\n<input type="hidden" name="token" value="${token}">\n<p>This link opens a session of the sigsync console in this browser.</p>\n<button type="submit">Sign in</button>\n</form>`,
+        ),
       );
     });
     signIn.post('/sign-in', async (req, reply) => {
       const refused = crossSiteReason(req, app.config);
-      if (refused) return html(reply, 403, page('Sign-in refused', `<p>${escapeText(crossSite('Signing in', refused).message)}</p>\n<p>Open the sign-in link itself in this browser and press its button.</p>`));
+      if (refused)
+        return html(
+          reply,
+          403,
+          page(
+            'Sign-in refused',
+            `<p>${escapeText(crossSite('Signing in', refused).message)}</p>\n<p>Open the sign-in link itself in this browser and press its button.</p>`,
+          ),
+        );
       await failures?.refuseOverLimit(req, reply);
       const token = (req.body as { token?: unknown } | undefined)?.token;
       const session = typeof token === 'string' ? await redeemSignInLink(app.pool, token) : undefined;

@@ -41,7 +41,12 @@ export function consoleWebhookRoutes(api: FastifyInstance, app: AppContext): voi
     if (!owned) throw ApiError.notFound('webhook delivery');
     try {
       const r = await redeliver(app.pool, id);
-      await auditConsole(app, req, { action: 'webhook.redeliver', targetKind: 'webhook_delivery', target: id, details: { endpoint_id: r.endpointId, event_type: r.eventType } });
+      await auditConsole(app, req, {
+        action: 'webhook.redeliver',
+        targetKind: 'webhook_delivery',
+        target: id,
+        details: { endpoint_id: r.endpointId, event_type: r.eventType },
+      });
       return await reply.status(202).send({ data: { id: r.id, endpoint_id: r.endpointId, event_type: r.eventType } });
     } catch (e) {
       if (e instanceof RedeliveryError) throw new ApiError(409, 'conflict_error', 'redelivery_refused', e.message);

@@ -9,7 +9,8 @@ import { ApiError } from '../errors.ts';
  * fastify's own messages echo the URL.
  */
 export const FRAMEWORK_ERRORS: Record<string, () => ApiError> = {
-  FST_ERR_BAD_URL: () => new ApiError(400, 'invalid_request_error', 'bad_url', 'The URL is not valid: it holds malformed percent-encoding or an invalid character.'),
+  FST_ERR_BAD_URL: () =>
+    new ApiError(400, 'invalid_request_error', 'bad_url', 'The URL is not valid: it holds malformed percent-encoding or an invalid character.'),
   FST_ERR_MAX_PARAM_LENGTH: () => new ApiError(414, 'invalid_request_error', 'path_segment_too_long', 'A path segment of the URL is too long.'),
   FST_ERR_ASYNC_CONSTRAINT: () => new ApiError(500, 'api_error', 'internal_error', 'Something went wrong on our side.'),
 };

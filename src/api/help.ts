@@ -16,7 +16,11 @@ import { consoleCsp } from './console.ts';
 
 /** A heading's id: its text in lower case, words joined by hyphens (the guide's headings are written so). */
 export function headingId(text: string): string {
-  return text.toLowerCase().trim().replace(/[^a-z0-9\s-]/g, '').replace(/\s+/g, '-');
+  return text
+    .toLowerCase()
+    .trim()
+    .replace(/[^a-z0-9\s-]/g, '')
+    .replace(/\s+/g, '-');
 }
 
 /** The guide as a whole HTML page. */
@@ -52,6 +56,11 @@ export async function helpRoutes(server: FastifyInstance, app: AppContext): Prom
   const html = remediationPage(await readFile(new URL('../../docs/remediation.md', import.meta.url), 'utf8'));
   const csp = consoleCsp(app.config.PUBLIC_BASE_URL);
   server.get(REMEDIATION_PATH, async (_req, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', csp).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').send(html),
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', csp)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .send(html),
   );
 }

@@ -37,10 +37,7 @@ const cors = (reply: FastifyReply) => reply.header('access-control-allow-origin'
 export async function ingestRoutes(server: FastifyInstance, app: AppContext): Promise<void> {
   const tokens = clickTokens(app.secrets);
   // Only hits are kept: a workspace that switches tracking on is served at once.
-  const workspaceByTrackingId = recentRows(
-    async (trackingId) => trackingWorkspace(app.pool, trackingId),
-    { ttlMs: 60_000, max: 10_000, keepMisses: false },
-  );
+  const workspaceByTrackingId = recentRows(async (trackingId) => trackingWorkspace(app.pool, trackingId), { ttlMs: 60_000, max: 10_000, keepMisses: false });
   const workspaceOf = async (trackingId: string): Promise<string | null> => (isUuid(trackingId) ? workspaceByTrackingId(trackingId.toLowerCase()) : null);
   const unknown = () => new ApiError(404, 'not_found_error', 'unknown_tracking_id', 'No workspace tracks events under this id.');
 
@@ -55,13 +52,23 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
     });
     scope.setErrorHandler((err, _req, reply) => {
       if ((err as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
-      return reply.status(413).send(new ApiError(413, 'invalid_request_error', 'body_too_large', `Event bodies are limited to ${INGEST_BODY_LIMIT} bytes.`).toBody());
+      return reply
+        .status(413)
+        .send(new ApiError(413, 'invalid_request_error', 'body_too_large', `Event bodies are limited to ${INGEST_BODY_LIMIT} bytes.`).toBody());
     });
     // Both limits count every event: per client address, then per tracking id (its case folded, as
     // the lookup folds it, so that /t/ABC… and /t/abc… share one counter).
-    const perAddress = await counter(scope, app.config.RATE_LIMIT_INGEST, `Too many events from this address: at most ${app.config.RATE_LIMIT_INGEST} per minute.`, (req) => req.ip);
-    const perTrackingId = await counter(scope, app.config.RATE_LIMIT_INGEST_WORKSPACE, `Too many events for this tracking id: at most ${app.config.RATE_LIMIT_INGEST_WORKSPACE} per minute.`, (req) =>
-      (req.params as { tracking_id: string }).tracking_id.toLowerCase(),
+    const perAddress = await counter(
+      scope,
+      app.config.RATE_LIMIT_INGEST,
+      `Too many events from this address: at most ${app.config.RATE_LIMIT_INGEST} per minute.`,
+      (req) => req.ip,
+    );
+    const perTrackingId = await counter(
+      scope,
+      app.config.RATE_LIMIT_INGEST_WORKSPACE,
+      `Too many events for this tracking id: at most ${app.config.RATE_LIMIT_INGEST_WORKSPACE} per minute.`,
+      (req) => (req.params as { tracking_id: string }).tracking_id.toLowerCase(),
     );
     const limits = enforce(perAddress, perTrackingId);
     const scriptLimit = enforce(await counter(scope, app.config.RATE_LIMIT_SCRIPT, 'Too many script fetches from this address.', (req) => req.ip));
@@ -76,19 +83,28 @@ export async function ingestRoutes(server: FastifyInstance, app: AppContext): Pr
     });
 
     scope.options('/t/:tracking_id/events', async (_req, reply) =>
-      reply.status(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '86400').send(),
+      reply
+        .status(204)
+        .header('access-control-allow-methods', 'POST')
+        .header('access-control-allow-headers', 'content-type')
+        .header('access-control-max-age', '86400')
+        .send(),
     );
 
     // The body is checked by the API's schema (`{event: {...}}`), before the handler, as on /v1.
-    scope.post<{ Params: { tracking_id: string }; Body: EventBody }>('/t/:tracking_id/events', { onRequest: limits, schema: { body: EventWrite } }, async (req) => {
-      const workspaceId = await workspaceOf(req.params.tracking_id);
-      if (!workspaceId) throw unknown();
-      const sent = { ...eventInput(req.body.event, 'browser'), countryCode: countryOf(req.ip) };
-      // Global Privacy Control or Do Not Track: no identifier is stored (docs/privacy.md).
-      const input = refusesTracking(req.headers) ? withoutIdentifiers(sent) : sent;
-      // An unknown click id from a visitor's page is dropped, the event kept (docs/analytics.md).
-      const result = await recordEvent(app.pool, tokens, workspaceId, input, { unknownClickId: 'unattributed' });
-      return { data: { status: result.status } };
-    });
+    scope.post<{ Params: { tracking_id: string }; Body: EventBody }>(
+      '/t/:tracking_id/events',
+      { onRequest: limits, schema: { body: EventWrite } },
+      async (req) => {
+        const workspaceId = await workspaceOf(req.params.tracking_id);
+        if (!workspaceId) throw unknown();
+        const sent = { ...eventInput(req.body.event, 'browser'), countryCode: countryOf(req.ip) };
+        // Global Privacy Control or Do Not Track: no identifier is stored (docs/privacy.md).
+        const input = refusesTracking(req.headers) ? withoutIdentifiers(sent) : sent;
+        // An unknown click id from a visitor's page is dropped, the event kept (docs/analytics.md).
+        const result = await recordEvent(app.pool, tokens, workspaceId, input, { unknownClickId: 'unattributed' });
+        return { data: { status: result.status } };
+      },
+    );
   });
 }

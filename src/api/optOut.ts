@@ -22,7 +22,10 @@ import { withTx } from '../db/tx.ts';
 import { LRUCache } from 'lru-cache';
 import { limitPerAddress } from './rateLimits.ts';
 
-const page = (title: string, body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><meta name="viewport" content="width=device-width">
+const page = (
+  title: string,
+  body: string,
+) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><meta name="viewport" content="width=device-width">
 <title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>
 `;
 const ASK = page(
@@ -30,11 +33,20 @@ const ASK = page(
   `<p>Signatures of this organisation count when their images are shown and their links are followed. Confirm to stop linking these to you in this browser and from this network, including what was already recorded.</p>
 <form method="post"><button type="submit">Stop tracking me</button></form>`,
 );
-const DONE = page('Tracking stopped', '<p>Views and clicks from this browser and network are no longer linked to you, including those already recorded. Counts without any link to you remain.</p>');
+const DONE = page(
+  'Tracking stopped',
+  '<p>Views and clicks from this browser and network are no longer linked to you, including those already recorded. Counts without any link to you remain.</p>',
+);
 const NOT_FOUND = page('Link not valid', '<p>This link is incomplete or was altered.</p>');
 
 const html = (reply: FastifyReply, status: number, body: string) =>
-  reply.status(status).header('cache-control', 'no-store').header('x-robots-tag', 'noindex').header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8').send(body);
+  reply
+    .status(status)
+    .header('cache-control', 'no-store')
+    .header('x-robots-tag', 'noindex')
+    .header('referrer-policy', 'no-referrer')
+    .type('text/html; charset=utf-8')
+    .send(body);
 
 /** A client's keyed hashes: its browser (address and user agent) and its address. */
 export interface ClientKeys {
@@ -87,7 +99,9 @@ export async function optOutRoutes(server: FastifyInstance, app: AppContext): Pr
     await limitPerAddress(scope, app.config.RATE_LIMIT_OPT_OUT, 'Too many opt-out requests from this address.');
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { bodyLimit: 1024 }, (_req, _payload, done) => done(null, undefined));
-    scope.get<{ Params: { token: string } }>('/o/:token', async (req, reply) => (tokens.verify(req.params.token) ? html(reply, 200, ASK) : html(reply, 404, NOT_FOUND)));
+    scope.get<{ Params: { token: string } }>('/o/:token', async (req, reply) =>
+      tokens.verify(req.params.token) ? html(reply, 200, ASK) : html(reply, 404, NOT_FOUND),
+    );
     scope.post<{ Params: { token: string } }>('/o/:token', async (req, reply) => {
       const ws = tokens.verify(req.params.token);
       if (!ws) return html(reply, 404, NOT_FOUND);

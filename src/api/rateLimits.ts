@@ -30,10 +30,12 @@ type LimitConfig = Pick<Config, 'RATE_LIMIT_API' | 'RATE_LIMIT_PUBLISH' | 'RATE_
 
 const SETTING: Record<RateLimitGroup, keyof LimitConfig> = { publish: 'RATE_LIMIT_PUBLISH', install: 'RATE_LIMIT_INSTALL', sync: 'RATE_LIMIT_SYNC' };
 
-const keyOf = (publicBaseUrl: string) => (req: FastifyRequest): string => {
-  const token = bearerToken(req) ?? sessionToken(req, publicBaseUrl);
-  return token ? crypto.createHash('sha256').update(token).digest('base64url') : `ip:${req.ip}`;
-};
+const keyOf =
+  (publicBaseUrl: string) =>
+  (req: FastifyRequest): string => {
+    const token = bearerToken(req) ?? sessionToken(req, publicBaseUrl);
+    return token ? crypto.createHash('sha256').update(token).digest('base64url') : `ip:${req.ip}`;
+  };
 
 /** The route `config` that gives a route its group's limit (or none, when the setting is 0). */
 export function rateLimitFor(config: LimitConfig, group: RateLimitGroup): { rateLimit: RateLimitOptions | false } {
@@ -60,7 +62,12 @@ export async function registerRateLimits(v1: FastifyInstance, config: LimitConfi
  */
 export async function limitPerAddress(scope: FastifyInstance, max: number, what: string): Promise<void> {
   if (max <= 0) return;
-  await scope.register(rateLimit, { max, timeWindow: WINDOW_MS, keyGenerator: (req) => req.ip, errorResponseBuilder: (_req, ctx) => rateLimited(what, ctx.ttl) });
+  await scope.register(rateLimit, {
+    max,
+    timeWindow: WINDOW_MS,
+    keyGenerator: (req) => req.ip,
+    errorResponseBuilder: (_req, ctx) => rateLimited(what, ctx.ttl),
+  });
 }
 
 /**
@@ -100,7 +107,10 @@ export async function counter(server: FastifyInstance, max: number, what: string
 }
 
 function limitHeaders(reply: FastifyReply, v: Verdict, exceeded: boolean): void {
-  reply.header('x-ratelimit-limit', v.max).header('x-ratelimit-remaining', exceeded ? 0 : v.remaining).header('x-ratelimit-reset', Math.max(1, Math.ceil(v.ttl / 1000)));
+  reply
+    .header('x-ratelimit-limit', v.max)
+    .header('x-ratelimit-remaining', exceeded ? 0 : v.remaining)
+    .header('x-ratelimit-reset', Math.max(1, Math.ceil(v.ttl / 1000)));
   if (exceeded) reply.header('retry-after', Math.max(1, Math.ceil(v.ttl / 1000)));
 }
 

@@ -38,7 +38,13 @@ export async function buildServer(app: AppContext, opts: BuildOptions = {}): Pro
       { component: 'http' },
       {
         serializers: {
-          req: (req: FastifyRequest) => ({ method: req.method, url: redactRequestUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
+          req: (req: FastifyRequest) => ({
+            method: req.method,
+            url: redactRequestUrl(req.url),
+            host: req.host,
+            remoteAddress: req.ip,
+            remotePort: req.socket?.remotePort,
+          }),
         },
       },
     ) as FastifyBaseLogger,

@@ -88,7 +88,10 @@ export async function viewRoutes(server: FastifyInstance, app: AppContext, opts:
   const tokens = viewTokens(app.secrets);
   const imageOf = imageResolver(app.pool);
   const assetOf = assetReader(app);
-  const recorder = new ViewRecorder(app.pool, app.logger.child({ component: 'views' }), { onDropped: (n) => app.metrics.analyticsRowsDropped.inc({ what: 'views' }, n), ...opts });
+  const recorder = new ViewRecorder(app.pool, app.logger.child({ component: 'views' }), {
+    onDropped: (n) => app.metrics.analyticsRowsDropped.inc({ what: 'views' }, n),
+    ...opts,
+  });
   openCountries();
   server.addHook('onClose', () => recorder.close());
 

@@ -88,7 +88,10 @@ export async function upsertAsset(db: Queryable, workspaceId: string, a: NewAsse
 
 /** Whether the bytes are an SVG document (text, possibly after a BOM, an XML declaration, comments or a doctype). */
 export function looksLikeSvg(data: Buffer): boolean {
-  const head = data.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
+  const head = data
+    .subarray(0, 4096)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   const rest = head.replace(/^(\s|<\?xml[^>]*>|<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)*/i, '');
   return /^<svg[\s>]/i.test(rest);
 }
@@ -104,7 +107,8 @@ export async function checkUpload(data: Buffer): Promise<UploadCheck> {
   if (data.length > MAX_ASSET_BYTES) return { ok: false, reason: 'too_large' };
   const found = await fileTypeFromBuffer(data);
   if (found && (ACCEPTED as readonly string[]).includes(found.mime)) return { ok: true, contentType: found.mime as ImageType };
-  if ((!found || found.mime === 'application/xml' || found.mime === 'image/svg+xml') && looksLikeSvg(data)) return { ok: false, reason: 'svg', detected: 'image/svg+xml' };
+  if ((!found || found.mime === 'application/xml' || found.mime === 'image/svg+xml') && looksLikeSvg(data))
+    return { ok: false, reason: 'svg', detected: 'image/svg+xml' };
   return found ? { ok: false, reason: 'unsupported', detected: found.mime } : { ok: false, reason: 'unsupported' };
 }
 
@@ -133,7 +137,8 @@ export async function deleteAsset(db: Queryable, workspaceId: string, id: string
 }
 
 /** The existing assets of the workspace among `ids` (lowercased), for validating trees that name them. */
-const uuidsOf = (ids: readonly string[]) => ids.map((i) => i.toLowerCase()).filter((i) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(i));
+const uuidsOf = (ids: readonly string[]) =>
+  ids.map((i) => i.toLowerCase()).filter((i) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(i));
 
 export async function existingAssetIds(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
   const uuids = uuidsOf(ids);
@@ -146,19 +151,31 @@ export async function existingAssetIds(db: Queryable, workspaceId: string, ids: 
 export async function assetRefs(db: Queryable, workspaceId: string, ids: readonly string[], publicBaseUrl: string): Promise<Map<string, { url: string }>> {
   const uuids = uuidsOf(ids);
   if (!uuids.length) return new Map();
-  const { rows } = await db.query<{ id: string; public_token: string }>('select id, public_token from assets where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, uuids]);
+  const { rows } = await db.query<{ id: string; public_token: string }>(
+    'select id, public_token from assets where workspace_id = $1 and id = any($2::uuid[])',
+    [workspaceId, uuids],
+  );
   return new Map(rows.map((r) => [r.id, { url: assetPublicUrl(publicBaseUrl, r.public_token) }]));
 }
 
 /** An asset's bytes by its public token (the public /assets/{token} route). */
-export async function assetByToken(db: Queryable, token: string): Promise<{ content_type: string; data: Buffer; sha256: string; filename: string | null } | undefined> {
-  const { rows } = await db.query<{ content_type: string; data: Buffer; sha256: string; filename: string | null }>('select content_type, data, sha256, filename from assets where public_token = $1', [token]);
+export async function assetByToken(
+  db: Queryable,
+  token: string,
+): Promise<{ content_type: string; data: Buffer; sha256: string; filename: string | null } | undefined> {
+  const { rows } = await db.query<{ content_type: string; data: Buffer; sha256: string; filename: string | null }>(
+    'select content_type, data, sha256, filename from assets where public_token = $1',
+    [token],
+  );
   return rows[0];
 }
 
 /** An asset's bytes by workspace and public token (tracked images). */
 export async function workspaceAssetByToken(db: Queryable, workspaceId: string, token: string): Promise<{ content_type: string; data: Buffer } | undefined> {
-  const { rows } = await db.query<{ content_type: string; data: Buffer }>('select content_type, data from assets where workspace_id = $1 and public_token = $2', [workspaceId, token]);
+  const { rows } = await db.query<{ content_type: string; data: Buffer }>(
+    'select content_type, data from assets where workspace_id = $1 and public_token = $2',
+    [workspaceId, token],
+  );
   return rows[0];
 }
 
@@ -166,7 +183,12 @@ export async function workspaceAssetByToken(db: Queryable, workspaceId: string, 
  * The workspace's assets an HTML page shows (`src` at `${publicBaseUrl}/assets/{token}`), by that
  * URL, with their bytes: what the PNG preview serves the page so the logo and photos load offline.
  */
-export async function assetsShownIn(db: Queryable, workspaceId: string, html: string, publicBaseUrl: string): Promise<Map<string, { contentType: string; data: Buffer }>> {
+export async function assetsShownIn(
+  db: Queryable,
+  workspaceId: string,
+  html: string,
+  publicBaseUrl: string,
+): Promise<Map<string, { contentType: string; data: Buffer }>> {
   const prefix = assetPublicUrl(publicBaseUrl, '');
   const urls = new Set([...html.matchAll(/\ssrc="([^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&')).filter((u) => u.startsWith(prefix)));
   const { rows } = await db.query<{ public_token: string; content_type: string; data: Buffer }>(

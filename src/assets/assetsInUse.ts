@@ -46,6 +46,10 @@ export async function getAsset(db: Queryable, workspaceId: string, id: string): 
 /** One page of the workspace's assets, newest first. */
 export async function listAssets(db: Queryable, workspaceId: string, limit: number, offset: number): Promise<{ rows: AssetRow[]; total: number }> {
   const count = await db.query<{ n: number }>('select count(*)::int as n from assets where workspace_id = $1', [workspaceId]);
-  const { rows } = await db.query<AssetRow>(`${DERIVED} where a.workspace_id = $1 order by a.created_at desc, a.id desc limit $2 offset $3`, [workspaceId, limit, offset]);
+  const { rows } = await db.query<AssetRow>(`${DERIVED} where a.workspace_id = $1 order by a.created_at desc, a.id desc limit $2 offset $3`, [
+    workspaceId,
+    limit,
+    offset,
+  ]);
   return { rows, total: count.rows[0]?.n ?? 0 };
 }

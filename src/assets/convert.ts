@@ -18,7 +18,10 @@
 import sharp, { type Metadata } from 'sharp';
 import type { ImageType } from './assetsInUse.ts';
 
-/** The widest a content tree shows an image (a block's width: LIMITS.width.maximum of src/render/schema.ts, which test/assets/convert.test.ts holds equal), in CSS pixels. */
+/**
+ * The widest a content tree shows an image (a block's width: LIMITS.width.maximum of src/render/schema.ts, which test/assets/convert.test.ts holds
+ * equal), in CSS pixels.
+ */
 export const MAX_DISPLAY_WIDTH = 1000;
 /** Twice that, for screens of two device pixels per CSS pixel: no stored image is larger on either side. */
 export const MAX_STORED_SIDE = 2 * MAX_DISPLAY_WIDTH;
@@ -58,7 +61,11 @@ export async function prepareImage(data: Buffer, type: ImageType): Promise<Prepa
   const frames = meta.pages ?? 1;
   if (!width || !height) return { ok: false, reason: 'unreadable', message: 'The image has no size.' };
   if (width * height * frames > MAX_INPUT_PIXELS) {
-    return { ok: false, reason: 'too_many_pixels', message: `The image is ${width}×${height} pixels${frames > 1 ? ` in ${frames} frames` : ''}; at most ${MAX_INPUT_PIXELS} pixels are accepted (a signature shows at most ${MAX_DISPLAY_WIDTH} px wide).` };
+    return {
+      ok: false,
+      reason: 'too_many_pixels',
+      message: `The image is ${width}×${height} pixels${frames > 1 ? ` in ${frames} frames` : ''}; at most ${MAX_INPUT_PIXELS} pixels are accepted (a signature shows at most ${MAX_DISPLAY_WIDTH} px wide).`,
+    };
   }
   const convert = type === 'image/webp';
   const resize = width > MAX_STORED_SIDE || height > MAX_STORED_SIDE;
@@ -80,7 +87,22 @@ export async function prepareImage(data: Buffer, type: ImageType): Promise<Prepa
       ...(!convert && !resize ? [`recompressed: over ${HEAVY_BYTES} bytes, it is downloaded with every message that shows it`] : []),
     ];
     const message = `${why.join('; ')}; ${data.length} bytes became ${out.length}.`;
-    return { ok: true, contentType: to, data: out, width: info.width, height: outHeight, conversion: { from: type, to, width: info.width, height: outHeight, bytes_before: data.length, bytes_after: out.length, message: message[0]!.toUpperCase() + message.slice(1) } };
+    return {
+      ok: true,
+      contentType: to,
+      data: out,
+      width: info.width,
+      height: outHeight,
+      conversion: {
+        from: type,
+        to,
+        width: info.width,
+        height: outHeight,
+        bytes_before: data.length,
+        bytes_after: out.length,
+        message: message[0]!.toUpperCase() + message.slice(1),
+      },
+    };
   } catch (err) {
     return { ok: false, reason: 'unreadable', message: `The image cannot be converted (${(err as Error).message}).` };
   }

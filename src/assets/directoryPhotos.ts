@@ -18,7 +18,13 @@ import { sourceTeammates } from '../teammates/queries.ts';
  * `written`: the page's users the directory page wrote, with their teammates (src/sync/write.ts);
  * the teammates of the others are those of their sources, if they have one.
  */
-export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, integrationId: string, users: readonly DirectoryUser[], written: ReadonlyMap<string, string>): Promise<void> {
+export async function recordDirectoryPhotos(
+  db: Queryable,
+  workspaceId: string,
+  integrationId: string,
+  users: readonly DirectoryUser[],
+  written: ReadonlyMap<string, string>,
+): Promise<void> {
   const listed = users.filter((u) => !u.removed);
   const others = listed.filter((u) => !written.has(u.externalId)).map((u) => u.externalId);
   const teammateOf = others.length ? new Map([...written, ...(await sourceTeammates(db, workspaceId, integrationId, others))]) : written;
@@ -38,7 +44,14 @@ export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, 
           set teammate_id = excluded.teammate_id, photo_url = excluded.photo_url, photo_etag = excluded.photo_etag
         where (teammate_photos.teammate_id, teammate_photos.photo_url, teammate_photos.photo_etag)
               is distinct from (excluded.teammate_id, excluded.photo_url, excluded.photo_etag)`,
-      [workspaceId, integrationId, withPhoto.map((p) => p.u.externalId), withPhoto.map((p) => p.teammateId), withPhoto.map((p) => p.u.photo!.url ?? null), withPhoto.map((p) => p.u.photo!.etag ?? null)],
+      [
+        workspaceId,
+        integrationId,
+        withPhoto.map((p) => p.u.externalId),
+        withPhoto.map((p) => p.teammateId),
+        withPhoto.map((p) => p.u.photo!.url ?? null),
+        withPhoto.map((p) => p.u.photo!.etag ?? null),
+      ],
     );
   }
   // A user without a photo has a row only if a photo went away, for the photo sync to clear it;
@@ -58,7 +71,14 @@ export async function recordDirectoryPhotos(db: Queryable, workspaceId: string, 
  * Records that a user's photo was fetched at `ref` (its etag or URL). `asset`: the stored image,
  * null when the user has no photo, undefined to keep the current one (unchanged or rejected).
  */
-export async function recordPhotoFetched(db: Queryable, workspaceId: string, integrationId: string, externalId: string, ref: string | null, asset: { id: string; sha256: string } | null | undefined): Promise<void> {
+export async function recordPhotoFetched(
+  db: Queryable,
+  workspaceId: string,
+  integrationId: string,
+  externalId: string,
+  ref: string | null,
+  asset: { id: string; sha256: string } | null | undefined,
+): Promise<void> {
   await db.query(
     `update teammate_photos set fetched_ref = $4, fetched_at = now(),
             asset_id = case when $5 then $6::uuid else asset_id end,
@@ -67,4 +87,3 @@ export async function recordPhotoFetched(db: Queryable, workspaceId: string, int
     [workspaceId, integrationId, externalId, ref, asset !== undefined, asset?.id ?? null, asset?.sha256 ?? null],
   );
 }
-

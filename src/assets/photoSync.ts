@@ -88,7 +88,9 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
     return { ...result, status: 'skipped' };
   }
   const source = buildConnector<PhotoSource>(ctx, integration, logger);
-  const fieldIds = (await mappedFields(ctx.pool, workspaceId, integrationId)).filter((f) => f.kind === 'image' && f.attribute === PHOTO_ATTRIBUTE).map((f) => f.id);
+  const fieldIds = (await mappedFields(ctx.pool, workspaceId, integrationId))
+    .filter((f) => f.kind === 'image' && f.attribute === PHOTO_ATTRIBUTE)
+    .map((f) => f.id);
   const recheckBefore = capabilitiesOf(integration.kind, 'assets').unversionedPhotos ? new Date(Date.now() - UNVERSIONED_RECHECK_MS) : null;
   const limit = pLimit(PHOTO_CONCURRENCY);
   const ctxFill: PhotoFieldContext = { workspaceId, integrationId, fieldIds };
@@ -123,7 +125,13 @@ export async function syncPhotos(ctx: AppContext, workspaceId: string, integrati
         if (o.kind === 'missing') asset = null;
         else if (o.kind === 'rejected') logger.warn({ externalId: c.external_id, reason: o.reason }, 'directory photo rejected');
         else if (o.kind === 'image') {
-          asset = await upsertAsset(client, workspaceId, { name: `Photo ${c.external_id}`, role: 'profile_photo', contentType: o.contentType, data: o.data, filename: `photo-${c.external_id}` });
+          asset = await upsertAsset(client, workspaceId, {
+            name: `Photo ${c.external_id}`,
+            role: 'profile_photo',
+            contentType: o.contentType,
+            data: o.data,
+            filename: `photo-${c.external_id}`,
+          });
           result.stored++;
         }
         await recordPhotoFetched(client, workspaceId, c.integration_id, c.external_id, c.ref, asset);
@@ -220,7 +228,13 @@ async function photosToFetch(
  * teammates; null: all), as the public URL of its asset, null where the last fetch found none: the
  * stored one first, then the latest fetched.
  */
-async function fetchedPhotos(db: Queryable, workspaceId: string, directories: readonly string[], teammateIds: string[] | null, publicBaseUrl: string): Promise<{ teammateId: string; url: string | null }[]> {
+async function fetchedPhotos(
+  db: Queryable,
+  workspaceId: string,
+  directories: readonly string[],
+  teammateIds: string[] | null,
+  publicBaseUrl: string,
+): Promise<{ teammateId: string; url: string | null }[]> {
   const { rows } = await db.query<{ teammate_id: string; public_token: string | null }>(
     `select distinct on (tp.teammate_id) tp.teammate_id, a.public_token
        from teammate_photos tp

@@ -22,11 +22,21 @@ export interface FileRef {
 }
 
 /** Stores (or replaces) the workspace's payment-provider account, its secret key sealed. */
-export async function connectBilling(db: Queryable, secrets: Secrets, workspaceId: string, a: { secretKey: string; customerId: string; baseUrl?: string | undefined }): Promise<void> {
+export async function connectBilling(
+  db: Queryable,
+  secrets: Secrets,
+  workspaceId: string,
+  a: { secretKey: string; customerId: string; baseUrl?: string | undefined },
+): Promise<void> {
   await db.query(
     `insert into billing_accounts (workspace_id, credentials, config, customer_id) values ($1, $2, $3, $4)
      on conflict (workspace_id) do update set credentials = excluded.credentials, config = excluded.config, customer_id = excluded.customer_id, last_error = null`,
-    [workspaceId, secrets.encryptJson({ secret_key: a.secretKey } satisfies BillingCredentials), JSON.stringify(a.baseUrl ? { base_url: a.baseUrl } : {}), a.customerId],
+    [
+      workspaceId,
+      secrets.encryptJson({ secret_key: a.secretKey } satisfies BillingCredentials),
+      JSON.stringify(a.baseUrl ? { base_url: a.baseUrl } : {}),
+      a.customerId,
+    ],
   );
 }
 
@@ -37,7 +47,13 @@ export async function loadBillingAccount(db: Queryable, secrets: Secrets, worksp
   );
   const r = rows[0];
   if (!r) return undefined;
-  return { workspaceId, credentials: secrets.decryptJson<BillingCredentials>(r.credentials), baseUrl: r.config.base_url, customerId: r.customer_id, seatCount: r.seat_count };
+  return {
+    workspaceId,
+    credentials: secrets.decryptJson<BillingCredentials>(r.credentials),
+    baseUrl: r.config.base_url,
+    customerId: r.customer_id,
+    seatCount: r.seat_count,
+  };
 }
 
 export async function saveSubscription(db: Queryable, workspaceId: string, sub: SubscriptionState | null): Promise<void> {
@@ -46,7 +62,19 @@ export async function saveSubscription(db: Queryable, workspaceId: string, sub: 
     `update billing_accounts set subscription_id = $2, subscription_item_id = $3, seat_count = $4, plan_tier = $5, plan_kind = $6, plan_status = $7,
             plan_billing_interval = $8, plan_cancel_at_period_end = $9, plan_started_at = $10, plan_ends_at = $11, synced_at = now(), last_error = null
       where workspace_id = $1`,
-    [workspaceId, sub?.id ?? null, sub?.itemId ?? null, sub?.quantity ?? null, p.tier ?? null, p.kind ?? null, p.status ?? null, p.billing_interval ?? null, p.cancel_at_period_end ?? null, p.started_at ?? null, p.ends_at ?? null],
+    [
+      workspaceId,
+      sub?.id ?? null,
+      sub?.itemId ?? null,
+      sub?.quantity ?? null,
+      p.tier ?? null,
+      p.kind ?? null,
+      p.status ?? null,
+      p.billing_interval ?? null,
+      p.cancel_at_period_end ?? null,
+      p.started_at ?? null,
+      p.ends_at ?? null,
+    ],
   );
 }
 
@@ -55,7 +83,11 @@ export async function recordBillingError(db: Queryable, workspaceId: string, mes
 }
 
 /** Mirrors the provider's invoices: inserts new ones, updates changed ones (set-based, one statement). */
-export async function upsertFinancialDocuments(db: Queryable, workspaceId: string, docs: (InvoiceDoc & { file: FileRef | null; receipt: FileRef | null })[]): Promise<number> {
+export async function upsertFinancialDocuments(
+  db: Queryable,
+  workspaceId: string,
+  docs: (InvoiceDoc & { file: FileRef | null; receipt: FileRef | null })[],
+): Promise<number> {
   if (!docs.length) return 0;
   const { rowCount } = await db.query(
     `insert into financial_documents (workspace_id, provider_id, number, total_amount_cents, currency, kind, status, payment_receipt_url,
@@ -112,7 +144,12 @@ export interface FinancialDocumentRow {
 }
 
 /** One page of the workspace's financial documents, newest (by issue date) first. */
-export async function listFinancialDocuments(db: Queryable, workspaceId: string, limit: number, offset: number): Promise<{ rows: FinancialDocumentRow[]; total: number }> {
+export async function listFinancialDocuments(
+  db: Queryable,
+  workspaceId: string,
+  limit: number,
+  offset: number,
+): Promise<{ rows: FinancialDocumentRow[]; total: number }> {
   const count = await db.query<{ n: number }>('select count(*)::int as n from financial_documents where workspace_id = $1', [workspaceId]);
   const { rows } = await db.query<FinancialDocumentRow>(
     `select id, number, total_amount_cents, kind, status, payment_receipt_url, due_date, period_start, period_end, file, receipt, created_at, updated_at
@@ -148,7 +185,12 @@ export async function workspacePlan(db: Queryable, workspaceId: string): Promise
 export type SeatSyncStatus = 'pending' | 'applied' | 'unchanged' | 'skipped' | 'failed';
 
 /** The seat sync of one directory run: created on first call, the same row on retries. */
-export async function openSeatSync(db: Queryable, workspaceId: string, runId: string, desired: number): Promise<{ id: string; idempotencyKey: string; status: SeatSyncStatus }> {
+export async function openSeatSync(
+  db: Queryable,
+  workspaceId: string,
+  runId: string,
+  desired: number,
+): Promise<{ id: string; idempotencyKey: string; status: SeatSyncStatus }> {
   const { rows } = await db.query<{ id: string; idempotency_key: string; status: SeatSyncStatus }>(
     `insert into seat_syncs (workspace_id, sync_run_id, idempotency_key, desired_quantity, status, attempts)
      values ($1, $2, $4, $3, 'pending', 1)
@@ -160,7 +202,12 @@ export async function openSeatSync(db: Queryable, workspaceId: string, runId: st
 }
 
 export async function closeSeatSync(db: Queryable, id: string, r: { status: SeatSyncStatus; previous: number | null; reason: string | null }): Promise<void> {
-  await db.query('update seat_syncs set status = $2, previous_quantity = $3, reason = $4 where id = $1', [id, r.status, r.previous, r.reason?.slice(0, 2000) ?? null]);
+  await db.query('update seat_syncs set status = $2, previous_quantity = $3, reason = $4 where id = $1', [
+    id,
+    r.status,
+    r.previous,
+    r.reason?.slice(0, 2000) ?? null,
+  ]);
 }
 
 /** Whether the workspace has a payment-provider account (a directory run then asks for a seat sync). */

@@ -113,7 +113,11 @@ export async function listInvoices(stripe: Stripe, customerId: string): Promise<
 
 /** Sets the subscription item's quantity; the key makes a retried call a no-op at the provider. */
 export async function updateQuantity(stripe: Stripe, sub: SubscriptionState, quantity: number, idempotencyKey: string): Promise<SubscriptionState> {
-  const updated = await stripe.subscriptions.update(sub.id, { items: [{ id: sub.itemId, quantity }], proration_behavior: 'create_prorations' }, { idempotencyKey });
+  const updated = await stripe.subscriptions.update(
+    sub.id,
+    { items: [{ id: sub.itemId, quantity }], proration_behavior: 'create_prorations' },
+    { idempotencyKey },
+  );
   const item = updated.items.data.find((i) => i.id === sub.itemId) ?? updated.items.data[0];
   return { id: updated.id, itemId: item?.id ?? sub.itemId, quantity: item?.quantity ?? quantity, plan: planOf(updated) };
 }

@@ -16,15 +16,7 @@
  */
 import type { Logger } from 'pino';
 import type { AppContext } from '../context.ts';
-import {
-  closeSeatSync,
-  type FileRef,
-  loadBillingAccount,
-  openSeatSync,
-  recordBillingError,
-  saveSubscription,
-  upsertFinancialDocuments,
-} from './billing.ts';
+import { closeSeatSync, type FileRef, loadBillingAccount, openSeatSync, recordBillingError, saveSubscription, upsertFinancialDocuments } from './billing.ts';
 import { listInvoices, readSubscription, stripeClient, updateQuantity } from './provider.ts';
 import { activeTeammateCount } from '../teammates/queries.ts';
 import { directoriesSettled } from '../integrations/queries.ts';
@@ -89,7 +81,12 @@ export async function syncSeats(app: AppContext, workspaceId: string, runId: str
     if (!sub) outcome = { status: 'skipped', previous: null, desired, reason: 'the customer has no subscription' };
     else if (sub.quantity === desired) outcome = { status: 'unchanged', previous: sub.quantity, desired, reason: null };
     else if (desired < sub.quantity && !(await directoriesSettled(app.pool, workspaceId))) {
-      outcome = { status: 'skipped', previous: sub.quantity, desired, reason: 'a directory integration has not finished its last run; seats are not decreased from a partial listing' };
+      outcome = {
+        status: 'skipped',
+        previous: sub.quantity,
+        desired,
+        reason: 'a directory integration has not finished its last run; seats are not decreased from a partial listing',
+      };
     } else {
       const updated = await updateQuantity(stripe, sub, desired, record.idempotencyKey);
       await saveSubscription(app.pool, workspaceId, updated);

@@ -64,7 +64,8 @@ export async function launchChromium(): Promise<Browser> {
 export async function chromiumExecutable(): Promise<string> {
   const configured = process.env.CHROMIUM_PATH;
   if (configured !== undefined && configured !== '') {
-    if (!isExecutable(configured)) throw new ChromiumError(`CHROMIUM_PATH=${configured}: no executable there (unset CHROMIUM_PATH to use the Chromium that npm installs)`);
+    if (!isExecutable(configured))
+      throw new ChromiumError(`CHROMIUM_PATH=${configured}: no executable there (unset CHROMIUM_PATH to use the Chromium that npm installs)`);
     return configured;
   }
   return unpackShippedChromium();

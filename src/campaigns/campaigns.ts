@@ -84,7 +84,8 @@ export function campaignPayload(c: CampaignRow): CampaignEventBody {
  */
 export async function requestBannerInstalls(db: Queryable, workspaceId: string, signatureIds: readonly string[]): Promise<void> {
   if (!signatureIds.length) return;
-  for (const s of await bannerKinds(db, workspaceId, [...new Set(signatureIds)])) await requestSignatureInstall(db, workspaceId, s.id, { kinds: ['primary', ...s.variant_kinds], forced: false });
+  for (const s of await bannerKinds(db, workspaceId, [...new Set(signatureIds)]))
+    await requestSignatureInstall(db, workspaceId, s.id, { kinds: ['primary', ...s.variant_kinds], forced: false });
 }
 
 /** A campaign's stored fields; undefined leaves a column as it is (on create: its default). */
@@ -145,7 +146,11 @@ export async function updateCampaign(db: Queryable, cur: CampaignRow, w: Omit<Ca
     3,
   );
   if (!set.sql) return cur;
-  const { rows } = await db.query<CampaignRow>(`update marketing_campaigns set ${set.sql} where workspace_id = $1 and id = $2 returning *`, [cur.workspace_id, cur.id, ...set.values]);
+  const { rows } = await db.query<CampaignRow>(`update marketing_campaigns set ${set.sql} where workspace_id = $1 and id = $2 returning *`, [
+    cur.workspace_id,
+    cur.id,
+    ...set.values,
+  ]);
   const next = rows[0]!;
   if (cur.status === 'active' && (w.content !== undefined || w.conditions || w.signatureIds || w.utm !== undefined)) {
     await requestBannerInstalls(db, cur.workspace_id, [...cur.signature_template_ids, ...next.signature_template_ids]);

@@ -66,7 +66,12 @@ export function matchesConditions(groups: LiveCandidate['smart_fields_conditions
   );
 }
 
-export function campaignApplies(campaign: LiveCandidate | null | undefined, signatureId: string, values: SmartFieldValues, variant?: VariantSettings | null): boolean {
+export function campaignApplies(
+  campaign: LiveCandidate | null | undefined,
+  signatureId: string,
+  values: SmartFieldValues,
+  variant?: VariantSettings | null,
+): boolean {
   if (!campaign || campaign.status !== 'active' || !campaign.content) return false;
   if (variant && !variant.show_marketing_campaigns) return false;
   if (!campaign.signature_template_ids.includes(signatureId)) return false;

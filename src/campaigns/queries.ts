@@ -6,7 +6,10 @@ import { LIVE_ORDER } from './choice.ts';
 
 /** A campaign of the workspace; `lock` locks it for a write in the caller's transaction. */
 export async function getCampaign(db: Queryable, workspaceId: string, id: string, lock = false): Promise<CampaignRow | undefined> {
-  const { rows } = await db.query<CampaignRow>(`select * from marketing_campaigns where workspace_id = $1 and id = $2${lock ? ' for update' : ''}`, [workspaceId, id]);
+  const { rows } = await db.query<CampaignRow>(`select * from marketing_campaigns where workspace_id = $1 and id = $2${lock ? ' for update' : ''}`, [
+    workspaceId,
+    id,
+  ]);
   return rows[0];
 }
 

@@ -42,7 +42,9 @@ function incomplete(missing: string[]): ApiError {
 }
 
 function endInPast(): ApiError {
-  return ApiError.validation([detail('marketing_campaign.end_time', 'in_past', 'The end time has passed; move it later with PATCH /v1/marketing_campaigns/{id} first.')]);
+  return ApiError.validation([
+    detail('marketing_campaign.end_time', 'in_past', 'The end time has passed; move it later with PATCH /v1/marketing_campaigns/{id} first.'),
+  ]);
 }
 
 /** Scheduling needs a signature integration that can install the banner. */
@@ -50,13 +52,33 @@ async function requireSignatureIntegration(db: Queryable, workspaceId: string, i
   const statuses = await connectedStatuses(db, workspaceId, ['signatures']);
   if (statuses.includes('active')) return;
   if (statuses.length) {
-    throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', 'The signature integrations have lost access, so the campaign banner cannot be installed.', {
-      remediation: { action: 'reconnect_integration', dashboard_url: integrationsUrl, message: 'Reconnect the signature integration, then schedule the campaign.' },
-    });
+    throw new ApiError(
+      422,
+      'invalid_request_error',
+      'integration_access_lost',
+      'The signature integrations have lost access, so the campaign banner cannot be installed.',
+      {
+        remediation: {
+          action: 'reconnect_integration',
+          dashboard_url: integrationsUrl,
+          message: 'Reconnect the signature integration, then schedule the campaign.',
+        },
+      },
+    );
   }
-  throw new ApiError(422, 'invalid_request_error', 'no_signature_integration', 'No signature integration is connected, so the campaign banner cannot be installed.', {
-    remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect Gmail, Outlook or Slack as a signature integration, then schedule the campaign.' },
-  });
+  throw new ApiError(
+    422,
+    'invalid_request_error',
+    'no_signature_integration',
+    'No signature integration is connected, so the campaign banner cannot be installed.',
+    {
+      remediation: {
+        action: 'connect_integration',
+        dashboard_url: integrationsUrl,
+        message: 'Connect Gmail, Outlook or Slack as a signature integration, then schedule the campaign.',
+      },
+    },
+  );
 }
 
 /** An edit is refused on an archived campaign (before its values are checked). */
@@ -75,7 +97,14 @@ export function assertStillComplete(cur: CampaignRow, next: Pick<CampaignRow, 'c
  * A user action on a campaign, in the caller's transaction: the campaign is locked, the rules above
  * checked, then the owner moves it (with its events and installs). 404 when there is no such campaign.
  */
-export async function runAction(db: Queryable, workspaceId: string, id: string, action: CampaignAction, now: Date, integrationsUrl: string): Promise<CampaignRow> {
+export async function runAction(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  action: CampaignAction,
+  now: Date,
+  integrationsUrl: string,
+): Promise<CampaignRow> {
   const cur = await getCampaign(db, workspaceId, id, true);
   if (!cur) throw ApiError.notFound('marketing campaign');
   if (!ACCEPTS[action].includes(cur.status)) throw stateError(cur, DONE[action], ACCEPTS[action]);

@@ -43,9 +43,23 @@ export function lineProgress(runs: Tracked[], write: (line: string) => void = (l
 
 export async function barProgress(runs: Tracked[]): Promise<RunProgress> {
   const { default: cliProgress } = await import('cli-progress');
-  const bars = new cliProgress.MultiBar({ format: '{name} |{bar}| {users} · {changes} · {status}', hideCursor: true, clearOnComplete: false }, cliProgress.Presets.shades_classic);
+  const bars = new cliProgress.MultiBar(
+    { format: '{name} |{bar}| {users} · {changes} · {status}', hideCursor: true, clearOnComplete: false },
+    cliProgress.Presets.shades_classic,
+  );
   const byId = new Map(
-    runs.map((r) => [r.id, { ...r, bar: bars.create(Math.max(r.estimate, 1), 0, { name: r.name, users: usersText({ seen: 0, status: 'running' }, r.estimate), changes: 'pages 0', status: 'running' }) }]),
+    runs.map((r) => [
+      r.id,
+      {
+        ...r,
+        bar: bars.create(Math.max(r.estimate, 1), 0, {
+          name: r.name,
+          users: usersText({ seen: 0, status: 'running' }, r.estimate),
+          changes: 'pages 0',
+          status: 'running',
+        }),
+      },
+    ]),
   );
   return {
     update(run) {

@@ -50,7 +50,13 @@ export function sessionActor(session: Pick<ConsoleSession, 'id' | 'subject'>): A
  * A one-time sign-in token for the workspace, for `subject` (by default whoever made it); answers the
  * token (shown once) and when it expires.
  */
-export async function createSignInLink(db: Queryable, workspaceId: string, createdBy = '', ttlMs = LINK_TTL_MS, subject = createdBy): Promise<{ token: string; expiresAt: Date }> {
+export async function createSignInLink(
+  db: Queryable,
+  workspaceId: string,
+  createdBy = '',
+  ttlMs = LINK_TTL_MS,
+  subject = createdBy,
+): Promise<{ token: string; expiresAt: Date }> {
   const token = `${LINK_PREFIX}${randomToken(43)}`;
   const { rows } = await db.query<{ expires_at: Date }>(
     `insert into console_sign_in_links (token_hash, workspace_id, created_by, subject, expires_at) values ($1, $2, $3, $4, now() + $5 * interval '1 millisecond') returning expires_at`,
@@ -60,7 +66,13 @@ export async function createSignInLink(db: Queryable, workspaceId: string, creat
 }
 
 /** Opens a session for a workspace (after a sign-in method vouched for the person). */
-export async function openSession(db: Queryable, workspaceId: string, method: SignInMethod, subject: string, ttlMs = SESSION_TTL_MS): Promise<ConsoleSession & { token: string }> {
+export async function openSession(
+  db: Queryable,
+  workspaceId: string,
+  method: SignInMethod,
+  subject: string,
+  ttlMs = SESSION_TTL_MS,
+): Promise<ConsoleSession & { token: string }> {
   const token = `${SESSION_PREFIX}${randomToken(43)}`;
   const csrfToken = randomToken(32);
   const { rows } = await db.query<{ id: string; expires_at: Date }>(
@@ -86,7 +98,12 @@ export async function redeemSignInLink(pool: pg.Pool, token: string): Promise<(C
     const link = rows[0];
     if (!link) return undefined;
     const session = await openSession(c, link.workspace_id, 'link', link.subject || link.created_by);
-    await recordAudit(c, link.workspace_id, sessionActor(session), { action: 'console.sign_in', targetKind: 'console_session', target: session.id, details: { link_created_by: link.created_by } });
+    await recordAudit(c, link.workspace_id, sessionActor(session), {
+      action: 'console.sign_in',
+      targetKind: 'console_session',
+      target: session.id,
+      details: { link_created_by: link.created_by },
+    });
     return session;
   });
 }
@@ -94,9 +111,11 @@ export async function redeemSignInLink(pool: pg.Pool, token: string): Promise<(C
 /** The live session of a cookie token, or undefined. */
 export async function findSession(db: Queryable, token: string): Promise<ConsoleSession | undefined> {
   if (!TOKEN.test(token) || !token.startsWith(SESSION_PREFIX)) return undefined;
-  const { rows } = await db.query<{ id: string; workspace_id: string; subject: string; csrf_token: string; expires_at: Date }>(
-    { name: 'console_session_find_subject', text: 'select id, workspace_id, subject, csrf_token, expires_at from console_sessions where token_hash = $1 and ended_at is null and expires_at > now()', values: [hash(token)] },
-  );
+  const { rows } = await db.query<{ id: string; workspace_id: string; subject: string; csrf_token: string; expires_at: Date }>({
+    name: 'console_session_find_subject',
+    text: 'select id, workspace_id, subject, csrf_token, expires_at from console_sessions where token_hash = $1 and ended_at is null and expires_at > now()',
+    values: [hash(token)],
+  });
   const r = rows[0];
   return r ? { id: r.id, workspaceId: r.workspace_id, subject: r.subject, csrfToken: r.csrf_token, expiresAt: r.expires_at } : undefined;
 }
@@ -105,10 +124,20 @@ export async function findSession(db: Queryable, token: string): Promise<Console
  * Ends a session (sign out, or a new sign-in in the same browser: `why`), recording
  * `console.sign_out` in the same transaction when it was live.
  */
-export async function endSession(pool: pg.Pool, session: Pick<ConsoleSession, 'id' | 'workspaceId' | 'subject'>, why: 'sign_out' | 'replaced' = 'sign_out'): Promise<void> {
+export async function endSession(
+  pool: pg.Pool,
+  session: Pick<ConsoleSession, 'id' | 'workspaceId' | 'subject'>,
+  why: 'sign_out' | 'replaced' = 'sign_out',
+): Promise<void> {
   await withTx(pool, async (c) => {
     const ended = await c.query('update console_sessions set ended_at = now() where id = $1 and ended_at is null', [session.id]);
-    if (ended.rowCount) await recordAudit(c, session.workspaceId, sessionActor(session), { action: 'console.sign_out', targetKind: 'console_session', target: session.id, details: why === 'replaced' ? { reason: 'signed in again in this browser' } : {} });
+    if (ended.rowCount)
+      await recordAudit(c, session.workspaceId, sessionActor(session), {
+        action: 'console.sign_out',
+        targetKind: 'console_session',
+        target: session.id,
+        details: why === 'replaced' ? { reason: 'signed in again in this browser' } : {},
+      });
   });
 }
 

@@ -42,9 +42,7 @@ export class Secrets {
   decrypt(blob: Buffer): string {
     if (blob.length < 33 || blob[0] !== VERSION) throw new DecryptionError('stored secret has an unknown format');
     if (!blob.subarray(1, 5).equals(this.#keyId)) {
-      throw new DecryptionError(
-        'stored secret was encrypted with a different ENCRYPTION_KEY; set the key it was written with, or reconnect the integration',
-      );
+      throw new DecryptionError('stored secret was encrypted with a different ENCRYPTION_KEY; set the key it was written with, or reconnect the integration');
     }
     const decipher = crypto.createDecipheriv('aes-256-gcm', this.#key, blob.subarray(5, 17));
     decipher.setAuthTag(blob.subarray(17, 33));

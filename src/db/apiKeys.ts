@@ -24,7 +24,12 @@ const hash = (key: string) => crypto.createHash('sha256').update(key).digest();
 /** `api` keys call the API; `addin` keys only fetch rendered signatures for the Outlook add-in. */
 export type KeyScope = 'api' | 'addin';
 
-export async function createApiKey(db: Queryable, workspaceId: string, name = 'default', scope: KeyScope = 'api'): Promise<{ id: string; key: string; prefix: string }> {
+export async function createApiKey(
+  db: Queryable,
+  workspaceId: string,
+  name = 'default',
+  scope: KeyScope = 'api',
+): Promise<{ id: string; key: string; prefix: string }> {
   const key = `sgs_${randomToken(32)}`;
   const prefix = key.slice(0, PREFIX_LENGTH);
   const { rows } = await db.query<{ id: string }>(
@@ -38,7 +43,11 @@ export async function createApiKey(db: Queryable, workspaceId: string, name = 'd
  * The workspace a key of this scope belongs to, or undefined for a missing, malformed, wrong,
  * revoked or other-scope key.
  */
-export async function verifyApiKey(db: Queryable, key: string, scope: KeyScope = 'api'): Promise<{ workspaceId: string; keyId: string; name: string; prefix: string } | undefined> {
+export async function verifyApiKey(
+  db: Queryable,
+  key: string,
+  scope: KeyScope = 'api',
+): Promise<{ workspaceId: string; keyId: string; name: string; prefix: string } | undefined> {
   if (!/^sgs_[A-Za-z0-9]{32}$/.test(key)) return undefined;
   const { rows } = await db.query<{ id: string; workspace_id: string; key_hash: Buffer; scope: KeyScope; name: string }>(
     'select id, workspace_id, key_hash, scope, name from api_keys where prefix = $1 and revoked_at is null',

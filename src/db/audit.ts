@@ -48,11 +48,27 @@ const MAX_TEXT = 500;
 export async function recordAudit(db: Queryable, workspaceId: string, actor: Actor, a: AuditAction): Promise<void> {
   await db.query(
     `insert into audit_entries (workspace_id, actor_kind, actor, actor_id, action, target_kind, target, details) values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [workspaceId, actor.kind, actor.name.slice(0, MAX_TEXT), actor.id ?? null, a.action, a.targetKind ?? '', (a.target ?? '').slice(0, MAX_TEXT), JSON.stringify(a.details ?? {})],
+    [
+      workspaceId,
+      actor.kind,
+      actor.name.slice(0, MAX_TEXT),
+      actor.id ?? null,
+      a.action,
+      a.targetKind ?? '',
+      (a.target ?? '').slice(0, MAX_TEXT),
+      JSON.stringify(a.details ?? {}),
+    ],
   );
 }
 
 /** One page of the workspace's entries, newest first. */
 export async function listAudit(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: AuditEntryRow[]; total: number }> {
-  return listPage<AuditEntryRow>(db, workspaceId, page, 'id, at, actor_kind, actor, actor_id, action, target_kind, target, details', 'from audit_entries where workspace_id = $1', 'at desc, id desc');
+  return listPage<AuditEntryRow>(
+    db,
+    workspaceId,
+    page,
+    'id, at, actor_kind, actor, actor_id, action, target_kind, target, details',
+    'from audit_entries where workspace_id = $1',
+    'at desc, id desc',
+  );
 }

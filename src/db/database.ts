@@ -11,7 +11,6 @@ import { redactUrl } from '../log.ts';
 import { startEmbedded, type EmbeddedCluster } from './embedded.ts';
 import { createPool } from './pool.ts';
 
-
 export interface Database {
   url: string;
   /** Where migrations run: the owner's connection in embedded mode, DATABASE_URL otherwise. */
@@ -34,7 +33,6 @@ export async function resolveDatabaseUrl(config: Config, logger: Logger): Promis
   );
   return { url: embedded.url, embedded };
 }
-
 
 export async function openDatabase(config: Config, logger: Logger, poolSize = 20): Promise<Database> {
   const { url, embedded } = await resolveDatabaseUrl(config, logger);

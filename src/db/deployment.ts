@@ -68,14 +68,21 @@ export async function resolvePublicBaseUrl(db: Queryable, opts: { role: ProcessR
   const records = opts.role === 'server' || (opts.role === 'worker' && opts.explicit);
   if (records) {
     if (stored !== opts.configured) {
-      await db.query(`insert into deployment (id, public_base_url) values (true, $1) on conflict (id) do update set public_base_url = $1, updated_at = now()`, [opts.configured]);
-      if (stored) opts.logger.warn({ previous: stored, public_base_url: opts.configured }, 'the deployment public base URL changed; links installed from now on name the new one');
+      await db.query(`insert into deployment (id, public_base_url) values (true, $1) on conflict (id) do update set public_base_url = $1, updated_at = now()`, [
+        opts.configured,
+      ]);
+      if (stored)
+        opts.logger.warn(
+          { previous: stored, public_base_url: opts.configured },
+          'the deployment public base URL changed; links installed from now on name the new one',
+        );
       else opts.logger.info({ public_base_url: opts.configured }, 'recorded the deployment public base URL');
     }
     return opts.configured;
   }
   if (!stored) {
-    if (opts.role === 'worker') opts.logger.warn({ public_base_url: opts.configured }, 'no public base URL recorded yet (start the API, or set PUBLIC_BASE_URL); using this one');
+    if (opts.role === 'worker')
+      opts.logger.warn({ public_base_url: opts.configured }, 'no public base URL recorded yet (start the API, or set PUBLIC_BASE_URL); using this one');
     return opts.configured;
   }
   if (opts.explicit && stored !== opts.configured) {

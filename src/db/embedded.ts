@@ -125,7 +125,10 @@ function appRoleSql(owner: string, database: string): string[] {
 }
 
 /** Creates the application role when missing, sets its password, and grants what it needs. */
-async function ensureAppRole(client: { query(sql: string, params?: unknown[]): Promise<unknown>; escapeLiteral(s: string): string }, meta: Meta & { appPassword: string }): Promise<void> {
+async function ensureAppRole(
+  client: { query(sql: string, params?: unknown[]): Promise<unknown>; escapeLiteral(s: string): string },
+  meta: Meta & { appPassword: string },
+): Promise<void> {
   await client.query(
     `do $$ begin if not exists (select from pg_roles where rolname = '${APP_ROLE}') then
        create role ${APP_ROLE} login nosuperuser nocreatedb nocreaterole noreplication; end if; end $$`,
@@ -183,7 +186,11 @@ async function pgBinaries(): Promise<PgBinaries> {
   try {
     return (await import(name)) as PgBinaries;
   } catch {
-    throw new ConfigError('DATABASE_URL', 'a Postgres server', `embedded Postgres: no build for ${os.platform()}-${os.arch()} (${name} is not installed); set DATABASE_URL to a Postgres server`);
+    throw new ConfigError(
+      'DATABASE_URL',
+      'a Postgres server',
+      `embedded Postgres: no build for ${os.platform()}-${os.arch()} (${name} is not installed); set DATABASE_URL to a Postgres server`,
+    );
   }
 }
 
@@ -308,7 +315,13 @@ export async function startEmbedded(dataDir: string, logger: Logger, opts: { bui
     const bin = opts.build ?? (await pgBinaries());
     const user = await postgresUser();
     if (running) throw new Error(`embedded Postgres: a cluster runs under ${pgdata} but ${metaFile} is unreadable or from an older version; stop it first`);
-    const meta = { user: 'sigsync', password: crypto.randomBytes(18).toString('hex'), database: DATABASE, ...existingMeta, appPassword: existingMeta?.appPassword ?? crypto.randomBytes(18).toString('hex') };
+    const meta = {
+      user: 'sigsync',
+      password: crypto.randomBytes(18).toString('hex'),
+      database: DATABASE,
+      ...existingMeta,
+      appPassword: existingMeta?.appPassword ?? crypto.randomBytes(18).toString('hex'),
+    };
     const port = await freePort();
     const pgLog = logger.child({ component: 'postgres' });
     if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {

@@ -78,7 +78,9 @@ export interface EventBodies {
   'integration.connected': { integration: IntegrationRef };
   'integration.disconnected': { integration: IntegrationRef };
   'integration.access_lost': { integration: IntegrationRef; error_message: string; reconnect_url: string };
-  'signature.published': { signature: { uuid: string; name: string | null; kind: 'primary' | 'reply_variant' | 'internal_variant'; folder_uuid: string | null } };
+  'signature.published': {
+    signature: { uuid: string; name: string | null; kind: 'primary' | 'reply_variant' | 'internal_variant'; folder_uuid: string | null };
+  };
   'signature.installation.failed': InstallationFailedBody;
   'campaign.scheduled': CampaignEventBody;
   'campaign.started': CampaignEventBody;
@@ -91,12 +93,20 @@ export interface EventBodies {
 }
 
 /** Writes one event. Call it with the client of the transaction that makes the change. */
-export async function emitEvent<T extends EventType>(db: Queryable, workspaceId: string, type: T, body: EventBodies[T], occurredAt = new Date()): Promise<string> {
+export async function emitEvent<T extends EventType>(
+  db: Queryable,
+  workspaceId: string,
+  type: T,
+  body: EventBodies[T],
+  occurredAt = new Date(),
+): Promise<string> {
   const payload = { type, occurred_at: occurredAt.toISOString(), ...body };
-  const { rows } = await db.query<{ id: string }>(
-    'insert into events (workspace_id, type, payload, occurred_at) values ($1, $2, $3, $4) returning id',
-    [workspaceId, type, payload, occurredAt],
-  );
+  const { rows } = await db.query<{ id: string }>('insert into events (workspace_id, type, payload, occurred_at) values ($1, $2, $3, $4) returning id', [
+    workspaceId,
+    type,
+    payload,
+    occurredAt,
+  ]);
   return rows[0]!.id;
 }
 
@@ -136,7 +146,11 @@ export async function eraseVisitorEvents(db: Queryable, workspaceId: string, v: 
 }
 
 /** The webhook events that name a visitor (an access request), oldest first. */
-export async function visitorEvents(db: Queryable, workspaceId: string, v: VisitorKeys): Promise<{ id: string; type: string; occurred_at: Date; payload: unknown }[]> {
+export async function visitorEvents(
+  db: Queryable,
+  workspaceId: string,
+  v: VisitorKeys,
+): Promise<{ id: string; type: string; occurred_at: Date; payload: unknown }[]> {
   const { rows } = await db.query<{ id: string; type: string; occurred_at: Date; payload: unknown }>(
     `select id, type, occurred_at, payload from events ${EVENTS_NAMING_VISITOR} order by occurred_at`,
     [workspaceId, v.id, v.user_id, v.anonymous_id],

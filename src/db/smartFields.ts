@@ -29,7 +29,17 @@ export async function createSmartField(db: Queryable, workspaceId: string, f: Sm
      values ($1, $2, $3, coalesce($4, 'text'), coalesce($5, false), coalesce($6, false),
              coalesce($7, (select coalesce(max(position) + 1, 0) from smart_fields where workspace_id = $1)), $8, $9)
      returning id`,
-    [workspaceId, f.label, f.slug, f.kind ?? null, f.required ?? null, f.isDefault ?? null, f.position ?? null, f.integrationId ?? null, f.integrationId ? (f.integrationAttribute ?? null) : null],
+    [
+      workspaceId,
+      f.label,
+      f.slug,
+      f.kind ?? null,
+      f.required ?? null,
+      f.isDefault ?? null,
+      f.position ?? null,
+      f.integrationId ?? null,
+      f.integrationId ? (f.integrationAttribute ?? null) : null,
+    ],
   );
   return rows[0]!.id;
 }
@@ -80,7 +90,11 @@ export function listSmartFields(db: Queryable, workspaceId: string, page: PageWi
 }
 
 /** Locks a smart field for an update (in the caller's transaction): its link to an integration, or undefined when it does not exist. */
-export async function lockSmartField(db: Queryable, workspaceId: string, id: string): Promise<{ integration_id: string | null; integration_attribute: string | null } | undefined> {
+export async function lockSmartField(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<{ integration_id: string | null; integration_attribute: string | null } | undefined> {
   const { rows } = await db.query<{ integration_id: string | null; integration_attribute: string | null }>(
     'select integration_id, integration_attribute from smart_fields where workspace_id = $1 and id = $2 for update',
     [workspaceId, id],
@@ -94,7 +108,10 @@ export async function slugTaken(db: Queryable, workspaceId: string, slug: string
 
 /** The slugs that are `base` or `base_<anything>`. */
 export async function slugsLike(db: Queryable, workspaceId: string, base: string): Promise<Set<string>> {
-  const { rows } = await db.query<{ slug: string }>(`select slug from smart_fields where workspace_id = $1 and (slug = $2 or slug like $2 || '\\_%')`, [workspaceId, base]);
+  const { rows } = await db.query<{ slug: string }>(`select slug from smart_fields where workspace_id = $1 and (slug = $2 or slug like $2 || '\\_%')`, [
+    workspaceId,
+    base,
+  ]);
   return new Set(rows.map((x) => x.slug));
 }
 
@@ -117,7 +134,8 @@ export async function shareFieldsForValues(
 
 /** How many of the workspace's smart fields take their values from a directory integration. */
 export async function directoryFieldCount(db: Queryable, workspaceId: string): Promise<number> {
-  return (await db.query<{ n: number }>('select count(*)::int as n from smart_fields where workspace_id = $1 and integration_id is not null', [workspaceId])).rows[0]!.n;
+  return (await db.query<{ n: number }>('select count(*)::int as n from smart_fields where workspace_id = $1 and integration_id is not null', [workspaceId]))
+    .rows[0]!.n;
 }
 
 /** The ids of the workspace's smart fields (all of them, or those among `among`). */
@@ -129,7 +147,10 @@ export async function smartFieldIds(db: Queryable, workspaceId: string, among?: 
 }
 
 /** Every smart field of the workspace in the order they are listed to signature editors. */
-export async function smartFieldSummaries(db: Queryable, workspaceId: string): Promise<{ id: string; slug: string; label: string; kind: SmartFieldKindName }[]> {
+export async function smartFieldSummaries(
+  db: Queryable,
+  workspaceId: string,
+): Promise<{ id: string; slug: string; label: string; kind: SmartFieldKindName }[]> {
   const { rows } = await db.query<{ id: string; slug: string; label: string; kind: SmartFieldKindName }>(
     'select id, slug, label, kind from smart_fields where workspace_id = $1 order by position, created_at, id',
     [workspaceId],
@@ -138,7 +159,11 @@ export async function smartFieldSummaries(db: Queryable, workspaceId: string): P
 }
 
 /** The fields mapped to an integration's attributes: what its directory pages fill. */
-export async function mappedFields(db: Queryable, workspaceId: string, integrationId: string): Promise<{ id: string; attribute: string; kind: SmartFieldKindName }[]> {
+export async function mappedFields(
+  db: Queryable,
+  workspaceId: string,
+  integrationId: string,
+): Promise<{ id: string; attribute: string; kind: SmartFieldKindName }[]> {
   const { rows } = await db.query<{ id: string; attribute: string; kind: SmartFieldKindName }>(
     `select id, integration_attribute as attribute, kind from smart_fields where workspace_id = $1 and integration_id = $2 and integration_attribute is not null`,
     [workspaceId, integrationId],

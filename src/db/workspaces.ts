@@ -15,7 +15,10 @@ export async function createWorkspace(db: Queryable, name: string): Promise<Work
  * an unknown workspace). Callers reinstall in the same transaction (src/analytics/tracking.ts).
  */
 export async function setEventTracking(db: Queryable, workspaceId: string, enabled: boolean): Promise<boolean> {
-  const { rowCount } = await db.query('update workspaces set event_tracking_enabled = $2, updated_at = now() where id = $1 and event_tracking_enabled <> $2', [workspaceId, enabled]);
+  const { rowCount } = await db.query('update workspaces set event_tracking_enabled = $2, updated_at = now() where id = $1 and event_tracking_enabled <> $2', [
+    workspaceId,
+    enabled,
+  ]);
   return rowCount === 1;
 }
 
@@ -41,7 +44,13 @@ export async function updateAnalyticsSettings(db: Queryable, workspaceId: string
     `update workspaces set browser_values_enabled = coalesce($2, browser_values_enabled), browser_value_cap = coalesce($3, browser_value_cap),
             attribution_window_days = coalesce($4, attribution_window_days), conversions_per_click = coalesce($5, conversions_per_click), updated_at = now()
       where id = $1 returning ${ANALYTICS_SETTINGS}`,
-    [workspaceId, patch.browser_values_enabled ?? null, patch.browser_value_cap ?? null, patch.attribution_window_days ?? null, patch.conversions_per_click ?? null],
+    [
+      workspaceId,
+      patch.browser_values_enabled ?? null,
+      patch.browser_value_cap ?? null,
+      patch.attribution_window_days ?? null,
+      patch.conversions_per_click ?? null,
+    ],
   );
   return rows[0];
 }
@@ -89,7 +98,9 @@ export async function workspacesNotPerPerson(db: Queryable, kind: 'clicks' | 'vi
 
 /** Every workspace's retention of raw analytics rows in days: its own, or `defaultDays` where it has none. */
 export async function retentionDays(db: Queryable, defaultDays: number): Promise<{ ids: string[]; days: number[] }> {
-  const { rows } = await db.query<{ id: string; days: number }>('select id, coalesce(analytics_retention_days, $1)::int as days from workspaces', [defaultDays]);
+  const { rows } = await db.query<{ id: string; days: number }>('select id, coalesce(analytics_retention_days, $1)::int as days from workspaces', [
+    defaultDays,
+  ]);
   return { ids: rows.map((r) => r.id), days: rows.map((r) => r.days) };
 }
 
@@ -98,7 +109,11 @@ export async function retentionDays(db: Queryable, defaultDays: number): Promise
  * deployment's default). Callers apply the change to rows already recorded in the same
  * transaction (src/analytics/privacy.ts). The settings before and after, or undefined.
  */
-export async function updatePrivacySettings(db: Queryable, workspaceId: string, patch: Partial<PrivacySettings>): Promise<{ before: PrivacySettings; after: PrivacySettings } | undefined> {
+export async function updatePrivacySettings(
+  db: Queryable,
+  workspaceId: string,
+  patch: Partial<PrivacySettings>,
+): Promise<{ before: PrivacySettings; after: PrivacySettings } | undefined> {
   const before = (await db.query<PrivacySettings>(`select ${PRIVACY_SETTINGS} from workspaces where id = $1 for update`, [workspaceId])).rows[0];
   if (!before) return undefined;
   const { rows } = await db.query<PrivacySettings>(

@@ -19,7 +19,6 @@ export type { Analysis, ArmInput, ArmResult, PastBanner, Policy, SenderCounts } 
 
 export const DEFAULT_POLICY: Policy = { probabilityToWin: 0.95, maxExpectedLoss: 0.01, minExposuresPerArm: 1000, minClicksPerArm: 10, alpha: 0.05 };
 
-
 function checkInput(arms: readonly ArmInput[], past: readonly PastBanner[], p: Partial<Policy>): void {
   const bad = (field: string, why: string) => {
     throw new RangeError(`${field}: ${why}`);
@@ -40,7 +39,8 @@ function checkInput(arms: readonly ArmInput[], past: readonly PastBanner[], p: P
   });
   if (p.probabilityToWin !== undefined && !(p.probabilityToWin > 0 && p.probabilityToWin <= 1)) bad('policy.probabilityToWin', 'a number above 0, at most 1');
   if (p.maxExpectedLoss !== undefined && !(p.maxExpectedLoss >= 0 && Number.isFinite(p.maxExpectedLoss))) bad('policy.maxExpectedLoss', 'a number ≥ 0');
-  if (p.minExposuresPerArm !== undefined && !(p.minExposuresPerArm >= 0 && Number.isFinite(p.minExposuresPerArm))) bad('policy.minExposuresPerArm', 'a number ≥ 0');
+  if (p.minExposuresPerArm !== undefined && !(p.minExposuresPerArm >= 0 && Number.isFinite(p.minExposuresPerArm)))
+    bad('policy.minExposuresPerArm', 'a number ≥ 0');
   if (p.minClicksPerArm !== undefined && !(p.minClicksPerArm >= 0 && Number.isFinite(p.minClicksPerArm))) bad('policy.minClicksPerArm', 'a number ≥ 0');
   if (p.alpha !== undefined && !(p.alpha > 0 && p.alpha < 1)) bad('policy.alpha', 'a number between 0 and 1');
   past.forEach((b, i) => {
@@ -108,6 +108,17 @@ export function analyse(input: { arms: ArmInput[]; past: PastBanner[]; policy?: 
     split,
     arms.map((a) => a.weight),
   );
-  const { decision, exposures_needed_per_arm } = decide({ arms, results, stats, srm, split: { unit, counts: split }, policy, mode, tau2, liftAlpha, priorMean });
+  const { decision, exposures_needed_per_arm } = decide({
+    arms,
+    results,
+    stats,
+    srm,
+    split: { unit, counts: split },
+    policy,
+    mode,
+    tau2,
+    liftAlpha,
+    priorMean,
+  });
   return { mode, arms: results, prior, srm, decision, exposures_needed_per_arm };
 }

@@ -90,9 +90,11 @@ function missing(ctx: Context, candidate: number, needed: number | null): string
   const { arms, results, policy } = ctx;
   const name = (i: number) => armLabel(arms[i]!);
   const shortExposures = results.map((r, i) => ({ i, short: policy.minExposuresPerArm - r.exposures })).sort((x, y) => y.short - x.short)[0]!;
-  if (shortExposures.short > 0) return `${name(shortExposures.i)} needs about ${about(shortExposures.short)} more exposures (every arm needs ${count(policy.minExposuresPerArm)} before a winner)`;
+  if (shortExposures.short > 0)
+    return `${name(shortExposures.i)} needs about ${about(shortExposures.short)} more exposures (every arm needs ${count(policy.minExposuresPerArm)} before a winner)`;
   const shortClicks = results.map((r, i) => ({ i, short: policy.minClicksPerArm - r.clicks })).sort((x, y) => y.short - x.short)[0]!;
-  if (shortClicks.short > 0) return `${name(shortClicks.i)} needs ${count(Math.ceil(shortClicks.short))} more clicks (every arm needs ${count(policy.minClicksPerArm)} before a winner)`;
+  if (shortClicks.short > 0)
+    return `${name(shortClicks.i)} needs ${count(Math.ceil(shortClicks.short))} more clicks (every arm needs ${count(policy.minClicksPerArm)} before a winner)`;
   if (!intervalClear(results, candidate)) {
     const rival = rivalOf(results, candidate);
     const lift = results[rival]!.lift!;
@@ -101,8 +103,10 @@ function missing(ctx: Context, candidate: number, needed: number | null): string
     return `${name(rival)} is at ${signed(lift.estimate)} against ${name(0)}, but its interval (${signed(lift.low)} to ${signed(lift.high)}) still includes no difference: ${more}`;
   }
   const r = results[candidate]!;
-  if (r.chance_to_win < policy.probabilityToWin) return `${name(candidate)} has a ${chancePercent(r.chance_to_win)} chance to be best; a winner needs ${chancePercent(policy.probabilityToWin)}`;
-  if (!(r.expected_loss < policy.maxExpectedLoss)) return `choosing ${name(candidate)} could still cost ${share(r.expected_loss)} of ${name(0)}'s click rate; the limit is ${share(policy.maxExpectedLoss)}`;
+  if (r.chance_to_win < policy.probabilityToWin)
+    return `${name(candidate)} has a ${chancePercent(r.chance_to_win)} chance to be best; a winner needs ${chancePercent(policy.probabilityToWin)}`;
+  if (!(r.expected_loss < policy.maxExpectedLoss))
+    return `choosing ${name(candidate)} could still cost ${share(r.expected_loss)} of ${name(0)}'s click rate; the limit is ${share(policy.maxExpectedLoss)}`;
   return null;
 }
 
@@ -126,13 +130,16 @@ const sentence = (s: string) => `${s[0]!.toUpperCase()}${s.slice(1)}.`;
 
 export function decide(ctx: Context): Outcome {
   const aa = ctx.mode === 'aa';
-  if (ctx.srm.mismatch) return { decision: { status: 'halted', winner: null, reason: sentence(splitReason(ctx.arms, ctx.split)) }, exposures_needed_per_arm: null };
+  if (ctx.srm.mismatch)
+    return { decision: { status: 'halted', winner: null, reason: sentence(splitReason(ctx.arms, ctx.split)) }, exposures_needed_per_arm: null };
   const candidate = candidateOf(ctx.results);
   const needed = exposuresNeeded(ctx, candidate);
   const why = missing(ctx, candidate, needed);
   if (why === null) {
     const id = ctx.arms[candidate]!.id;
-    const reason = aa ? `A/A check: ${armLabel(ctx.arms[candidate]!)} would have been declared the winner although every arm shows the same banner, a false winner` : winnerReason(ctx, candidate);
+    const reason = aa
+      ? `A/A check: ${armLabel(ctx.arms[candidate]!)} would have been declared the winner although every arm shows the same banner, a false winner`
+      : winnerReason(ctx, candidate);
     return { decision: { status: 'winner', winner: id, reason: sentence(reason) }, exposures_needed_per_arm: 0 };
   }
   const reason = aa ? `A/A check: no (false) winner so far; ${why}` : why;

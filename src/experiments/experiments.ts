@@ -111,7 +111,13 @@ export async function createExperiment(db: Queryable, workspaceId: string, w: Ex
      select $1, $2, i.position - 1, i.name, i.weight, i.content
        from unnest($3::text[], $4::float8[], $5::jsonb[]) with ordinality as i(name, weight, content, position)
      returning *`,
-    [workspaceId, experiment.id, w.arms.map((a) => a.name), w.arms.map((a) => a.weight), w.arms.map((a) => (a.content == null ? null : JSON.stringify(a.content)))],
+    [
+      workspaceId,
+      experiment.id,
+      w.arms.map((a) => a.name),
+      w.arms.map((a) => a.weight),
+      w.arms.map((a) => (a.content == null ? null : JSON.stringify(a.content))),
+    ],
   );
   return { experiment, arms: arms.rows.sort((a, b) => a.position - b.position) };
 }
@@ -151,7 +157,14 @@ export async function stopExperiment(db: Queryable, workspaceId: string, id: str
  * running -> concluded at `now` with the analysis it concluded on (its winner, when it declared one),
  * and experiment.concluded with the figures, once. Undefined when it was no longer running.
  */
-export async function concludeExperiment(db: Queryable, workspaceId: string, id: string, arms: readonly ArmRow[], analysis: Analysis, now: Date): Promise<ExperimentRow | undefined> {
+export async function concludeExperiment(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  arms: readonly ArmRow[],
+  analysis: Analysis,
+  now: Date,
+): Promise<ExperimentRow | undefined> {
   const winner = analysis.decision.status === 'winner' ? analysis.decision.winner : null;
   const { rows } = await db.query<ExperimentRow>(
     `update experiments set status = 'concluded', concluded_at = $3, winner_arm_id = $4, results = $5

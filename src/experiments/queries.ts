@@ -5,13 +5,19 @@ import type { ArmRow, ExperimentRow } from './experiments.ts';
 
 /** An experiment of the workspace; `lock` locks it for a write in the caller's transaction. */
 export async function getExperiment(db: Queryable, workspaceId: string, id: string, lock = false): Promise<ExperimentRow | undefined> {
-  const { rows } = await db.query<ExperimentRow>(`select * from experiments where workspace_id = $1 and id = $2${lock ? ' for update' : ''}`, [workspaceId, id]);
+  const { rows } = await db.query<ExperimentRow>(`select * from experiments where workspace_id = $1 and id = $2${lock ? ' for update' : ''}`, [
+    workspaceId,
+    id,
+  ]);
   return rows[0];
 }
 
 /** The arms of an experiment in their stable order (position; the control first). */
 export async function armsOf(db: Queryable, workspaceId: string, experimentId: string): Promise<ArmRow[]> {
-  const { rows } = await db.query<ArmRow>('select * from experiment_arms where workspace_id = $1 and experiment_id = $2 order by position', [workspaceId, experimentId]);
+  const { rows } = await db.query<ArmRow>('select * from experiment_arms where workspace_id = $1 and experiment_id = $2 order by position', [
+    workspaceId,
+    experimentId,
+  ]);
   return rows;
 }
 
@@ -19,25 +25,38 @@ export async function armsOf(db: Queryable, workspaceId: string, experimentId: s
 export async function armsOfMany(db: Queryable, workspaceId: string, experimentIds: readonly string[]): Promise<Map<string, ArmRow[]>> {
   const out = new Map<string, ArmRow[]>(experimentIds.map((id) => [id, []]));
   if (!experimentIds.length) return out;
-  const { rows } = await db.query<ArmRow>('select * from experiment_arms where workspace_id = $1 and experiment_id = any($2::uuid[]) order by experiment_id, position', [
-    workspaceId,
-    experimentIds,
-  ]);
+  const { rows } = await db.query<ArmRow>(
+    'select * from experiment_arms where workspace_id = $1 and experiment_id = any($2::uuid[]) order by experiment_id, position',
+    [workspaceId, experimentIds],
+  );
   for (const r of rows) out.get(r.experiment_id)?.push(r);
   return out;
 }
 
 /** A campaign's experiments (or the workspace's, when `campaignId` is null), newest first, paged. */
-export async function listExperiments(db: Queryable, workspaceId: string, campaignId: string | null, page: PageWindow): Promise<{ rows: ExperimentRow[]; total: number }> {
+export async function listExperiments(
+  db: Queryable,
+  workspaceId: string,
+  campaignId: string | null,
+  page: PageWindow,
+): Promise<{ rows: ExperimentRow[]; total: number }> {
   const where = 'from experiments where workspace_id = $1 and ($4::uuid is null or campaign_id = $4)';
   const count = await db.query<{ n: number }>(`select count(*)::int as n ${where.replaceAll('$4', '$2')}`, [workspaceId, campaignId]);
-  const { rows } = await db.query<ExperimentRow>(`select * ${where} order by created_at desc, id desc limit $2 offset $3`, [workspaceId, page.limit, page.offset, campaignId]);
+  const { rows } = await db.query<ExperimentRow>(`select * ${where} order by created_at desc, id desc limit $2 offset $3`, [
+    workspaceId,
+    page.limit,
+    page.offset,
+    campaignId,
+  ]);
   return { rows, total: count.rows[0]?.n ?? 0 };
 }
 
 /** The experiment running on a campaign, if any. */
 export async function runningExperimentOf(db: Queryable, workspaceId: string, campaignId: string): Promise<ExperimentRow | undefined> {
-  const { rows } = await db.query<ExperimentRow>(`select * from experiments where workspace_id = $1 and campaign_id = $2 and status = 'running'`, [workspaceId, campaignId]);
+  const { rows } = await db.query<ExperimentRow>(`select * from experiments where workspace_id = $1 and campaign_id = $2 and status = 'running'`, [
+    workspaceId,
+    campaignId,
+  ]);
   return rows[0];
 }
 

@@ -64,8 +64,8 @@ export async function startProblem(db: Queryable, e: ExperimentRow, now: Date): 
   if (e.end_time && e.end_time <= now) return ApiError.validation([detail('experiment.end_time', 'in_past', 'The end time has passed.')]);
   const arms = await armsOf(db, e.workspace_id, e.id);
   if (!campaign.content && arms.some((a) => a.content === null)) {
-    return new ApiError(422, 'invalid_request_error', 'campaign_incomplete', 'Arms without their own banner show the campaign\'s, and the campaign has none.', {
-      details: [detail('marketing_campaign.content', 'missing', 'Set the campaign\'s content with PATCH /v1/marketing_campaigns/{id}.')],
+    return new ApiError(422, 'invalid_request_error', 'campaign_incomplete', "Arms without their own banner show the campaign's, and the campaign has none.", {
+      details: [detail('marketing_campaign.content', 'missing', "Set the campaign's content with PATCH /v1/marketing_campaigns/{id}.")],
     });
   }
   return undefined;

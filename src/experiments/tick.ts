@@ -48,7 +48,12 @@ async function analyseRunning(c: Queryable, e: ExperimentRow, now: Date, analyse
   if (!winner || !done.auto_promote || done.mode !== 'ab' || archived) return;
   if (!(await promoteArm(c, e.workspace_id, e.id, winner, now))) return;
   // The promotion changes every sender's banner: the trail names the tick, as a person's promotion names them.
-  await recordAudit(c, e.workspace_id, TICK_ACTOR, { action: 'experiment.promote', targetKind: 'experiment', target: e.id, details: { arm_id: winner.id, automatic: true } });
+  await recordAudit(c, e.workspace_id, TICK_ACTOR, {
+    action: 'experiment.promote',
+    targetKind: 'experiment',
+    target: e.id,
+    details: { arm_id: winner.id, automatic: true },
+  });
   result.promoted++;
 }
 

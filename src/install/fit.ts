@@ -69,14 +69,23 @@ async function preload(ctx: AppContext, q: FitQuery, targets: InstallTarget[], i
   for (const [integrationId, integration] of integrations) {
     if (!integration) continue;
     const emailIds = targets.filter((t) => t.integrationId === integrationId).map((t) => t.emailId);
-    const rows = await loadInstallInputs(ctx.pool, { workspaceId: q.workspaceId, emailIds, integrationId, kind: q.kind }, q.content === 'draft' ? q.signatureId : undefined);
+    const rows = await loadInstallInputs(
+      ctx.pool,
+      { workspaceId: q.workspaceId, emailIds, integrationId, kind: q.kind },
+      q.content === 'draft' ? q.signatureId : undefined,
+    );
     for (const r of rows) inputs.set(`${integrationId}|${r.id}`, r);
   }
   const teammateIds = [...new Set([...inputs.values()].map((i) => i.teammate_id))];
   const base = { workspaceId: q.workspaceId, signatureId: q.signatureId, kind: q.kind, content: q.content, publicBaseUrl: ctx.config.PUBLIC_BASE_URL };
   const sources = await loadRenderSources(ctx.pool, base, teammateIds);
   const renderSource = (r: RenderQuery): Promise<RenderSourceResult> => {
-    const same = r.signatureId === base.signatureId && r.workspaceId === base.workspaceId && r.kind === base.kind && r.content === base.content && r.publicBaseUrl === base.publicBaseUrl;
+    const same =
+      r.signatureId === base.signatureId &&
+      r.workspaceId === base.workspaceId &&
+      r.kind === base.kind &&
+      r.content === base.content &&
+      r.publicBaseUrl === base.publicBaseUrl;
     const loaded = same && 'id' in r.teammate ? sources.get(r.teammate.id) : undefined;
     return loaded ?? loadRenderSource(ctx.pool, r);
   };
@@ -90,7 +99,8 @@ export async function mailboxFits(ctx: AppContext, q: FitQuery): Promise<Mailbox
   if (q.content === 'draft') teammates = await draftTeammates(ctx, q, teammates);
   const targets = await targetsForTeammates(ctx.pool, q.workspaceId, teammates, [q.kind]);
   const integrations = new Map<string, IntegrationRow | undefined>();
-  for (const t of targets) if (!integrations.has(t.integrationId)) integrations.set(t.integrationId, await getIntegration(ctx.pool, q.workspaceId, t.integrationId));
+  for (const t of targets)
+    if (!integrations.has(t.integrationId)) integrations.set(t.integrationId, await getIntegration(ctx.pool, q.workspaceId, t.integrationId));
   const preloaded = await preload(ctx, q, targets, integrations);
   const quiet = { ...ctx, logger: createLogger('silent') };
   const fits: MailboxFit[] = [];
@@ -102,7 +112,14 @@ export async function mailboxFits(ctx: AppContext, q: FitQuery): Promise<Mailbox
     const outcome = await installMailbox(
       quiet,
       { workspaceId: q.workspaceId, emailId: t.emailId, kind: q.kind, integrationId: t.integrationId, forced: false },
-      { dryRun: true, measure: true, content: q.content, logger: quiet.logger, preloaded: preloaded(t), ...(q.content === 'draft' ? { signatureId: q.signatureId } : {}) },
+      {
+        dryRun: true,
+        measure: true,
+        content: q.content,
+        logger: quiet.logger,
+        preloaded: preloaded(t),
+        ...(q.content === 'draft' ? { signatureId: q.signatureId } : {}),
+      },
     );
     const rendered = 'rendered' in outcome ? outcome.rendered : undefined;
     if (!rendered?.available || rendered.signatureId !== q.signatureId) continue;

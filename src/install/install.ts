@@ -22,7 +22,17 @@ import { paceRateLimited, reserveTurn } from '../installations/pace.ts';
 import { loadInstallInput, type InstallInput } from './load.ts';
 import { renderForAddress, type RenderedForAddress } from '../analytics/addressRender.ts';
 import { destinationLimit } from './destinations.ts';
-import { currentInstallation, holdPendingAsAccessLost, stopSlot, transition, transitionInstalled, type FailureSubject, type InstallStatus, type Transition, type TransitionResult } from '../installations/installations.ts';
+import {
+  currentInstallation,
+  holdPendingAsAccessLost,
+  stopSlot,
+  transition,
+  transitionInstalled,
+  type FailureSubject,
+  type InstallStatus,
+  type Transition,
+  type TransitionResult,
+} from '../installations/installations.ts';
 import { signatureNames } from '../signatures/queries.ts';
 import type { SignatureKind } from '../domain.ts';
 import type { RenderQuery, RenderSourceResult } from '../render/load.ts';
@@ -41,7 +51,15 @@ export type InstallOutcome =
   | { outcome: 'failed'; transition: TransitionResult; errorCode: string; message: string; providerResponse?: unknown; rendered?: RenderedForAddress }
   | { outcome: 'rescheduled'; retryAfterMs: number }
   | { outcome: 'deferred'; retryAfterMs: number }
-  | { outcome: 'skipped'; status: InstallStatus; reason: string; transition?: TransitionResult; rendered?: RenderedForAddress; errorCode?: 'signature_too_long'; limit?: number }
+  | {
+      outcome: 'skipped';
+      status: InstallStatus;
+      reason: string;
+      transition?: TransitionResult;
+      rendered?: RenderedForAddress;
+      errorCode?: 'signature_too_long';
+      limit?: number;
+    }
   | { outcome: 'dry_run'; wouldWrite: boolean; rendered: RenderedForAddress; signatureId: string };
 
 export interface InstallOptions {
@@ -113,23 +131,32 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
   if (!opts.dryRun && !opts.signatureId && choices.length > 1) {
     await withTx(ctx.pool, async (c) => {
       for (const other of choices.slice(1)) {
-        await transition(c, key(other.signature_id), { status: 'not_supported', errorCode: null, errorMessage: `a higher-priority signature (${winner.signature_id}) is installed in this mailbox` });
+        await transition(c, key(other.signature_id), {
+          status: 'not_supported',
+          errorCode: null,
+          errorMessage: `a higher-priority signature (${winner.signature_id}) is installed in this mailbox`,
+        });
       }
     });
   }
 
-  const rendered = await renderForAddress(ctx, {
-    workspaceId: job.workspaceId,
-    teammateId: email.teammate_id,
-    signatureId: winner.signature_id,
-    kind: job.kind,
-    emailId: job.emailId,
-    ...(opts.dryRun ? { content: opts.content ?? 'published', measure: opts.measure ?? false } : {}),
-  }, opts.preloaded?.renderSource);
+  const rendered = await renderForAddress(
+    ctx,
+    {
+      workspaceId: job.workspaceId,
+      teammateId: email.teammate_id,
+      signatureId: winner.signature_id,
+      kind: job.kind,
+      emailId: job.emailId,
+      ...(opts.dryRun ? { content: opts.content ?? 'published', measure: opts.measure ?? false } : {}),
+    },
+    opts.preloaded?.renderSource,
+  );
   const decide = async (status: InstallStatus, reason: string, errorCode: string | null = null): Promise<InstallOutcome> => {
     if (opts.dryRun) return { outcome: 'skipped', status, reason };
     const change = { errorCode, errorMessage: errorCode ? reason : null };
-    const to: Transition = status === 'failed' ? { status, ...change, subject: await failureSubject(ctx, email, integration, rendered) } : { status, ...change };
+    const to: Transition =
+      status === 'failed' ? { status, ...change, subject: await failureSubject(ctx, email, integration, rendered) } : { status, ...change };
     const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), to));
     return { outcome: 'skipped', status, reason, transition: t };
   };
@@ -148,7 +175,9 @@ export async function installMailbox(ctx: AppContext, job: InstallJob, opts: Ins
     const message = `the rendered signature is ${rendered.html.length} characters; ${words} accepts at most ${limit}`;
     if (opts.dryRun) return { outcome: 'skipped', status: 'failed', reason: message, rendered, errorCode: 'signature_too_long', limit };
     const subject = await failureSubject(ctx, email, integration, rendered);
-    const t = await withTx(ctx.pool, (c) => transition(c, key(winner.signature_id), { status: 'failed', errorCode: 'signature_too_long', errorMessage: message, subject }));
+    const t = await withTx(ctx.pool, (c) =>
+      transition(c, key(winner.signature_id), { status: 'failed', errorCode: 'signature_too_long', errorMessage: message, subject }),
+    );
     return { outcome: 'failed', transition: t, errorCode: 'signature_too_long', message, rendered };
   }
   if (!installer) return addinInstall(ctx, job, key(winner.signature_id), rendered, opts);
@@ -214,7 +243,9 @@ async function writeToProvider(ctx: AppContext, w: ProviderWrite): Promise<Insta
  * render's, or read when its content could not be loaded (invalid_content).
  */
 async function failureSubject(ctx: AppContext, email: EmailRow, integration: IntegrationRow, rendered: RenderedForAddress): Promise<FailureSubject> {
-  const signatureName = rendered.available ? rendered.signatureName : ((await signatureNames(ctx.pool, integration.workspace_id, [rendered.signatureId]))[0]?.name ?? '');
+  const signatureName = rendered.available
+    ? rendered.signatureName
+    : ((await signatureNames(ctx.pool, integration.workspace_id, [rendered.signatureId]))[0]?.name ?? '');
   return { address: email.address, teammateId: email.teammate_id, signatureName, integrationKind: integration.kind };
 }
 
@@ -253,7 +284,13 @@ async function providerFailure(ctx: AppContext, { job, email, integration, key, 
  * current version, the installation of each kind is `pending`. A signature over the add-in's
  * 30,000 characters is `failed` (`signature_too_long`) instead: the add-in would not insert it.
  */
-async function addinInstall(ctx: AppContext, _job: InstallJob, key: Parameters<typeof transition>[1], rendered: RenderedForAddress, opts: InstallOptions): Promise<InstallOutcome> {
+async function addinInstall(
+  ctx: AppContext,
+  _job: InstallJob,
+  key: Parameters<typeof transition>[1],
+  rendered: RenderedForAddress,
+  opts: InstallOptions,
+): Promise<InstallOutcome> {
   // Every kind waits for the add-in: it inserts the reply and internal variants itself at compose time.
   const current = await currentInstallation(ctx.pool, key);
   if (current?.status === 'installed' && current.content_hash === rendered.hash) return { outcome: 'unchanged', rendered };

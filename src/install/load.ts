@@ -50,7 +50,13 @@ export async function loadInstallInputs(
     mailboxRoutes(db, q.workspaceId, q.emailIds, q.integrationId),
     slotStates(db, q),
   ]);
-  const assigned = signatureId ? undefined : await signatureChoicesFor(db, q.workspaceId, mailboxes.map((m) => ({ teammateId: m.teammate_id, groupIds: m.group_ids })));
+  const assigned = signatureId
+    ? undefined
+    : await signatureChoicesFor(
+        db,
+        q.workspaceId,
+        mailboxes.map((m) => ({ teammateId: m.teammate_id, groupIds: m.group_ids })),
+      );
   return mailboxes.map(({ group_ids: _, ...m }) => {
     const choices = signatureId ? [{ signature_id: signatureId, priority: 0 }] : (assigned!.get(m.teammate_id) ?? []);
     const state = states.get(m.id);

@@ -77,7 +77,11 @@ export async function replayMailbox(ctx: AppContext, email: MailboxRef, opts: Re
     email: email.address,
     teammate: { id: email.teammate_id, display_name: email.display_name, removed: !!email.deleted_at },
     signatures: choices.map((c, i) => ({ id: c.signature_id, priority: c.priority, chosen: opts.signature ? c.signature_id === opts.signature : i === 0 })),
-    chosen_because: opts.signature ? 'requested with --signature' : choices.length ? `highest assignment priority (${choices[0]!.priority})` : 'no signature is assigned',
+    chosen_because: opts.signature
+      ? 'requested with --signature'
+      : choices.length
+        ? `highest assignment priority (${choices[0]!.priority})`
+        : 'no signature is assigned',
     dry_run: opts.dryRun ?? false,
     installs,
   };

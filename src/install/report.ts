@@ -19,12 +19,18 @@ export async function signatureReport(
   return signatureCompatibility(ctx.pool, workspaceId, signatureId, {
     content: opts.content,
     publicBaseUrl: ctx.config.PUBLIC_BASE_URL,
-    installed: (kind) => mailboxFits(ctx, { workspaceId, signatureId, kind, content: opts.content, ...(opts.teammateIds ? { teammateIds: opts.teammateIds } : {}) }),
+    installed: (kind) =>
+      mailboxFits(ctx, { workspaceId, signatureId, kind, content: opts.content, ...(opts.teammateIds ? { teammateIds: opts.teammateIds } : {}) }),
   });
 }
 
 /** The warnings of the signature's draft (after a write) or published content (after a publish). */
-export async function signatureWarnings(ctx: AppContext, workspaceId: string, signatureId: string, content: 'draft' | 'published'): Promise<CompatibilityWarning[]> {
+export async function signatureWarnings(
+  ctx: AppContext,
+  workspaceId: string,
+  signatureId: string,
+  content: 'draft' | 'published',
+): Promise<CompatibilityWarning[]> {
   const report = await signatureReport(ctx, workspaceId, signatureId, { content });
   return report ? compatibilityWarnings(report) : [];
 }

@@ -65,7 +65,12 @@ export async function targetsForTeammates(db: Queryable, workspaceId: string, te
  * rules above), and the teammate's id at the integration's provider (from a directory of the same
  * kind), in one statement for any number of addresses.
  */
-export async function mailboxRoutes(db: Queryable, workspaceId: string, emailIds: readonly string[], integrationId: string): Promise<Map<string, { routed: boolean; externalId: string | null }>> {
+export async function mailboxRoutes(
+  db: Queryable,
+  workspaceId: string,
+  emailIds: readonly string[],
+  integrationId: string,
+): Promise<Map<string, { routed: boolean; externalId: string | null }>> {
   const { rows } = await db.query<{ id: string; routed: boolean; external_id: string | null }>({
     name: 'mailbox_routes',
     text: `select e.id, $3::uuid in (${integrationsForEmail('$4')}) as routed,

@@ -64,7 +64,12 @@ function where(f: InstallationFilters): { sql: string; values: unknown[] } {
  * (`installations_workspace_status_created` serves a status and its order), and the
  * count of all that match.
  */
-export async function listInstallations(db: Queryable, workspaceId: string, page: PageWindow, filters: InstallationFilters = {}): Promise<{ rows: InstallationListRow[]; total: number }> {
+export async function listInstallations(
+  db: Queryable,
+  workspaceId: string,
+  page: PageWindow,
+  filters: InstallationFilters = {},
+): Promise<{ rows: InstallationListRow[]; total: number }> {
   const w = where(filters);
   const n = w.values.length;
   const { rows } = await db.query<Omit<InstallationListRow, 'fix'>>(

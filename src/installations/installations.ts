@@ -45,7 +45,8 @@ interface TransitionFields {
 }
 
 /** A status to move to; a move into `failed` carries what its event names. */
-export type Transition = TransitionFields & ({ status: Exclude<InstallStatus, 'failed'>; subject?: FailureSubject } | { status: 'failed'; subject: FailureSubject });
+export type Transition = TransitionFields &
+  ({ status: Exclude<InstallStatus, 'failed'>; subject?: FailureSubject } | { status: 'failed'; subject: FailureSubject });
 
 export interface TransitionResult {
   id: string;
@@ -108,7 +109,11 @@ export async function transition(db: Queryable, key: InstallationKey, t: Transit
  * attempted: true}) in one statement, without a transaction of its own (entering `installed` writes
  * no event). The row is locked by the statement, so concurrent workers still agree on `previous`.
  */
-export async function transitionInstalled(db: Queryable, key: InstallationKey, t: { contentHash: string; html: string; providerResponse: unknown }): Promise<TransitionResult> {
+export async function transitionInstalled(
+  db: Queryable,
+  key: InstallationKey,
+  t: { contentHash: string; html: string; providerResponse: unknown },
+): Promise<TransitionResult> {
   const { rows } = await db.query<{ id: string; previous: InstallStatus | null }>({
     name: 'installation_installed',
     text: `with prev as (
@@ -125,7 +130,16 @@ export async function transitionInstalled(db: Queryable, key: InstallationKey, t
        returning i.id
      )
      select up.id, (select status from prev) as previous from up`,
-    values: [key.workspaceId, key.emailId, key.signatureId, key.kind, key.integrationId, t.contentHash, t.html, t.providerResponse === undefined ? null : JSON.stringify(t.providerResponse)],
+    values: [
+      key.workspaceId,
+      key.emailId,
+      key.signatureId,
+      key.kind,
+      key.integrationId,
+      t.contentHash,
+      t.html,
+      t.providerResponse === undefined ? null : JSON.stringify(t.providerResponse),
+    ],
   });
   const row = rows[0]!;
   return { id: row.id, previous: row.previous, status: 'installed' };
@@ -136,7 +150,11 @@ async function emitFailed(db: Queryable, key: InstallationKey, errorCode: string
     error_code: errorCode,
     email: { uuid: key.emailId, address: r.address },
     teammate_uuid: r.teammateId,
-    signature: { uuid: key.signatureId, name: r.signatureName, kind: key.kind === 'primary' ? 'primary' : key.kind === 'reply' ? 'reply_variant' : 'internal_variant' },
+    signature: {
+      uuid: key.signatureId,
+      name: r.signatureName,
+      kind: key.kind === 'primary' ? 'primary' : key.kind === 'reply' ? 'reply_variant' : 'internal_variant',
+    },
     integration: { uuid: key.integrationId, kind: r.integrationKind },
   });
 }
@@ -174,11 +192,18 @@ export async function stopAddresses(db: Queryable, workspaceId: string, emailIds
 
 /** The integration lost access: its installs still waiting are held back, with no provider call. */
 export async function holdPendingAsAccessLost(db: Queryable, workspaceId: string, integrationId: string): Promise<void> {
-  await db.query(`update installations set status = 'access_lost' where workspace_id = $1 and integration_id = $2 and status = 'pending'`, [workspaceId, integrationId]);
+  await db.query(`update installations set status = 'access_lost' where workspace_id = $1 and integration_id = $2 and status = 'pending'`, [
+    workspaceId,
+    integrationId,
+  ]);
 }
 
 /** The integration has access again: the installs held back become pending; returns their slots, once each. */
-export async function releaseAccessLost(db: Queryable, workspaceId: string, integrationId: string): Promise<{ emailId: string; kind: SignatureKind; integrationId: string }[]> {
+export async function releaseAccessLost(
+  db: Queryable,
+  workspaceId: string,
+  integrationId: string,
+): Promise<{ emailId: string; kind: SignatureKind; integrationId: string }[]> {
   const { rows } = await db.query<{ email_id: string; kind: SignatureKind }>(
     `update installations set status = 'pending', error_code = null, error_message = null
       where workspace_id = $1 and integration_id = $2 and status = 'access_lost'

@@ -16,7 +16,11 @@ export interface MailboxStateKey {
 /** Stores the connector's new state for the mailbox, or forgets it (null). */
 export async function saveMailboxState(db: Queryable, key: MailboxStateKey, state: unknown): Promise<void> {
   if (state === null || state === undefined) {
-    await db.query('delete from mailbox_install_state where workspace_id = $1 and email_id = $2 and integration_id = $3', [key.workspaceId, key.emailId, key.integrationId]);
+    await db.query('delete from mailbox_install_state where workspace_id = $1 and email_id = $2 and integration_id = $3', [
+      key.workspaceId,
+      key.emailId,
+      key.integrationId,
+    ]);
     return;
   }
   await db.query(

@@ -59,7 +59,12 @@ export interface Turn {
  * more than `maxWaitMs` from now. `quotaPerSecond` (integration config) sets the first pace of a new
  * row. One statement.
  */
-export async function reserveTurn(db: Queryable, key: PaceKey, requests: number, opts: { maxWaitMs: number; quotaPerSecond?: number | undefined }): Promise<Turn> {
+export async function reserveTurn(
+  db: Queryable,
+  key: PaceKey,
+  requests: number,
+  opts: { maxWaitMs: number; quotaPerSecond?: number | undefined },
+): Promise<Turn> {
   const { rows } = await db.query<{ wait_ms: number; taken: boolean; starts_at: Date }>({
     name: 'install_pace_reserve',
     text: `with relaxed as (select set_config('synchronous_commit', 'off', true) as v),
@@ -121,7 +126,10 @@ export async function paceRateLimited(db: Queryable, key: PaceKey, retryAfterMs:
 }
 
 /** The current pace, for the support commands and tests: requests per second (null when unpaced). */
-export async function currentPace(db: Queryable, key: PaceKey): Promise<{ ratePerSecond: number | null; ceilingPerSecond: number | null; pausedUntil: Date | null } | undefined> {
+export async function currentPace(
+  db: Queryable,
+  key: PaceKey,
+): Promise<{ ratePerSecond: number | null; ceilingPerSecond: number | null; pausedUntil: Date | null } | undefined> {
   const { rows } = await db.query<{ rate_per_s: number | null; ceiling_per_s: number | null; paused_until: Date | null }>(
     'select rate_per_s, ceiling_per_s, paused_until from install_pace where workspace_id = $1 and integration_id = $2',
     [key.workspaceId, key.integrationId],

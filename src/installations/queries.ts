@@ -37,7 +37,10 @@ export async function installationsOfMailbox(db: Queryable, workspaceId: string,
 }
 
 /** The workspace's installations per integration and status: how many, and of how many addresses. */
-export async function countsByIntegration(db: Queryable, workspaceId: string): Promise<{ integration_id: string; status: InstallStatus; installs: number; mailboxes: number }[]> {
+export async function countsByIntegration(
+  db: Queryable,
+  workspaceId: string,
+): Promise<{ integration_id: string; status: InstallStatus; installs: number; mailboxes: number }[]> {
   const { rows } = await db.query<{ integration_id: string; status: InstallStatus; installs: number; mailboxes: number }>(
     `select integration_id, status, count(*)::int as installs, count(distinct email_id)::int as mailboxes
        from installations where workspace_id = $1 group by integration_id, status`,
@@ -55,7 +58,10 @@ export interface SlotState {
 }
 
 /** SlotState of each address among `emailIds` for one integration and kind, in one (named) statement. */
-export async function slotStates(db: Queryable, q: { workspaceId: string; emailIds: readonly string[]; integrationId: string; kind: SignatureKind }): Promise<Map<string, SlotState>> {
+export async function slotStates(
+  db: Queryable,
+  q: { workspaceId: string; emailIds: readonly string[]; integrationId: string; kind: SignatureKind },
+): Promise<Map<string, SlotState>> {
   const { rows } = await db.query<SlotState & { email_id: string }>({
     name: 'install_slot_states',
     text: `select w.id as email_id,
@@ -88,7 +94,11 @@ export async function lastAttempts(db: Queryable, q: { workspaceId: string; emai
 }
 
 /** The slots (address, kind, integration) of these installations of the workspace, once each; ids of other workspaces are left out. */
-export async function slotsOfInstallations(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ emailId: string; kind: SignatureKind; integrationId: string }[]> {
+export async function slotsOfInstallations(
+  db: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<{ emailId: string; kind: SignatureKind; integrationId: string }[]> {
   const { rows } = await db.query<{ email_id: string; kind: SignatureKind; integration_id: string }>(
     `select distinct email_id, kind, integration_id from installations where workspace_id = $1 and id = any($2::uuid[])`,
     [workspaceId, ids],

@@ -57,13 +57,7 @@ async function claim(pool: pg.Pool, job: Slot, jobId: string): Promise<boolean> 
 }
 
 /** Runs `fn` while the job holds the mailbox slot, waiting for another job that holds it. */
-export async function withInstallSlot<T>(
-  pool: pg.Pool,
-  job: Slot,
-  jobId: string,
-  fn: () => Promise<T>,
-  opts: SlotOptions = {},
-): Promise<T> {
+export async function withInstallSlot<T>(pool: pg.Pool, job: Slot, jobId: string, fn: () => Promise<T>, opts: SlotOptions = {}): Promise<T> {
   const pollMs = opts.pollMs ?? 100;
   const maxWaitMs = opts.maxWaitMs ?? 60_000;
   const started = Date.now();
@@ -79,7 +73,11 @@ export async function withInstallSlot<T>(
     return await fn();
   } finally {
     await pool
-      .query({ name: 'install_slot_release', text: 'delete from install_slots where email_id = $1 and kind = $2 and integration_id = $3 and job_id = $4', values: [job.emailId, job.kind, job.integrationId, jobId] })
+      .query({
+        name: 'install_slot_release',
+        text: 'delete from install_slots where email_id = $1 and kind = $2 and integration_id = $3 and job_id = $4',
+        values: [job.emailId, job.kind, job.integrationId, jobId],
+      })
       .catch(() => {}); // the claim lapses with the job's lock anyway
   }
 }

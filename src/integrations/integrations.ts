@@ -53,7 +53,11 @@ export interface IntegrationRow {
 }
 
 export async function getIntegration(db: Queryable, workspaceId: string, id: string): Promise<IntegrationRow | undefined> {
-  const { rows } = await db.query<IntegrationRow>({ name: 'integration_get', text: 'select * from integrations where workspace_id = $1 and id = $2', values: [workspaceId, id] });
+  const { rows } = await db.query<IntegrationRow>({
+    name: 'integration_get',
+    text: 'select * from integrations where workspace_id = $1 and id = $2',
+    values: [workspaceId, id],
+  });
   return rows[0];
 }
 
@@ -177,7 +181,12 @@ export async function insertIntegration(ctx: AppContext, client: pg.PoolClient, 
  * Rewrites config and credentials of a workspace's live integrations of one kind and category, and
  * drops their incremental sync state (the sandbox repoints them at freshly started emulators).
  */
-export async function repointIntegrations(ctx: AppContext, db: Queryable, workspaceId: string, conn: Pick<ConnectInput, 'kind' | 'category' | 'credentials' | 'config'>): Promise<void> {
+export async function repointIntegrations(
+  ctx: AppContext,
+  db: Queryable,
+  workspaceId: string,
+  conn: Pick<ConnectInput, 'kind' | 'category' | 'credentials' | 'config'>,
+): Promise<void> {
   await db.query(
     `update integrations set config = $4, credentials = $5, sync_cursor = null, sync_cursor_at = null, updated_at = now()
       where workspace_id = $1 and kind = $2 and category = $3 and status <> 'disconnected'`,
@@ -189,11 +198,16 @@ export async function repointIntegrations(ctx: AppContext, db: Queryable, worksp
  * Replaces credentials and returns the integration to active, re-arming access_lost. When it had
  * lost access, the installs held back meanwhile are released (in the same transaction).
  */
-export async function updateCredentials(ctx: AppContext, client: pg.PoolClient, integration: IntegrationRow, credentials: unknown): Promise<{ row: IntegrationRow; wasLost: boolean }> {
-  const prev = await client.query<{ status: IntegrationStatus }>(
-    'select status from integrations where workspace_id = $1 and id = $2 for update',
-    [integration.workspace_id, integration.id],
-  );
+export async function updateCredentials(
+  ctx: AppContext,
+  client: pg.PoolClient,
+  integration: IntegrationRow,
+  credentials: unknown,
+): Promise<{ row: IntegrationRow; wasLost: boolean }> {
+  const prev = await client.query<{ status: IntegrationStatus }>('select status from integrations where workspace_id = $1 and id = $2 for update', [
+    integration.workspace_id,
+    integration.id,
+  ]);
   const { rows } = await client.query<IntegrationRow>(
     `update integrations set credentials = $3, status = 'active', error_message = null, error_since = null,
             disconnected_at = null, connected_at = coalesce(connected_at, now())

@@ -17,12 +17,19 @@ export async function listIntegrations(db: Queryable, workspaceId: string, page:
       order by created_at desc, id desc limit $2 offset $3`,
     [workspaceId, page.limit, page.offset],
   );
-  const total = rows[0]?.total ?? (await db.query<{ n: number }>(`select count(*)::int as n from integrations where workspace_id = $1 and status <> 'disconnected'`, [workspaceId])).rows[0]!.n;
+  const total =
+    rows[0]?.total ??
+    (await db.query<{ n: number }>(`select count(*)::int as n from integrations where workspace_id = $1 and status <> 'disconnected'`, [workspaceId])).rows[0]!
+      .n;
   return { rows, total };
 }
 
 /** What a link to an integration checks: its category, status and names. */
-export async function integrationSummary(db: Queryable, workspaceId: string, id: string): Promise<{ id: string; category: string; status: string; dashboard_url: string | null; name: string } | undefined> {
+export async function integrationSummary(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<{ id: string; category: string; status: string; dashboard_url: string | null; name: string } | undefined> {
   const { rows } = await db.query<{ id: string; category: string; status: string; dashboard_url: string | null; name: string }>(
     'select id, category, status, dashboard_url, name from integrations where workspace_id = $1 and id = $2',
     [workspaceId, id],
@@ -31,7 +38,11 @@ export async function integrationSummary(db: Queryable, workspaceId: string, id:
 }
 
 /** Of the integrations `ids`, the first connected directory (teammates) integration: an active one first, then the oldest. */
-export async function firstConnectedDirectory(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ id: string; name: string; status: string; dashboard_url: string | null } | undefined> {
+export async function firstConnectedDirectory(
+  db: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<{ id: string; name: string; status: string; dashboard_url: string | null } | undefined> {
   const { rows } = await db.query<{ id: string; name: string; status: string; dashboard_url: string | null }>(
     `select i.id, i.name, i.status, i.dashboard_url from integrations i
       where i.workspace_id = $1 and i.id = any($2::uuid[]) and i.category = 'teammates' and i.status <> 'disconnected'
@@ -42,7 +53,13 @@ export async function firstConnectedDirectory(db: Queryable, workspaceId: string
 }
 
 /** The ids of the workspace's integrations of a provider kind and category; `active`: only those active and activated (and `id` only). */
-export async function integrationIdsOfKind(db: Queryable, workspaceId: string, kind: string, category: string, active?: { id?: string | undefined }): Promise<string[]> {
+export async function integrationIdsOfKind(
+  db: Queryable,
+  workspaceId: string,
+  kind: string,
+  category: string,
+  active?: { id?: string | undefined },
+): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `select i.id from integrations i
       where i.workspace_id = $1 and i.kind = $2 and i.category = $3
@@ -74,7 +91,12 @@ export async function getRunOfWorkspace(db: Queryable, workspaceId: string, runI
 }
 
 /** An integration's latest sync runs, newest first. */
-export async function recentRuns(db: Queryable, workspaceId: string, integration: { id: string; name: string; category: string }, limit: number): Promise<RunWithIntegration[]> {
+export async function recentRuns(
+  db: Queryable,
+  workspaceId: string,
+  integration: { id: string; name: string; category: string },
+  limit: number,
+): Promise<RunWithIntegration[]> {
   const { rows } = await db.query<RunWithIntegration>(
     `select r.*, $3::text as integration_name, $4::text as category from sync_runs r
       where r.workspace_id = $1 and r.integration_id = $2 order by r.started_at desc limit $5`,
@@ -124,7 +146,10 @@ export async function anyStoredCredential(db: Queryable): Promise<Buffer | undef
 
 /** The kind and name of these integrations of the workspace, ordered by name (the database's collation). */
 export async function integrationNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ id: string; kind: string; name: string }[]> {
-  const { rows } = await db.query<{ id: string; kind: string; name: string }>('select id, kind, name from integrations where workspace_id = $1 and id = any($2::uuid[]) order by name', [workspaceId, ids]);
+  const { rows } = await db.query<{ id: string; kind: string; name: string }>(
+    'select id, kind, name from integrations where workspace_id = $1 and id = any($2::uuid[]) order by name',
+    [workspaceId, ids],
+  );
   return rows;
 }
 
@@ -185,7 +210,6 @@ export async function runSummaries(db: Queryable, runIds: readonly string[]): Pr
   return rows;
 }
 
-
 /** The workspace's active, activated integrations in add-in mode: what an add-in fetch moves to `installed`. */
 export async function addinIntegrations(db: Queryable, workspaceId: string): Promise<IntegrationRow[]> {
   const { rows } = await db.query<IntegrationRow>({
@@ -197,7 +221,9 @@ export async function addinIntegrations(db: Queryable, workspaceId: string): Pro
 }
 
 /** Every Microsoft integration that is not disconnected, in every workspace, oldest first, with its (encrypted) credentials: the add-in's tenants. */
-export async function microsoftIntegrations(db: Queryable): Promise<{ id: string; workspace_id: string; credentials: Buffer; config: Record<string, unknown> }[]> {
+export async function microsoftIntegrations(
+  db: Queryable,
+): Promise<{ id: string; workspace_id: string; credentials: Buffer; config: Record<string, unknown> }[]> {
   const { rows } = await db.query<{ id: string; workspace_id: string; credentials: Buffer; config: Record<string, unknown> }>(
     `select id, workspace_id, credentials, config from integrations where kind = 'microsoft_entra' and status <> 'disconnected' order by created_at`,
   );

@@ -149,7 +149,10 @@ export async function startAllRuns(pool: pg.Pool, trigger: SyncTrigger): Promise
 
 /** How many users the integration's last complete (succeeded) run saw; 0 without one. */
 export async function lastCompleteRunSeen(db: Queryable, integrationId: string): Promise<number> {
-  const { rows } = await db.query<{ seen: number }>(`select seen from sync_runs where integration_id = $1 and status = 'succeeded' order by finished_at desc limit 1`, [integrationId]);
+  const { rows } = await db.query<{ seen: number }>(
+    `select seen from sync_runs where integration_id = $1 and status = 'succeeded' order by finished_at desc limit 1`,
+    [integrationId],
+  );
   return rows[0]?.seen ?? 0;
 }
 
@@ -184,7 +187,10 @@ export async function claimRun(db: Queryable, runId: string): Promise<SyncRunRow
  * transactions of the run that reference the row, such as another page's seen users).
  */
 export async function holdRun(client: pg.PoolClient, runId: string, executor: string, lock = true): Promise<void> {
-  const { rowCount } = await client.query(`select 1 from sync_runs where id = $1 and executor = $2 and status = 'running'${lock ? ' for no key update' : ''}`, [runId, executor]);
+  const { rowCount } = await client.query(`select 1 from sync_runs where id = $1 and executor = $2 and status = 'running'${lock ? ' for no key update' : ''}`, [
+    runId,
+    executor,
+  ]);
   if (!rowCount) throw new RunTakenOverError(runId);
 }
 
@@ -211,7 +217,18 @@ export async function recordPage(client: pg.PoolClient, runId: string, c: PageCo
                                  else error_details || $8::jsonb end,
             checkpoint = jsonb_build_object('pageToken', $9::text), stage_ms = $10::jsonb, updated_at = now()
       where id = $1`,
-    [runId, c.seen, c.created, c.updated, c.unchanged, c.skipped, c.errors, JSON.stringify(c.errorDetails.slice(0, maxErrorDetails)), c.nextPageToken ?? null, JSON.stringify(c.stageMs)],
+    [
+      runId,
+      c.seen,
+      c.created,
+      c.updated,
+      c.unchanged,
+      c.skipped,
+      c.errors,
+      JSON.stringify(c.errorDetails.slice(0, maxErrorDetails)),
+      c.nextPageToken ?? null,
+      JSON.stringify(c.stageMs),
+    ],
   );
 }
 
@@ -251,13 +268,19 @@ export async function recordSeen(db: Queryable, runId: string, active: string[],
  * external id. A user leaves the list when its groups are written (clearPendingGroups).
  */
 export async function pendingGroupsUsers(db: Queryable, runId: string, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ external_id: string }>('select s.external_id from sync_run_seen s where s.run_id = $1 and s.groups_pending limit $2', [runId, limit]);
+  const { rows } = await db.query<{ external_id: string }>('select s.external_id from sync_run_seen s where s.run_id = $1 and s.groups_pending limit $2', [
+    runId,
+    limit,
+  ]);
   return rows.map((r) => r.external_id);
 }
 
 /** These seen users' groups are written: they leave the pending list. */
 export async function clearPendingGroups(client: pg.PoolClient, runId: string, externalIds: string[]): Promise<void> {
-  await client.query('update sync_run_seen set groups_pending = false where run_id = $1 and external_id = any($2::text[]) and groups_pending', [runId, externalIds]);
+  await client.query('update sync_run_seen set groups_pending = false where run_id = $1 and external_id = any($2::text[]) and groups_pending', [
+    runId,
+    externalIds,
+  ]);
 }
 
 export type EndFields = Partial<Pick<SyncRunRow, 'error_code' | 'error' | 'deleted' | 'pending_deletions'>>;
@@ -266,7 +289,13 @@ export type EndFields = Partial<Pick<SyncRunRow, 'error_code' | 'error' | 'delet
  * Ends a running run; a run already ended stays as it is, and so does a run another execution took
  * over (when `executor` is given).
  */
-export async function finishRun(db: Queryable, runId: string, status: SyncRunRow['status'], fields: EndFields = {}, executor: string | null = null): Promise<void> {
+export async function finishRun(
+  db: Queryable,
+  runId: string,
+  status: SyncRunRow['status'],
+  fields: EndFields = {},
+  executor: string | null = null,
+): Promise<void> {
   await db.query(
     `update sync_runs set status = $2, finished_at = now(), error_code = $3, error = $4,
             deleted = coalesce($5, deleted), pending_deletions = coalesce($6, pending_deletions), checkpoint = case when $2 = 'succeeded' or $2 = 'needs_confirmation' then null else checkpoint end
@@ -277,7 +306,10 @@ export async function finishRun(db: Queryable, runId: string, status: SyncRunRow
 
 /** Cancels the integration's running runs (it was disconnected); their next page finds them cancelled. */
 export async function cancelRunningRuns(db: Queryable, integrationId: string, reason: string): Promise<void> {
-  await db.query(`update sync_runs set status = 'cancelled', finished_at = now(), error = $2 where integration_id = $1 and status = 'running'`, [integrationId, reason]);
+  await db.query(`update sync_runs set status = 'cancelled', finished_at = now(), error = $2 where integration_id = $1 and status = 'running'`, [
+    integrationId,
+    reason,
+  ]);
 }
 
 /** Drops whom finished runs saw, once they ended more than `olderThanHours` ago; answers the rows dropped. */

@@ -134,7 +134,12 @@ export function jobKey<S extends z.ZodType, K>(type: JobType<string, S, K>, payl
 }
 
 /** Adds one job (in the caller's transaction when `db` is its client). */
-export async function enqueue<S extends z.ZodType, K>(db: Queryable, type: JobType<string, S, K>, payload: z.input<S>, ...[opts]: OptionsArg<z.input<S>, K>): Promise<void> {
+export async function enqueue<S extends z.ZodType, K>(
+  db: Queryable,
+  type: JobType<string, S, K>,
+  payload: z.input<S>,
+  ...[opts]: OptionsArg<z.input<S>, K>
+): Promise<void> {
   await db.query(`select graphile_worker.add_job($1, $2::json, queue_name := $3, run_at := $4, max_attempts := $5, job_key := $6)`, [
     type.name,
     JSON.stringify(payload),
@@ -160,5 +165,7 @@ export async function enqueueMany<S extends z.ZodType, K>(
     max_attempts: type.maxAttempts ?? null,
     job_key: jobKey(type, item.payload, item),
   }));
-  await db.query(`select count(*) from graphile_worker.add_jobs(array(select json_populate_recordset(null::graphile_worker.job_spec, $1::json)), false)`, [JSON.stringify(specs)]);
+  await db.query(`select count(*) from graphile_worker.add_jobs(array(select json_populate_recordset(null::graphile_worker.job_spec, $1::json)), false)`, [
+    JSON.stringify(specs),
+  ]);
 }

@@ -82,7 +82,11 @@ export async function requestInstalls(pool: pg.Pool, workspaceId: string, target
 
 /** One `sync_integration` job per started run, keyed by its integration (one at a time per integration), in one call. */
 export async function requestSyncRuns(db: Queryable, runs: readonly { id: string; integration_id: string }[]): Promise<void> {
-  await enqueueMany(db, jobs.syncIntegration, runs.map((r) => ({ payload: { runId: r.id }, keyBy: { integrationId: r.integration_id } })));
+  await enqueueMany(
+    db,
+    jobs.syncIntegration,
+    runs.map((r) => ({ payload: { runId: r.id }, keyBy: { integrationId: r.integration_id } })),
+  );
 }
 
 /** A photo sync for each of these assets integrations of the workspace (the integrations owner picks them); answers how many. */
@@ -98,7 +102,11 @@ export async function requestSeatSync(db: Queryable, workspaceId: string, runId:
 
 /** One `deliver_webhook` job per delivery (keyed by the delivery), in one `add_jobs` call. */
 export async function requestDeliveries(db: Queryable, deliveryIds: readonly string[]): Promise<void> {
-  await enqueueMany(db, jobs.deliverWebhook, deliveryIds.map((deliveryId) => ({ payload: { deliveryId } })));
+  await enqueueMany(
+    db,
+    jobs.deliverWebhook,
+    deliveryIds.map((deliveryId) => ({ payload: { deliveryId } })),
+  );
 }
 
 /** The next attempt of a delivery, at `runAt` (now when null), under the delivery's key. */

@@ -214,7 +214,8 @@ export function guardedAgent(policy: UrlPolicy, opts: { tlsOptions?: tls.Connect
     try {
       // An IP literal is not looked up: judge it before connecting.
       if (net.isIP(host) !== 0) assertAddressAllowed(host, host, policy, plain);
-      else if (isLocalhostName(host) && !policy.allowInsecure) throw new UnsafeUrlError(`${host} is a loopback host (allowed only with ALLOW_INSECURE_OUTBOUND_URLS=1)`);
+      else if (isLocalhostName(host) && !policy.allowInsecure)
+        throw new UnsafeUrlError(`${host} is a loopback host (allowed only with ALLOW_INSECURE_OUTBOUND_URLS=1)`);
     } catch (err) {
       callback(err as Error, null);
       return;

@@ -8,10 +8,10 @@ import { colorDecl, emailColor } from './colors.ts';
 import { SOCIAL_ICONS, SOCIAL_NETWORK_NAMES, type SocialNetwork } from './social.ts';
 import { type Block, DEFAULTS, type ListBlock, type ListItemBlock, type OptOutBlock, type SocialListBlock, type StackBlock, type TextBlock } from './schema.ts';
 import { type Box, fullTextCss, hasMargin, joinCss, paddingCss, resolveBox, type ResolvedTextStyle, resolveTextStyle } from './style.ts';
-import type { Slots} from './program.ts';
+import type { Slots } from './program.ts';
 import { type Env, SIGNATURE_MAX_WIDTH, TABLE_CLOSE, TABLE_OPEN } from './program.ts';
 import { CompiledHref, shownUrl } from './links.ts';
-import type { Line} from './lines.ts';
+import type { Line } from './lines.ts';
 import { cellStyleOf, compileTokens, spanFor } from './lines.ts';
 
 export interface CBlock {
@@ -48,10 +48,17 @@ function cellFrame(box: Box, ctx: SlotContext, extraCss = ''): { open: string; c
   const widthAttr = cellWidth !== undefined ? ` width="${Math.round(cellWidth)}"` : '';
   const bg = box.background ? emailColor(box.background) : undefined;
   const bgAttr = bg?.attr ? ` bgcolor="${escapeAttr(bg.attr)}"` : '';
-  const inner = joinCss(paddingCss(box.padding), box.background ? colorDecl('background-color', box.background) : '', cellWidth !== undefined ? `width:${px(cellWidth)}` : '', extraCss);
+  const inner = joinCss(
+    paddingCss(box.padding),
+    box.background ? colorDecl('background-color', box.background) : '',
+    cellWidth !== undefined ? `width:${px(cellWidth)}` : '',
+    extraCss,
+  );
   const padded = `<td${widthAttr}${bgAttr}${inner ? ` style="${escapeAttr(inner)}"` : ''}>`;
   // For a side-padded box of fixed width: the table of that width around the padded cell, to sit in a cell.
-  const fixed = sidePadded ? { open: `${TABLE_OPEN.slice(0, -1)} width="${Math.round(box.width!)}" style="width:${px(box.width!)}"><tr>${padded}`, close: `</td></tr>${TABLE_CLOSE}` } : undefined;
+  const fixed = sidePadded
+    ? { open: `${TABLE_OPEN.slice(0, -1)} width="${Math.round(box.width!)}" style="width:${px(box.width!)}"><tr>${padded}`, close: `</td></tr>${TABLE_CLOSE}` }
+    : undefined;
   const innerOpen = fixed ? `<td>${fixed.open}` : padded;
   const innerClose = fixed ? `${fixed.close}</td>` : '</td>';
   const vertical = box.padding[0] !== 0 || box.padding[2] !== 0 || box.margin[0] !== 0 || box.margin[2] !== 0;
@@ -234,7 +241,16 @@ class ListNode implements CBlock {
     this.spacer = this.vertical && box.gap > 0 ? spacerRow(box.gap) : '';
     this.separatorText = cleanLiteral(b.separator ?? DEFAULTS.separator);
     this.separatorHtml = spanFor(b.separatorStyle ? resolveTextStyle(b.separatorStyle) : listCell, listCell, escapeText(this.separatorText));
-    ({ open: this.open, close: this.close } = cellFrame(box, ctx, this.vertical ? '' : fullTextCss(listCell, this.items.some((i) => i.hasImage))));
+    ({ open: this.open, close: this.close } = cellFrame(
+      box,
+      ctx,
+      this.vertical
+        ? ''
+        : fullTextCss(
+            listCell,
+            this.items.some((i) => i.hasImage),
+          ),
+    ));
   }
 
   get isEmpty(): boolean {
@@ -310,7 +326,9 @@ class SocialListNode implements CBlock {
   constructor(b: SocialListBlock, ctx: SlotContext, slots: Slots) {
     const box = resolveBox(b.blockStyle, 6);
     const size = Math.round(b.iconSize ?? DEFAULTS.iconSize);
-    this.items = b.children.filter((c) => c.visible !== false && Object.hasOwn(SOCIAL_ICONS, c.network)).map((c) => new SocialItem(c.network, new CompiledHref(c.href, slots), size));
+    this.items = b.children
+      .filter((c) => c.visible !== false && Object.hasOwn(SOCIAL_ICONS, c.network))
+      .map((c) => new SocialItem(c.network, new CompiledHref(c.href, slots), size));
     this.spacer = box.gap > 0 ? spacerCell(box.gap) : '';
     this.rowSpacer = box.gap > 0 ? spacerRow(box.gap) : '';
     const width = (box.width ?? SIGNATURE_MAX_WIDTH) - box.padding[1] - box.padding[3];

@@ -105,7 +105,8 @@ function supportOf(client: ClientId, title: string): ProbeIssue {
   if (!m) {
     m = new Map();
     const { supported, unsupported } = getAllFeatures([client]);
-    for (const map of [supported, unsupported]) for (const f of map.get(client) ?? []) m.set(f.title, { title: f.title, support: f.support === 'full' ? 'none' : f.support, notes: f.notes });
+    for (const map of [supported, unsupported])
+      for (const f of map.get(client) ?? []) m.set(f.title, { title: f.title, support: f.support === 'full' ? 'none' : f.support, notes: f.notes });
     for (const f of supported.get(client) ?? []) if (f.support === 'full') m.set(f.title, { title: f.title, support: 'unknown', notes: ['full'] });
     supportByClient.set(client, m);
   }
@@ -235,7 +236,9 @@ export function checkHtml(html: string, opts: { bannerAt?: number; clients?: rea
       const issues = added(issuesByClient, baseByClient, client).filter((i) => u.kind !== 'css' || !shorthandOfOwnFeature(i.title, u.name));
       if (u.kind === 'css') issues.push(...functionIssues(u.value, client));
       for (const issue of issues) {
-        const exception = EXCEPTIONS.find((x) => (typeof x.title === 'string' ? x.title === issue.title : x.title.includes(issue.title)) && x.clients.includes(client) && x.applies(u));
+        const exception = EXCEPTIONS.find(
+          (x) => (typeof x.title === 'string' ? x.title === issue.title : x.title.includes(issue.title)) && x.clients.includes(client) && x.applies(u),
+        );
         // One finding per client, feature, exception and way of use (the same cell style repeats).
         const key = `${client}\n${issue.title}\n${u.part}\n${u.kind}\n${u.tag}\n${u.name}\n${u.value}\n${exception?.id ?? ''}\n${u.rowPaddingDiffers}\n${u.holdsImage}\n${u.style.map((d) => `${d.property}:${d.value}`).join(';')}`;
         if (seen.has(key)) continue;
@@ -254,7 +257,11 @@ export function unexplained(findings: readonly Finding[]): Finding[] {
 
 /** One line per unexplained finding, for test failures and the CLI. */
 export function describeFinding(f: Finding): string {
-  const what = f.usage.kind === 'element' ? `<${f.usage.tag}>` : f.usage.kind === 'attribute' ? `${f.usage.name}="${f.usage.value}" on <${f.usage.tag}>` : `${f.usage.name}:${f.usage.value} on <${f.usage.tag}>`;
+  const what =
+    f.usage.kind === 'element'
+      ? `<${f.usage.tag}>`
+      : f.usage.kind === 'attribute'
+        ? `${f.usage.name}="${f.usage.value}" on <${f.usage.tag}>`
+        : `${f.usage.name}:${f.usage.value} on <${f.usage.tag}>`;
   return `${f.client}: ${f.title} (${f.support}) for ${what} in the ${f.usage.part}${f.notes.length ? ` - ${f.notes.join(' ')}` : ''}`;
 }
-

@@ -46,7 +46,11 @@ async function loadSource(db: Queryable, workspaceId: string, signatureId: strin
     installFamilies(db, workspaceId),
   ]);
   if (!signature) return undefined;
-  const values = await longestValues(db, workspaceId, fields.map((f) => f.id));
+  const values = await longestValues(
+    db,
+    workspaceId,
+    fields.map((f) => f.id),
+  );
   return { signature, fields, values, campaign, families };
 }
 
@@ -97,11 +101,14 @@ export async function signatureCompatibility(
       values,
       assets,
       signatureId,
-      campaign: banner && c ? { id: c.id, name: c.name, status: 'active', content: banner, signature_template_ids: [signatureId], smart_fields_conditions: [] } : null,
+      campaign:
+        banner && c ? { id: c.id, name: c.name, status: 'active', content: banner, signature_template_ids: [signatureId], smart_fields_conditions: [] } : null,
       variant: k.kind === 'primary' ? null : { kind: k.kind, show_marketing_campaigns: k.showsBanner },
     });
     const mailboxes = opts.installed ? await opts.installed(k.kind) : [];
-    reports.push(kindReport({ kind: k.kind, html: out.html, bannerAt: out.bannerAt, banner: out.banner && c ? { id: c.id, name: c.name } : null, mailboxes }, families));
+    reports.push(
+      kindReport({ kind: k.kind, html: out.html, bannerAt: out.bannerAt, banner: out.banner && c ? { id: c.id, name: c.name } : null, mailboxes }, families),
+    );
   }
   return compatibilityReport(reports, families);
 }

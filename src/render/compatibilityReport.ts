@@ -56,7 +56,12 @@ function effectOf(f: Finding): string {
   const u = f.usage;
   if (f.exception) return f.exception.shows?.(u) ?? '';
   const plain = PLAIN[u.name] ?? PLAIN[u.name.split('-')[0]!];
-  const what = u.kind === 'element' ? `<${u.tag}> element` : u.kind === 'attribute' ? `${plain ?? u.name} (${u.name} attribute)` : `${plain ?? 'style'} (${u.name}:${u.value})`;
+  const what =
+    u.kind === 'element'
+      ? `<${u.tag}> element`
+      : u.kind === 'attribute'
+        ? `${plain ?? u.name} (${u.name} attribute)`
+        : `${plain ?? 'style'} (${u.name}:${u.value})`;
   const notes = f.notes.length ? `: ${f.notes.join(' ')}` : '';
   if (f.support === 'none') return `${partWords(u)} shows without its ${what}${notes}`;
   if (f.support === 'partial') return `${partWords(u)} may not show its ${what} as designed${notes}`;
@@ -169,7 +174,15 @@ export function kindReport(input: KindInput, destinations: readonly ClientFamily
   if (mailboxes.length === 0) {
     const findings = checkHtml(input.html, { bannerAt: input.bannerAt });
     const sender = compatibilityIssues(findings.filter((f) => senders.has(f.client)));
-    return { ...base, banner: input.banner, issues: sender, readers: compatibilityIssues(findings), measured_on: 'longest_values', destinations: [], sizes: sizeBudgets(input.html, destinations) };
+    return {
+      ...base,
+      banner: input.banner,
+      issues: sender,
+      readers: compatibilityIssues(findings),
+      measured_on: 'longest_values',
+      destinations: [],
+      sizes: sizeBudgets(input.html, destinations),
+    };
   }
   const checked = checkedHtml(mailboxes);
   const findings = checked.flatMap((m) => checkHtml(m.html, { bannerAt: m.bannerAt }));
@@ -203,10 +216,21 @@ export function compatibilityWarnings(report: CompatibilityReport): Compatibilit
     for (const i of k.issues) out.push({ code: 'client_support', kind: k.kind, part: i.part, clients: i.clients, message: i.message, side: 'sender' });
     for (const i of k.readers) {
       const others = i.clients.filter((c) => !senders.has(c));
-      if (others.length) out.push({ code: 'client_support', kind: k.kind, part: i.part, clients: others, message: i.message.replace(/^In [^,]+(?:, [^,]+)*?, /, `In ${listNames(others)}, `), side: 'reader' });
+      if (others.length)
+        out.push({
+          code: 'client_support',
+          kind: k.kind,
+          part: i.part,
+          clients: others,
+          message: i.message.replace(/^In [^,]+(?:, [^,]+)*?, /, `In ${listNames(others)}, `),
+          side: 'reader',
+        });
     }
-    for (const d of k.destinations) if (!d.fits) out.push({ code: 'size_limit', kind: k.kind, part: null, clients: [], message: d.message, mailboxes: d.refused.map((r) => r.email), limit: d.limit });
-    if (k.destinations.length === 0) for (const s of k.sizes) if (!s.fits) out.push({ code: 'size_limit', kind: k.kind, part: null, clients: [], message: s.message });
+    for (const d of k.destinations)
+      if (!d.fits)
+        out.push({ code: 'size_limit', kind: k.kind, part: null, clients: [], message: d.message, mailboxes: d.refused.map((r) => r.email), limit: d.limit });
+    if (k.destinations.length === 0)
+      for (const s of k.sizes) if (!s.fits) out.push({ code: 'size_limit', kind: k.kind, part: null, clients: [], message: s.message });
   }
   return out;
 }
@@ -218,11 +242,15 @@ export function reportLines(report: CompatibilityReport): string[] {
     `readers   every client recipients read in: ${report.readers.length} clients`,
   ];
   for (const k of report.kinds) {
-    lines.push('', `${k.kind} (${MESSAGE_KIND_WORDS[k.kind]})${k.banner ? `, with the banner of ${k.banner.name}` : ''}, ${k.measured_on === 'installed' ? 'as installed (tracked links and view image included)' : 'as rendered, untracked (no assigned mailbox receives it)'}`);
+    lines.push(
+      '',
+      `${k.kind} (${MESSAGE_KIND_WORDS[k.kind]})${k.banner ? `, with the banner of ${k.banner.name}` : ''}, ${k.measured_on === 'installed' ? 'as installed (tracked links and view image included)' : 'as rendered, untracked (no assigned mailbox receives it)'}`,
+    );
     if (k.issues.length === 0) lines.push("  sender's side: shows as designed in every client checked");
     for (const i of k.issues) lines.push(`  - ${i.message}`);
     const more = k.readers.filter((i) => !k.issues.some((x) => x.message === i.message));
-    if (report.clients.length < report.readers.length) lines.push(more.length ? "  reader's side, in other clients:" : "  reader's side: the other clients show it as the sender's do");
+    if (report.clients.length < report.readers.length)
+      lines.push(more.length ? "  reader's side, in other clients:" : "  reader's side: the other clients show it as the sender's do");
     for (const i of more) lines.push(`  - ${i.message}`);
     for (const s of k.sizes) lines.push(`  ${s.fits ? 'size' : 'TOO LONG'}: ${s.message}`);
   }

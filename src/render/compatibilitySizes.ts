@@ -40,10 +40,19 @@ export function sizeBudgets(html: string, destinations: readonly ClientFamily[] 
   const limitOf = (budget: 'gmail' | 'outlook_addin', limit: number, who: string, otherwise: string) => {
     const fits = chars <= limit;
     const said = `${who} of up to ${fmt(limit)} characters of HTML; this one is ${fmt(chars)}`;
-    out.push({ budget, unit: 'characters', limit, size: chars, share: share(chars, limit), fits, message: fits ? `${said} (${pct(chars / limit)}).` : `${said}, so ${otherwise} until it is shorter.` });
+    out.push({
+      budget,
+      unit: 'characters',
+      limit,
+      size: chars,
+      share: share(chars, limit),
+      fits,
+      message: fits ? `${said} (${pct(chars / limit)}).` : `${said}, so ${otherwise} until it is shorter.`,
+    });
   };
   if (all || destinations.includes('gmail')) limitOf('gmail', SIGNATURE_SIZE_LIMITS.gmail, 'Gmail takes signatures', 'it cannot be installed in Gmail');
-  if (all || destinations.includes('outlook')) limitOf('outlook_addin', SIGNATURE_SIZE_LIMITS.outlook, 'The Outlook add-in sets signatures', 'Outlook will not get it');
+  if (all || destinations.includes('outlook'))
+    limitOf('outlook_addin', SIGNATURE_SIZE_LIMITS.outlook, 'The Outlook add-in sets signatures', 'Outlook will not get it');
   out.push(clipBudget(bytes));
   return out;
 }
@@ -63,7 +72,6 @@ function clipBudget(bytes: number): SizeBudget {
       : `Gmail clips a message past 102 KB; the signature alone is ${fmt(bytes)} bytes, so every message that carries it is clipped.`,
   };
 }
-
 
 /** One mailbox the signature goes to, measured on what it would receive. */
 export interface MailboxSize {
@@ -141,7 +149,17 @@ export function destinationReports(mailboxes: readonly MailboxSize[]): Destinati
     const budget = budgetOf(first);
     const limit = Math.min(...all.map((m) => m.limit));
     const v = verdict(`${first.integration.name} (${WHO[budget]})`, limit, all);
-    return { integration_id: first.integration.id, name: first.integration.name, budget, limit, mailboxes: all.length, largest: v.largest, fits: v.refused.length === 0, refused: v.refused, message: v.message };
+    return {
+      integration_id: first.integration.id,
+      name: first.integration.name,
+      budget,
+      limit,
+      mailboxes: all.length,
+      largest: v.largest,
+      fits: v.refused.length === 0,
+      refused: v.refused,
+      message: v.message,
+    };
   });
 }
 

@@ -113,7 +113,17 @@ export class CompiledTemplate {
       const rec = values as Readonly<Record<string, string | null | undefined>>;
       for (let i = 0; i < ids.length; i++) vals[i] = cleanValue(Object.hasOwn(rec, ids[i]!) ? rec[ids[i]!] : undefined);
     }
-    return { vals, esc: new Array(ids.length), urls: new Array(this.urlCount), assets: input.assets, link: input.link, image: input.image, optOutUrl: input.optOutUrl, text: '', lines: [] };
+    return {
+      vals,
+      esc: new Array(ids.length),
+      urls: new Array(this.urlCount),
+      assets: input.assets,
+      link: input.link,
+      image: input.image,
+      optOutUrl: input.optOutUrl,
+      text: '',
+      lines: [],
+    };
   }
 
   /** The HTML (a single table, or '' when every block is dropped) and the plain-text alternative. */

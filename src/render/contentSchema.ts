@@ -59,7 +59,7 @@ export const GUIDANCE = {
   structure:
     'The root is a stack. A stack holds children (stack, text, list, socialList, optOut), one per row, or side by side with direction "horizontal". A list holds listItem blocks, a socialList holds socialListItem blocks.',
   smart_fields:
-    'A textToken with smartFieldUuid shows each teammate\'s value of that smart field (enums.smart_fields). Fields of kind image render as an image as wide as the text block (blockStyle.width, default 80 px); their value is an https URL or an asset id, and the token value is the alt text.',
+    "A textToken with smartFieldUuid shows each teammate's value of that smart field (enums.smart_fields). Fields of kind image render as an image as wide as the text block (blockStyle.width, default 80 px); their value is an https URL or an asset id, and the token value is the alt text.",
   empty_fields:
     'A text line or list item whose smart tokens are all empty for a teammate is left out entirely, label included. Literal tokens between two smart tokens (" | ", ", ") act as separators and are only shown between values that are shown. Gaps are only placed between blocks that are shown.',
   links:
@@ -101,14 +101,28 @@ function contactList(phone: SmartFieldSummary | undefined, email: SmartFieldSumm
       {
         type: 'listItem',
         id: 'contact-phone',
-        label: { type: 'listItemLabel', id: 'contact-phone-label', tokens: [{ id: 'contact-phone-label-text', type: 'textToken', value: 'T ', textStyle: { color: '#0b6bcb', fontWeight: 'bold' } }] },
-        tokens: [token('contact-phone-value', phone, '+44 20 7946 0018', { href: phone ? { text: 'tel:', smartFieldUuid: phone.id } : { text: 'tel:+442079460018' } })],
+        label: {
+          type: 'listItemLabel',
+          id: 'contact-phone-label',
+          tokens: [{ id: 'contact-phone-label-text', type: 'textToken', value: 'T ', textStyle: { color: '#0b6bcb', fontWeight: 'bold' } }],
+        },
+        tokens: [
+          token('contact-phone-value', phone, '+44 20 7946 0018', { href: phone ? { text: 'tel:', smartFieldUuid: phone.id } : { text: 'tel:+442079460018' } }),
+        ],
       },
       {
         type: 'listItem',
         id: 'contact-email',
-        label: { type: 'listItemLabel', id: 'contact-email-label', tokens: [{ id: 'contact-email-label-text', type: 'textToken', value: 'E ', textStyle: { color: '#0b6bcb', fontWeight: 'bold' } }] },
-        tokens: [token('contact-email-value', email, 'ada@example.com', { href: email ? { text: 'mailto:', smartFieldUuid: email.id } : { text: 'mailto:ada@example.com' } })],
+        label: {
+          type: 'listItemLabel',
+          id: 'contact-email-label',
+          tokens: [{ id: 'contact-email-label-text', type: 'textToken', value: 'E ', textStyle: { color: '#0b6bcb', fontWeight: 'bold' } }],
+        },
+        tokens: [
+          token('contact-email-value', email, 'ada@example.com', {
+            href: email ? { text: 'mailto:', smartFieldUuid: email.id } : { text: 'mailto:ada@example.com' },
+          }),
+        ],
       },
     ],
   };
@@ -145,7 +159,12 @@ function socialList(linkedin: SmartFieldSummary | undefined): StackChild {
     iconSize: 20,
     blockStyle: { marginTop: 6, gap: 6 },
     children: [
-      { type: 'socialListItem', id: 'social-linkedin', network: 'linkedin', href: linkedin ? { smartFieldUuid: linkedin.id } : { text: 'https://www.linkedin.com/company/example' } },
+      {
+        type: 'socialListItem',
+        id: 'social-linkedin',
+        network: 'linkedin',
+        href: linkedin ? { smartFieldUuid: linkedin.id } : { text: 'https://www.linkedin.com/company/example' },
+      },
       { type: 'socialListItem', id: 'social-x', network: 'x', href: { text: 'https://x.com/example' } },
     ],
   };
@@ -168,7 +187,13 @@ export function buildExample(fields: readonly SmartFieldSummary[]): ContentTree 
     socialList(linkedin),
   ];
   const columns: StackChild[] = [];
-  if (photo) columns.push({ type: 'text', id: 'photo', blockStyle: { width: 72 }, tokens: [{ id: 'photo-value', type: 'textToken', smartFieldUuid: photo.id, value: 'Photo' }] });
+  if (photo)
+    columns.push({
+      type: 'text',
+      id: 'photo',
+      blockStyle: { width: 72 },
+      tokens: [{ id: 'photo-value', type: 'textToken', smartFieldUuid: photo.id, value: 'Photo' }],
+    });
   columns.push({ type: 'stack', id: 'details', blockStyle: { gap: 2 }, children: details });
   return {
     type: 'stack',
@@ -181,9 +206,22 @@ export function buildExample(fields: readonly SmartFieldSummary[]): ContentTree 
       {
         type: 'text',
         id: 'disclaimer',
-        tokens: [{ id: 'disclaimer-text', type: 'textToken', value: 'This email is confidential.', textStyle: { fontSize: 10, color: '#9aa5b1', fontStyle: 'italic' } }],
+        tokens: [
+          {
+            id: 'disclaimer-text',
+            type: 'textToken',
+            value: 'This email is confidential.',
+            textStyle: { fontSize: 10, color: '#9aa5b1', fontStyle: 'italic' },
+          },
+        ],
       },
-      { type: 'text', id: 'old-tagline', visible: false, displayName: 'Hidden blocks stay in the content', tokens: [{ id: 'old-tagline-text', type: 'textToken', value: 'Our previous tagline' }] },
+      {
+        type: 'text',
+        id: 'old-tagline',
+        visible: false,
+        displayName: 'Hidden blocks stay in the content',
+        tokens: [{ id: 'old-tagline-text', type: 'textToken', value: 'Our previous tagline' }],
+      },
     ],
   };
 }

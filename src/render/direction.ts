@@ -5,7 +5,8 @@
  * client's engine reads, Word's included, where `auto` is newer than some of them.
  */
 const FIRST_LETTER = /\p{L}/u;
-const RTL_SCRIPT = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}\p{Script=Yezidi}]/u;
+const RTL_SCRIPT =
+  /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}\p{Script=Adlam}\p{Script=Hanifi_Rohingya}\p{Script=Yezidi}]/u;
 
 export function directionOf(value: string): 'ltr' | 'rtl' {
   const m = FIRST_LETTER.exec(value);

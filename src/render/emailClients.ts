@@ -110,7 +110,11 @@ export const EXCEPTIONS: readonly Exception[] = [
     id: 'line-height-exactly',
     clients: ['outlook.windows'],
     title: 'line-height',
-    applies: (u) => u.kind === 'css' && PX.test(u.value) && !u.holdsImage && u.style.slice(0, u.index).some((d) => d.property === 'mso-line-height-rule' && d.value === 'exactly'),
+    applies: (u) =>
+      u.kind === 'css' &&
+      PX.test(u.value) &&
+      !u.holdsImage &&
+      u.style.slice(0, u.index).some((d) => d.property === 'mso-line-height-rule' && d.value === 'exactly'),
     reason:
       'Outlook for Windows treats a px line height as a minimum unless `mso-line-height-rule:exactly` comes first; the renderer always writes it first. Never where an image stands in the line: Outlook cuts the image to the line height, so an exact line height there is a finding.',
   },
@@ -119,7 +123,8 @@ export const EXCEPTIONS: readonly Exception[] = [
     clients: ['outlook.windows'],
     title: 'padding',
     applies: (u) => u.kind === 'css' && u.tag === 'td' && !u.rowPaddingDiffers,
-    reason: 'Padding is only ever on table cells, and no row has cells of different vertical padding (a horizontal stack puts vertical padding in a table of its own), so Outlook for Windows has nothing to equalise.',
+    reason:
+      'Padding is only ever on table cells, and no row has cells of different vertical padding (a horizontal stack puts vertical padding in a table of its own), so Outlook for Windows has nothing to equalise.',
   },
   {
     id: 'px-font-size',
@@ -182,15 +187,18 @@ export const EXCEPTIONS: readonly Exception[] = [
     clients: ['outlook.windows'],
     title: ['width attribute', 'height attribute'],
     applies: (u) => u.kind === 'attribute' && /^\d+$/.test(u.value),
-    reason: 'Sizes are whole pixels (the percentage bug does not apply). At 120 dpi Outlook for Windows does not scale them: invisible for spacer cells of a few pixels, visible for images, which is reported.',
+    reason:
+      'Sizes are whole pixels (the percentage bug does not apply). At 120 dpi Outlook for Windows does not scale them: invisible for spacer cells of a few pixels, visible for images, which is reported.',
     shows: (u) => (u.tag === 'img' ? `on screens scaled above 100%, the images of ${partWords(u)} are not enlarged with the text, so they look smaller` : ''),
   },
   {
     id: 'width-beside-attribute',
     clients: ['outlook.windows'],
     title: 'width property',
-    applies: (u) => u.kind === 'css' && (u.tag === 'td' || ((u.tag === 'img' || u.tag === 'table') && u.attrs.width !== undefined && `${u.attrs.width}px` === u.value)),
-    reason: 'On cells Outlook for Windows supports width; on images and tables it does not, and every image or table with a width carries the same width as an attribute, which it uses.',
+    applies: (u) =>
+      u.kind === 'css' && (u.tag === 'td' || ((u.tag === 'img' || u.tag === 'table') && u.attrs.width !== undefined && `${u.attrs.width}px` === u.value)),
+    reason:
+      'On cells Outlook for Windows supports width; on images and tables it does not, and every image or table with a width carries the same width as an attribute, which it uses.',
   },
   {
     id: 'max-width-outer-table',
@@ -205,7 +213,8 @@ export const EXCEPTIONS: readonly Exception[] = [
     clients: [...ALL_GMAIL_APPS, 'outlook.macos', 'outlook.outlook-com', 'outlook.ios', 'outlook.android', 'apple-mail.macos', 'apple-mail.ios'],
     title: 'word-break',
     applies: (u) => u.kind === 'css' && u.tag === 'table' && u.value === 'break-word',
-    reason: "These clients turn any word-break into `word-wrap:break-word`, which is what is asked: a word longer than the line breaks where it meets the signature's edge, and nothing else changes.",
+    reason:
+      "These clients turn any word-break into `word-wrap:break-word`, which is what is asked: a word longer than the line breaks where it meets the signature's edge, and nothing else changes.",
   },
   {
     id: 'word-break-yahoo',
@@ -227,14 +236,16 @@ export const EXCEPTIONS: readonly Exception[] = [
     clients: ['outlook.windows'],
     title: 'max-width',
     applies: (u) => u.kind === 'css' && u.tag === 'img' && u.attrs.width !== undefined && `${u.attrs.width}px` === u.value,
-    reason: 'max-width on an image only repeats its width attribute (it stops clients that widen images from doing so); Outlook for Windows keeps to the attribute.',
+    reason:
+      'max-width on an image only repeats its width attribute (it stops clients that widen images from doing so); Outlook for Windows keeps to the attribute.',
   },
   {
     id: 'height-auto',
     clients: ['outlook.windows', ...YAHOO],
     title: 'height property',
     applies: (u) => u.kind === 'css' && u.tag === 'img' && u.value === 'auto',
-    reason: 'height:auto keeps an image\'s proportions; Yahoo turns it into min-height:auto, which is the default, and Outlook for Windows sizes images from their attributes.',
+    reason:
+      "height:auto keeps an image's proportions; Yahoo turns it into min-height:auto, which is the default, and Outlook for Windows sizes images from their attributes.",
   },
   {
     id: 'role-on-tables',
@@ -266,4 +277,3 @@ export const EXCEPTIONS: readonly Exception[] = [
     shows: (u) => `the see-through ${u.name === 'color' ? 'text colour' : 'background'} ${u.value} of ${partWords(u)} shows as the solid ${priorSolid(u)}`,
   },
 ];
-

@@ -178,6 +178,8 @@ export function previewFontCss(scope: string, text: string): string {
   for (const ch of text) points.add(ch.codePointAt(0)!);
   const used = previewFonts().faces.filter((f) => [...points].some((p) => f.ranges.some(([lo, hi]) => p >= lo && p <= hi)));
   const faces = used.map((f) => f.css).join('\n');
-  const rules = Object.values(FONT_FAMILIES).map((stack) => `${scope} [style*="font-family:${stack.replace(/"/g, '\\"')}"] { font-family: ${withFallbacks(stack)} !important; }`);
+  const rules = Object.values(FONT_FAMILIES).map(
+    (stack) => `${scope} [style*="font-family:${stack.replace(/"/g, '\\"')}"] { font-family: ${withFallbacks(stack)} !important; }`,
+  );
   return `${faces}\n${rules.join('\n')}`;
 }

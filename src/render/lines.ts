@@ -55,7 +55,13 @@ class LiteralToken implements CToken {
     }
     const fixed = href?.fixed;
     this.plainHtml = spanFor(style, cell, body);
-    this.fixedHtml = !href ? this.open + body + this.close : fixed === null ? this.plainHtml : fixed !== undefined ? this.open + escapeAttr(fixed) + this.close : '';
+    this.fixedHtml = !href
+      ? this.open + body + this.close
+      : fixed === null
+        ? this.plainHtml
+        : fixed !== undefined
+          ? this.open + escapeAttr(fixed) + this.close
+          : '';
     this.fixedText = !href ? this.value : fixed !== undefined ? linkText(this.value, fixed) : undefined;
   }
 

@@ -5,7 +5,7 @@
 import { allowedScheme, compactTel, encodeUrl, singleLine } from './escape.ts';
 import { cleanLiteral } from '../text.ts';
 import type { Href } from './schema.ts';
-import type { Slots} from './program.ts';
+import type { Slots } from './program.ts';
 import { type Env, type SmartFieldKind } from './program.ts';
 
 const LIKELY_HOST = /^[^\s:/?#@]+\.[^\s:/?#@]{2,}(?:[/?#].*)?$/;
@@ -74,7 +74,12 @@ export class CompiledHref {
       return { key, parts, fixed: literal === undefined ? undefined : literal ? `${key}=${encodeURIComponent(literal)}` : '' };
     });
     const dynamicQuery = this.params.some((p) => p.fixed === undefined);
-    this.staticQuery = dynamicQuery ? '' : this.params.map((p) => p.fixed).filter(Boolean).join('&');
+    this.staticQuery = dynamicQuery
+      ? ''
+      : this.params
+          .map((p) => p.fixed)
+          .filter(Boolean)
+          .join('&');
     if (!this.smart && !dynamicQuery) {
       const base = finishUrl(this.prefix, undefined);
       this.fixed = base === null ? null : withQuery(base, this.staticQuery);

@@ -23,7 +23,15 @@ import { assetRefs } from '../assets/assets.ts';
 import { campaignApplies, type VariantSettings } from '../campaigns/choice.ts';
 import { assignArm } from '../experiments/assignment.ts';
 import { compileTemplate, type CompiledTemplate } from './compile.ts';
-import { renderSourceRow, renderSourceRows, type CampaignRow, type FieldRow, type RenderSourceRow, type SignatureRow, type VariantRow } from './renderSourceRows.ts';
+import {
+  renderSourceRow,
+  renderSourceRows,
+  type CampaignRow,
+  type FieldRow,
+  type RenderSourceRow,
+  type SignatureRow,
+  type VariantRow,
+} from './renderSourceRows.ts';
 import type { ContentTree } from './schema.ts';
 import { withUtm } from './utm.ts';
 import type { CampaignInput, RenderInput } from './render.ts';
@@ -78,7 +86,6 @@ export class InvalidStoredContentError extends Error {
   override readonly name = 'InvalidStoredContentError';
 }
 
-
 const MAX_CACHED = 500;
 /** The one cache of compiled templates: signatures, variants and campaign banners. */
 const compiled = new Map<string, CompiledTemplate>();
@@ -115,9 +122,14 @@ function fieldsKey(fields: FieldRow[]): string {
 }
 
 /** The tree to render and which content it is, or why there is none. */
-function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undefined): { tree: unknown; content: 'published' | 'draft'; digest: string | null } | RenderUnavailable {
+function pickTree(
+  q: RenderQuery,
+  sig: SignatureRow,
+  variant: VariantRow | undefined,
+): { tree: unknown; content: 'published' | 'draft'; digest: string | null } | RenderUnavailable {
   const row = q.kind === 'primary' ? sig : variant;
-  if (q.kind !== 'primary' && !variant) return { what: 'variant', message: `signature ${sig.id} has no ${q.kind} variant`, installationActivated: sig.installation_activated };
+  if (q.kind !== 'primary' && !variant)
+    return { what: 'variant', message: `signature ${sig.id} has no ${q.kind} variant`, installationActivated: sig.installation_activated };
   if (q.kind !== 'primary' && q.content === 'published' && !variant!.activated) {
     return { what: 'variant', message: `the ${q.kind} variant is not activated and published`, installationActivated: sig.installation_activated };
   }
@@ -126,7 +138,11 @@ function pickTree(q: RenderQuery, sig: SignatureRow, variant: VariantRow | undef
   if (tree === null || tree === undefined) {
     return q.kind === 'primary'
       ? { what: 'content', message: 'the signature is not published', installationActivated: sig.installation_activated }
-      : { what: 'variant', message: q.content === 'published' ? `the ${q.kind} variant is not activated and published` : `signature ${sig.id} has no ${q.kind} variant`, installationActivated: sig.installation_activated };
+      : {
+          what: 'variant',
+          message: q.content === 'published' ? `the ${q.kind} variant is not activated and published` : `signature ${sig.id} has no ${q.kind} variant`,
+          installationActivated: sig.installation_activated,
+        };
   }
   return { tree, content: useDraft ? 'draft' : 'published', digest: useDraft ? null : row!.content_digest };
 }
@@ -145,7 +161,15 @@ function bannerOf(c: CampaignRow, teammateId: string): { armId: string | null; c
 }
 
 /** The first campaign, in the documented order, whose banner validates and applies. */
-function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: string, teammateId: string, values: Map<string, string>, variant: VariantSettings | null, warnings: string[]) {
+function pickCampaign(
+  rows: CampaignRow[],
+  fields: FieldRow[],
+  signatureId: string,
+  teammateId: string,
+  values: Map<string, string>,
+  variant: VariantSettings | null,
+  warnings: string[],
+) {
   for (const c of rows) {
     let banner: CompiledTemplate;
     const shown = bannerOf(c, teammateId);
@@ -162,7 +186,6 @@ function pickCampaign(rows: CampaignRow[], fields: FieldRow[], signatureId: stri
   return null;
 }
 
-
 export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<RenderSourceResult> {
   const row = await renderSourceRow(db, {
     signatureId: q.signatureId,
@@ -175,7 +198,11 @@ export async function loadRenderSource(db: Queryable, q: RenderQuery): Promise<R
 }
 
 /** The render source of one row: the content picked and compiled, the values, the campaign, the assets (read with `assets`). */
-export async function sourceFromRow(q: RenderQuery, row: RenderSourceRow, assetsOf: (workspaceId: string, ids: string[]) => Promise<Map<string, { url: string }>>): Promise<RenderSourceResult> {
+export async function sourceFromRow(
+  q: RenderQuery,
+  row: RenderSourceRow,
+  assetsOf: (workspaceId: string, ids: string[]) => Promise<Map<string, { url: string }>>,
+): Promise<RenderSourceResult> {
   if (!row.signature) return { ok: false, what: 'signature', message: `no signature ${q.signatureId}` };
   const sig = row.signature;
   const ws = sig.workspace_id;
@@ -187,7 +214,12 @@ export async function sourceFromRow(q: RenderQuery, row: RenderSourceRow, assets
   if (!teammate) {
     return 'id' in q.teammate
       ? { ok: false, what: 'teammate', message: `no teammate ${q.teammate.id} in the signature's workspace`, installationActivated: sig.installation_activated }
-      : { ok: false, what: 'email', message: `no teammate with the address ${q.teammate.email} in the signature's workspace`, installationActivated: sig.installation_activated };
+      : {
+          ok: false,
+          what: 'email',
+          message: `no teammate with the address ${q.teammate.email} in the signature's workspace`,
+          installationActivated: sig.installation_activated,
+        };
   }
   const fields = row.fields;
   const valueRows = row.values;
@@ -205,7 +237,9 @@ export async function sourceFromRow(q: RenderQuery, row: RenderSourceRow, assets
 
   const values = new Map(valueRows.map((r) => [r.smart_field_id, r.value]));
   const slugOf = new Map(fields.map((f) => [f.id, f.slug]));
-  const valuesBySlug = Object.fromEntries(valueRows.map((r) => [slugOf.get(r.smart_field_id) ?? r.smart_field_id, r.value]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
+  const valuesBySlug = Object.fromEntries(
+    valueRows.map((r) => [slugOf.get(r.smart_field_id) ?? r.smart_field_id, r.value]).sort(([a], [b]) => (a! < b! ? -1 : 1)),
+  );
   const variantSettings: VariantSettings | null = q.kind === 'primary' ? null : { kind: q.kind, show_marketing_campaigns: variant!.show_marketing_campaigns };
   const warnings: string[] = [];
   const campaign = pickCampaign(campaignRows, fields, sig.id, teammate.id, values, variantSettings, warnings);
@@ -232,7 +266,11 @@ export async function sourceFromRow(q: RenderQuery, row: RenderSourceRow, assets
  * loadRenderSource for many teammates (by id) in one statement, its assets read once per set:
  * teammate id -> what loadRenderSource would answer for it (a rejected promise where it would throw).
  */
-export async function loadRenderSources(db: Queryable, q: Omit<RenderQuery, 'teammate'>, teammateIds: string[]): Promise<Map<string, Promise<RenderSourceResult>>> {
+export async function loadRenderSources(
+  db: Queryable,
+  q: Omit<RenderQuery, 'teammate'>,
+  teammateIds: string[],
+): Promise<Map<string, Promise<RenderSourceResult>>> {
   const row = await renderSourceRows(db, { signatureId: q.signatureId, workspaceId: q.workspaceId ?? null, kind: q.kind }, teammateIds);
   const { teammates, ...shared } = row;
   const found = new Map((teammates ?? []).map((t) => [t.teammate!.id, t]));

@@ -18,7 +18,10 @@ export function previewPage(rendered: RenderOutput, facts: readonly (readonly [s
     .map((s) => `${s.destination} ${s.size}/${s.limit} ${s.fits ? 'fits' : 'TOO LONG'}`)
     .join(', ');
   const rows = [...facts, ['sha256', rendered.hash], ['size', sizes]]
-    .map(([k, v]) => `<tr><th style="text-align:left;padding:2px 12px 2px 0;color:#52606d;font-weight:normal">${cleanText(k)}</th><td style="padding:2px 0">${cleanText(v)}</td></tr>`)
+    .map(
+      ([k, v]) =>
+        `<tr><th style="text-align:left;padding:2px 12px 2px 0;color:#52606d;font-weight:normal">${cleanText(k)}</th><td style="padding:2px 0">${cleanText(v)}</td></tr>`,
+    )
     .join('');
   return `<!doctype html>
 <html lang="en">

@@ -131,7 +131,11 @@ export async function renderSourceRow(
   db: Queryable,
   q: { signatureId: string; workspaceId: string | null; kind: SignatureKind; teammateId: string | null; address: string | null },
 ): Promise<RenderSourceRow> {
-  const { rows } = await db.query<RenderSourceRow>({ name: 'render_source', text: RENDER_SOURCE_SQL, values: [q.signatureId, q.workspaceId, q.kind, q.teammateId, q.address] });
+  const { rows } = await db.query<RenderSourceRow>({
+    name: 'render_source',
+    text: RENDER_SOURCE_SQL,
+    values: [q.signatureId, q.workspaceId, q.kind, q.teammateId, q.address],
+  });
   return rows[0]!;
 }
 
@@ -141,11 +145,9 @@ export async function renderSourceRows(
   q: { signatureId: string; workspaceId: string | null; kind: SignatureKind },
   teammateIds: readonly string[],
 ): Promise<Omit<RenderSourceRow, 'teammate' | 'values'> & { teammates: Pick<RenderSourceRow, 'teammate' | 'values'>[] | null }> {
-  const { rows } = await db.query<Omit<RenderSourceRow, 'teammate' | 'values'> & { teammates: Pick<RenderSourceRow, 'teammate' | 'values'>[] | null }>(RENDER_SOURCES_SQL, [
-    q.signatureId,
-    q.workspaceId,
-    q.kind,
-    teammateIds,
-  ]);
+  const { rows } = await db.query<Omit<RenderSourceRow, 'teammate' | 'values'> & { teammates: Pick<RenderSourceRow, 'teammate' | 'values'>[] | null }>(
+    RENDER_SOURCES_SQL,
+    [q.signatureId, q.workspaceId, q.kind, teammateIds],
+  );
   return rows[0]!;
 }

@@ -63,7 +63,6 @@ export const LIMITS = {
   iconSize: { minimum: 12, maximum: 64 },
 } as const;
 
-
 // ---------------------------------------------------------------------------------------------
 // Enums
 
@@ -114,7 +113,7 @@ const smartFieldUuid = z
   .string()
   .min(1)
   .max(LIMITS.maxIdLength)
-  .describe('Id of a smart field of the workspace (GET /v1/smart_fields); resolves to each teammate\'s value.');
+  .describe("Id of a smart field of the workspace (GET /v1/smart_fields); resolves to each teammate's value.");
 const color = z
   .string()
   .max(64)
@@ -134,7 +133,12 @@ export const blockStyleSchema = z
     paddingLeft: spacing.optional(),
     backgroundColor: color.optional(),
     gap: spacing.optional().describe('Space between children (px), default 0.'),
-    width: z.number().min(LIMITS.width.minimum).max(LIMITS.width.maximum).optional().describe('Width in px; on a text block holding an image field, the image width (default 80).'),
+    width: z
+      .number()
+      .min(LIMITS.width.minimum)
+      .max(LIMITS.width.maximum)
+      .optional()
+      .describe('Width in px; on a text block holding an image field, the image width (default 80).'),
   })
   .meta({ id: 'blockStyle', description: 'Box of a block, in px. Margins sit outside the background, paddings inside.' });
 
@@ -160,7 +164,10 @@ export const queryParamSchema = z
   .strictObject({
     id: id.optional(),
     key: z.string().min(1).max(LIMITS.maxIdLength),
-    values: z.array(queryParamValueSchema).max(LIMITS.maxQueryParamValues).describe('Concatenated into the parameter value; a parameter whose value resolves empty is left out.'),
+    values: z
+      .array(queryParamValueSchema)
+      .max(LIMITS.maxQueryParamValues)
+      .describe('Concatenated into the parameter value; a parameter whose value resolves empty is left out.'),
   })
   .describe('One query parameter appended to the link, key and value URL-encoded.');
 
@@ -183,7 +190,14 @@ export const textTokenSchema = z
     type: z.literal('textToken'),
     value: z.string().max(LIMITS.maxValueLength).optional().describe('Literal text; for a smart token only the alt text of image fields.'),
     smartFieldUuid: smartFieldUuid.optional(),
-    assetUuid: z.string().min(1).max(LIMITS.maxIdLength).optional().describe('An image: the id of a workspace asset (POST /v1/assets), as wide as the text block (blockStyle.width, default 80 px); value is its alt text. Not with smartFieldUuid.'),
+    assetUuid: z
+      .string()
+      .min(1)
+      .max(LIMITS.maxIdLength)
+      .optional()
+      .describe(
+        'An image: the id of a workspace asset (POST /v1/assets), as wide as the text block (blockStyle.width, default 80 px); value is its alt text. Not with smartFieldUuid.',
+      ),
     textStyle: textStyleSchema.optional(),
     href: hrefSchema.optional(),
   })
@@ -217,7 +231,11 @@ export const listSchema = z
     type: z.literal('list'),
     blockStyle: blockStyleSchema.optional(),
     direction: z.enum(DIRECTIONS).optional().describe('Default vertical: one item per line. Horizontal: items on one line, joined by separator.'),
-    separator: z.string().max(LIMITS.maxSeparatorLength).optional().describe('Between items of a horizontal list, default " | ". Only between items that are shown.'),
+    separator: z
+      .string()
+      .max(LIMITS.maxSeparatorLength)
+      .optional()
+      .describe('Between items of a horizontal list, default " | ". Only between items that are shown.'),
     separatorStyle: textStyleSchema.optional(),
     children: z.array(listItemSchema).min(1).max(LIMITS.maxChildren),
   })
@@ -245,7 +263,9 @@ export const optOutSchema = z
     text: z.string().min(1).max(LIMITS.maxValueLength).optional().describe(`The link's text, default "${DEFAULTS.optOutText}".`),
     textStyle: textStyleSchema.optional(),
   })
-  .describe("A line with the workspace's opt-out link (docs/privacy.md): a recipient who follows and confirms it is no longer tracked per person. The link is the workspace's own, never tracked; it cannot be set here.");
+  .describe(
+    "A line with the workspace's opt-out link (docs/privacy.md): a recipient who follows and confirms it is no longer tracked per person. The link is the workspace's own, never tracked; it cannot be set here.",
+  );
 
 export type BlockStyle = z.infer<typeof blockStyleSchema>;
 export type TextStyle = z.infer<typeof textStyleSchema>;
@@ -288,7 +308,13 @@ export const stackSchema: z.ZodType<StackBlock> = z
   })
   .meta({ id: 'stack', description: 'Rows (vertical) or columns (horizontal). Dropped when it has children and none is shown.' });
 
-const stackChildSchema = z.discriminatedUnion('type', [stackSchema as z.ZodType<StackBlock> & z.ZodObject, textSchema, listSchema, socialListSchema, optOutSchema]);
+const stackChildSchema = z.discriminatedUnion('type', [
+  stackSchema as z.ZodType<StackBlock> & z.ZodObject,
+  textSchema,
+  listSchema,
+  socialListSchema,
+  optOutSchema,
+]);
 
 /** The content tree: a stack at the root. */
 export const contentTreeSchema = stackSchema;

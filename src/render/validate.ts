@@ -107,10 +107,13 @@ function checkShape(tree: unknown, field: string): ValidationDetail | undefined 
   let nodes = 0;
   while (stack.length) {
     const { value, depth, path } = stack.pop()!;
-    if (++nodes > MAX_JSON_NODES) return detail(field, 'too_large', `The content tree holds more than ${MAX_JSON_NODES} values.`, { allowed: [{ maximum: MAX_JSON_NODES }] });
+    if (++nodes > MAX_JSON_NODES)
+      return detail(field, 'too_large', `The content tree holds more than ${MAX_JSON_NODES} values.`, { allowed: [{ maximum: MAX_JSON_NODES }] });
     if (value === null || typeof value !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) {
-      return detail(fieldPath(path, field), 'too_deep', `The content tree is nested too deeply: blocks nest at most ${LIMITS.maxDepth} levels.`, { allowed: [{ maximum: LIMITS.maxDepth }] });
+      return detail(fieldPath(path, field), 'too_deep', `The content tree is nested too deeply: blocks nest at most ${LIMITS.maxDepth} levels.`, {
+        allowed: [{ maximum: LIMITS.maxDepth }],
+      });
     }
     if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], depth: depth + 1, path: [...path, i] });
@@ -207,7 +210,14 @@ function issueDetails(issue: z.core.$ZodIssue, root: unknown, base: string): Val
       if (input === undefined) {
         return [detail(field, 'required', `${String(last ?? 'The content tree')} is required.`, { missing: [String(last ?? base)] })];
       }
-      return [detail(field, 'invalid_type', `Must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}, got ${describeValue(input)}.`, { allowed: [issue.expected] })];
+      return [
+        detail(
+          field,
+          'invalid_type',
+          `Must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}, got ${describeValue(input)}.`,
+          { allowed: [issue.expected] },
+        ),
+      ];
     }
     case 'invalid_union': {
       if ('discriminator' in issue && issue.discriminator === 'type') {
@@ -216,15 +226,24 @@ function issueDetails(issue: z.core.$ZodIssue, root: unknown, base: string): Val
         const input = valueAt(root, blockPath) as { type?: unknown } | undefined;
         const typeField = fieldPath([...blockPath, 'type'], base);
         if (input?.type === undefined) return [detail(typeField, 'required', 'type is required.', { missing: ['type'], allowed: [...allowed] })];
-        return [detail(typeField, 'invalid_value', `Block type ${JSON.stringify(input.type)} is not allowed here; expected one of ${allowed.join(', ')}.`, { allowed: [...allowed] })];
+        return [
+          detail(typeField, 'invalid_value', `Block type ${JSON.stringify(input.type)} is not allowed here; expected one of ${allowed.join(', ')}.`, {
+            allowed: [...allowed],
+          }),
+        ];
       }
       return [detail(field, 'invalid_value', issue.message)];
     }
     case 'invalid_value': {
       if (last === 'type' && issue.values.length === 1) {
         const blockPath = path.slice(0, -1);
-        const allowed = path.length === 1 || path[path.length - 3] === 'children' || path[path.length - 2] === 'label' ? blockTypesAt(blockPath, root) : issue.values;
-        return [detail(field, 'invalid_value', `Type ${JSON.stringify(valueAt(root, path))} is not allowed here; expected ${allowed.join(', ')}.`, { allowed: [...allowed] })];
+        const allowed =
+          path.length === 1 || path[path.length - 3] === 'children' || path[path.length - 2] === 'label' ? blockTypesAt(blockPath, root) : issue.values;
+        return [
+          detail(field, 'invalid_value', `Type ${JSON.stringify(valueAt(root, path))} is not allowed here; expected ${allowed.join(', ')}.`, {
+            allowed: [...allowed],
+          }),
+        ];
       }
       return [detail(field, 'invalid_value', `Must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}.`, { allowed: [...issue.values] })];
     }
@@ -242,7 +261,14 @@ function issueDetails(issue: z.core.$ZodIssue, root: unknown, base: string): Val
     }
     case 'invalid_format': {
       if (last === 'text') {
-        return [detail(field, 'invalid_href', 'Must start with https://, http://, mailto: or tel: (javascript:, data: and relative links are not allowed; no spaces outside tel:).', { allowed: [...HREF_SCHEMES] })];
+        return [
+          detail(
+            field,
+            'invalid_href',
+            'Must start with https://, http://, mailto: or tel: (javascript:, data: and relative links are not allowed; no spaces outside tel:).',
+            { allowed: [...HREF_SCHEMES] },
+          ),
+        ];
       }
       return [detail(field, 'invalid_color', `Must be a CSS colour; got ${JSON.stringify(valueAt(root, path))}.`, { allowed: COLOR_FORMS })];
     }
@@ -286,7 +312,8 @@ function checkReferences(tree: ContentTree, opts: ValidateOptions): ValidationDe
   };
   const asset = (id: string, withSmartField: boolean, path: PropertyKey[]) => {
     if (withSmartField) add(detail(fieldPath(path, opts.field), 'invalid_value', 'A token shows either an asset or a smart field, not both.'));
-    else if (opts.assetIds && !opts.assetIds.has(id.toLowerCase())) add(detail(fieldPath(path, opts.field), 'unknown_asset', `No asset ${JSON.stringify(id)} in this workspace.`));
+    else if (opts.assetIds && !opts.assetIds.has(id.toLowerCase()))
+      add(detail(fieldPath(path, opts.field), 'unknown_asset', `No asset ${JSON.stringify(id)} in this workspace.`));
   };
   const href = (h: Href, path: PropertyKey[]) => {
     if (h.text === undefined && h.smartFieldUuid === undefined) {
@@ -307,7 +334,12 @@ function checkReferences(tree: ContentTree, opts: ValidateOptions): ValidationDe
     });
   const walk = (b: Block, path: PropertyKey[], depth: number) => {
     blocks++;
-    if (blocks === LIMITS.maxBlocks + 1) add(detail(fieldPath(path, opts.field), 'too_large', `A content tree holds at most ${LIMITS.maxBlocks} blocks.`, { allowed: [{ maximum: LIMITS.maxBlocks }] }));
+    if (blocks === LIMITS.maxBlocks + 1)
+      add(
+        detail(fieldPath(path, opts.field), 'too_large', `A content tree holds at most ${LIMITS.maxBlocks} blocks.`, {
+          allowed: [{ maximum: LIMITS.maxBlocks }],
+        }),
+      );
     if (depth > LIMITS.maxDepth) {
       add(detail(fieldPath(path, opts.field), 'too_deep', `Blocks nest at most ${LIMITS.maxDepth} levels.`, { allowed: [{ maximum: LIMITS.maxDepth }] }));
       return;

@@ -64,7 +64,14 @@ async function waitForClicks(ctx: AppContext, workspaceId: string, ids: string[]
  * no signature carries tracked links. The mailboxes fill in install order, which differs between
  * runs: the choice must not depend on it.
  */
-export async function runAnalyticsStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, mailboxes: Record<string, string>, reader = DEMO_READER): Promise<AnalyticsDemoResult | undefined> {
+export async function runAnalyticsStory(
+  ctx: AppContext,
+  log: Logger,
+  api: ApiClient,
+  workspaceId: string,
+  mailboxes: Record<string, string>,
+  reader = DEMO_READER,
+): Promise<AnalyticsDemoResult | undefined> {
   const found = Object.entries(mailboxes)
     .map(([address, html]) => ({ address, paths: trackedPaths(html ?? ''), view: viewPath(html ?? '') }))
     .filter((m) => m.paths.length >= 2)
@@ -77,13 +84,16 @@ export async function runAnalyticsStory(ctx: AppContext, log: Logger, api: ApiCl
     // A banner image held elsewhere answers with a redirect to it, which the demo does not follow.
     const res = await fetch(`${api.baseUrl}${found.view}`, { redirect: 'manual', headers: { 'user-agent': GMAIL_PROXY } });
     await res.arrayBuffer();
-    if (res.status === 200 || res.status === 302) log.info(`opened ${found.address}'s signature as Gmail shows it: its tracked image fetched through Gmail's image proxy (a proxied view)`);
+    if (res.status === 200 || res.status === 302)
+      log.info(`opened ${found.address}'s signature as Gmail shows it: its tracked image fetched through Gmail's image proxy (a proxied view)`);
   }
   // The person follows the campaign banner's link (the last one), the crawler the first link.
   const [human, crawler] = [await follow(api.baseUrl, found.paths.at(-1)!, BROWSER), await follow(api.baseUrl, found.paths[0]!, CRAWLER)];
   const clickId = human.searchParams.get('click_id')!;
   const destinations = [human, crawler].map((u) => `${u.origin}${u.pathname}`);
-  log.info(`followed 2 tracked links of ${found.address}'s signature: ${destinations[0]} as a browser (a person's click), ${destinations[1]} as Googlebot (counted as a bot)`);
+  log.info(
+    `followed 2 tracked links of ${found.address}'s signature: ${destinations[0]} as a browser (a person's click), ${destinations[1]} as Googlebot (counted as a bot)`,
+  );
   await waitForClicks(ctx, workspaceId, [clickId, crawler.searchParams.get('click_id')!]);
   const r = await api.request('POST', '/v1/analytics/events', { event: { ...ORDER, click_id: clickId } });
   if (r.status !== 200) throw new Error(`POST /v1/analytics/events answered ${r.status}: ${JSON.stringify(r.body)}`);

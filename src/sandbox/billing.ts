@@ -13,5 +13,7 @@ import type { SandboxTenants } from './tenants.ts';
 export async function connectSandboxBilling(ctx: AppContext, log: Logger, workspaceId: string, stripe: SandboxTenants['stripe']): Promise<void> {
   await connectBilling(ctx.pool, ctx.secrets, workspaceId, { secretKey: stripe.account.secretKey, customerId: stripe.account.customerId, baseUrl: stripe.url });
   const synced = await syncBilling(ctx, workspaceId, log);
-  log.info(`connected the emulated payment provider: a ${stripe.account.tier} subscription of ${stripe.account.quantity} seats and ${synced?.invoices ?? 0} invoices`);
+  log.info(
+    `connected the emulated payment provider: a ${stripe.account.tier} subscription of ${stripe.account.quantity} seats and ${synced?.invoices ?? 0} invoices`,
+  );
 }

@@ -131,7 +131,8 @@ async function startControl(e: SandboxTenants, onChange: (c: DirectoryChange) =>
         if (req.method === 'GET' && req.url === '/_sandbox/state') return reply(200, e.state());
         if (req.method === 'POST' && req.url === '/_sandbox/directory') {
           const change = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as DirectoryChange;
-          if (!['add', 'rename', 'remove', 'title'].includes(change.action) || typeof change.email !== 'string') return reply(400, { error: 'expected {"action":"add|rename|remove|title","email":...}' });
+          if (!['add', 'rename', 'remove', 'title'].includes(change.action) || typeof change.email !== 'string')
+            return reply(400, { error: 'expected {"action":"add|rename|remove|title","email":...}' });
           const message = e.changeDirectory(change);
           onChange(change);
           return reply(200, { ok: true, message });
@@ -157,7 +158,10 @@ async function startControl(e: SandboxTenants, onChange: (c: DirectoryChange) =>
 export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, workspaceId: string, signatureId: string, restarted: boolean): Promise<void> {
   const runs = await waitForRuns(ctx.pool, await api.sync());
   const synced = runs.reduce((n, r) => n + r.seen, 0);
-  log.info({ runs: runs.map((r) => ({ integration: r.integration, status: r.status, seen: r.seen })) }, `synced ${synced} teammates (${runs.map((r) => `${r.integration}: ${r.seen}`).join(', ')})`);
+  log.info(
+    { runs: runs.map((r) => ({ integration: r.integration, status: r.status, seen: r.seen })) },
+    `synced ${synced} teammates (${runs.map((r) => `${r.integration}: ${r.seen}`).join(', ')})`,
+  );
   for (const r of runs.filter((x) => x.status !== 'succeeded')) log.warn({ run: r.id }, `${r.integration} sync ${r.status}: ${r.error ?? ''}`);
   const values = await smartFieldValueCount(ctx.pool, workspaceId);
   const fields = await directoryFieldCount(ctx.pool, workspaceId);
@@ -170,9 +174,14 @@ export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, wor
   log.info(`assigned the "Acme standard" signature to ${groups.length} all-staff groups and published it`);
   await waitForIdle(ctx.pool);
   const { installed, waiting } = await installsByIntegration(ctx, workspaceId);
-  log.info(`installed ${installed.reduce((n, r) => n + r.n, 0)} signatures (${installed.map((r) => `${r.name}: ${r.n}`).join(', ')}), each with the campaign banner`);
+  log.info(
+    `installed ${installed.reduce((n, r) => n + r.n, 0)} signatures (${installed.map((r) => `${r.name}: ${r.n}`).join(', ')}), each with the campaign banner`,
+  );
   // Outlook is in add-in mode, as in a default tenant: nothing is pushed, the add-in fetches at compose time.
-  for (const w of waiting) log.info(`${w.n} mailboxes in ${w.name} wait for the Outlook add-in: pending until it fetches their signature at compose time (the compose-window demo below), then installed per platform`);
+  for (const w of waiting)
+    log.info(
+      `${w.n} mailboxes in ${w.name} wait for the Outlook add-in: pending until it fetches their signature at compose time (the compose-window demo below), then installed per platform`,
+    );
   const failures = (await listInstallations(ctx.pool, workspaceId, { limit: 1000, offset: 0 }, { status: 'failed' })).rows;
   for (const f of failures.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0)))
     log.warn(`1 install failed: ${f.address} in ${f.integration_name}: ${f.error_message ?? 'unknown reason'}`);
@@ -182,7 +191,10 @@ export async function runStory(ctx: AppContext, log: Logger, api: ApiClient, wor
  * The installed signatures and the mailboxes waiting (pending) per integration, by the
  * integration's name as the database orders it.
  */
-async function installsByIntegration(ctx: AppContext, workspaceId: string): Promise<{ installed: { name: string; n: number }[]; waiting: { name: string; n: number }[] }> {
+async function installsByIntegration(
+  ctx: AppContext,
+  workspaceId: string,
+): Promise<{ installed: { name: string; n: number }[]; waiting: { name: string; n: number }[] }> {
   const counts = await countsByIntegration(ctx.pool, workspaceId);
   const integrations = await integrationNames(ctx.pool, workspaceId, [...new Set(counts.map((c) => c.integration_id))]);
   const sum = (status: string, of: (c: (typeof counts)[number]) => number) =>
@@ -203,7 +215,17 @@ export function cliCommand(dataDir: string, defaultDir = path.resolve('.data')):
   return `DATA_DIR=${quoted} ./bin/sigsync.js`;
 }
 
-function printWelcome(cli: string, workspaceId: string, baseUrl: string, key: string, controlUrl: string, runId: string | undefined, clicked: AnalyticsDemoResult | undefined, signInToken: string, addinKey: string | undefined): void {
+function printWelcome(
+  cli: string,
+  workspaceId: string,
+  baseUrl: string,
+  key: string,
+  controlUrl: string,
+  runId: string | undefined,
+  clicked: AnalyticsDemoResult | undefined,
+  signInToken: string,
+  addinKey: string | undefined,
+): void {
   const lines = [
     '',
     'Sandbox workspace "Acme" is ready.',
@@ -219,7 +241,9 @@ function printWelcome(cli: string, workspaceId: string, baseUrl: string, key: st
     'Try:',
     `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/teammates`,
     `  curl -X POST -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync`,
-    runId ? `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync/${runId}` : `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations`,
+    runId
+      ? `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations/sync/${runId}`
+      : `  curl -H "Authorization: Bearer ${key}" ${baseUrl}/v1/integrations`,
     '',
     ...(clicked
       ? [
@@ -264,7 +288,9 @@ export async function withSandbox(app: App): Promise<App> {
       await emulators.close();
     },
   };
-  log.info(`started the emulated tenants: Google Workspace at ${emulators.google.url}, Microsoft 365 at ${emulators.microsoft.url} (HTTPS, its own certificate), Slack at ${emulators.slack.url}`);
+  log.info(
+    `started the emulated tenants: Google Workspace at ${emulators.google.url}, Microsoft 365 at ${emulators.microsoft.url} (HTTPS, its own certificate), Slack at ${emulators.slack.url}`,
+  );
   log.info(`started the emulated payment provider (Stripe) at ${emulators.stripe.url}`);
   try {
     let record = readSandboxRecord(ctx.config);
@@ -301,7 +327,17 @@ export async function withSandbox(app: App): Promise<App> {
       const clicked = await runAnalyticsStory(ctx, log, api, record.workspace_id, emulators.google.signatures());
       const lastRunId = await latestRunId(ctx.pool, record.workspace_id);
       const signIn = await createSignInLink(ctx.pool, record.workspace_id, 'sandbox');
-      printWelcome(cliCommand(ctx.config.DATA_DIR), record.workspace_id, app.url, record.api_key, control.url, lastRunId, clicked, signIn.token, record.addin_key);
+      printWelcome(
+        cliCommand(ctx.config.DATA_DIR),
+        record.workspace_id,
+        app.url,
+        record.api_key,
+        control.url,
+        lastRunId,
+        clicked,
+        signIn.token,
+        record.addin_key,
+      );
     }
   } catch (err) {
     log.error({ err }, 'the sandbox demo failed; the server keeps running');

@@ -68,9 +68,10 @@ export async function waitForIdle(db: Queryable, timeoutMs = 60_000): Promise<vo
   const deadline = Date.now() + timeoutMs;
   let quiet = 0;
   for (;;) {
-    const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds' and task_identifier <> $1`, [
-      jobs.campaignTick.name,
-    ]);
+    const { rows } = await db.query<{ n: number }>(
+      `select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds' and task_identifier <> $1`,
+      [jobs.campaignTick.name],
+    );
     quiet = rows[0]!.n === 0 ? quiet + 1 : 0;
     // Two quiet looks in a row: a job that just finished may still be adding its follow-ups.
     if (quiet >= 2) return;

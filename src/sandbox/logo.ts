@@ -17,7 +17,12 @@ export async function addSandboxLogo(ctx: AppContext, workspaceId: string, signa
   const check = await checkUpload(data);
   if (!check.ok) throw new Error(`the sandbox logo is not an accepted image: ${check.reason}`);
   const { id } = await createAsset(ctx.pool, workspaceId, { name: 'Acme logo', filename: 'acme-logo.png', contentType: check.contentType, data });
-  const logo = { type: 'text', id: 'logo', blockStyle: { width: 160, marginBottom: 8 }, tokens: [{ type: 'textToken', id: 't-logo', value: 'Acme', assetUuid: id }] };
+  const logo = {
+    type: 'text',
+    id: 'logo',
+    blockStyle: { width: 160, marginBottom: 8 },
+    tokens: [{ type: 'textToken', id: 't-logo', value: 'Acme', assetUuid: id }],
+  };
   await prependDraftBlock(ctx.pool, workspaceId, signatureId, logo, id);
   return id;
 }

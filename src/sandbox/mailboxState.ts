@@ -29,6 +29,7 @@ export function mailboxState(state: SandboxState, email: string) {
       microsoft: state.directory.microsoft.find((u) => (u.email ?? '').toLowerCase() === address) ?? null,
     },
   };
-  const known = entry.gmail !== null || entry.outlook !== null || entry.slack_dms.length > 0 || entry.directory.google !== null || entry.directory.microsoft !== null;
+  const known =
+    entry.gmail !== null || entry.outlook !== null || entry.slack_dms.length > 0 || entry.directory.google !== null || entry.directory.microsoft !== null;
   return known ? entry : undefined;
 }

@@ -14,7 +14,10 @@ export function sandboxEnabled(config: Pick<Config, 'SANDBOX' | 'DATABASE_URL'>)
  * receivers may be `http://127.0.0.1:...` — ALLOW_INSECURE_OUTBOUND_URLS is on unless the environment sets
  * it (`ALLOW_INSECURE_OUTBOUND_URLS=0`, or its old name ALLOW_INSECURE_WEBHOOKS=0, keeps the strict rules). Outside sandbox mode the config is unchanged.
  */
-export function sandboxConfig<C extends Pick<Config, 'SANDBOX' | 'DATABASE_URL' | 'ALLOW_INSECURE_OUTBOUND_URLS'>>(config: C, env: NodeJS.ProcessEnv = process.env): C {
+export function sandboxConfig<C extends Pick<Config, 'SANDBOX' | 'DATABASE_URL' | 'ALLOW_INSECURE_OUTBOUND_URLS'>>(
+  config: C,
+  env: NodeJS.ProcessEnv = process.env,
+): C {
   if (!sandboxEnabled(config) || (env.ALLOW_INSECURE_OUTBOUND_URLS ?? env.ALLOW_INSECURE_WEBHOOKS ?? '') !== '') return config;
   return { ...config, ALLOW_INSECURE_OUTBOUND_URLS: true };
 }

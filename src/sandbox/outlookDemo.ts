@@ -44,7 +44,10 @@ const FILES = {
   'compose.css': 'text/css; charset=utf-8',
 } as const;
 
-/** The page's policy: the console's, with the service's own origin for the signature's images (and the social icons' host, as in the console) and the add-in's fetch. */
+/**
+ * The page's policy: the console's, with the service's own origin for the signature's images (and the social icons' host, as in the console) and the
+ * add-in's fetch.
+ */
 function policy(origin: string): string {
   return [
     "default-src 'none'",
@@ -106,10 +109,22 @@ export function outlookDemoRoutes(setup: () => OutlookDemoSetup | undefined): Se
   return async (server, app) => {
     const origin = new URL(app.config.PUBLIC_BASE_URL).origin;
     const send = (reply: FastifyReply, status: number, type: string, body: string | Buffer) =>
-      reply.status(status).header('content-type', type).header('content-security-policy', policy(origin)).header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').send(body);
+      reply
+        .status(status)
+        .header('content-type', type)
+        .header('content-security-policy', policy(origin))
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'no-cache')
+        .send(body);
     server.get(OUTLOOK_DEMO_PATH, async (_req, reply) => {
       const s = setup();
-      if (!s) return send(reply, 503, 'text/html; charset=utf-8', '<!doctype html><html lang="en"><title>Not ready</title><p>The sandbox workspace is still being seeded: reload in a moment.</p></html>\n');
+      if (!s)
+        return send(
+          reply,
+          503,
+          'text/html; charset=utf-8',
+          '<!doctype html><html lang="en"><title>Not ready</title><p>The sandbox workspace is still being seeded: reload in a moment.</p></html>\n',
+        );
       return send(reply, 200, 'text/html; charset=utf-8', outlookDemoPage(s));
     });
     for (const [file, type] of Object.entries(FILES)) {

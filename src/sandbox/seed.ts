@@ -44,7 +44,13 @@ let serviceKey: string | undefined;
 /** A service-account key for the emulated Google tenant (which does not check the JWT's signature). */
 function sandboxServiceAccount() {
   serviceKey ??= crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  return { type: 'service_account', client_email: 'sigsync@acme-sandbox.iam.gserviceaccount.com', private_key: serviceKey, private_key_id: 'sandbox', subject: 'admin@acme.test' };
+  return {
+    type: 'service_account',
+    client_email: 'sigsync@acme-sandbox.iam.gserviceaccount.com',
+    private_key: serviceKey,
+    private_key_id: 'sandbox',
+    subject: 'admin@acme.test',
+  };
 }
 
 export type SandboxIntegrationKey = 'googleDirectory' | 'gmail' | 'microsoftDirectory' | 'outlook' | 'slack';
@@ -106,10 +112,21 @@ export const SANDBOX_SMART_FIELDS: readonly SmartFieldSpec[] = [
   { slug: 'phone_m365', label: 'Phone (Microsoft 365)', kind: 'phone', integration: 'microsoftDirectory', attribute: 'phones.work' },
 ];
 
-export async function mapSandboxSmartFields(ctx: AppContext, workspaceId: string, integrations: Record<SandboxIntegrationKey, IntegrationRow>): Promise<Record<string, string>> {
+export async function mapSandboxSmartFields(
+  ctx: AppContext,
+  workspaceId: string,
+  integrations: Record<SandboxIntegrationKey, IntegrationRow>,
+): Promise<Record<string, string>> {
   const ids: Record<string, string> = {};
   for (const [position, f] of SANDBOX_SMART_FIELDS.entries()) {
-    ids[f.slug] = await createSmartField(ctx.pool, workspaceId, { label: f.label, slug: f.slug, kind: f.kind, position, integrationId: integrations[f.integration].id, integrationAttribute: f.attribute });
+    ids[f.slug] = await createSmartField(ctx.pool, workspaceId, {
+      label: f.label,
+      slug: f.slug,
+      kind: f.kind,
+      position,
+      integrationId: integrations[f.integration].id,
+      integrationAttribute: f.attribute,
+    });
   }
   return ids;
 }
@@ -120,7 +137,63 @@ const GREY = '#5c677d';
 
 /** A thin coloured rule: a block whose background shows through one tiny line of text. */
 function rule(id: string, style: Record<string, unknown>) {
-  return { type: 'stack', id, blockStyle: { backgroundColor: STEEL, ...style }, children: [{ type: 'text', id: `${id}-line`, tokens: [{ type: 'textToken', id: `${id}-t`, value: '\u00a0', textStyle: { fontSize: 6, lineHeight: 0.5 } }] }] };
+  return {
+    type: 'stack',
+    id,
+    blockStyle: { backgroundColor: STEEL, ...style },
+    children: [
+      { type: 'text', id: `${id}-line`, tokens: [{ type: 'textToken', id: `${id}-t`, value: '\u00a0', textStyle: { fontSize: 6, lineHeight: 0.5 } }] },
+    ],
+  };
+}
+
+/** A literal text token (the logo's letter, the company, the contact line's fixed parts). */
+const literal = (id: string, value: string, textStyle?: Record<string, unknown>, href?: string) => ({
+  type: 'textToken',
+  id,
+  value,
+  ...(textStyle ? { textStyle } : {}),
+  ...(href ? { href: { text: href } } : {}),
+});
+
+/** The demo signature's logo mark: the company's initial on its colour. */
+function logoBlock(company: string) {
+  return {
+    type: 'stack',
+    id: 'logo',
+    blockStyle: { backgroundColor: NAVY, paddingTop: 14, paddingBottom: 14, paddingLeft: 18, paddingRight: 18 },
+    children: [
+      {
+        type: 'text',
+        id: 'logo-mark',
+        tokens: [
+          literal('logo-a', company.slice(0, 1).toUpperCase(), {
+            fontSize: 28,
+            fontWeight: 'bold',
+            color: '#ffffff',
+            fontFamily: 'georgia',
+            lineHeight: 1,
+          }),
+        ],
+      },
+    ],
+  };
+}
+
+/** The demo signature's row of social icons. */
+function socialBlock(website: string) {
+  return {
+    type: 'socialList',
+    id: 'social',
+    iconSize: 20,
+    blockStyle: { marginTop: 8, gap: 6 },
+    children: [
+      { type: 'socialListItem', id: 's-linkedin', network: 'linkedin', href: { text: 'https://www.linkedin.com/company/acme' } },
+      { type: 'socialListItem', id: 's-x', network: 'x', href: { text: 'https://x.com/acme' } },
+      { type: 'socialListItem', id: 's-youtube', network: 'youtube', href: { text: 'https://www.youtube.com/@acme' } },
+      { type: 'socialListItem', id: 's-web', network: 'website', href: { text: website } },
+    ],
+  };
 }
 
 /**
@@ -138,7 +211,6 @@ export function sandboxSignatureTree(fields: Record<string, string>, company = '
     ...(textStyle ? { textStyle } : {}),
     ...(href ? { href } : {}),
   });
-  const literal = (id: string, value: string, textStyle?: Record<string, unknown>, href?: string) => ({ type: 'textToken', id, value, ...(textStyle ? { textStyle } : {}), ...(href ? { href: { text: href } } : {}) });
   const name = { fontWeight: 'bold', fontSize: 16, color: NAVY };
   const small = { fontSize: 13, color: GREY };
   const link = { fontSize: 13, color: NAVY };
@@ -154,12 +226,7 @@ export function sandboxSignatureTree(fields: Record<string, string>, company = '
         verticalAlign: 'middle',
         blockStyle: { gap: 14 },
         children: [
-          {
-            type: 'stack',
-            id: 'logo',
-            blockStyle: { backgroundColor: NAVY, paddingTop: 14, paddingBottom: 14, paddingLeft: 18, paddingRight: 18 },
-            children: [{ type: 'text', id: 'logo-mark', tokens: [literal('logo-a', company.slice(0, 1).toUpperCase(), { fontSize: 28, fontWeight: 'bold', color: '#ffffff', fontFamily: 'georgia', lineHeight: 1 })] }],
-          },
+          logoBlock(company),
           rule('divider', { width: 2 }),
           {
             type: 'stack',
@@ -180,23 +247,19 @@ export function sandboxSignatureTree(fields: Record<string, string>, company = '
         separator: ' | ',
         separatorStyle: { color: STEEL, fontSize: 13 },
         children: [
-          { type: 'listItem', id: 'phone', tokens: [token('t-phone', 'phone', link, { smartFieldUuid: fields.phone }), token('t-phone-m', 'phone_m365', link, { smartFieldUuid: fields.phone_m365 })] },
+          {
+            type: 'listItem',
+            id: 'phone',
+            tokens: [
+              token('t-phone', 'phone', link, { smartFieldUuid: fields.phone }),
+              token('t-phone-m', 'phone_m365', link, { smartFieldUuid: fields.phone_m365 }),
+            ],
+          },
           { type: 'listItem', id: 'email', tokens: [literal('t-email', `hello@${host}`, link, `mailto:hello@${host}`)] },
           { type: 'listItem', id: 'website', tokens: [literal('t-web', host, link, website)] },
         ],
       },
-      {
-        type: 'socialList',
-        id: 'social',
-        iconSize: 20,
-        blockStyle: { marginTop: 8, gap: 6 },
-        children: [
-          { type: 'socialListItem', id: 's-linkedin', network: 'linkedin', href: { text: 'https://www.linkedin.com/company/acme' } },
-          { type: 'socialListItem', id: 's-x', network: 'x', href: { text: 'https://x.com/acme' } },
-          { type: 'socialListItem', id: 's-youtube', network: 'youtube', href: { text: 'https://www.youtube.com/@acme' } },
-          { type: 'socialListItem', id: 's-web', network: 'website', href: { text: website } },
-        ],
-      },
+      socialBlock(website),
     ],
   };
 }
@@ -223,12 +286,21 @@ export function sandboxBannerTree(c: AcmeFixture['campaign']) {
 export async function createSandboxSignature(ctx: AppContext, workspaceId: string, fields: Record<string, string>, name = 'Acme standard'): Promise<string> {
   const tree = sandboxSignatureTree(fields);
   const variants = sandboxVariantTrees(fields);
-  for (const [field, t] of [['signature.draft_content', tree], ['signature.variants.reply', variants.reply], ['signature.variants.internal', variants.internal]] as const) {
+  for (const [field, t] of [
+    ['signature.draft_content', tree],
+    ['signature.variants.reply', variants.reply],
+    ['signature.variants.internal', variants.internal],
+  ] as const) {
     const valid = validateContent(t, { field, smartFieldIds: new Set(Object.values(fields)) });
     if (!valid.ok) throw new Error(`the sandbox signature is not valid content: ${JSON.stringify(valid)}`);
   }
   return withTx(ctx.pool, async (c) => {
-    const id = await createSignature(c, workspaceId, { name, draft: tree }, VARIANT_KINDS.map((kind) => ({ kind, draft: variants[kind], activated: true })));
+    const id = await createSignature(
+      c,
+      workspaceId,
+      { name, draft: tree },
+      VARIANT_KINDS.map((kind) => ({ kind, draft: variants[kind], activated: true })),
+    );
     await lockSignature(c, workspaceId, id);
     for (const kind of VARIANT_KINDS) await publishVariant(c, workspaceId, id, kind);
     return id;
@@ -236,7 +308,12 @@ export async function createSandboxSignature(ctx: AppContext, workspaceId: strin
 }
 
 /** A campaign on the signature, in draft; `live` makes it active now for 30 days. */
-export async function createSandboxCampaign(ctx: AppContext, workspaceId: string, signatureId: string, opts: { live?: boolean; fixture?: AcmeFixture } = {}): Promise<string> {
+export async function createSandboxCampaign(
+  ctx: AppContext,
+  workspaceId: string,
+  signatureId: string,
+  opts: { live?: boolean; fixture?: AcmeFixture } = {},
+): Promise<string> {
   const c = (opts.fixture ?? loadAcme()).campaign;
   const live = opts.live ?? false;
   const row = await createCampaign(ctx.pool, workspaceId, {

@@ -37,7 +37,11 @@ export function sandboxVariantTrees(fields: Record<string, string>, company = 'A
     type: 'stack',
     id: 'internal-root',
     children: [
-      { type: 'text', id: 'internal-name', tokens: [literal('i-dash', '— ', small), field('i-name', 'full_name', name), field('i-name-m', 'full_name_m365', name)] },
+      {
+        type: 'text',
+        id: 'internal-name',
+        tokens: [literal('i-dash', '— ', small), field('i-name', 'full_name', name), field('i-name-m', 'full_name_m365', name)],
+      },
       { type: 'text', id: 'internal-title', tokens: [field('i-title', 'job_title', small), field('i-title-m', 'job_title_m365', small)] },
     ],
   };

@@ -55,7 +55,9 @@ export const EMULATORS_ENTRY = new URL('../../emulators/acme.ts', import.meta.ur
 /** Starts the emulated tenants, each on a free loopback port. */
 export async function startSandboxTenants(): Promise<SandboxTenants> {
   if (!fs.existsSync(fileURLToPath(EMULATORS_ENTRY))) {
-    throw new Error(`the sandbox runs its emulated tenants from the source tree (${fileURLToPath(EMULATORS_ENTRY)}), which this build does not have: run the server from the sources (npm start, bin/sigsync.js), or turn the sandbox off (SANDBOX=0)`);
+    throw new Error(
+      `the sandbox runs its emulated tenants from the source tree (${fileURLToPath(EMULATORS_ENTRY)}), which this build does not have: run the server from the sources (npm start, bin/sigsync.js), or turn the sandbox off (SANDBOX=0)`,
+    );
   }
   const emulators = (await import(EMULATORS_ENTRY.href)) as EmulatorsModule;
   return emulators.startAcmeEmulators();

@@ -23,7 +23,10 @@ export async function existingSignatureIds(db: Queryable, workspaceId: string, i
 
 /** The names of these signatures of the workspace, ordered by name (the database's collation). */
 export async function signatureNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
-  const { rows } = await db.query<{ id: string; name: string }>('select id, name from signatures where workspace_id = $1 and id = any($2::uuid[]) order by name', [workspaceId, ids]);
+  const { rows } = await db.query<{ id: string; name: string }>(
+    'select id, name from signatures where workspace_id = $1 and id = any($2::uuid[]) order by name',
+    [workspaceId, ids],
+  );
   return rows;
 }
 
@@ -82,7 +85,10 @@ export async function bannerKinds(db: Queryable, workspaceId: string, ids: reado
 
 /** Locks a signature for an assignments write (in the caller's transaction); undefined when it does not exist. */
 export async function lockForAssignments(db: Queryable, workspaceId: string, id: string): Promise<{ published: boolean } | undefined> {
-  const { rows } = await db.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2 for update', [workspaceId, id]);
+  const { rows } = await db.query<{ published: boolean }>(
+    'select content is not null as published from signatures where workspace_id = $1 and id = $2 for update',
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
@@ -131,7 +137,11 @@ export async function folderExists(db: Queryable, workspaceId: string, id: strin
 
 /** Are both a signature and a teammate (removed or not) of the workspace? A null signature id is none. */
 export async function signatureAndTeammateExist(db: Queryable, workspaceId: string, signatureId: string | null, teammateId: string): Promise<boolean> {
-  const { rowCount } = await db.query('select 1 from signatures s, teammates t where s.workspace_id = $1 and s.id = $2 and t.workspace_id = $1 and t.id = $3', [workspaceId, signatureId, teammateId]);
+  const { rowCount } = await db.query('select 1 from signatures s, teammates t where s.workspace_id = $1 and s.id = $2 and t.workspace_id = $1 and t.id = $3', [
+    workspaceId,
+    signatureId,
+    teammateId,
+  ]);
   return Boolean(rowCount);
 }
 

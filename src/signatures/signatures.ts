@@ -71,7 +71,12 @@ export interface VariantWrite {
   showMarketingCampaigns?: boolean;
 }
 
-export async function createSignature(db: Queryable, workspaceId: string, s: SignatureWrite & { name: string; draft: unknown }, variants: VariantWrite[] = []): Promise<string> {
+export async function createSignature(
+  db: Queryable,
+  workspaceId: string,
+  s: SignatureWrite & { name: string; draft: unknown },
+  variants: VariantWrite[] = [],
+): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     `insert into signatures (workspace_id, name, folder_id, draft_content, installation_activated)
      values ($1, $2, $3, $4, coalesce($5, true)) returning id`,
@@ -138,14 +143,19 @@ export async function publishVariant(db: Queryable, workspaceId: string, id: str
   );
   const v = rows[0];
   if (!v) return undefined;
-  await emitEvent(db, workspaceId, 'signature.published', { signature: { uuid: id, name: null, kind: kind === 'reply' ? 'reply_variant' : 'internal_variant', folder_uuid: null } });
+  await emitEvent(db, workspaceId, 'signature.published', {
+    signature: { uuid: id, name: null, kind: kind === 'reply' ? 'reply_variant' : 'internal_variant', folder_uuid: null },
+  });
   await requestSignatureInstall(db, workspaceId, id, { kinds: [kind], forced: false });
   return v;
 }
 
 /** Asks for a forced re-install of a published signature everywhere it applies. */
 export async function reinstallSignature(db: Queryable, workspaceId: string, id: string): Promise<'queued' | 'not_found' | 'not_published'> {
-  const { rows } = await db.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2', [workspaceId, id]);
+  const { rows } = await db.query<{ published: boolean }>('select content is not null as published from signatures where workspace_id = $1 and id = $2', [
+    workspaceId,
+    id,
+  ]);
   if (!rows[0]) return 'not_found';
   if (!rows[0].published) return 'not_published';
   await requestSignatureInstall(db, workspaceId, id, { forced: true });
@@ -199,7 +209,13 @@ async function recipients(db: Queryable, workspaceId: string, signatureId: strin
  * Replaces the assignments of a signature locked by the caller. When it is published, everyone who
  * got it before or gets it now is reinstalled (a signature may be taken away or handed over).
  */
-export async function replaceAssignments(db: Queryable, workspaceId: string, signatureId: string, targets: readonly AssignmentTarget[], published: boolean): Promise<void> {
+export async function replaceAssignments(
+  db: Queryable,
+  workspaceId: string,
+  signatureId: string,
+  targets: readonly AssignmentTarget[],
+  published: boolean,
+): Promise<void> {
   const before = published ? await recipients(db, workspaceId, signatureId) : [];
   await db.query('delete from assignments where workspace_id = $1 and signature_id = $2', [workspaceId, signatureId]);
   await db.query(

@@ -19,12 +19,30 @@
  * The page loop, and the listings it refuses, are in pages.ts.
  */
 import type { Logger } from 'pino';
-import { AccessLostError, ConnectorError, CursorExpiredError, type DirectoryPage, type DirectorySource, type IncrementalState } from '../../connectors/types.ts';
+import {
+  AccessLostError,
+  ConnectorError,
+  CursorExpiredError,
+  type DirectoryPage,
+  type DirectorySource,
+  type IncrementalState,
+} from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { buildConnector, getIntegration, IntegrationSetupError, markAccessLost, saveSyncCursor, type IntegrationRow } from '../integrations/integrations.ts';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.ts';
-import { claimRun, countRateLimitWait, finishRun, getRun, holdRun, lastCompleteRunSeen, restartAsFull, RunTakenOverError, setRunMode, type SyncRunRow } from '../integrations/syncRuns.ts';
+import {
+  claimRun,
+  countRateLimitWait,
+  finishRun,
+  getRun,
+  holdRun,
+  lastCompleteRunSeen,
+  restartAsFull,
+  RunTakenOverError,
+  setRunMode,
+  type SyncRunRow,
+} from '../integrations/syncRuns.ts';
 import type { MappedField } from './write.ts';
 import { requestPhotoSync, requestSeatSync, requestTeammateInstalls } from '../jobs/triggers.ts';
 import { integrationIdsOfKind } from '../integrations/queries.ts';
@@ -80,7 +98,11 @@ function guardFrom(config: Record<string, unknown>): DeletionGuard {
   };
 }
 
-function decideMode(integration: IntegrationRow, source: DirectorySource, run: SyncRunRow): { mode: 'full' | 'delta'; since?: IncrementalState; reason?: string } {
+function decideMode(
+  integration: IntegrationRow,
+  source: DirectorySource,
+  run: SyncRunRow,
+): { mode: 'full' | 'delta'; since?: IncrementalState; reason?: string } {
   if (run.pages > 0) return run.mode === 'delta' && integration.sync_cursor ? { mode: 'delta', since: integration.sync_cursor } : { mode: 'full' };
   if (!source.incremental) return { mode: 'full' };
   if (run.checkpoint?.full) return { mode: 'full', reason: 'full listing requested' };
@@ -118,7 +140,14 @@ async function knownUsers(ctx: AppContext, integrationId: string): Promise<numbe
   return Math.max(sources, seen);
 }
 
-async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source: DirectorySource, run: SyncRunRow, opts: ExecuteOptions, logger: Logger): Promise<void> {
+async function listAndWrite(
+  ctx: AppContext,
+  integration: IntegrationRow,
+  source: DirectorySource,
+  run: SyncRunRow,
+  opts: ExecuteOptions,
+  logger: Logger,
+): Promise<void> {
   const policy = opts.retry ?? DEFAULT_RETRY;
   const observer = {
     onRateLimited: async (waitMs: number) => {
@@ -149,13 +178,19 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
     first.catch(() => {}); // awaited by listPages
     const known = knownUsers(ctx, integration.id);
     known.catch(() => {}); // awaited below
-    if (category === 'teammates') groupIds = await syncGroups(ctx.pool, integration, (await withRetry(() => source.listGroups(), policy, observer, opts.signal)).map(cleanDirectoryGroup));
+    if (category === 'teammates')
+      groupIds = await syncGroups(ctx.pool, integration, (await withRetry(() => source.listGroups(), policy, observer, opts.signal)).map(cleanDirectoryGroup));
     const bound = (opts.listingBound ?? defaultListingBound)(await known);
 
     let current = run;
     for (;;) {
       try {
-        nextState = await listPages(ctx, source, { ...current, mode }, { executor: run.executor!, pageToken, first, signal: stopped, since, fields, category, groupIds, policy, observer, bound });
+        nextState = await listPages(
+          ctx,
+          source,
+          { ...current, mode },
+          { executor: run.executor!, pageToken, first, signal: stopped, since, fields, category, groupIds, policy, observer, bound },
+        );
         break;
       } catch (err) {
         if (!(err instanceof CursorExpiredError) || mode === 'full') throw err;
@@ -180,7 +215,14 @@ async function listAndWrite(ctx: AppContext, integration: IntegrationRow, source
 }
 
 /** After a complete listing: removals (behind the deletion guard), the cursor, the final status. */
-async function complete(ctx: AppContext, integration: IntegrationRow, run: SyncRunRow, mode: 'full' | 'delta', nextState: IncrementalState | undefined, logger: Logger): Promise<void> {
+async function complete(
+  ctx: AppContext,
+  integration: IntegrationRow,
+  run: SyncRunRow,
+  mode: 'full' | 'delta',
+  nextState: IncrementalState | undefined,
+  logger: Logger,
+): Promise<void> {
   await withTx(ctx.pool, async (client) => {
     await holdRun(client, run.id, run.executor!);
     let deleted = 0;

@@ -14,11 +14,21 @@ import type { DirectoryUser } from '../../connectors/types.ts';
  * compares the first part only, and its users' groups are compared once they are known
  * (src/sync/pendingGroups.ts).
  */
-export function fingerprint(u: DirectoryUser, fields: readonly { attribute: string }[], groupIds: ReadonlyMap<string, string>, fieldsSignature: string): string {
+export function fingerprint(
+  u: DirectoryUser,
+  fields: readonly { attribute: string }[],
+  groupIds: ReadonlyMap<string, string>,
+  fieldsSignature: string,
+): string {
   return `${baseFingerprint(u, fields, groupIds, fieldsSignature)}.${groupsFingerprint(u.groups, groupIds)}`;
 }
 
-export function baseFingerprint(u: DirectoryUser, fields: readonly { attribute: string }[], groupIds: ReadonlyMap<string, string>, fieldsSignature: string): string {
+export function baseFingerprint(
+  u: DirectoryUser,
+  fields: readonly { attribute: string }[],
+  groupIds: ReadonlyMap<string, string>,
+  fieldsSignature: string,
+): string {
   return hash([
     fieldsSignature,
     u.displayName,

@@ -187,9 +187,13 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       const cleaned: DirectoryPage = { ...page, users, removedIds: page.removedIds.map(cleanText) };
       const keys = pageKeys(cleaned);
       await Promise.all(inflight.filter((w) => overlaps(w.keys, keys)).map((w) => w.done));
-      const { page: complete, pendingGroups } = page.groupsPending ? await groupsOfChanged(ctx, source, run, loop, cleaned, timer) : { page: cleaned, pendingGroups: undefined };
+      const { page: complete, pendingGroups } = page.groupsPending
+        ? await groupsOfChanged(ctx, source, run, loop, cleaned, timer)
+        : { page: cleaned, pendingGroups: undefined };
       const before = previous;
-      const done = withTx(ctx.pool, (client) => writeOnePage(client, run, loop, complete, refused, pendingGroups, timer, () => timer.time('order_wait', () => before)));
+      const done = withTx(ctx.pool, (client) =>
+        writeOnePage(client, run, loop, complete, refused, pendingGroups, timer, () => timer.time('order_wait', () => before)),
+      );
       done.catch(() => {}); // awaited below, or by the page after it
       previous = done;
       inflight.push({ keys, done });
@@ -212,8 +216,17 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
  * waiting for its memberships, so that nothing is written twice and no install is asked for
  * before a teammate's groups are known. Answers the page with those groups, and who stays pending.
  */
-async function groupsOfChanged(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PageLoop, page: DirectoryPage, timer: StageTimer): Promise<{ page: DirectoryPage; pendingGroups: Set<string> }> {
-  const pendingGroups = await timer.time('match', () => unchangedButGroups(ctx.pool, { integrationId: run.integration_id, fields: loop.fields, groupIds: loop.groupIds }, page.users));
+async function groupsOfChanged(
+  ctx: AppContext,
+  source: DirectorySource,
+  run: SyncRunRow,
+  loop: PageLoop,
+  page: DirectoryPage,
+  timer: StageTimer,
+): Promise<{ page: DirectoryPage; pendingGroups: Set<string> }> {
+  const pendingGroups = await timer.time('match', () =>
+    unchangedButGroups(ctx.pool, { integrationId: run.integration_id, fields: loop.fields, groupIds: loop.groupIds }, page.users),
+  );
   const changed = page.users.filter((u) => !u.removed && !pendingGroups.has(u.externalId));
   if (!changed.length) return { page, pendingGroups };
   const groupsOf = sourceGroupsOf(source);
@@ -245,7 +258,15 @@ async function writeOnePage(
   await holdRun(client, run.id, loop.executor, false);
   const r: PageResult = await writePage(
     client,
-    { workspaceId: run.workspace_id, integrationId: run.integration_id, runId: run.id, category: loop.category, fields: loop.fields, groupIds: loop.groupIds, ...(pendingGroups ? { pendingGroups } : {}) },
+    {
+      workspaceId: run.workspace_id,
+      integrationId: run.integration_id,
+      runId: run.id,
+      category: loop.category,
+      fields: loop.fields,
+      groupIds: loop.groupIds,
+      ...(pendingGroups ? { pendingGroups } : {}),
+    },
     page.users,
     page.removedIds,
     timer,

@@ -48,14 +48,24 @@ export function sourceGroupsOf(source: DirectorySource): NonNullable<DirectorySo
  * writes the groups of the users marked pending so far (and of those marked meanwhile). `timer` is
  * the listing's own, so that the stages of both are saved together.
  */
-export async function writeGroupsBesideListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop, timer: StageTimer): Promise<void> {
+export async function writeGroupsBesideListing(
+  ctx: AppContext,
+  source: DirectorySource,
+  run: SyncRunRow,
+  loop: PendingGroupsLoop,
+  timer: StageTimer,
+): Promise<void> {
   const groupsOf = sourceGroupsOf(source);
   await withRetry(() => groupsOf([]), loop.policy, loop.observer, loop.signal);
   await writeGroupsAfterListing(ctx, source, run, loop, timer);
 }
 
 /** Up to `limit` of the run's pending users, with their source's teammate, fingerprint and addresses (none without a source). */
-async function pendingGroupsBatch(ctx: AppContext, run: SyncRunRow, limit: number): Promise<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }[]> {
+async function pendingGroupsBatch(
+  ctx: AppContext,
+  run: SyncRunRow,
+  limit: number,
+): Promise<{ external_id: string; teammate_id: string | null; fingerprint: string | null; emails: string[] }[]> {
   const ids = await pendingGroupsUsers(ctx.pool, run.id, limit);
   if (!ids.length) return [];
   const sources = await sourcesOf(ctx.pool, run.integration_id, ids);
@@ -66,7 +76,13 @@ async function pendingGroupsBatch(ctx: AppContext, run: SyncRunRow, limit: numbe
  * Writes the groups of the run's pending users, a batch at a time, until none is left: when the
  * listing has ended, for the users still pending (`timer`: the run's saved stages by default).
  */
-export async function writeGroupsAfterListing(ctx: AppContext, source: DirectorySource, run: SyncRunRow, loop: PendingGroupsLoop, timer?: StageTimer): Promise<void> {
+export async function writeGroupsAfterListing(
+  ctx: AppContext,
+  source: DirectorySource,
+  run: SyncRunRow,
+  loop: PendingGroupsLoop,
+  timer?: StageTimer,
+): Promise<void> {
   let runTimer = timer;
   for (;;) {
     const batch = await pendingGroupsBatch(ctx, run, BATCH);
@@ -75,7 +91,11 @@ export async function writeGroupsAfterListing(ctx: AppContext, source: Directory
     // Users the run did not store (no address, an address another teammate holds) have no source.
     const stored = batch.filter((r) => r.teammate_id !== null);
     const groupsOf = sourceGroupsOf(source);
-    const groups = stored.length ? await stageTimer.time('groups_wait', () => withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer, loop.signal)) : new Map<string, string[]>();
+    const groups = stored.length
+      ? await stageTimer.time('groups_wait', () =>
+          withRetry(() => groupsOf(stored.map((r) => ({ externalId: r.external_id, emails: r.emails }))), loop.policy, loop.observer, loop.signal),
+        )
+      : new Map<string, string[]>();
     await withTx(ctx.pool, async (client) => {
       await holdRun(client, run.id, loop.executor, false);
       const changed = await stageTimer.time('memberships', () =>
@@ -86,7 +106,11 @@ export async function writeGroupsAfterListing(ctx: AppContext, source: Directory
         ),
       );
       if (changed.length) await stageTimer.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
-      await clearPendingGroups(client, run.id, batch.map((r) => r.external_id));
+      await clearPendingGroups(
+        client,
+        run.id,
+        batch.map((r) => r.external_id),
+      );
       // Locked only now, as a page does (pages.ts), so the pages written meanwhile do not wait for the batch.
       await holdRun(client, run.id, loop.executor);
       await saveStageMs(client, run.id, stageTimer.ms);

@@ -12,7 +12,12 @@ import { countSources, type Unlisted } from '../teammates/teammates.ts';
  * The integration's sources the run did not see as active (a full listing), or saw as removed (an
  * incremental one), and how many sources the integration has.
  */
-export async function unlistedSources(db: Queryable, integrationId: string, runId: string, mode: 'full' | 'delta'): Promise<{ unlisted: Unlisted[]; total: number }> {
+export async function unlistedSources(
+  db: Queryable,
+  integrationId: string,
+  runId: string,
+  mode: 'full' | 'delta',
+): Promise<{ unlisted: Unlisted[]; total: number }> {
   const candidates = await db.query<Unlisted>(
     mode === 'full'
       ? `select ts.teammate_id, ts.external_id from teammate_sources ts

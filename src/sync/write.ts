@@ -107,7 +107,11 @@ const fieldsSignatureOf = (fields: readonly MappedField[]) => fields.map((f) => 
  * Of users listed before their groups were known, those unchanged but for their groups (the first
  * part of their fingerprint is the stored one's): they need not wait for the groups.
  */
-export async function unchangedButGroups(db: Queryable, ctx: Pick<PageContext, 'integrationId' | 'fields' | 'groupIds'>, users: readonly DirectoryUser[]): Promise<Set<string>> {
+export async function unchangedButGroups(
+  db: Queryable,
+  ctx: Pick<PageContext, 'integrationId' | 'fields' | 'groupIds'>,
+  users: readonly DirectoryUser[],
+): Promise<Set<string>> {
   const signature = fieldsSignatureOf(ctx.fields);
   const bases = new Map(users.map((u) => [u.externalId, `${baseFingerprint(u, ctx.fields, ctx.groupIds, signature)}.`]));
   return new Set(bases.size ? await unchangedSources(db, ctx.integrationId, bases) : []);
@@ -178,7 +182,8 @@ export async function writePage(
   const foundByCaller = ctx.category === 'teammates' && ctx.pendingGroups ? listed.map((u) => u.externalId).filter((id) => pending.has(id)) : undefined;
   const fingerprints = new Map((foundByCaller ? listed.filter((u) => !pending.has(u.externalId)) : listed).map((u) => [u.externalId, fingerprintOf(u)]));
   const unchanged =
-    foundByCaller ?? (ctx.category !== 'teammates' || !listed.length ? [] : await timer.time('match', () => unchangedSources(client, ctx.integrationId, fingerprints)));
+    foundByCaller ??
+    (ctx.category !== 'teammates' || !listed.length ? [] : await timer.time('match', () => unchangedSources(client, ctx.integrationId, fingerprints)));
   const same = new Set(unchanged);
   const active = listed.filter((u) => !same.has(u.externalId));
   // The unchanged users the caller found are the pending ones: they are seen with their groups pending.
@@ -189,7 +194,17 @@ export async function writePage(
 
   if (!active.length) {
     await timer.time('seen', () => recordSeenUsers([]));
-    return { seen: unchanged.length, created: 0, updated: 0, unchanged: unchanged.length, skipped, errors, changedTeammateIds: [], unchangedExternalIds: unchanged, written: new Map() };
+    return {
+      seen: unchanged.length,
+      created: 0,
+      updated: 0,
+      unchanged: unchanged.length,
+      skipped,
+      errors,
+      changedTeammateIds: [],
+      unchangedExternalIds: unchanged,
+      written: new Map(),
+    };
   }
 
   const rows = await timer.time('stage', async () => pageRows(ctx, active, fingerprints, errors));
@@ -232,11 +247,15 @@ export interface PendingGroupsRow {
  * for them (pendingGroups.ts): only where the groups part of their fingerprint differs, by the
  * teammate aggregate (mergePendingMemberships). Answers the teammates whose memberships changed.
  */
-export async function writePendingGroups(client: pg.PoolClient, ctx: Pick<PageContext, 'workspaceId' | 'integrationId' | 'groupIds'>, rows: readonly PendingGroupsRow[]): Promise<string[]> {
-  const changed = rows
-    .map((r) => ({ ...r, part: groupsFingerprint(r.groups, ctx.groupIds) }))
-    .filter((r) => r.fingerprint?.split('.')[1] !== r.part);
+export async function writePendingGroups(
+  client: pg.PoolClient,
+  ctx: Pick<PageContext, 'workspaceId' | 'integrationId' | 'groupIds'>,
+  rows: readonly PendingGroupsRow[],
+): Promise<string[]> {
+  const changed = rows.map((r) => ({ ...r, part: groupsFingerprint(r.groups, ctx.groupIds) })).filter((r) => r.fingerprint?.split('.')[1] !== r.part);
   if (!changed.length) return [];
-  const groupRows = changed.flatMap((r) => [...new Set(r.groups)].flatMap((g) => (ctx.groupIds.has(g) ? [{ ext_id: r.ext_id, group_id: ctx.groupIds.get(g)! }] : [])));
+  const groupRows = changed.flatMap((r) =>
+    [...new Set(r.groups)].flatMap((g) => (ctx.groupIds.has(g) ? [{ ext_id: r.ext_id, group_id: ctx.groupIds.get(g)! }] : [])),
+  );
   return mergePendingMemberships(client, ctx, changed, groupRows);
 }

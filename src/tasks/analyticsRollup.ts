@@ -14,7 +14,10 @@ export const analyticsRollup = defineTask(jobs.analyticsRollup, {
   async run({ since, workspace_id }, { app, logger }) {
     const swept = await sweepPersonalKeys(app.pool, workspace_id ?? null);
     if (swept.views || swept.clicks) logger.debug(swept, 'removed per-person keys past the repeat window');
-    const result = await rebuildRollups(app.pool, { ...(since ? { since: new Date(`${since}T00:00:00Z`) } : {}), ...(workspace_id ? { workspaceId: workspace_id } : {}) });
+    const result = await rebuildRollups(app.pool, {
+      ...(since ? { since: new Date(`${since}T00:00:00Z`) } : {}),
+      ...(workspace_id ? { workspaceId: workspace_id } : {}),
+    });
     logger.debug({ since: result.since.toISOString(), rows: result.rows }, 'analytics rollups rebuilt');
   },
 });

@@ -43,6 +43,12 @@ export function crontab(config: Config): CronItem[] {
     { task: jobs.prune.name, match: '17 3 * * *', identifier: jobs.prune.name, options: { backfillPeriod: 0 }, payload: {} },
     { task: jobs.syncAll.name, match: config.DIRECTORY_SYNC_CRON, identifier: jobs.syncAll.name, options: { backfillPeriod: 0 }, payload: {} },
     { task: jobs.campaignTick.name, match: '*/30 * * * *', identifier: jobs.campaignTick.name, options: { backfillPeriod: 60 * 60 * 1000 }, payload: {} },
-    { task: jobs.analyticsRollup.name, match: '* * * * *', identifier: jobs.analyticsRollup.name, options: { backfillPeriod: 0, queueName: jobs.analyticsRollup.queue }, payload: {} },
+    {
+      task: jobs.analyticsRollup.name,
+      match: '* * * * *',
+      identifier: jobs.analyticsRollup.name,
+      options: { backfillPeriod: 0, queueName: jobs.analyticsRollup.queue },
+      payload: {},
+    },
   ];
 }

@@ -24,7 +24,11 @@ export async function membersOf(db: Queryable, workspaceId: string, teammateIds:
 }
 
 /** The current teammates among `teammateIds` and the members of `groupIds` (each once). */
-export async function currentTeammatesOf(db: Queryable, workspaceId: string, q: { teammateIds: readonly string[]; groupIds: readonly string[] }): Promise<string[]> {
+export async function currentTeammatesOf(
+  db: Queryable,
+  workspaceId: string,
+  q: { teammateIds: readonly string[]; groupIds: readonly string[] },
+): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `select distinct t.id from teammates t
       where t.workspace_id = $1 and t.deleted_at is null

@@ -97,7 +97,8 @@ async function ensureStaging(client: pg.PoolClient): Promise<void> {
 }
 
 async function stageGroups(client: pg.PoolClient, groups: DirectoryPageRows['groups']): Promise<void> {
-  if (groups.length) await client.query(`insert into stage_groups select * from json_to_recordset($1::json) as x(ext_id text, group_id uuid)`, [JSON.stringify(groups)]);
+  if (groups.length)
+    await client.query(`insert into stage_groups select * from json_to_recordset($1::json) as x(ext_id text, group_id uuid)`, [JSON.stringify(groups)]);
 }
 
 /** The page's rows into the staging tables. */
@@ -121,7 +122,10 @@ async function stagePage(client: pg.PoolClient, t: DirectoryPageTarget, rows: Di
        from json_to_recordset($1::json) as x(ext_id text, address text, is_primary boolean)`,
     [JSON.stringify(rows.emails), t.workspaceId],
   );
-  if (rows.values.length) await client.query(`insert into stage_values select * from json_to_recordset($1::json) as x(ext_id text, field_id uuid, value text)`, [JSON.stringify(rows.values)]);
+  if (rows.values.length)
+    await client.query(`insert into stage_values select * from json_to_recordset($1::json) as x(ext_id text, field_id uuid, value text)`, [
+      JSON.stringify(rows.values),
+    ]);
   await stageGroups(client, rows.groups);
 }
 
@@ -132,7 +136,11 @@ async function stagePage(client: pg.PoolClient, t: DirectoryPageTarget, rows: Di
  * source skips users it cannot match. Answers the users staged to be written, and how many users it
  * skipped as unmatched.
  */
-async function matchPeople(client: pg.PoolClient, t: DirectoryPageTarget, problems: PageProblem[]): Promise<{ written: { ext_id: string; teammate_id: string; is_new: boolean }[]; unmatched: number }> {
+async function matchPeople(
+  client: pg.PoolClient,
+  t: DirectoryPageTarget,
+  problems: PageProblem[],
+): Promise<{ written: { ext_id: string; teammate_id: string; is_new: boolean }[]; unmatched: number }> {
   await client.query(
     `update stage_users s set teammate_id = s.holder
       where s.teammate_id is null and s.holder is not null
@@ -165,7 +173,8 @@ export async function mergeDirectoryPage(client: pg.PoolClient, t: DirectoryPage
   if (t.category === 'teammates') {
     await timer.time('teammates', () => mergeTeammates(client, merge));
     const aliasDup = await timer.time('addresses', () => mergeAddresses(client, merge));
-    for (const d of aliasDup) problems.push({ externalId: d.ext_id, email: d.address, message: `alias ${d.address} already belongs to another teammate; not added` });
+    for (const d of aliasDup)
+      problems.push({ externalId: d.ext_id, email: d.address, message: `alias ${d.address} already belongs to another teammate; not added` });
     await timer.time('memberships', () => mergeMemberships(client, merge, ['group', 'org_unit']));
   }
   if (t.fieldIds.length) await timer.time('values', () => mergeValues(client, merge, t.fieldIds));
@@ -216,12 +225,15 @@ export async function mergePendingMemberships(
   groups: DirectoryPageRows['groups'],
 ): Promise<string[]> {
   await ensureStaging(client);
-  await client.query(
-    `insert into stage_users (ext_id, teammate_id) select * from json_to_recordset($1::json) as x(ext_id text, teammate_id uuid)`,
-    [JSON.stringify(users.map((r) => ({ ext_id: r.ext_id, teammate_id: r.teammate_id })))],
-  );
+  await client.query(`insert into stage_users (ext_id, teammate_id) select * from json_to_recordset($1::json) as x(ext_id text, teammate_id uuid)`, [
+    JSON.stringify(users.map((r) => ({ ext_id: r.ext_id, teammate_id: r.teammate_id }))),
+  ]);
   await stageGroups(client, groups);
   await mergeMemberships(client, { workspaceId: t.workspaceId, integrationId: t.integrationId, ids: users.map((r) => r.teammate_id) }, ['group']);
-  await setGroupsFingerprints(client, t.integrationId, users.map((r) => ({ externalId: r.ext_id, part: r.part })));
+  await setGroupsFingerprints(
+    client,
+    t.integrationId,
+    users.map((r) => ({ externalId: r.ext_id, part: r.part })),
+  );
   return (await client.query<{ teammate_id: string }>('select teammate_id from stage_changed')).rows.map((r) => r.teammate_id);
 }

@@ -61,18 +61,27 @@ export function listGroups(db: Queryable, workspaceId: string, page: PageWindow,
 
 /** The kind of each id among `ids` that is a group or org unit of the workspace. */
 export async function groupKinds(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
-  const { rows } = await db.query<{ id: string; kind: string }>('select id, kind from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+  const { rows } = await db.query<{ id: string; kind: string }>('select id, kind from groups where workspace_id = $1 and id = any($2::uuid[])', [
+    workspaceId,
+    ids,
+  ]);
   return new Map(rows.map((r) => [r.id, r.kind]));
 }
 
 /** The ids of the workspace's groups (kind `group`) with these names, ordered by name. */
 export async function groupIdsNamed(db: Queryable, workspaceId: string, names: readonly string[]): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(`select id from groups where workspace_id = $1 and kind = 'group' and name = any($2::text[]) order by name`, [workspaceId, names]);
+  const { rows } = await db.query<{ id: string }>(`select id from groups where workspace_id = $1 and kind = 'group' and name = any($2::text[]) order by name`, [
+    workspaceId,
+    names,
+  ]);
   return rows.map((r) => r.id);
 }
 
 /** The name of each id among `ids` that is a group or org unit of the workspace. */
 export async function groupNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
-  const { rows } = await db.query<{ id: string; name: string }>('select id, name from groups where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+  const { rows } = await db.query<{ id: string; name: string }>('select id, name from groups where workspace_id = $1 and id = any($2::uuid[])', [
+    workspaceId,
+    ids,
+  ]);
   return new Map(rows.map((r) => [r.id, r.name]));
 }

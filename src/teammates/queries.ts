@@ -32,7 +32,10 @@ async function inFieldOrder(db: Queryable, workspaceId: string, rows: TeammateRo
 
 /** A teammate that is not removed, with its addresses (primary first) and its values. */
 export async function getTeammate(db: Queryable, workspaceId: string, id: string): Promise<TeammateRow | undefined> {
-  const { rows } = await db.query<TeammateRow>(`select ${COLUMNS} from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`, [workspaceId, id]);
+  const { rows } = await db.query<TeammateRow>(`select ${COLUMNS} from teammates t where t.workspace_id = $1 and t.id = $2 and t.deleted_at is null`, [
+    workspaceId,
+    id,
+  ]);
   return (await inFieldOrder(db, workspaceId, rows))[0];
 }
 
@@ -44,7 +47,10 @@ export async function activeTeammateCount(db: Queryable, workspaceId: string): P
 
 /** The display name of each id among `ids` that is a teammate of the workspace, removed or not. */
 export async function teammateNames(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Map<string, string>> {
-  const { rows } = await db.query<{ id: string; display_name: string }>('select id, display_name from teammates where workspace_id = $1 and id = any($2::uuid[])', [workspaceId, ids]);
+  const { rows } = await db.query<{ id: string; display_name: string }>(
+    'select id, display_name from teammates where workspace_id = $1 and id = any($2::uuid[])',
+    [workspaceId, ids],
+  );
   return new Map(rows.map((r) => [r.id, r.display_name]));
 }
 
@@ -62,31 +68,54 @@ export async function addressesOfRemoved(db: Queryable, workspaceId: string, ids
 /** The teammates in any of the given groups or org units (each once). */
 export async function membersOfGroups(db: Queryable, workspaceId: string, groupIds: readonly string[]): Promise<string[]> {
   if (!groupIds.length) return [];
-  const { rows } = await db.query<{ id: string }>('select distinct teammate_id as id from memberships where workspace_id = $1 and group_id = any($2::uuid[])', [workspaceId, groupIds]);
+  const { rows } = await db.query<{ id: string }>('select distinct teammate_id as id from memberships where workspace_id = $1 and group_id = any($2::uuid[])', [
+    workspaceId,
+    groupIds,
+  ]);
   return rows.map((r) => r.id);
 }
 
 /** Teammates that are not removed, newest first. */
 export async function listTeammates(db: Queryable, workspaceId: string, page: PageWindow): Promise<{ rows: TeammateRow[]; total: number }> {
-  const listed = await listPage<TeammateRow>(db, workspaceId, page, COLUMNS, 'from teammates t where t.workspace_id = $1 and t.deleted_at is null', 't.created_at desc, t.id desc');
+  const listed = await listPage<TeammateRow>(
+    db,
+    workspaceId,
+    page,
+    COLUMNS,
+    'from teammates t where t.workspace_id = $1 and t.deleted_at is null',
+    't.created_at desc, t.id desc',
+  );
   return { ...listed, rows: await inFieldOrder(db, workspaceId, listed.rows) };
 }
 
 /** The ids among `ids` that are teammates of the workspace, not removed. */
 export async function existingTeammateIds(db: Queryable, workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
-  const { rows } = await db.query<{ id: string }>('select id from teammates where workspace_id = $1 and id = any($2::uuid[]) and deleted_at is null', [workspaceId, ids]);
+  const { rows } = await db.query<{ id: string }>('select id from teammates where workspace_id = $1 and id = any($2::uuid[]) and deleted_at is null', [
+    workspaceId,
+    ids,
+  ]);
   return new Set(rows.map((r) => r.id));
 }
 
 /** The connected directory integration that lists a teammate (an active one first), if any. */
-export async function directoryOfTeammate(db: Queryable, workspaceId: string, id: string): Promise<{ id: string; name: string; status: string; dashboard_url: string | null } | undefined> {
+export async function directoryOfTeammate(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<{ id: string; name: string; status: string; dashboard_url: string | null } | undefined> {
   const { rows } = await db.query<{ integration_id: string }>(
     `select ts.integration_id from teammate_sources ts
        join teammates t on t.workspace_id = ts.workspace_id and t.id = ts.teammate_id and t.deleted_at is null
       where ts.workspace_id = $1 and ts.teammate_id = $2`,
     [workspaceId, id],
   );
-  return rows.length ? firstConnectedDirectory(db, workspaceId, rows.map((r) => r.integration_id)) : undefined;
+  return rows.length
+    ? firstConnectedDirectory(
+        db,
+        workspaceId,
+        rows.map((r) => r.integration_id),
+      )
+    : undefined;
 }
 
 export interface EmailForRemoval {
@@ -127,7 +156,11 @@ export async function smartFieldValueCount(db: Queryable, workspaceId: string): 
 }
 
 /** Each of these smart fields' longest value in the workspace (of equal lengths, the lowest teammate id's); a field without values is absent. */
-export async function longestValues(db: Queryable, workspaceId: string, smartFieldIds: readonly string[]): Promise<{ smart_field_id: string; value: string }[]> {
+export async function longestValues(
+  db: Queryable,
+  workspaceId: string,
+  smartFieldIds: readonly string[],
+): Promise<{ smart_field_id: string; value: string }[]> {
   const { rows } = await db.query<{ smart_field_id: string; value: string }>(
     `select f.id as smart_field_id, l.value from unnest($2::uuid[]) as f(id)
       cross join lateral (select x.value from smart_field_values x where x.workspace_id = $1 and x.smart_field_id = f.id

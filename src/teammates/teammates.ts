@@ -77,12 +77,20 @@ async function upsertSources(client: pg.PoolClient, w: string, i: string): Promi
  * Addresses: aliases another teammate holds are reported (and their user written again next time,
  * not skipped as unchanged); then primaries demoted, stale addresses dropped, the page's upserted.
  */
-export async function mergeAddresses(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext): Promise<{ ext_id: string; address: string }[]> {
+export async function mergeAddresses(
+  client: pg.PoolClient,
+  { workspaceId: w, integrationId: i, ids }: MergeContext,
+): Promise<{ ext_id: string; address: string }[]> {
   const aliasDup = await client.query<{ ext_id: string; address: string }>(
     `delete from stage_emails se using stage_users s where se.ext_id = s.ext_id and se.holder <> s.teammate_id
       returning se.ext_id, se.address`,
   );
-  if (aliasDup.rows.length) await forgetFingerprints(client, i, aliasDup.rows.map((r) => r.ext_id));
+  if (aliasDup.rows.length)
+    await forgetFingerprints(
+      client,
+      i,
+      aliasDup.rows.map((r) => r.ext_id),
+    );
   await client.query(`delete from stage_emails se where not exists (select 1 from stage_users s where s.ext_id = se.ext_id)`);
   if (ids.length) await dropStaleAddresses(client, i, ids);
   await client.query(
@@ -128,10 +136,14 @@ async function dropStaleAddresses(client: pg.PoolClient, i: string, ids: string[
  * Memberships in this integration's groups and org units (`kinds`: those whose memberships the
  * page knows; the others are left as they are).
  */
-export async function mergeMemberships(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext, kinds: readonly ('group' | 'org_unit')[]): Promise<void> {
+export async function mergeMemberships(
+  client: pg.PoolClient,
+  { workspaceId: w, integrationId: i, ids }: MergeContext,
+  kinds: readonly ('group' | 'org_unit')[],
+): Promise<void> {
   if (ids.length) {
     await client.query(
-    `with gone as (
+      `with gone as (
        delete from memberships m using stage_users s, groups g
         where m.teammate_id = any($2::uuid[]) and m.teammate_id = s.teammate_id and g.id = m.group_id and g.integration_id = $1
           and g.kind = any($3::text[])
@@ -208,7 +220,12 @@ export async function countSources(db: Queryable, integrationId: string): Promis
  * their addresses (primary first, then by address): one read of the page's teammates and one
  * insert of their events. Answers the events' bodies.
  */
-async function emitTeammateEvents(db: Queryable, workspaceId: string, type: 'teammate.created' | 'teammate.deleted', ids: readonly string[]): Promise<TeammateEventBody[]> {
+async function emitTeammateEvents(
+  db: Queryable,
+  workspaceId: string,
+  type: 'teammate.created' | 'teammate.deleted',
+  ids: readonly string[],
+): Promise<TeammateEventBody[]> {
   if (!ids.length) return [];
   const { rows } = await db.query<{ body: TeammateEventBody }>(
     `select jsonb_build_object(
@@ -230,7 +247,14 @@ async function emitTeammateEvents(db: Queryable, workspaceId: string, type: 'tea
  */
 export async function announceCreated(client: pg.PoolClient, workspaceId: string): Promise<string[]> {
   const fresh = await client.query<{ teammate_id: string }>('select teammate_id from stage_users where is_new or revived');
-  return (await emitTeammateEvents(client, workspaceId, 'teammate.created', fresh.rows.map((r) => r.teammate_id))).map((b) => b.teammate.uuid);
+  return (
+    await emitTeammateEvents(
+      client,
+      workspaceId,
+      'teammate.created',
+      fresh.rows.map((r) => r.teammate_id),
+    )
+  ).map((b) => b.teammate.uuid);
 }
 
 /**
@@ -238,7 +262,10 @@ export async function announceCreated(client: pg.PoolClient, workspaceId: string
  * teammate.deleted for each. Answers the ids of the teammates removed.
  */
 export async function removeSources(client: pg.PoolClient, workspaceId: string, integrationId: string, unlisted: Unlisted[]): Promise<string[]> {
-  await client.query('delete from teammate_sources where integration_id = $1 and external_id = any($2::text[])', [integrationId, unlisted.map((r) => r.external_id)]);
+  await client.query('delete from teammate_sources where integration_id = $1 and external_id = any($2::text[])', [
+    integrationId,
+    unlisted.map((r) => r.external_id),
+  ]);
   const removed = await client.query<{ id: string }>(
     `update teammates t set deleted_at = now()
       where t.workspace_id = $1 and t.id = any($2::uuid[]) and t.deleted_at is null
@@ -246,7 +273,14 @@ export async function removeSources(client: pg.PoolClient, workspaceId: string, 
      returning t.id`,
     [workspaceId, unlisted.map((r) => r.teammate_id)],
   );
-  return (await emitTeammateEvents(client, workspaceId, 'teammate.deleted', removed.rows.map((r) => r.id))).map((b) => b.teammate.uuid);
+  return (
+    await emitTeammateEvents(
+      client,
+      workspaceId,
+      'teammate.deleted',
+      removed.rows.map((r) => r.id),
+    )
+  ).map((b) => b.teammate.uuid);
 }
 
 /** Locks a live teammate for the rest of the transaction; false when there is none. */
@@ -258,7 +292,12 @@ export async function lockTeammate(db: Queryable, workspaceId: string, id: strin
  * Sets manual values (`value` null clears one) of fields no integration manages, on a teammate
  * locked by `lockTeammate`. Reinstalls the teammate when anything changed; answers whether it did.
  */
-export async function setManualValues(db: Queryable, workspaceId: string, teammateId: string, values: readonly { fieldId: string; value: string | null }[]): Promise<boolean> {
+export async function setManualValues(
+  db: Queryable,
+  workspaceId: string,
+  teammateId: string,
+  values: readonly { fieldId: string; value: string | null }[],
+): Promise<boolean> {
   const set = values.filter((v) => v.value !== null);
   const cleared = values.filter((v) => v.value === null).map((v) => v.fieldId);
   const upserted = await db.query(
@@ -269,7 +308,11 @@ export async function setManualValues(db: Queryable, workspaceId: string, teamma
         and (smart_field_values.value, smart_field_values.source) is distinct from (excluded.value, 'manual')`,
     [workspaceId, teammateId, set.map((v) => v.fieldId), set.map((v) => v.value)],
   );
-  const removed = await db.query('delete from smart_field_values where workspace_id = $1 and teammate_id = $2 and smart_field_id = any($3::uuid[])', [workspaceId, teammateId, cleared]);
+  const removed = await db.query('delete from smart_field_values where workspace_id = $1 and teammate_id = $2 and smart_field_id = any($3::uuid[])', [
+    workspaceId,
+    teammateId,
+    cleared,
+  ]);
   if ((upserted.rowCount ?? 0) + (removed.rowCount ?? 0) === 0) return false;
   await db.query('update teammates set updated_at = now() where workspace_id = $1 and id = $2', [workspaceId, teammateId]);
   await requestTeammateInstalls(db, workspaceId, [teammateId]);
@@ -278,7 +321,10 @@ export async function setManualValues(db: Queryable, workspaceId: string, teamma
 
 /** Removes a teammate (soft delete) with teammate.deleted, and stops their installations. False when there is none. */
 export async function removeTeammate(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
-  const { rows } = await db.query<{ id: string }>('update teammates set deleted_at = now() where workspace_id = $1 and id = $2 and deleted_at is null returning id', [workspaceId, id]);
+  const { rows } = await db.query<{ id: string }>(
+    'update teammates set deleted_at = now() where workspace_id = $1 and id = $2 and deleted_at is null returning id',
+    [workspaceId, id],
+  );
   if (!rows.length) return false;
   const [body] = await emitTeammateEvents(db, workspaceId, 'teammate.deleted', [id]);
   await stopAddresses(db, workspaceId, body?.emails.map((e) => e.uuid) ?? []);

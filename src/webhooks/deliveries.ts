@@ -48,7 +48,10 @@ export async function dispatchBatch(pool: pg.Pool, workspaceId: string, limit = 
       [workspaceId, limit],
     );
     // The batch's events as the outbox keeps them (one read for the batch), then one insert for all their deliveries.
-    const events = await eventHeads(client, batch.rows.map((b) => b.event_id));
+    const events = await eventHeads(
+      client,
+      batch.rows.map((b) => b.event_id),
+    );
     const created = events.length
       ? await client.query<{ id: string }>(
           `insert into webhook_deliveries (workspace_id, event_id, endpoint_id)
@@ -84,7 +87,10 @@ export async function dispatchWorkspace(pool: pg.Pool, workspaceId: string, batc
 
 /** Fails a pending delivery whose endpoint was disabled meanwhile. */
 export async function failForDisabledEndpoint(db: Queryable, deliveryId: string): Promise<void> {
-  await db.query(`update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = 'endpoint disabled' where id = $1 and status = 'pending'`, [deliveryId]);
+  await db.query(
+    `update webhook_deliveries set status = 'failed', next_attempt_at = null, last_error = 'endpoint disabled' where id = $1 and status = 'pending'`,
+    [deliveryId],
+  );
 }
 
 export interface AttemptRecord {
@@ -148,7 +154,10 @@ const ATTEMPT_ROWS = `select d.id as delivery_id, d.event_id, d.status, a.attemp
     left join webhook_delivery_attempts a on a.delivery_id = d.id`;
 
 /** The rows kept, each with its event's type (read from the outbox once for them all); a row whose event is gone is left out. */
-async function withEventTypes(db: Queryable, rows: (Omit<DeliveryAttemptRow, 'event_type'> & { event_id: string; at_us: string; us?: bigint })[]): Promise<DeliveryAttemptRow[]> {
+async function withEventTypes(
+  db: Queryable,
+  rows: (Omit<DeliveryAttemptRow, 'event_type'> & { event_id: string; at_us: string; us?: bigint })[],
+): Promise<DeliveryAttemptRow[]> {
   const types = new Map((await eventHeads(db, [...new Set(rows.map((r) => r.event_id))])).map((e) => [e.id, e.type]));
   return rows.flatMap(({ at_us: _at, us: _us, event_id: eventId, delivery_id: deliveryId, ...r }) => {
     const type = types.get(eventId);
@@ -194,7 +203,11 @@ export async function listDeliveryAttempts(db: Queryable, endpointId: string, op
     if (kept.length === limit && kept.at(-1)!.us >= BigInt(last.updated_us)) return strip(kept);
     after = last.id;
   }
-  const { rows } = await db.query<Row>(`${ATTEMPT_ROWS} where d.endpoint_id = $1 and (not $2 or d.status = 'failed') ${NEWEST_FIRST} limit $3`, [endpointId, failed, limit]);
+  const { rows } = await db.query<Row>(`${ATTEMPT_ROWS} where d.endpoint_id = $1 and (not $2 or d.status = 'failed') ${NEWEST_FIRST} limit $3`, [
+    endpointId,
+    failed,
+    limit,
+  ]);
   return strip(rows);
 }
 
@@ -248,12 +261,18 @@ export async function redeliverFailed(pool: pg.Pool, since: Date, endpointId?: s
         for update of d`,
       [since, endpointId ?? null],
     );
-    return requeue(client, rows.map((r) => r.id));
+    return requeue(
+      client,
+      rows.map((r) => r.id),
+    );
   });
 }
 
 /** Is this delivery one of the workspace's endpoints'? */
 export async function deliveryOfWorkspace(db: Queryable, deliveryId: string, workspaceId: string): Promise<boolean> {
-  const { rowCount } = await db.query('select 1 from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id where d.id = $1 and ep.workspace_id = $2', [deliveryId, workspaceId]);
+  const { rowCount } = await db.query(
+    'select 1 from webhook_deliveries d join webhook_endpoints ep on ep.id = d.endpoint_id where d.id = $1 and ep.workspace_id = $2',
+    [deliveryId, workspaceId],
+  );
   return Boolean(rowCount);
 }

@@ -246,11 +246,20 @@ export async function deliverOnce(
   const log = logger.child({ deliveryId: d.id, endpointId: d.endpoint_id, workspaceId: d.workspace_id, host, attempt });
 
   const recorded = await withTx(app.pool, async (client) => {
-    const record = { previousAttempts: d.attempts, outcome, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, retryInMs: delay };
+    const record = {
+      previousAttempts: d.attempts,
+      outcome,
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      error: result.error,
+      retryInMs: delay,
+    };
     if (!(await recordAttempt(client, d.id, record))) return null;
     if (outcome === 'succeeded') await recordEndpointSuccess(client, d.endpoint_id);
     if (outcome !== 'failed') return { disabled: null };
-    return { disabled: await recordEndpointFailure(client, d.endpoint_id, { gone: result.verdict === 'gone', max: app.config.WEBHOOK_MAX_CONSECUTIVE_FAILURES }) };
+    return {
+      disabled: await recordEndpointFailure(client, d.endpoint_id, { gone: result.verdict === 'gone', max: app.config.WEBHOOK_MAX_CONSECUTIVE_FAILURES }),
+    };
   });
   if (!recorded) return 'settled';
   if (recorded.disabled) {

@@ -97,10 +97,7 @@ export async function removeEndpoint(db: Queryable, id: string): Promise<boolean
 
 /** Turns a disabled endpoint back on with a clean failure count. Events from now on reach it. */
 export async function enableEndpoint(db: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `update webhook_endpoints set enabled = true, consecutive_failures = 0, disabled_reason = null where id = $1`,
-    [id],
-  );
+  const { rowCount } = await db.query(`update webhook_endpoints set enabled = true, consecutive_failures = 0, disabled_reason = null where id = $1`, [id]);
   return rowCount === 1;
 }
 
@@ -114,8 +111,15 @@ export async function recordEndpointSuccess(db: Queryable, id: string): Promise<
  * failures in a row or at once when the receiver answered 410 Gone. Answers why it was disabled now,
  * or null. The row is locked, so concurrent failures count one by one.
  */
-export async function recordEndpointFailure(db: Queryable, id: string, opts: { gone: boolean; max: number }): Promise<{ reason: string; consecutiveFailures: number } | null> {
-  const { rows } = await db.query<{ enabled: boolean; consecutive_failures: number }>('select enabled, consecutive_failures from webhook_endpoints where id = $1 for no key update', [id]);
+export async function recordEndpointFailure(
+  db: Queryable,
+  id: string,
+  opts: { gone: boolean; max: number },
+): Promise<{ reason: string; consecutiveFailures: number } | null> {
+  const { rows } = await db.query<{ enabled: boolean; consecutive_failures: number }>(
+    'select enabled, consecutive_failures from webhook_endpoints where id = $1 for no key update',
+    [id],
+  );
   const failures = (rows[0]?.consecutive_failures ?? 0) + 1;
   const reason = opts.gone ? 'the receiver answered 410 Gone' : failures >= opts.max ? `${failures} deliveries in a row failed` : null;
   const disable = Boolean(rows[0]?.enabled && reason);

@@ -113,12 +113,21 @@ async function releaseOwnJobs(pool: pg.Pool, utils: WorkerUtils, logger: Logger,
  * answers the connection that holds the lock. `onId` gets the row's id as soon as it is inserted;
  * `onError` is the connection's error handler.
  */
-async function registerRow(pool: pg.Pool, workerIds: string[], onId: (id: number) => void, onError: (c: pg.PoolClient, err: Error) => void): Promise<pg.PoolClient> {
+async function registerRow(
+  pool: pg.Pool,
+  workerIds: string[],
+  onId: (id: number) => void,
+  onError: (c: pg.PoolClient, err: Error) => void,
+): Promise<pg.PoolClient> {
   const c = await pool.connect();
   c.on('error', (err) => onError(c, err));
   try {
     await c.query('begin');
-    const { rows } = await c.query<{ id: number }>(`insert into worker_heartbeats (worker_ids, hostname, pid) values ($1, $2, $3) returning id`, [workerIds, os.hostname(), process.pid]);
+    const { rows } = await c.query<{ id: number }>(`insert into worker_heartbeats (worker_ids, hostname, pid) values ($1, $2, $3) returning id`, [
+      workerIds,
+      os.hostname(),
+      process.pid,
+    ]);
     const id = rows[0]!.id;
     onId(id);
     await c.query('select pg_advisory_lock($1, $2)', [LOCK_NAMESPACE, id]);
@@ -172,11 +181,16 @@ export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, l
     workerIds.push(workerId);
     const c = client;
     if (!c) return;
-    pending = pending.then(() => c.query('update worker_heartbeats set worker_ids = array_append(worker_ids, $2) where id = $1', [id, workerId])).catch(() => {});
+    pending = pending
+      .then(() => c.query('update worker_heartbeats set worker_ids = array_append(worker_ids, $2) where id = $1', [id, workerId]))
+      .catch(() => {});
   };
   events.on('pool:create', ({ workerPool }) => remember(workerPool.id));
   events.on('worker:create', ({ worker }) => remember(worker.workerId));
-  const timer = recoverEveryMs > 0 ? setInterval(() => void tick().catch((err: unknown) => logger.warn({ err }, 'worker liveness check failed')), recoverEveryMs) : undefined;
+  const timer =
+    recoverEveryMs > 0
+      ? setInterval(() => void tick().catch((err: unknown) => logger.warn({ err }, 'worker liveness check failed')), recoverEveryMs)
+      : undefined;
   timer?.unref();
 
   return {
@@ -190,7 +204,9 @@ export async function registerWorkerProcess(pool: pg.Pool, utils: WorkerUtils, l
         closed = true;
         if (timer) clearInterval(timer);
         await pending;
-        await releaseOwnJobs(pool, utils, logger, workerIds).catch((err: unknown) => logger.warn({ err }, 'could not check the jobs this stopped worker held; other workers release them'));
+        await releaseOwnJobs(pool, utils, logger, workerIds).catch((err: unknown) =>
+          logger.warn({ err }, 'could not check the jobs this stopped worker held; other workers release them'),
+        );
         const c = client;
         client = undefined;
         if (!c) return;

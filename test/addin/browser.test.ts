@@ -47,13 +47,22 @@ describe('the add-in runtime page in headless Chromium', () => {
     await insertSmartFieldValue(pool, api.ws, { teammateId: w.ann.id, smartFieldId: field, value: HOSTILE });
     await insertSmartFieldValue(pool, api.ws, { teammateId: w.shared.id, smartFieldId: field, value: 'Customer support' });
     await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree('Regards from Acme', field))]);
-    await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'reply'`, [w.signatureId, JSON.stringify(tree('Thanks, Acme', field))]);
+    await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'reply'`, [
+      w.signatureId,
+      JSON.stringify(tree('Thanks, Acme', field)),
+    ]);
     for (const kind of ['primary', 'reply', 'internal'] as const) {
       const r = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: w.ann.id, signatureId: w.signatureId, kind, emailId: w.ann.emailIds[0] });
       if (!r.available) throw new Error(`${kind}: ${r.unavailableReason}`);
       expected[kind] = marked(r.html);
     }
-    const shared = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: w.shared.id, signatureId: w.signatureId, kind: 'primary', emailId: w.shared.emailIds[0] });
+    const shared = await renderForAddress(api.t.ctx, {
+      workspaceId: api.ws,
+      teammateId: w.shared.id,
+      signatureId: w.signatureId,
+      kind: 'primary',
+      emailId: w.shared.emailIds[0],
+    });
     if (!shared.available) throw new Error(`shared: ${shared.unavailableReason}`);
     expect(shared.html).toContain('Customer support');
     expected.shared = marked(shared.html);
@@ -85,7 +94,11 @@ describe('the add-in runtime page in headless Chromium', () => {
     page.evaluate(([n, c]) => (globalThis as unknown as { __fire(n: unknown, c: unknown): Promise<Fired> }).__fire(n, c), [name, compose] as const);
 
   it('registers the handlers and puts the exact HTML of each variant in the body', async () => {
-    expect(await page.evaluate(() => (globalThis as unknown as { __handlers(): string[] }).__handlers())).toEqual(['onMessageFromChangedHandler', 'onMessageRecipientsChangedHandler', 'onNewMessageComposeHandler']);
+    expect(await page.evaluate(() => (globalThis as unknown as { __handlers(): string[] }).__handlers())).toEqual([
+      'onMessageFromChangedHandler',
+      'onMessageRecipientsChangedHandler',
+      'onNewMessageComposeHandler',
+    ]);
     const external = { from: 'ann@acme.test', composeType: 'newMail', to: ['client@example.com'], cc: [] };
     const cold = await fire('onNewMessageComposeHandler', external);
     expect(cold).toMatchObject({ html: expected.primary, completions: 1 });
@@ -93,9 +106,15 @@ describe('the add-in runtime page in headless Chromium', () => {
     expect(warm.html).toBe(expected.primary);
     expect(await fire('onNewMessageComposeHandler', { composeType: 'reply' })).toMatchObject({ html: expected.reply, completions: 1 });
     expect(await fire('onNewMessageComposeHandler', { composeType: 'forward' })).toMatchObject({ html: expected.reply, completions: 1 });
-    expect(await fire('onNewMessageComposeHandler', { composeType: 'newMail', to: ['bob@acme.test'] })).toMatchObject({ html: expected.internal, completions: 1 });
+    expect(await fire('onNewMessageComposeHandler', { composeType: 'newMail', to: ['bob@acme.test'] })).toMatchObject({
+      html: expected.internal,
+      completions: 1,
+    });
     expect(await fire('onMessageRecipientsChangedHandler', { cc: ['client@example.com'] })).toMatchObject({ html: expected.primary, completions: 1 });
-    expect(await fire('onMessageFromChangedHandler', { from: 'info@acme.test', to: ['client@example.com'], cc: [] })).toMatchObject({ html: expected.shared, completions: 1 });
+    expect(await fire('onMessageFromChangedHandler', { from: 'info@acme.test', to: ['client@example.com'], cc: [] })).toMatchObject({
+      html: expected.shared,
+      completions: 1,
+    });
     expect(expected.shared).not.toBe(expected.primary);
     // Time from the event to the signature in the body, on a warm service.
     console.info(`add-in in Chromium: event to body ${cold.ms!.toFixed(1)} ms cold, ${warm.ms!.toFixed(1)} ms warm`);

@@ -41,21 +41,45 @@ describe('the sandbox compose-window demo in headless Chromium', () => {
     w = await seedAddinWorld(api.t.ctx, api.ws);
     // Ann and the shared mailbox each have a title of their own, which their signatures show.
     const title = await insertSmartField(pool, api.ws, { label: 'Title', slug: 'title' });
-    for (const [teammate, value] of [[w.ann.id, 'Engineer'], [w.shared.id, 'Customer support']] as const) {
+    for (const [teammate, value] of [
+      [w.ann.id, 'Engineer'],
+      [w.shared.id, 'Customer support'],
+    ] as const) {
       await insertSmartFieldValue(pool, api.ws, { teammateId: teammate, smartFieldId: title, value });
     }
     await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree('Regards from Acme', title))]);
-    await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'reply'`, [w.signatureId, JSON.stringify(tree('Thanks, Acme', title))]);
-    await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'internal'`, [w.signatureId, JSON.stringify(tree('Cheers', title))]);
-    for (const [who, person] of [['ann', w.ann], ['shared', w.shared]] as const) {
+    await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'reply'`, [
+      w.signatureId,
+      JSON.stringify(tree('Thanks, Acme', title)),
+    ]);
+    await pool.query(`update signature_variants set content = $2 where signature_id = $1 and kind = 'internal'`, [
+      w.signatureId,
+      JSON.stringify(tree('Cheers', title)),
+    ]);
+    for (const [who, person] of [
+      ['ann', w.ann],
+      ['shared', w.shared],
+    ] as const) {
       for (const kind of ['primary', 'reply', 'internal'] as const) {
-        const r = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: person.id, signatureId: w.signatureId, kind, emailId: person.emailIds[0] });
+        const r = await renderForAddress(api.t.ctx, {
+          workspaceId: api.ws,
+          teammateId: person.id,
+          signatureId: w.signatureId,
+          kind,
+          emailId: person.emailIds[0],
+        });
         if (!r.available) throw new Error(`${who} ${kind}: ${r.unavailableReason}`);
         expected[`${who}.${kind}`] = `<div id="sigsync-signature">${r.html}</div>`; // marked as the add-in's own
       }
     }
     expect(new Set(Object.values(expected)).size).toBe(6);
-    setup = { key: (await createApiKey(pool, api.ws, 'sandbox Outlook add-in', 'addin')).key, user: 'ann@acme.test', shared: 'info@acme.test', internal: 'bob@acme.test', external: 'client@example.com' };
+    setup = {
+      key: (await createApiKey(pool, api.ws, 'sandbox Outlook add-in', 'addin')).key,
+      user: 'ann@acme.test',
+      shared: 'info@acme.test',
+      internal: 'bob@acme.test',
+      external: 'client@example.com',
+    };
 
     browser = await launchChromium();
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
@@ -129,15 +153,21 @@ describe('the sandbox compose-window demo in headless Chromium', () => {
         where i.workspace_id = $1 and e.address in ('ann@acme.test', 'info@acme.test') order by 1`,
       [api.ws],
     );
-    expect(installs.rows.map((r) => r.row)).toEqual(['ann@acme.test', 'info@acme.test'].flatMap((a) => ['internal', 'primary', 'reply'].map((k) => `${a} ${k} installed`)));
-    const clients = await pool.query<{ row: string }>(`select e.address || ' ' || c.platform as row from addin_clients c join emails e on e.id = c.email_id where c.workspace_id = $1 order by 1`, [api.ws]);
+    expect(installs.rows.map((r) => r.row)).toEqual(
+      ['ann@acme.test', 'info@acme.test'].flatMap((a) => ['internal', 'primary', 'reply'].map((k) => `${a} ${k} installed`)),
+    );
+    const clients = await pool.query<{ row: string }>(
+      `select e.address || ' ' || c.platform as row from addin_clients c join emails e on e.id = c.email_id where c.workspace_id = $1 order by 1`,
+      [api.ws],
+    );
     expect(clients.rows.map((r) => r.row)).toEqual(['ann@acme.test web', 'info@acme.test web']);
   }, 60_000);
 
   it('exists only where serve adds it in sandbox mode', async () => {
     const production = await buildServer(api.t.ctx);
     try {
-      for (const url of [OUTLOOK_DEMO_PATH, `${OUTLOOK_DEMO_PATH}/office.js`, `${OUTLOOK_DEMO_PATH}/compose.js`]) expect((await production.inject({ url })).statusCode, url).toBe(404);
+      for (const url of [OUTLOOK_DEMO_PATH, `${OUTLOOK_DEMO_PATH}/office.js`, `${OUTLOOK_DEMO_PATH}/compose.js`])
+        expect((await production.inject({ url })).statusCode, url).toBe(404);
     } finally {
       await production.close();
     }

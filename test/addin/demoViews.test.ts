@@ -29,7 +29,13 @@ describe('the compose-window demo with tracking on', () => {
     w = await seedAddinWorld(api.t.ctx, api.ws);
     await setEventTracking(pool, api.ws, true);
     await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree('Regards from Acme'))]);
-    setup = { key: (await createApiKey(pool, api.ws, 'sandbox Outlook add-in', 'addin')).key, user: 'ann@acme.test', shared: 'info@acme.test', internal: 'bob@acme.test', external: 'client@example.com' };
+    setup = {
+      key: (await createApiKey(pool, api.ws, 'sandbox Outlook add-in', 'addin')).key,
+      user: 'ann@acme.test',
+      shared: 'info@acme.test',
+      internal: 'bob@acme.test',
+      external: 'client@example.com',
+    };
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
@@ -62,7 +68,9 @@ describe('the compose-window demo with tracking on', () => {
 
     // The views are written in batches: wait for every image fetched, with a generous deadline.
     const { pool } = api.t.ctx;
-    const views = async () => (await pool.query<{ traffic_class: string; class_reasons: string[] }>('select traffic_class, class_reasons from views where workspace_id = $1', [api.ws])).rows;
+    const views = async () =>
+      (await pool.query<{ traffic_class: string; class_reasons: string[] }>('select traffic_class, class_reasons from views where workspace_id = $1', [api.ws]))
+        .rows;
     await expect.poll(async () => (await views()).length, { timeout: 60_000 }).toBeGreaterThanOrEqual(images.length);
     const rows = await views();
     expect(rows.filter((v) => v.traffic_class !== 'proxy' && v.traffic_class !== 'scanner')).toEqual([]);

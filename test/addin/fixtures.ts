@@ -1,7 +1,13 @@
 /** A workspace connected to the emulated Microsoft tenant in add-in mode, for the add-in's tests. */
 import type pg from 'pg';
 import type { AppContext } from '../../src/context.ts';
-import { startMicrosoftEmulator, generateMicrosoftTenant, microsoftIntegrationConfig, microsoftCredentials, type MicrosoftEmulator } from '../../emulators/microsoft.ts';
+import {
+  startMicrosoftEmulator,
+  generateMicrosoftTenant,
+  microsoftIntegrationConfig,
+  microsoftCredentials,
+  type MicrosoftEmulator,
+} from '../../emulators/microsoft.ts';
 import { seedTeammate, tree } from '../api/helpers.ts';
 import { insertIntegrationRow } from '../helpers/fixtures/integrations.ts';
 import { assignToTeammate, insertSignature, upsertVariant } from '../helpers/fixtures/signatures.ts';
@@ -18,10 +24,21 @@ export interface AddinWorld {
   ann: { id: string; emailIds: string[] };
   bob: { id: string; emailIds: string[] };
   shared: { id: string; emailIds: string[] };
-  token(oid: string, username: string, extra?: { tenantId?: string; audience?: string; expiresIn?: number; appOnly?: boolean; scope?: string }): Promise<string>;
+  token(
+    oid: string,
+    username: string,
+    extra?: { tenantId?: string; audience?: string; expiresIn?: number; appOnly?: boolean; scope?: string },
+  ): Promise<string>;
 }
 
-export async function publishVariant(pool: pg.Pool, ws: string, signatureId: string, kind: 'reply' | 'internal', content: unknown, activated = true): Promise<void> {
+export async function publishVariant(
+  pool: pg.Pool,
+  ws: string,
+  signatureId: string,
+  kind: 'reply' | 'internal',
+  content: unknown,
+  activated = true,
+): Promise<void> {
   await upsertVariant(pool, ws, { signatureId, kind, content, activated });
 }
 
@@ -35,12 +52,24 @@ export async function seedAddinWorld(ctx: AppContext, ws: string): Promise<Addin
   const credentials = ctx.secrets.encryptJson(microsoftCredentials(emulator.tenant));
   const config = { ...microsoftIntegrationConfig(emulator), mode: 'addin' };
   const outlook = await insertIntegrationRow(pool, ws, { kind: 'microsoft_entra', category: 'signatures', name: 'Outlook', credentials, config });
-  const directory = await insertIntegrationRow(pool, ws, { kind: 'microsoft_entra', category: 'teammates', name: 'Entra', credentials, config: microsoftIntegrationConfig(emulator) });
-  const ann = await seedTeammate(pool, ws, 'Ann', [{ address: 'ann@acme.test', primary: true, integrationId: directory }, { address: 'ann.sales@acme.test', integrationId: directory }]);
+  const directory = await insertIntegrationRow(pool, ws, {
+    kind: 'microsoft_entra',
+    category: 'teammates',
+    name: 'Entra',
+    credentials,
+    config: microsoftIntegrationConfig(emulator),
+  });
+  const ann = await seedTeammate(pool, ws, 'Ann', [
+    { address: 'ann@acme.test', primary: true, integrationId: directory },
+    { address: 'ann.sales@acme.test', integrationId: directory },
+  ]);
   const bob = await seedTeammate(pool, ws, 'Bob', [{ address: 'bob@acme.test', primary: true, integrationId: directory }]);
   const shared = await seedTeammate(pool, ws, 'Info', [{ address: 'info@acme.test', primary: true, integrationId: directory }]);
   await pool.query(`update teammates set shared_mailbox = true where id = $1`, [shared.id]);
-  for (const [t, oid] of [[ann, ANN_OID], [bob, BOB_OID]] as const) {
+  for (const [t, oid] of [
+    [ann, ANN_OID],
+    [bob, BOB_OID],
+  ] as const) {
     await insertTeammateSource(pool, ws, { integrationId: directory, externalId: oid, teammateId: t.id });
   }
   const signatureId = await insertSignature(pool, ws, { name: 'Std', draftContent: tree('Regards from Acme'), published: true });

@@ -121,7 +121,11 @@ function outlook(opts: { base: string; key?: string; token?: () => Promise<strin
      * it once per window); resolves once event.completed() was called, with how many times it was,
      * and what was inserted (undefined: nothing).
      */
-    async fire(name: string, compose?: Partial<Compose>, item?: { format?: 'html' | 'text'; existing?: string }): Promise<{ completed: number; html: string | undefined }> {
+    async fire(
+      name: string,
+      compose?: Partial<Compose>,
+      item?: { format?: 'html' | 'text'; existing?: string },
+    ): Promise<{ completed: number; html: string | undefined }> {
       if (name === 'onNewMessageComposeHandler') this.open(item);
       Object.assign(state.compose, compose);
       const before = state.signatures.length;
@@ -151,7 +155,10 @@ describe('the add-in handlers (office-addin-mock)', () => {
     const info = await insertSignature(api.t.ctx.pool, api.ws, { name: 'Info', draftContent: tree('The Acme info desk'), published: true });
     await assignToTeammate(api.t.ctx.pool, api.ws, info, w.shared.id, 5);
     const big = await seedTeammate(api.t.ctx.pool, api.ws, 'Big', [{ address: 'big@acme.test', primary: true }]);
-    const hugeTree = { type: 'stack', children: [{ type: 'text', tokens: Array.from({ length: 20 }, () => ({ type: 'textToken', value: 'x'.repeat(1600) })) }] };
+    const hugeTree = {
+      type: 'stack',
+      children: [{ type: 'text', tokens: Array.from({ length: 20 }, () => ({ type: 'textToken', value: 'x'.repeat(1600) })) }],
+    };
     const huge = await insertSignature(api.t.ctx.pool, api.ws, { name: 'Huge', draftContent: hugeTree, published: true });
     await assignToTeammate(api.t.ctx.pool, api.ws, huge, big.id, 5);
     // A teammate without a signature: a mailbox Ann may send as, which has none.
@@ -185,11 +192,14 @@ describe('the add-in handlers (office-addin-mock)', () => {
     expect(ann.internal).toContain('Cheers');
   });
 
-  it('switches Outlook\'s own signature off once, and only after a signature of ours is in the body', async () => {
+  it("switches Outlook's own signature off once, and only after a signature of ours is in the body", async () => {
     const o = outlook({ base: api.base, key });
     await o.load(source);
     // No signature for the address: nothing inserted, Outlook's own signature left on.
-    expect(await o.fire('onNewMessageComposeHandler', { from: 'plain@acme.test', composeType: 'newMail', to: external, cc: [] })).toEqual({ completed: 1, html: undefined });
+    expect(await o.fire('onNewMessageComposeHandler', { from: 'plain@acme.test', composeType: 'newMail', to: external, cc: [] })).toEqual({
+      completed: 1,
+      html: undefined,
+    });
     expect(o.state).toMatchObject({ disabled: 0, clientSignature: true });
     expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test' })).toMatchObject({ html: (await expected('ann@acme.test')).primary });
     expect(o.state).toMatchObject({ disabled: 1, clientSignature: false });
@@ -202,16 +212,21 @@ describe('the add-in handlers (office-addin-mock)', () => {
     await o.load(source);
     const info = await expected('info@acme.test');
     expect(info.primary).toContain('The Acme info desk');
-    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] })).toMatchObject({ html: (await expected('ann@acme.test')).primary });
+    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] })).toMatchObject({
+      html: (await expected('ann@acme.test')).primary,
+    });
     expect(await o.fire('onMessageFromChangedHandler', { from: 'info@acme.test' })).toEqual({ completed: 1, html: info.primary });
   });
 
-  it('From switched to an address without a signature leaves the body and Outlook\'s own signature alone', async () => {
+  it("From switched to an address without a signature leaves the body and Outlook's own signature alone", async () => {
     const o = outlook({ base: api.base, key });
     await o.load(source);
     o.open();
     o.state.existing = '<p>Hello</p>';
-    expect(await o.fire('onMessageFromChangedHandler', { from: 'plain@acme.test', composeType: 'newMail', to: external, cc: [] })).toEqual({ completed: 1, html: undefined });
+    expect(await o.fire('onMessageFromChangedHandler', { from: 'plain@acme.test', composeType: 'newMail', to: external, cc: [] })).toEqual({
+      completed: 1,
+      html: undefined,
+    });
     expect(o.state).toMatchObject({ signatures: [], disabled: 0, clientSignature: true, existing: '<p>Hello</p>', signature: '' });
   });
 
@@ -220,7 +235,10 @@ describe('the add-in handlers (office-addin-mock)', () => {
     await o.load(source);
     const ann = await served('ann@acme.test');
     expect(ann.primary!.text).toContain('Regards from Acme');
-    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] }, { format: 'text' })).toEqual({ completed: 1, html: ann.primary!.text });
+    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] }, { format: 'text' })).toEqual({
+      completed: 1,
+      html: ann.primary!.text,
+    });
     expect(await o.fire('onNewMessageComposeHandler', { composeType: 'reply' }, { format: 'text' })).toEqual({ completed: 1, html: ann.reply!.text });
     expect(await o.fire('onMessageRecipientsChangedHandler', { composeType: 'newMail', to: internal })).toEqual({ completed: 1, html: ann.internal!.text });
     expect(o.state.coercions).toEqual(['text', 'text', 'text']);
@@ -231,9 +249,15 @@ describe('the add-in handlers (office-addin-mock)', () => {
     const o = outlook({ base: api.base, key });
     await o.load(source);
     const ann = await expected('ann@acme.test');
-    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] })).toEqual({ completed: 1, html: ann.primary });
+    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] })).toEqual({
+      completed: 1,
+      html: ann.primary,
+    });
     o.state.signature = ''; // the person deletes it
-    expect(await o.fire('onMessageRecipientsChangedHandler', { to: [...external, { emailAddress: 'other@example.org' }] })).toEqual({ completed: 1, html: undefined });
+    expect(await o.fire('onMessageRecipientsChangedHandler', { to: [...external, { emailAddress: 'other@example.org' }] })).toEqual({
+      completed: 1,
+      html: undefined,
+    });
     expect(await o.fire('onMessageRecipientsChangedHandler', { to: internal })).toEqual({ completed: 1, html: ann.internal });
     expect(await o.fire('onMessageRecipientsChangedHandler', { to: [{ emailAddress: 'bob@acme.test' }] })).toEqual({ completed: 1, html: undefined });
     expect(await o.fire('onMessageRecipientsChangedHandler', { to: external })).toEqual({ completed: 1, html: ann.primary });
@@ -256,7 +280,10 @@ describe('the add-in handlers (office-addin-mock)', () => {
     expect(await o.fire('onMessageRecipientsChangedHandler', { from: 'ann@acme.test', to: external })).toEqual({ completed: 1, html: undefined });
     expect(o.state.signatures).toEqual([]);
     // A reply quotes earlier mail, ours included: the reply still gets its signature.
-    expect(await o.fire('onNewMessageComposeHandler', { composeType: 'reply' }, { existing: `<div id="divRplyFwdMsg"></div>${ann.primary}` })).toEqual({ completed: 1, html: ann.reply });
+    expect(await o.fire('onNewMessageComposeHandler', { composeType: 'reply' }, { existing: `<div id="divRplyFwdMsg"></div>${ann.primary}` })).toEqual({
+      completed: 1,
+      html: ann.reply,
+    });
   });
 
   it('service down: a stored copy younger than 7 days, else nothing; a hung service is waited for a bounded time', async () => {
@@ -317,11 +344,18 @@ describe('the add-in handlers (office-addin-mock)', () => {
   it('a refused credential (401, 403) deletes the stored copy: nothing is inserted from it', async () => {
     let token = () => w.token(ANN_OID, 'ann@acme.test');
     let down = false;
-    const o = outlook({ base: api.base, token: () => token(), fetch: (input, init) => (down ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init)) });
+    const o = outlook({
+      base: api.base,
+      token: () => token(),
+      fetch: (input, init) => (down ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init)),
+    });
     await o.load(source);
     const ann = await expected('ann@acme.test');
     const compose = { from: 'ann@acme.test', composeType: 'newMail' as const, to: external, cc: [] };
-    for (const [status, refusedToken] of [[401, async () => 'not-a-token'], [403, () => w.token(BOB_OID, 'bob@acme.test')]] as const) {
+    for (const [status, refusedToken] of [
+      [401, async () => 'not-a-token'],
+      [403, () => w.token(BOB_OID, 'bob@acme.test')],
+    ] as const) {
       token = () => w.token(ANN_OID, 'ann@acme.test');
       expect(await o.fire('onNewMessageComposeHandler', compose)).toEqual({ completed: 1, html: ann.primary });
       expect(o.storage.get('sigsync:ann@acme.test')).toContain('Regards from Acme');
@@ -344,10 +378,16 @@ describe('the add-in handlers (office-addin-mock)', () => {
     await o.load(source);
     const ann = await served('ann@acme.test');
     const html = await expected('ann@acme.test');
-    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] }, { format: 'text' })).toEqual({ completed: 1, html: ann.primary!.text });
+    expect(await o.fire('onNewMessageComposeHandler', { from: 'ann@acme.test', composeType: 'newMail', to: external, cc: [] }, { format: 'text' })).toEqual({
+      completed: 1,
+      html: ann.primary!.text,
+    });
     expect(o.state.coercions).toEqual(['text']);
     expect(o.state.disabled).toBe(1);
-    expect(await o.fire('onMessageRecipientsChangedHandler', { to: [...external, { emailAddress: 'other@example.org' }] })).toEqual({ completed: 1, html: undefined });
+    expect(await o.fire('onMessageRecipientsChangedHandler', { to: [...external, { emailAddress: 'other@example.org' }] })).toEqual({
+      completed: 1,
+      html: undefined,
+    });
     expect(await o.fire('onMessageRecipientsChangedHandler', { to: internal })).toEqual({ completed: 1, html: ann.internal!.text });
     expect(await o.fire('onNewMessageComposeHandler', { composeType: 'reply', to: external })).toEqual({ completed: 1, html: html.reply });
     expect(await o.fire('onMessageFromChangedHandler', { from: 'info@acme.test' })).toEqual({ completed: 1, html: (await expected('info@acme.test')).primary });
@@ -367,7 +407,10 @@ describe('the add-in handlers (office-addin-mock)', () => {
     expect(big.primary!.length).toBeGreaterThan(30_000);
     const o = outlook({ base: api.base, key });
     await o.load(source);
-    expect(await o.fire('onNewMessageComposeHandler', { from: 'big@acme.test', composeType: 'newMail', to: [], cc: [] })).toEqual({ completed: 1, html: undefined });
+    expect(await o.fire('onNewMessageComposeHandler', { from: 'big@acme.test', composeType: 'newMail', to: [], cc: [] })).toEqual({
+      completed: 1,
+      html: undefined,
+    });
     expect(o.problem()).toMatch(/over 30000; not inserted/);
   });
 });

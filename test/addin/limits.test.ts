@@ -59,7 +59,9 @@ describe('GET /v1/addin/signature: limits and conditions', () => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 12; i++) statuses.push((await get('bob@acme.test', randomKey(), '198.51.100.7')).status);
-      console.log(`12 random add-in keys from one address (RATE_LIMIT_AUTH_FAILURES ${FAILURES}): statuses ${JSON.stringify(statuses)}, key lookups ${lookups}`);
+      console.log(
+        `12 random add-in keys from one address (RATE_LIMIT_AUTH_FAILURES ${FAILURES}): statuses ${JSON.stringify(statuses)}, key lookups ${lookups}`,
+      );
       expect(statuses).toEqual([...Array<number>(FAILURES).fill(401), ...Array<number>(12 - FAILURES).fill(429)]);
       expect(lookups).toBe(FAILURES);
       // A refused Entra token counts the same way.

@@ -115,7 +115,9 @@ describe('the add-in manifest', () => {
   it('the runtime page is served under a strict Content-Security-Policy', async () => {
     const r = await fetch(`${api.base}/addin/commands.html`);
     // What office.js loads and nothing else (test/addin/officeJs.test.ts runs it under this header).
-    expect(r.headers.get('content-security-policy')).toContain("script-src 'self' https://appsforoffice.microsoft.com/lib/1/hosted/ https://ajax.aspnetcdn.com/ajax/3.5/MicrosoftAjax.js;");
+    expect(r.headers.get('content-security-policy')).toContain(
+      "script-src 'self' https://appsforoffice.microsoft.com/lib/1/hosted/ https://ajax.aspnetcdn.com/ajax/3.5/MicrosoftAjax.js;",
+    );
     expect(r.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(await r.text()).toContain('<script src="launchevent.js"></script>');
   });

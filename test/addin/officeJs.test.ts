@@ -88,11 +88,13 @@ describe("Microsoft's office.js on the served runtime page", () => {
         if (url.startsWith(`${BASE}/`)) return route.fulfill({ response: await route.fetch({ url: api.base + url.slice(BASE.length) }) });
         if (url.startsWith(CDN)) {
           const file = path.join(OFFICE_JS, decodeURIComponent(new URL(url).pathname.slice('/lib/1/hosted/'.length)));
-          if (file.startsWith(`${OFFICE_JS}/`) && fs.existsSync(file)) return route.fulfill({ contentType: 'text/javascript', body: fs.readFileSync(file, 'utf8') });
+          if (file.startsWith(`${OFFICE_JS}/`) && fs.existsSync(file))
+            return route.fulfill({ contentType: 'text/javascript', body: fs.readFileSync(file, 'utf8') });
           return route.fulfill({ status: 404, body: '' });
         }
         if (url === MS_AJAX) return route.fulfill({ contentType: 'text/javascript', body: MS_AJAX_STAND_IN });
-        if (url === OUTLOOK_WEB) return route.fulfill({ contentType: 'text/html', body: OUTLOOK_WEB_PAGE(`${addinUrl}#&_xdm_Info=conv1$addin1$${OUTLOOK_WEB}`) });
+        if (url === OUTLOOK_WEB)
+          return route.fulfill({ contentType: 'text/html', body: OUTLOOK_WEB_PAGE(`${addinUrl}#&_xdm_Info=conv1$addin1$${OUTLOOK_WEB}`) });
         seen.refused.push(url);
         return route.abort();
       });
@@ -127,9 +129,19 @@ describe("Microsoft's office.js on the served runtime page", () => {
       Object.assign(
         seen,
         await addin.evaluate(() => {
-          const w = globalThis as unknown as { __violations: string[]; __bridge: string[]; __msAjaxStandIn?: boolean; Office?: { actions?: { _association?: { m_mappings: Record<string, unknown> } } } };
+          const w = globalThis as unknown as {
+            __violations: string[];
+            __bridge: string[];
+            __msAjaxStandIn?: boolean;
+            Office?: { actions?: { _association?: { m_mappings: Record<string, unknown> } } };
+          };
           // Office.actions keeps what the page associated (Microsoft's OfficeExt.Association).
-          return { violations: w.__violations, bridge: w.__bridge, msAjax: w.__msAjaxStandIn === true, associated: Object.keys(w.Office?.actions?._association?.m_mappings ?? {}).sort() };
+          return {
+            violations: w.__violations,
+            bridge: w.__bridge,
+            msAjax: w.__msAjaxStandIn === true,
+            associated: Object.keys(w.Office?.actions?._association?.m_mappings ?? {}).sort(),
+          };
         }),
       );
       if (host.bridge === 'frame') seen.bridge = await page.evaluate(() => (globalThis as unknown as { __bridge: string[] }).__bridge);
@@ -183,7 +195,14 @@ describe("Microsoft's office.js on the served runtime page", () => {
         return { seen: seen.sort(), ran: window.__ran || 0 };
       })()`);
       expect(blocked.ran).toBe(0);
-      expect(blocked.seen).toEqual(['https://ajax.aspnetcdn.com/ajax/jQuery/jquery-3.7.1.min.js', 'https://appsforoffice.microsoft.com/other/x.js', 'https://cdn.example/x.js', 'inline'].sort());
+      expect(blocked.seen).toEqual(
+        [
+          'https://ajax.aspnetcdn.com/ajax/jQuery/jquery-3.7.1.min.js',
+          'https://appsforoffice.microsoft.com/other/x.js',
+          'https://cdn.example/x.js',
+          'inline',
+        ].sort(),
+      );
     } finally {
       await context.close();
     }

@@ -16,7 +16,8 @@ describe('the add-in render cache', () => {
   let signatureId: string;
   let now = Date.now();
 
-  const publish = (text: string) => t.ctx.pool.query(`update signatures set content = $2, last_published_at = clock_timestamp() where id = $1`, [signatureId, JSON.stringify(tree(text))]);
+  const publish = (text: string) =>
+    t.ctx.pool.query(`update signatures set content = $2, last_published_at = clock_timestamp() where id = $1`, [signatureId, JSON.stringify(tree(text))]);
   const served = async (address = 'ann@acme.test') => (await addinSignature(t.ctx, ws, address)).variants.primary!.html;
 
   beforeAll(async () => {

@@ -22,7 +22,9 @@ describe('GET /v1/addin/signature', () => {
   let annToken: string;
 
   const get = async (email: string, bearer: string, headers: Record<string, string> = {}, query = '') => {
-    const r = await fetch(`${api.base}/v1/addin/signature?email=${encodeURIComponent(email)}${query}`, { headers: { authorization: `Bearer ${bearer}`, ...headers } });
+    const r = await fetch(`${api.base}/v1/addin/signature?email=${encodeURIComponent(email)}${query}`, {
+      headers: { authorization: `Bearer ${bearer}`, ...headers },
+    });
     const text = await r.text();
     return { status: r.status, etag: r.headers.get('etag'), body: text ? JSON.parse(text) : null, text };
   };
@@ -101,7 +103,10 @@ describe('GET /v1/addin/signature', () => {
       const again = await get('ann@acme.test', annToken, { 'if-none-match': first.etag! });
       expect(again.status).toBe(304);
       expect(again.text).toBe('');
-      await api.t.ctx.pool.query(`update signatures set content = $2, last_published_at = now() where id = $1`, [w.signatureId, JSON.stringify(tree('New regards'))]);
+      await api.t.ctx.pool.query(`update signatures set content = $2, last_published_at = now() where id = $1`, [
+        w.signatureId,
+        JSON.stringify(tree('New regards')),
+      ]);
       const changed = await get('ann@acme.test', annToken, { 'if-none-match': first.etag! });
       expect(changed.status).toBe(200);
       expect(changed.etag).not.toBe(first.etag);
@@ -116,17 +121,30 @@ describe('GET /v1/addin/signature', () => {
       await pool.query(`delete from addin_clients where email_id = $1`, [w.bob.emailIds[0]]);
       expect(await installMailbox(api.t.ctx, job('primary'))).toMatchObject({ outcome: 'skipped', status: 'pending' });
       expect(await installMailbox(api.t.ctx, job('reply'))).toMatchObject({ outcome: 'skipped', status: 'pending' });
-      const status = async () => (await pool.query(`select kind, status from installations where email_id = $1 and integration_id = $2 order by kind`, [w.bob.emailIds[0], w.outlook])).rows;
-      expect(await status()).toEqual([{ kind: 'primary', status: 'pending' }, { kind: 'reply', status: 'pending' }]);
+      const status = async () =>
+        (await pool.query(`select kind, status from installations where email_id = $1 and integration_id = $2 order by kind`, [w.bob.emailIds[0], w.outlook]))
+          .rows;
+      expect(await status()).toEqual([
+        { kind: 'primary', status: 'pending' },
+        { kind: 'reply', status: 'pending' },
+      ]);
       forgetRecordedFetches(api.t.ctx);
 
       const bobToken = await w.token(BOB_OID, 'bob@acme.test');
       expect((await get('bob@acme.test', bobToken, {}, '&platform=windows&client_version=16.0.18025.20000')).status).toBe(200);
-      expect(await status()).toEqual([{ kind: 'internal', status: 'installed' }, { kind: 'primary', status: 'installed' }, { kind: 'reply', status: 'installed' }]);
-      const clients = async () => (await pool.query(`select platform, client_version from addin_clients where email_id = $1 order by platform`, [w.bob.emailIds[0]])).rows;
+      expect(await status()).toEqual([
+        { kind: 'internal', status: 'installed' },
+        { kind: 'primary', status: 'installed' },
+        { kind: 'reply', status: 'installed' },
+      ]);
+      const clients = async () =>
+        (await pool.query(`select platform, client_version from addin_clients where email_id = $1 order by platform`, [w.bob.emailIds[0]])).rows;
       expect(await clients()).toEqual([{ platform: 'windows', client_version: '16.0.18025.20000' }]);
       await get('bob@acme.test', bobToken, {}, '&platform=ios&client_version=4.2502.0');
-      expect(await clients()).toEqual([{ platform: 'ios', client_version: '4.2502.0' }, { platform: 'windows', client_version: '16.0.18025.20000' }]);
+      expect(await clients()).toEqual([
+        { platform: 'ios', client_version: '4.2502.0' },
+        { platform: 'windows', client_version: '16.0.18025.20000' },
+      ]);
 
       await pool.query(`update signatures set content = $2, last_published_at = now() where id = $1`, [w.signatureId, JSON.stringify(tree('Republished'))]);
       expect(await installMailbox(api.t.ctx, job('primary'))).toMatchObject({ outcome: 'skipped', status: 'pending' });
@@ -134,7 +152,11 @@ describe('GET /v1/addin/signature', () => {
       await get('bob@acme.test', bobToken, {}, '&platform=web&client_version=x');
       expect((await status()).find((r) => r.kind === 'primary')).toEqual({ kind: 'primary', status: 'installed' });
 
-      const cli = await runCli(['install', 'status', '--email', 'bob@acme.test'], { DATABASE_URL: api.t.url, ENCRYPTION_KEY: TEST_KEY, ADDIN_CACHE_SECONDS: '0' });
+      const cli = await runCli(['install', 'status', '--email', 'bob@acme.test'], {
+        DATABASE_URL: api.t.url,
+        ENCRYPTION_KEY: TEST_KEY,
+        ADDIN_CACHE_SECONDS: '0',
+      });
       expect(cli.code, cli.stderr).toBe(0);
       const lines = cli.stdout.split('\n');
       expect(lines.find((l) => l.startsWith('web'))).toMatch(/^web\s+x\s+\S.*\scurrent$/);
@@ -145,7 +167,16 @@ describe('GET /v1/addin/signature', () => {
 
   it('a new Microsoft signatures integration uses the add-in; owa is asked for by name', async () => {
     const connect = (kind: 'microsoft_entra' | 'google_workspace', config: Record<string, unknown>) =>
-      withTx(api.t.ctx.pool, (c) => insertIntegration(api.t.ctx, c, { workspaceId: api.otherWs, kind, category: 'signatures', name: `${kind} ${JSON.stringify(config)}`, credentials: {}, config }));
+      withTx(api.t.ctx.pool, (c) =>
+        insertIntegration(api.t.ctx, c, {
+          workspaceId: api.otherWs,
+          kind,
+          category: 'signatures',
+          name: `${kind} ${JSON.stringify(config)}`,
+          credentials: {},
+          config,
+        }),
+      );
     expect((await connect('microsoft_entra', {})).config.mode).toBe('addin');
     expect((await connect('microsoft_entra', { mode: 'owa' })).config.mode).toBe('owa');
     expect((await connect('google_workspace', {})).config.mode).toBeUndefined();
@@ -177,23 +208,36 @@ describe('GET /v1/addin/signature', () => {
     });
   });
 
-  it("logs the problem an add-in reports with its fetch, against the address and client, and answers as ever", async () => {
+  it('logs the problem an add-in reports with its fetch, against the address and client, and answers as ever', async () => {
     const { logger, lines } = captureLogger({ redact: false });
     const server = await buildServer({ ...api.t.ctx, logger });
     const base = await server.listen({ host: '127.0.0.1', port: 0 });
     try {
       const key = (await createApiKey(api.t.ctx.pool, api.ws, 'reporting', 'addin')).key;
-      const ask = (query: string) => fetch(`${base}/v1/addin/signature?email=bob%40acme.test&platform=windows&client_version=16.0.1${query}`, { headers: { authorization: `Bearer ${key}` } });
+      const ask = (query: string) =>
+        fetch(`${base}/v1/addin/signature?email=bob%40acme.test&platform=windows&client_version=16.0.1${query}`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
       const said = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'the Outlook add-in reported a problem');
       const problem = `fetch failed\u202e; using the last good copy\n${'x'.repeat(400)}`;
       expect((await ask(`&problem=${encodeURIComponent(problem)}&problem_at=2026-11-26T09:00:00.000Z`)).status).toBe(200);
       expect(said()).toEqual([
-        expect.objectContaining({ workspaceId: api.ws, email: 'bob@acme.test', platform: 'windows', client_version: '16.0.1', problem_at: '2026-11-26T09:00:00.000Z', problem: `fetch failed; using the last good copy ${'x'.repeat(400)}`.slice(0, 300) }),
+        expect.objectContaining({
+          workspaceId: api.ws,
+          email: 'bob@acme.test',
+          platform: 'windows',
+          client_version: '16.0.1',
+          problem_at: '2026-11-26T09:00:00.000Z',
+          problem: `fetch failed; using the last good copy ${'x'.repeat(400)}`.slice(0, 300),
+        }),
       ]);
       // A malformed time is dropped, not refused; a fetch without a problem logs none.
       expect((await ask(`&problem=completed()%20failed&problem_at=yesterday`)).status).toBe(200);
       expect((await ask('')).status).toBe(200);
-      expect(said().map((l) => [l.problem, l.problem_at])).toEqual([[expect.any(String), '2026-11-26T09:00:00.000Z'], ['completed() failed', null]]);
+      expect(said().map((l) => [l.problem, l.problem_at])).toEqual([
+        [expect.any(String), '2026-11-26T09:00:00.000Z'],
+        ['completed() failed', null],
+      ]);
     } finally {
       await server.close();
     }

@@ -31,7 +31,8 @@ describe('GET /v1/addin/signature: tokens bind the person (tid + oid), never a n
   beforeAll(async () => {
     w = await seedAddinWorld(api.t.ctx, api.ws);
     const { pool } = api.t.ctx;
-    const directory = (await pool.query<{ id: string }>(`select id from integrations where workspace_id = $1 and category = 'teammates'`, [api.ws])).rows[0]!.id;
+    const directory = (await pool.query<{ id: string }>(`select id from integrations where workspace_id = $1 and category = 'teammates'`, [api.ws])).rows[0]!
+      .id;
     const carol = await seedTeammate(pool, api.ws, 'Carol', [{ address: 'carol@acme.test', primary: true, integrationId: directory }]);
     await insertTeammateSource(pool, api.ws, {
       integrationId: directory,

@@ -17,16 +17,33 @@ import { trackedImage, trackedLink } from '../helpers/tracking.ts';
 
 describe('the recorder and a row the database refuses', () => {
   const api = useApi();
-  const target = () => ({ workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() });
+  const target = () => ({
+    workspaceId: api.ws,
+    signatureId: crypto.randomUUID(),
+    campaignId: null,
+    teammateId: crypto.randomUUID(),
+    emailId: crypto.randomUUID(),
+  });
 
   it('views: the refused row is dropped, logged and counted; the rest of the batch and later rows are written', async () => {
     const metrics = createMetrics();
     const lines: string[] = [];
     const logger = createLogger('error', { write: (l: string) => void lines.push(l) });
-    const recorder = new ViewRecorder(api.t.ctx.pool, logger, { flushEveryMs: 60_000, onDropped: (n) => metrics.analyticsRowsDropped.inc({ what: 'views' }, n) });
+    const recorder = new ViewRecorder(api.t.ctx.pool, logger, {
+      flushEveryMs: 60_000,
+      onDropped: (n) => metrics.analyticsRowsDropped.inc({ what: 'views' }, n),
+    });
     const t = target();
     const imageId = viewTokens(api.t.ctx.secrets).verify((await trackedImage(api.t.ctx, api.base, t)).split('/v/')[1]!)!;
-    const view = (proxy: string | null = null): View => ({ id: crypto.randomUUID(), viewedAt: new Date(), imageId, countryCode: 'FR', viewer: 'v', proxy, botReason: null });
+    const view = (proxy: string | null = null): View => ({
+      id: crypto.randomUUID(),
+      viewedAt: new Date(),
+      imageId,
+      countryCode: 'FR',
+      viewer: 'v',
+      proxy,
+      botReason: null,
+    });
     // The sixth of ten names a proxy the table's check constraint does not know.
     const batch = Array.from({ length: 10 }, (_, i) => view(i === 5 ? 'no_such_proxy' : null));
     for (const v of batch) recorder.record(v);
@@ -34,8 +51,14 @@ describe('the recorder and a row the database refuses', () => {
     expect(recorder.pending).toBe(0);
     expect(recorder.written).toBe(9);
     expect(recorder.dropped).toBe(1);
-    const stored = async () => (await api.t.ctx.pool.query<{ id: string }>('select id from views where email_id = $1 order by id', [t.emailId])).rows.map((r) => r.id);
-    expect(await stored()).toEqual(batch.filter((_, i) => i !== 5).map((v) => v.id).sort());
+    const stored = async () =>
+      (await api.t.ctx.pool.query<{ id: string }>('select id from views where email_id = $1 order by id', [t.emailId])).rows.map((r) => r.id);
+    expect(await stored()).toEqual(
+      batch
+        .filter((_, i) => i !== 5)
+        .map((v) => v.id)
+        .sort(),
+    );
     // Logged with its id and the database's reason.
     const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.id === batch[5]!.id);
     expect(logged).toMatchObject({ code: '23514', constraint: expect.any(String) });
@@ -56,7 +79,19 @@ describe('the recorder and a row the database refuses', () => {
     const t = target();
     const linkId = clickTokens(api.t.ctx.secrets).verify((await trackedLink(api.t.ctx, api.base, t, 'https://acme.test/')).split('/c/')[1]!)!;
     // The second carries a network number out of the column's range (a data exception).
-    const click = (clicker: string, asn: number | null = null) => ({ id: crypto.randomUUID(), clickedAt: new Date(), linkId, anchorId: crypto.randomUUID(), signatureId: t.signatureId, emailId: t.emailId, countryCode: 'DE', clicker, isBot: false, botReason: null, asn });
+    const click = (clicker: string, asn: number | null = null) => ({
+      id: crypto.randomUUID(),
+      clickedAt: new Date(),
+      linkId,
+      anchorId: crypto.randomUUID(),
+      signatureId: t.signatureId,
+      emailId: t.emailId,
+      countryCode: 'DE',
+      clicker,
+      isBot: false,
+      botReason: null,
+      asn,
+    });
     const clicks = [click('a'), click('b', 2 ** 40), click('c')];
     for (const c of clicks) recorder.record(c);
     await recorder.flush(true);

@@ -48,16 +48,26 @@ describe('a browser claim never steers the API', () => {
   /** The conversion.recorded payloads of one event_id, oldest first. */
   const delivered = async (eventId: string) =>
     (
-      await api.t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'conversion.recorded' and payload->>'event_id' = $2 order by occurred_at, id`, [
-        api.ws,
-        eventId,
-      ])
+      await api.t.ctx.pool.query(
+        `select payload from events where workspace_id = $1 and type = 'conversion.recorded' and payload->>'event_id' = $2 order by occurred_at, id`,
+        [api.ws, eventId],
+      )
     ).rows.map((r) => r.payload);
-  const settings = async (s: Record<string, unknown>) => expect((await api.call('PATCH', '/v1/workspace/analytics_settings', { analytics_settings: s })).status).toBe(200);
+  const settings = async (s: Record<string, unknown>) =>
+    expect((await api.call('PATCH', '/v1/workspace/analytics_settings', { analytics_settings: s })).status).toBe(200);
   /** Prints one replayed attack: what the API answered, the stored row and every conversion.recorded of its event_id. */
   const replay = async (attack: string, eventId: string, answer?: unknown) => {
-    const sent = (await delivered(eventId)).map(({ value, currency, source, attribution, supersedes, withdrawn }) => ({ value, currency, source, teammate: attribution.teammate_uuid, supersedes, withdrawn }));
-    console.log(`${attack}\n  answer: ${JSON.stringify(answer ?? null)}\n  stored: ${JSON.stringify(await row(eventId))}\n  conversion.recorded: ${JSON.stringify(sent)}`);
+    const sent = (await delivered(eventId)).map(({ value, currency, source, attribution, supersedes, withdrawn }) => ({
+      value,
+      currency,
+      source,
+      teammate: attribution.teammate_uuid,
+      supersedes,
+      withdrawn,
+    }));
+    console.log(
+      `${attack}\n  answer: ${JSON.stringify(answer ?? null)}\n  stored: ${JSON.stringify(await row(eventId))}\n  conversion.recorded: ${JSON.stringify(sent)}`,
+    );
   };
   /** Runs `steps` with the workspace's browser values on (cap 1000), then switches them off again. */
   const withBrowserValues = async (steps: () => Promise<void>) => {
@@ -76,7 +86,7 @@ describe('a browser claim never steers the API', () => {
     trackingId = (await api.t.ctx.pool.query('select event_tracking_id from workspaces where id = $1', [api.ws])).rows[0].event_tracking_id;
   });
 
-  it('credit hijack: the browser pre-claims the event_id with its own click; the API conversion still credits the visitor\'s first touch', async () => {
+  it("credit hijack: the browser pre-claims the event_id with its own click; the API conversion still credits the visitor's first touch", async () => {
     const real = await click();
     const attacker = await click();
     await identified('cust-hijack', real);
@@ -87,11 +97,17 @@ describe('a browser claim never steers the API', () => {
     expect(await row('order-hijack')).toMatchObject({ value: 900, source: 'api', click_id: null, teammate_id: real.teammate, unattributed_reason: null });
     const sent = await delivered('order-hijack');
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ value: 900, currency: 'EUR', source: 'api', visitor: { user_id: 'cust-hijack' }, attribution: { teammate_uuid: real.teammate } });
+    expect(sent[0]).toMatchObject({
+      value: 900,
+      currency: 'EUR',
+      source: 'api',
+      visitor: { user_id: 'cust-hijack' },
+      attribution: { teammate_uuid: real.teammate },
+    });
     expect(sent[0]).not.toHaveProperty('supersedes');
   });
 
-  it('credit hijack through an anonymous id: the browser\'s anonymous id, whose visitor its own click brought, decides nothing and breaks nothing', async () => {
+  it("credit hijack through an anonymous id: the browser's anonymous id, whose visitor its own click brought, decides nothing and breaks nothing", async () => {
     const real = await click();
     const attacker = await click();
     await identified('cust-anon', real);
@@ -100,9 +116,13 @@ describe('a browser claim never steers the API', () => {
     const answer = await post({ name: 'purchase', value: 700, currency: 'EUR', event_id: 'order-anon', user_id: 'cust-anon' });
     expect(answer).toMatchObject({ value: 700, click_id: '', outcome: 'upgraded' });
     expect(await row('order-anon')).toMatchObject({ teammate_id: real.teammate });
-    expect(await delivered('order-anon')).toMatchObject([{ value: 700, visitor: { anonymous_id: null, user_id: 'cust-anon' }, attribution: { teammate_uuid: real.teammate } }]);
+    expect(await delivered('order-anon')).toMatchObject([
+      { value: 700, visitor: { anonymous_id: null, user_id: 'cust-anon' }, attribution: { teammate_uuid: real.teammate } },
+    ]);
     // The back end may send both ids of two different visitors: the event is kept, each visitor its own.
-    expect((await post({ name: 'purchase', value: 1, currency: 'EUR', event_id: 'order-anon-2', user_id: 'cust-anon', anonymous_id: 'anon-attacker' })).outcome).toBe('recorded');
+    expect(
+      (await post({ name: 'purchase', value: 1, currency: 'EUR', event_id: 'order-anon-2', user_id: 'cust-anon', anonymous_id: 'anon-attacker' })).outcome,
+    ).toBe('recorded');
     expect(await row('order-anon-2')).toMatchObject({ teammate_id: real.teammate });
   });
 
@@ -112,18 +132,32 @@ describe('a browser claim never steers the API', () => {
     const real = await click();
     await identified('cust-dropped', real);
     await browser({ name: 'purchase', event_id: 'order-dropped', click_id: spent.clickId });
-    await replay(`credit dropped (first touch: teammate ${real.teammate})`, 'order-dropped', await post({ name: 'purchase', value: 300, currency: 'EUR', event_id: 'order-dropped', user_id: 'cust-dropped' }));
-    expect(await row('order-dropped')).toMatchObject({ value: 300, click_id: null, teammate_id: real.teammate, unattributed_reason: null, conversion_emitted: true });
+    await replay(
+      `credit dropped (first touch: teammate ${real.teammate})`,
+      'order-dropped',
+      await post({ name: 'purchase', value: 300, currency: 'EUR', event_id: 'order-dropped', user_id: 'cust-dropped' }),
+    );
+    expect(await row('order-dropped')).toMatchObject({
+      value: 300,
+      click_id: null,
+      teammate_id: real.teammate,
+      unattributed_reason: null,
+      conversion_emitted: true,
+    });
     expect(await delivered('order-dropped')).toMatchObject([{ value: 300, source: 'api', attribution: { teammate_uuid: real.teammate } }]);
   });
 
-  it('wrong value delivered: with browser values on, the API\'s 900 EUR follows the browser\'s 1, saying it supersedes it', async () => {
+  it("wrong value delivered: with browser values on, the API's 900 EUR follows the browser's 1, saying it supersedes it", async () => {
     await withBrowserValues(async () => {
       const c = await click();
       await browser({ name: 'purchase', event_id: 'order-value', click_id: c.clickId, value: 1, currency: 'USD' });
       const [first] = await delivered('order-value');
       expect(first).toMatchObject({ value: 1, source: 'browser' });
-      await replay('wrong value delivered', 'order-value', await post({ name: 'purchase', value: 900, currency: 'EUR', event_id: 'order-value', click_id: c.clickId }));
+      await replay(
+        'wrong value delivered',
+        'order-value',
+        await post({ name: 'purchase', value: 900, currency: 'EUR', event_id: 'order-value', click_id: c.clickId }),
+      );
       expect(await row('order-value')).toMatchObject({ value: 900, currency: 'EUR', source: 'api', teammate_id: c.teammate });
       const sent = await delivered('order-value');
       expect(sent).toHaveLength(2);
@@ -147,12 +181,18 @@ describe('a browser claim never steers the API', () => {
       expect(await row('order-withdrawn')).toMatchObject({ name: 'signup', value: null, click_id: null, teammate_id: null });
       const sent = await delivered('order-withdrawn');
       expect(sent).toHaveLength(2);
-      expect(sent[1]).toMatchObject({ name: 'signup', value: 0, source: 'api', withdrawn: true, supersedes: { source: 'browser', occurred_at: sent[0].occurred_at } });
+      expect(sent[1]).toMatchObject({
+        name: 'signup',
+        value: 0,
+        source: 'api',
+        withdrawn: true,
+        supersedes: { source: 'browser', occurred_at: sent[0].occurred_at },
+      });
       expect(sent[1].attribution).toEqual({ teammate_uuid: '', signature_template_uuid: '', anchor_uuid: '', email_uuid: '', marketing_campaign_uuid: '' });
     });
   });
 
-  it('browser conversions do not use up a click id for the API\'s', async () => {
+  it("browser conversions do not use up a click id for the API's", async () => {
     await withBrowserValues(async () => {
       const c = await click();
       await browser({ name: 'purchase', event_id: 'crowd-1', click_id: c.clickId, value: 1, currency: 'EUR' });
@@ -178,7 +218,18 @@ describe('a browser claim never steers the API', () => {
   it('a click id whose click was pruned, or was never written, attributes nothing', async () => {
     const old = await click(Date.now() - 10 * DAY);
     await insertClicks(api.t.ctx.pool, [
-      { id: old.clickId, clickedAt: new Date(Date.now() - 10 * DAY), linkId: old.linkId, anchorId: '', signatureId: old.ids.signatureId, emailId: old.ids.emailId, countryCode: '', clicker: 'c', isBot: false, botReason: null },
+      {
+        id: old.clickId,
+        clickedAt: new Date(Date.now() - 10 * DAY),
+        linkId: old.linkId,
+        anchorId: '',
+        signatureId: old.ids.signatureId,
+        emailId: old.ids.emailId,
+        countryCode: '',
+        clicker: 'c',
+        isBot: false,
+        botReason: null,
+      },
     ]);
     await post({ name: 'page_view', event_id: 'before-prune', click_id: old.clickId });
     expect(await row('before-prune')).toMatchObject({ teammate_id: old.teammate, unattributed_reason: null });

@@ -44,14 +44,18 @@ describe('classification as clicks and views are recorded', () => {
   let composePixel: string;
 
   const row = (table: 'clicks' | 'views', where: string, value: string) =>
-    waitFor(async () => (await api.t.ctx.pool.query(`select * from ${table} where ${where} = $1 order by 1`, [value])).rows[0] as Record<string, unknown> | undefined);
+    waitFor(
+      async () => (await api.t.ctx.pool.query(`select * from ${table} where ${where} = $1 order by 1`, [value])).rows[0] as Record<string, unknown> | undefined,
+    );
   /** A GET with exactly these headers (fetch drops Referer and Sec-Fetch-*, which a browser sends); answers the Location. */
   const get = (url: string, headers: Record<string, string>) =>
     new Promise<string | undefined>((resolve, reject) => {
-      http.get(url, { headers }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.headers.location));
-      }).on('error', reject);
+      http
+        .get(url, { headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers.location));
+        })
+        .on('error', reject);
     });
   const follow = async (url: string, ip: string, ua: string, referer?: string) => {
     const location = await get(url, { 'user-agent': ua, 'x-forwarded-for': ip, ...(referer ? { referer } : {}) });
@@ -96,7 +100,9 @@ describe('classification as clicks and views are recorded', () => {
     await fetch(pixel, { headers: { 'user-agent': 'Mozilla/5.0', 'x-forwarded-for': '17.58.63.10' } });
     await fetch(pixel, { headers: { 'user-agent': OUTLOOK, 'x-forwarded-for': '81.2.69.160' } });
     const rows = await waitFor(async () => {
-      const { rows } = await api.t.ctx.pool.query(`select traffic_class, class_reasons, network_asn from views where network_asn in (714, 20712) order by network_asn`);
+      const { rows } = await api.t.ctx.pool.query(
+        `select traffic_class, class_reasons, network_asn from views where network_asn in (714, 20712) order by network_asn`,
+      );
       return rows.length === 2 ? rows : undefined;
     });
     expect(rows).toEqual([
@@ -108,10 +114,13 @@ describe('classification as clicks and views are recorded', () => {
   it('the compose window’s fetch of the signature’s image is a proxy’s (the sender writing, not a person reading), whatever its browser', async () => {
     // What the sandbox's compose-window page makes its browser send for the image in the body.
     const page = `${api.t.ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}${OUTLOOK_DEMO_PATH}`;
-    for (const ua of [CHROME, HEADLESS]) await get(composePixel, { 'user-agent': ua, referer: page, 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'image', 'x-forwarded-for': '73.162.9.1' });
+    for (const ua of [CHROME, HEADLESS])
+      await get(composePixel, { 'user-agent': ua, referer: page, 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'image', 'x-forwarded-for': '73.162.9.1' });
     await get(composePixel, { 'user-agent': CHROME, referer: 'https://outlook.office.com/', 'x-forwarded-for': '86.160.2.3' });
     const rows = await waitFor(async () => {
-      const { rows } = await api.t.ctx.pool.query(`select traffic_class from views where network_asn in (7922, 2856) and 'compose_window' = any(class_reasons)`);
+      const { rows } = await api.t.ctx.pool.query(
+        `select traffic_class from views where network_asn in (7922, 2856) and 'compose_window' = any(class_reasons)`,
+      );
       return rows.length === 3 ? rows : undefined;
     });
     for (const r of rows) expect(r.traffic_class).toBe('proxy');
@@ -131,7 +140,9 @@ describe('classification as clicks and views are recorded', () => {
   });
 
   it('the reports count people by default, each other class beside them, and CTR over human-or-unknown views', async () => {
-    await waitFor(async () => ((await api.t.ctx.pool.query(`select count(*)::int as n from clicks where workspace_id = $1`, [api.ws])).rows[0].n >= 5 ? true : undefined));
+    await waitFor(async () =>
+      (await api.t.ctx.pool.query(`select count(*)::int as n from clicks where workspace_id = $1`, [api.ws])).rows[0].n >= 5 ? true : undefined,
+    );
     await rebuildRollups(api.t.ctx.pool, { workspaceId: api.ws });
     const res = await api.call('GET', '/v1/analytics/overview');
     expect(res.status).toBe(200);

@@ -24,7 +24,8 @@ describe('click redirects', () => {
   let links: string[];
   let otherLinks: string[];
 
-  const follow = (url: string, ua: string | null = CHROME, method = 'GET') => fetch(url, { redirect: 'manual', method, headers: ua === null ? {} : { 'user-agent': ua } });
+  const follow = (url: string, ua: string | null = CHROME, method = 'GET') =>
+    fetch(url, { redirect: 'manual', method, headers: ua === null ? {} : { 'user-agent': ua } });
   const clickRow = (id: string) => waitFor(async () => (await api.t.ctx.pool.query('select * from clicks where id = $1', [id])).rows[0]);
   const clickIdOf = (res: Response) => new URL(res.headers.get('location')!).searchParams.get('click_id')!;
 
@@ -47,7 +48,15 @@ describe('click redirects', () => {
     const clickId = clickIdOf(res);
     expect(location).toBe(`https://acme.test/pricing?plan=pro&seats=5&click_id=${clickId}#buy`);
     const row = await clickRow(clickId);
-    expect(row).toMatchObject({ workspace_id: api.ws, signature_id: signatureId, teammate_id: teammateId, campaign_id: null, is_bot: false, bot_reason: null, country_code: '' });
+    expect(row).toMatchObject({
+      workspace_id: api.ws,
+      signature_id: signatureId,
+      teammate_id: teammateId,
+      campaign_id: null,
+      is_bot: false,
+      bot_reason: null,
+      country_code: '',
+    });
     // The client address is not stored anywhere in the row.
     expect(JSON.stringify(row)).not.toContain('127.0.0.1');
   });

@@ -25,7 +25,12 @@ describe('recorded events and visitors', () => {
   const tokens = () => clickTokens(api.t.ctx.secrets);
   /** A click id as the redirect of a tracked link of `ws` hands it out. */
   const clickOn = async (ws: string) => {
-    const link = await trackedLink(api.t.ctx, api.base, { workspaceId: ws, signatureId, campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() }, 'https://acme.test/');
+    const link = await trackedLink(
+      api.t.ctx,
+      api.base,
+      { workspaceId: ws, signatureId, campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() },
+      'https://acme.test/',
+    );
     const linkId = tokens().verify(link.split('/c/')[1]!)!;
     return tokens().clickId(linkId);
   };
@@ -42,7 +47,10 @@ describe('recorded events and visitors', () => {
   it('with tracking switched off, an event is refused with remediation and the browser endpoint is 404', async () => {
     const r = await post({ name: 'signup' });
     expect(r.status).toBe(422);
-    expect(r.body).toMatchObject({ error: { code: 'event_tracking_disabled' }, remediation: { action: 'enable_event_tracking', dashboard_url: expect.any(String), message: expect.any(String) } });
+    expect(r.body).toMatchObject({
+      error: { code: 'event_tracking_disabled' },
+      remediation: { action: 'enable_event_tracking', dashboard_url: expect.any(String), message: expect.any(String) },
+    });
     expect((await ingest(JSON.stringify({ event: { name: 'page_view' } }))).status).toBe(404);
     await setEventTracking(api.t.ctx.pool, api.ws, true);
     await setEventTracking(api.t.ctx.pool, api.otherWs, true);
@@ -83,7 +91,13 @@ describe('recorded events and visitors', () => {
     expect((await post({ name: 'page_view', anonymous_id: 'a-1' })).status).toBe(200);
     expect(await eventCount(api.t.ctx, api.ws, 'visitor.identified')).toBe(1);
     const list = await api.call('GET', '/v1/analytics/visitors');
-    expect(list.body.data).toEqual([expect.objectContaining({ distinct_id: 'u-1', traits: { plan: 'pro', seats: 3 }, first_touch: expect.objectContaining({ click_id: clickId, signature_template_id: signatureId }) })]);
+    expect(list.body.data).toEqual([
+      expect.objectContaining({
+        distinct_id: 'u-1',
+        traits: { plan: 'pro', seats: 3 },
+        first_touch: expect.objectContaining({ click_id: clickId, signature_template_id: signatureId }),
+      }),
+    ]);
     const id = list.body.data[0].id;
     expect((await api.call('GET', `/v1/analytics/visitors/${id}`)).body.data.events).toHaveLength(3);
     expect((await api.call('GET', `/v1/analytics/visitors/${id}`, undefined, api.otherKey)).status).toBe(404);
@@ -99,18 +113,35 @@ describe('recorded events and visitors', () => {
 
   it('a conversion fires conversion.recorded once per event id, attributed through the click or the visitor', async () => {
     const buy = { name: 'purchase', value: 99.9, currency: 'EUR', event_id: 'order-1', user_id: 'u-1', properties: { sku: 'A' } };
-    expect((await post(buy)).body.data).toEqual({ name: 'purchase', value: 99.9, currency: 'EUR', click_id: '', source: 'api', status: 'accepted', outcome: 'recorded' });
+    expect((await post(buy)).body.data).toEqual({
+      name: 'purchase',
+      value: 99.9,
+      currency: 'EUR',
+      click_id: '',
+      source: 'api',
+      status: 'accepted',
+      outcome: 'recorded',
+    });
     expect((await post(buy)).status).toBe(200);
     expect((await post({ ...buy, event_id: 'order-2', click_id: clickId })).status).toBe(200);
     expect(await eventCount(api.t.ctx, api.ws, 'conversion.recorded')).toBe(2);
-    const { rows } = await api.t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'conversion.recorded' order by occurred_at`, [api.ws]);
-    expect(rows[0].payload).toMatchObject({ event_id: 'order-1', value: 99.9, attribution: { anchor_uuid: anchorId, signature_template_uuid: signatureId, marketing_campaign_uuid: '' } });
+    const { rows } = await api.t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'conversion.recorded' order by occurred_at`, [
+      api.ws,
+    ]);
+    expect(rows[0].payload).toMatchObject({
+      event_id: 'order-1',
+      value: 99.9,
+      attribution: { anchor_uuid: anchorId, signature_template_uuid: signatureId, marketing_campaign_uuid: '' },
+    });
     expect((await api.call('GET', '/v1/analytics/events')).body.data.filter((e: { name: string }) => e.name === 'purchase')).toHaveLength(2);
     expect((await api.call('GET', '/v1/analytics/events', undefined, api.otherKey)).body.pagination.total_count).toBe(0);
   });
 
   it('the browser endpoint: CORS, a forged click id dropped, hostile bodies refused', async () => {
-    const pre = await fetch(`${api.base}/t/${trackingId}/events`, { method: 'OPTIONS', headers: { origin: 'https://shop.test', 'access-control-request-method': 'POST' } });
+    const pre = await fetch(`${api.base}/t/${trackingId}/events`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.test', 'access-control-request-method': 'POST' },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');
     const ok = await ingest(JSON.stringify({ event: { name: 'page_view', anonymous_id: 'b-1', click_id: `${clickId.slice(0, -2)}AA` } }));
@@ -124,13 +155,18 @@ describe('recorded events and visitors', () => {
     expect((await ingest(JSON.stringify({ event: { name: 'x' } }), 'text/plain', "' or 1=1 --")).status).toBe(404);
     const bad = await ingest(JSON.stringify({ event: { value: 'lots' } }));
     expect(bad.status).toBe(422);
-    expect(((await bad.json()) as { details: { field: string }[] }).details.map((d: { field: string }) => d.field).sort()).toEqual(['event.name', 'event.value']);
+    expect(((await bad.json()) as { details: { field: string }[] }).details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'event.name',
+      'event.value',
+    ]);
     const fields = async (body: string) => ((await (await ingest(body)).json()) as { details: { field: string }[] }).details.map((d) => d.field);
     expect(await fields('{}')).toEqual(['event']);
     expect(await fields(JSON.stringify({ event: { name: 'x\u0000' } }))).toEqual(['event.name']);
     // A click id of another workspace is dropped: nothing is attributed across workspaces.
     expect((await ingest(JSON.stringify({ event: { name: 'buy', value: 1, currency: 'EUR', click_id: otherClickId, anonymous_id: 'b-2' } }))).status).toBe(200);
-    expect((await api.t.ctx.pool.query(`select link_id, workspace_id from recorded_events where anonymous_id = 'b-2'`)).rows).toEqual([{ link_id: null, workspace_id: api.ws }]);
+    expect((await api.t.ctx.pool.query(`select link_id, workspace_id from recorded_events where anonymous_id = 'b-2'`)).rows).toEqual([
+      { link_id: null, workspace_id: api.ws },
+    ]);
     expect(await eventCount(api.t.ctx, api.otherWs, 'conversion.recorded')).toBe(0);
   });
 
@@ -138,18 +174,26 @@ describe('recorded events and visitors', () => {
     const limited = await buildServer({ ...api.t.ctx, config: { ...api.t.ctx.config, RATE_LIMIT_INGEST: 2 } });
     const base = await limited.listen({ host: '127.0.0.1', port: 0 });
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await fetch(`${base}/t/${trackingId}/events`, { method: 'POST', body: JSON.stringify({ event: { name: 'flood' } }) })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await fetch(`${base}/t/${trackingId}/events`, { method: 'POST', body: JSON.stringify({ event: { name: 'flood' } }) })).status);
     await limited.close();
     expect(statuses).toEqual([200, 200, 429, 429]);
   });
 
   it('the per-tracking-id limit counts events from every address, whatever the letter case of the id', async () => {
-    const limited = await buildServer({ ...api.t.ctx, config: { ...api.t.ctx.config, RATE_LIMIT_INGEST: 1000, RATE_LIMIT_INGEST_WORKSPACE: 5, TRUST_PROXY: '127.0.0.1' } });
+    const limited = await buildServer({
+      ...api.t.ctx,
+      config: { ...api.t.ctx.config, RATE_LIMIT_INGEST: 1000, RATE_LIMIT_INGEST_WORKSPACE: 5, TRUST_PROXY: '127.0.0.1' },
+    });
     const base = await limited.listen({ host: '127.0.0.1', port: 0 });
     const answers: [number, string | null][] = [];
     for (let i = 0; i < 7; i++) {
       const id = i % 2 ? trackingId.toUpperCase() : trackingId;
-      const r = await fetch(`${base}/t/${id}/events`, { method: 'POST', headers: { 'x-forwarded-for': `203.0.113.${i + 1}` }, body: JSON.stringify({ event: { name: 'spread' } }) });
+      const r = await fetch(`${base}/t/${id}/events`, {
+        method: 'POST',
+        headers: { 'x-forwarded-for': `203.0.113.${i + 1}` },
+        body: JSON.stringify({ event: { name: 'spread' } }),
+      });
       answers.push([r.status, r.headers.get('x-ratelimit-limit')]);
     }
     await limited.close();

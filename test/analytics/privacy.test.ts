@@ -41,9 +41,16 @@ async function tablesHolding(pool: pg.Pool, value: string): Promise<string[]> {
 describe('privacy', () => {
   const api = useApi();
   const pool = () => api.t.ctx.pool;
-  const target = (ws = api.ws) => ({ workspaceId: ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() });
+  const target = (ws = api.ws) => ({
+    workspaceId: ws,
+    signatureId: crypto.randomUUID(),
+    campaignId: null,
+    teammateId: crypto.randomUUID(),
+    emailId: crypto.randomUUID(),
+  });
   const settings = (patch: Record<string, unknown>, key?: string) => api.call('PATCH', '/v1/workspace/privacy_settings', { privacy_settings: patch }, key);
-  const trackingId = async (ws: string) => (await pool().query('select event_tracking_id from workspaces where id = $1', [ws])).rows[0].event_tracking_id as string;
+  const trackingId = async (ws: string) =>
+    (await pool().query('select event_tracking_id from workspaces where id = $1', [ws])).rows[0].event_tracking_id as string;
   /** A click on a tracked link of `ws` by the test's client (a browser): the redirect's location and the link's id. */
   const follow = async (ws: string, ua = CHROME) => {
     const link = await trackedLink(api.t.ctx, api.base, target(ws), 'https://acme.test/landing');
@@ -55,7 +62,12 @@ describe('privacy', () => {
     const { location } = await follow(ws);
     const clickId = new URL(location).searchParams.get('click_id')!;
     expect(clickId).toBeTruthy();
-    const r = await api.call('POST', '/v1/analytics/events', { event: { name: 'signup', click_id: clickId, user_id: userId, anonymous_id: `anon-${userId}`, traits: { email: `${userId}@buyer.test` } } }, key);
+    const r = await api.call(
+      'POST',
+      '/v1/analytics/events',
+      { event: { name: 'signup', click_id: clickId, user_id: userId, anonymous_id: `anon-${userId}`, traits: { email: `${userId}@buyer.test` } } },
+      key,
+    );
     expect(r.status, r.text).toBe(200);
     const v = (await pool().query('select id from visitors where workspace_id = $1 and user_id = $2', [ws, userId])).rows[0];
     return { clickId, visitorId: v.id as string };
@@ -68,7 +80,12 @@ describe('privacy', () => {
 
   it('a new workspace tracks views at aggregate and clicks per person; the settings are read and changed through the API, with field errors', async () => {
     const read = (await api.call('GET', '/v1/workspace/privacy_settings')).body.data;
-    expect(read).toEqual({ views_tracking: 'aggregate', clicks_tracking: 'per_person', retention_days: null, opt_out_url: `${api.t.ctx.config.PUBLIC_BASE_URL}/o/${new OptOutTokens(api.t.ctx.secrets).sign(api.ws)}` });
+    expect(read).toEqual({
+      views_tracking: 'aggregate',
+      clicks_tracking: 'per_person',
+      retention_days: null,
+      opt_out_url: `${api.t.ctx.config.PUBLIC_BASE_URL}/o/${new OptOutTokens(api.t.ctx.secrets).sign(api.ws)}`,
+    });
     const bad = await settings({ views_tracking: 'everything' });
     expect(bad.status).toBe(422);
     expect(bad.body.details[0].field).toBe('privacy_settings.views_tracking');
@@ -85,7 +102,15 @@ describe('privacy', () => {
     const live = clientHash(api.t.ctx.secrets, '127.0.0.1', CHROME);
     await waitFor(async () => (await pool().query('select 1 from views where viewer = $1', [live])).rowCount);
     const base = Date.now() - 40 * 60_000;
-    const view = (viewer: string, at: number): View => ({ id: crypto.randomUUID(), viewedAt: new Date(at), imageId, countryCode: 'FR', viewer, proxy: null, botReason: null });
+    const view = (viewer: string, at: number): View => ({
+      id: crypto.randomUUID(),
+      viewedAt: new Date(at),
+      imageId,
+      countryCode: 'FR',
+      viewer,
+      proxy: null,
+      botReason: null,
+    });
     const reader = `reader-${crypto.randomUUID()}`;
     const other = `other-${crypto.randomUUID()}`;
     await insertViews(pool(), [view(reader, base - 50 * 60_000), view(reader, base - 40 * 60_000), view(other, base)]);
@@ -94,12 +119,19 @@ describe('privacy', () => {
     expect(await tablesHolding(pool(), reader)).toEqual([]);
     expect(await tablesHolding(pool(), other)).toEqual([]);
     // The fetch just made keeps its key within the repeat window only.
-    expect((await pool().query('select count(*)::int as n from views where viewer is not null and viewed_at < now() - interval \'31 minutes\'')).rows[0].n).toBe(0);
+    expect((await pool().query("select count(*)::int as n from views where viewer is not null and viewed_at < now() - interval '31 minutes'")).rows[0].n).toBe(
+      0,
+    );
     const first = new Date(base - 50 * 60_000);
     await rebuildRollups(pool(), { since: new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), first.getUTCDate())) });
-    const { rows } = await pool().query(`select sum(views)::int as views from analytics_rollups where workspace_id = $1 and dimension = 'signature' and key = $2 and grain = 'day'`, [api.ws, t.signatureId]);
+    const { rows } = await pool().query(
+      `select sum(views)::int as views from analytics_rollups where workspace_id = $1 and dimension = 'signature' and key = $2 and grain = 'day'`,
+      [api.ws, t.signatureId],
+    );
     expect(rows[0].views).toBe(3); // the live fetch, the reader once, the other reader
-    const cols = await pool().query(`select column_name from information_schema.columns where table_name = 'views' and (column_name like '%visitor%' or column_name like '%click%')`);
+    const cols = await pool().query(
+      `select column_name from information_schema.columns where table_name = 'views' and (column_name like '%visitor%' or column_name like '%click%')`,
+    );
     expect(cols.rows).toEqual([]);
   });
 
@@ -109,7 +141,9 @@ describe('privacy', () => {
     const pixel = await trackedImage(api.t.ctx, api.base, t);
     const imageId = viewTokens(api.t.ctx.secrets).verify(pixel.split('/v/')[1]!)!;
     const kept = `kept-${crypto.randomUUID()}`;
-    await insertViews(pool(), [{ id: crypto.randomUUID(), viewedAt: new Date(Date.now() - 2 * 3600_000), imageId, countryCode: '', viewer: kept, proxy: null, botReason: null }]);
+    await insertViews(pool(), [
+      { id: crypto.randomUUID(), viewedAt: new Date(Date.now() - 2 * 3600_000), imageId, countryCode: '', viewer: kept, proxy: null, botReason: null },
+    ]);
     await sweepPersonalKeys(pool());
     expect(await tablesHolding(pool(), kept)).toEqual(['views.viewer']);
     const r = await settings({ views_tracking: 'aggregate', retention_days: 90 }, api.otherKey);
@@ -139,7 +173,10 @@ describe('privacy', () => {
     const id = await trackingId(api.ws);
     const { location } = await follow(api.ws);
     const clickId = new URL(location).searchParams.get('click_id')!;
-    for (const [header, value] of [['sec-gpc', '1'], ['dnt', '1']] as const) {
+    for (const [header, value] of [
+      ['sec-gpc', '1'],
+      ['dnt', '1'],
+    ] as const) {
       const anon = `gpc-${crypto.randomUUID()}`;
       const user = `user-${crypto.randomUUID()}`;
       const body = JSON.stringify({ event: { name: 'signup', anonymous_id: anon, user_id: user, click_id: clickId, traits: { email: 'x@y.test' } } });
@@ -148,7 +185,10 @@ describe('privacy', () => {
       expect(await tablesHolding(pool(), anon), header).toEqual([]);
       expect(await tablesHolding(pool(), user), header).toEqual([]);
     }
-    const stored = await pool().query(`select anonymous_id, user_id, click_id, visitor_id from recorded_events where workspace_id = $1 and name = 'signup' and source = 'browser'`, [api.ws]);
+    const stored = await pool().query(
+      `select anonymous_id, user_id, click_id, visitor_id from recorded_events where workspace_id = $1 and name = 'signup' and source = 'browser'`,
+      [api.ws],
+    );
     expect(stored.rows).toEqual([
       { anonymous_id: null, user_id: null, click_id: null, visitor_id: null },
       { anonymous_id: null, user_id: null, click_id: null, visitor_id: null },
@@ -170,11 +210,29 @@ describe('privacy', () => {
     const address = addressHash(api.t.ctx.secrets, '127.0.0.1');
     await waitFor(async () => (await pool().query('select 1 from clicks where id = $1', [clickId])).rowCount, 20_000);
     // Someone else's click of the same link keeps its key.
-    const mine = (await pool().query('select link_id::text from clicks where workspace_id = $1 and clicker = $2 limit 1', [api.ws, browser])).rows[0].link_id as string;
-    const someone = { id: clickTokens(api.t.ctx.secrets).clickId(mine), clickedAt: new Date(), linkId: mine, anchorId: '', signatureId: '', emailId: '', countryCode: '', clicker: 'someone-else', address: 'elsewhere', isBot: false, botReason: null };
+    const mine = (await pool().query('select link_id::text from clicks where workspace_id = $1 and clicker = $2 limit 1', [api.ws, browser])).rows[0]
+      .link_id as string;
+    const someone = {
+      id: clickTokens(api.t.ctx.secrets).clickId(mine),
+      clickedAt: new Date(),
+      linkId: mine,
+      anchorId: '',
+      signatureId: '',
+      emailId: '',
+      countryCode: '',
+      clicker: 'someone-else',
+      address: 'elsewhere',
+      isBot: false,
+      botReason: null,
+    };
     await insertClicks(pool(), [someone]);
     const keyed = async () =>
-      (await pool().query('select count(*)::int as n from (select id::text from views where workspace_id = $1 and viewer = $2 union all select id from clicks where workspace_id = $1 and (clicker = $2 or clicker_address = $3)) k', [api.ws, browser, address])).rows[0].n as number;
+      (
+        await pool().query(
+          'select count(*)::int as n from (select id::text from views where workspace_id = $1 and viewer = $2 union all select id from clicks where workspace_id = $1 and (clicker = $2 or clicker_address = $3)) k',
+          [api.ws, browser, address],
+        )
+      ).rows[0].n as number;
     expect(await keyed()).toBeGreaterThan(0);
 
     const page = await fetch(link, { headers: { 'user-agent': CHROME } });
@@ -186,7 +244,10 @@ describe('privacy', () => {
     const done = await fetch(link, { method: 'POST', headers: { 'user-agent': CHROME, 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
     expect(done.status).toBe(200);
     expect(await keyed()).toBe(0);
-    expect((await pool().query('select kind from analytics_opt_outs where workspace_id = $1 order by kind', [api.ws])).rows).toEqual([{ kind: 'address' }, { kind: 'browser' }]);
+    expect((await pool().query('select kind from analytics_opt_outs where workspace_id = $1 order by kind', [api.ws])).rows).toEqual([
+      { kind: 'address' },
+      { kind: 'browser' },
+    ]);
     expect((await pool().query('select 1 from visitors where id = $1', [visitorId])).rowCount).toBe(0);
     expect(await tablesHolding(pool(), visitorId)).toEqual([]);
     expect(await tablesHolding(pool(), 'someone-else')).toEqual(['clicks.clicker']);
@@ -237,18 +298,34 @@ describe('privacy', () => {
     const erased = await runCli(['privacy', 'erase', '--workspace', api.ws, visitorId], env);
     expect(erased.code, erased.stderr).toBe(0);
     expect(await tablesHolding(pool(), userId)).toEqual([]);
-    const actions = (await api.call('GET', '/v1/audit_entries?per_page=2')).body.data.map((e: { action: string; actor: { kind: string } }) => [e.action, e.actor.kind]);
-    expect(actions).toEqual([['visitor.erase', 'cli'], ['privacy_settings.update', 'cli']]);
+    const actions = (await api.call('GET', '/v1/audit_entries?per_page=2')).body.data.map((e: { action: string; actor: { kind: string } }) => [
+      e.action,
+      e.actor.kind,
+    ]);
+    expect(actions).toEqual([
+      ['visitor.erase', 'cli'],
+      ['privacy_settings.update', 'cli'],
+    ]);
   });
 
   it("retention is per workspace: a workspace's own days, else the deployment's", async () => {
     expect((await settings({ retention_days: null })).status).toBe(200);
     const short = target(api.otherWs); // retention_days 90 (set above)
     const long = target(api.ws);
-    const ids = await Promise.all([short, long].map(async (t) => viewTokens(api.t.ctx.secrets).verify((await trackedImage(api.t.ctx, api.base, t)).split('/v/')[1]!)!));
-    const old = (imageId: string): View => ({ id: crypto.randomUUID(), viewedAt: new Date(Date.now() - 100 * 86_400_000), imageId, countryCode: '', viewer: null as unknown as string, proxy: null, botReason: null });
+    const ids = await Promise.all(
+      [short, long].map(async (t) => viewTokens(api.t.ctx.secrets).verify((await trackedImage(api.t.ctx, api.base, t)).split('/v/')[1]!)!),
+    );
+    const old = (imageId: string): View => ({
+      id: crypto.randomUUID(),
+      viewedAt: new Date(Date.now() - 100 * 86_400_000),
+      imageId,
+      countryCode: '',
+      viewer: null as unknown as string,
+      proxy: null,
+      botReason: null,
+    });
     await insertViews(pool(), ids.map(old));
     expect(await pruneViews(pool(), 400)).toBe(1);
-    expect((await pool().query('select workspace_id from views where viewed_at < now() - interval \'99 days\'')).rows).toEqual([{ workspace_id: api.ws }]);
+    expect((await pool().query("select workspace_id from views where viewed_at < now() - interval '99 days'")).rows).toEqual([{ workspace_id: api.ws }]);
   });
 });

@@ -60,10 +60,17 @@ async function rewriteFinishedHtml(t: TrackTarget, out: RenderOutput): Promise<{
   }
   viewed ??= out.html + pixelHtml(await trackedImage(''));
   // The links: every http(s) href, the campaign's from where the banner starts; `(url)` in the text.
-  const sourceAt = (index: number): AnchorSource => (out.bannerAt >= 0 && index >= out.bannerAt && t.campaignId ? { kind: 'campaign', id: t.campaignId } : { kind: 'signature', id: t.signatureId });
-  const matches = [...viewed.matchAll(/<a href="([^"]*)"/g)].map((m) => ({ index: m.index, raw: m[1]!, url: unescapeAttr(m[1]!) })).filter((m) => WEB.test(m.url));
+  const sourceAt = (index: number): AnchorSource =>
+    out.bannerAt >= 0 && index >= out.bannerAt && t.campaignId ? { kind: 'campaign', id: t.campaignId } : { kind: 'signature', id: t.signatureId };
+  const matches = [...viewed.matchAll(/<a href="([^"]*)"/g)]
+    .map((m) => ({ index: m.index, raw: m[1]!, url: unescapeAttr(m[1]!) }))
+    .filter((m) => WEB.test(m.url));
   if (!matches.length) return { html: viewed, text: out.text, hash: hashHtml(viewed) };
-  const links = await resolveLinks(pool, t, matches.map((m) => ({ source: sourceAt(m.index), url: m.url })));
+  const links = await resolveLinks(
+    pool,
+    t,
+    matches.map((m) => ({ source: sourceAt(m.index), url: m.url })),
+  );
   let html = '';
   let at = 0;
   let text = out.text;
@@ -97,7 +104,9 @@ async function compare(c: Case, newFirst: boolean) {
     return rewriteFinishedHtml({ ...target, campaignId: out.banner ? c.campaignId : null }, out);
   };
   const written = () => renderTracked(tc.ctx, { ...target, campaignId: c.campaignId }, (tracking) => renderSignature(c.input, tracking));
-  const [before, after] = newFirst ? await written().then(async (w) => [await rewrite(), w] as const) : await rewrite().then(async (r) => [r, await written()] as const);
+  const [before, after] = newFirst
+    ? await written().then(async (w) => [await rewrite(), w] as const)
+    : await rewrite().then(async (r) => [r, await written()] as const);
   expect(after.html).toBe(before.html);
   expect(after.hash).toBe(before.hash);
   const plain = renderSignature(c.input);
@@ -125,7 +134,15 @@ describe('tracked links written by the renderer', () => {
     for (const name of fs.readdirSync(CASES)) {
       const g = readCase(name);
       const campaign = g.campaign ? { ...g.campaign, id: crypto.randomUUID() } : null;
-      const input: RenderInput = { tree: g.tree, values: g.values, smartFieldKinds, signatureId: g.signatureId, campaign, variant: g.variant ?? null, assets: g.assets ? new Map(Object.entries(g.assets)) : undefined };
+      const input: RenderInput = {
+        tree: g.tree,
+        values: g.values,
+        smartFieldKinds,
+        signatureId: g.signatureId,
+        campaign,
+        variant: g.variant ?? null,
+        assets: g.assets ? new Map(Object.entries(g.assets)) : undefined,
+      };
       for (const newFirst of [true, false]) {
         const out = await compare({ input, campaignId: campaign?.id ?? crypto.randomUUID() }, newFirst);
         expect(out.html).toContain('/v/');
@@ -136,11 +153,17 @@ describe('tracked links written by the renderer', () => {
   });
 
   it("the sandbox's signature and banner, as the primary signature and as variants with and without campaigns", async () => {
-    const fields = Object.fromEntries(['full_name', 'job_title', 'phone', 'full_name_m365', 'job_title_m365', 'phone_m365'].map((slug) => [slug, crypto.randomUUID()]));
+    const fields = Object.fromEntries(
+      ['full_name', 'job_title', 'phone', 'full_name_m365', 'job_title_m365', 'phone_m365'].map((slug) => [slug, crypto.randomUUID()]),
+    );
     const tree = sandboxSignatureTree(fields) as unknown as ContentTree;
     const campaign = campaignOf(sandboxBannerTree({ name: 'Summit', text: 'Join us', link_text: 'Register', href: 'https://acme.test/summit' }));
     const values = { [fields.full_name!]: 'Ann Lee', [fields.job_title!]: 'CFO', [fields.phone!]: '+1 555 0100' };
-    for (const variant of [null, { kind: 'reply', show_marketing_campaigns: true }, { kind: 'internal', show_marketing_campaigns: false }] as (VariantSettings | null)[]) {
+    for (const variant of [
+      null,
+      { kind: 'reply', show_marketing_campaigns: true },
+      { kind: 'internal', show_marketing_campaigns: false },
+    ] as (VariantSettings | null)[]) {
       const out = await compare({ input: { tree, values, signatureId: SIGNATURE_ID, campaign, variant }, campaignId: campaign.id }, variant === null);
       expect(out.html).toMatch(/href="http:\/\/[^"]+\/c\/[\w-]{24}"/);
       expect(out.html).toContain('href="mailto:hello@acme.test"');
@@ -155,33 +178,70 @@ describe('tracked links written by the renderer', () => {
       [logo, { url: 'https://sig.acme.test/assets/logo' }],
       [banner, { url: 'https://sig.acme.test/assets/banner' }],
     ]);
-    const tree = { type: 'stack', id: 'root', children: [{ type: 'text', id: 'l', tokens: [image('logo', logo)] }, { type: 'text', id: 'n', tokens: [{ type: 'textToken', id: 'n1', value: 'Ann Lee', href: { text: 'https://acme.test/' } }] }] };
+    const tree = {
+      type: 'stack',
+      id: 'root',
+      children: [
+        { type: 'text', id: 'l', tokens: [image('logo', logo)] },
+        { type: 'text', id: 'n', tokens: [{ type: 'textToken', id: 'n1', value: 'Ann Lee', href: { text: 'https://acme.test/' } }] },
+      ],
+    };
     const banners = {
       assetThenField: { type: 'stack', id: 'b', children: [{ type: 'text', id: 'x', tokens: [image('a', banner, 'https://acme.test/summit'), photo('p')] }] },
-      fieldThenAsset: { type: 'stack', id: 'b', children: [{ type: 'text', id: 'x', tokens: [photo('p', 'https://acme.test/team'), { type: 'textToken', id: 's', value: ' ' }, image('a', banner)] }] },
+      fieldThenAsset: {
+        type: 'stack',
+        id: 'b',
+        children: [{ type: 'text', id: 'x', tokens: [photo('p', 'https://acme.test/team'), { type: 'textToken', id: 's', value: ' ' }, image('a', banner)] }],
+      },
       labelThenValue: {
         type: 'stack',
         id: 'b',
-        children: [{ type: 'list', id: 'l', children: [{ type: 'listItem', id: 'i', label: { type: 'listItemLabel', tokens: [image('a', banner)] }, tokens: [photo('p', 'https://acme.test/summit')] }] }],
+        children: [
+          {
+            type: 'list',
+            id: 'l',
+            children: [
+              { type: 'listItem', id: 'i', label: { type: 'listItemLabel', tokens: [image('a', banner)] }, tokens: [photo('p', 'https://acme.test/summit')] },
+            ],
+          },
+        ],
       },
       socialFirst: {
         type: 'stack',
         id: 'b',
         children: [
-          { type: 'socialList', id: 's', children: [{ type: 'socialListItem', id: 's1', network: 'linkedin', href: { text: 'https://www.linkedin.com/company/acme' } }] },
+          {
+            type: 'socialList',
+            id: 's',
+            children: [{ type: 'socialListItem', id: 's1', network: 'linkedin', href: { text: 'https://www.linkedin.com/company/acme' } }],
+          },
           { type: 'text', id: 'x', tokens: [image('a', banner)] },
         ],
       },
-      noImage: { type: 'stack', id: 'b', children: [{ type: 'text', id: 'x', tokens: [{ type: 'textToken', id: 'j', value: 'Join us', href: { text: 'https://acme.test/summit' } }] }] },
+      noImage: {
+        type: 'stack',
+        id: 'b',
+        children: [{ type: 'text', id: 'x', tokens: [{ type: 'textToken', id: 'j', value: 'Join us', href: { text: 'https://acme.test/summit' } }] }],
+      },
     };
     for (const [name, content] of Object.entries(banners)) {
       const campaign = campaignOf(content);
       for (const newFirst of [true, false]) {
-        const input: RenderInput = { tree: tree as unknown as ContentTree, values: { [sf.photo!]: 'https://img.acme.test/ann.png' }, smartFieldKinds, assets, signatureId: SIGNATURE_ID, campaign };
+        const input: RenderInput = {
+          tree: tree as unknown as ContentTree,
+          values: { [sf.photo!]: 'https://img.acme.test/ann.png' },
+          smartFieldKinds,
+          assets,
+          signatureId: SIGNATURE_ID,
+          campaign,
+        };
         const out = await compare({ input, campaignId: campaign.id }, newFirst);
         const srcs = [...out.html.matchAll(/<img src="([^"]*)"/g)].map((m) => m[1]!);
         expect(srcs[0], name).toBe('https://sig.acme.test/assets/logo');
-        expect(srcs.filter((s) => s.includes('/v/')), name).toHaveLength(1);
+        expect(
+          srcs.filter((s) => s.includes('/v/')),
+          name,
+        ).toHaveLength(1);
         expect(out.html.includes('width="1" height="1"'), name).toBe(name === 'noImage');
       }
     }
@@ -189,9 +249,20 @@ describe('tracked links written by the renderer', () => {
 
   it("a banner link the signature also links: the same HTML, and the banner's text shows the campaign's link as its HTML does", async () => {
     const url = 'https://acme.test/summit';
-    const tree = { type: 'stack', id: 'root', children: [{ type: 'text', id: 'n', tokens: [{ type: 'textToken', id: 't', value: 'Summit', href: { text: url } }] }] };
-    const campaign = campaignOf({ type: 'stack', id: 'b', children: [{ type: 'text', id: 'x', tokens: [{ type: 'textToken', id: 'j', value: 'Join us', href: { text: url } }] }] });
-    const out = await compare({ input: { tree: tree as unknown as ContentTree, values: {}, signatureId: SIGNATURE_ID, campaign }, campaignId: campaign.id }, true);
+    const tree = {
+      type: 'stack',
+      id: 'root',
+      children: [{ type: 'text', id: 'n', tokens: [{ type: 'textToken', id: 't', value: 'Summit', href: { text: url } }] }],
+    };
+    const campaign = campaignOf({
+      type: 'stack',
+      id: 'b',
+      children: [{ type: 'text', id: 'x', tokens: [{ type: 'textToken', id: 'j', value: 'Join us', href: { text: url } }] }],
+    });
+    const out = await compare(
+      { input: { tree: tree as unknown as ContentTree, values: {}, signatureId: SIGNATURE_ID, campaign }, campaignId: campaign.id },
+      true,
+    );
     const hrefs = [...out.html.matchAll(/<a href="([^"]*)"/g)].map((m) => m[1]!);
     expect(hrefs).toHaveLength(2);
     expect(hrefs[0]).not.toBe(hrefs[1]);
@@ -199,11 +270,16 @@ describe('tracked links written by the renderer', () => {
   });
 
   it('random valid trees, banners, variants and hostile values: the same HTML and hash', async () => {
-    const variant = fc.option(fc.record({ kind: fc.constantFrom('reply' as const, 'internal' as const), show_marketing_campaigns: fc.boolean() }), { nil: null });
+    const variant = fc.option(fc.record({ kind: fc.constantFrom('reply' as const, 'internal' as const), show_marketing_campaigns: fc.boolean() }), {
+      nil: null,
+    });
     await fc.assert(
       fc.asyncProperty(validTree, fc.option(validTree, { nil: null }), randomValues, variant, fc.boolean(), async (tree, banner, values, v, newFirst) => {
         const campaign = banner ? campaignOf(banner) : null;
-        await compare({ input: { tree, values, smartFieldKinds, signatureId: SIGNATURE_ID, campaign, variant: v }, campaignId: campaign?.id ?? crypto.randomUUID() }, newFirst);
+        await compare(
+          { input: { tree, values, smartFieldKinds, signatureId: SIGNATURE_ID, campaign, variant: v }, campaignId: campaign?.id ?? crypto.randomUUID() },
+          newFirst,
+        );
       }),
       { numRuns: 150 },
     );

@@ -18,7 +18,13 @@ import { trackedImage, trackedLink } from '../helpers/tracking.ts';
 
 describe('repeats are not people', () => {
   const api = useApi();
-  const target = () => ({ workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() });
+  const target = () => ({
+    workspaceId: api.ws,
+    signatureId: crypto.randomUUID(),
+    campaignId: null,
+    teammateId: crypto.randomUUID(),
+    emailId: crypto.randomUUID(),
+  });
   /** Two hours ago, or the start of the UTC day when that is later: every row stays within today. */
   const start = () => Math.max(Date.now() - 2 * 3600_000, Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()));
   const totals = async (sig: string) =>
@@ -68,7 +74,10 @@ describe('repeats are not people', () => {
     const t0 = start();
     // One address, 30 user agents, one follow each.
     const rotated = await linkOf();
-    await insertClicks(api.t.ctx.pool, Array.from({ length: 30 }, (_, i) => rotated.click(`agent-${i}`, t0 + i * 1000, 'one-address')));
+    await insertClicks(
+      api.t.ctx.pool,
+      Array.from({ length: 30 }, (_, i) => rotated.click(`agent-${i}`, t0 + i * 1000, 'one-address')),
+    );
     // An office behind one address: 4 colleagues, one of them twice; and a second office of 3.
     const office = await linkOf();
     await insertClicks(api.t.ctx.pool, [
@@ -78,10 +87,19 @@ describe('repeats are not people', () => {
     ]);
     // Rows written before the address was kept: each client is its own address, as before.
     const older = await linkOf();
-    await insertClicks(api.t.ctx.pool, Array.from({ length: 7 }, (_, i) => older.click(`legacy-${i}`, t0 + i * 1000)));
+    await insertClicks(
+      api.t.ctx.pool,
+      Array.from({ length: 7 }, (_, i) => older.click(`legacy-${i}`, t0 + i * 1000)),
+    );
     await api.t.ctx.pool.query(`update clicks set clicker_address = null where link_id = $1`, [older.linkId]);
     await rebuild(api.t.ctx.pool, { workspaceId: api.ws });
-    expect(await totals(rotated.t.signatureId)).toMatchObject({ clicks: ADDRESS_CLIENTS, all_clicks: 30, human_clicks: ADDRESS_CLIENTS, bot_clicks: 30 - ADDRESS_CLIENTS, unique_clickers: ADDRESS_CLIENTS });
+    expect(await totals(rotated.t.signatureId)).toMatchObject({
+      clicks: ADDRESS_CLIENTS,
+      all_clicks: 30,
+      human_clicks: ADDRESS_CLIENTS,
+      bot_clicks: 30 - ADDRESS_CLIENTS,
+      unique_clickers: ADDRESS_CLIENTS,
+    });
     expect(await totals(office.t.signatureId)).toMatchObject({ clicks: 8, human_clicks: 8, bot_clicks: 0, unique_clickers: 7 });
     expect(await totals(older.t.signatureId)).toMatchObject({ human_clicks: 7, unique_clickers: 7 });
   });
@@ -89,14 +107,28 @@ describe('repeats are not people', () => {
   it('the attack over HTTP: 30 follows of one link from one address with 30 user agents are 5 human clicks and 5 unique clickers', async () => {
     const { t, link, linkId } = await linkOf();
     for (let i = 0; i < 30; i++) {
-      const res = await fetch(link, { redirect: 'manual', headers: { 'user-agent': `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0.0.0 Safari/537.36` } });
+      const res = await fetch(link, {
+        redirect: 'manual',
+        headers: { 'user-agent': `Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${100 + i}.0.0.0 Safari/537.36` },
+      });
       expect(res.status).toBe(302);
     }
-    await waitFor(async () => (await api.t.ctx.pool.query('select count(*)::int as n from clicks where link_id = $1', [linkId])).rows[0].n === 30 || undefined, 30_000);
+    await waitFor(
+      async () => (await api.t.ctx.pool.query('select count(*)::int as n from clicks where link_id = $1', [linkId])).rows[0].n === 30 || undefined,
+      30_000,
+    );
     await rebuild(api.t.ctx.pool, { workspaceId: api.ws });
     const figures = await totals(t.signatureId);
-    console.log(`30 user agents, one address, one link: ${JSON.stringify({ all_clicks: figures?.all_clicks, clicks: figures?.clicks, human_clicks: figures?.human_clicks, bot_clicks: figures?.bot_clicks, unique_clickers: figures?.unique_clickers })}`);
-    expect(figures).toMatchObject({ clicks: ADDRESS_CLIENTS, all_clicks: 30, human_clicks: ADDRESS_CLIENTS, bot_clicks: 30 - ADDRESS_CLIENTS, unique_clickers: ADDRESS_CLIENTS });
+    console.log(
+      `30 user agents, one address, one link: ${JSON.stringify({ all_clicks: figures?.all_clicks, clicks: figures?.clicks, human_clicks: figures?.human_clicks, bot_clicks: figures?.bot_clicks, unique_clickers: figures?.unique_clickers })}`,
+    );
+    expect(figures).toMatchObject({
+      clicks: ADDRESS_CLIENTS,
+      all_clicks: 30,
+      human_clicks: ADDRESS_CLIENTS,
+      bot_clicks: 30 - ADDRESS_CLIENTS,
+      unique_clickers: ADDRESS_CLIENTS,
+    });
   });
 
   it('views: one viewer fetching one image again within 30 minutes is one view; 3,000 fetches are one bot view; a proxy is never a repeat', async () => {
@@ -104,7 +136,15 @@ describe('repeats are not people', () => {
     const image = await trackedImage(api.t.ctx, api.base, t);
     const imageId = viewTokens(api.t.ctx.secrets).verify(image.split('/v/')[1]!)!;
     const t0 = start();
-    const view = (viewer: string, at: number, proxy: string | null = null): View => ({ id: crypto.randomUUID(), viewedAt: new Date(at), imageId, countryCode: 'DE', viewer, proxy, botReason: null });
+    const view = (viewer: string, at: number, proxy: string | null = null): View => ({
+      id: crypto.randomUUID(),
+      viewedAt: new Date(at),
+      imageId,
+      countryCode: 'DE',
+      viewer,
+      proxy,
+      botReason: null,
+    });
     const rows: View[] = [];
     for (let i = 0; i < 3000; i++) rows.push(view('flooder', t0 + i * 20));
     for (const m of [0, 1]) rows.push(view('reader', t0 + m * 60_000));

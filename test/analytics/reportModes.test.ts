@@ -40,7 +40,18 @@ describe('reports in every tracking mode', () => {
     const tracked = await trackedLink(api.t.ctx, api.base, target, 'https://acme.test/');
     const linkId = clickTokens(api.t.ctx.secrets).verify(tracked.split('/c/')[1]!)!;
     anchorId = crypto.randomUUID();
-    const click = (clicker: string) => ({ id: crypto.randomUUID(), clickedAt: new Date(), linkId, anchorId, signatureId, emailId: target.emailId, countryCode: 'DE', clicker, isBot: false, botReason: null });
+    const click = (clicker: string) => ({
+      id: crypto.randomUUID(),
+      clickedAt: new Date(),
+      linkId,
+      anchorId,
+      signatureId,
+      emailId: target.emailId,
+      countryCode: 'DE',
+      clicker,
+      isBot: false,
+      botReason: null,
+    });
     await insertClicks(api.t.ctx.pool, [click('c1'), click('c2')]);
     await rebuildRollups(api.t.ctx.pool, { workspaceId: api.ws });
     const anchors = (await api.call('GET', '/v1/anchors')).body.data as Row[];
@@ -51,7 +62,10 @@ describe('reports in every tracking mode', () => {
   async function reports(): Promise<{ rows: [string, Row][]; points: [string, Row][] }> {
     const overview = await api.call('GET', '/v1/analytics/overview');
     const anchor = await api.call('GET', `/v1/anchors/${anchorId}/analytics`);
-    const rows: [string, Row][] = [['overview', overview.body.data.totals], ['anchor', anchor.body.data.totals]];
+    const rows: [string, Row][] = [
+      ['overview', overview.body.data.totals],
+      ['anchor', anchor.body.data.totals],
+    ];
     for (const path of ['/v1/analytics/signatures', '/v1/analytics/teammates', '/v1/analytics/countries', '/v1/anchors']) {
       const res = await api.call('GET', path);
       expect(res.status, path).toBe(200);
@@ -59,11 +73,15 @@ describe('reports in every tracking mode', () => {
     }
     expect(overview.status).toBe(200);
     expect(anchor.status).toBe(200);
-    const points: [string, Row][] = [...(overview.body.data.series as Row[]).map((p): [string, Row] => ['overview', p]), ...(anchor.body.data.series as Row[]).map((p): [string, Row] => ['anchor', p])];
+    const points: [string, Row][] = [
+      ...(overview.body.data.series as Row[]).map((p): [string, Row] => ['overview', p]),
+      ...(anchor.body.data.series as Row[]).map((p): [string, Row] => ['anchor', p]),
+    ];
     return { rows, points };
   }
 
-  const modes = async (views: TrackingMode, clicks: TrackingMode) => updatePrivacySettings(api.t.ctx.pool, api.ws, { views_tracking: views, clicks_tracking: clicks });
+  const modes = async (views: TrackingMode, clicks: TrackingMode) =>
+    updatePrivacySettings(api.t.ctx.pool, api.ws, { views_tracking: views, clicks_tracking: clicks });
 
   it('per_person for both: every figure is a number', async () => {
     await modes('per_person', 'per_person');
@@ -112,11 +130,15 @@ describe('reports in every tracking mode', () => {
       expect(numbers(row, VIEWS), where).toEqual(VIEWS);
     }
     expect(rows[0]![1]).toMatchObject({ clicks_per_mailbox: null, views: 2, visitors: 0, conversions: 0 });
-    for (const [where, p] of points) expect(nulls(p, [...POINT_CLICKS, 'unique_clickers', ...POINT_VIEWS]), where).toEqual([...POINT_CLICKS, 'unique_clickers']);
+    for (const [where, p] of points)
+      expect(nulls(p, [...POINT_CLICKS, 'unique_clickers', ...POINT_VIEWS]), where).toEqual([...POINT_CLICKS, 'unique_clickers']);
 
     // The CSV: a withheld figure is an empty cell, a kept one its number.
     const csv = await (await fetch(`${api.base}/v1/analytics/signatures?format=csv`, { headers: { authorization: `Bearer ${api.key}` } })).text();
-    const [header, line] = csv.trim().split('\n').map((l) => l.split(','));
+    const [header, line] = csv
+      .trim()
+      .split('\n')
+      .map((l) => l.split(','));
     const cell = (name: string) => line![header!.indexOf(name)];
     expect([cell('clicks'), cell('unique_clickers'), cell('views')]).toEqual(['', '', '2']);
   });

@@ -33,7 +33,11 @@ const signatureTree = {
     link('pricing', 'Pricing', PRICING),
     link('mail', 'Write to us', 'mailto:sales@acme.test'),
     link('phone', 'Call us', 'tel:+15550100'),
-    { type: 'socialList', id: 'social', children: [{ type: 'socialListItem', id: 'in', network: 'linkedin', href: { text: 'https://www.linkedin.com/company/acme' } }] },
+    {
+      type: 'socialList',
+      id: 'social',
+      children: [{ type: 'socialListItem', id: 'in', network: 'linkedin', href: { text: 'https://www.linkedin.com/company/acme' } }],
+    },
   ],
 };
 const bannerTree = { type: 'stack', id: 'banner', children: [link('summit', 'Join the summit', 'https://acme.test/summit')] };
@@ -47,7 +51,12 @@ describe('tracked links in installed signatures', () => {
   let campaignId: string;
 
   const count = async (sql: string, params: unknown[] = []) => (await t.ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
-  const drained = () => waitFor(async () => (await count(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)) === 0, DEADLINE_MS, 50);
+  const drained = () =>
+    waitFor(
+      async () => (await count(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)) === 0,
+      DEADLINE_MS,
+      50,
+    );
   const writes = () => [...google.writes.values()].reduce((a, b) => a + b, 0);
   const publish = async () => {
     await withTx(t.ctx.pool, async (c) => {
@@ -67,7 +76,12 @@ describe('tracked links in installed signatures', () => {
     const [run] = await startRuns(t.ctx.pool, workspaceId, [directory.id], { trigger: 'cli' });
     expect((await executeRun(t.ctx, run!.id, { retry: FAST }))?.status).toBe('succeeded');
     signatureId = await insertSignature(t.ctx.pool, workspaceId, { draftContent: signatureTree });
-    campaignId = await insertCampaign(t.ctx.pool, workspaceId, { name: 'Summit', content: bannerTree, signatureTemplateIds: [signatureId], startedAgo: '1 hour' });
+    campaignId = await insertCampaign(t.ctx.pool, workspaceId, {
+      name: 'Summit',
+      content: bannerTree,
+      signatureTemplateIds: [signatureId],
+      startedAgo: '1 hour',
+    });
     await assignToEveryGroup(t.ctx.pool, workspaceId, signatureId);
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 4 });
     await drained();
@@ -82,7 +96,13 @@ describe('tracked links in installed signatures', () => {
   it('without event tracking, installed links are the destinations themselves', async () => {
     await publish();
     firstWrites = writes();
-    expect(hrefs(installed())).toEqual([PRICING.replace('&', '&amp;'), 'mailto:sales@acme.test', 'tel:+15550100', 'https://www.linkedin.com/company/acme', 'https://acme.test/summit']);
+    expect(hrefs(installed())).toEqual([
+      PRICING.replace('&', '&amp;'),
+      'mailto:sales@acme.test',
+      'tel:+15550100',
+      'https://www.linkedin.com/company/acme',
+      'https://acme.test/summit',
+    ]);
     expect(await count('select count(*)::int as n from anchors')).toBe(0);
     // No tracked image and no 1×1 image either.
     expect(installed()).not.toContain('/v/');
@@ -125,7 +145,10 @@ describe('tracked links in installed signatures', () => {
     expect(installed().endsWith(images[0]![0])).toBe(true);
     expect(images[0]![0]).toContain('width="1" height="1" alt=""');
     const imageId = viewTokens(t.ctx.secrets).verify(images[0]![1]!.split('/v/')[1]!);
-    const { rows: tracked } = await t.ctx.pool.query(`select i.url, i.campaign_id, e.address from view_images i join emails e on e.id = i.email_id where i.id = $1`, [imageId]);
+    const { rows: tracked } = await t.ctx.pool.query(
+      `select i.url, i.campaign_id, e.address from view_images i join emails e on e.id = i.email_id where i.id = $1`,
+      [imageId],
+    );
     expect(tracked).toEqual([{ url: '', campaign_id: campaignId, address: 'user1@example.test' }]);
   });
 

@@ -33,13 +33,15 @@ describe('analytics trust', () => {
   };
   const row = async (eventId: string) =>
     (
-      await api.t.ctx.pool.query('select value, claimed_value, source, link_id::text, unattributed_reason from recorded_events where workspace_id = $1 and event_id = $2', [
-        api.ws,
-        eventId,
-      ])
+      await api.t.ctx.pool.query(
+        'select value, claimed_value, source, link_id::text, unattributed_reason from recorded_events where workspace_id = $1 and event_id = $2',
+        [api.ws, eventId],
+      )
     ).rows[0];
   const conversions = async () =>
-    (await api.t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'conversion.recorded' order by occurred_at`, [api.ws])).rows.map((r) => r.payload);
+    (await api.t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'conversion.recorded' order by occurred_at`, [api.ws])).rows.map(
+      (r) => r.payload,
+    );
   const settings = (s: Record<string, unknown>) => api.call('PATCH', '/v1/workspace/analytics_settings', { analytics_settings: s });
 
   beforeAll(async () => {
@@ -56,7 +58,10 @@ describe('analytics trust', () => {
     });
     const bad = await settings({ attribution_window_days: 0, browser_value_cap: -1 });
     expect(bad.status).toBe(422);
-    expect(bad.body.details.map((d: { field: string }) => d.field).sort()).toEqual(['analytics_settings.attribution_window_days', 'analytics_settings.browser_value_cap']);
+    expect(bad.body.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'analytics_settings.attribution_window_days',
+      'analytics_settings.browser_value_cap',
+    ]);
     expect((await api.call('GET', '/v1/workspace/analytics_settings', undefined, api.otherKey)).body.data.attribution_window_days).toBe(30);
   });
 
@@ -88,7 +93,20 @@ describe('analytics trust', () => {
   it('a click older than the attribution window attributes nothing', async () => {
     const { clickId, linkId, ids } = await click();
     const long = new Date(Date.now() - 31 * 86_400_000);
-    await insertClicks(api.t.ctx.pool, [{ id: clickId, clickedAt: long, linkId, anchorId: '', signatureId: ids.signatureId, emailId: ids.emailId, countryCode: '', clicker: 'c', isBot: false, botReason: null }]);
+    await insertClicks(api.t.ctx.pool, [
+      {
+        id: clickId,
+        clickedAt: long,
+        linkId,
+        anchorId: '',
+        signatureId: ids.signatureId,
+        emailId: ids.emailId,
+        countryCode: '',
+        clicker: 'c',
+        isBot: false,
+        botReason: null,
+      },
+    ]);
     expect((await post({ name: 'purchase', value: 20, currency: 'EUR', click_id: clickId, event_id: 'late-1' })).status).toBe(200);
     expect(await row('late-1')).toMatchObject({ value: 20, link_id: null, unattributed_reason: 'attribution_window' });
     expect((await conversions()).some((c) => c.event_id === 'late-1')).toBe(false);
@@ -102,7 +120,8 @@ describe('analytics trust', () => {
     const { clickId } = await click();
     await post({ name: 'identify', user_id: 'customer-1001', click_id: clickId, traits: { plan: 'pro', email: 'ann@customer.test' } });
     await browser({ name: 'identify', user_id: 'customer-1001', traits: { plan: 'HACKED', email: 'evil@attacker.test', theme: 'dark' } });
-    const traits = async () => (await api.t.ctx.pool.query(`select traits from visitors where workspace_id = $1 and user_id = 'customer-1001'`, [api.ws])).rows[0].traits;
+    const traits = async () =>
+      (await api.t.ctx.pool.query(`select traits from visitors where workspace_id = $1 and user_id = 'customer-1001'`, [api.ws])).rows[0].traits;
     expect(await traits()).toEqual({ plan: 'pro', email: 'ann@customer.test', theme: 'dark' });
     // The API may change them, and may set what the browser set.
     await post({ name: 'identify', user_id: 'customer-1001', traits: { plan: 'enterprise', theme: 'light' } });
@@ -127,8 +146,25 @@ describe('analytics trust', () => {
     expect(await eventCount(api.t.ctx, api.ws, 'conversion.recorded')).toBe(before + 1);
     const fired = (await conversions()).find((c) => c.event_id === 'order-5555');
     // What the API did not send is not taken from the browser's row (browserClaims.test.ts).
-    expect(fired).toMatchObject({ value: 500, currency: 'EUR', source: 'api', visitor: { anonymous_id: null }, attribution: { signature_template_uuid: ids.signatureId } });
-    expect(Object.keys(fired).sort()).toEqual(['attribution', 'currency', 'event_id', 'name', 'occurred_at', 'properties', 'source', 'type', 'value', 'visitor']);
+    expect(fired).toMatchObject({
+      value: 500,
+      currency: 'EUR',
+      source: 'api',
+      visitor: { anonymous_id: null },
+      attribution: { signature_template_uuid: ids.signatureId },
+    });
+    expect(Object.keys(fired).sort()).toEqual([
+      'attribution',
+      'currency',
+      'event_id',
+      'name',
+      'occurred_at',
+      'properties',
+      'source',
+      'type',
+      'value',
+      'visitor',
+    ]);
     const list = (await api.call('GET', '/v1/analytics/events')).body.data.filter((e: { name: string; value: number }) => e.value === 500);
     expect(list).toHaveLength(1);
   });

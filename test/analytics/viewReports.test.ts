@@ -59,7 +59,13 @@ describe('views in the reports', () => {
     const a = await image(sigA, t1, campaign);
     const b = await image(sigB, t2, null);
     // Signature A: 4 fetches (3 direct by 2 viewers, p1's second a repeat that counts nowhere; 1 through Gmail's proxy); B: 1 bot view.
-    await insertViews(api.t.ctx.pool, [view(a.imageId, 'p1'), view(a.imageId, 'p1'), view(a.imageId, 'p2'), view(a.imageId, 'g', { proxy: 'gmail_image_proxy' }), view(b.imageId, 'b', { bot: 'user_agent' })]);
+    await insertViews(api.t.ctx.pool, [
+      view(a.imageId, 'p1'),
+      view(a.imageId, 'p1'),
+      view(a.imageId, 'p2'),
+      view(a.imageId, 'g', { proxy: 'gmail_image_proxy' }),
+      view(b.imageId, 'b', { bot: 'user_agent' }),
+    ]);
     // Clicks: A one human and one bot; C (no views) one human.
     const linkA = await link({ ...a.target, campaignId: null });
     const c = { workspaceId: api.ws, signatureId: sigC, campaignId: null, teammateId: t3, emailId: crypto.randomUUID() };
@@ -71,7 +77,17 @@ describe('views in the reports', () => {
   it('the overview counts views, proxied, bot and direct views, unique views, and the click-through rate', async () => {
     const res = await api.call('GET', '/v1/analytics/overview?granularity=hourly&date_from=' + new Date().toISOString().slice(0, 10));
     expect(res.status).toBe(200);
-    expect(res.body.data.totals).toMatchObject({ views: 2, all_views: 4, direct_views: 2, proxied_views: 1, bot_views: 1, unique_views: 2, unique_direct_views: 2, human_clicks: 2, ctr: 1 });
+    expect(res.body.data.totals).toMatchObject({
+      views: 2,
+      all_views: 4,
+      direct_views: 2,
+      proxied_views: 1,
+      bot_views: 1,
+      unique_views: 2,
+      unique_direct_views: 2,
+      human_clicks: 2,
+      ctr: 1,
+    });
     const points = res.body.data.series as { views: number; proxied_views: number; unique_views: number }[];
     expect(points.reduce((n, p) => n + p.views, 0)).toBe(2);
     expect(points.reduce((n, p) => n + p.proxied_views, 0)).toBe(1);
@@ -80,7 +96,16 @@ describe('views in the reports', () => {
   it('per signature, campaign and teammate: views and CTR, null where there are no views', async () => {
     const signatures = (await api.call('GET', '/v1/analytics/signatures')).body.data as Record<string, unknown>[];
     const bySig = Object.fromEntries(signatures.map((s) => [s.signature_template_uuid, s]));
-    expect(bySig[sigA]).toMatchObject({ views: 2, all_views: 3, direct_views: 2, proxied_views: 1, unique_views: 2, unique_direct_views: 2, human_clicks: 1, ctr: 0.5 });
+    expect(bySig[sigA]).toMatchObject({
+      views: 2,
+      all_views: 3,
+      direct_views: 2,
+      proxied_views: 1,
+      unique_views: 2,
+      unique_direct_views: 2,
+      human_clicks: 1,
+      ctr: 0.5,
+    });
     expect(bySig[sigB]).toMatchObject({ views: 0, all_views: 1, bot_views: 1, direct_views: 0, unique_direct_views: 0, clicks: 0, ctr: null });
     expect(bySig[sigC]).toMatchObject({ views: 0, human_clicks: 1, ctr: null });
     const campaigns = (await api.call('GET', '/v1/analytics/campaigns')).body.data;

@@ -24,9 +24,17 @@ import { trackedImage } from '../helpers/tracking.ts';
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const GMAIL = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
-const SIGNATURE = { type: 'stack', id: 'root', children: [{ type: 'text', id: 'name', tokens: [{ type: 'textToken', id: 'n', value: 'Ann Lee' }] }] } as ContentTree;
+const SIGNATURE = {
+  type: 'stack',
+  id: 'root',
+  children: [{ type: 'text', id: 'name', tokens: [{ type: 'textToken', id: 'n', value: 'Ann Lee' }] }],
+} as ContentTree;
 const text = (id: string, value: string) => ({ type: 'text', id, tokens: [{ type: 'textToken', id: `${id}-t`, value }] });
-const image = (id: string, assetUuid: string, href?: string) => ({ type: 'text', id, tokens: [{ type: 'textToken', id: `${id}-t`, value: 'img', assetUuid, ...(href ? { href: { text: href } } : {}) }] });
+const image = (id: string, assetUuid: string, href?: string) => ({
+  type: 'text',
+  id,
+  tokens: [{ type: 'textToken', id: `${id}-t`, value: 'img', assetUuid, ...(href ? { href: { text: href } } : {}) }],
+});
 
 describe('tracked images', () => {
   const api = useApi();
@@ -42,12 +50,15 @@ describe('tracked images', () => {
   const srcs = (html: string) => [...html.matchAll(/<img src="([^"]*)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
   /** What an install writes for the signature `tree` with the campaign's `banner`, for `t`. */
   const installed = async (t: ReturnType<typeof target>, tree: ContentTree, banner?: unknown, assets?: Map<string, { url: string }>) => {
-    const campaign = banner ? { id: t.campaignId!, status: 'active', content: banner as ContentTree, signature_template_ids: [t.signatureId], smart_fields_conditions: [] } : null;
+    const campaign = banner
+      ? { id: t.campaignId!, status: 'active', content: banner as ContentTree, signature_template_ids: [t.signatureId], smart_fields_conditions: [] }
+      : null;
     const input: RenderInput = { tree, values: {}, assets, campaign, signatureId: t.signatureId };
     const ctx = { ...api.t.ctx, config: { ...api.t.ctx.config, PUBLIC_BASE_URL: api.base } };
     return { plain: renderSignature(input).html, html: (await renderTracked(ctx, t, (tracking) => renderSignature(input, tracking))).html };
   };
-  const fetchImage = (url: string, ua: string | null = CHROME, method = 'GET') => fetch(url, { redirect: 'manual', method, headers: ua === null ? {} : { 'user-agent': ua } });
+  const fetchImage = (url: string, ua: string | null = CHROME, method = 'GET') =>
+    fetch(url, { redirect: 'manual', method, headers: ua === null ? {} : { 'user-agent': ua } });
   const viewsOf = async (url: string) => {
     const id = viewTokens(api.t.ctx.secrets).verify(url.split('/v/')[1]!);
     return (await api.t.ctx.pool.query('select * from views where image_id = $1 order by viewed_at', [id])).rows;
@@ -63,7 +74,9 @@ describe('tracked images', () => {
       [second, { url: 'https://cdn.acme.test/second.png' }],
       [external, { url: 'https://cdn.acme.test/summit.png?w=600&v=2' }],
     ]);
-    const withAsset = (await installed(target(api.ws, campaignId), SIGNATURE, { type: 'stack', id: 'b', children: [image('held', held), image('second', second)] }, assets)).html;
+    const withAsset = (
+      await installed(target(api.ws, campaignId), SIGNATURE, { type: 'stack', id: 'b', children: [image('held', held), image('second', second)] }, assets)
+    ).html;
     assetImage = srcs(withAsset)[0]!;
     expect(srcs(withAsset)[1]).toBe('https://cdn.acme.test/second.png');
     const externalBanner = { type: 'stack', id: 'b', children: [image('ext', external, 'https://acme.test/summit')] };
@@ -107,7 +120,17 @@ describe('tracked images', () => {
     expect(res.headers.get('cache-control')).toContain('no-store');
     expect(Buffer.from(await res.arrayBuffer())).toEqual(PIXEL_GIF);
     const [row] = await waitFor(async () => ((await viewsOf(pixel)).length ? viewsOf(pixel) : undefined));
-    expect(row).toMatchObject({ workspace_id: api.ws, signature_id: signatureId, campaign_id: null, teammate_id: teammateId, email_id: emailId, is_proxied: false, proxy: null, is_bot: false, country_code: '' });
+    expect(row).toMatchObject({
+      workspace_id: api.ws,
+      signature_id: signatureId,
+      campaign_id: null,
+      teammate_id: teammateId,
+      email_id: emailId,
+      is_proxied: false,
+      proxy: null,
+      is_bot: false,
+      country_code: '',
+    });
     expect(row.viewer).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(JSON.stringify(row)).not.toContain('127.0.0.1');
   });
@@ -127,12 +150,20 @@ describe('tracked images', () => {
 
   it('each fetch is one view; image proxies and privacy preloading are flagged as proxied, bots as bots', async () => {
     const before = (await viewsOf(pixel)).length;
-    for (const ua of [GMAIL, 'Mozilla/5.0', 'YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html', 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', CHROME]) {
+    for (const ua of [
+      GMAIL,
+      'Mozilla/5.0',
+      'YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html',
+      'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+      CHROME,
+    ]) {
       expect((await fetchImage(pixel, ua)).status).toBe(200);
     }
     expect((await fetchImage(pixel, CHROME, 'HEAD')).status).toBe(200);
     const rows = await waitFor(async () => ((await viewsOf(pixel)).length === before + 6 ? viewsOf(pixel) : undefined));
-    const flags = rows.slice(before).map((r: { is_proxied: boolean; proxy: string | null; is_bot: boolean; bot_reason: string | null }) => [r.is_proxied, r.proxy, r.is_bot, r.bot_reason]);
+    const flags = rows
+      .slice(before)
+      .map((r: { is_proxied: boolean; proxy: string | null; is_bot: boolean; bot_reason: string | null }) => [r.is_proxied, r.proxy, r.is_bot, r.bot_reason]);
     expect(flags).toEqual([
       [true, 'gmail_image_proxy', false, null],
       [true, 'apple_mail_privacy', false, null],
@@ -189,14 +220,24 @@ describe('the view recorder', () => {
     const image = await trackedImage(api.t.ctx, api.base, target);
     const imageId = viewTokens(api.t.ctx.secrets).verify(image.split('/v/')[1]!)!;
     const old = new Date(Date.now() - 3 * 86_400_000);
-    const views: View[] = Array.from({ length: 500 }, (_, i) => ({ id: crypto.randomUUID(), viewedAt: i < 100 ? old : new Date(), imageId, countryCode: 'FR', viewer: `v${i % 7}`, proxy: null, botReason: null }));
+    const views: View[] = Array.from({ length: 500 }, (_, i) => ({
+      id: crypto.randomUUID(),
+      viewedAt: i < 100 ? old : new Date(),
+      imageId,
+      countryCode: 'FR',
+      viewer: `v${i % 7}`,
+      proxy: null,
+      botReason: null,
+    }));
     for (const v of views) recorder.record(v);
     await recorder.flush(true);
     expect(recorder.pending).toBe(500);
     await recorder.close();
     expect(statements).toHaveLength(2);
     expect(recorder.written).toBe(500);
-    const count = async () => (await api.t.ctx.pool.query('select count(*)::int as n from views where teammate_id = $1 and email_id = $2', [target.teammateId, target.emailId])).rows[0].n;
+    const count = async () =>
+      (await api.t.ctx.pool.query('select count(*)::int as n from views where teammate_id = $1 and email_id = $2', [target.teammateId, target.emailId])).rows[0]
+        .n;
     expect(await count()).toBe(500);
     expect(() => recorder.record(views[0]!)).toThrow(/closed/);
     expect(await pruneViews(api.t.ctx.pool, 2)).toBe(100);

@@ -26,7 +26,9 @@ async function photo(width: number, height: number, quality: number): Promise<Bu
       raw[i + 2] = (120 + grain) & 255;
     }
   }
-  return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality }).toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality })
+    .toBuffer();
 }
 
 describe('image conversion on upload', () => {
@@ -47,7 +49,9 @@ describe('image conversion on upload', () => {
   });
 
   it('a WebP with transparency is stored as a PNG that keeps it, and the answer says so', async () => {
-    const webp = await sharp({ create: { width: 240, height: 120, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 0.5 } } }).webp({ lossless: true }).toBuffer();
+    const webp = await sharp({ create: { width: 240, height: 120, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 0.5 } } })
+      .webp({ lossless: true })
+      .toBuffer();
     const r = await upload(webp, 'logo.webp');
     expect(r.status).toBe(201);
     expect(r.body.data.file).toMatchObject({ content_type: 'image/png', filename: 'logo.png' });
@@ -63,7 +67,9 @@ describe('image conversion on upload', () => {
   });
 
   it('an opaque WebP is stored as a JPEG', async () => {
-    const webp = await sharp(await photo(300, 200, 90)).webp().toBuffer();
+    const webp = await sharp(await photo(300, 200, 90))
+      .webp()
+      .toBuffer();
     const r = await upload(webp, 'banner.webp');
     expect(r.status).toBe(201);
     expect(r.body.data.file).toMatchObject({ content_type: 'image/jpeg', filename: 'banner.jpg' });
@@ -95,7 +101,9 @@ describe('image conversion on upload', () => {
   });
 
   it('a small PNG within the size is stored as sent: conversion null, same bytes', async () => {
-    const png = await sharp({ create: { width: 160, height: 80, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 160, height: 80, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+      .png()
+      .toBuffer();
     const r = await upload(png, 'mark.png');
     expect(r.status).toBe(201);
     expect(r.body.conversion).toBeNull();
@@ -103,7 +111,9 @@ describe('image conversion on upload', () => {
   });
 
   it(`a canvas over ${MAX_INPUT_PIXELS} pixels is refused before it is decoded: 422 naming the field and the limit`, async () => {
-    const bomb = await sharp({ create: { width: 6000, height: 5000, channels: 3, background: '#ffffff' } }).png().toBuffer();
+    const bomb = await sharp({ create: { width: 6000, height: 5000, channels: 3, background: '#ffffff' } })
+      .png()
+      .toBuffer();
     expect(bomb.length).toBeLessThan(1024 * 1024);
     const r = await upload(bomb, 'bomb.png');
     expect(r.status).toBe(422);
@@ -114,7 +124,9 @@ describe('image conversion on upload', () => {
   });
 
   it('bytes that start as a PNG but do not decode are 422 invalid_image on the field', async () => {
-    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#336699' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#336699' } })
+      .png()
+      .toBuffer();
     const broken = Buffer.concat([png.subarray(0, 40), Buffer.alloc(200, 0x55)]);
     const r = await upload(broken, 'broken.png');
     expect(r.status).toBe(422);

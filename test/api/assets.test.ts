@@ -43,7 +43,8 @@ describe('assets API', () => {
   });
   afterAll(() => new Promise<void>((resolve) => files.close(() => resolve())));
 
-  const upload = (data: Buffer, filename = 'logo.png', key?: string) => api.call('POST', '/v1/assets', { asset: { file_base64: data.toString('base64'), filename } }, key);
+  const upload = (data: Buffer, filename = 'logo.png', key?: string) =>
+    api.call('POST', '/v1/assets', { asset: { file_base64: data.toString('base64'), filename } }, key);
 
   it('POST /v1/assets with file_base64 stores the image (201) and /assets/{token} serves its bytes', async () => {
     const r = await upload(PNG, 'acme-logo.png');
@@ -73,7 +74,9 @@ describe('assets API', () => {
     const theirs = await upload(PNG_B, 'a.png', api.otherKey);
     expect(theirs.status).toBe(201);
     expect(theirs.body.data.id).not.toBe(first.body.data.id);
-    const { rows } = await api.t.ctx.pool.query('select count(*)::int as n from assets where sha256 = (select sha256 from assets where id = $1)', [first.body.data.id]);
+    const { rows } = await api.t.ctx.pool.query('select count(*)::int as n from assets where sha256 = (select sha256 from assets where id = $1)', [
+      first.body.data.id,
+    ]);
     expect(rows[0].n).toBe(2);
   });
 
@@ -81,11 +84,17 @@ describe('assets API', () => {
     const post = (asset: unknown) => api.call('POST', '/v1/assets', { asset });
     expect(codes((await post({ file_base64: 'not base64!!', filename: 'x.png' })).body)).toEqual(['asset.file_base64:invalid_base64']);
     expect(codes((await post({ name: 'x' })).body)).toEqual(['asset:one_of_required']);
-    expect(codes((await post({ file_base64: PNG.toString('base64'), filename: 'x.png', source_url: `${filesBase}/logo.gif` })).body)).toEqual(['asset:mutually_exclusive']);
+    expect(codes((await post({ file_base64: PNG.toString('base64'), filename: 'x.png', source_url: `${filesBase}/logo.gif` })).body)).toEqual([
+      'asset:mutually_exclusive',
+    ]);
     expect(codes((await post({ file_base64: PNG.toString('base64') })).body)).toEqual(['asset.filename:required']);
     const svg = await post({ file_base64: SVG.toString('base64'), filename: 'logo.png' });
     expect(svg.status).toBe(422);
-    expect(svg.body.details[0]).toMatchObject({ field: 'asset.file_base64', code: 'unsupported_type', allowed: ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] });
+    expect(svg.body.details[0]).toMatchObject({
+      field: 'asset.file_base64',
+      code: 'unsupported_type',
+      allowed: ['image/png', 'image/jpeg', 'image/gif', 'image/webp'],
+    });
     expect(svg.body.details[0].message).toMatch(/SVG/);
     const pdf = await post({ file_base64: PDF.toString('base64'), filename: 'logo.png' });
     expect(pdf.body.details[0]).toMatchObject({ field: 'asset.file_base64', code: 'unsupported_type' });
@@ -127,14 +136,21 @@ describe('assets API', () => {
     await new Promise((resolve) => gone.close(resolve));
     const [closePort, garbagePort] = [await listen(closer), await listen(garbage)];
     try {
-      const urls = [`http://127.0.0.1:${closedPort}/x.png`, `http://127.0.0.1:${closePort}/x.png`, `https://127.0.0.1:${garbagePort}/x.png`, `http://127.0.0.1:${garbagePort}/x.png`, `${filesBase}/missing.png`];
+      const urls = [
+        `http://127.0.0.1:${closedPort}/x.png`,
+        `http://127.0.0.1:${closePort}/x.png`,
+        `https://127.0.0.1:${garbagePort}/x.png`,
+        `http://127.0.0.1:${garbagePort}/x.png`,
+        `${filesBase}/missing.png`,
+      ];
       const answers = [];
       for (const url of urls) {
         const r = await api.call('POST', '/v1/assets', { asset: { source_url: url } });
         expect(r.status, url).toBe(422);
         answers.push(r.body.details);
       }
-      for (const a of answers) expect(a).toEqual([{ field: 'asset.source_url', code: 'fetch_failed', message: FETCH_FAILED_MESSAGE, allowed: [], missing: [] }]);
+      for (const a of answers)
+        expect(a).toEqual([{ field: 'asset.source_url', code: 'fetch_failed', message: FETCH_FAILED_MESSAGE, allowed: [], missing: [] }]);
     } finally {
       closer.close();
       garbage.close();
@@ -202,7 +218,7 @@ describe('assets API', () => {
     expect((await api.call('GET', `/v1/assets/${logo.id}`)).status).toBe(200);
   });
 
-  it('a tree naming an unknown asset, or another workspace\'s, is 422 on the token\'s assetUuid', async () => {
+  it("a tree naming an unknown asset, or another workspace's, is 422 on the token's assetUuid", async () => {
     const theirs = (await upload(Buffer.concat([PNG, Buffer.from('theirs')]), 't.png', api.otherKey)).body.data;
     for (const id of [theirs.id, FOREIGN_UUID, 'not-a-uuid']) {
       const r = await api.call('POST', '/v1/signatures', { signature: { name: 'Bad logo', draft_content: logoTree(id) } });

@@ -109,46 +109,214 @@ describe('audit trail', () => {
   it('every v1 write operation of the OpenAPI document records an entry with actor, action, target and time', async () => {
     const pool = api.t.ctx.pool;
     const soon = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
-    const teammate = await seedTeammate(pool, api.ws, 'Ada', [{ address: 'ada@acme.test', primary: true }, { address: 'ada.l@acme.test', primary: false }]);
+    const teammate = await seedTeammate(pool, api.ws, 'Ada', [
+      { address: 'ada@acme.test', primary: true },
+      { address: 'ada.l@acme.test', primary: false },
+    ]);
     const leaving = await seedTeammate(pool, api.ws, 'Bob');
     await seedIntegration(pool, api.ws, { category: 'teammates', name: 'Directory' });
     await seedIntegration(pool, api.ws, { category: 'signatures', name: 'Gmail' });
     const ids: Ids = { teammate: teammate.id, email: teammate.emailIds[1]!, leaving: leaving.id, ws: api.ws, visitor: await visitorOf(api, 'walker') };
     const steps: Record<string, Step> = {
-      'post /v1/signatures': () => ({ path: '/v1/signatures', body: { signature: { name: 'Walk', draft_content: tree(), variants: [{ kind: 'reply', draft_content: tree('Re') }, { kind: 'internal', draft_content: tree('In') }] } }, status: 201, action: 'signature.create', target: ['signature', '$created'] }),
-      'patch /v1/signatures/{id}': (i) => ({ path: `/v1/signatures/${i.signature}`, body: { signature: { name: 'Walked' } }, status: 200, action: 'signature.update', target: ['signature', i.signature!] }),
-      'post /v1/signatures/{id}/publish': (i) => ({ path: `/v1/signatures/${i.signature}/publish`, status: 200, action: 'signature.publish', target: ['signature', i.signature!] }),
-      'post /v1/signatures/{id}/install': (i) => ({ path: `/v1/signatures/${i.signature}/install`, status: 202, action: 'signature.install', target: ['signature', i.signature!] }),
-      'post /v1/signatures/{signature_id}/variants/{kind}/publish': (i) => ({ path: `/v1/signatures/${i.signature}/variants/reply/publish`, status: 200, action: 'signature.variant.publish', target: ['signature', i.signature!] }),
-      'put /v1/signatures/{id}/assignments': (i) => ({ path: `/v1/signatures/${i.signature}/assignments`, body: { assignments: { teammates: [] } }, status: 200, action: 'assignments.replace', target: ['signature', i.signature!] }),
-      'post /v1/folders': () => ({ path: '/v1/folders', body: { folder: { name: 'Sales' } }, status: 201, action: 'folder.create', target: ['folder', '$created'] }),
-      'patch /v1/folders/{id}': (i) => ({ path: `/v1/folders/${i.folder}`, body: { folder: { name: 'Sales EU' } }, status: 200, action: 'folder.rename', target: ['folder', i.folder!] }),
+      'post /v1/signatures': () => ({
+        path: '/v1/signatures',
+        body: {
+          signature: {
+            name: 'Walk',
+            draft_content: tree(),
+            variants: [
+              { kind: 'reply', draft_content: tree('Re') },
+              { kind: 'internal', draft_content: tree('In') },
+            ],
+          },
+        },
+        status: 201,
+        action: 'signature.create',
+        target: ['signature', '$created'],
+      }),
+      'patch /v1/signatures/{id}': (i) => ({
+        path: `/v1/signatures/${i.signature}`,
+        body: { signature: { name: 'Walked' } },
+        status: 200,
+        action: 'signature.update',
+        target: ['signature', i.signature!],
+      }),
+      'post /v1/signatures/{id}/publish': (i) => ({
+        path: `/v1/signatures/${i.signature}/publish`,
+        status: 200,
+        action: 'signature.publish',
+        target: ['signature', i.signature!],
+      }),
+      'post /v1/signatures/{id}/install': (i) => ({
+        path: `/v1/signatures/${i.signature}/install`,
+        status: 202,
+        action: 'signature.install',
+        target: ['signature', i.signature!],
+      }),
+      'post /v1/signatures/{signature_id}/variants/{kind}/publish': (i) => ({
+        path: `/v1/signatures/${i.signature}/variants/reply/publish`,
+        status: 200,
+        action: 'signature.variant.publish',
+        target: ['signature', i.signature!],
+      }),
+      'put /v1/signatures/{id}/assignments': (i) => ({
+        path: `/v1/signatures/${i.signature}/assignments`,
+        body: { assignments: { teammates: [] } },
+        status: 200,
+        action: 'assignments.replace',
+        target: ['signature', i.signature!],
+      }),
+      'post /v1/folders': () => ({
+        path: '/v1/folders',
+        body: { folder: { name: 'Sales' } },
+        status: 201,
+        action: 'folder.create',
+        target: ['folder', '$created'],
+      }),
+      'patch /v1/folders/{id}': (i) => ({
+        path: `/v1/folders/${i.folder}`,
+        body: { folder: { name: 'Sales EU' } },
+        status: 200,
+        action: 'folder.rename',
+        target: ['folder', i.folder!],
+      }),
       'delete /v1/folders/{id}': (i) => ({ path: `/v1/folders/${i.folder}`, status: 204, action: 'folder.delete', target: ['folder', i.folder!] }),
-      'post /v1/smart_fields': () => ({ path: '/v1/smart_fields', body: { smart_field: { label: 'Job title' } }, status: 201, action: 'smart_field.create', target: ['smart_field', '$created'] }),
-      'patch /v1/smart_fields/{id}': (i) => ({ path: `/v1/smart_fields/${i.smart_field}`, body: { smart_field: { label: 'Title' } }, status: 200, action: 'smart_field.update', target: ['smart_field', i.smart_field!] }),
-      'patch /v1/teammates/{id}': (i) => ({ path: `/v1/teammates/${i.teammate}`, body: { teammate: { smart_fields: [{ smart_field_id: i.smart_field, value: 'Admiral' }] } }, status: 200, action: 'teammate.update', target: ['teammate', i.teammate!] }),
+      'post /v1/smart_fields': () => ({
+        path: '/v1/smart_fields',
+        body: { smart_field: { label: 'Job title' } },
+        status: 201,
+        action: 'smart_field.create',
+        target: ['smart_field', '$created'],
+      }),
+      'patch /v1/smart_fields/{id}': (i) => ({
+        path: `/v1/smart_fields/${i.smart_field}`,
+        body: { smart_field: { label: 'Title' } },
+        status: 200,
+        action: 'smart_field.update',
+        target: ['smart_field', i.smart_field!],
+      }),
+      'patch /v1/teammates/{id}': (i) => ({
+        path: `/v1/teammates/${i.teammate}`,
+        body: { teammate: { smart_fields: [{ smart_field_id: i.smart_field, value: 'Admiral' }] } },
+        status: 200,
+        action: 'teammate.update',
+        target: ['teammate', i.teammate!],
+      }),
       'delete /v1/emails/{id}': (i) => ({ path: `/v1/emails/${i.email}`, status: 204, action: 'email.delete', target: ['email', i.email!] }),
       'delete /v1/teammates/{id}': (i) => ({ path: `/v1/teammates/${i.leaving}`, status: 204, action: 'teammate.delete', target: ['teammate', i.leaving!] }),
-      'post /v1/assets': () => ({ path: '/v1/assets', body: { asset: { file_base64: PNG.toString('base64'), filename: 'logo.png' } }, status: 201, action: 'asset.create', target: ['asset', '$created'] }),
-      'patch /v1/assets/{id}': (i) => ({ path: `/v1/assets/${i.asset}`, body: { asset: { name: 'Logo' } }, status: 200, action: 'asset.rename', target: ['asset', i.asset!] }),
+      'post /v1/assets': () => ({
+        path: '/v1/assets',
+        body: { asset: { file_base64: PNG.toString('base64'), filename: 'logo.png' } },
+        status: 201,
+        action: 'asset.create',
+        target: ['asset', '$created'],
+      }),
+      'patch /v1/assets/{id}': (i) => ({
+        path: `/v1/assets/${i.asset}`,
+        body: { asset: { name: 'Logo' } },
+        status: 200,
+        action: 'asset.rename',
+        target: ['asset', i.asset!],
+      }),
       'delete /v1/assets/{id}': (i) => ({ path: `/v1/assets/${i.asset}`, status: 204, action: 'asset.delete', target: ['asset', i.asset!] }),
-      'post /v1/marketing_campaigns': (i) => ({ path: '/v1/marketing_campaigns', body: { marketing_campaign: { name: 'Spring', content: tree('Banner'), signature_template_ids: [i.signature], start_time: soon(-1), end_time: soon(60) } }, status: 201, action: 'campaign.create', target: ['marketing_campaign', '$created'] }),
-      'patch /v1/marketing_campaigns/{id}': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}`, body: { marketing_campaign: { name: 'Spring sale' } }, status: 200, action: 'campaign.update', target: ['marketing_campaign', i.marketing_campaign!] }),
-      'post /v1/marketing_campaigns/{id}/schedule': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/schedule`, status: 200, action: 'campaign.schedule', target: ['marketing_campaign', i.marketing_campaign!] }),
-      'post /v1/marketing_campaigns/{id}/pause': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/pause`, status: 200, action: 'campaign.pause', target: ['marketing_campaign', i.marketing_campaign!] }),
-      'post /v1/marketing_campaigns/{id}/resume': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/resume`, status: 200, action: 'campaign.resume', target: ['marketing_campaign', i.marketing_campaign!] }),
-      'post /v1/marketing_campaigns/{id}/experiments': (i) => ({ path: `/v1/marketing_campaigns/${i.marketing_campaign}/experiments`, body: { experiment: { name: 'Banners', mode: 'ab', arms: [{ name: 'A', content: tree('A') }, { name: 'B', content: tree('B') }] } }, status: 201, action: 'experiment.create', target: ['experiment', '$created'] }),
-      'post /v1/experiments/{id}/start': (i) => ({ path: `/v1/experiments/${i.experiment}/start`, status: 200, action: 'experiment.start', target: ['experiment', i.experiment!] }),
-      'post /v1/experiments/{id}/stop': (i) => ({ path: `/v1/experiments/${i.experiment}/stop`, status: 200, action: 'experiment.stop', target: ['experiment', i.experiment!] }),
-      'post /v1/experiments/{id}/promote': (i) => ({ path: `/v1/experiments/${i.experiment}/promote`, body: { arm_id: i.arm }, status: 200, action: 'experiment.promote', target: ['experiment', i.experiment!] }),
-      'patch /v1/workspace/analytics_settings': (i) => ({ path: '/v1/workspace/analytics_settings', body: { analytics_settings: { attribution_window_days: 7 } }, status: 200, action: 'analytics_settings.update', target: ['workspace', i.ws!] }),
-      'patch /v1/workspace/privacy_settings': (i) => ({ path: '/v1/workspace/privacy_settings', body: { privacy_settings: { views_tracking: 'per_person' } }, status: 200, action: 'privacy_settings.update', target: ['workspace', i.ws!] }),
-      'delete /v1/analytics/visitors/{visitor_id}': (i) => ({ path: `/v1/analytics/visitors/${i.visitor}`, status: 204, action: 'visitor.erase', target: ['visitor', i.visitor!] }),
+      'post /v1/marketing_campaigns': (i) => ({
+        path: '/v1/marketing_campaigns',
+        body: {
+          marketing_campaign: { name: 'Spring', content: tree('Banner'), signature_template_ids: [i.signature], start_time: soon(-1), end_time: soon(60) },
+        },
+        status: 201,
+        action: 'campaign.create',
+        target: ['marketing_campaign', '$created'],
+      }),
+      'patch /v1/marketing_campaigns/{id}': (i) => ({
+        path: `/v1/marketing_campaigns/${i.marketing_campaign}`,
+        body: { marketing_campaign: { name: 'Spring sale' } },
+        status: 200,
+        action: 'campaign.update',
+        target: ['marketing_campaign', i.marketing_campaign!],
+      }),
+      'post /v1/marketing_campaigns/{id}/schedule': (i) => ({
+        path: `/v1/marketing_campaigns/${i.marketing_campaign}/schedule`,
+        status: 200,
+        action: 'campaign.schedule',
+        target: ['marketing_campaign', i.marketing_campaign!],
+      }),
+      'post /v1/marketing_campaigns/{id}/pause': (i) => ({
+        path: `/v1/marketing_campaigns/${i.marketing_campaign}/pause`,
+        status: 200,
+        action: 'campaign.pause',
+        target: ['marketing_campaign', i.marketing_campaign!],
+      }),
+      'post /v1/marketing_campaigns/{id}/resume': (i) => ({
+        path: `/v1/marketing_campaigns/${i.marketing_campaign}/resume`,
+        status: 200,
+        action: 'campaign.resume',
+        target: ['marketing_campaign', i.marketing_campaign!],
+      }),
+      'post /v1/marketing_campaigns/{id}/experiments': (i) => ({
+        path: `/v1/marketing_campaigns/${i.marketing_campaign}/experiments`,
+        body: {
+          experiment: {
+            name: 'Banners',
+            mode: 'ab',
+            arms: [
+              { name: 'A', content: tree('A') },
+              { name: 'B', content: tree('B') },
+            ],
+          },
+        },
+        status: 201,
+        action: 'experiment.create',
+        target: ['experiment', '$created'],
+      }),
+      'post /v1/experiments/{id}/start': (i) => ({
+        path: `/v1/experiments/${i.experiment}/start`,
+        status: 200,
+        action: 'experiment.start',
+        target: ['experiment', i.experiment!],
+      }),
+      'post /v1/experiments/{id}/stop': (i) => ({
+        path: `/v1/experiments/${i.experiment}/stop`,
+        status: 200,
+        action: 'experiment.stop',
+        target: ['experiment', i.experiment!],
+      }),
+      'post /v1/experiments/{id}/promote': (i) => ({
+        path: `/v1/experiments/${i.experiment}/promote`,
+        body: { arm_id: i.arm },
+        status: 200,
+        action: 'experiment.promote',
+        target: ['experiment', i.experiment!],
+      }),
+      'patch /v1/workspace/analytics_settings': (i) => ({
+        path: '/v1/workspace/analytics_settings',
+        body: { analytics_settings: { attribution_window_days: 7 } },
+        status: 200,
+        action: 'analytics_settings.update',
+        target: ['workspace', i.ws!],
+      }),
+      'patch /v1/workspace/privacy_settings': (i) => ({
+        path: '/v1/workspace/privacy_settings',
+        body: { privacy_settings: { views_tracking: 'per_person' } },
+        status: 200,
+        action: 'privacy_settings.update',
+        target: ['workspace', i.ws!],
+      }),
+      'delete /v1/analytics/visitors/{visitor_id}': (i) => ({
+        path: `/v1/analytics/visitors/${i.visitor}`,
+        status: 204,
+        action: 'visitor.erase',
+        target: ['visitor', i.visitor!],
+      }),
       'post /v1/integrations/sync': (i) => ({ path: '/v1/integrations/sync', status: 200, action: 'integrations.sync', target: ['workspace', i.ws!] }),
     };
 
     const doc = (await api.call('GET', '/v1/openapi.json', undefined, null)).body as { paths: Record<string, Record<string, unknown>> };
-    const writes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => ['post', 'put', 'patch', 'delete'].includes(m)).map((m) => `${m} ${path}`));
+    const writes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops)
+        .filter((m) => ['post', 'put', 'patch', 'delete'].includes(m))
+        .map((m) => `${m} ${path}`),
+    );
     // A write operation added to the API without an entry here (or a reason in NOT_AUDITED) fails;
     // so does a /v1 write route the document does not show.
     expect(registeredWrites().length).toBeGreaterThan(20);
@@ -168,7 +336,12 @@ describe('audit trail', () => {
       if (kind === 'experiment' && s.target[1] === '$created') ids.arm = r.body.data.arms[1].id;
       expect(await count(), op).toBe(before + 1);
       const entry = ((await api.call('GET', '/v1/audit_entries?per_page=1')).body.data as Entry[])[0]!;
-      expect({ op, action: entry.action, target: entry.target, actor: entry.actor }).toEqual({ op, action: s.action, target: { kind, id: s.target[1] === '$created' ? ids[kind] : s.target[1] }, actor: { kind: 'api_key', name: `default (${keyId.prefix})`, id: keyId.id } });
+      expect({ op, action: entry.action, target: entry.target, actor: entry.actor }).toEqual({
+        op,
+        action: s.action,
+        target: { kind, id: s.target[1] === '$created' ? ids[kind] : s.target[1] },
+        actor: { kind: 'api_key', name: `default (${keyId.prefix})`, id: keyId.id },
+      });
       expect(Math.abs(Date.now() - Date.parse(entry.at)), op).toBeLessThan(60_000);
     }
   });

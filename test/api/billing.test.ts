@@ -34,17 +34,30 @@ describe('billing: financial documents, plan and seats from the payment provider
   /** Waits until graphile-worker (running the billing tasks) has no billing job left to try now. */
   const work = () =>
     waitFor(async () => {
-      const { rows } = await pool().query(`select count(*)::int as n from graphile_worker.jobs where task_identifier in ('sync_seats', 'sync_billing') and (attempts = 0 or locked_at is not null)`);
+      const { rows } = await pool().query(
+        `select count(*)::int as n from graphile_worker.jobs where task_identifier in ('sync_seats', 'sync_billing') and (attempts = 0 or locked_at is not null)`,
+      );
       return rows[0].n === 0;
     });
-  const seatRows = async () => (await pool().query('select sync_run_id, previous_quantity, desired_quantity, status, reason from seat_syncs where workspace_id = $1 order by created_at', [api.ws])).rows;
-  const teammates = async () => (await pool().query('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null', [api.ws])).rows[0].n as number;
+  const seatRows = async () =>
+    (
+      await pool().query(
+        'select sync_run_id, previous_quantity, desired_quantity, status, reason from seat_syncs where workspace_id = $1 order by created_at',
+        [api.ws],
+      )
+    ).rows;
+  const teammates = async () =>
+    (await pool().query('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null', [api.ws])).rows[0].n as number;
 
   beforeAll(async () => {
     google = await startGoogleEmulator(generateGoogleTenant(10));
     stripe = await startStripeEmulator(generateStripeAccount(10, Date.UTC(2026, 9, 1) / 1000));
     directoryId = (await connectGoogle(api.t.ctx, api.ws, google.url)).id;
-    await connectBilling(pool(), api.t.ctx.secrets, api.ws, { secretKey: stripe.account.secretKey, customerId: stripe.account.customerId, baseUrl: stripe.url });
+    await connectBilling(pool(), api.t.ctx.secrets, api.ws, {
+      secretKey: stripe.account.secretKey,
+      customerId: stripe.account.customerId,
+      baseUrl: stripe.url,
+    });
     worker = await startWorker(api.t.ctx, { only: ['sync_seats', 'sync_billing'], noCron: true, pollInterval: 50, concurrency: 2 });
   });
   afterAll(async () => {
@@ -65,7 +78,12 @@ describe('billing: financial documents, plan and seats from the payment provider
     expect(docs.body.pagination).toMatchObject({ total_count: 2, has_more: false });
     const [open, paid] = docs.body.data;
     expect(open).toMatchObject({ number: 'SIG-0002', total_amount_cents: 4000, kind: 'invoice', status: 'open', payment_receipt_url: null, receipt: null });
-    expect(open.file).toEqual({ url: `${stripe.url}/files/in_SANDBOX0002.pdf`, filename: 'Invoice-SIG-0002.pdf', content_type: 'application/pdf', byte_size: expect.any(Number) });
+    expect(open.file).toEqual({
+      url: `${stripe.url}/files/in_SANDBOX0002.pdf`,
+      filename: 'Invoice-SIG-0002.pdf',
+      content_type: 'application/pdf',
+      byte_size: expect.any(Number),
+    });
     expect(paid).toMatchObject({ number: 'SIG-0001', status: 'paid', payment_receipt_url: `${stripe.url}/receipts/in_SANDBOX0001` });
     expect(paid.receipt).toMatchObject({ url: paid.payment_receipt_url, filename: 'Receipt-SIG-0001.html', content_type: 'text/html' });
     expect(new Date(paid.period_end).getTime() - new Date(paid.period_start).getTime()).toBe(30 * 86_400_000);
@@ -74,7 +92,15 @@ describe('billing: financial documents, plan and seats from the payment provider
     expect(await syncBilling(api.t.ctx, api.ws, api.t.ctx.logger)).toEqual({ invoices: 2, written: 0 });
 
     const ws = await api.call('GET', '/v1/workspace');
-    expect(ws.body.data.plan).toEqual({ tier: 'business', kind: 'paid', status: 'active', billing_interval: 'monthly', cancel_at_period_end: false, started_at: expect.stringMatching(/Z$/), ends_at: expect.stringMatching(/Z$/) });
+    expect(ws.body.data.plan).toEqual({
+      tier: 'business',
+      kind: 'paid',
+      status: 'active',
+      billing_interval: 'monthly',
+      cancel_at_period_end: false,
+      started_at: expect.stringMatching(/Z$/),
+      ends_at: expect.stringMatching(/Z$/),
+    });
     expect(ws.body.data.seat_count).toBe(10);
     // Another workspace sees no documents of this one.
     const theirs = await api.call('GET', '/v1/financial_documents', undefined, api.otherKey);
@@ -92,7 +118,10 @@ describe('billing: financial documents, plan and seats from the payment provider
     await work();
     expect(await teammates()).toBe(13);
     expect(stripe.updates).toEqual([{ idempotencyKey: `sigsync-seats-${run.id}`, from: 10, to: 13 }]);
-    expect((await seatRows()).map((r) => [r.status, r.previous_quantity, r.desired_quantity])).toEqual([['unchanged', 10, 10], ['applied', 10, 13]]);
+    expect((await seatRows()).map((r) => [r.status, r.previous_quantity, r.desired_quantity])).toEqual([
+      ['unchanged', 10, 10],
+      ['applied', 10, 13],
+    ]);
     expect((await api.call('GET', '/v1/workspace')).body.data.seat_count).toBe(13);
     // The same run's job again does nothing.
     expect(await syncSeats(api.t.ctx, api.ws, run.id, api.t.ctx.logger)).toBeNull();

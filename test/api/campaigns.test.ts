@@ -25,7 +25,14 @@ describe('marketing campaigns API and scheduler', () => {
 
   const campaign = async (fields: Record<string, unknown> = {}) => {
     const r = await api.call('POST', '/v1/marketing_campaigns', {
-      marketing_campaign: { name: 'Spring sale', content: tree('Banner'), signature_template_ids: [signature], start_time: at(HOUR), end_time: at(48 * HOUR), ...fields },
+      marketing_campaign: {
+        name: 'Spring sale',
+        content: tree('Banner'),
+        signature_template_ids: [signature],
+        start_time: at(HOUR),
+        end_time: at(48 * HOUR),
+        ...fields,
+      },
     });
     expect(r.status).toBe(201);
     return r.body.data as { id: string; status: string };
@@ -106,7 +113,8 @@ describe('marketing campaigns API and scheduler', () => {
     const r = await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, { marketing_campaign: { name: 'Summer sale', time_zone: 'America/New_York' } });
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ name: 'Summer sale', time_zone: 'America/New_York', status: 'draft' });
-    for (const id of [foreignCampaign, 'nope']) expect((await api.call('PATCH', `/v1/marketing_campaigns/${id}`, { marketing_campaign: { name: 'x' } })).status).toBe(404);
+    for (const id of [foreignCampaign, 'nope'])
+      expect((await api.call('PATCH', `/v1/marketing_campaigns/${id}`, { marketing_campaign: { name: 'x' } })).status).toBe(404);
     const bad = await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, { marketing_campaign: { send_email: 'yes' } });
     expect(bad.status).toBe(422);
     expect(bad.body.details[0]).toMatchObject({ field: 'marketing_campaign.send_email', code: 'invalid_type' });
@@ -150,13 +158,22 @@ describe('marketing campaigns API and scheduler', () => {
     expect(events.map((e) => e.type).sort()).toEqual(['campaign.scheduled', 'campaign.started']);
     expect(events.every((e) => e.payload.campaign.status === 'active')).toBe(true);
     // Only the published signature is reinstalled.
-    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload)).toEqual([{ workspaceId: api.ws, signatureId: signature, kinds: ['primary'], forced: false }]);
+    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload)).toEqual([
+      { workspaceId: api.ws, signatureId: signature, kinds: ['primary'], forced: false },
+    ]);
   });
 
   it('banner installs include the variants that show campaigns', async () => {
     await clearJobs(api.t.ctx.pool);
     const s = await api.call('POST', '/v1/signatures', {
-      signature: { name: 'With variants', draft_content: tree(), variants: [{ kind: 'reply', draft_content: tree('r'), show_marketing_campaigns: true }, { kind: 'internal', draft_content: tree('i') }] },
+      signature: {
+        name: 'With variants',
+        draft_content: tree(),
+        variants: [
+          { kind: 'reply', draft_content: tree('r'), show_marketing_campaigns: true },
+          { kind: 'internal', draft_content: tree('i') },
+        ],
+      },
     });
     const id = s.body.data.id;
     await api.call('POST', `/v1/signatures/${id}/publish`);
@@ -165,7 +182,9 @@ describe('marketing campaigns API and scheduler', () => {
     await clearJobs(api.t.ctx.pool);
     const c = await campaign({ start_time: at(-HOUR), signature_template_ids: [id] });
     await api.call('POST', `/v1/marketing_campaigns/${c.id}/schedule`);
-    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload)).toEqual([{ workspaceId: api.ws, signatureId: id, kinds: ['primary', 'reply'], forced: false }]);
+    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload)).toEqual([
+      { workspaceId: api.ws, signatureId: id, kinds: ['primary', 'reply'], forced: false },
+    ]);
   });
 
   it('the tick moves scheduled -> active at the start (campaign.started) and requests banner installs', async () => {
@@ -327,14 +346,19 @@ describe('marketing campaigns API and scheduler', () => {
     const c = await campaign({ start_time: at(-HOUR) });
     await api.call('POST', `/v1/marketing_campaigns/${c.id}/schedule`);
     await clearJobs(api.t.ctx.pool);
-    const r = await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, { marketing_campaign: { signature_template_ids: [other.body.data.id], content: tree('New banner') } });
+    const r = await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, {
+      marketing_campaign: { signature_template_ids: [other.body.data.id], content: tree('New banner') },
+    });
     expect(r.status).toBe(200);
     expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload.signatureId).sort()).toEqual([signature, other.body.data.id].sort());
   });
 
   it('utm: stored and answered, {} and null clear it, a change on an active campaign reinstalls its signatures', async () => {
     const c = await campaign({ utm: { source: ' newsletter ', campaign: 'spring' } });
-    expect((await api.call('GET', '/v1/marketing_campaigns?per_page=100')).body.data.find((x: { id: string }) => x.id === c.id).utm).toEqual({ source: 'newsletter', campaign: 'spring' });
+    expect((await api.call('GET', '/v1/marketing_campaigns?per_page=100')).body.data.find((x: { id: string }) => x.id === c.id).utm).toEqual({
+      source: 'newsletter',
+      campaign: 'spring',
+    });
     expect((await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, { marketing_campaign: { utm: {} } })).body.data.utm).toBeNull();
     await api.call('PATCH', `/v1/marketing_campaigns/${c.id}`, { marketing_campaign: { utm: { medium: 'email' }, start_time: at(-HOUR) } });
     await api.call('POST', `/v1/marketing_campaigns/${c.id}/schedule`);
@@ -367,7 +391,9 @@ describe('marketing campaigns API and scheduler', () => {
         remediation: { action: 'connect_integration', dashboard_url: expect.stringMatching(/\/console\/integrations$/), message: expect.any(String) },
       });
       expect(await statusOf(c.id)).toBe('draft');
-      await api.t.ctx.pool.query(`update integrations set status = 'access_lost', error_since = now() where workspace_id = $1 and category = 'signatures'`, [api.ws]);
+      await api.t.ctx.pool.query(`update integrations set status = 'access_lost', error_since = now() where workspace_id = $1 and category = 'signatures'`, [
+        api.ws,
+      ]);
       const lost = await api.call('POST', `/v1/marketing_campaigns/${c.id}/schedule`);
       expect(lost.body.error.code).toBe('integration_access_lost');
       expect(lost.body.remediation.action).toBe('reconnect_integration');
@@ -393,7 +419,9 @@ describe('marketing campaigns API and scheduler', () => {
     expect(ids).toHaveLength(total);
     expect(ids).not.toContain(foreignCampaign);
     const first = await api.call('GET', '/v1/marketing_campaigns?per_page=1');
-    const newest = (await api.t.ctx.pool.query('select id from marketing_campaigns where workspace_id = $1 order by created_at desc, id desc limit 1', [api.ws])).rows[0].id;
+    const newest = (
+      await api.t.ctx.pool.query('select id from marketing_campaigns where workspace_id = $1 order by created_at desc, id desc limit 1', [api.ws])
+    ).rows[0].id;
     expect(first.body.data[0].id).toBe(newest);
   });
 

@@ -24,11 +24,17 @@ describe('CLI tables: control and bidi characters', () => {
 
   it('install status prints a name with a line feed and U+202E escaped, on its own row', async () => {
     const ws = (await createWorkspace(t.ctx.pool, 'Acme')).id;
-    const tm = await insertTeammate(t.ctx.pool, ws, { displayName: `Mallory\n${FORGED}\u202Egnp.exe`, emails: [{ address: 'mallory@acme.test', primary: true }] });
+    const tm = await insertTeammate(t.ctx.pool, ws, {
+      displayName: `Mallory\n${FORGED}\u202Egnp.exe`,
+      emails: [{ address: 'mallory@acme.test', primary: true }],
+    });
     const integrationId = await insertIntegrationRow(t.ctx.pool, ws, { category: 'signatures', name: 'Gmail', credentials: t.ctx.secrets.encryptJson({}) });
     const signatureId = await insertSignature(t.ctx.pool, ws, { name: `Sales\n${FORGED}`, draftContent: { type: 'root', children: [] } });
     const installationId = await insertInstallation(t.ctx.pool, ws, { emailId: tm.emailIds[0]!, signatureId, integrationId, status: 'failed' });
-    await t.ctx.pool.query(`update installations set error_code = 'forbidden', error_message = $2 where id = $1`, [installationId, `denied\r\n${FORGED}\u2028\u202Edetacilpmoc`]);
+    await t.ctx.pool.query(`update installations set error_code = 'forbidden', error_message = $2 where id = $1`, [
+      installationId,
+      `denied\r\n${FORGED}\u2028\u202Edetacilpmoc`,
+    ]);
 
     const r = await runCli(['install', 'status', '--email', 'mallory@acme.test'], { DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY });
     expect(r.code, r.stderr).toBe(0);
@@ -56,7 +62,9 @@ describe('CLI tables: control and bidi characters', () => {
       for (const r of [check, out]) {
         expect(r.code, r.stderr).toBe(0);
         const lines = r.stdout.split('\n');
-        expect(lines.filter((l) => l.startsWith('teammate '))).toEqual([expect.stringMatching(/^teammate {2}Eve\\x0abanner {4}none\\u\{202e\}gnp\.exe <eve@acme\.test> \(/)]);
+        expect(lines.filter((l) => l.startsWith('teammate '))).toEqual([
+          expect.stringMatching(/^teammate {2}Eve\\x0abanner {4}none\\u\{202e\}gnp\.exe <eve@acme\.test> \(/),
+        ]);
         expect(lines.filter((l) => l.startsWith('signature '))).toEqual([expect.stringMatching(/^signature Main\\x0ateammate {2}Someone Else \(/)]);
         expect(lines.filter((l) => l.startsWith('banner '))).toEqual(['banner    none']);
         expect(r.stdout).not.toMatch(BIDI);
@@ -67,7 +75,24 @@ describe('CLI tables: control and bidi characters', () => {
   });
 
   it('escapes every C0, C1 and bidi control in a cell, and the bidi controls in any line', () => {
-    const all = [...Array.from({ length: 0x20 }, (_, i) => i), ...Array.from({ length: 0x21 }, (_, i) => 0x7f + i), 0x61c, 0x200e, 0x200f, 0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069];
+    const all = [
+      ...Array.from({ length: 0x20 }, (_, i) => i),
+      ...Array.from({ length: 0x21 }, (_, i) => 0x7f + i),
+      0x61c,
+      0x200e,
+      0x200f,
+      0x2028,
+      0x2029,
+      0x202a,
+      0x202b,
+      0x202c,
+      0x202d,
+      0x202e,
+      0x2066,
+      0x2067,
+      0x2068,
+      0x2069,
+    ];
     const cell = oneLine(String.fromCharCode(...all));
     expect(cell).toMatch(/^[\x20-\x7e]+$/);
     expect(cell.match(/\\(x[0-9a-f]{2}|u\{[0-9a-f]{4}\})/g)).toHaveLength(all.length);

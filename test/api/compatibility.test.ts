@@ -30,12 +30,19 @@ const OUTLOOK_SEE_THROUGH = 'In Outlook for Windows, the see-through text colour
 describe('signature compatibility (API extension)', () => {
   const api = useApi();
 
-  it('a draft write answers the spec\'s {data} and, beside it, warnings in plain words; never an error', async () => {
+  it("a draft write answers the spec's {data} and, beside it, warnings in plain words; never an error", async () => {
     const r = await api.call('POST', '/v1/signatures', { signature: { name: 'See-through', draft_content: seeThrough('Ada Lovelace') } });
     expect(r.status).toBe(201);
     expect(Object.keys(r.body).sort()).toEqual(['data', 'warnings']);
     expect(r.body.data).toMatchObject({ name: 'See-through', draft_content: seeThrough('Ada Lovelace') });
-    expect(r.body.warnings).toContainEqual({ code: 'client_support', kind: 'primary', part: 'signature', clients: ['outlook.windows'], message: OUTLOOK_SEE_THROUGH, side: 'sender' });
+    expect(r.body.warnings).toContainEqual({
+      code: 'client_support',
+      kind: 'primary',
+      part: 'signature',
+      clients: ['outlook.windows'],
+      message: OUTLOOK_SEE_THROUGH,
+      side: 'sender',
+    });
 
     // PATCH to an opaque colour: the see-through warning goes.
     const p = await api.call('PATCH', `/v1/signatures/${r.body.data.id}`, { signature: { draft_content: seeThrough('Ada Lovelace', '#0b2545') } });
@@ -50,13 +57,22 @@ describe('signature compatibility (API extension)', () => {
     expect(r.status).toBe(200);
     const report = r.body.data;
     expect(report.clients_from).toBe('all');
-    expect(report.clients.map((c: { id: string }) => c.id)).toEqual(expect.arrayContaining(['gmail.desktop-webmail', 'outlook.windows', 'outlook.outlook-com', 'apple-mail.ios', 'yahoo.desktop-webmail']));
+    expect(report.clients.map((c: { id: string }) => c.id)).toEqual(
+      expect.arrayContaining(['gmail.desktop-webmail', 'outlook.windows', 'outlook.outlook-com', 'apple-mail.ios', 'yahoo.desktop-webmail']),
+    );
     expect(report.kinds.map((k: { kind: string }) => k.kind)).toEqual(['primary']);
     const [primary] = report.kinds;
     expect(primary.banner).toBeNull();
-    expect(primary.issues).toContainEqual(expect.objectContaining({ part: 'signature', clients: ['outlook.windows'], message: OUTLOOK_SEE_THROUGH, feature: 'rgba()', support: 'none' }));
+    expect(primary.issues).toContainEqual(
+      expect.objectContaining({ part: 'signature', clients: ['outlook.windows'], message: OUTLOOK_SEE_THROUGH, feature: 'rgba()', support: 'none' }),
+    );
     // The Gmail apps underline links for mailboxes that are not Google accounts.
-    expect(primary.issues).toContainEqual(expect.objectContaining({ clients: ['gmail.ios', 'gmail.android'], message: expect.stringContaining('the underlines of the signature follow the app instead of the design: links are underlined') }));
+    expect(primary.issues).toContainEqual(
+      expect.objectContaining({
+        clients: ['gmail.ios', 'gmail.android'],
+        message: expect.stringContaining('the underlines of the signature follow the app instead of the design: links are underlined'),
+      }),
+    );
     // No install destination: the sender's side is every client, as the reader's; nothing is assigned, so nothing is measured as installed.
     expect(report.readers).toHaveLength(13);
     expect(primary.readers).toEqual(primary.issues);
@@ -77,7 +93,9 @@ describe('signature compatibility (API extension)', () => {
     const bannerIssue = expect.objectContaining({
       part: 'banner',
       clients: ['outlook.windows'],
-      message: expect.stringMatching(/^In Outlook for Windows, the see-through background rgba\(\d+,\d+,\d+,0\.25\) of the campaign banner shows as the solid #[0-9a-f]{6}\.$/),
+      message: expect.stringMatching(
+        /^In Outlook for Windows, the see-through background rgba\(\d+,\d+,\d+,0\.25\) of the campaign banner shows as the solid #[0-9a-f]{6}\.$/,
+      ),
     });
 
     beforeAll(async () => {
@@ -98,12 +116,19 @@ describe('signature compatibility (API extension)', () => {
         marketing_campaign: {
           name: 'Webinar',
           signature_template_ids: [id],
-          content: { type: 'stack', blockStyle: { backgroundColor: 'hsla(210, 70%, 15%, 0.25)', paddingTop: 8 }, children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Join the webinar' }] }] },
+          content: {
+            type: 'stack',
+            blockStyle: { backgroundColor: 'hsla(210, 70%, 15%, 0.25)', paddingTop: 8 },
+            children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Join the webinar' }] }],
+          },
         },
       });
       expect(c.status).toBe(201);
       campaignId = c.body.data.id;
-      await api.t.ctx.pool.query(`update marketing_campaigns set status = 'active', start_time = now() - interval '1 hour', end_time = now() + interval '1 day' where id = $1`, [campaignId]);
+      await api.t.ctx.pool.query(
+        `update marketing_campaigns set status = 'active', start_time = now() - interval '1 hour', end_time = now() + interval '1 day' where id = $1`,
+        [campaignId],
+      );
       const r = await api.call('GET', `/v1/signatures/${id}/compatibility?content=draft`);
       byKind = Object.fromEntries(r.body.data.kinds.map((k: { kind: string }) => [k.kind, k]));
     });
@@ -121,7 +146,9 @@ describe('signature compatibility (API extension)', () => {
     it('reply (replies and forwards) shows campaigns: the banner, and its own see-through text', () => {
       expect(byKind.reply!.banner).toEqual({ id: campaignId, name: 'Webinar' });
       expect(byKind.reply!.issues).toContainEqual(bannerIssue);
-      expect(byKind.reply!.issues).toContainEqual(expect.objectContaining({ part: 'signature', message: expect.stringContaining('rgba(11,37,69,0.5) of the signature') }));
+      expect(byKind.reply!.issues).toContainEqual(
+        expect.objectContaining({ part: 'signature', message: expect.stringContaining('rgba(11,37,69,0.5) of the signature') }),
+      );
     });
 
     it('internal (messages to colleagues) does not show campaigns: no banner, smaller', () => {
@@ -136,12 +163,36 @@ describe('signature compatibility (API extension)', () => {
     });
   });
 
-  it('a signature over Gmail\'s 10,000 characters is a size_limit warning on the write, and still saved', async () => {
-    const lines = Array.from({ length: 80 }, (_, i) => ({ type: 'text', tokens: [{ type: 'textToken', value: `Line ${i} of a long disclaimer that nobody reads`, textStyle: { fontSize: 11, color: '#616e7c' } }] }));
-    const r = await api.call('POST', '/v1/signatures', { signature: { name: 'Long', draft_content: { type: 'stack', children: [{ type: 'stack', children: lines.slice(0, 40) }, { type: 'stack', children: lines.slice(40) }] } } });
+  it("a signature over Gmail's 10,000 characters is a size_limit warning on the write, and still saved", async () => {
+    const lines = Array.from({ length: 80 }, (_, i) => ({
+      type: 'text',
+      tokens: [{ type: 'textToken', value: `Line ${i} of a long disclaimer that nobody reads`, textStyle: { fontSize: 11, color: '#616e7c' } }],
+    }));
+    const r = await api.call('POST', '/v1/signatures', {
+      signature: {
+        name: 'Long',
+        draft_content: {
+          type: 'stack',
+          children: [
+            { type: 'stack', children: lines.slice(0, 40) },
+            { type: 'stack', children: lines.slice(40) },
+          ],
+        },
+      },
+    });
     expect(r.status).toBe(201);
     const sizeWarnings = r.body.warnings.filter((w: { code: string }) => w.code === 'size_limit');
-    expect(sizeWarnings).toEqual([{ code: 'size_limit', kind: 'primary', part: null, clients: [], message: expect.stringMatching(/^Gmail takes signatures of up to 10,000 characters of HTML; this one is \d{2},\d{3}, so it cannot be installed in Gmail/) }]);
+    expect(sizeWarnings).toEqual([
+      {
+        code: 'size_limit',
+        kind: 'primary',
+        part: null,
+        clients: [],
+        message: expect.stringMatching(
+          /^Gmail takes signatures of up to 10,000 characters of HTML; this one is \d{2},\d{3}, so it cannot be installed in Gmail/,
+        ),
+      },
+    ]);
     const report = await api.call('GET', `/v1/signatures/${r.body.data.id}/compatibility`);
     const gmail = report.body.data.kinds[0].sizes.find((b: { budget: string }) => b.budget === 'gmail');
     expect(gmail.fits).toBe(false);
@@ -191,7 +242,13 @@ describe('at publish: a signature some mailboxes would refuse', () => {
     await insertSmartFieldValue(pool, api.ws, { teammateId: long.id, smartFieldId: title, value: 'Head of '.repeat(250) });
     // 29,000 characters of text: Bob's 2,000-character title takes his over the add-in's 30,000.
     const pad = Array.from({ length: 15 }, (_, i) => ({ type: 'textToken', value: 'x'.repeat(i < 14 ? 2000 : 1000) }));
-    const tree = { type: 'stack', children: [{ type: 'text', tokens: pad }, { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: title }] }] };
+    const tree = {
+      type: 'stack',
+      children: [
+        { type: 'text', tokens: pad },
+        { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: title }] },
+      ],
+    };
     const s = await api.call('POST', '/v1/signatures', { signature: { name: 'Heavy', draft_content: tree } });
     for (const tm of [short, long]) await assignToTeammate(pool, api.ws, s.body.data.id, tm.id);
 
@@ -207,13 +264,20 @@ describe('at publish: a signature some mailboxes would refuse', () => {
         clients: [],
         mailboxes: ['bob@acme.test'],
         limit: 30_000,
-        message: expect.stringMatching(/^Outlook \(the Outlook add-in\) takes signatures of up to 30,000 characters of HTML: 1 mailbox of 2 would receive more, tracked links included, so they do not get it until it is shorter: bob@acme\.test \(3\d,\d{3}\)\. The others get it\.$/),
+        message: expect.stringMatching(
+          /^Outlook \(the Outlook add-in\) takes signatures of up to 30,000 characters of HTML: 1 mailbox of 2 would receive more, tracked links included, so they do not get it until it is shorter: bob@acme\.test \(3\d,\d{3}\)\. The others get it\.$/,
+        ),
       },
     ]);
     // The install goes where it fits: Ann's add-in waits for the signature, Bob's is refused before anything is served.
-    const outcome = async (emailId: string) => installMailbox(api.t.ctx, { workspaceId: api.ws, emailId, kind: 'primary', integrationId: outlook, forced: false });
+    const outcome = async (emailId: string) =>
+      installMailbox(api.t.ctx, { workspaceId: api.ws, emailId, kind: 'primary', integrationId: outlook, forced: false });
     expect(await outcome(short.emailIds[0]!)).toMatchObject({ outcome: 'skipped', status: 'pending' });
-    expect(await outcome(long.emailIds[0]!)).toMatchObject({ outcome: 'failed', errorCode: 'signature_too_long', message: expect.stringMatching(/; the Outlook add-in accepts at most 30000$/) });
+    expect(await outcome(long.emailIds[0]!)).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'signature_too_long',
+      message: expect.stringMatching(/; the Outlook add-in accepts at most 30000$/),
+    });
   });
 });
 
@@ -225,7 +289,11 @@ describe('the OpenAPI document describes the extension', () => {
     expect(doc.paths['/v1/signatures/{id}/compatibility'].get.summary).toMatch(/beyond the spec/);
     const json = JSON.stringify(doc);
     expect(json).toContain('CompatibilityReport');
-    for (const [path, method, status] of [['/v1/signatures', 'post', '201'], ['/v1/signatures/{id}', 'patch', '200'], ['/v1/signatures/{id}/publish', 'post', '200']] as const) {
+    for (const [path, method, status] of [
+      ['/v1/signatures', 'post', '201'],
+      ['/v1/signatures/{id}', 'patch', '200'],
+      ['/v1/signatures/{id}/publish', 'post', '200'],
+    ] as const) {
       const schema = doc.paths[path][method].responses[status].content['application/json'].schema;
       expect(Object.keys(schema.properties ?? {}).sort(), `${method} ${path}`).toEqual(['data', 'warnings']);
       expect(schema.required).toEqual(['data', 'warnings']);

@@ -29,7 +29,7 @@ describe('dashboard URLs', () => {
     expect(await r.text()).toMatch(new RegExp(`<h2 id="${anchor}">${anchor}</h2>`));
   };
 
-  it('the remediation of an error and an integration\'s dashboard_url open a page that exists', async () => {
+  it("the remediation of an error and an integration's dashboard_url open a page that exists", async () => {
     const noDirectory = await api.call('POST', '/v1/integrations/sync');
     expect(noDirectory.status).toBe(422);
     await resolves(noDirectory.body.remediation.dashboard_url);

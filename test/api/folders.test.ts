@@ -12,7 +12,9 @@ describe('folders API', () => {
   it('POST /v1/folders creates a folder: 201 {data: folder} with signature_count 0', async () => {
     const r = await api.call('POST', '/v1/folders', { folder: { name: 'Sales' } });
     expect(r.status).toBe(201);
-    expect(r.body).toEqual({ data: { id: expect.any(String), name: 'Sales', signature_count: 0, created_at: expect.stringMatching(/Z$/), updated_at: expect.stringMatching(/Z$/) } });
+    expect(r.body).toEqual({
+      data: { id: expect.any(String), name: 'Sales', signature_count: 0, created_at: expect.stringMatching(/Z$/), updated_at: expect.stringMatching(/Z$/) },
+    });
   });
 
   it('POST /v1/folders with a taken name, an empty name, an unknown field or no wrapper is 422 with the field', async () => {
@@ -21,7 +23,10 @@ describe('folders API', () => {
     expect(taken.status).toBe(422);
     expect(taken.body.details).toEqual([expect.objectContaining({ field: 'folder.name', code: 'already_exists' })]);
     const empty = await api.call('POST', '/v1/folders', { folder: { name: '  ', color: 'red' } });
-    expect(empty.body.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['folder.color:unknown_field', 'folder.name:too_small']);
+    expect(empty.body.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual([
+      'folder.color:unknown_field',
+      'folder.name:too_small',
+    ]);
     const bare = await api.call('POST', '/v1/folders', { name: 'x' });
     expect(bare.body.details.map((d: { field: string }) => d.field).sort()).toEqual(['folder', 'name']);
     const nobody = await api.call('POST', '/v1/folders');
@@ -72,7 +77,8 @@ describe('folders API', () => {
     expect(p1.body.pagination).toEqual({ page: 1, limit: 2, total_count: total, total_pages: Math.ceil(total / 2), has_more: true });
     expect(p1.body.data.map((f: { name: string }) => f.name)).toEqual(['Page 4', 'Page 3']);
     const names: string[] = [];
-    for (let page = 1; page <= Math.ceil(total / 2); page++) names.push(...(await api.call('GET', `/v1/folders?per_page=2&page=${page}`)).body.data.map((f: { name: string }) => f.name));
+    for (let page = 1; page <= Math.ceil(total / 2); page++)
+      names.push(...(await api.call('GET', `/v1/folders?per_page=2&page=${page}`)).body.data.map((f: { name: string }) => f.name));
     expect(names).toHaveLength(total);
     expect(names).not.toContain('Theirs');
   });

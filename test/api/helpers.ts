@@ -40,7 +40,8 @@ export function useApi(configOverrides: Record<string, string> = {}, opts: { rou
     return readAnswer(await fetch(`${api.base}${path}`, { method, headers, body: init.body }));
   }
 
-  api.call = (method, path, body, key) => send(method, path, { body: body === undefined ? undefined : JSON.stringify(body), key: key === undefined ? api.key : key });
+  api.call = (method, path, body, key) =>
+    send(method, path, { body: body === undefined ? undefined : JSON.stringify(body), key: key === undefined ? api.key : key });
   api.raw = (method, path, body) => send(method, path, { body, key: api.key });
 
   beforeAll(async () => {
@@ -71,7 +72,12 @@ export function tree(text = 'Hello', smartFieldId?: string) {
 export async function seedIntegration(
   pool: pg.Pool,
   ws: string,
-  opts: { category?: 'teammates' | 'signatures' | 'smart_fields' | 'assets'; status?: 'active' | 'access_lost' | 'disconnected'; kind?: 'google_workspace' | 'microsoft_entra' | 'slack'; name?: string } = {},
+  opts: {
+    category?: 'teammates' | 'signatures' | 'smart_fields' | 'assets';
+    status?: 'active' | 'access_lost' | 'disconnected';
+    kind?: 'google_workspace' | 'microsoft_entra' | 'slack';
+    name?: string;
+  } = {},
 ): Promise<string> {
   return insertIntegrationRow(pool, ws, { kind: opts.kind, category: opts.category, name: opts.name, status: opts.status });
 }
@@ -85,11 +91,19 @@ export async function seedTeammate(
   return insertTeammate(pool, ws, { displayName: name, emails });
 }
 
-export async function seedGroup(pool: pg.Pool, ws: string, integrationId: string, kind: 'group' | 'org_unit', name: string, members: string[] = []): Promise<string> {
+export async function seedGroup(
+  pool: pg.Pool,
+  ws: string,
+  integrationId: string,
+  kind: 'group' | 'org_unit',
+  name: string,
+  members: string[] = [],
+): Promise<string> {
   return insertGroup(pool, ws, { integrationId, kind, name, members });
 }
 
-export async function eventsOf(pool: pg.Pool, ws: string, type?: string): Promise<{ type: string; payload: any }[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function eventsOf(pool: pg.Pool, ws: string, type?: string): Promise<{ type: string; payload: any }[]> {
   const { rows } = await pool.query(
     `select type, payload from events where workspace_id = $1 and ($2::text is null or type = $2) order by occurred_at, created_at, id`,
     [ws, type ?? null],
@@ -97,8 +111,12 @@ export async function eventsOf(pool: pg.Pool, ws: string, type?: string): Promis
   return rows;
 }
 
-export async function jobsOf(pool: pg.Pool, task: string): Promise<{ payload: any; key: string | null }[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const { rows } = await pool.query(`select p.payload, j.key from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = $1 order by j.id`, [task]);
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function jobsOf(pool: pg.Pool, task: string): Promise<{ payload: any; key: string | null }[]> {
+  const { rows } = await pool.query(
+    `select p.payload, j.key from graphile_worker.jobs j join graphile_worker._private_jobs p on p.id = j.id where j.task_identifier = $1 order by j.id`,
+    [task],
+  );
   return rows;
 }
 

@@ -28,7 +28,14 @@ describe('integrations API', () => {
     const names = r.body.data.map((x: { integration_name: string }) => x.integration_name).sort();
     expect(names).toEqual(['Directory', 'Values']);
     for (const run of r.body.data) {
-      expect(run).toEqual({ id: expect.any(String), integration_id: expect.any(String), integration_name: expect.any(String), category: expect.stringMatching(/^(teammates|smart_fields)$/), status: 'running', started_at: expect.any(String) });
+      expect(run).toEqual({
+        id: expect.any(String),
+        integration_id: expect.any(String),
+        integration_name: expect.any(String),
+        category: expect.stringMatching(/^(teammates|smart_fields)$/),
+        status: 'running',
+        started_at: expect.any(String),
+      });
     }
     expect(r.body.data.map((x: { integration_id: string }) => x.integration_id).sort()).toEqual([dir, values].sort());
     expect(await jobsOf(pool(), 'sync_integration')).toHaveLength(2);
@@ -38,7 +45,9 @@ describe('integrations API', () => {
     const results = await Promise.all(Array.from({ length: 50 }, () => api.call('POST', '/v1/integrations/sync')));
     expect(results.every((r) => r.status === 409)).toBe(true);
     expect(results[0]!.body).toMatchObject({ error: { type: 'conflict_error', code: 'sync_already_running' }, remediation: { action: 'wait_for_sync' } });
-    const running = await pool().query(`select integration_id, count(*)::int as n from sync_runs where workspace_id = $1 and status = 'running' group by 1`, [api.ws]);
+    const running = await pool().query(`select integration_id, count(*)::int as n from sync_runs where workspace_id = $1 and status = 'running' group by 1`, [
+      api.ws,
+    ]);
     expect(running.rows.every((r) => r.n === 1)).toBe(true);
   });
 
@@ -56,7 +65,18 @@ describe('integrations API', () => {
     const p1 = await api.call('GET', '/v1/integrations?per_page=3');
     expect(p1.status).toBe(200);
     expect(p1.body.pagination).toEqual({ page: 1, limit: 3, total_count: 4, total_pages: 2, has_more: true });
-    expect(Object.keys(p1.body.data[0]).sort()).toEqual(['category', 'created_at', 'dashboard_url', 'error_message', 'error_since', 'id', 'kind', 'name', 'status', 'updated_at']);
+    expect(Object.keys(p1.body.data[0]).sort()).toEqual([
+      'category',
+      'created_at',
+      'dashboard_url',
+      'error_message',
+      'error_since',
+      'id',
+      'kind',
+      'name',
+      'status',
+      'updated_at',
+    ]);
     expect(p1.body.data[0].name).toBe('Lost');
     const p2 = await api.call('GET', '/v1/integrations?per_page=3&page=2');
     expect(p2.body.data).toHaveLength(1);

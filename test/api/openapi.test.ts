@@ -4,13 +4,50 @@ import { SPEC_SECTION_4, useApi } from './helpers.ts';
 
 /** The endpoints of spec section 4, without the content schema (checked apart below). */
 const SPEC_OPERATIONS = SPEC_SECTION_4.filter((op) => !op.endsWith('/v1/content_schema'));
-/** Not in the spec: reading and deleting assets, assignments, reading one sync run, the Outlook add-in's fetch (add-in keys only), the directory's groups, a signature's mail-client compatibility, the analytics settings, the installations list and the audit trail. */
-const EXTRA_OPERATIONS = ['get /v1/assets', 'get /v1/assets/{id}', 'delete /v1/assets/{id}', 'get /v1/signatures/{id}/assignments', 'put /v1/signatures/{id}/assignments', 'get /v1/integrations/sync/{id}', 'get /v1/addin/signature', 'get /v1/groups', 'get /v1/signatures/{id}/compatibility', 'get /v1/workspace/analytics_settings', 'patch /v1/workspace/analytics_settings', 'get /v1/installations', 'get /v1/audit_entries', 'get /v1/workspace/privacy_settings', 'patch /v1/workspace/privacy_settings', 'get /v1/analytics/visitors/{visitor_id}/export', 'delete /v1/analytics/visitors/{visitor_id}', 'get /v1/marketing_campaigns/{id}/experiments', 'post /v1/marketing_campaigns/{id}/experiments', 'get /v1/experiments/{id}', 'post /v1/experiments/{id}/start', 'post /v1/experiments/{id}/stop', 'post /v1/experiments/{id}/promote'];
+/**
+ * Not in the spec: reading and deleting assets, assignments, reading one sync run, the Outlook add-in's fetch (add-in keys only), the directory's
+ * groups, a signature's mail-client compatibility, the analytics settings, the installations list and the audit trail.
+ */
+const EXTRA_OPERATIONS = [
+  'get /v1/assets',
+  'get /v1/assets/{id}',
+  'delete /v1/assets/{id}',
+  'get /v1/signatures/{id}/assignments',
+  'put /v1/signatures/{id}/assignments',
+  'get /v1/integrations/sync/{id}',
+  'get /v1/addin/signature',
+  'get /v1/groups',
+  'get /v1/signatures/{id}/compatibility',
+  'get /v1/workspace/analytics_settings',
+  'patch /v1/workspace/analytics_settings',
+  'get /v1/installations',
+  'get /v1/audit_entries',
+  'get /v1/workspace/privacy_settings',
+  'patch /v1/workspace/privacy_settings',
+  'get /v1/analytics/visitors/{visitor_id}/export',
+  'delete /v1/analytics/visitors/{visitor_id}',
+  'get /v1/marketing_campaigns/{id}/experiments',
+  'post /v1/marketing_campaigns/{id}/experiments',
+  'get /v1/experiments/{id}',
+  'post /v1/experiments/{id}/start',
+  'post /v1/experiments/{id}/stop',
+  'post /v1/experiments/{id}/promote',
+];
 const LISTS = ['/v1/signatures', '/v1/smart_fields', '/v1/teammates', '/v1/folders', '/v1/marketing_campaigns', '/v1/assets', '/v1/financial_documents'];
 
 type Doc = {
   openapi: string;
-  paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: { required?: string[]; properties?: Record<string, unknown> } }> }; responses: Record<string, unknown> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { name: string; in: string }[];
+        requestBody?: { content: Record<string, { schema: { required?: string[]; properties?: Record<string, unknown> } }> };
+        responses: Record<string, unknown>;
+      }
+    >
+  >;
   components: { securitySchemes: Record<string, unknown> };
   security: unknown[];
 };

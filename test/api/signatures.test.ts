@@ -94,14 +94,18 @@ describe('signatures API', () => {
     const s = await create('Patchable');
     await api.call('POST', `/v1/signatures/${s.id}/publish`);
     const folder = await api.call('POST', '/v1/folders', { folder: { name: 'Marketing' } });
-    const r = await api.call('PATCH', `/v1/signatures/${s.id}`, { signature: { name: 'Renamed', draft_content: tree('New draft'), folder_uuid: folder.body.data.id } });
+    const r = await api.call('PATCH', `/v1/signatures/${s.id}`, {
+      signature: { name: 'Renamed', draft_content: tree('New draft'), folder_uuid: folder.body.data.id },
+    });
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ name: 'Renamed', draft_content: tree('New draft'), content: tree('Patchable'), folder_uuid: folder.body.data.id });
   });
 
   it('PATCH /v1/signatures/{id} writes a variant draft; draft_content null clears it', async () => {
     const s = await create('Variants');
-    let r = await api.call('PATCH', `/v1/signatures/${s.id}`, { signature: { variants: [{ kind: 'internal', draft_content: tree('Internal'), activated: true }] } });
+    let r = await api.call('PATCH', `/v1/signatures/${s.id}`, {
+      signature: { variants: [{ kind: 'internal', draft_content: tree('Internal'), activated: true }] },
+    });
     expect(r.body.data.variants[1]).toMatchObject({ kind: 'internal', exists: true, activated: true, draft_content: tree('Internal') });
     r = await api.call('PATCH', `/v1/signatures/${s.id}`, { signature: { variants: [{ kind: 'internal', draft_content: null }] } });
     expect(r.body.data.variants[1]).toMatchObject({ exists: true, activated: true, draft_content: null });
@@ -191,11 +195,25 @@ describe('signatures API', () => {
     expect(r.body.data).toMatchObject({ kind: 'reply', exists: true, content: tree('Short reply'), draft_content: tree('Short reply') });
     expect(r.body.data.last_published_at).toMatch(/Z$/);
     expect(Object.keys(r.body.data).sort()).toEqual(
-      ['kind', 'exists', 'id', 'activated', 'hidden', 'show_marketing_campaigns', 'content', 'draft_content', 'last_published_at', 'created_at', 'updated_at'].sort(),
+      [
+        'kind',
+        'exists',
+        'id',
+        'activated',
+        'hidden',
+        'show_marketing_campaigns',
+        'content',
+        'draft_content',
+        'last_published_at',
+        'created_at',
+        'updated_at',
+      ].sort(),
     );
     const events = await eventsOf(api.t.ctx.pool, api.ws, 'signature.published');
     expect(events.at(-1)!.payload.signature).toEqual({ uuid: s.id, name: null, kind: 'reply_variant', folder_uuid: null });
-    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload)).toEqual([{ workspaceId: api.ws, signatureId: s.id, kinds: ['reply'], forced: false }]);
+    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload)).toEqual([
+      { workspaceId: api.ws, signatureId: s.id, kinds: ['reply'], forced: false },
+    ]);
     const sig = await api.call('GET', '/v1/signatures?per_page=100');
     expect(sig.body.data.find((x: { id: string }) => x.id === s.id).content).toBeNull();
   });

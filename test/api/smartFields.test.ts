@@ -44,19 +44,31 @@ describe('smart fields API', () => {
   });
 
   it('POST /v1/smart_fields linked to a directory integration is locked to it; the link needs an attribute', async () => {
-    const r = await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Department', integration_id: directory, integration_attribute: 'organizations.primary.department' } });
+    const r = await api.call('POST', '/v1/smart_fields', {
+      smart_field: { label: 'Department', integration_id: directory, integration_attribute: 'organizations.primary.department' },
+    });
     expect(r.status).toBe(201);
     expect(r.body.data).toMatchObject({ integration_id: directory, integration_attribute: 'organizations.primary.department' });
     const r2 = await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Cost center', integration_id: directory } });
     expect(r2.status).toBe(422);
-    expect(r2.body.details).toEqual([expect.objectContaining({ field: 'smart_field.integration_attribute', code: 'required', missing: ['integration_attribute'] })]);
+    expect(r2.body.details).toEqual([
+      expect.objectContaining({ field: 'smart_field.integration_attribute', code: 'required', missing: ['integration_attribute'] }),
+    ]);
   });
 
   it('PATCH /v1/smart_fields/{id} updates label and required, links and unlinks an integration', async () => {
     const f = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Mobile' } })).body.data;
-    let r = await api.call('PATCH', `/v1/smart_fields/${f.id}`, { smart_field: { label: 'Mobile phone', required: true, integration_id: directory, integration_attribute: 'phones.mobile' } });
+    let r = await api.call('PATCH', `/v1/smart_fields/${f.id}`, {
+      smart_field: { label: 'Mobile phone', required: true, integration_id: directory, integration_attribute: 'phones.mobile' },
+    });
     expect(r.status).toBe(200);
-    expect(r.body.data).toMatchObject({ label: 'Mobile phone', required: true, integration_id: directory, integration_attribute: 'phones.mobile', slug: 'mobile' });
+    expect(r.body.data).toMatchObject({
+      label: 'Mobile phone',
+      required: true,
+      integration_id: directory,
+      integration_attribute: 'phones.mobile',
+      slug: 'mobile',
+    });
     r = await api.call('PATCH', `/v1/smart_fields/${f.id}`, { smart_field: { integration_id: null } });
     expect(r.body.data).toMatchObject({ integration_id: null, integration_attribute: null });
   });
@@ -93,7 +105,9 @@ describe('smart fields API', () => {
     const f = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Region' } })).body.data;
     const mailbox = await seedIntegration(api.t.ctx.pool, api.ws, { category: 'signatures', name: 'Gmail' });
     const r2 = await api.call('PATCH', `/v1/smart_fields/${f.id}`, { smart_field: { integration_id: mailbox, integration_attribute: 'a' } });
-    expect(r2.body.details).toEqual([expect.objectContaining({ field: 'smart_field.integration_id', code: 'invalid_category', allowed: ['teammates', 'smart_fields'] })]);
+    expect(r2.body.details).toEqual([
+      expect.objectContaining({ field: 'smart_field.integration_id', code: 'invalid_category', allowed: ['teammates', 'smart_fields'] }),
+    ]);
     const r3 = await api.call('PATCH', `/v1/smart_fields/${f.id}`, { smart_field: { required: 'yes' } });
     expect(r3.body.details).toEqual([expect.objectContaining({ field: 'smart_field.required', code: 'invalid_type' })]);
   });
@@ -109,7 +123,9 @@ describe('smart fields API', () => {
     const used = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Used' } })).body.data.id;
     const inVariant = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'In variant' } })).body.data.id;
     const unused = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Unused' } })).body.data.id;
-    await api.call('POST', '/v1/signatures', { signature: { name: 'Uses', draft_content: tree('x', used), variants: [{ kind: 'reply', draft_content: tree('r', inVariant) }] } });
+    await api.call('POST', '/v1/signatures', {
+      signature: { name: 'Uses', draft_content: tree('x', used), variants: [{ kind: 'reply', draft_content: tree('r', inVariant) }] },
+    });
     const list = await api.call('GET', '/v1/smart_fields?per_page=100');
     const flag = (id: string) => list.body.data.find((f: { id: string }) => f.id === id).used_in_signatures;
     expect([flag(used), flag(inVariant), flag(unused)]).toEqual([true, true, false]);

@@ -8,7 +8,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { setEventTracking } from '../../src/db/workspaces.ts';
 import { seedIntegration, seedTeammate, SPEC_SECTION_4, tree, useApi, type Res } from './helpers.ts';
 
-
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const BODYLESS = ['publish', 'install', 'schedule', 'pause', 'resume'];
 
@@ -49,22 +48,35 @@ describe('spec section 4, endpoint by endpoint', () => {
     const start = new Date(Date.now() - 3_600_000).toISOString();
     const end = new Date(Date.now() + 30 * 86_400_000).toISOString();
     ids.campaign = (
-      await api.call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: 'Walked', start_time: start, end_time: end, content: tree('Banner'), signature_template_ids: [ids.signature] } })
+      await api.call('POST', '/v1/marketing_campaigns', {
+        marketing_campaign: { name: 'Walked', start_time: start, end_time: end, content: tree('Banner'), signature_template_ids: [ids.signature] },
+      })
     ).body.data.id;
   });
 
   /** The call, in spec order, and the status it must answer; bodies are minimal valid ones. */
   function request(op: string): { method: string; path: string; body?: unknown; status: number } {
     const [method, template] = op.split(' ') as [string, string];
-    const id = template.includes('/signatures/') ? ids.signature
-      : template.includes('/smart_fields/') ? ids.smartField
-        : template.includes('/teammates/') ? ids.teammate
-          : template.includes('/emails/') ? ids.email
-            : template.includes('/assets/') ? ids.asset
-              : template.includes('/folders/') ? ids.folder
+    const id = template.includes('/signatures/')
+      ? ids.signature
+      : template.includes('/smart_fields/')
+        ? ids.smartField
+        : template.includes('/teammates/')
+          ? ids.teammate
+          : template.includes('/emails/')
+            ? ids.email
+            : template.includes('/assets/')
+              ? ids.asset
+              : template.includes('/folders/')
+                ? ids.folder
                 : ids.campaign;
     const unknown = '00000000-0000-4000-8000-000000000000';
-    const path = template.replace('{signature_id}', ids.signature!).replace('{kind}', 'reply').replace('{id}', id!).replace('{anchor_uuid}', unknown).replace('{visitor_id}', unknown);
+    const path = template
+      .replace('{signature_id}', ids.signature!)
+      .replace('{kind}', 'reply')
+      .replace('{id}', id!)
+      .replace('{anchor_uuid}', unknown)
+      .replace('{visitor_id}', unknown);
     const bodies: Record<string, unknown> = {
       'post /v1/signatures': { signature: { name: 'Walk new', draft_content: tree() } },
       'patch /v1/signatures/{id}': { signature: { name: 'Walked again' } },
@@ -123,7 +135,13 @@ describe('spec section 4, endpoint by endpoint', () => {
   });
 
   it('auth comes before routing: an unknown /v1 path with a missing or wrong key is 401, with the right key 404', async () => {
-    for (const [method, path] of [['GET', '/v1/nope'], ['POST', '/v1/signatures/x/nope'], ['PUT', '/v1/folders'], ['GET', '/v1'], ['GET', '/v1/?x=1']] as const) {
+    for (const [method, path] of [
+      ['GET', '/v1/nope'],
+      ['POST', '/v1/signatures/x/nope'],
+      ['PUT', '/v1/folders'],
+      ['GET', '/v1'],
+      ['GET', '/v1/?x=1'],
+    ] as const) {
       expect((await api.call(method, path, undefined, null)).status, `${method} ${path} without a key`).toBe(401);
       const wrong = await api.call(method, path, undefined, 'sgs_' + 'x'.repeat(32));
       expect(wrong.status).toBe(401);
@@ -140,11 +158,19 @@ describe('spec section 4, endpoint by endpoint', () => {
       const r = await fetch(`${api.base}${path}`, { method, headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' }, body: '' });
       return { status: r.status, text: await r.text() };
     };
-    const sig = (await api.call('POST', '/v1/signatures', { signature: { name: 'Empty bodies', draft_content: tree(), variants: [{ kind: 'internal', draft_content: tree('In') }] } })).body.data.id;
+    const sig = (
+      await api.call('POST', '/v1/signatures', {
+        signature: { name: 'Empty bodies', draft_content: tree(), variants: [{ kind: 'internal', draft_content: tree('In') }] },
+      })
+    ).body.data.id;
     for (const action of BODYLESS.slice(0, 2)) expect((await send('POST', `/v1/signatures/${sig}/${action}`)).status, action).toBeLessThan(300);
     expect((await send('POST', `/v1/signatures/${sig}/variants/internal/publish`)).status).toBe(200);
     const start = new Date(Date.now() - 3_600_000).toISOString();
-    const c = (await api.call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: 'Empty', start_time: start, content: tree('B'), signature_template_ids: [sig] } })).body.data.id;
+    const c = (
+      await api.call('POST', '/v1/marketing_campaigns', {
+        marketing_campaign: { name: 'Empty', start_time: start, content: tree('B'), signature_template_ids: [sig] },
+      })
+    ).body.data.id;
     for (const action of BODYLESS.slice(2)) {
       const r = await send('POST', `/v1/marketing_campaigns/${c}/${action}`);
       expect(r.status, `${action}: ${r.text}`).toBe(200);

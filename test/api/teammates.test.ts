@@ -16,15 +16,16 @@ describe('teammates and emails API', () => {
     directory = await seedIntegration(api.t.ctx.pool, api.ws, { category: 'teammates', name: 'Google Directory' });
     title = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Title' } })).body.data.id;
     phone = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Phone', kind: 'phone' } })).body.data.id;
-    locked = (await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Department', integration_id: directory, integration_attribute: 'organizations.primary.department' } })).body.data.id;
+    locked = (
+      await api.call('POST', '/v1/smart_fields', {
+        smart_field: { label: 'Department', integration_id: directory, integration_attribute: 'organizations.primary.department' },
+      })
+    ).body.data.id;
     foreignTeammate = await seedTeammate(api.t.ctx.pool, api.otherWs, 'Stranger');
   });
 
   it('GET /v1/teammates lists teammates with emails (primary first) and smart field values, without deleted ones', async () => {
-    const ada = await seedTeammate(api.t.ctx.pool, api.ws, 'Ada', [
-      { address: 'ada.alias@acme.test' },
-      { address: 'ada@acme.test', primary: true },
-    ]);
+    const ada = await seedTeammate(api.t.ctx.pool, api.ws, 'Ada', [{ address: 'ada.alias@acme.test' }, { address: 'ada@acme.test', primary: true }]);
     await insertSmartFieldValue(api.t.ctx.pool, api.ws, { teammateId: ada.id, smartFieldId: locked, value: 'Engineering', integrationId: directory });
     const gone = await seedTeammate(api.t.ctx.pool, api.ws, 'Gone');
     await api.t.ctx.pool.query('update teammates set deleted_at = now() where id = $1', [gone.id]);
@@ -66,7 +67,14 @@ describe('teammates and emails API', () => {
   it('PATCH /v1/teammates/{id} writes manual values and requests installs for that teammate', async () => {
     const t = await seedTeammate(api.t.ctx.pool, api.ws, 'Grace');
     await clearJobs(api.t.ctx.pool);
-    const r = await api.call('PATCH', `/v1/teammates/${t.id}`, { teammate: { smart_fields: [{ smart_field_id: title, value: 'Admiral' }, { smart_field_id: phone, value: '+1 555' }] } });
+    const r = await api.call('PATCH', `/v1/teammates/${t.id}`, {
+      teammate: {
+        smart_fields: [
+          { smart_field_id: title, value: 'Admiral' },
+          { smart_field_id: phone, value: '+1 555' },
+        ],
+      },
+    });
     expect(r.status).toBe(200);
     expect(r.body.data.smart_field_values).toEqual([
       { value: 'Admiral', smart_field_id: title, integration_id: null, source: 'manual' },
@@ -83,7 +91,12 @@ describe('teammates and emails API', () => {
     const late = await insertSmartField(api.t.ctx.pool, api.ws, { slug: 'order_late', position: 9 });
     const b = await insertSmartField(api.t.ctx.pool, api.ws, { slug: 'order_b', position: 7 });
     const a = await insertSmartField(api.t.ctx.pool, api.ws, { slug: 'order_a', position: 7 });
-    for (const [field, value] of [[late, 'late'], [b, 'b'], [a, 'a']] as const) await insertSmartFieldValue(api.t.ctx.pool, api.ws, { teammateId: t.id, smartFieldId: field, value });
+    for (const [field, value] of [
+      [late, 'late'],
+      [b, 'b'],
+      [a, 'a'],
+    ] as const)
+      await insertSmartFieldValue(api.t.ctx.pool, api.ws, { teammateId: t.id, smartFieldId: field, value });
     const listed = (await api.call('GET', '/v1/teammates?per_page=100')).body.data.find((x: { id: string }) => x.id === t.id);
     expect(listed.smart_field_values.map((v: { value: string }) => v.value)).toEqual(['a', 'b', 'late']);
     // Title is the workspace's first field (position 0).
@@ -105,11 +118,24 @@ describe('teammates and emails API', () => {
 
   it('PATCH /v1/teammates/{id} refuses a field locked by an integration with a 422 detail and writes nothing', async () => {
     const t = await seedTeammate(api.t.ctx.pool, api.ws, 'Barbara');
-    const r = await api.call('PATCH', `/v1/teammates/${t.id}`, { teammate: { smart_fields: [{ smart_field_id: title, value: 'CTO' }, { smart_field_id: locked, value: 'Hacked' }] } });
+    const r = await api.call('PATCH', `/v1/teammates/${t.id}`, {
+      teammate: {
+        smart_fields: [
+          { smart_field_id: title, value: 'CTO' },
+          { smart_field_id: locked, value: 'Hacked' },
+        ],
+      },
+    });
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe('validation_failed');
     expect(r.body.details).toEqual([
-      { field: 'teammate.smart_fields[1].smart_field_id', code: 'locked_by_integration', message: expect.stringContaining('Google Directory'), allowed: [], missing: [] },
+      {
+        field: 'teammate.smart_fields[1].smart_field_id',
+        code: 'locked_by_integration',
+        message: expect.stringContaining('Google Directory'),
+        allowed: [],
+        missing: [],
+      },
     ]);
     const { rows } = await api.t.ctx.pool.query('select * from smart_field_values where teammate_id = $1', [t.id]);
     expect(rows).toEqual([]);
@@ -117,9 +143,20 @@ describe('teammates and emails API', () => {
 
   it('PATCH /v1/teammates/{id} with unknown fields, a foreign smart field or no wrapper is 422 with the paths', async () => {
     const t = await seedTeammate(api.t.ctx.pool, api.ws, 'Margaret');
-    const r = await api.call('PATCH', `/v1/teammates/${t.id}`, { teammate: { smart_fields: [{ smart_field_id: FOREIGN_UUID, value: 'x' }, { smart_field_id: title, value: 5 }], name: 'M' } });
+    const r = await api.call('PATCH', `/v1/teammates/${t.id}`, {
+      teammate: {
+        smart_fields: [
+          { smart_field_id: FOREIGN_UUID, value: 'x' },
+          { smart_field_id: title, value: 5 },
+        ],
+        name: 'M',
+      },
+    });
     expect(r.status).toBe(422);
-    expect(r.body.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual(['teammate.name:unknown_field', 'teammate.smart_fields[1].value:invalid_type']);
+    expect(r.body.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort()).toEqual([
+      'teammate.name:unknown_field',
+      'teammate.smart_fields[1].value:invalid_type',
+    ]);
     const r2 = await api.call('PATCH', `/v1/teammates/${t.id}`, { teammate: { smart_fields: [{ smart_field_id: FOREIGN_UUID, value: 'x' }] } });
     expect(r2.body.details).toEqual([expect.objectContaining({ field: 'teammate.smart_fields[0].smart_field_id', code: 'not_found' })]);
     const r3 = await api.call('PATCH', `/v1/teammates/${t.id}`, {});
@@ -184,7 +221,9 @@ describe('teammates and emails API', () => {
     const reconnect = await api.call('DELETE', `/v1/teammates/${stranded.id}`);
     expect(reconnect.status).toBe(422);
     expect(reconnect.body).toMatchObject({ error: { code: 'integration_access_lost' }, remediation: { action: 'reconnect_integration' } });
-    expect((await pool.query('select count(*)::int as n from teammates where id = any($1::uuid[]) and deleted_at is null', [[listed.id, stranded.id]])).rows[0].n).toBe(2);
+    expect(
+      (await pool.query('select count(*)::int as n from teammates where id = any($1::uuid[]) and deleted_at is null', [[listed.id, stranded.id]])).rows[0].n,
+    ).toBe(2);
     await pool.query(`update integrations set status = 'disconnected' where id = $1`, [directory]);
     expect((await api.call('DELETE', `/v1/teammates/${listed.id}`)).status).toBe(204);
   });
@@ -217,7 +256,10 @@ describe('teammates and emails API', () => {
   });
 
   it('DELETE /v1/emails/{id} of an address a directory manages is an error with remediation edit_in_directory', async () => {
-    const t = await seedTeammate(api.t.ctx.pool, api.ws, 'Synced', [{ address: 'synced@acme.test', primary: true, integrationId: directory }, { address: 'alias@acme.test', integrationId: directory }]);
+    const t = await seedTeammate(api.t.ctx.pool, api.ws, 'Synced', [
+      { address: 'synced@acme.test', primary: true, integrationId: directory },
+      { address: 'alias@acme.test', integrationId: directory },
+    ]);
     const r = await api.call('DELETE', `/v1/emails/${t.emailIds[1]}`);
     expect(r.status).toBe(422);
     expect(r.body.error.code).toBe('email_managed_by_integration');

@@ -28,7 +28,10 @@ const KNOBS = new Set(Object.keys(defaultKnobs()).filter((k) => k !== 'quotaPerS
 
 /** The project's files (relative to the root) that the production build compiles. */
 async function buildFiles(): Promise<string[]> {
-  const { stdout } = await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.build.json', '--listFilesOnly'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.build.json', '--listFilesOnly'], {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return stdout
     .split('\n')
     .filter(Boolean)

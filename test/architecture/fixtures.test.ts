@@ -67,7 +67,8 @@ describe('one fixture module per aggregate', () => {
 
   it('a raw insert in a test file is reported with its line and the module to call; helpers and allowed files are not', () => {
     const files = {
-      'test/api/rogue.test.ts': "const a = 1;\nawait pool.query(`INSERT INTO public.signatures (workspace_id, name) values ($1, 'S')`);\nawait pool.query('insert into events (type) values (1)');",
+      'test/api/rogue.test.ts':
+        "const a = 1;\nawait pool.query(`INSERT INTO public.signatures (workspace_id, name) values ($1, 'S')`);\nawait pool.query('insert into events (type) values (1)');",
       'test/helpers/fixtures/signatures.ts': "await db.query('insert into signatures (workspace_id) values ($1)');",
       'test/foundation/migrate.test.ts': "await c.query('insert into teammates (workspace_id) values ($1)');",
     };

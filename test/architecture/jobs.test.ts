@@ -14,7 +14,9 @@ const CATALOGUE = 'src/jobs/catalogue.ts';
 const NAMES = Object.values(jobs).map((j) => j.name);
 
 const isModuleSpecifier = (node: ts.Node) =>
-  ts.isImportDeclaration(node.parent) || ts.isExportDeclaration(node.parent) || (ts.isCallExpression(node.parent) && node.parent.expression.kind === ts.SyntaxKind.ImportKeyword);
+  ts.isImportDeclaration(node.parent) ||
+  ts.isExportDeclaration(node.parent) ||
+  (ts.isCallExpression(node.parent) && node.parent.expression.kind === ts.SyntaxKind.ImportKeyword);
 
 /** The text of every string literal and template literal part of a TypeScript source (comments and module specifiers left out). */
 function stringsOf(file: string, text: string): string[] {
@@ -35,7 +37,8 @@ export function namedJobs(sources: Record<string, string>, names: readonly strin
     if (file === CATALOGUE || !file.startsWith('src/')) continue;
     for (const s of stringsOf(file, text)) {
       for (const name of names) {
-        if (new RegExp(`(^|[^\\w-])${name}([^\\w-]|$)`).test(s)) problems.push(`${file}: names the job ${name} (${JSON.stringify(s.trim().slice(0, 80))}); use jobs.* from ${CATALOGUE}`);
+        if (new RegExp(`(^|[^\\w-])${name}([^\\w-]|$)`).test(s))
+          problems.push(`${file}: names the job ${name} (${JSON.stringify(s.trim().slice(0, 80))}); use jobs.* from ${CATALOGUE}`);
       }
     }
   }

@@ -83,7 +83,18 @@ export const EVENT_OWNERS: Record<EventType, string> = {
  */
 export const READ_MODELS: Record<string, readonly string[]> = {
   // What one render reads, in one statement per render (or per batch of addresses): the hot path of installs, previews and the add-in.
-  'src/render/renderSourceRows.ts': ['workspaces', 'signatures', 'signature_variants', 'teammates', 'emails', 'smart_fields', 'smart_field_values', 'marketing_campaigns', 'experiments', 'experiment_arms'],
+  'src/render/renderSourceRows.ts': [
+    'workspaces',
+    'signatures',
+    'signature_variants',
+    'teammates',
+    'emails',
+    'smart_fields',
+    'smart_field_values',
+    'marketing_campaigns',
+    'experiments',
+    'experiment_arms',
+  ],
   // Which integrations install an address: the mailbox integrations' domains against the teammates' addresses and directory sources.
   'src/install/routing.ts': ['integrations', 'teammates', 'emails', 'teammate_sources'],
   // The installation lists (API, console, CLI) with each row's address, signature and integration, and the /metrics counts per integration kind.

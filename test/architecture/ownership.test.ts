@@ -40,7 +40,9 @@ export function ownershipProblems(found: Map<string, Set<string>>, owners = OWNE
 /** Files naming a table outside its owner's folder and the read models, each reported with the owner to call. */
 export function readProblems(files: Record<string, string>, readModels = READ_MODELS): string[] {
   const found = strays(namers(files, [...new Set(migrationTables())]), ownerFolder, readModels);
-  return [...found].flatMap(([table, list]) => list.map((f) => `${table}: named by ${f}; call its owner ${OWNERS[table]} (a read belongs in ${ownerFolder(table)}/)`));
+  return [...found].flatMap(([table, list]) =>
+    list.map((f) => `${table}: named by ${f}; call its owner ${OWNERS[table]} (a read belongs in ${ownerFolder(table)}/)`),
+  );
 }
 
 describe('one owner per table', () => {
@@ -50,7 +52,9 @@ describe('one owner per table', () => {
 
   it('a write from anywhere else is reported, naming the file and the owner', () => {
     const sources = { ...readSources(), 'src/api/v1/rogue.ts': "await db.query(`update installations set status = 'installed' where id = $1`, [id]);" };
-    expect(ownershipProblems(writers(sources, migrationTables()))).toEqual(['installations: written by src/api/v1/rogue.ts, but its owner is src/installations/installations.ts']);
+    expect(ownershipProblems(writers(sources, migrationTables()))).toEqual([
+      'installations: written by src/api/v1/rogue.ts, but its owner is src/installations/installations.ts',
+    ]);
   });
 
   it("every table is named (read or written) only in its owner's folder or by a listed read model", () => {
@@ -63,7 +67,9 @@ describe('one owner per table', () => {
       'teammates: named by src/api/v1/rogue.ts; call its owner src/teammates/teammates.ts (a read belongs in src/teammates/)',
       'emails: named by src/api/v1/rogue.ts; call its owner src/teammates/teammates.ts (a read belongs in src/teammates/)',
     ]);
-    expect(readProblems(rogue, { 'src/api/v1/rogue.ts': ['teammates'] })).toEqual(['emails: named by src/api/v1/rogue.ts; call its owner src/teammates/teammates.ts (a read belongs in src/teammates/)']);
+    expect(readProblems(rogue, { 'src/api/v1/rogue.ts': ['teammates'] })).toEqual([
+      'emails: named by src/api/v1/rogue.ts; call its owner src/teammates/teammates.ts (a read belongs in src/teammates/)',
+    ]);
     // Prose in a comment is not SQL.
     expect(readProblems({ 'src/api/v1/prose.ts': '// reads from teammates through the owner\n/* joins emails */ export const x = 1;' })).toEqual([]);
   });

@@ -6,8 +6,12 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { readSources } from './scan.ts';
 
-/** SQL in a string: a statement (`select ... from t ... where|join|limit|order by|$n`, `insert into`, `delete from`, `update t set`), or a `from t where|join` fragment. */
-const SQL = /\bselect\b[\s\S]*\bfrom\s+\w+[\s\S]*(\bwhere\b|\bjoin\b|\blimit\b|\border\s+by\b|\$\d)|\binsert\s+into\s+\w+|\bdelete\s+from\s+\w+|\bupdate\s+\w+\s+set\b|^\s*from\s+\w+(\s+\w+)?\s+(where|join|left|order)\b/i;
+/**
+ * SQL in a string: a statement (`select ... from t ... where|join|limit|order by|$n`, `insert into`, `delete from`, `update t set`), or a `from t
+ * where|join` fragment.
+ */
+const SQL =
+  /\bselect\b[\s\S]*\bfrom\s+\w+[\s\S]*(\bwhere\b|\bjoin\b|\blimit\b|\border\s+by\b|\$\d)|\binsert\s+into\s+\w+|\bdelete\s+from\s+\w+|\bupdate\s+\w+\s+set\b|^\s*from\s+\w+(\s+\w+)?\s+(where|join|left|order)\b/i;
 
 /** Where a file of src/api/ queries the database or holds SQL. */
 export function sqlInRoutes(sources: Record<string, string>): string[] {
@@ -43,7 +47,7 @@ describe('thin routes', () => {
       ].join('\n'),
     };
     expect(sqlInRoutes(rogue)).toEqual([
-      'src/api/v1/rogue.ts:1: runs a query; call the owner\'s module',
+      "src/api/v1/rogue.ts:1: runs a query; call the owner's module",
       'src/api/v1/rogue.ts:1: holds SQL ("select id from teammates where workspace_id = $1"); move it to the owner\'s module',
       'src/api/v1/rogue.ts:2: holds SQL ("from teammates t where t.workspace_id = $1"); move it to the owner\'s module',
     ]);

@@ -23,7 +23,10 @@ export function sourceFiles(dirs = ['src', 'connectors']): string[] {
 /** Tables created by the migrations. */
 export function migrationTables(): string[] {
   const dir = path.join(ROOT, 'migrations');
-  const sql = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
+  const sql = fs
+    .readdirSync(dir)
+    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+    .join('\n');
   return [...sql.matchAll(/create table (?:if not exists )?(\w+)/gi)].map((m) => m[1]!.toLowerCase());
 }
 
@@ -61,7 +64,11 @@ export function namers(files: Record<string, string>, tables: string[]): Map<str
  * table -> the files whose SQL names it although they are neither in its owner's folder nor a read
  * model allowed to name it. `ownerFolder(table)` is undefined for a table without owner (reported apart).
  */
-export function strays(found: Map<string, Set<string>>, ownerFolder: (table: string) => string | undefined, readModels: Record<string, readonly string[]>): Map<string, string[]> {
+export function strays(
+  found: Map<string, Set<string>>,
+  ownerFolder: (table: string) => string | undefined,
+  readModels: Record<string, readonly string[]>,
+): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const [table, files] of found) {
     const folder = ownerFolder(table);

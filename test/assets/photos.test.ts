@@ -38,7 +38,9 @@ function member(id: string, email: string, photo: { hash: string; path: string }
       email,
       first_name: id,
       last_name: '',
-      ...(photo ? { avatar_hash: photo.hash, image_512: `${CDN}${photo.path}`, is_custom_image: true } : { avatar_hash: 'g0', image_512: `${CDN}/default.png`, is_custom_image: false }),
+      ...(photo
+        ? { avatar_hash: photo.hash, image_512: `${CDN}${photo.path}`, is_custom_image: true }
+        : { avatar_hash: 'g0', image_512: `${CDN}/default.png`, is_custom_image: false }),
     },
   };
 }
@@ -63,9 +65,17 @@ describe('profile photos into assets', () => {
       );
     const directory = await connect('teammates');
     const assets = await connect('assets');
-    const field = await insertSmartField(t.ctx.pool, workspaceId, { label: 'Photo', slug: 'photo', kind: 'image', integrationId: assets.id, integrationAttribute: 'photo' });
+    const field = await insertSmartField(t.ctx.pool, workspaceId, {
+      label: 'Photo',
+      slug: 'photo',
+      kind: 'image',
+      integrationId: assets.id,
+      integrationAttribute: 'photo',
+    });
     const listDirectory = async (members: unknown[]) => {
-      const scope = nock('https://slack.com').post('/api/users.list').reply(200, { ok: true, members, response_metadata: { next_cursor: '' } }, SCOPES);
+      const scope = nock('https://slack.com')
+        .post('/api/users.list')
+        .reply(200, { ok: true, members, response_metadata: { next_cursor: '' } }, SCOPES);
       const [run] = await startRuns(t.ctx.pool, workspaceId, [directory.id], { trigger: 'cli' });
       const done = await executeRun(t.ctx, run!.id, { retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 20 } });
       scope.done();
@@ -82,8 +92,12 @@ describe('profile photos into assets', () => {
         ).rows.map((r) => [r.external_id, r.value]),
       );
     const teammateId = async (externalId: string) =>
-      (await t.ctx.pool.query<{ teammate_id: string }>('select teammate_id from teammate_sources where workspace_id = $1 and external_id = $2', [workspaceId, externalId])).rows[0]!
-        .teammate_id;
+      (
+        await t.ctx.pool.query<{ teammate_id: string }>('select teammate_id from teammate_sources where workspace_id = $1 and external_id = $2', [
+          workspaceId,
+          externalId,
+        ])
+      ).rows[0]!.teammate_id;
     const fanouts = () => queuedFanoutTeammates(t.ctx, workspaceId);
     const clearJobs = () => t.ctx.pool.query(`delete from graphile_worker._private_jobs`);
     return { workspaceId, directory, assets, field, listDirectory, values, teammateId, fanouts, clearJobs };
@@ -108,10 +122,14 @@ describe('profile photos into assets', () => {
     expect(queued.rows.map((r) => r.payload)).toContainEqual({ workspaceId: s.workspaceId, integrationId: s.assets.id });
 
     const cdn = nock(CDN)
-      .get('/alice-1_512.png').reply(200, PNG, { 'content-type': 'image/png' })
-      .get('/erin-1_512.png').reply(200, PNG, { 'content-type': 'image/png' })
-      .get('/bob-1_512.png').reply(200, HTML, { 'content-type': 'image/png' })
-      .get('/carol-1_512.png').reply(404);
+      .get('/alice-1_512.png')
+      .reply(200, PNG, { 'content-type': 'image/png' })
+      .get('/erin-1_512.png')
+      .reply(200, PNG, { 'content-type': 'image/png' })
+      .get('/bob-1_512.png')
+      .reply(200, HTML, { 'content-type': 'image/png' })
+      .get('/carol-1_512.png')
+      .reply(404);
     const result = await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
     cdn.done();
     // Carol's photo is gone from the CDN; Dave, who never had one, has nothing to fetch.
@@ -130,7 +148,9 @@ describe('profile photos into assets', () => {
     await s.listDirectory([member('UALICE', 'alice@acme.example', { hash: 'w1', path: '/alice-w_512.webp' })]);
     nock(CDN).get('/alice-w_512.webp').reply(200, WEBP, { 'content-type': 'image/webp' });
     expect(await syncPhotos(t.ctx, s.workspaceId, s.assets.id)).toMatchObject({ fetched: 1, stored: 1, rejected: 0 });
-    const { rows } = await t.ctx.pool.query<{ content_type: string; data: Buffer }>('select content_type, data from assets where workspace_id = $1', [s.workspaceId]);
+    const { rows } = await t.ctx.pool.query<{ content_type: string; data: Buffer }>('select content_type, data from assets where workspace_id = $1', [
+      s.workspaceId,
+    ]);
     expect(rows.map((r) => r.content_type)).toEqual(['image/jpeg']);
     expect(await sharp(rows[0]!.data).metadata()).toMatchObject({ format: 'jpeg', width: 96, height: 96 });
   });
@@ -157,7 +177,13 @@ describe('profile photos into assets', () => {
     const third = await syncPhotos(t.ctx, s.workspaceId, s.assets.id);
     changed.done();
     expect(third).toMatchObject({ fetched: 1, stored: 1, teammatesChanged: 1 });
-    const token = (await t.ctx.pool.query(`select public_token from assets where workspace_id = $1 and byte_size = $2 and sha256 = encode(sha256($3), 'hex')`, [s.workspaceId, PNG2.length, PNG2])).rows[0].public_token;
+    const token = (
+      await t.ctx.pool.query(`select public_token from assets where workspace_id = $1 and byte_size = $2 and sha256 = encode(sha256($3), 'hex')`, [
+        s.workspaceId,
+        PNG2.length,
+        PNG2,
+      ])
+    ).rows[0].public_token;
     expect((await s.values()).get('UALICE')).toBe(`https://sig.example.com/assets/${token}`);
     expect(await s.fanouts()).toContain(await s.teammateId('UALICE'));
     await s.clearJobs();

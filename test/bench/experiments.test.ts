@@ -13,28 +13,37 @@ interface BenchLine {
 }
 
 describe('npm run bench -- experiments', () => {
-  it('simulates A/A and A/B experiments peeked daily and prints the figures with their goals as one JSON line', async () => {
-    const r = await runProcess('npm', ['run', '-s', 'bench', '--', 'experiments', '--quick'], { cwd: ROOT, timeoutMs: HEAVY_TEST_MS });
-    expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as BenchLine;
-    expect(out).toMatchObject({
-      scenario: 'experiments',
-      goal: { aa_false_winner_rate: 0.05, aa_false_winner_rate_stretch: 0.03, ab_median_exposures_per_arm: 7800, ab_wrong_winner_rate: 0.01 },
-      met: { aa_false_winner_rate: expect.any(Boolean), aa_false_winner_rate_stretch: expect.any(Boolean), ab_median_exposures_per_arm: expect.any(Boolean), ab_wrong_winner_rate: expect.any(Boolean) },
-      cpu_s: expect.any(Number),
-      deadline_s: 600,
-    });
-    expect(out.aa.experiments).toBe(100);
-    expect(out.ab.experiments).toBe(50);
-    // The seeded run: identical banners rarely get a winner, and a +50% banner never loses to its control.
-    expect(out.aa.false_winner_rate).toBe(out.aa.false_winners / 100);
-    expect(out.aa.wilson_95.low).toBeLessThanOrEqual(out.aa.false_winner_rate);
-    expect(out.aa.wilson_95.high).toBeGreaterThanOrEqual(out.aa.false_winner_rate);
-    expect(out.met.aa_false_winner_rate).toBe(true);
-    expect(out.ab.wrong_winners).toBe(0);
-    expect(out.ab.correct_winners).toBeGreaterThan(10);
-    expect(out.ab.correct_winners + out.ab.wrong_winners + out.ab.undecided).toBe(50);
-  }, HEAVY_TEST_MS);
+  it(
+    'simulates A/A and A/B experiments peeked daily and prints the figures with their goals as one JSON line',
+    async () => {
+      const r = await runProcess('npm', ['run', '-s', 'bench', '--', 'experiments', '--quick'], { cwd: ROOT, timeoutMs: HEAVY_TEST_MS });
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as BenchLine;
+      expect(out).toMatchObject({
+        scenario: 'experiments',
+        goal: { aa_false_winner_rate: 0.05, aa_false_winner_rate_stretch: 0.03, ab_median_exposures_per_arm: 7800, ab_wrong_winner_rate: 0.01 },
+        met: {
+          aa_false_winner_rate: expect.any(Boolean),
+          aa_false_winner_rate_stretch: expect.any(Boolean),
+          ab_median_exposures_per_arm: expect.any(Boolean),
+          ab_wrong_winner_rate: expect.any(Boolean),
+        },
+        cpu_s: expect.any(Number),
+        deadline_s: 600,
+      });
+      expect(out.aa.experiments).toBe(100);
+      expect(out.ab.experiments).toBe(50);
+      // The seeded run: identical banners rarely get a winner, and a +50% banner never loses to its control.
+      expect(out.aa.false_winner_rate).toBe(out.aa.false_winners / 100);
+      expect(out.aa.wilson_95.low).toBeLessThanOrEqual(out.aa.false_winner_rate);
+      expect(out.aa.wilson_95.high).toBeGreaterThanOrEqual(out.aa.false_winner_rate);
+      expect(out.met.aa_false_winner_rate).toBe(true);
+      expect(out.ab.wrong_winners).toBe(0);
+      expect(out.ab.correct_winners).toBeGreaterThan(10);
+      expect(out.ab.correct_winners + out.ab.wrong_winners + out.ab.undecided).toBe(50);
+    },
+    HEAVY_TEST_MS,
+  );
 
   it("prints the false-winner rate with Wilson's 95% interval", () => {
     const w = wilson(14, 1000);
@@ -45,7 +54,7 @@ describe('npm run bench -- experiments', () => {
 });
 
 describe('the reference figures of the experiments benchmark', () => {
-  it("gives the fixed horizon for +50% at 0.5% (about 15,600 per arm) and the median of the sequential test that knows the effect", () => {
+  it('gives the fixed horizon for +50% at 0.5% (about 15,600 per arm) and the median of the sequential test that knows the effect', () => {
     expect(reference(0.005, 0.0075)).toEqual({
       fixed_horizon_80: 15_596,
       oracle_sprt_median_one_direction: 8999,

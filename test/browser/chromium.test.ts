@@ -22,44 +22,52 @@ describe('launchChromium', () => {
   });
   afterAll(() => fs.rmSync(cache, { recursive: true, force: true }));
 
-  it('without CHROMIUM_PATH, unpacks the npm-shipped build once (two at once agree) and starts it headless', async () => {
-    delete process.env.CHROMIUM_PATH;
-    process.env.XDG_CACHE_HOME = cache;
-    const [a, b] = await Promise.all([chromiumExecutable(), chromiumExecutable()]);
-    expect(a).toBe(b);
-    expect(a.startsWith(path.join(cache, 'sigsync', 'chromium-'))).toBe(true);
-    // Only the finished directory is left: no staging copy behind.
-    expect(fs.readdirSync(path.join(cache, 'sigsync'))).toEqual([path.basename(path.dirname(a))]);
-    const version = await new Promise<string>((resolve, reject) => {
-      const child = spawn(a, ['--version'], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.on('error', reject);
-      child.on('close', () => resolve(out));
-    });
-    expect(version).toMatch(/^Chromium \d+\./);
+  it(
+    'without CHROMIUM_PATH, unpacks the npm-shipped build once (two at once agree) and starts it headless',
+    async () => {
+      delete process.env.CHROMIUM_PATH;
+      process.env.XDG_CACHE_HOME = cache;
+      const [a, b] = await Promise.all([chromiumExecutable(), chromiumExecutable()]);
+      expect(a).toBe(b);
+      expect(a.startsWith(path.join(cache, 'sigsync', 'chromium-'))).toBe(true);
+      // Only the finished directory is left: no staging copy behind.
+      expect(fs.readdirSync(path.join(cache, 'sigsync'))).toEqual([path.basename(path.dirname(a))]);
+      const version = await new Promise<string>((resolve, reject) => {
+        const child = spawn(a, ['--version'], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.on('error', reject);
+        child.on('close', () => resolve(out));
+      });
+      expect(version).toMatch(/^Chromium \d+\./);
 
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      await page.setContent('<p id="p">hello</p>');
-      expect(await page.locator('#p').textContent()).toBe('hello');
-      expect(await page.evaluate(() => navigator.userAgent)).toMatch(/Headless/);
-    } finally {
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.setContent('<p id="p">hello</p>');
+        expect(await page.locator('#p').textContent()).toBe('hello');
+        expect(await page.evaluate(() => navigator.userAgent)).toMatch(/Headless/);
+      } finally {
+        await browser.close();
+      }
+    },
+    HEAVY_TEST_MS,
+  );
+
+  it(
+    'with CHROMIUM_PATH runs that executable, and refuses one that is not there',
+    async () => {
+      process.env.XDG_CACHE_HOME = cache;
+      delete process.env.CHROMIUM_PATH;
+      const shipped = await chromiumExecutable();
+      process.env.CHROMIUM_PATH = shipped;
+      const browser = await launchChromium();
       await browser.close();
-    }
-  }, HEAVY_TEST_MS);
 
-  it('with CHROMIUM_PATH runs that executable, and refuses one that is not there', async () => {
-    process.env.XDG_CACHE_HOME = cache;
-    delete process.env.CHROMIUM_PATH;
-    const shipped = await chromiumExecutable();
-    process.env.CHROMIUM_PATH = shipped;
-    const browser = await launchChromium();
-    await browser.close();
-
-    process.env.CHROMIUM_PATH = path.join(cache, 'no-such-chromium');
-    await expect(launchChromium()).rejects.toThrow(ChromiumError);
-    await expect(launchChromium()).rejects.toThrow(/CHROMIUM_PATH=.*no-such-chromium: no executable there/);
-  }, HEAVY_TEST_MS);
+      process.env.CHROMIUM_PATH = path.join(cache, 'no-such-chromium');
+      await expect(launchChromium()).rejects.toThrow(ChromiumError);
+      await expect(launchChromium()).rejects.toThrow(/CHROMIUM_PATH=.*no-such-chromium: no executable there/);
+    },
+    HEAVY_TEST_MS,
+  );
 });

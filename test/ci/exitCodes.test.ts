@@ -35,26 +35,39 @@ async function plantedRun(pattern: string): Promise<{ npm: Ran; summary: Ran; re
 const lastLine = (s: string) => s.trim().split('\n').at(-1);
 
 describe('exit codes of the test run and of CI', () => {
-  it('npm test exits non-zero on a failed test, a file that fails to load and a failing hook; the summary counts each and exits 1', async () => {
-    const { npm, summary, report } = await plantedRun('test/ci/planted/*.planted.ts');
-    expect(report, npm.stderr).toBeDefined();
-    expect(npm.code).toBe(1);
-    // 1 failed test + 1 file that did not load + 2 tests behind the failing hook; 1 passed.
-    expect(lastLine(summary.stdout)).toBe('tests: 1 passed, 4 failed');
-    expect(summary.stdout).toMatch(/load-error\.planted\.ts: the file failed outside its tests \(planted load error\)/);
-    expect(summary.stdout).toMatch(/hook\.planted\.ts: the file failed outside its tests \(planted hook failure\); 2 test\(s\) did not run/);
-    expect(summary.code).toBe(1);
-  }, HEAVY_TEST_MS);
+  it(
+    'npm test exits non-zero on a failed test, a file that fails to load and a failing hook; the summary counts each and exits 1',
+    async () => {
+      const { npm, summary, report } = await plantedRun('test/ci/planted/*.planted.ts');
+      expect(report, npm.stderr).toBeDefined();
+      expect(npm.code).toBe(1);
+      // 1 failed test + 1 file that did not load + 2 tests behind the failing hook; 1 passed.
+      expect(lastLine(summary.stdout)).toBe('tests: 1 passed, 4 failed');
+      expect(summary.stdout).toMatch(/load-error\.planted\.ts: the file failed outside its tests \(planted load error\)/);
+      expect(summary.stdout).toMatch(/hook\.planted\.ts: the file failed outside its tests \(planted hook failure\); 2 test\(s\) did not run/);
+      expect(summary.code).toBe(1);
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('npm test and the summary exit 0 when every test passed', async () => {
-    const { npm, summary } = await plantedRun('test/ci/planted/passing.planted.ts');
-    expect(npm.code, npm.stderr).toBe(0);
-    expect(lastLine(summary.stdout)).toBe('tests: 1 passed, 0 failed');
-    expect(summary.code).toBe(0);
-  }, HEAVY_TEST_MS);
+  it(
+    'npm test and the summary exit 0 when every test passed',
+    async () => {
+      const { npm, summary } = await plantedRun('test/ci/planted/passing.planted.ts');
+      expect(npm.code, npm.stderr).toBe(0);
+      expect(lastLine(summary.stdout)).toBe('tests: 1 passed, 0 failed');
+      expect(summary.code).toBe(0);
+    },
+    HEAVY_TEST_MS,
+  );
 
   describe('the summary', () => {
-    const file = (status: string, ...tests: string[]) => ({ name: 'x.test.ts', status, message: '', assertionResults: tests.map((s, i) => ({ status: s, title: `t${i}` })) });
+    const file = (status: string, ...tests: string[]) => ({
+      name: 'x.test.ts',
+      status,
+      message: '',
+      assertionResults: tests.map((s, i) => ({ status: s, title: `t${i}` })),
+    });
 
     it('fails a missing report', () => {
       expect(summarize(undefined)).toMatchObject({ passed: 0, failed: 1, problems: [expect.stringMatching(/no test report/)] });

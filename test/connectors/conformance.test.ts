@@ -157,7 +157,14 @@ describe.each(PROVIDERS)('directory conformance: $fixtures', (provider) => {
   it('keeps names in unicode, right-to-left scripts and emoji intact, and stores aliases', async () => {
     const { sync, q } = await setup();
     await sync('listing.json');
-    const rows = await q<{ external_id: string; display_name: string; given_name: string | null; family_name: string | null; primary: string; aliases: string[] }>(
+    const rows = await q<{
+      external_id: string;
+      display_name: string;
+      given_name: string | null;
+      family_name: string | null;
+      primary: string;
+      aliases: string[];
+    }>(
       `select s.external_id, t.display_name, t.given_name, t.family_name,
               (select e.address from emails e where e.teammate_id = t.id and e.is_primary) as primary,
               coalesce((select array_agg(e.address order by e.address) from emails e where e.teammate_id = t.id and not e.is_primary), '{}') as aliases
@@ -276,7 +283,14 @@ describe('incremental listing (Microsoft Entra delta) through the engine', () =>
   it('writes only the 1% of users a delta round reports as changed', async () => {
     const { workspaceId } = await workspaceWithKey(t.ctx);
     const integration = await withTx(t.ctx.pool, (client) =>
-      insertIntegration(t.ctx, client, { workspaceId, kind: 'microsoft_entra', category: 'teammates', name: 'Entra', credentials: microsoft.credentials, config: {} }),
+      insertIntegration(t.ctx, client, {
+        workspaceId,
+        kind: 'microsoft_entra',
+        category: 'teammates',
+        name: 'Entra',
+        credentials: microsoft.credentials,
+        config: {},
+      }),
     );
     const run = async () => {
       const [r] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
@@ -293,7 +307,9 @@ describe('incremental listing (Microsoft Entra delta) through the engine', () =>
     full.done();
     nock.cleanAll();
     const before = new Map(
-      (await t.ctx.pool.query<{ id: string; updated_at: Date }>('select id, updated_at from teammates where workspace_id = $1', [workspaceId])).rows.map((r) => [r.id, r.updated_at.getTime()]),
+      (await t.ctx.pool.query<{ id: string; updated_at: Date }>('select id, updated_at from teammates where workspace_id = $1', [workspaceId])).rows.map(
+        (r) => [r.id, r.updated_at.getTime()],
+      ),
     );
 
     // 1% of the directory changed: two people got a new title.

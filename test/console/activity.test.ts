@@ -19,7 +19,10 @@ describe('console: activity', () => {
     const { context, page } = await w.signIn(w.acme.workspaceId);
     // An action from the page: a dry run of a mailbox, recorded as the signed-in person.
     const csrf = await page.evaluate<string>("fetch('/console/api/session').then((r) => r.json()).then((b) => b.data.csrf_token)");
-    const dry = await context.request.post(`${w.base}/console/api/mailboxes/${encodeURIComponent(acmePeople()[0]!.email)}/replay`, { headers: { 'x-csrf-token': csrf }, data: { dry_run: true } });
+    const dry = await context.request.post(`${w.base}/console/api/mailboxes/${encodeURIComponent(acmePeople()[0]!.email)}/replay`, {
+      headers: { 'x-csrf-token': csrf },
+      data: { dry_run: true },
+    });
     expect(dry.status()).toBe(200);
 
     await page.getByRole('link', { name: 'Activity' }).click();
@@ -34,7 +37,9 @@ describe('console: activity', () => {
     const rows = page.locator('#audit tbody tr');
     await expect.poll(() => rows.count()).toBe(api.length);
     const shown = await rows.evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-action'), tr.cells[1]!.textContent]));
-    expect(shown).toEqual(api.map((e) => [e.action, `${e.actor.name} (${e.actor.kind === 'api_key' ? 'API key' : e.actor.kind === 'cli' ? 'CLI' : 'console'})`]));
+    expect(shown).toEqual(
+      api.map((e) => [e.action, `${e.actor.name} (${e.actor.kind === 'api_key' ? 'API key' : e.actor.kind === 'cli' ? 'CLI' : 'console'})`]),
+    );
     await w.screenshot(page, 'activity');
 
     await page.evaluate(axeSource);

@@ -12,7 +12,20 @@ import { useConsoleWorld } from './support.ts';
 interface Totals {
   [k: string]: number;
 }
-const METRICS = ['views', 'proxy_views', 'scanner_views', 'unknown_views', 'human_clicks', 'scanner_clicks', 'proxy_clicks', 'unknown_clicks', 'bot_clicks', 'unique_clickers', 'visitors', 'conversions'];
+const METRICS = [
+  'views',
+  'proxy_views',
+  'scanner_views',
+  'unknown_views',
+  'human_clicks',
+  'scanner_clicks',
+  'proxy_clicks',
+  'unknown_clicks',
+  'bot_clicks',
+  'unique_clickers',
+  'visitors',
+  'conversions',
+];
 
 async function shownTotals(page: Page): Promise<Totals> {
   const out: Totals = {};
@@ -28,7 +41,13 @@ async function rowsOfColour(page: Page, rgb: [number, number, number]): Promise<
   for (let y = 0; y < png.height; y++)
     for (let x = 0; x < png.width; x++) {
       const i = (y * png.width + x) * 4;
-      if (Math.abs(png.data[i]! - rgb[0]) < 40 && Math.abs(png.data[i + 1]! - rgb[1]) < 40 && Math.abs(png.data[i + 2]! - rgb[2]) < 40 && png.data[i + 3]! > 128) rows.add(y);
+      if (
+        Math.abs(png.data[i]! - rgb[0]) < 40 &&
+        Math.abs(png.data[i + 1]! - rgb[1]) < 40 &&
+        Math.abs(png.data[i + 2]! - rgb[2]) < 40 &&
+        png.data[i + 3]! > 128
+      )
+        rows.add(y);
     }
   return [...rows].sort((a, b) => a - b);
 }

@@ -34,7 +34,10 @@ interface Step {
 
 describe('console: every action is in the audit trail', () => {
   const server: { it?: FastifyInstance } = {};
-  const api = useApi({ PUBLIC_BASE_URL: PUBLIC, RATE_LIMIT_CONSOLE_ACTIONS: '100', CONSOLE_REPLAY_COOLDOWN_SECONDS: '0' }, { routes: [async (s) => void (server.it = s)] });
+  const api = useApi(
+    { PUBLIC_BASE_URL: PUBLIC, RATE_LIMIT_CONSOLE_ACTIONS: '100', CONSOLE_REPLAY_COOLDOWN_SECONDS: '0' },
+    { routes: [async (s) => void (server.it = s)] },
+  );
 
   /** The POST routes under /console, as the server registered them (fastify's route tree, one route a line). */
   const consolePosts = (): string[] =>
@@ -50,7 +53,11 @@ describe('console: every action is in the audit trail', () => {
     const session = await openSession(pool, api.ws, 'link', PERSON);
     const cookie = `__Host-sigsync_console=${session.token}`;
     const act = (path: string, body: unknown = {}) =>
-      fetch(`${api.base}${path}`, { method: 'POST', headers: { ...SAME_ORIGIN, cookie, 'x-csrf-token': session.csrfToken, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${api.base}${path}`, {
+        method: 'POST',
+        headers: { ...SAME_ORIGIN, cookie, 'x-csrf-token': session.csrfToken, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
 
     const directory = await seedIntegration(pool, api.ws, { category: 'teammates', name: 'Directory' });
     const bob = await seedTeammate(pool, api.ws, 'Bob', [{ address: 'bob@acme.test', primary: true }]);
@@ -63,15 +70,41 @@ describe('console: every action is in the audit trail', () => {
 
     const steps: Record<string, Step> = {
       '/console/sign-in': {
-        send: () => fetch(`${api.base}/console/sign-in`, { method: 'POST', redirect: 'manual', headers: { ...SAME_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${link.token}` }),
+        send: () =>
+          fetch(`${api.base}/console/sign-in`, {
+            method: 'POST',
+            redirect: 'manual',
+            headers: { ...SAME_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+            body: `token=${link.token}`,
+          }),
         status: 303,
         action: 'console.sign_in',
         target: ['console_session', /^[0-9a-f-]{36}$/],
       },
-      '/console/api/integrations/:id/sync': { send: () => act(`/console/api/integrations/${directory}/sync`), status: 202, action: 'integration.sync', target: ['integration', directory] },
-      '/console/api/mailboxes/:address/replay': { send: () => act('/console/api/mailboxes/bob%40acme.test/replay'), status: 200, action: 'mailbox.replay', target: ['mailbox', 'bob@acme.test'] },
-      '/console/api/installations/retry': { send: () => act('/console/api/installations/retry', { installation_ids: [retried] }), status: 202, action: 'installations.retry', target: ['installation', ''] },
-      '/console/api/webhooks/deliveries/:id/redeliver': { send: () => act(`/console/api/webhooks/deliveries/${delivery}/redeliver`), status: 202, action: 'webhook.redeliver', target: ['webhook_delivery', delivery!] },
+      '/console/api/integrations/:id/sync': {
+        send: () => act(`/console/api/integrations/${directory}/sync`),
+        status: 202,
+        action: 'integration.sync',
+        target: ['integration', directory],
+      },
+      '/console/api/mailboxes/:address/replay': {
+        send: () => act('/console/api/mailboxes/bob%40acme.test/replay'),
+        status: 200,
+        action: 'mailbox.replay',
+        target: ['mailbox', 'bob@acme.test'],
+      },
+      '/console/api/installations/retry': {
+        send: () => act('/console/api/installations/retry', { installation_ids: [retried] }),
+        status: 202,
+        action: 'installations.retry',
+        target: ['installation', ''],
+      },
+      '/console/api/webhooks/deliveries/:id/redeliver': {
+        send: () => act(`/console/api/webhooks/deliveries/${delivery}/redeliver`),
+        status: 202,
+        action: 'webhook.redeliver',
+        target: ['webhook_delivery', delivery!],
+      },
       '/console/sign-out': { send: () => act('/console/sign-out'), status: 204, action: 'console.sign_out', target: ['console_session', session.id] },
     };
     // A POST route added under /console without a step here (and so without a checked entry) fails.
@@ -85,7 +118,12 @@ describe('console: every action is in the audit trail', () => {
       const now = await entries();
       expect(now.length, route).toBe(before + 1);
       const entry = now[0]!;
-      expect({ route, action: entry.action, actor: entry.actor, kind: entry.target.kind }).toEqual({ route, action: step.action, actor: { kind: 'console', name: PERSON, id: expect.any(String) }, kind: step.target[0] });
+      expect({ route, action: entry.action, actor: entry.actor, kind: entry.target.kind }).toEqual({
+        route,
+        action: step.action,
+        actor: { kind: 'console', name: PERSON, id: expect.any(String) },
+        kind: step.target[0],
+      });
       expect(entry.target.id, route).toMatch(typeof step.target[1] === 'string' ? new RegExp(`^${step.target[1].replace(/[.]/g, '\\.')}$`) : step.target[1]);
       expect(Math.abs(Date.now() - Date.parse(entry.at)), route).toBeLessThan(60_000);
     }

@@ -28,7 +28,8 @@ function variantBanner() {
 
 // What the page shows, formatted as en-US does (the browser's locale in these tests).
 const pct = (x: number) => new Intl.NumberFormat('en-US', { style: 'percent', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(x);
-const signed = (x: number) => new Intl.NumberFormat('en-US', { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1, signDisplay: 'exceptZero' }).format(x);
+const signed = (x: number) =>
+  new Intl.NumberFormat('en-US', { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1, signDisplay: 'exceptZero' }).format(x);
 const chance = (x: number) => new Intl.NumberFormat('en-US', { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(x);
 const num = (x: number) => new Intl.NumberFormat('en-US').format(x);
 
@@ -95,7 +96,10 @@ describe('console: experiments', () => {
     id = page.url().split('/').at(-1)!;
     const created = await get(id);
     expect(created).toMatchObject({ name: 'Summit banner: urgency', mode: 'ab', status: 'draft', marketing_campaign_id: w.acme.campaignId });
-    expect(created.arms.map((a) => [a.name, a.weight])).toEqual([['Control', 1], ['Banner B', 1]]);
+    expect(created.arms.map((a) => [a.name, a.weight])).toEqual([
+      ['Control', 1],
+      ['Banner B', 1],
+    ]);
     expect(created.arms[0]!.content).toEqual(sandboxBannerTree(loadAcme().campaign));
     expect(created.arms[1]!.content).toEqual(variantBanner());
 
@@ -114,7 +118,9 @@ describe('console: experiments', () => {
     const reader = senders.rows.find((s) => gmail[s.address] && assignArm(id, s.id, arms) === created.arms[1]!.id);
     expect(reader, 'a Gmail sender in arm B').toBeDefined();
     expect(gmail[reader!.address]).toContain('Seats for the Acme Summit are going fast.');
-    const link = [...gmail[reader!.address]!.matchAll(/<a href="(https?:\/\/[^"]*\/c\/[^"]+)"[^>]*>(?:(?!<\/a>)[\s\S])*Book yours/g)].map((m) => new URL(m[1]!).pathname)[0];
+    const link = [...gmail[reader!.address]!.matchAll(/<a href="(https?:\/\/[^"]*\/c\/[^"]+)"[^>]*>(?:(?!<\/a>)[\s\S])*Book yours/g)].map(
+      (m) => new URL(m[1]!).pathname,
+    )[0];
     expect(link, 'the banner link of arm B').toBeDefined();
     const followed = await fetch(`${w.base}${link}`, { redirect: 'manual', headers: { 'user-agent': CHROME } });
     expect(followed.status).toBe(302);
@@ -130,7 +136,9 @@ describe('console: experiments', () => {
     expect(x.results.decision.reason).not.toMatch(new RegExp(x.arms.map((a: { id: string }) => a.id).join('|')));
     expect(await page.locator('#decision-reason').textContent()).toBe(x.results.decision.reason);
     expect(await page.locator('#exposures-needed').textContent()).toBe(
-      x.results.exposures_needed_per_arm === null ? 'No estimate of the exposures still needed.' : `A decision likely needs about ${num(x.results.exposures_needed_per_arm)} more exposures per arm.`,
+      x.results.exposures_needed_per_arm === null
+        ? 'No estimate of the exposures still needed.'
+        : `A decision likely needs about ${num(x.results.exposures_needed_per_arm)} more exposures per arm.`,
     );
     expect(await page.locator('#srm-warning').count()).toBe(x.results.srm.mismatch ? 1 : 0);
     // Never a rate alone: every rate on the page comes with its interval.
@@ -144,7 +152,9 @@ describe('console: experiments', () => {
     // The list shows it, running.
     await page.goto(`${w.base}/console/experiments?campaign=${w.acme.campaignId}`);
     await page.locator('body[data-ready="experiments"]').waitFor();
-    expect(await page.locator(`#experiments tr[data-experiment-id="${id}"] td`).allTextContents()).toEqual(expect.arrayContaining(['Summit banner: urgency', 'A/B', 'running', '2']));
+    expect(await page.locator(`#experiments tr[data-experiment-id="${id}"] td`).allTextContents()).toEqual(
+      expect.arrayContaining(['Summit banner: urgency', 'A/B', 'running', '2']),
+    );
     // The page fits the window: nothing wider than 1,280 px, the form included.
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
     await w.screenshot(page, 'experiments-list');
@@ -157,7 +167,11 @@ describe('console: experiments', () => {
       const res = await route.fetch();
       const body = (await res.json()) as { data: ExperimentView };
       body.data.results.srm = { p_value: 0.00042, mismatch: true };
-      body.data.results.decision = { status: 'halted', winner: null, reason: `Arm ${body.data.arms[1]!.name} has fewer senders than its weight asks for, so no winner is declared.` };
+      body.data.results.decision = {
+        status: 'halted',
+        winner: null,
+        reason: `Arm ${body.data.arms[1]!.name} has fewer senders than its weight asks for, so no winner is declared.`,
+      };
       await route.fulfill({ response: res, json: body });
     });
     await page.goto(`${w.base}/console/experiments/${id}`);
@@ -200,7 +214,8 @@ describe('console: experiments', () => {
     await expect.poll(() => page.getByRole('button', { name: /^Promote / }).count()).toBe(0);
     expect(await page.locator('#facts').textContent()).toContain(`Promoted${variant.name}`);
 
-    const audit = (await w.acmeApi.request<{ data: { action: string; actor: { kind: string; name: string } }[] }>('GET', '/v1/audit_entries?per_page=20')).body.data;
+    const audit = (await w.acmeApi.request<{ data: { action: string; actor: { kind: string; name: string } }[] }>('GET', '/v1/audit_entries?per_page=20')).body
+      .data;
     const mine = audit.filter((a) => a.action.startsWith('experiment.')).map((a) => [a.action, a.actor.kind, a.actor.name]);
     expect(mine).toEqual([
       ['experiment.promote', 'console', 'test'],

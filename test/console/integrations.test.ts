@@ -7,7 +7,6 @@ import { acmePeople } from '../../emulators/acme.ts';
 import { axeSource } from './axe.ts';
 import { useConsoleWorld } from './support.ts';
 
-
 const NO_GMAIL = acmePeople().find((p) => p.provider === 'google' && p.no_mailbox)!;
 
 interface ApiFailure {
@@ -79,7 +78,9 @@ describe('console: sign-in and integrations', () => {
     const api = (await w.acmeApi.request<{ data: ApiIntegration[] }>('GET', '/v1/integrations?per_page=100')).body.data;
     const rows = page.locator('#integrations tbody tr');
     await expect.poll(() => rows.count()).toBe(api.length);
-    const shown = await rows.evaluateAll((trs) => trs.map((tr) => ({ id: tr.getAttribute('data-integration-id'), name: tr.cells[0]!.textContent, status: tr.cells[3]!.textContent })));
+    const shown = await rows.evaluateAll((trs) =>
+      trs.map((tr) => ({ id: tr.getAttribute('data-integration-id'), name: tr.cells[0]!.textContent, status: tr.cells[3]!.textContent })),
+    );
     expect(shown).toEqual(api.map((i) => ({ id: i.id, name: i.name, status: i.status.replace(/_/g, ' ') })));
     expect(await page.locator('main').textContent()).not.toContain('Globex');
     expect(await page.locator('#workspace').textContent()).toBe('Acme');
@@ -106,10 +107,18 @@ describe('console: sign-in and integrations', () => {
     await page.keyboard.press('Enter');
     const newRun = page.locator('#runs tbody tr').first();
     await expect.poll(() => newRun.getAttribute('data-run-id')).not.toBe(runId);
-    const started = await w.t.ctx.pool.query<{ id: string; trigger: string }>('select id, trigger from sync_runs where integration_id = $1 order by started_at desc limit 1', [directory.id]);
+    const started = await w.t.ctx.pool.query<{ id: string; trigger: string }>(
+      'select id, trigger from sync_runs where integration_id = $1 order by started_at desc limit 1',
+      [directory.id],
+    );
     expect(started.rows[0]).toEqual({ id: await newRun.getAttribute('data-run-id'), trigger: 'api' });
     await expect.poll(() => newRun.getAttribute('data-status'), { timeout: 60_000 }).toBe('succeeded');
-    const finished = (await w.acmeApi.request<{ data: { id: string; counters: Record<string, number> } }>('GET', `/v1/integrations/sync/${(await newRun.getAttribute('data-run-id'))!}`)).body.data;
+    const finished = (
+      await w.acmeApi.request<{ data: { id: string; counters: Record<string, number> } }>(
+        'GET',
+        `/v1/integrations/sync/${(await newRun.getAttribute('data-run-id'))!}`,
+      )
+    ).body.data;
     expect(await newRun.locator('[data-counter="seen"]').textContent()).toBe(String(finished.counters.seen));
     expect(finished.counters.seen).toBeGreaterThan(0);
     await w.screenshot(page, 'integration');
@@ -132,7 +141,13 @@ describe('console: sign-in and integrations', () => {
     // Acme's integration, asked for with Globex's session: not found, on the page and in the API.
     const acmeIntegration = w.acme.integrations.googleDirectory.id;
     expect((await context.request.get(`${w.base}/console/api/integrations/${acmeIntegration}`)).status()).toBe(404);
-    expect((await context.request.get(`${w.base}/v1/integrations/sync/${(await w.t.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 limit 1', [w.acme.workspaceId])).rows[0]!.id}`)).status()).toBe(404);
+    expect(
+      (
+        await context.request.get(
+          `${w.base}/v1/integrations/sync/${(await w.t.ctx.pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 limit 1', [w.acme.workspaceId])).rows[0]!.id}`,
+        )
+      ).status(),
+    ).toBe(404);
     await page.goto(`${w.base}/console/integrations/${acmeIntegration}`);
     await expect.poll(() => page.locator('[role="alert"]').textContent()).toContain('No such integration');
     await context.close();
@@ -191,18 +206,24 @@ describe('console: sign-in and integrations', () => {
       // Evaluated through the debugging protocol, which the page's CSP does not govern.
       await page.evaluate(axeSource);
       const result = await page.evaluate<{ violations: { id: string; impact: string }[] }>('axe.run()');
-      expect(result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id), path).toEqual([]);
+      expect(
+        result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id),
+        path,
+      ).toEqual([]);
     }
     await context.close();
   });
 
-  it('a retry holds at most 100 installations, queues only its own workspace\'s, and a session retries at most RATE_LIMIT_INSTALL times a minute', async () => {
+  it("a retry holds at most 100 installations, queues only its own workspace's, and a session retries at most RATE_LIMIT_INSTALL times a minute", async () => {
     const { context } = await w.signIn(w.acme.workspaceId);
     const csrf = ((await (await context.request.get(`${w.base}/console/api/session`)).json()) as { data: { csrf_token: string } }).data.csrf_token;
-    const retry = (ids: unknown) => context.request.post(`${w.base}/console/api/installations/retry`, { headers: { 'x-csrf-token': csrf }, data: { installation_ids: ids } });
+    const retry = (ids: unknown) =>
+      context.request.post(`${w.base}/console/api/installations/retry`, { headers: { 'x-csrf-token': csrf }, data: { installation_ids: ids } });
     const tooMany = await retry(Array.from({ length: 101 }, () => crypto.randomUUID()));
     expect(tooMany.status()).toBe(422);
-    expect(((await tooMany.json()) as { details: { field: string; code: string }[] }).details).toEqual([expect.objectContaining({ field: 'installation_ids', code: 'too_big' })]);
+    expect(((await tooMany.json()) as { details: { field: string; code: string }[] }).details).toEqual([
+      expect.objectContaining({ field: 'installation_ids', code: 'too_big' }),
+    ]);
     // Globex's installation ids mean nothing to Acme's session: nothing is queued.
     const { rows } = await w.t.ctx.pool.query<{ id: string }>('select id from installations where workspace_id <> $1 limit 1', [w.acme.workspaceId]);
     const foreign = await retry(rows.length ? [rows[0]!.id] : [crypto.randomUUID()]);

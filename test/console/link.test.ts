@@ -16,7 +16,9 @@ describe('sigsync console link', () => {
     expect(r.code, r.stderr).toBe(0);
     const token = /^https:\/\/sig\.example\.test\/console\/sign-in\?token=(sgl_[A-Za-z0-9]{43})$/m.exec(r.stdout)?.[1];
     expect(token, r.stdout).toBeDefined();
-    const stored = await t.ctx.pool.query<{ token_hash: Buffer; workspace_id: string; created_by: string }>('select token_hash, workspace_id, created_by from console_sign_in_links');
+    const stored = await t.ctx.pool.query<{ token_hash: Buffer; workspace_id: string; created_by: string }>(
+      'select token_hash, workspace_id, created_by from console_sign_in_links',
+    );
     expect(stored.rows).toHaveLength(1);
     expect(stored.rows[0]!.token_hash.equals(crypto.createHash('sha256').update(token!).digest())).toBe(true);
     expect(stored.rows[0]!.created_by).toMatch(/^cli:/);

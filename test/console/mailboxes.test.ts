@@ -18,8 +18,8 @@ const GMAIL = acmePeople().find((p) => p.provider === 'google' && !p.no_mailbox)
 describe('console: mailboxes', () => {
   const w = useConsoleWorld();
   const installation = async () =>
+    // Every kind: the demo signature's reply and internal variants are not_supported in Gmail and Slack.
     (
-      // Every kind: the demo signature's reply and internal variants are not_supported in Gmail and Slack.
       await w.t.ctx.pool.query<{ status: string; error_message: string | null; name: string }>(
         `select s.status, s.error_message, i.name from installations s join emails e on e.id = s.email_id join integrations i on i.id = s.integration_id
           where s.workspace_id = $1 and lower(e.address) = $2 order by i.name, s.kind`,
@@ -81,7 +81,9 @@ describe('console: mailboxes', () => {
     expect(stored.map((r) => r.status)).toContain('failed');
     const rows = page.locator('#installations tbody tr');
     await expect.poll(() => rows.count()).toBe(stored.length);
-    const shown = await rows.evaluateAll((trs) => trs.map((tr) => ({ name: tr.cells[0]!.textContent, status: tr.getAttribute('data-status'), message: tr.cells[5]!.textContent })));
+    const shown = await rows.evaluateAll((trs) =>
+      trs.map((tr) => ({ name: tr.cells[0]!.textContent, status: tr.getAttribute('data-status'), message: tr.cells[5]!.textContent })),
+    );
     expect(shown.map((r) => ({ name: r.name, status: r.status }))).toEqual(stored.map((r) => ({ name: r.name, status: r.status })));
     expect(shown.find((r) => r.status === 'failed')!.message).toContain('Mail service not enabled');
 
@@ -118,7 +120,9 @@ describe('console: mailboxes', () => {
     expect(await page.locator('#addin-clients').count()).toBe(0);
 
     const addinKey = (await createApiKey(w.t.ctx.pool, w.acme.workspaceId, 'console test', 'addin')).key;
-    const fetched = await fetch(`${w.base}/v1/addin/signature?email=${encodeURIComponent(OUTLOOK.email)}&platform=mac&client_version=16.89.1`, { headers: { authorization: `Bearer ${addinKey}` } });
+    const fetched = await fetch(`${w.base}/v1/addin/signature?email=${encodeURIComponent(OUTLOOK.email)}&platform=mac&client_version=16.89.1`, {
+      headers: { authorization: `Bearer ${addinKey}` },
+    });
     expect(fetched.status, await fetched.text()).toBe(200);
     const etag = fetched.headers.get('etag')!;
 
@@ -146,7 +150,10 @@ describe('console: mailboxes', () => {
     expect(search.data).toEqual([]);
     expect((await context.request.get(`${w.base}/console/api/mailboxes/${encodeURIComponent(NO_GMAIL.email)}`)).status()).toBe(404);
     const csrf = ((await (await context.request.get(`${w.base}/console/api/session`)).json()) as { data: { csrf_token: string } }).data.csrf_token;
-    const replay = await context.request.post(`${w.base}/console/api/mailboxes/${encodeURIComponent(NO_GMAIL.email)}/replay`, { headers: { 'x-csrf-token': csrf }, data: { dry_run: true } });
+    const replay = await context.request.post(`${w.base}/console/api/mailboxes/${encodeURIComponent(NO_GMAIL.email)}/replay`, {
+      headers: { 'x-csrf-token': csrf },
+      data: { dry_run: true },
+    });
     expect(replay.status()).toBe(404);
     await context.close();
   });

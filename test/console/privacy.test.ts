@@ -22,7 +22,9 @@ describe('console: privacy', () => {
   it('shows the modes and retention, saves a change with its effects, and offers the opt-out link', async () => {
     const before = (await w.acmeApi.request<{ data: Settings }>('GET', '/v1/workspace/privacy_settings')).body.data;
     expect(before).toMatchObject({ views_tracking: 'aggregate', clicks_tracking: 'per_person', retention_days: null });
-    const keyed = await w.t.ctx.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM clicks WHERE workspace_id = $1 AND clicker IS NOT NULL', [w.acme.workspaceId]);
+    const keyed = await w.t.ctx.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM clicks WHERE workspace_id = $1 AND clicker IS NOT NULL', [
+      w.acme.workspaceId,
+    ]);
     expect(keyed.rows[0]!.n).toBeGreaterThan(0);
 
     const { context, page } = await w.signIn(w.acme.workspaceId);
@@ -46,13 +48,24 @@ describe('console: privacy', () => {
     expect(said[0]).toBe(`clicks: counts only from now on; the per-person key was removed from ${keyed.rows[0]!.n} rows already recorded (their counts stay)`);
     expect(said[1]).toMatch(/^retention: raw rows and visitors older than 90 days/);
     expect(await privacySettings(w.t.ctx.pool, w.acme.workspaceId)).toEqual({ views_tracking: 'aggregate', clicks_tracking: 'aggregate', retention_days: 90 });
-    const left = await w.t.ctx.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM clicks WHERE workspace_id = $1 AND clicker IS NOT NULL', [w.acme.workspaceId]);
+    const left = await w.t.ctx.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM clicks WHERE workspace_id = $1 AND clicker IS NOT NULL', [
+      w.acme.workspaceId,
+    ]);
     expect(left.rows[0]!.n).toBe(0);
     await w.screenshot(page, 'privacy');
 
     // Recorded as the person the sign-in link named, with what was changed.
-    const audit = (await w.acmeApi.request<{ data: { action: string; actor: { kind: string; name: string }; details: Record<string, unknown> }[] }>('GET', '/v1/audit_entries?per_page=5')).body.data[0]!;
-    expect(audit).toMatchObject({ action: 'privacy_settings.update', actor: { kind: 'console', name: 'test' }, details: { views_tracking: 'aggregate', clicks_tracking: 'aggregate', retention_days: 90 } });
+    const audit = (
+      await w.acmeApi.request<{ data: { action: string; actor: { kind: string; name: string }; details: Record<string, unknown> }[] }>(
+        'GET',
+        '/v1/audit_entries?per_page=5',
+      )
+    ).body.data[0]!;
+    expect(audit).toMatchObject({
+      action: 'privacy_settings.update',
+      actor: { kind: 'console', name: 'test' },
+      details: { views_tracking: 'aggregate', clicks_tracking: 'aggregate', retention_days: 90 },
+    });
 
     // Back to the default retention: the empty field sends null.
     await retention.fill('');
@@ -68,7 +81,10 @@ describe('console: privacy', () => {
     const refused = await context.request.patch(`${w.base}/v1/workspace/privacy_settings`, { data: { privacy_settings: { views_tracking: 'per_person' } } });
     expect(refused.status()).toBe(403);
     const csrf = await page.evaluate<string>("fetch('/console/api/session').then((r) => r.json()).then((b) => b.data.csrf_token)");
-    const bad = await context.request.patch(`${w.base}/v1/workspace/privacy_settings`, { headers: { 'x-csrf-token': csrf }, data: { privacy_settings: { views_tracking: 'everyone' } } });
+    const bad = await context.request.patch(`${w.base}/v1/workspace/privacy_settings`, {
+      headers: { 'x-csrf-token': csrf },
+      data: { privacy_settings: { views_tracking: 'everyone' } },
+    });
     expect(bad.status()).toBe(422);
     expect(((await bad.json()) as { details: { field: string }[] }).details.map((d) => d.field)).toContain('privacy_settings.views_tracking');
     expect((await privacySettings(w.t.ctx.pool, w.acme.workspaceId))?.views_tracking).toBe('aggregate');

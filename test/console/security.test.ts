@@ -17,7 +17,8 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('console: sign-in and sign-out from the console only, one cookie name, limits', () => {
   const api = useApi({ PUBLIC_BASE_URL: PUBLIC, RATE_LIMIT_AUTH_FAILURES: '5', RATE_LIMIT_CONSOLE_ACTIONS: '20', CONSOLE_REPLAY_COOLDOWN_SECONDS: '60' });
-  const post = (path: string, headers: Record<string, string>, body?: string) => fetch(`${api.base}${path}`, { method: 'POST', headers, body, redirect: 'manual' });
+  const post = (path: string, headers: Record<string, string>, body?: string) =>
+    fetch(`${api.base}${path}`, { method: 'POST', headers, body, redirect: 'manual' });
   const sessionWorkspace = async (cookie: string) => {
     const r = await fetch(`${api.base}/console/api/session`, { headers: { cookie } });
     return r.status === 200 ? ((await r.json()) as { data: { workspace: { id: string } } }).data.workspace.id : r.status;
@@ -27,10 +28,14 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
     const { token } = await createSignInLink(api.t.ctx.pool, api.otherWs, 'cli:mallory', undefined, 'mallory@evil.example');
     const forged = await post('/console/sign-in', { ...FORM, ...CROSS_SITE }, `token=${token}`);
     const forgedText = await forged.text();
-    console.log(`cross-site sign-in post of the attacker's link: ${forged.status}, set-cookie ${forged.headers.get('set-cookie')}, "${/<p>([^<]*)<\/p>/.exec(forgedText)?.[1]}"`);
+    console.log(
+      `cross-site sign-in post of the attacker's link: ${forged.status}, set-cookie ${forged.headers.get('set-cookie')}, "${/<p>([^<]*)<\/p>/.exec(forgedText)?.[1]}"`,
+    );
     expect(forged.status).toBe(403);
     expect(forged.headers.get('set-cookie')).toBeNull();
-    expect(forgedText).toMatch(/Signing in is accepted only from the console.s own pages: the browser says it came from another site \(Sec-Fetch-Site: cross-site\)/);
+    expect(forgedText).toMatch(
+      /Signing in is accepted only from the console.s own pages: the browser says it came from another site \(Sec-Fetch-Site: cross-site\)/,
+    );
     // Origin alone, Sec-Fetch-Site alone, a sandboxed frame's "null", no header at all: refused too.
     const variants: Record<string, string>[] = [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'same-site' }, { origin: 'null' }, {}];
     for (const headers of variants) {
@@ -52,7 +57,9 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
     const forged = await post('/console/sign-out', CROSS_SITE);
     const forgedBody = (await forged.json()) as { error: { code: string } };
     const still = await sessionWorkspace(cookie);
-    console.log(`cross-site sign-out post: ${forged.status} ${forgedBody.error.code}, set-cookie ${forged.headers.get('set-cookie')}, session still opens its workspace: ${still === api.ws}`);
+    console.log(
+      `cross-site sign-out post: ${forged.status} ${forgedBody.error.code}, set-cookie ${forged.headers.get('set-cookie')}, session still opens its workspace: ${still === api.ws}`,
+    );
     expect(forged.status).toBe(403);
     expect(forged.headers.get('set-cookie')).toBeNull();
     expect(forgedBody.error.code).toBe('cross_site_request');
@@ -63,7 +70,9 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
     expect(out.status).toBe(204);
     expect(out.headers.get('set-cookie')).toMatch(/^__Host-sigsync_console=; .*Max-Age=0/);
     const after = await sessionWorkspace(cookie);
-    console.log(`the console's own sign-out (same origin, CSRF token): ${out.status}, set-cookie ${out.headers.get('set-cookie')}, the old cookie then: ${after}`);
+    console.log(
+      `the console's own sign-out (same origin, CSRF token): ${out.status}, set-cookie ${out.headers.get('set-cookie')}, the old cookie then: ${after}`,
+    );
     expect(after).toBe(401);
     const ended = await api.t.ctx.pool.query('select 1 from console_sessions where id = $1 and ended_at is not null', [session.id]);
     expect(ended.rowCount).toBe(1);
@@ -73,7 +82,9 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
     const victim = await openSession(api.t.ctx.pool, api.ws, 'link', 'alice@acme.example');
     const attacker = await openSession(api.t.ctx.pool, api.otherWs, 'link', 'mallory@evil.example');
     const planted = await sessionWorkspace(`sigsync_console=${attacker.token}; __Host-sigsync_console=${victim.token}`);
-    console.log(`planted plain cookie first (attacker's workspace ${api.otherWs}, victim's ${api.ws}): the session opens ${planted}; alone: ${await sessionWorkspace(`sigsync_console=${attacker.token}`)}`);
+    console.log(
+      `planted plain cookie first (attacker's workspace ${api.otherWs}, victim's ${api.ws}): the session opens ${planted}; alone: ${await sessionWorkspace(`sigsync_console=${attacker.token}`)}`,
+    );
     expect(planted).toBe(api.ws);
     expect(await sessionWorkspace(`__Host-sigsync_console=${victim.token}; sigsync_console=${attacker.token}`)).toBe(api.ws);
     expect(await sessionWorkspace(`sigsync_console=${attacker.token}`)).toBe(401);
@@ -91,7 +102,13 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
     console.log(`25 concurrent replays of one mailbox (RATE_LIMIT_CONSOLE_ACTIONS 20, cooldown 60 s): ${JSON.stringify(tally)}`);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 429)).toHaveLength(24);
-    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, retry: r.headers.get('retry-after'), body: (await r.json()) as { data?: { next_replay_at: string }; error?: { message: string } } })));
+    const bodies = await Promise.all(
+      answers.map(async (r) => ({
+        status: r.status,
+        retry: r.headers.get('retry-after'),
+        body: (await r.json()) as { data?: { next_replay_at: string }; error?: { message: string } },
+      })),
+    );
     const ran = bodies.find((b) => b.status === 200)!;
     const next = ran.body.data!.next_replay_at;
     expect(Date.parse(next) - Date.now()).toBeGreaterThan(50_000);
@@ -103,7 +120,10 @@ describe('console: sign-in and sign-out from the console only, one cookie name, 
       expect(Number(c.retry)).toBeGreaterThan(50);
     }
     expect(bodies.filter((b) => b.body.error?.message.startsWith('Too many console actions in this session.'))).toHaveLength(5);
-    const audit = await api.t.ctx.pool.query<{ action: string; actor: string }>(`select action, actor from audit_entries where workspace_id = $1 and action like 'mailbox.%'`, [api.ws]);
+    const audit = await api.t.ctx.pool.query<{ action: string; actor: string }>(
+      `select action, actor from audit_entries where workspace_id = $1 and action like 'mailbox.%'`,
+      [api.ws],
+    );
     expect(audit.rows).toEqual([{ action: 'mailbox.replay', actor: 'alice@acme.example' }]);
   });
 

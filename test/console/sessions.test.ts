@@ -23,7 +23,12 @@ describe('console sessions: prune', () => {
     await openSession(pool, ws, 'link', 'test', -1000);
     const ended = await openSession(pool, ws, 'link', 'test');
     await endSession(pool, ended);
-    const count = async () => (await pool.query<{ sessions: number; links: number }>('select (select count(*)::int from console_sessions) as sessions, (select count(*)::int from console_sign_in_links) as links')).rows[0]!;
+    const count = async () =>
+      (
+        await pool.query<{ sessions: number; links: number }>(
+          'select (select count(*)::int from console_sessions) as sessions, (select count(*)::int from console_sign_in_links) as links',
+        )
+      ).rows[0]!;
     expect(await count()).toEqual({ sessions: 4, links: 3 });
 
     const runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 1 });

@@ -27,10 +27,12 @@ describe('console: signatures', () => {
 
   it("renders each signature for the chosen teammate and lists the API's assignments", async () => {
     const { context, page } = await w.signIn(w.acme.workspaceId);
-    const teammate = (await w.t.ctx.pool.query<{ id: string; display_name: string }>(
-      'select t.id, t.display_name from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and lower(e.address) = $2',
-      [w.acme.workspaceId, PERSON.email],
-    )).rows[0]!;
+    const teammate = (
+      await w.t.ctx.pool.query<{ id: string; display_name: string }>(
+        'select t.id, t.display_name from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and lower(e.address) = $2',
+        [w.acme.workspaceId, PERSON.email],
+      )
+    ).rows[0]!;
     await page.getByRole('link', { name: 'Signatures' }).click();
     await page.locator('body[data-ready="signatures"]').waitFor();
     await page.getByLabel('Render for').selectOption(teammate.id);
@@ -48,7 +50,12 @@ describe('console: signatures', () => {
         const e = f as unknown as { clientHeight: number; contentDocument: { documentElement: { scrollHeight: number } } };
         return { frame: e.clientHeight, content: e.contentDocument.documentElement.scrollHeight };
       });
-    await expect.poll(async () => { const x = await heights(); return x.content > 0 && x.frame >= x.content; }).toBe(true);
+    await expect
+      .poll(async () => {
+        const x = await heights();
+        return x.content > 0 && x.frame >= x.content;
+      })
+      .toBe(true);
 
     const api = (await w.acmeApi.request<{ data: { groups: { name: string }[] } }>('GET', `/v1/signatures/${w.acme.signatureId}/assignments`)).body.data;
     const shown = await section.locator('table tbody tr td:nth-child(2)').allTextContents();
@@ -71,7 +78,12 @@ describe('console: signatures', () => {
     expect(created.status).toBe(201);
     const id = created.body.data.id;
     expect((await w.acmeApi.request('POST', `/v1/signatures/${id}/publish`)).status).toBe(200);
-    const report = (await w.acmeApi.request<{ data: { kinds: { kind: string; issues: { message: string }[] }[] } }>('GET', `/v1/signatures/${id}/compatibility?content=published`)).body.data;
+    const report = (
+      await w.acmeApi.request<{ data: { kinds: { kind: string; issues: { message: string }[] }[] } }>(
+        'GET',
+        `/v1/signatures/${id}/compatibility?content=published`,
+      )
+    ).body.data;
     const expected = 'In Outlook for Windows, the see-through text colour rgba(11,37,69,0.5) of the signature shows as the solid #8592a2.';
     expect(report.kinds[0]!.issues.map((i) => i.message)).toContain(expected);
 
@@ -104,13 +116,20 @@ describe('console: signatures', () => {
     });
     const csp = (await page.goto(`${w.base}/console/signatures`))!.headers()['content-security-policy']!;
     // Not every https host: an image linked from anywhere else stays unfetched.
-    expect(csp.split('; ').find((d) => d.startsWith('img-src'))!.split(' ')).not.toContain('https:');
+    expect(
+      csp
+        .split('; ')
+        .find((d) => d.startsWith('img-src'))!
+        .split(' '),
+    ).not.toContain('https:');
     await page.locator('body[data-ready="signatures"]').waitFor();
     const frame = (await filled(page, w.acme.signatureId)).locator('figure[data-kind="primary"] iframe').contentFrame();
     const icons = frame.locator(`img[src^="${SOCIAL_ICON_BASE_URL}"]`);
     expect(await icons.count()).toBeGreaterThan(0);
     // Every icon loaded: a blocked or failed image has no natural width.
-    await expect.poll(() => icons.evaluateAll((imgs) => imgs.map((i) => (i as unknown as { complete: boolean; naturalWidth: number }).naturalWidth))).not.toContain(0);
+    await expect
+      .poll(() => icons.evaluateAll((imgs) => imgs.map((i) => (i as unknown as { complete: boolean; naturalWidth: number }).naturalWidth)))
+      .not.toContain(0);
     expect(served.length).toBeGreaterThan(0);
     await context.close();
   });

@@ -43,7 +43,9 @@ describe('console: webhooks', () => {
     // Another workspace's session cannot redeliver it.
     const other = await w.signIn(w.globex.workspaceId);
     const csrf = ((await (await other.context.request.get(`${w.base}/console/api/session`)).json()) as { data: { csrf_token: string } }).data.csrf_token;
-    expect((await other.context.request.post(`${w.base}/console/api/webhooks/deliveries/${id}/redeliver`, { headers: { 'x-csrf-token': csrf } })).status()).toBe(404);
+    expect(
+      (await other.context.request.post(`${w.base}/console/api/webhooks/deliveries/${id}/redeliver`, { headers: { 'x-csrf-token': csrf } })).status(),
+    ).toBe(404);
     expect(((await (await other.context.request.get(`${w.base}/console/api/webhooks`)).json()) as { data: unknown[] }).data).toEqual([]);
     await other.context.close();
   });

@@ -30,7 +30,9 @@ describe('figures in the docs', () => {
   });
 
   it('docs/production.md: every "section N" names a numbered section, and the two that point at a topic point at it', () => {
-    const headings = new Map([...fs.readFileSync(path.join(ROOT, 'docs/production.md'), 'utf8').matchAll(/^## (\d+)\. (.+)$/gm)].map((m) => [Number(m[1]), m[2]!]));
+    const headings = new Map(
+      [...fs.readFileSync(path.join(ROOT, 'docs/production.md'), 'utf8').matchAll(/^## (\d+)\. (.+)$/gm)].map((m) => [Number(m[1]), m[2]!]),
+    );
     expect(headings.size).toBeGreaterThan(5);
     for (const n of figures(production, /sections? (\d+)/g)) expect(headings.has(n), `section ${n}`).toBe(true);
     const sectionOf = (re: RegExp) => headings.get(figures(production, re)[0]!);

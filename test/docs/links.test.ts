@@ -31,7 +31,10 @@ describe('markdown links', () => {
         'A reference link: [see][ref].',
       ].join('\n'),
     );
-    fs.writeFileSync(path.join(dir, 'docs/a.md'), '# A\n## The first part\n## The first part\nBack to [the top](../README.md#tool) and [twice](#the-first-part-1).\n');
+    fs.writeFileSync(
+      path.join(dir, 'docs/a.md'),
+      '# A\n## The first part\n## The first part\nBack to [the top](../README.md#tool) and [twice](#the-first-part-1).\n',
+    );
     expect(linkProblems(dir, markdownFiles(dir))).toEqual([
       { file: 'README.md', href: 'docs/gone.md', problem: 'docs/gone.md does not exist' },
       { file: 'README.md', href: 'docs/a.md#no-such-part', problem: 'docs/a.md has no heading #no-such-part' },

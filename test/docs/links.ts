@@ -20,7 +20,10 @@ export interface LinkProblem {
 export function markdownFiles(root: string): string[] {
   const docs = path.join(root, 'docs');
   const pages = fs.existsSync(docs)
-    ? fs.readdirSync(docs, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f))
+    ? fs
+        .readdirSync(docs, { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => path.join('docs', f))
     : [];
   return ['README.md', ...pages.sort()].filter((f) => fs.existsSync(path.join(root, f)));
 }

@@ -32,13 +32,20 @@ export function whereProblems(root: string, markdown: string): string[] {
     if (modules.length === 0) problems.push(`names no module: ${row}`);
     const texts = modules.map((m, i) => {
       // A bare file name is one at the root of src/ (`log.ts`), or beside the path before it (`experiments/sequential.ts`, `bayes.ts`).
-      const folder = path.dirname(modules.slice(0, i).reverse().find((p) => p.includes('/')) ?? '.');
+      const folder = path.dirname(
+        modules
+          .slice(0, i)
+          .reverse()
+          .find((p) => p.includes('/')) ?? '.',
+      );
       const candidates = m.includes('/') ? [m] : [m, `${folder}/${m}`];
       const found = candidates.find((c) => fs.existsSync(path.join(root, 'src', c)));
       if (!found) problems.push(`src/${candidates.at(-1)} does not exist`);
       return found ? fs.readFileSync(path.join(root, 'src', found), 'utf8') : '';
     });
-    for (const n of names) if (!texts.some((t) => new RegExp(`\\b(function|const|class|let)\\s+${n}\\b`).test(t))) problems.push(`${n} is declared in none of ${modules.join(', ')}`);
+    for (const n of names)
+      if (!texts.some((t) => new RegExp(`\\b(function|const|class|let)\\s+${n}\\b`).test(t)))
+        problems.push(`${n} is declared in none of ${modules.join(', ')}`);
   }
   return problems;
 }

@@ -46,10 +46,19 @@ describe('analytics end to end', () => {
   let link: string;
 
   const call = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const r = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return { status: r.status, body: (await r.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
-  const jobsDone = () => waitFor(async () => (await t.ctx.pool.query(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)).rows[0].n === 0, DEADLINE_MS, 50);
+  const jobsDone = () =>
+    waitFor(
+      async () => (await t.ctx.pool.query(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)).rows[0].n === 0,
+      DEADLINE_MS,
+      50,
+    );
   const hooks = (type: string) => receiver.received.map((r) => verify(secret, r) as { type: string }).filter((p) => p.type === type);
 
   beforeAll(async () => {
@@ -119,16 +128,24 @@ describe('analytics end to end', () => {
     expect(identify.status).toBe(200);
     expect(identify.headers.get('access-control-allow-origin')).toBe('*');
 
-    const conversion = { event: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, event_id: 'order-1001', user_id: 'customer-42', properties: { sku: 'A1' } } };
+    const conversion = {
+      event: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, event_id: 'order-1001', user_id: 'customer-42', properties: { sku: 'A1' } },
+    };
     const first = await call('POST', '/v1/analytics/events', conversion);
-    expect(first).toEqual({ status: 200, body: { data: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, source: 'api', status: 'accepted', outcome: 'recorded' } } });
+    expect(first).toEqual({
+      status: 200,
+      body: { data: { name: 'purchase', value: 49.5, currency: 'EUR', click_id: clickId, source: 'api', status: 'accepted', outcome: 'recorded' } },
+    });
     await waitFor(async () => hooks('visitor.identified').length === 1 && hooks('conversion.recorded').length === 1);
     expect((await call('POST', '/v1/analytics/events', conversion)).status).toBe(200);
     await jobsDone();
 
     const [identified] = hooks('visitor.identified') as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
     const emailId = (await t.ctx.pool.query(`select id from emails where address = 'user1@example.test'`)).rows[0].id;
-    expect(identified).toMatchObject({ visitor: { user_id: 'customer-42', anonymous_id: 'anon-1', identified_via: 'browser', traits: { plan: 'pro' } }, attribution: { click_id: clickId, signature_template_uuid: signatureId, email_uuid: emailId } });
+    expect(identified).toMatchObject({
+      visitor: { user_id: 'customer-42', anonymous_id: 'anon-1', identified_via: 'browser', traits: { plan: 'pro' } },
+      attribution: { click_id: clickId, signature_template_uuid: signatureId, email_uuid: emailId },
+    });
     const [converted] = hooks('conversion.recorded') as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(converted).toMatchObject({
       event_id: 'order-1001',
@@ -150,12 +167,42 @@ describe('analytics end to end', () => {
     await t.ctx.jobs.addJob('analytics_rollup', {});
     await jobsDone();
     const overview = await call('GET', '/v1/analytics/overview');
-    expect(overview.body.data.totals).toMatchObject({ clicks: 1, all_clicks: 2, human_clicks: 1, bot_clicks: 1, unique_clickers: 1, visitors: 1, events: 2, conversions: 1, conversion_value: [{ currency: 'EUR', value: 49.5, conversions: 1 }] });
+    expect(overview.body.data.totals).toMatchObject({
+      clicks: 1,
+      all_clicks: 2,
+      human_clicks: 1,
+      bot_clicks: 1,
+      unique_clickers: 1,
+      visitors: 1,
+      events: 2,
+      conversions: 1,
+      conversion_value: [{ currency: 'EUR', value: 49.5, conversions: 1 }],
+    });
     // Views are at the new workspace's default, aggregate: no per-viewer figure (docs/privacy.md).
-    expect(overview.body.data.totals).toMatchObject({ views: 1, all_views: 2, direct_views: 1, proxied_views: 1, bot_views: 0, unique_views: null, unique_direct_views: null, ctr: 1 });
+    expect(overview.body.data.totals).toMatchObject({
+      views: 1,
+      all_views: 2,
+      direct_views: 1,
+      proxied_views: 1,
+      bot_views: 0,
+      unique_views: null,
+      unique_direct_views: null,
+      ctr: 1,
+    });
     expect(overview.body.data.totals.installed_mailboxes).toBeGreaterThan(0);
     const signatures = await call('GET', '/v1/analytics/signatures');
-    expect(signatures.body.data).toEqual([expect.objectContaining({ signature_template_uuid: signatureId, name: 'Standard', clicks: 1, all_clicks: 2, bot_clicks: 1, conversions: 1, views: 1, ctr: 1 })]);
+    expect(signatures.body.data).toEqual([
+      expect.objectContaining({
+        signature_template_uuid: signatureId,
+        name: 'Standard',
+        clicks: 1,
+        all_clicks: 2,
+        bot_clicks: 1,
+        conversions: 1,
+        views: 1,
+        ctr: 1,
+      }),
+    ]);
     expect(signatures.body.pagination).toMatchObject({ page: 1, total_count: 1, has_more: false });
     const teammates = await call('GET', '/v1/analytics/teammates?per_page=1');
     expect(teammates.body.data[0]).toMatchObject({ clicks: 1, human_clicks: 1, conversions: 1, views: 1, ctr: 1 });
@@ -164,13 +211,20 @@ describe('analytics end to end', () => {
     expect(country).toMatch(/^[A-Z]{2}$/);
     expect(countries.body.data).toContainEqual(expect.objectContaining({ country_code: country, human_clicks: 1, conversions: 1 }));
     const anchors = await call('GET', '/v1/anchors');
-    expect(anchors.body.data).toEqual([expect.objectContaining({ url: DESTINATION, source: 'signature', signature_template_uuid: signatureId, clicks: 1, all_clicks: 2, bot_clicks: 1 })]);
-    const detail = await call('GET', `/v1/anchors/${anchors.body.data[0].anchor_uuid}/analytics?granularity=hourly&date_from=${new Date().toISOString().slice(0, 10)}`);
+    expect(anchors.body.data).toEqual([
+      expect.objectContaining({ url: DESTINATION, source: 'signature', signature_template_uuid: signatureId, clicks: 1, all_clicks: 2, bot_clicks: 1 }),
+    ]);
+    const detail = await call(
+      'GET',
+      `/v1/anchors/${anchors.body.data[0].anchor_uuid}/analytics?granularity=hourly&date_from=${new Date().toISOString().slice(0, 10)}`,
+    );
     expect(detail.body.data.totals).toMatchObject({ clicks: 1, all_clicks: 2, conversions: 1 });
     expect(detail.body.data.series).toHaveLength(24);
     expect(detail.body.data.series.reduce((n: number, p: { clicks: number }) => n + p.clicks, 0)).toBe(1);
     const visitors = await call('GET', '/v1/analytics/visitors');
-    expect(visitors.body.data).toEqual([expect.objectContaining({ distinct_id: 'customer-42', first_touch: expect.objectContaining({ click_id: clickId, signature_template_id: signatureId }) })]);
+    expect(visitors.body.data).toEqual([
+      expect.objectContaining({ distinct_id: 'customer-42', first_touch: expect.objectContaining({ click_id: clickId, signature_template_id: signatureId }) }),
+    ]);
     const profile = await call('GET', `/v1/analytics/visitors/${visitors.body.data[0].id}`);
     expect(profile.body.data.events.map((e: { name: string }) => e.name).sort()).toEqual(['identify', 'purchase']);
   });
@@ -189,12 +243,39 @@ describe('analytics end to end', () => {
     expect(signatures.header).toContain('conversion_value');
     expect(signatures.lines).toHaveLength(1);
     const row = Object.fromEntries(signatures.header.map((h, i) => [h, signatures.lines[0]!.split(',')[i]]));
-    expect(row).toMatchObject({ signature_template_uuid: signatureId, name: 'Standard', clicks: '1', all_clicks: '2', bot_clicks: '1', conversions: '1', conversion_value: 'EUR 49.5 (1)', views: '1', ctr: '1' });
+    expect(row).toMatchObject({
+      signature_template_uuid: signatureId,
+      name: 'Standard',
+      clicks: '1',
+      all_clicks: '2',
+      bot_clicks: '1',
+      conversions: '1',
+      conversion_value: 'EUR 49.5 (1)',
+      views: '1',
+      ctr: '1',
+    });
     for (const report of ['campaigns', 'countries', 'teammates']) expect((await csv(`/v1/analytics/${report}?format=csv`)).header).toContain('human_clicks');
     expect((await csv('/v1/analytics/teammates?format=csv')).lines).toHaveLength(1);
     const today = new Date().toISOString().slice(0, 10);
     const overview = await csv(`/v1/analytics/overview?format=csv&granularity=hourly&date_from=${today}`);
-    expect(overview.header).toEqual(['period_start', 'clicks', 'human_clicks', 'bot_clicks', 'unique_clickers', 'visitors', 'conversions', 'views', 'proxied_views', 'unique_views', 'scanner_clicks', 'proxy_clicks', 'unknown_clicks', 'scanner_views', 'proxy_views', 'unknown_views']);
+    expect(overview.header).toEqual([
+      'period_start',
+      'clicks',
+      'human_clicks',
+      'bot_clicks',
+      'unique_clickers',
+      'visitors',
+      'conversions',
+      'views',
+      'proxied_views',
+      'unique_views',
+      'scanner_clicks',
+      'proxy_clicks',
+      'unknown_clicks',
+      'scanner_views',
+      'proxy_views',
+      'unknown_views',
+    ]);
     expect(overview.lines).toHaveLength(24);
     const anchors = await csv('/v1/anchors?format=csv');
     expect(anchors.header[0]).toBe('anchor_uuid');

@@ -71,7 +71,9 @@ describe('a banner experiment in the sandbox', () => {
     return r.body.data;
   };
   const addinHtml = async (email: string) => {
-    const r = await fetch(`${api.baseUrl}/v1/addin/signature?email=${encodeURIComponent(email)}&platform=web&client_version=20260101001.01`, { headers: { authorization: `Bearer ${addinKey}` } });
+    const r = await fetch(`${api.baseUrl}/v1/addin/signature?email=${encodeURIComponent(email)}&platform=web&client_version=20260101001.01`, {
+      headers: { authorization: `Bearer ${addinKey}` },
+    });
     expect(r.status, email).toBe(200);
     return ((await r.json()) as { data: { html: string } }).data.html;
   };
@@ -83,7 +85,9 @@ describe('a banner experiment in the sandbox', () => {
   /** The campaign tick (which analyses running experiments), run by the worker as its crontab runs it. */
   const tick = async () => {
     await enqueue(t.ctx.pool, jobs.campaignTick, {});
-    const left = async () => (await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from graphile_worker.jobs where task_identifier = $1', [jobs.campaignTick.name])).rows[0]!.n;
+    const left = async () =>
+      (await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from graphile_worker.jobs where task_identifier = $1', [jobs.campaignTick.name]))
+        .rows[0]!.n;
     await waitFor(async () => (await left()) === 0, DEADLINE_MS, 50);
   };
   const follow = async (path: string | undefined, userAgent: string, ip: string) => {
@@ -166,13 +170,26 @@ describe('a banner experiment in the sandbox', () => {
     const [reader, scanned] = inB;
     // Two people read reader's mail (one message to two recipients, the same day) and follow the banner:
     // one sender's signature can bring more clicks than it has sender-days (the analysis is still answered).
-    const humans = [await follow(linkTo(gmail[reader!.address]!, VARIANT.link_text), CHROME, READER_IP), await follow(linkTo(gmail[reader!.address]!, VARIANT.link_text), FIREFOX, SECOND_READER_IP)];
+    const humans = [
+      await follow(linkTo(gmail[reader!.address]!, VARIANT.link_text), CHROME, READER_IP),
+      await follow(linkTo(gmail[reader!.address]!, VARIANT.link_text), FIREFOX, SECOND_READER_IP),
+    ];
     // A gateway's link scanner opens every link of scanned's signature within a second, with a browser's user agent.
-    const scanner = [await follow(linkTo(gmail[scanned!.address]!, VARIANT.link_text), SAFARI, SCANNER_IP), await follow(linkTo(gmail[scanned!.address]!, 'acme.test'), SAFARI, SCANNER_IP)];
-    const classes = await waitFor(async () => {
-      const { rows } = await t.ctx.pool.query<{ id: string; traffic_class: string }>('select id, traffic_class from clicks where workspace_id = $1 and id = any($2::text[])', [acme.workspaceId, [...humans, ...scanner]]);
-      return rows.length === 4 ? Object.fromEntries(rows.map((r) => [r.id, r.traffic_class])) : undefined;
-    }, DEADLINE_MS, 100);
+    const scanner = [
+      await follow(linkTo(gmail[scanned!.address]!, VARIANT.link_text), SAFARI, SCANNER_IP),
+      await follow(linkTo(gmail[scanned!.address]!, 'acme.test'), SAFARI, SCANNER_IP),
+    ];
+    const classes = await waitFor(
+      async () => {
+        const { rows } = await t.ctx.pool.query<{ id: string; traffic_class: string }>(
+          'select id, traffic_class from clicks where workspace_id = $1 and id = any($2::text[])',
+          [acme.workspaceId, [...humans, ...scanner]],
+        );
+        return rows.length === 4 ? Object.fromEntries(rows.map((r) => [r.id, r.traffic_class])) : undefined;
+      },
+      DEADLINE_MS,
+      100,
+    );
     expect(classes).toEqual({ [humans[0]!]: 'human', [humans[1]!]: 'human', [scanner[0]!]: 'scanner', [scanner[1]!]: 'scanner' });
 
     const x = await get();
@@ -246,7 +263,10 @@ describe('a banner experiment in the sandbox', () => {
    * (each sender's own rate drawn around it: senders are clusters), some 6,000 views per arm.
    */
   async function seedArm(arm: string, rate: number): Promise<{ views: number; clicks: number }> {
-    const images = await t.ctx.pool.query<{ id: string; teammate_id: string }>(`select id, teammate_id from view_images where workspace_id = $1 and arm_id = $2`, [acme.workspaceId, arm]);
+    const images = await t.ctx.pool.query<{ id: string; teammate_id: string }>(
+      `select id, teammate_id from view_images where workspace_id = $1 and arm_id = $2`,
+      [acme.workspaceId, arm],
+    );
     const links = await t.ctx.pool.query<{ id: string; anchor_id: string; signature_id: string; email_id: string; teammate_id: string }>(
       `select l.id, l.anchor_id, l.signature_id, l.email_id, l.teammate_id from anchor_links l join anchors a on a.id = l.anchor_id where a.workspace_id = $1 and a.arm_id = $2`,
       [acme.workspaceId, arm],
@@ -259,13 +279,35 @@ describe('a banner experiment in the sandbox', () => {
     const views: View[] = [];
     const clicks: Click[] = [];
     for (const [n, image] of images.rows.entries()) {
-      for (let i = 0; i < perImage; i++) views.push({ id: crypto.randomUUID(), viewedAt: at(i), imageId: image.id, countryCode: 'GB', viewer: `reader-${n}-${i}`, proxy: null, botReason: null, trafficClass: 'human' });
+      for (let i = 0; i < perImage; i++)
+        views.push({
+          id: crypto.randomUUID(),
+          viewedAt: at(i),
+          imageId: image.id,
+          countryCode: 'GB',
+          viewer: `reader-${n}-${i}`,
+          proxy: null,
+          botReason: null,
+          trafficClass: 'human',
+        });
       const link = links.rows.find((l) => l.teammate_id === image.teammate_id);
       if (!link) continue;
       // Senders differ: some a little above the arm's rate, some below.
       const own = Math.round(perImage * rate * (n % 2 === 0 ? 1.2 : 0.8));
       for (let i = 0; i < own; i++)
-        clicks.push({ id: crypto.randomUUID(), clickedAt: at(i), linkId: link.id, anchorId: link.anchor_id, signatureId: link.signature_id, emailId: link.email_id, countryCode: 'GB', clicker: `reader-${n}-${i}`, isBot: false, botReason: null, trafficClass: 'human' });
+        clicks.push({
+          id: crypto.randomUUID(),
+          clickedAt: at(i),
+          linkId: link.id,
+          anchorId: link.anchor_id,
+          signatureId: link.signature_id,
+          emailId: link.email_id,
+          countryCode: 'GB',
+          clicker: `reader-${n}-${i}`,
+          isBot: false,
+          botReason: null,
+          trafficClass: 'human',
+        });
     }
     for (let i = 0; i < views.length; i += 2000) await insertViews(t.ctx.pool, views.slice(i, i + 2000));
     for (let i = 0; i < clicks.length; i += 2000) await insertClicks(t.ctx.pool, clicks.slice(i, i + 2000));

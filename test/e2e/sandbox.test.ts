@@ -68,7 +68,9 @@ describe('sandbox end to end', () => {
   const snapshot = () => ({ gmail: new Map(emu.google.writes), dms: emu.slack.dms.length });
   /** The address's signature as the Outlook add-in on the web fetches it. */
   const addinFetch = async (email: string): Promise<AddinAnswer> => {
-    const r = await fetch(`${api.baseUrl}/v1/addin/signature?email=${encodeURIComponent(email)}&platform=web&client_version=20260101001.01`, { headers: { authorization: `Bearer ${addinKey}` } });
+    const r = await fetch(`${api.baseUrl}/v1/addin/signature?email=${encodeURIComponent(email)}&platform=web&client_version=20260101001.01`, {
+      headers: { authorization: `Bearer ${addinKey}` },
+    });
     expect(r.status, email).toBe(200);
     return ((await r.json()) as { data: AddinAnswer }).data;
   };
@@ -82,7 +84,10 @@ describe('sandbox end to end', () => {
     ).rows.map((r) => r.row);
   const every = (emails: string[], status: string) => emails.flatMap((e) => OUTLOOK_KINDS.map((k) => `${e} ${k} ${status}`)).sort();
   const diff = (before: Map<string, number>, after: Map<string, number>) =>
-    [...after.entries()].filter(([k, v]) => v !== (before.get(k) ?? 0)).map(([k]) => k).sort();
+    [...after.entries()]
+      .filter(([k, v]) => v !== (before.get(k) ?? 0))
+      .map(([k]) => k)
+      .sort();
 
   beforeAll(async () => {
     emu = await startAcmeEmulators();
@@ -110,7 +115,9 @@ describe('sandbox end to end', () => {
       ['Microsoft Entra ID (sandbox)', 'succeeded', 'full', MS_PEOPLE.length + SHARED.length],
     ]);
     expect(await teammates()).toBe(TEAMMATES);
-    expect(await count(`select count(*)::int as n from teammates where workspace_id = $1 and shared_mailbox and deleted_at is null`, [workspaceId])).toBe(SHARED.length);
+    expect(await count(`select count(*)::int as n from teammates where workspace_id = $1 and shared_mailbox and deleted_at is null`, [workspaceId])).toBe(
+      SHARED.length,
+    );
 
     await api.assignGroups(signatureId, await everyoneGroups(t.ctx, workspaceId));
     await api.publish(signatureId);
@@ -135,7 +142,10 @@ describe('sandbox end to end', () => {
       expect(got.variants.internal!.html, p.email).toContain(p.title);
     }
     expect(await outlookInstalls()).toEqual(every(outlookMailboxes, 'installed'));
-    const clients = await t.ctx.pool.query<{ platform: string; n: number }>(`select platform, count(distinct email_id)::int as n from addin_clients where workspace_id = $1 group by platform`, [workspaceId]);
+    const clients = await t.ctx.pool.query<{ platform: string; n: number }>(
+      `select platform, count(distinct email_id)::int as n from addin_clients where workspace_id = $1 group by platform`,
+      [workspaceId],
+    );
     expect(clients.rows).toEqual([{ platform: 'web', n: outlookMailboxes.length }]);
     for (const p of PEOPLE) {
       const dms = emu.slack.dmsTo(p.email);
@@ -154,7 +164,9 @@ describe('sandbox end to end', () => {
     const g = GOOGLE_PEOPLE[2]!;
     const m = MS_PEOPLE[3]!;
     const before = snapshot();
-    emu.google.tenant.users.find((u) => u.primaryEmail === g.email)!.organizations = [{ title: 'Head of Partnerships', department: g.department, primary: true }];
+    emu.google.tenant.users.find((u) => u.primaryEmail === g.email)!.organizations = [
+      { title: 'Head of Partnerships', department: g.department, primary: true },
+    ];
     emu.microsoft.updateUser(emu.microsoft.tenant.users.find((u) => u.mail === m.email)!.id, { jobTitle: 'Principal Engineer' });
 
     const runs = await sync();
@@ -162,7 +174,12 @@ describe('sandbox end to end', () => {
     expect(diff(before.gmail, emu.google.writes)).toEqual([g.email]);
     // The changed Outlook mailbox waits for the add-in again; the others keep what their add-in holds.
     expect((await outlookInstalls()).filter((r) => r.endsWith(' pending'))).toEqual([`${m.email} internal pending`, `${m.email} primary pending`]);
-    expect(emu.slack.dms.slice(before.dms).map((d) => d.email).sort()).toEqual([g.email, m.email].sort());
+    expect(
+      emu.slack.dms
+        .slice(before.dms)
+        .map((d) => d.email)
+        .sort(),
+    ).toEqual([g.email, m.email].sort());
     expect(emu.google.signatures()[g.email]).toContain('Head of Partnerships');
     expect((await addinFetch(m.email)).html).toContain('Principal Engineer');
     expect((await outlookInstalls()).filter((r) => !r.endsWith(' installed'))).toEqual([]);
@@ -181,7 +198,9 @@ describe('sandbox end to end', () => {
     expect(await teammates()).toBe(TEAMMATES);
 
     Object.assign(emu.microsoft.knobs, defaultKnobs());
-    await withTx(t.ctx.pool, async (c) => updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, ms.id))!, microsoftCredentials(emu.microsoft.tenant)));
+    await withTx(t.ctx.pool, async (c) =>
+      updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, ms.id))!, microsoftCredentials(emu.microsoft.tenant)),
+    );
     emu.microsoft.updateUser(emu.microsoft.tenant.users[0]!.id, { jobTitle: 'Managing Director, Europe' });
     const after = await sync();
     expect(after.find((r) => r.integration.startsWith('Microsoft'))).toMatchObject({ status: 'succeeded' });

@@ -27,7 +27,9 @@ const clearWinner = () => [arm('A', senders('a', 300, 50, 75)), arm('B', senders
  */
 function simulate(seed: number, rates: number[], days: number, look: (arms: ArmInput[]) => void, k = 150, perDay = 3) {
   const rng = random(seed);
-  const world = rates.map((rate, a) => Array.from({ length: k }, (_, i) => ({ sender: `s${a}-${i}`, rate: rng.beta(400 * rate, 400 * (1 - rate)), exposures: 0, clicks: 0 })));
+  const world = rates.map((rate, a) =>
+    Array.from({ length: k }, (_, i) => ({ sender: `s${a}-${i}`, rate: rng.beta(400 * rate, 400 * (1 - rate)), exposures: 0, clicks: 0 })),
+  );
   for (let day = 0; day < days; day++) {
     for (const list of world)
       for (const s of list) {
@@ -35,7 +37,14 @@ function simulate(seed: number, rates: number[], days: number, look: (arms: ArmI
         s.exposures += e;
         s.clicks += rng.binomial(e, s.rate);
       }
-    look(world.map((list, a) => arm(String.fromCharCode(65 + a), list.map(({ sender, exposures, clicks }) => ({ sender, exposures, clicks })))));
+    look(
+      world.map((list, a) =>
+        arm(
+          String.fromCharCode(65 + a),
+          list.map(({ sender, exposures, clicks }) => ({ sender, exposures, clicks })),
+        ),
+      ),
+    );
   }
 }
 
@@ -55,7 +64,11 @@ describe('experiment analysis: the contract', () => {
     expect(a.arms[1]!.lift!.estimate).toBeCloseTo(1, 10);
     for (const r of a.arms) expect(r.interval.low < r.rate && r.rate < r.interval.high).toBe(true);
     expect(a.arms[0]!.chance_to_win + a.arms[1]!.chance_to_win).toBeCloseTo(1, 6);
-    expect(a.decision).toEqual({ status: 'winner', winner: 'B', reason: 'Arm B wins: 1.00% against 0.50% for arm A (+100%, interval +40% to +160%), a 99.99% chance to be best.' });
+    expect(a.decision).toEqual({
+      status: 'winner',
+      winner: 'B',
+      reason: 'Arm B wins: 1.00% against 0.50% for arm A (+100%, interval +40% to +160%), a 99.99% chance to be best.',
+    });
     expect(a.exposures_needed_per_arm).toBe(0);
     expect(a.srm.mismatch).toBe(false);
   });
@@ -67,7 +80,15 @@ describe('experiment analysis: the contract', () => {
     expect(() => run([arm('A', [{ sender: 'x', exposures: 2, clicks: 3 }]), arm('B', [])])).toThrow(/^arms\[0\]\.senders\[0\]\.clicks: /);
     expect(() => run([arm('A', [{ sender: 'x', exposures: -1, clicks: 0 }]), arm('B', [])])).toThrow(/^arms\[0\]\.senders\[0\]\.exposures: /);
     expect(() => run([arm('A', []), arm('B', [])], {}, [{ exposures: Number.NaN, clicks: 0 }])).toThrow(/^past\[0\]\.exposures: /);
-    expect(() => run([arm('A', [{ sender: 'x', exposures: 2, clicks: 0 }, { sender: 'x', exposures: 2, clicks: 0 }]), arm('B', [])])).toThrow(/^arms\[0\]\.senders\[1\]\.sender: "x" appears twice in the arm$/);
+    expect(() =>
+      run([
+        arm('A', [
+          { sender: 'x', exposures: 2, clicks: 0 },
+          { sender: 'x', exposures: 2, clicks: 0 },
+        ]),
+        arm('B', []),
+      ]),
+    ).toThrow(/^arms\[0\]\.senders\[1\]\.sender: "x" appears twice in the arm$/);
     expect(() => run([arm('A', []), arm('B', [])], { alpha: 0 })).toThrow(/^policy\.alpha: a number between 0 and 1$/);
     expect(() => run([arm('A', []), arm('B', [])], { probabilityToWin: 1.5 })).toThrow(/^policy\.probabilityToWin: /);
     expect(() => run([arm('A', []), arm('B', [])], { minClicksPerArm: -1 })).toThrow(/^policy\.minClicksPerArm: /);
@@ -136,7 +157,11 @@ describe('experiment analysis: the decision needs every condition', () => {
 
   it('minimum exposures per arm', () => {
     const held = run(clearWinner(), { minExposuresPerArm: 20_000 });
-    expect(held.decision).toEqual({ status: 'no_winner_yet', winner: null, reason: 'Arm A needs about 5,000 more exposures (every arm needs 20,000 before a winner).' });
+    expect(held.decision).toEqual({
+      status: 'no_winner_yet',
+      winner: null,
+      reason: 'Arm A needs about 5,000 more exposures (every arm needs 20,000 before a winner).',
+    });
     expect(held.exposures_needed_per_arm).toBe(5000);
     expect(run(clearWinner(), { minExposuresPerArm: 15_000 }).decision.winner).toBe('B');
   });
@@ -155,7 +180,9 @@ describe('experiment analysis: the decision needs every condition', () => {
     expect(held.arms[1]!.expected_loss).toBeLessThan(0.01);
     expect(held.arms[1]!.lift!.low).toBeLessThan(0);
     expect(held.decision.status).toBe('no_winner_yet');
-    expect(held.decision.reason).toMatch(/^Arm B is at \+60% against arm A, but its interval \(−\d+(\.\d)?% to \+\d+%\) still includes no difference: about [\d,]+ more exposures per arm are likely needed\.$/);
+    expect(held.decision.reason).toMatch(
+      /^Arm B is at \+60% against arm A, but its interval \(−\d+(\.\d)?% to \+\d+%\) still includes no difference: about [\d,]+ more exposures per arm are likely needed\.$/,
+    );
     expect(held.exposures_needed_per_arm).toBeGreaterThan(0);
     // The same data with the interval's condition all but removed (a 10% interval).
     expect(run(early(), { alpha: 0.9 }).decision.winner).toBe('B');
@@ -175,12 +202,19 @@ describe('experiment analysis: the decision needs every condition', () => {
 
   it('the control can win: every other arm below it', () => {
     const a = run([arm('A', senders('a', 300, 50, 150)), arm('B', senders('b', 300, 50, 75))]);
-    expect(a.decision).toMatchObject({ status: 'winner', winner: 'A', reason: expect.stringMatching(/^Arm A wins: 1\.00%, every other arm's interval is below it/) });
+    expect(a.decision).toMatchObject({
+      status: 'winner',
+      winner: 'A',
+      reason: expect.stringMatching(/^Arm A wins: 1\.00%, every other arm's interval is below it/),
+    });
   });
 
   it('names the arms in its reasons by their names when given, by their ids otherwise', () => {
     const [a, b] = clearWinner();
-    const named = run([{ ...a!, name: 'Blue banner' }, { ...b!, name: 'Green banner' }]);
+    const named = run([
+      { ...a!, name: 'Blue banner' },
+      { ...b!, name: 'Green banner' },
+    ]);
     expect(named.decision.reason).toMatch(/^Arm Green banner wins: .* for arm Blue banner \(/);
     expect(run([a!, b!]).decision.reason).toMatch(/^Arm B wins: .* for arm A \(/);
   });
@@ -209,7 +243,11 @@ describe('experiment analysis: sample-ratio mismatch', () => {
     const a = run(lopsided([1, 1]));
     expect(a.srm.mismatch).toBe(true);
     expect(a.srm.p_value).toBeLessThan(0.001);
-    expect(a.decision).toEqual({ status: 'halted', winner: null, reason: 'The split of senders is 61/39, not 50/50 as asked: results are held until it is explained.' });
+    expect(a.decision).toEqual({
+      status: 'halted',
+      winner: null,
+      reason: 'The split of senders is 61/39, not 50/50 as asked: results are held until it is explained.',
+    });
     expect(a.exposures_needed_per_arm).toBeNull();
     // The same split asked for (weights 61/39) is no mismatch, and the winner stands.
     const asked = run(lopsided([61, 39]));
@@ -258,8 +296,15 @@ describe('experiment analysis: the prior from past banners', () => {
     const without = run(young(), {}, []);
     expect(withHistory.arms[1]!.chance_to_win).toBeGreaterThan(0.5);
     expect(withHistory.arms[1]!.chance_to_win).toBeLessThan(without.arms[1]!.chance_to_win - 0.1);
-    const high = run(young(), {}, PAST.map((b) => ({ exposures: b.exposures, clicks: b.clicks * 10 })));
-    expect(high.prior.alpha / (high.prior.alpha + high.prior.beta)).toBeCloseTo(10 * (withHistory.prior.alpha / (withHistory.prior.alpha + withHistory.prior.beta)), 6);
+    const high = run(
+      young(),
+      {},
+      PAST.map((b) => ({ exposures: b.exposures, clicks: b.clicks * 10 })),
+    );
+    expect(high.prior.alpha / (high.prior.alpha + high.prior.beta)).toBeCloseTo(
+      10 * (withHistory.prior.alpha / (withHistory.prior.alpha + withHistory.prior.beta)),
+      6,
+    );
   });
 });
 
@@ -283,8 +328,14 @@ describe('experiment analysis: senders are clusters', () => {
 describe('experiment analysis: exposures a decision needs', () => {
   /** `k` senders an arm, 50 exposures each: in A one sender in 4 clicks once (0.5%), in B two in 5 (0.8%). */
   const arms = (k: number) => [
-    arm('A', Array.from({ length: k }, (_, i) => ({ sender: `a-${i}`, exposures: 50, clicks: i % 4 === 0 ? 1 : 0 }))),
-    arm('B', Array.from({ length: k }, (_, i) => ({ sender: `b-${i}`, exposures: 50, clicks: i % 5 < 2 ? 1 : 0 }))),
+    arm(
+      'A',
+      Array.from({ length: k }, (_, i) => ({ sender: `a-${i}`, exposures: 50, clicks: i % 4 === 0 ? 1 : 0 })),
+    ),
+    arm(
+      'B',
+      Array.from({ length: k }, (_, i) => ({ sender: `b-${i}`, exposures: 50, clicks: i % 5 < 2 ? 1 : 0 })),
+    ),
   ];
 
   it('is about how many more exposures the same rates need to decide', () => {
@@ -311,7 +362,10 @@ describe('experiment analysis: per-message assignment', () => {
     const fine = run([arm('A', each(70), 70), arm('B', each(30), 30)]);
     expect(fine.srm.mismatch).toBe(false);
     const off = run([arm('A', each(50), 70), arm('B', each(50), 30)]);
-    expect(off.decision).toMatchObject({ status: 'halted', reason: 'The split of exposures is 50/50, not 70/30 as asked: results are held until it is explained.' });
+    expect(off.decision).toMatchObject({
+      status: 'halted',
+      reason: 'The split of exposures is 50/50, not 70/30 as asked: results are held until it is explained.',
+    });
   });
 });
 

@@ -24,7 +24,13 @@ describe('experiments API', () => {
     await api.call('POST', `/v1/signatures/${signature}/publish`);
     await seedIntegration(api.t.ctx.pool, api.ws, { category: 'signatures', name: 'Gmail' });
     const c = await api.call('POST', '/v1/marketing_campaigns', {
-      marketing_campaign: { name: 'Summit', content: tree('Summit banner'), signature_template_ids: [signature], start_time: at(-HOUR), end_time: at(48 * HOUR) },
+      marketing_campaign: {
+        name: 'Summit',
+        content: tree('Summit banner'),
+        signature_template_ids: [signature],
+        start_time: at(-HOUR),
+        end_time: at(48 * HOUR),
+      },
     });
     active = c.body.data.id;
     expect((await api.call('POST', `/v1/marketing_campaigns/${active}/schedule`)).body.data.status).toBe('active');
@@ -33,16 +39,32 @@ describe('experiments API', () => {
 
   const create = async (campaign: string, fields: Record<string, unknown> = {}) => {
     const r = await api.call('POST', `/v1/marketing_campaigns/${campaign}/experiments`, {
-      experiment: { name: 'Banner test', mode: 'ab', arms: [{ name: 'A', content: tree('Banner A') }, { name: 'B', weight: 2, content: tree('Banner B') }], ...fields },
+      experiment: {
+        name: 'Banner test',
+        mode: 'ab',
+        arms: [
+          { name: 'A', content: tree('Banner A') },
+          { name: 'B', weight: 2, content: tree('Banner B') },
+        ],
+        ...fields,
+      },
     });
     expect(r.status, r.text).toBe(201);
     return r.body.data as { id: string; status: string; arms: { id: string; name: string; content: unknown }[] };
   };
   const fields = (r: { body: { details: { field: string; code: string }[] } }) => Object.fromEntries(r.body.details.map((d) => [d.field, d.code]));
 
-  it('POST creates a draft with its arms in order, weights defaulting to 1, and the policy with the build\'s defaults', async () => {
+  it("POST creates a draft with its arms in order, weights defaulting to 1, and the policy with the build's defaults", async () => {
     const r = await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, {
-      experiment: { name: 'Summit banners', mode: 'ab', arms: [{ name: 'Control', content: tree('Old') }, { name: 'Bold', weight: 3, content: tree('New') }], policy: { min_clicks_per_arm: 25 } },
+      experiment: {
+        name: 'Summit banners',
+        mode: 'ab',
+        arms: [
+          { name: 'Control', content: tree('Old') },
+          { name: 'Bold', weight: 3, content: tree('New') },
+        ],
+        policy: { min_clicks_per_arm: 25 },
+      },
     });
     expect(r.status).toBe(201);
     expect(r.body.data).toMatchObject({
@@ -73,10 +95,14 @@ describe('experiments API', () => {
   });
 
   it('bad bodies are 422 naming each field: arm count, missing and invalid banners, duplicate names, times, policy', async () => {
-    const one = await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, { experiment: { name: 'x', mode: 'ab', arms: [{ name: 'A', content: tree() }] } });
+    const one = await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, {
+      experiment: { name: 'x', mode: 'ab', arms: [{ name: 'A', content: tree() }] },
+    });
     expect([one.status, fields(one)]).toEqual([422, { 'experiment.arms': 'too_small' }]);
     const five = Array.from({ length: 5 }, (_, i) => ({ name: `A${i}`, content: tree() }));
-    expect(fields(await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, { experiment: { name: 'x', mode: 'ab', arms: five } }))).toEqual({ 'experiment.arms': 'too_big' });
+    expect(fields(await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, { experiment: { name: 'x', mode: 'ab', arms: five } }))).toEqual({
+      'experiment.arms': 'too_big',
+    });
     const bad = await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, {
       experiment: {
         name: 'x',
@@ -97,38 +123,58 @@ describe('experiments API', () => {
     });
     expect(Object.keys(fields(policy)).sort()).toEqual(['experiment.policy.extra', 'experiment.policy.probability_to_win']);
     // A/A arms may omit their banner: they show the campaign's.
-    expect((await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, { experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] } })).status).toBe(201);
+    expect(
+      (
+        await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, {
+          experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] },
+        })
+      ).status,
+    ).toBe(201);
   });
 
-  it('another workspace\'s campaign or experiment is 404', async () => {
+  it("another workspace's campaign or experiment is 404", async () => {
     const mine = await create(draft);
     expect((await api.call('GET', `/v1/experiments/${mine.id}`, undefined, api.otherKey)).status).toBe(404);
     expect((await api.call('POST', `/v1/experiments/${mine.id}/start`, undefined, api.otherKey)).status).toBe(404);
-    const r = await api.call('POST', `/v1/marketing_campaigns/${draft}/experiments`, { experiment: { name: 'x', mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] } }, api.otherKey);
+    const r = await api.call(
+      'POST',
+      `/v1/marketing_campaigns/${draft}/experiments`,
+      { experiment: { name: 'x', mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] } },
+      api.otherKey,
+    );
     expect(r.status).toBe(404);
     expect((await api.call('GET', `/v1/marketing_campaigns/${FOREIGN_UUID}/experiments`)).status).toBe(404);
   });
 
-  it('start runs it and reinstalls the active campaign\'s signatures; one running per campaign; stop ends it; the states are enforced', async () => {
+  it("start runs it and reinstalls the active campaign's signatures; one running per campaign; stop ends it; the states are enforced", async () => {
     const e = await create(active);
     const other = await create(active);
     await clearJobs(api.t.ctx.pool);
     const started = await api.call('POST', `/v1/experiments/${e.id}/start`);
     expect([started.status, started.body.data.status]).toEqual([200, 'running']);
     expect(started.body.data.started_at).not.toBeNull();
-    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload)).toEqual([{ workspaceId: api.ws, signatureId: signature, kinds: ['primary'], forced: false }]);
+    expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload)).toEqual([
+      { workspaceId: api.ws, signatureId: signature, kinds: ['primary'], forced: false },
+    ]);
 
     const second = await api.call('POST', `/v1/experiments/${other.id}/start`);
     expect([second.status, second.body.error.code]).toEqual([422, 'experiment_already_running']);
     const again = await api.call('POST', `/v1/experiments/${e.id}/start`);
-    expect([again.status, again.body.error.code, again.body.details[0].field, again.body.details[0].allowed]).toEqual([422, 'invalid_experiment_state', 'status', ['draft']]);
+    expect([again.status, again.body.error.code, again.body.details[0].field, again.body.details[0].allowed]).toEqual([
+      422,
+      'invalid_experiment_state',
+      'status',
+      ['draft'],
+    ]);
 
     await clearJobs(api.t.ctx.pool);
     const stopped = await api.call('POST', `/v1/experiments/${e.id}/stop`);
     expect([stopped.status, stopped.body.data.status]).toEqual([200, 'stopped']);
     expect(stopped.body.data.concluded_at).not.toBeNull();
     expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).length).toBe(1);
-    const actions = (await api.call('GET', '/v1/audit_entries')).body.data.filter((x: { target: { id: string } }) => x.target.id === e.id).map((x: { action: string }) => x.action);
+    const actions = (await api.call('GET', '/v1/audit_entries')).body.data
+      .filter((x: { target: { id: string } }) => x.target.id === e.id)
+      .map((x: { action: string }) => x.action);
     expect(actions).toEqual(['experiment.stop', 'experiment.start', 'experiment.create']);
     // Now the other one can run.
     expect((await api.call('POST', `/v1/experiments/${other.id}/start`)).body.data.status).toBe('running');
@@ -150,17 +196,33 @@ describe('experiments API', () => {
 
   it('an A/A experiment shows one banner: arms with different banners are refused, naming the arm', async () => {
     const r = await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, {
-      experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A', content: tree('One') }, { name: 'B', content: tree('Other') }] },
+      experiment: {
+        name: 'AA',
+        mode: 'aa',
+        arms: [
+          { name: 'A', content: tree('One') },
+          { name: 'B', content: tree('Other') },
+        ],
+      },
     });
     expect([r.status, fields(r)]).toEqual([422, { 'experiment.arms[1].content': 'differs' }]);
     const same = await api.call('POST', `/v1/marketing_campaigns/${active}/experiments`, {
-      experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A', content: tree('One') }, { name: 'B', content: tree('One') }] },
+      experiment: {
+        name: 'AA',
+        mode: 'aa',
+        arms: [
+          { name: 'A', content: tree('One') },
+          { name: 'B', content: tree('One') },
+        ],
+      },
     });
     expect(same.status, same.text).toBe(201);
   });
 
   it('start refuses an A/A arm without a banner on a campaign without one, and an end already past', async () => {
-    const aa = await api.call('POST', `/v1/marketing_campaigns/${draft}/experiments`, { experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] } });
+    const aa = await api.call('POST', `/v1/marketing_campaigns/${draft}/experiments`, {
+      experiment: { name: 'AA', mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] },
+    });
     const r = await api.call('POST', `/v1/experiments/${aa.body.data.id}/start`);
     expect([r.status, r.body.error.code, r.body.details[0].field]).toEqual([422, 'campaign_incomplete', 'marketing_campaign.content']);
     await api.t.ctx.pool.query(`update experiments set end_time = now() - interval '1 minute' where id = $1`, [aa.body.data.id]);
@@ -168,7 +230,7 @@ describe('experiments API', () => {
     expect([past.status, past.body.details[0].field, past.body.details[0].code]).toEqual([422, 'experiment.end_time', 'in_past']);
   });
 
-  it('promote: the campaign continues with the arm\'s banner, installs follow; the same arm again is unchanged, another arm or a stranger is refused', async () => {
+  it("promote: the campaign continues with the arm's banner, installs follow; the same arm again is unchanged, another arm or a stranger is refused", async () => {
     const e = await create(active);
     const draftPromote = await api.call('POST', `/v1/experiments/${e.id}/promote`, { arm_id: e.arms[1]!.id });
     expect([draftPromote.status, draftPromote.body.error.code]).toEqual([422, 'invalid_experiment_state']);
@@ -188,11 +250,23 @@ describe('experiments API', () => {
     expect(audit).toMatchObject({ action: 'experiment.promote', target: { kind: 'experiment', id: e.id }, details: { arm_id: e.arms[1]!.id } });
   });
 
-  it('an asset only an arm\'s banner shows is in use (a banner) and cannot be deleted', async () => {
+  it("an asset only an arm's banner shows is in use (a banner) and cannot be deleted", async () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
-    const asset = (await api.call('POST', '/v1/assets', { asset: { file_base64: Buffer.concat([Buffer.from(png, 'base64'), Buffer.from('arm')]).toString('base64'), filename: 'arm.png' } })).body.data.id;
-    const withLogo = { type: 'stack', children: [{ type: 'text', blockStyle: { width: 120 }, tokens: [{ type: 'textToken', value: 'Logo', assetUuid: asset }] }] };
-    await create(draft, { arms: [{ name: 'A', content: tree('A') }, { name: 'B', content: withLogo }] });
+    const asset = (
+      await api.call('POST', '/v1/assets', {
+        asset: { file_base64: Buffer.concat([Buffer.from(png, 'base64'), Buffer.from('arm')]).toString('base64'), filename: 'arm.png' },
+      })
+    ).body.data.id;
+    const withLogo = {
+      type: 'stack',
+      children: [{ type: 'text', blockStyle: { width: 120 }, tokens: [{ type: 'textToken', value: 'Logo', assetUuid: asset }] }],
+    };
+    await create(draft, {
+      arms: [
+        { name: 'A', content: tree('A') },
+        { name: 'B', content: withLogo },
+      ],
+    });
     expect((await api.call('GET', `/v1/assets/${asset}`)).body.data).toMatchObject({ in_use: true, role: 'banner' });
     expect((await api.call('DELETE', `/v1/assets/${asset}`)).body.error.code).toBe('asset_in_use');
   });

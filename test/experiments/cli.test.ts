@@ -30,7 +30,13 @@ describe('sigsync experiment', () => {
     await seedIntegration(api.t.ctx.pool, api.ws, { category: 'signatures', name: 'Gmail' });
     campaign = (
       await api.call('POST', '/v1/marketing_campaigns', {
-        marketing_campaign: { name: 'Summit', content: tree('Campaign banner'), signature_template_ids: [signature], start_time: at(-HOUR), end_time: at(48 * HOUR) },
+        marketing_campaign: {
+          name: 'Summit',
+          content: tree('Campaign banner'),
+          signature_template_ids: [signature],
+          start_time: at(-HOUR),
+          end_time: at(48 * HOUR),
+        },
       })
     ).body.data.id;
     await api.call('POST', `/v1/marketing_campaigns/${campaign}/schedule`);
@@ -38,8 +44,17 @@ describe('sigsync experiment', () => {
 
   it('create, list, start, show, promote: through the owner, audited as the CLI, values escaped', async () => {
     const arms = path.join(dir, 'arms.json');
-    fs.writeFileSync(arms, JSON.stringify([{ name: 'Plain', content: tree('Banner A') }, { name: 'Bold', weight: 2, content: tree('Banner B') }]));
-    const created = await runCli(['experiment', 'create', '--workspace', api.ws, '--campaign', campaign, '--name', 'Wording \u202e test', '--arms', arms], env());
+    fs.writeFileSync(
+      arms,
+      JSON.stringify([
+        { name: 'Plain', content: tree('Banner A') },
+        { name: 'Bold', weight: 2, content: tree('Banner B') },
+      ]),
+    );
+    const created = await runCli(
+      ['experiment', 'create', '--workspace', api.ws, '--campaign', campaign, '--name', 'Wording \u202e test', '--arms', arms],
+      env(),
+    );
     expect(created.code, created.stderr).toBe(0);
     const id = /experiment ([0-9a-f-]{36}) created/.exec(created.stdout)![1]!;
 

@@ -22,7 +22,15 @@ const HOUR = 3600_000;
 const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
 const banner = (text: string, href: string) => ({
   type: 'stack',
-  children: [{ type: 'text', tokens: [{ type: 'textToken', value: text }, { type: 'textToken', value: ' Register', href: { text: href } }] }],
+  children: [
+    {
+      type: 'text',
+      tokens: [
+        { type: 'textToken', value: text },
+        { type: 'textToken', value: ' Register', href: { text: href } },
+      ],
+    },
+  ],
 });
 
 describe('experiment banners in signatures, and the counts per arm', () => {
@@ -31,7 +39,12 @@ describe('experiment banners in signatures, and the counts per arm', () => {
   let campaign: string;
   let experiment: { id: string; arms: { id: string; name: string }[] };
   const people: { id: string; emailId: string }[] = [];
-  const armOf = (teammateId: string) => assignArm(experiment.id, teammateId, experiment.arms.map((a) => ({ id: a.id, weight: 1 })));
+  const armOf = (teammateId: string) =>
+    assignArm(
+      experiment.id,
+      teammateId,
+      experiment.arms.map((a) => ({ id: a.id, weight: 1 })),
+    );
   const nameOf = (armId: string) => experiment.arms.find((a) => a.id === armId)!.name;
   const install = (p: { id: string; emailId: string }) =>
     renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: p.id, signatureId: signature, kind: 'primary', emailId: p.emailId });
@@ -43,13 +56,26 @@ describe('experiment banners in signatures, and the counts per arm', () => {
     await seedIntegration(api.t.ctx.pool, api.ws, { category: 'signatures', name: 'Gmail' });
     campaign = (
       await api.call('POST', '/v1/marketing_campaigns', {
-        marketing_campaign: { name: 'Summit', content: banner('Campaign banner', 'https://acme.test/summit'), signature_template_ids: [signature], start_time: at(-HOUR), end_time: at(48 * HOUR) },
+        marketing_campaign: {
+          name: 'Summit',
+          content: banner('Campaign banner', 'https://acme.test/summit'),
+          signature_template_ids: [signature],
+          start_time: at(-HOUR),
+          end_time: at(48 * HOUR),
+        },
       })
     ).body.data.id;
     expect((await api.call('POST', `/v1/marketing_campaigns/${campaign}/schedule`)).body.data.status).toBe('active');
     // Both arms link the same address: their anchors are told apart by the arm.
     const r = await api.call('POST', `/v1/marketing_campaigns/${campaign}/experiments`, {
-      experiment: { name: 'Wording', mode: 'ab', arms: [{ name: 'Plain', content: banner('Arm Plain', 'https://acme.test/summit') }, { name: 'Bold', content: banner('Arm Bold', 'https://acme.test/summit') }] },
+      experiment: {
+        name: 'Wording',
+        mode: 'ab',
+        arms: [
+          { name: 'Plain', content: banner('Arm Plain', 'https://acme.test/summit') },
+          { name: 'Bold', content: banner('Arm Bold', 'https://acme.test/summit') },
+        ],
+      },
     });
     experiment = r.body.data;
     for (let i = 0; i < 12; i++) {
@@ -68,7 +94,13 @@ describe('experiment banners in signatures, and the counts per arm', () => {
       expect(out.html).toContain(`Arm ${nameOf(arm)}`);
       expect(out.html).not.toContain('Campaign banner');
       expect(out.campaign).toMatchObject({ id: campaign, armId: arm });
-      const preview = await loadRenderSource(api.t.ctx.pool, { workspaceId: api.ws, signatureId: signature, teammate: { id: p.id }, kind: 'primary', content: 'preview' });
+      const preview = await loadRenderSource(api.t.ctx.pool, {
+        workspaceId: api.ws,
+        signatureId: signature,
+        teammate: { id: p.id },
+        kind: 'primary',
+        content: 'preview',
+      });
       expect(preview.ok && preview.source.campaign).toMatchObject({ id: campaign, armId: arm });
       // A reinstall renders the same bytes: no reshuffle.
       expect((await install(p)).hash).toBe(out.hash);
@@ -84,7 +116,10 @@ describe('experiment banners in signatures, and the counts per arm', () => {
     );
     expect(links.length).toBe(people.length);
     for (const l of links) expect(l.arm_id).toBe(armOf(l.teammate_id));
-    const { rows: anchors } = await api.t.ctx.pool.query<{ n: number }>(`select count(*)::int as n from anchors where workspace_id = $1 and source_id = $2`, [api.ws, campaign]);
+    const { rows: anchors } = await api.t.ctx.pool.query<{ n: number }>(`select count(*)::int as n from anchors where workspace_id = $1 and source_id = $2`, [
+      api.ws,
+      campaign,
+    ]);
     expect(anchors[0]!.n).toBe(2);
     const { rows: images } = await api.t.ctx.pool.query<{ teammate_id: string; arm_id: string | null }>(
       `select teammate_id, arm_id from view_images where workspace_id = $1 and campaign_id = $2`,
@@ -101,21 +136,42 @@ describe('experiment banners in signatures, and the counts per arm', () => {
       `select l.id::text, l.anchor_id, l.teammate_id, l.email_id from anchor_links l join anchors a on a.id = l.anchor_id where l.workspace_id = $1 and a.source_id = $2`,
       [api.ws, campaign],
     );
-    const { rows: images } = await pool.query<{ id: string; teammate_id: string }>(`select id::text, teammate_id from view_images where workspace_id = $1 and campaign_id = $2`, [api.ws, campaign]);
+    const { rows: images } = await pool.query<{ id: string; teammate_id: string }>(
+      `select id::text, teammate_id from view_images where workspace_id = $1 and campaign_id = $2`,
+      [api.ws, campaign],
+    );
     const now = new Date();
     // Sender i: i human clicks, one scanner click, 2i human views (sender 1: none, as behind an image
     // blocker) and one proxied view.
     const clicks = links.flatMap((l) => {
       const i = people.findIndex((p) => p.id === l.teammate_id);
       const click = (cls: 'human' | 'scanner') => ({
-        id: crypto.randomUUID(), clickedAt: now, linkId: l.id, anchorId: l.anchor_id, signatureId: signature, emailId: l.email_id, countryCode: 'DE', clicker: crypto.randomUUID(), isBot: cls !== 'human', botReason: cls === 'human' ? null : 'user_agent', trafficClass: cls,
+        id: crypto.randomUUID(),
+        clickedAt: now,
+        linkId: l.id,
+        anchorId: l.anchor_id,
+        signatureId: signature,
+        emailId: l.email_id,
+        countryCode: 'DE',
+        clicker: crypto.randomUUID(),
+        isBot: cls !== 'human',
+        botReason: cls === 'human' ? null : 'user_agent',
+        trafficClass: cls,
       });
       return [...Array.from({ length: i }, () => click('human')), click('scanner')];
     });
     await insertClicks(pool, clicks);
     const views = images.flatMap((img) => {
       const i = people.findIndex((p) => p.id === img.teammate_id);
-      const view = (proxy: string | null) => ({ id: crypto.randomUUID(), viewedAt: now, imageId: img.id, countryCode: 'DE', viewer: crypto.randomUUID(), proxy, botReason: null });
+      const view = (proxy: string | null) => ({
+        id: crypto.randomUUID(),
+        viewedAt: now,
+        imageId: img.id,
+        countryCode: 'DE',
+        viewer: crypto.randomUUID(),
+        proxy,
+        botReason: null,
+      });
       return [...Array.from({ length: i === 1 ? 0 : 2 * i }, () => view(null)), view('gmail_image_proxy')];
     });
     await insertViews(pool, views);
@@ -158,15 +214,28 @@ describe('experiment banners in signatures, and the counts per arm', () => {
     expect(r.body.data.results.arms.map((a: { clicks: number }) => a.clicks).reduce((s: number, n: number) => s + n, 0)).toBe(people.length - 1);
   });
 
-  it('a later campaign\'s experiment counts this campaign among its past banners, as the arms are counted', async () => {
+  it("a later campaign's experiment counts this campaign among its past banners, as the arms are counted", async () => {
     const pool = api.t.ctx.pool;
     const later = (
       await api.call('POST', '/v1/marketing_campaigns', {
-        marketing_campaign: { name: 'Later', content: banner('Later banner', 'https://acme.test/later'), signature_template_ids: [signature], start_time: at(-HOUR), end_time: at(48 * HOUR) },
+        marketing_campaign: {
+          name: 'Later',
+          content: banner('Later banner', 'https://acme.test/later'),
+          signature_template_ids: [signature],
+          start_time: at(-HOUR),
+          end_time: at(48 * HOUR),
+        },
       })
     ).body.data.id;
     const created = await api.call('POST', `/v1/marketing_campaigns/${later}/experiments`, {
-      experiment: { name: 'Next', mode: 'ab', arms: [{ name: 'A', content: banner('A', 'https://acme.test/a') }, { name: 'B', content: banner('B', 'https://acme.test/b') }] },
+      experiment: {
+        name: 'Next',
+        mode: 'ab',
+        arms: [
+          { name: 'A', content: banner('A', 'https://acme.test/a') },
+          { name: 'B', content: banner('B', 'https://acme.test/b') },
+        ],
+      },
     });
     const e = (await getExperiment(pool, api.ws, created.body.data.id))!;
     const arms = await armsOf(pool, api.ws, e.id);
@@ -180,7 +249,7 @@ describe('experiment banners in signatures, and the counts per arm', () => {
     expect((await experimentCounts(pool, e, arms, new Date())).past).toEqual([{ exposures: people.length, clicks: people.length - 1 }]);
   });
 
-  it('once stopped, the campaign\'s own banner shows again, for everyone', async () => {
+  it("once stopped, the campaign's own banner shows again, for everyone", async () => {
     expect((await api.call('POST', `/v1/experiments/${experiment.id}/stop`)).status).toBe(200);
     for (const p of people.slice(0, 4)) {
       const out = await install(p);

@@ -21,7 +21,10 @@ const declaring =
   (position: number): AnalyseOne =>
   async (_db, e, arms) => {
     const base = analyse({ arms: arms.map((a) => ({ id: a.id, weight: a.weight, senders: [] })), past: [], mode: e.mode });
-    return { ...base, decision: { status: 'winner', winner: arms[position]!.id, reason: 'The arm beats the others with the policy\'s confidence.' } } satisfies Analysis;
+    return {
+      ...base,
+      decision: { status: 'winner', winner: arms[position]!.id, reason: "The arm beats the others with the policy's confidence." },
+    } satisfies Analysis;
   };
 const undecided: AnalyseOne = async (_db, e, arms) => analyse({ arms: arms.map((a) => ({ id: a.id, weight: a.weight, senders: [] })), past: [], mode: e.mode });
 
@@ -37,20 +40,35 @@ describe('experiment tick', () => {
 
   const activeCampaign = async () => {
     const c = await api.call('POST', '/v1/marketing_campaigns', {
-      marketing_campaign: { name: 'Summit', content: tree('Campaign banner'), signature_template_ids: [signature], start_time: at(-HOUR), end_time: at(48 * HOUR) },
+      marketing_campaign: {
+        name: 'Summit',
+        content: tree('Campaign banner'),
+        signature_template_ids: [signature],
+        start_time: at(-HOUR),
+        end_time: at(48 * HOUR),
+      },
     });
     await api.call('POST', `/v1/marketing_campaigns/${c.body.data.id}/schedule`);
     return c.body.data.id as string;
   };
   const experiment = async (campaign: string, fields: Record<string, unknown> = {}) => {
     const r = await api.call('POST', `/v1/marketing_campaigns/${campaign}/experiments`, {
-      experiment: { name: 'Test', mode: 'ab', arms: [{ name: 'A', content: tree('Banner A') }, { name: 'B', content: tree('Banner B') }], ...fields },
+      experiment: {
+        name: 'Test',
+        mode: 'ab',
+        arms: [
+          { name: 'A', content: tree('Banner A') },
+          { name: 'B', content: tree('Banner B') },
+        ],
+        ...fields,
+      },
     });
     expect(r.status, r.text).toBe(201);
     return r.body.data as { id: string; arms: { id: string }[] };
   };
   const get = async (id: string) => (await api.call('GET', `/v1/experiments/${id}`)).body.data;
-  const concludedEvents = async (id: string) => (await eventsOf(api.t.ctx.pool, api.ws, 'experiment.concluded')).filter((e) => e.payload.experiment.uuid === id);
+  const concludedEvents = async (id: string) =>
+    (await eventsOf(api.t.ctx.pool, api.ws, 'experiment.concluded')).filter((e) => e.payload.experiment.uuid === id);
 
   it('a draft whose start_time is reached starts; one not yet due waits', async () => {
     const campaign = await activeCampaign();
@@ -63,7 +81,7 @@ describe('experiment tick', () => {
     await api.call('POST', `/v1/experiments/${due.id}/stop`);
   });
 
-  it('on a winner it concludes once, with experiment.concluded carrying the figures, and auto_promote moves the campaign to the winner\'s banner', async () => {
+  it("on a winner it concludes once, with experiment.concluded carrying the figures, and auto_promote moves the campaign to the winner's banner", async () => {
     const campaign = await activeCampaign();
     const e = await experiment(campaign, { auto_promote: true });
     await api.call('POST', `/v1/experiments/${e.id}/start`);
@@ -83,18 +101,44 @@ describe('experiment tick', () => {
     expect(events.length).toBe(1);
     expect(events[0]!.payload).toMatchObject({
       type: 'experiment.concluded',
-      experiment: { uuid: e.id, campaign_uuid: campaign, status: 'concluded', winner_arm_uuid: e.arms[1]!.id, mode: 'ab', arms: [{ uuid: e.arms[0]!.id, position: 0 }, { uuid: e.arms[1]!.id, position: 1 }] },
+      experiment: {
+        uuid: e.id,
+        campaign_uuid: campaign,
+        status: 'concluded',
+        winner_arm_uuid: e.arms[1]!.id,
+        mode: 'ab',
+        arms: [
+          { uuid: e.arms[0]!.id, position: 0 },
+          { uuid: e.arms[1]!.id, position: 1 },
+        ],
+      },
       results: { decision: { status: 'winner', winner: e.arms[1]!.id } },
     });
     expect((await api.call('GET', '/v1/marketing_campaigns')).body.data.find((c: { id: string }) => c.id === campaign).content).toEqual(tree('Banner B'));
     expect((await jobsOf(api.t.ctx.pool, 'fanout_signature')).map((j) => j.payload.signatureId)).toEqual([signature]);
     // The audit trail names the tick as the one who promoted (once, though two ticks ran).
-    const trail = (await api.call('GET', '/v1/audit_entries')).body.data.filter((a: { action: string; target: { id: string } }) => a.action === 'experiment.promote' && a.target.id === e.id);
-    expect(trail).toEqual([expect.objectContaining({ actor: expect.objectContaining({ kind: 'system', name: 'experiment tick' }), details: { arm_id: e.arms[1]!.id, automatic: true } })]);
+    const trail = (await api.call('GET', '/v1/audit_entries')).body.data.filter(
+      (a: { action: string; target: { id: string } }) => a.action === 'experiment.promote' && a.target.id === e.id,
+    );
+    expect(trail).toEqual([
+      expect.objectContaining({
+        actor: expect.objectContaining({ kind: 'system', name: 'experiment tick' }),
+        details: { arm_id: e.arms[1]!.id, automatic: true },
+      }),
+    ]);
     // A later tick leaves it be, and the owner concludes only a running experiment.
     await runExperimentTick(api.t.ctx.pool, new Date(), declaring(0));
     const arms = await armsOf(api.t.ctx.pool, api.ws, e.id);
-    expect(await concludeExperiment(api.t.ctx.pool, api.ws, e.id, arms, await declaring(0)(api.t.ctx.pool, (await getExperiment(api.t.ctx.pool, api.ws, e.id))!, arms, now), new Date())).toBeUndefined();
+    expect(
+      await concludeExperiment(
+        api.t.ctx.pool,
+        api.ws,
+        e.id,
+        arms,
+        await declaring(0)(api.t.ctx.pool, (await getExperiment(api.t.ctx.pool, api.ws, e.id))!, arms, now),
+        new Date(),
+      ),
+    ).toBeUndefined();
     expect((await get(e.id)).winner_arm_id).toBe(e.arms[1]!.id);
     expect((await concludedEvents(e.id)).length).toBe(1);
   });
@@ -105,16 +149,20 @@ describe('experiment tick', () => {
     await api.call('POST', `/v1/experiments/${e.id}/start`);
     await runExperimentTick(api.t.ctx.pool, new Date(), declaring(0));
     expect(await get(e.id)).toMatchObject({ status: 'concluded', winner_arm_id: e.arms[0]!.id, promoted_arm_id: null });
-    expect((await api.call('GET', '/v1/marketing_campaigns')).body.data.find((c: { id: string }) => c.id === campaign).content).toEqual(tree('Campaign banner'));
+    expect((await api.call('GET', '/v1/marketing_campaigns')).body.data.find((c: { id: string }) => c.id === campaign).content).toEqual(
+      tree('Campaign banner'),
+    );
   });
 
-  it('an A/A experiment\'s winner is recorded but never promoted, even with auto_promote', async () => {
+  it("an A/A experiment's winner is recorded but never promoted, even with auto_promote", async () => {
     const campaign = await activeCampaign();
     const e = await experiment(campaign, { mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }], auto_promote: true });
     await api.call('POST', `/v1/experiments/${e.id}/start`);
     await runExperimentTick(api.t.ctx.pool, new Date(), declaring(1));
     expect(await get(e.id)).toMatchObject({ status: 'concluded', winner_arm_id: e.arms[1]!.id, promoted_arm_id: null });
-    expect((await api.call('GET', '/v1/marketing_campaigns')).body.data.find((c: { id: string }) => c.id === campaign).content).toEqual(tree('Campaign banner'));
+    expect((await api.call('GET', '/v1/marketing_campaigns')).body.data.find((c: { id: string }) => c.id === campaign).content).toEqual(
+      tree('Campaign banner'),
+    );
   });
 
   it('the campaign_tick task concludes an experiment past its end on the real analysis, without a winner', async () => {

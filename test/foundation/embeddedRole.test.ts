@@ -37,8 +37,16 @@ describe('embedded Postgres: the application role', () => {
     const me = (await app.query(`select rolsuper, rolcreatedb, rolcreaterole, rolbypassrls from pg_roles where rolname = current_user`)).rows[0];
     // It bypasses row-level security only for graphile-worker's private tables: no other table has it.
     expect(me).toEqual({ rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolbypassrls: true });
-    expect((await app.query(`select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where c.relrowsecurity and n.nspname <> 'graphile_worker'`)).rows[0].n).toBe(0);
-    expect((await app.query(`select count(*)::int as n from pg_class c join pg_roles r on r.oid = c.relowner where r.rolname = current_user`)).rows[0].n).toBe(0);
+    expect(
+      (
+        await app.query(
+          `select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where c.relrowsecurity and n.nspname <> 'graphile_worker'`,
+        )
+      ).rows[0].n,
+    ).toBe(0);
+    expect((await app.query(`select count(*)::int as n from pg_class c join pg_roles r on r.oid = c.relowner where r.rolname = current_user`)).rows[0].n).toBe(
+      0,
+    );
     await expect(app.query('create table intruder (id int)')).rejects.toMatchObject({ code: '42501' });
     await expect(app.query('drop table workspaces')).rejects.toMatchObject({ code: '42501' });
     await expect(app.query('alter table workspaces add column x int')).rejects.toMatchObject({ code: '42501' });

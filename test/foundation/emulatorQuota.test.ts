@@ -17,7 +17,8 @@ describe('emulated Gmail quota', () => {
     const base = `${google.url}/gmail/v1/users/${mailbox}/settings/sendAs`;
     return {
       list: async () => (await fetch(base)).status,
-      patch: () => fetch(`${base}/${mailbox}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signature: '<p>x</p>' }) }),
+      patch: () =>
+        fetch(`${base}/${mailbox}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signature: '<p>x</p>' }) }),
     };
   };
 

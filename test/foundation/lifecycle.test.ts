@@ -38,65 +38,81 @@ describe('serve lifecycle on embedded Postgres', () => {
   fs.chmodSync(dataDir, 0o755);
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-  it('serves, shares its cluster with the CLI, exits 0 on SIGTERM leaving no postgres, and keeps data across restarts', async () => {
-    const port = await freePort();
-    const first = await startServe(dataDir, port);
-    expect(first.output()).toMatch(/started embedded Postgres/);
-    expect(first.output()).toMatch(/postgres:\/\/sigsync_app:\*\*\*\*@/);
-    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-    const pid = Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  it(
+    'serves, shares its cluster with the CLI, exits 0 on SIGTERM leaving no postgres, and keeps data across restarts',
+    async () => {
+      const port = await freePort();
+      const first = await startServe(dataDir, port);
+      expect(first.output()).toMatch(/started embedded Postgres/);
+      expect(first.output()).toMatch(/postgres:\/\/sigsync_app:\*\*\*\*@/);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      const pid = Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
-    // A second process with the same DATA_DIR joins the running cluster.
-    const created = await runCli(['workspace', 'create', '--name', 'Initech'], { DATA_DIR: dataDir, LOG_LEVEL: 'info' });
-    expect(created.code).toBe(0);
-    expect(created.stderr).toMatch(/connected to the running embedded Postgres/);
-    const key = /api key\s+(sgs_\S+)/.exec(created.stdout)![1]!;
-    const me = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } });
-    expect(me.status).toBe(200);
-    expect(alive(pid)).toBe(true);
+      // A second process with the same DATA_DIR joins the running cluster.
+      const created = await runCli(['workspace', 'create', '--name', 'Initech'], { DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+      expect(created.code).toBe(0);
+      expect(created.stderr).toMatch(/connected to the running embedded Postgres/);
+      const key = /api key\s+(sgs_\S+)/.exec(created.stdout)![1]!;
+      const me = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } });
+      expect(me.status).toBe(200);
+      expect(alive(pid)).toBe(true);
 
-    const { code, ms } = await stop(first);
-    expect(code).toBe(0);
-    expect(ms).toBeLessThan(15_000);
-    expect(alive(pid)).toBe(false);
+      const { code, ms } = await stop(first);
+      expect(code).toBe(0);
+      expect(ms).toBeLessThan(15_000);
+      expect(alive(pid)).toBe(false);
 
-    // Restart: the same data is there.
-    const second = await startServe(dataDir, port);
-    const again = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } });
-    expect(((await again.json()) as { data: { name: string } }).data.name).toBe('Initech');
-    expect((await stop(second)).code).toBe(0);
-  }, HEAVY_TEST_MS);
+      // Restart: the same data is there.
+      const second = await startServe(dataDir, port);
+      const again = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } });
+      expect(((await again.json()) as { data: { name: string } }).data.name).toBe('Initech');
+      expect((await stop(second)).code).toBe(0);
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('exits 2 with one line naming PORT when the port is taken, and leaves no postgres behind', async () => {
-    const blocker = net.createServer();
-    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
-    const port = (blocker.address() as net.AddressInfo).port;
-    try {
-      const r = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(port), SANDBOX: '0', LOG_LEVEL: 'warn' });
-      expect(r.code).toBe(2);
-      expect(r.stderr.trim().split('\n').at(-1)).toBe(`PORT: invalid value; expected a port nothing else listens on (127.0.0.1:${port} is in use; 0 picks a free one)`);
-      // The cluster this process started is stopped on the way out.
-      const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
-      await waitFor(async () => !fs.existsSync(pidFile) || !alive(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0])), DEADLINE_MS, 100);
-    } finally {
-      blocker.close();
-    }
-  }, HEAVY_TEST_MS);
+  it(
+    'exits 2 with one line naming PORT when the port is taken, and leaves no postgres behind',
+    async () => {
+      const blocker = net.createServer();
+      await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+      const port = (blocker.address() as net.AddressInfo).port;
+      try {
+        const r = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(port), SANDBOX: '0', LOG_LEVEL: 'warn' });
+        expect(r.code).toBe(2);
+        expect(r.stderr.trim().split('\n').at(-1)).toBe(
+          `PORT: invalid value; expected a port nothing else listens on (127.0.0.1:${port} is in use; 0 picks a free one)`,
+        );
+        // The cluster this process started is stopped on the way out.
+        const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+        await waitFor(async () => !fs.existsSync(pidFile) || !alive(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0])), DEADLINE_MS, 100);
+      } finally {
+        blocker.close();
+      }
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('a taken port with a fresh DATA_DIR: one line naming PORT, before any database is built', async () => {
-    const blocker = net.createServer();
-    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
-    const port = (blocker.address() as net.AddressInfo).port;
-    const fresh = path.join(dataDir, 'another');
-    try {
-      const r = await runCli(['serve'], { DATA_DIR: fresh, PORT: String(port), LOG_LEVEL: 'info' });
-      expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr.trim().split('\n'), r.stderr).toEqual([`PORT: invalid value; expected a port nothing else listens on (127.0.0.1:${port} is in use; 0 picks a free one)`]);
-      expect(r.stdout).not.toMatch(/initialising embedded Postgres/);
-      expect(fs.existsSync(path.join(fresh, 'postgres'))).toBe(false);
-      expect(fs.existsSync(path.join(fresh, 'server.lock'))).toBe(false);
-    } finally {
-      blocker.close();
-    }
-  }, HEAVY_TEST_MS);
+  it(
+    'a taken port with a fresh DATA_DIR: one line naming PORT, before any database is built',
+    async () => {
+      const blocker = net.createServer();
+      await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+      const port = (blocker.address() as net.AddressInfo).port;
+      const fresh = path.join(dataDir, 'another');
+      try {
+        const r = await runCli(['serve'], { DATA_DIR: fresh, PORT: String(port), LOG_LEVEL: 'info' });
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr.trim().split('\n'), r.stderr).toEqual([
+          `PORT: invalid value; expected a port nothing else listens on (127.0.0.1:${port} is in use; 0 picks a free one)`,
+        ]);
+        expect(r.stdout).not.toMatch(/initialising embedded Postgres/);
+        expect(fs.existsSync(path.join(fresh, 'postgres'))).toBe(false);
+        expect(fs.existsSync(path.join(fresh, 'server.lock'))).toBe(false);
+      } finally {
+        blocker.close();
+      }
+    },
+    HEAVY_TEST_MS,
+  );
 });

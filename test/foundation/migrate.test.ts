@@ -15,13 +15,29 @@ describe('migrations', async () => {
     expect(applied).toContain('000001_init');
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
-    const { rows } = await c.query<{ table_name: string }>(
-      `select table_name from information_schema.tables where table_schema = 'public' order by 1`,
-    );
+    const { rows } = await c.query<{ table_name: string }>(`select table_name from information_schema.tables where table_schema = 'public' order by 1`);
     const tables = rows.map((r) => r.table_name);
-    for (const t of ['workspaces', 'api_keys', 'integrations', 'sync_runs', 'teammates', 'emails', 'groups', 'memberships',
-      'smart_fields', 'smart_field_values', 'folders', 'signatures', 'signature_variants', 'assignments', 'installations',
-      'events', 'webhook_endpoints', 'webhook_deliveries', 'marketing_campaigns']) {
+    for (const t of [
+      'workspaces',
+      'api_keys',
+      'integrations',
+      'sync_runs',
+      'teammates',
+      'emails',
+      'groups',
+      'memberships',
+      'smart_fields',
+      'smart_field_values',
+      'folders',
+      'signatures',
+      'signature_variants',
+      'assignments',
+      'installations',
+      'events',
+      'webhook_endpoints',
+      'webhook_deliveries',
+      'marketing_campaigns',
+    ]) {
       expect(tables).toContain(t);
     }
     const gw = await c.query(`select 1 from information_schema.schemata where schema_name = 'graphile_worker'`);
@@ -46,9 +62,7 @@ describe('migrations', async () => {
       const a = (await c.query(`insert into workspaces (name) values ('A') returning id`)).rows[0].id;
       const b = (await c.query(`insert into workspaces (name) values ('B') returning id`)).rows[0].id;
       const t = (await c.query(`insert into teammates (workspace_id, display_name) values ($1, 'x') returning id`, [a])).rows[0].id;
-      await expect(
-        c.query(`insert into emails (workspace_id, teammate_id, address) values ($1, $2, 'x@b.test')`, [b, t]),
-      ).rejects.toThrow(/foreign key/);
+      await expect(c.query(`insert into emails (workspace_id, teammate_id, address) values ($1, $2, 'x@b.test')`, [b, t])).rejects.toThrow(/foreign key/);
     } finally {
       await c.end();
     }

@@ -88,7 +88,8 @@ describe('PostgreSQL 15, the oldest supported version', () => {
     runner = await startWorker(ctx, { pollInterval: 50, noCron: true, concurrency: 4 });
     await publishAndInstall(ctx, workspaceId, signatureId);
     const installed = async () =>
-      (await ctx!.pool.query<{ n: number }>(`select count(*)::int as n from installations where workspace_id = $1 and status = 'installed'`, [workspaceId])).rows[0]!.n;
+      (await ctx!.pool.query<{ n: number }>(`select count(*)::int as n from installations where workspace_id = $1 and status = 'installed'`, [workspaceId]))
+        .rows[0]!.n;
     await waitFor(async () => (await installed()) === 12);
     const signatures = google.signatures();
     expect(Object.keys(signatures)).toHaveLength(12);

@@ -134,7 +134,9 @@ describe('production settings', async () => {
     await app.stop();
     const pool = createPool(db.url, 1);
     try {
-      expect((await pool.query<{ public_base_url: string }>('select public_base_url from deployment')).rows[0]!.public_base_url).toBe('https://sig.example.com');
+      expect((await pool.query<{ public_base_url: string }>('select public_base_url from deployment')).rows[0]!.public_base_url).toBe(
+        'https://sig.example.com',
+      );
     } finally {
       await pool.end();
     }

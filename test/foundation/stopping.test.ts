@@ -45,7 +45,9 @@ async function ctrlCStopsCleanly(server: Server): Promise<string> {
   const after = server.output().slice(at);
   const lines = after.trim().split('\n').filter(Boolean);
   expect(lines, after).toHaveLength(1);
-  expect(after).not.toMatch(/terminating connection|administrator command|writing clicks failed|second signal|\n\s+at |CREATE|INSERT|"level":"(warn|error|fatal)"/);
+  expect(after).not.toMatch(
+    /terminating connection|administrator command|writing clicks failed|second signal|\n\s+at |CREATE|INSERT|"level":"(warn|error|fatal)"/,
+  );
   expect(code, after).toBe(0);
   return after;
 }
@@ -75,56 +77,78 @@ describe('stopping and starting serve', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('Ctrl-C during the first start (initdb) stops once started: one line, exit 0, no SQL or stack', async () => {
-    const server = serve(process.execPath, dataDir, await freePort());
-    running.push(server);
-    await waitFor(async () => server.output().includes('initialising embedded Postgres cluster'), DEADLINE_MS, 20);
-    const after = await ctrlCStopsCleanly(server);
-    expect(after).toMatch(/^SIGINT: stopping once started/);
-    expect(fs.existsSync(path.join(dataDir, 'server.lock'))).toBe(false);
-  }, HEAVY_TEST_MS);
+  it(
+    'Ctrl-C during the first start (initdb) stops once started: one line, exit 0, no SQL or stack',
+    async () => {
+      const server = serve(process.execPath, dataDir, await freePort());
+      running.push(server);
+      await waitFor(async () => server.output().includes('initialising embedded Postgres cluster'), DEADLINE_MS, 20);
+      const after = await ctrlCStopsCleanly(server);
+      expect(after).toMatch(/^SIGINT: stopping once started/);
+      expect(fs.existsSync(path.join(dataDir, 'server.lock'))).toBe(false);
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('Ctrl-C while it runs (sandbox, worker, clicks writer): one line, exit 0, no Postgres errors', async () => {
-    const port = await freePort();
-    const server = serve(process.execPath, dataDir, port);
-    running.push(server);
-    await ready(server, port);
-    await ctrlCStopsCleanly(server);
-  }, HEAVY_TEST_MS);
+  it(
+    'Ctrl-C while it runs (sandbox, worker, clicks writer): one line, exit 0, no Postgres errors',
+    async () => {
+      const port = await freePort();
+      const server = serve(process.execPath, dataDir, port);
+      running.push(server);
+      await ready(server, port);
+      await ctrlCStopsCleanly(server);
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('a second server on the same DATA_DIR refuses with one line, and the first one keeps serving', async () => {
-    const port = await freePort();
-    const first = serve(process.execPath, dataDir, port);
-    running.push(first);
-    await ready(first, port);
-    const second = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' });
-    expect(second.code, second.stderr).toBe(2);
-    expect(second.stderr.trim().split('\n')).toHaveLength(1);
-    expect(second.stderr).toContain(`DATA_DIR: another sigsync server (pid ${first.child.pid}) is running on ${dataDir}; stop it first, or give this one its own DATA_DIR`);
-    const completed = () => first.output().split('"msg":"request completed"').length;
-    const before = completed();
-    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
-    // The request's own log line is written after its answer: wait for it, so that it is not read as stop output.
-    await waitFor(async () => completed() > before);
-    expect(fs.readFileSync(path.join(dataDir, 'server.lock'), 'utf8').trim()).toBe(String(first.child.pid));
-    await ctrlCStopsCleanly(first);
-  }, HEAVY_TEST_MS);
+  it(
+    'a second server on the same DATA_DIR refuses with one line, and the first one keeps serving',
+    async () => {
+      const port = await freePort();
+      const first = serve(process.execPath, dataDir, port);
+      running.push(first);
+      await ready(first, port);
+      const second = await runCli(['serve'], { DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' });
+      expect(second.code, second.stderr).toBe(2);
+      expect(second.stderr.trim().split('\n')).toHaveLength(1);
+      expect(second.stderr).toContain(
+        `DATA_DIR: another sigsync server (pid ${first.child.pid}) is running on ${dataDir}; stop it first, or give this one its own DATA_DIR`,
+      );
+      const completed = () => first.output().split('"msg":"request completed"').length;
+      const before = completed();
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+      // The request's own log line is written after its answer: wait for it, so that it is not read as stop output.
+      await waitFor(async () => completed() > before);
+      expect(fs.readFileSync(path.join(dataDir, 'server.lock'), 'utf8').trim()).toBe(String(first.child.pid));
+      await ctrlCStopsCleanly(first);
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('through the launcher (an older node first on PATH), which gets the same Ctrl-C and forwards it: exit 0, not "second signal"', async () => {
-    const port = await freePort();
-    const server = serve('node', dataDir, port);
-    running.push(server);
-    await ready(server, port);
-    await ctrlCStopsCleanly(server);
-  }, HEAVY_TEST_MS);
+  it(
+    'through the launcher (an older node first on PATH), which gets the same Ctrl-C and forwards it: exit 0, not "second signal"',
+    async () => {
+      const port = await freePort();
+      const server = serve('node', dataDir, port);
+      running.push(server);
+      await ready(server, port);
+      await ctrlCStopsCleanly(server);
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('npm start, as the README runs it: Ctrl-C stops it with one line and npm exits 0, not 130', async () => {
-    const port = await freePort();
-    const server = serve('npm', dataDir, port);
-    running.push(server);
-    await ready(server, port);
-    await ctrlCStopsCleanly(server);
-  }, HEAVY_TEST_MS);
+  it(
+    'npm start, as the README runs it: Ctrl-C stops it with one line and npm exits 0, not 130',
+    async () => {
+      const port = await freePort();
+      const server = serve('npm', dataDir, port);
+      running.push(server);
+      await ready(server, port);
+      await ctrlCStopsCleanly(server);
+    },
+    HEAVY_TEST_MS,
+  );
 
   it('takes over a stale lock (its process gone, or not a sigsync server), and refuses a live one', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sigsync-lock-'));

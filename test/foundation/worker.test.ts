@@ -21,9 +21,8 @@ describe('worker', () => {
         [ws, integ],
       )
     ).rows[0].id;
-    const running = (
-      await pool.query(`insert into sync_runs (workspace_id, integration_id, trigger) values ($1, $2, 'cli') returning id`, [ws, integ])
-    ).rows[0].id;
+    const running = (await pool.query(`insert into sync_runs (workspace_id, integration_id, trigger) values ($1, $2, 'cli') returning id`, [ws, integ])).rows[0]
+      .id;
     await pool.query(`insert into sync_run_seen (run_id, external_id) values ($1, 'a'), ($1, 'b'), ($2, 'c')`, [old, running]);
 
     const runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 1 });
@@ -48,7 +47,9 @@ describe('worker', () => {
       await waitFor(async () => seen.length === 1);
       await waitFor(async () => (await t.ctx.metrics.jobs.get()).values.some((v) => v.labels.task === 'test_strict' && v.labels.outcome === 'invalid_payload'));
       // Both jobs complete (the invalid one is dropped, not retried); a job row goes just after its task returns.
-      await waitFor(async () => (await t.ctx.pool.query(`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'test_strict'`)).rows[0].n === 0);
+      await waitFor(
+        async () => (await t.ctx.pool.query(`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'test_strict'`)).rows[0].n === 0,
+      );
       expect(seen).toEqual([{ n: 1 }]);
     } finally {
       await runner.stop();

@@ -42,7 +42,11 @@ describe('graphile-worker log lines', () => {
     const info = capture('info');
     const error = new Error('the worker stopped while this run was waiting on the provider');
     failedByStop.add(error);
-    info.logger.error(`Failed task 42 (sync_integration, 3.10ms, attempt 1 of 10) with error '${error.message}':\n  ${error.stack}`, { job, failure: true, error });
+    info.logger.error(`Failed task 42 (sync_integration, 3.10ms, attempt 1 of 10) with error '${error.message}':\n  ${error.stack}`, {
+      job,
+      failure: true,
+      error,
+    });
     expect(info.lines).toHaveLength(1);
     expect(info.lines[0]).toMatchObject({ level: 'info', msg: `Failed task 42 (sync_integration, 3.10ms, attempt 1 of 10) with error '${error.message}'` });
     expect(JSON.stringify(info.lines[0])).not.toContain(' at ');

@@ -27,7 +27,10 @@ describe('the database pool of a worker process', async () => {
   });
 
   it('a process that also serves the API keeps a pool of 20', async () => {
-    const app = await startApp(testConfig({ DATABASE_URL: db.url, WORKER_CONCURRENCY: '3', PORT: '0' }), createLogger('silent'), { api: true, worker: { noCron: true } });
+    const app = await startApp(testConfig({ DATABASE_URL: db.url, WORKER_CONCURRENCY: '3', PORT: '0' }), createLogger('silent'), {
+      api: true,
+      worker: { noCron: true },
+    });
     try {
       expect(app.ctx.pool.options.max).toBe(20);
     } finally {

@@ -49,7 +49,13 @@ export async function connectGoogle(
   );
 }
 
-export async function mapSmartField(ctx: AppContext, workspaceId: string, slug: string, integrationId: string | null, attribute: string | null): Promise<string> {
+export async function mapSmartField(
+  ctx: AppContext,
+  workspaceId: string,
+  slug: string,
+  integrationId: string | null,
+  attribute: string | null,
+): Promise<string> {
   return insertSmartField(ctx.pool, workspaceId, { slug, integrationId, integrationAttribute: attribute });
 }
 

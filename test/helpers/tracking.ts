@@ -54,7 +54,12 @@ export function trackedImage(ctx: Ctx, baseUrl: string, t: TrackTarget, url?: st
  */
 export async function visitorOf(api: Api, userId: string): Promise<string> {
   await setEventTracking(api.t.ctx.pool, api.ws, true);
-  const link = await trackedLink(api.t.ctx, api.base, { workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() }, 'https://acme.test/');
+  const link = await trackedLink(
+    api.t.ctx,
+    api.base,
+    { workspaceId: api.ws, signatureId: crypto.randomUUID(), campaignId: null, teammateId: crypto.randomUUID(), emailId: crypto.randomUUID() },
+    'https://acme.test/',
+  );
   const tokens = clickTokens(api.t.ctx.secrets);
   const clickId = tokens.clickId(tokens.verify(link.split('/c/')[1]!)!);
   const r = await api.call('POST', '/v1/analytics/events', { event: { name: 'signup', click_id: clickId, user_id: userId } });

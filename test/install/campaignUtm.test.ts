@@ -28,7 +28,10 @@ describe('campaign UTM parameters in installed signatures', () => {
     google = await startGoogleEmulator(generateGoogleTenant(1));
     ({ workspaceId } = await workspaceWithKey(t.ctx));
     gmailId = (await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' })).id;
-    const teammate = await insertTeammate(t.ctx.pool, workspaceId, { displayName: 'Given0 Family0', emails: [{ address: 'user0@example.test', primary: true }] });
+    const teammate = await insertTeammate(t.ctx.pool, workspaceId, {
+      displayName: 'Given0 Family0',
+      emails: [{ address: 'user0@example.test', primary: true }],
+    });
     emailId = teammate.emailIds[0]!;
     const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Best regards' }] }] };
     const signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Main', draftContent: tree, published: true });
@@ -61,7 +64,9 @@ describe('campaign UTM parameters in installed signatures', () => {
     const links = hrefs(await install());
     expect(links).toHaveLength(1);
     expect(links[0]).toMatch(new RegExp(`^${t.ctx.config.PUBLIC_BASE_URL}/c/`));
-    const { rows } = await t.ctx.pool.query<{ url: string; source_kind: string }>('select url, source_kind from anchors where workspace_id = $1', [workspaceId]);
+    const { rows } = await t.ctx.pool.query<{ url: string; source_kind: string }>('select url, source_kind from anchors where workspace_id = $1', [
+      workspaceId,
+    ]);
     expect(rows).toEqual([{ url: `${SUMMIT}?${TAGS}`, source_kind: 'campaign' }]);
   });
 });

@@ -34,7 +34,10 @@ describe('the list of installations', () => {
     await publishAndInstall(api.t.ctx, api.ws, signatureId);
     // Every primary install settled: the failing one failed, the others installed.
     await waitFor(async () => {
-      const { rows } = await pool().query<{ status: string; n: number }>(`select status, count(*)::int as n from installations where workspace_id = $1 and kind = 'primary' group by 1`, [api.ws]);
+      const { rows } = await pool().query<{ status: string; n: number }>(
+        `select status, count(*)::int as n from installations where workspace_id = $1 and kind = 'primary' group by 1`,
+        [api.ws],
+      );
       const by = Object.fromEntries(rows.map((r) => [r.status, r.n]));
       return by.failed === 1 && by.installed === 3 && Object.keys(by).length === 2;
     });
@@ -98,7 +101,11 @@ describe('the list of installations', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^ADDRESS\s+INTEGRATION\s+KIND\s+SIGNATURE\s+STATUS\s+ERROR\s+FAILING_SINCE\s+ATTEMPTS\s+MESSAGE\s+FIX$/);
-    expect(lines[1]).toMatch(new RegExp(`^${FAILING.replace(/\./g, '\\.')}\\s+Gmail\\s+primary\\s+.*failed\\s+forbidden\\s+.*sendAs\\.patch: Mail service not enabled\\s+the provider refuses to change this mailbox`));
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^${FAILING.replace(/\./g, '\\.')}\\s+Gmail\\s+primary\\s+.*failed\\s+forbidden\\s+.*sendAs\\.patch: Mail service not enabled\\s+the provider refuses to change this mailbox`,
+      ),
+    );
     expect(lines.at(-1)).toBe('page 1 of 1: 1 installation(s)');
     const json = JSON.parse((await runCli(['install', 'list', '--status', 'installed', '--workspace', api.ws, '--per-page', '2', '--json'], env())).stdout);
     expect(json.pagination).toEqual({ page: 1, limit: 2, total_count: 3, total_pages: 2, has_more: true });

@@ -42,7 +42,12 @@ describe('install pipeline (Gmail)', () => {
   let titleField: string;
 
   const count = async (sql: string, params: unknown[] = []) => (await t.ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
-  const drained = () => waitFor(async () => (await count(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)) === 0, DEADLINE_MS, 50);
+  const drained = () =>
+    waitFor(
+      async () => (await count(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)) === 0,
+      DEADLINE_MS,
+      50,
+    );
   const writes = () => [...google.writes.values()].reduce((a, b) => a + b, 0);
   /** A forced install of one address, as a support engineer or a retry would start it. */
   const installOne = async (address: string) => {
@@ -111,7 +116,9 @@ describe('install pipeline (Gmail)', () => {
     expect(listed()).toBe(aliased);
     expect(await count(`select count(*)::int as n from mailbox_install_state where workspace_id = $1`, [workspaceId])).toBe(aliased);
     const [listsBefore, writesBefore] = [listed(), writes()];
-    await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Warm regards"') where id = $1`, [signatureId]);
+    await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Warm regards"') where id = $1`, [
+      signatureId,
+    ]);
     await publish();
     expect(writes() - writesBefore).toBe(200 + aliases);
     expect(listed()).toBe(listsBefore);
@@ -121,7 +128,8 @@ describe('install pipeline (Gmail)', () => {
   it('a directory change reinstalls only that teammate', async () => {
     const before = writes();
     google.tenant.users[7]!.organizations = [{ title: 'Head of Sales', primary: true }];
-    const integ = (await t.ctx.pool.query<{ id: string }>(`select id from integrations where workspace_id = $1 and category = 'teammates'`, [workspaceId])).rows[0]!.id;
+    const integ = (await t.ctx.pool.query<{ id: string }>(`select id from integrations where workspace_id = $1 and category = 'teammates'`, [workspaceId]))
+      .rows[0]!.id;
     const [run] = await startRuns(t.ctx.pool, workspaceId, [integ], { trigger: 'cli' });
     await executeRun(t.ctx, run!.id, { retry: FAST });
     await drained();
@@ -141,7 +149,10 @@ describe('install pipeline (Gmail)', () => {
     );
     expect(row.rows[0]).toMatchObject({ status: 'failed', error_code: 'forbidden', failing_since: expect.any(Date) });
     expect((await failures()) - start).toBe(1);
-    const ev = await t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'signature.installation.failed' order by occurred_at desc limit 1`, [workspaceId]);
+    const ev = await t.ctx.pool.query(
+      `select payload from events where workspace_id = $1 and type = 'signature.installation.failed' order by occurred_at desc limit 1`,
+      [workspaceId],
+    );
     expect(ev.rows[0].payload).toMatchObject({
       type: 'signature.installation.failed',
       error_code: 'forbidden',
@@ -166,7 +177,9 @@ describe('install pipeline (Gmail)', () => {
     try {
       const before = new Map(google.writes);
       const eventsBefore = await count(`select count(*)::int as n from events where workspace_id = $1`, [workspaceId]);
-      await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Thanks"') where id = $1`, [signatureId]);
+      await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Thanks"') where id = $1`, [
+        signatureId,
+      ]);
       await Promise.all(Array.from({ length: 5 }, () => publish()));
       for (let i = 0; i < 200; i++) {
         const a = `user${i}@example.test`;
@@ -180,7 +193,9 @@ describe('install pipeline (Gmail)', () => {
   });
 
   it('losing access in the middle of a fan-out stops calls and holds the rest as access_lost; a reconnect resumes them', async () => {
-    await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Cheers"') where id = $1`, [signatureId]);
+    await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Cheers"') where id = $1`, [
+      signatureId,
+    ]);
     google.knobs.revokeAtRequest = google.counters.requests + 60;
     await publish();
     const lostAt = google.counters.requests;
@@ -195,13 +210,19 @@ describe('install pipeline (Gmail)', () => {
     Object.assign(google.knobs, defaultKnobs());
     await withTx(t.ctx.pool, async (c) => updateCredentials(t.ctx, c, (await getIntegration(c, workspaceId, gmail.id))!, googleServiceAccount()));
     await drained();
-    expect(await count(`select count(*)::int as n from installations where signature_id = $1 and status = 'installed' and last_html like '%Cheers%'`, [signatureId])).toBe(200);
+    expect(
+      await count(`select count(*)::int as n from installations where signature_id = $1 and status = 'installed' and last_html like '%Cheers%'`, [signatureId]),
+    ).toBe(200);
   });
 
   it('replay --dry-run explains the install and changes nothing', async () => {
     const before = await t.ctx.pool.query(`select status, updated_at, content_hash from installations order by id`);
     const writesBefore = writes();
-    const r = await runCli(['install', 'replay', '--email', 'user5@example.test', '--dry-run', '--json'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' });
+    const r = await runCli(['install', 'replay', '--email', 'user5@example.test', '--dry-run', '--json'], {
+      DATABASE_URL: t.url,
+      ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY,
+      ALLOW_INSECURE_OUTBOUND_URLS: '1',
+    });
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({ email: 'user5@example.test', dry_run: true, chosen_because: expect.stringMatching(/highest assignment priority/) });
@@ -213,7 +234,11 @@ describe('install pipeline (Gmail)', () => {
   });
 
   it('install status lists the installations of an address', async () => {
-    const r = await runCli(['install', 'status', '--email', 'user5@example.test'], { DATABASE_URL: t.url, ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' });
+    const r = await runCli(['install', 'status', '--email', 'user5@example.test'], {
+      DATABASE_URL: t.url,
+      ENCRYPTION_KEY: (await import('../helpers/db.ts')).TEST_KEY,
+      ALLOW_INSECURE_OUTBOUND_URLS: '1',
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/Standard\s+primary\s+google_workspace\s+installed/);
   });
@@ -228,7 +253,7 @@ describe('install pipeline (Gmail)', () => {
       expect(r.stdout).not.toMatch(/^\s*\{/m);
       expect(r.stdout).toContain(`Gmail (google_workspace, ${gmail.id}): failed`);
       expect(r.stdout).toContain('  chosen because no "domains" in its config, and a google_workspace directory lists this teammate');
-      expect(r.stdout).toContain("  error forbidden: sendAs.patch: Mail service not enabled");
+      expect(r.stdout).toContain('  error forbidden: sendAs.patch: Mail service not enabled');
       const status = await runCli(['install', 'status', '--email', 'user7@example.test'], env);
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/^SIGNATURE\s+KIND\s+PROVIDER\s+STATUS\s+ERROR\s+.*MESSAGE$/m);
@@ -238,7 +263,11 @@ describe('install pipeline (Gmail)', () => {
     }
     const ok = await runCli(['install', 'replay', '--email', 'user7@example.test', '--json'], env);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(JSON.parse(ok.stdout).installs[0]).toMatchObject({ outcome: 'installed', integration: { name: 'Gmail', kind: 'google_workspace' }, routing: { rule: 'directory' } });
+    expect(JSON.parse(ok.stdout).installs[0]).toMatchObject({
+      outcome: 'installed',
+      integration: { name: 'Gmail', kind: 'google_workspace' },
+      routing: { rule: 'directory' },
+    });
   });
 
   // Last of the file: after a 429 the integration's shared pace (pace.ts) is lowered, which
@@ -246,9 +275,18 @@ describe('install pipeline (Gmail)', () => {
   it('a 429 with Retry-After reschedules installs instead of failing them', async () => {
     google.knobs.rateLimitNext = 20;
     const limitedBefore = google.counters.rateLimited;
-    await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Kind regards"') where id = $1`, [signatureId]);
+    await t.ctx.pool.query(`update signatures set draft_content = jsonb_set(draft_content, '{children,0,tokens,0,value}', '"Kind regards"') where id = $1`, [
+      signatureId,
+    ]);
     await publish();
-    await waitFor(async () => (await count(`select count(*)::int as n from installations where signature_id = $1 and status = 'installed' and last_html like '%Kind regards%'`, [signatureId])) === 200, DEADLINE_MS, 200);
+    await waitFor(
+      async () =>
+        (await count(`select count(*)::int as n from installations where signature_id = $1 and status = 'installed' and last_html like '%Kind regards%'`, [
+          signatureId,
+        ])) === 200,
+      DEADLINE_MS,
+      200,
+    );
     expect(google.counters.rateLimited).toBeGreaterThan(limitedBefore);
     expect(await count(`select count(*)::int as n from installations where signature_id = $1 and status = 'failed'`, [signatureId])).toBe(0);
     Object.assign(google.knobs, defaultKnobs());
@@ -257,14 +295,24 @@ describe('install pipeline (Gmail)', () => {
 
   it('a published signature that no longer validates fails as invalid_content, and its event names the signature, the address and the integration', async () => {
     const address = 'user4@example.test';
-    const { rows } = await t.ctx.pool.query<{ id: string; teammate_id: string }>(`select id, teammate_id from emails where workspace_id = $1 and address = $2`, [workspaceId, address]);
+    const { rows } = await t.ctx.pool.query<{ id: string; teammate_id: string }>(
+      `select id, teammate_id from emails where workspace_id = $1 and address = $2`,
+      [workspaceId, address],
+    );
     const email = rows[0]!;
     // The published tree names a smart field that does not exist: it no longer validates at render time.
-    const broken = { type: 'stack', id: 'root', children: [{ type: 'text', id: 'x', tokens: [{ type: 'textToken', id: 't', smartFieldUuid: crypto.randomUUID() }] }] };
+    const broken = {
+      type: 'stack',
+      id: 'root',
+      children: [{ type: 'text', id: 'x', tokens: [{ type: 'textToken', id: 't', smartFieldUuid: crypto.randomUUID() }] }],
+    };
     const brokenId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Broken one', draftContent: broken, published: true });
     await assignToTeammate(t.ctx.pool, workspaceId, brokenId, email.teammate_id, 100);
     await installOne(address);
-    const ev = await t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'signature.installation.failed' and payload->'signature'->>'uuid' = $2`, [workspaceId, brokenId]);
+    const ev = await t.ctx.pool.query(
+      `select payload from events where workspace_id = $1 and type = 'signature.installation.failed' and payload->'signature'->>'uuid' = $2`,
+      [workspaceId, brokenId],
+    );
     expect(ev.rows.map((r) => r.payload)).toEqual([
       {
         type: 'signature.installation.failed',

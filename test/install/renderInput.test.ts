@@ -50,7 +50,13 @@ describe('one render input for previews and installs', () => {
     await t.ctx.pool.query('delete from marketing_campaigns where workspace_id = $1', [workspaceId]);
     const condition = (value: string) => [[{ smart_field_id: departmentId, values: [value] }]];
     const campaign = (name: string, text: string, conditionValue: string, startedAgo: string) =>
-      insertCampaign(t.ctx.pool, workspaceId, { name, content: banner(text), smartFieldsConditions: condition(conditionValue), signatureTemplateIds: [signatureId], startedAgo });
+      insertCampaign(t.ctx.pool, workspaceId, {
+        name,
+        content: banner(text),
+        smartFieldsConditions: condition(conditionValue),
+        signatureTemplateIds: [signatureId],
+        startedAgo,
+      });
     await campaign('Older', 'Older banner', 'Sales', '2 hours');
     await campaign('Newer', 'Newer banner', newerFor, '1 hour');
   }
@@ -60,7 +66,10 @@ describe('one render input for previews and installs', () => {
     const outcome = await installMailbox(t.ctx, { workspaceId, emailId, kind: 'primary', integrationId: gmailId, forced: true });
     expect(outcome.outcome).toBe('installed');
     const installed = google.signatures()['user0@example.test']!;
-    const r = await runCli(['render', '--signature', signatureId, '--email', 'user0@example.test', '--out', '/dev/null'], { DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY });
+    const r = await runCli(['render', '--signature', signatureId, '--email', 'user0@example.test', '--out', '/dev/null'], {
+      DATABASE_URL: t.url,
+      ENCRYPTION_KEY: TEST_KEY,
+    });
     expect(r.code, r.stderr).toBe(0);
     return { installed, previewHash: /sha256\s+([0-9a-f]{64})/.exec(r.stdout)![1]!, previewBanner: /banner\s+(.*)/.exec(r.stdout)![1]! };
   }

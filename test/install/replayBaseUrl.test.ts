@@ -26,7 +26,13 @@ describe('install replay renders what the worker installed', () => {
   let runner: Runner;
 
   const drained = () =>
-    waitFor(async () => (await t.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)).rows[0]!.n === 0, DEADLINE_MS, 50);
+    waitFor(
+      async () =>
+        (await t.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)).rows[0]!
+          .n === 0,
+      DEADLINE_MS,
+      50,
+    );
 
   beforeAll(async () => {
     // What `sigsync api` (or `serve`) with PUBLIC_BASE_URL does as it starts.
@@ -50,7 +56,11 @@ describe('install replay renders what the worker installed', () => {
     const installed = google.signatures()['user1@example.test']!;
     expect(installed).toContain(`${BASE}/c/`);
     expect(installed).toContain(`${BASE}/v/`);
-    const r = await runCli(['install', 'replay', '--email', 'user1@example.test', '--dry-run', '--json'], { DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' });
+    const r = await runCli(['install', 'replay', '--email', 'user1@example.test', '--dry-run', '--json'], {
+      DATABASE_URL: t.url,
+      ENCRYPTION_KEY: TEST_KEY,
+      ALLOW_INSECURE_OUTBOUND_URLS: '1',
+    });
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.installs[0].rendered.html).toBe(installed);

@@ -23,7 +23,13 @@ describe('install replay', () => {
   let runner: Runner;
   const env = () => ({ DATABASE_URL: t.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '1' });
   const drained = () =>
-    waitFor(async () => (await t.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)).rows[0]!.n === 0, DEADLINE_MS, 50);
+    waitFor(
+      async () =>
+        (await t.ctx.pool.query<{ n: number }>(`select count(*)::int as n from graphile_worker.jobs where run_at <= now() + interval '5 seconds'`)).rows[0]!
+          .n === 0,
+      DEADLINE_MS,
+      50,
+    );
 
   beforeAll(async () => {
     google = await startGoogleEmulator(generateGoogleTenant(3));
@@ -33,13 +39,27 @@ describe('install replay', () => {
     const directory = await connectGoogle(t.ctx, workspaceId, google.url);
     await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
     await withTx(t.ctx.pool, (c) =>
-      insertIntegration(t.ctx, c, { workspaceId, kind: 'slack', category: 'signatures', name: 'Slack', credentials: { bot_token: slack.tenant.botToken }, config: { base_url: `${slack.url}/api/` } }),
+      insertIntegration(t.ctx, c, {
+        workspaceId,
+        kind: 'slack',
+        category: 'signatures',
+        name: 'Slack',
+        credentials: { bot_token: slack.tenant.botToken },
+        config: { base_url: `${slack.url}/api/` },
+      }),
     );
     const signatureId = await syncAndAssignToGroups(t.ctx, workspaceId, directory.id, tree);
     runner = await startWorker(t.ctx, { pollInterval: 50, noCron: true, concurrency: 4 });
     await publishAndInstall(t.ctx, workspaceId, signatureId);
     await drained();
-    await waitFor(async () => (await t.ctx.pool.query(`select 1 from installations i join emails e on e.id = i.email_id where e.address = 'user2@example.test' and i.status = 'failed'`)).rowCount === 1);
+    await waitFor(
+      async () =>
+        (
+          await t.ctx.pool.query(
+            `select 1 from installations i join emails e on e.id = i.email_id where e.address = 'user2@example.test' and i.status = 'failed'`,
+          )
+        ).rowCount === 1,
+    );
   });
   afterAll(async () => {
     await runner?.stop();

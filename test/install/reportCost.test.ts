@@ -48,7 +48,18 @@ describe("the compatibility report's cost", () => {
     ({ workspaceId } = await workspaceWithKey(t.ctx));
     gmailId = (await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' })).id;
     const title = await insertSmartField(t.ctx.pool, workspaceId, { label: 'Title', slug: 'title' });
-    const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Regards, ' }, { type: 'textToken', smartFieldUuid: title }] }] };
+    const tree = {
+      type: 'stack',
+      children: [
+        {
+          type: 'text',
+          tokens: [
+            { type: 'textToken', value: 'Regards, ' },
+            { type: 'textToken', smartFieldUuid: title },
+          ],
+        },
+      ],
+    };
     signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Everyone', draftContent: tree, published: true });
     const other = await insertSignature(t.ctx.pool, workspaceId, { name: 'Sales', draftContent: tree, published: true });
     for (let i = 0; i < MAILBOXES; i++) {

@@ -82,7 +82,10 @@ describe("the compatibility report's verdict equals install replay --dry-run for
 
   async function replayVerdict(signatureId: string): Promise<Verdict> {
     const teammates = await assignedTeammates(t.ctx.pool, ws, signatureId);
-    const { rows } = await t.ctx.pool.query<{ address: string }>(`select address from emails where workspace_id = $1 and is_primary and teammate_id = any($2::uuid[])`, [ws, teammates]);
+    const { rows } = await t.ctx.pool.query<{ address: string }>(
+      `select address from emails where workspace_id = $1 and is_primary and teammate_id = any($2::uuid[])`,
+      [ws, teammates],
+    );
     const all: string[] = [];
     const refused: Record<string, number> = {};
     for (const { address } of rows) {
@@ -124,7 +127,8 @@ describe("the compatibility report's verdict equals install replay --dry-run for
       await t.ctx.pool.query(`delete from smart_field_values where workspace_id = $1 and smart_field_id = any($2::uuid[])`, [ws, smartFields.map((f) => f.id)]);
       const { rows } = await t.ctx.pool.query<{ id: string }>(`select id from teammates where workspace_id = $1 and deleted_at is null`, [ws]);
       for (const tm of rows) {
-        for (const [field, value] of Object.entries(input.values)) if (value !== null) await insertSmartFieldValue(t.ctx.pool, ws, { teammateId: tm.id, smartFieldId: field, value });
+        for (const [field, value] of Object.entries(input.values))
+          if (value !== null) await insertSmartFieldValue(t.ctx.pool, ws, { teammateId: tm.id, smartFieldId: field, value });
       }
       await expectSameVerdict(await publishWinner(input.tree));
     });
@@ -136,8 +140,16 @@ describe("the compatibility report's verdict equals install replay --dry-run for
     id: 'root',
     children: [
       { type: 'text', id: 'name', tokens: [{ type: 'textToken', id: 'n', smartFieldUuid: sandbox.smartFields.full_name }] },
-      { type: 'text', id: 'pad', tokens: Array.from({ length: 16 }, (_, i) => ({ type: 'textToken', id: `p${i}`, value: 'x'.repeat(Math.floor(pad / 16) + (i < pad % 16 ? 1 : 0)) })) },
-      ...[1, 2, 3].map((i) => ({ type: 'text', id: `l${i}`, tokens: [{ type: 'textToken', id: `t${i}`, value: `link ${i}`, href: { text: `https://acme.test/page-${i}` } }] })),
+      {
+        type: 'text',
+        id: 'pad',
+        tokens: Array.from({ length: 16 }, (_, i) => ({ type: 'textToken', id: `p${i}`, value: 'x'.repeat(Math.floor(pad / 16) + (i < pad % 16 ? 1 : 0)) })),
+      },
+      ...[1, 2, 3].map((i) => ({
+        type: 'text',
+        id: `l${i}`,
+        tokens: [{ type: 'textToken', id: `t${i}`, value: `link ${i}`, href: { text: `https://acme.test/page-${i}` } }],
+      })),
     ],
   });
 
@@ -154,26 +166,33 @@ describe("the compatibility report's verdict equals install replay --dry-run for
     [10_000, 'Slack (sandbox)', 'owa'],
     [30_000, 'Outlook (sandbox)', 'addin'],
   ] as const) {
-    it(`${name}${mode === 'addin' ? ' in add-in mode' : ''}: just under and just over its ${limit.toLocaleString('en-US')} characters`, { timeout: 240_000 }, async () => {
-      await t.ctx.pool.query(`update integrations set config = jsonb_set(config, '{mode}', to_jsonb($2::text)) where workspace_id = $1 and name = 'Outlook (sandbox)'`, [ws, mode]);
-      // 16 characters of padding give `base`; each further character adds one.
-      const base = await largest(16, name);
-      const under = await publishWinner(sized(16 + limit - base));
-      const v1 = await expectSameVerdict(under);
-      expect(Object.keys(v1.refused).filter((k) => k.endsWith(sandbox.integrations[keyOf(name)].id))).toEqual([]);
-      const over = await publishWinner(sized(16 + limit - base + 2));
-      const v2 = await expectSameVerdict(over);
-      const refusedHere = Object.entries(v2.refused).filter(([k]) => k.endsWith(sandbox.integrations[keyOf(name)].id));
-      expect(refusedHere.length).toBeGreaterThan(0);
-      for (const [, size] of refusedHere) expect(size).toBeGreaterThan(limit);
-      // The draft's report (the same tree, judged as if published) refuses the same mailboxes.
-      const draft = (await signatureReport(t.ctx, ws, over, { content: 'draft' }))!.kinds.find((k) => k.kind === 'primary')!;
-      expect(draft.destinations.flatMap((d) => d.refused.map((r) => `${r.email}|${d.integration_id}`)).sort()).toEqual(Object.keys(v2.refused).sort());
-      // At publish: the warning names the refusing mailboxes and their limit.
-      const warnings = await signatureWarnings(t.ctx, ws, over, 'published');
-      const w = warnings.find((x) => x.code === 'size_limit' && x.limit === limit && x.mailboxes?.includes(refusedHere[0]![0].split('|')[0]!));
-      expect(w?.message).toContain(`${limit.toLocaleString('en-US')} characters`);
-    });
+    it(
+      `${name}${mode === 'addin' ? ' in add-in mode' : ''}: just under and just over its ${limit.toLocaleString('en-US')} characters`,
+      { timeout: 240_000 },
+      async () => {
+        await t.ctx.pool.query(
+          `update integrations set config = jsonb_set(config, '{mode}', to_jsonb($2::text)) where workspace_id = $1 and name = 'Outlook (sandbox)'`,
+          [ws, mode],
+        );
+        // 16 characters of padding give `base`; each further character adds one.
+        const base = await largest(16, name);
+        const under = await publishWinner(sized(16 + limit - base));
+        const v1 = await expectSameVerdict(under);
+        expect(Object.keys(v1.refused).filter((k) => k.endsWith(sandbox.integrations[keyOf(name)].id))).toEqual([]);
+        const over = await publishWinner(sized(16 + limit - base + 2));
+        const v2 = await expectSameVerdict(over);
+        const refusedHere = Object.entries(v2.refused).filter(([k]) => k.endsWith(sandbox.integrations[keyOf(name)].id));
+        expect(refusedHere.length).toBeGreaterThan(0);
+        for (const [, size] of refusedHere) expect(size).toBeGreaterThan(limit);
+        // The draft's report (the same tree, judged as if published) refuses the same mailboxes.
+        const draft = (await signatureReport(t.ctx, ws, over, { content: 'draft' }))!.kinds.find((k) => k.kind === 'primary')!;
+        expect(draft.destinations.flatMap((d) => d.refused.map((r) => `${r.email}|${d.integration_id}`)).sort()).toEqual(Object.keys(v2.refused).sort());
+        // At publish: the warning names the refusing mailboxes and their limit.
+        const warnings = await signatureWarnings(t.ctx, ws, over, 'published');
+        const w = warnings.find((x) => x.code === 'size_limit' && x.limit === limit && x.mailboxes?.includes(refusedHere[0]![0].split('|')[0]!));
+        expect(w?.message).toContain(`${limit.toLocaleString('en-US')} characters`);
+      },
+    );
   }
 });
 

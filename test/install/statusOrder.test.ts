@@ -19,14 +19,29 @@ describe('sigsync install status: the order of the rows', () => {
   it('orders by signature name (the database collation), kind, then provider', async () => {
     const ws = (await createWorkspace(t.ctx.pool, 'Acme')).id;
     const tm = await insertTeammate(t.ctx.pool, ws, { displayName: 'Ola', emails: [{ address: 'ola@acme.test', primary: true }] });
-    const slack = await insertIntegrationRow(t.ctx.pool, ws, { kind: 'slack', category: 'signatures', name: 'A Slack', credentials: t.ctx.secrets.encryptJson({}) });
-    const gmail = await insertIntegrationRow(t.ctx.pool, ws, { kind: 'google_workspace', category: 'signatures', name: 'Z Gmail', credentials: t.ctx.secrets.encryptJson({}) });
+    const slack = await insertIntegrationRow(t.ctx.pool, ws, {
+      kind: 'slack',
+      category: 'signatures',
+      name: 'A Slack',
+      credentials: t.ctx.secrets.encryptJson({}),
+    });
+    const gmail = await insertIntegrationRow(t.ctx.pool, ws, {
+      kind: 'google_workspace',
+      category: 'signatures',
+      name: 'Z Gmail',
+      credentials: t.ctx.secrets.encryptJson({}),
+    });
     // Created in an order that is none of the sorted ones; two signatures share a name.
     const names = ['beta', 'Alpha', 'alpha', 'Beta', 'beta'];
     const draft = { type: 'root', children: [] };
     for (const name of names) {
       const signatureId = await insertSignature(t.ctx.pool, ws, { name, draftContent: draft });
-      for (const [kind, integrationId] of [['reply', slack], ['primary', gmail], ['primary', slack], ['internal', gmail]] as const) {
+      for (const [kind, integrationId] of [
+        ['reply', slack],
+        ['primary', gmail],
+        ['primary', slack],
+        ['internal', gmail],
+      ] as const) {
         await insertInstallation(t.ctx.pool, ws, { emailId: tm.emailIds[0]!, signatureId, integrationId, kind, status: 'installed' });
       }
     }
@@ -43,7 +58,12 @@ describe('sigsync install status: the order of the rows', () => {
       .trimEnd()
       .split('\n')
       .slice(2)
-      .map((l) => l.split(/\s{2,}/).slice(0, 3).join(' '));
+      .map((l) =>
+        l
+          .split(/\s{2,}/)
+          .slice(0, 3)
+          .join(' '),
+      );
     expect(rows).toHaveLength(names.length * 4);
     expect(rows).toEqual(expected.map((e) => `${e.signature} ${e.kind} ${e.provider}`));
   });

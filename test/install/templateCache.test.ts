@@ -24,7 +24,12 @@ describe('compiled template cache', () => {
   beforeAll(async () => {
     ({ workspaceId } = await workspaceWithKey(t.ctx));
     teammateId = (await insertTeammate(t.ctx.pool, workspaceId, { displayName: 'Ada Lovelace', emails: [{ address: 'ada@example.test', primary: true }] })).id;
-    signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Main', draftContent: tree('First publish'), published: true, publishedAt: PUBLISHED_AT });
+    signatureId = await insertSignature(t.ctx.pool, workspaceId, {
+      name: 'Main',
+      draftContent: tree('First publish'),
+      published: true,
+      publishedAt: PUBLISHED_AT,
+    });
   });
 
   const render = () => renderForAddress(t.ctx, { workspaceId, teammateId, signatureId, kind: 'primary' });
@@ -34,7 +39,11 @@ describe('compiled template cache', () => {
     expect(first.html).toContain('First publish');
 
     // A second publish in the same millisecond, of another draft.
-    await t.ctx.pool.query(`update signatures set content = $2, draft_content = $2, last_published_at = $3 where id = $1`, [signatureId, tree('Second publish'), PUBLISHED_AT]);
+    await t.ctx.pool.query(`update signatures set content = $2, draft_content = $2, last_published_at = $3 where id = $1`, [
+      signatureId,
+      tree('Second publish'),
+      PUBLISHED_AT,
+    ]);
     const second = await render();
     expect(second.html).toContain('Second publish');
     expect(second.html).not.toContain('First publish');

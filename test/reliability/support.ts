@@ -31,7 +31,9 @@ export async function startWorkerProcess(url: string, env: Record<string, string
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   await waitFor(async () => out.includes('looking for jobs') || (child.exitCode !== null && Promise.reject(new Error(`worker exited: ${out}`))));
   return { child, output: () => out, exited };
 }
@@ -82,7 +84,8 @@ export function useWorkerDatabase(opts: { api?: Record<string, string> } = {}): 
   return db;
 }
 
-export const count = async (ctx: AppContext, sql: string, params: unknown[] = []): Promise<number> => (await ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
+export const count = async (ctx: AppContext, sql: string, params: unknown[] = []): Promise<number> =>
+  (await ctx.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
 
 /** Waits until graphile-worker's queue is empty: every job run, none waiting for a retry. */
 export const drained = (ctx: AppContext, intervalMs?: number): Promise<boolean> =>
@@ -112,12 +115,18 @@ export async function connectGoogleAndGmail(
  * The directory's first sync, run by a worker process of `db` that is stopped (SIGTERM) once the
  * run succeeded and the queue drained; answers how that worker exited.
  */
-export async function syncByWorkerProcess(db: WorkerDatabase, workspaceId: string, directoryId: string): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export async function syncByWorkerProcess(
+  db: WorkerDatabase,
+  workspaceId: string,
+  directoryId: string,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   const { ctx } = db;
   await startRuns(ctx.pool, workspaceId, [directoryId], { trigger: 'api' });
   const warm = await startWorkerProcess(db.url);
   db.workers.push(warm);
-  await waitFor(async () => (await count(ctx, `select count(*)::int as n from sync_runs where integration_id = $1 and status = 'succeeded'`, [directoryId])) === 1);
+  await waitFor(
+    async () => (await count(ctx, `select count(*)::int as n from sync_runs where integration_id = $1 and status = 'succeeded'`, [directoryId])) === 1,
+  );
   await drained(ctx);
   return killWorker(warm, 'SIGTERM');
 }
@@ -142,7 +151,6 @@ export async function signatureForEveryone(ctx: AppContext, workspaceId: string,
   await assignToEveryGroup(ctx.pool, workspaceId, id);
   return id;
 }
-
 
 /** The HTTP API on loopback (the server `sigsync api` runs), called with a workspace's bearer key. */
 export interface ApiServer {
@@ -185,7 +193,10 @@ export function sampleRunningRuns(ctx: AppContext, everyMs = 10): { stop(): Prom
   let max = 0;
   const loop = (async () => {
     while (!stopped) {
-      const n = await count(ctx, `select coalesce(max(n), 0)::int as n from (select count(*) as n from sync_runs where status = 'running' group by integration_id) r`);
+      const n = await count(
+        ctx,
+        `select coalesce(max(n), 0)::int as n from (select count(*) as n from sync_runs where status = 'running' group by integration_id) r`,
+      );
       samples++;
       max = Math.max(max, n);
       await new Promise((r) => setTimeout(r, everyMs));

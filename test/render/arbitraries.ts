@@ -84,12 +84,24 @@ const queryParam = fc.record(
   {
     id,
     key: fc.string({ minLength: 1, maxLength: 10 }),
-    values: fc.array(fc.oneof(fc.record({ text: literal }), fc.record({ smartFieldUuid: smartId }), fc.record({ id, text: literal, smartFieldUuid: smartId })), { maxLength: 3 }),
+    values: fc.array(
+      fc.oneof(fc.record({ text: literal }), fc.record({ smartFieldUuid: smartId }), fc.record({ id, text: literal, smartFieldUuid: smartId })),
+      { maxLength: 3 },
+    ),
   },
   { requiredKeys: ['key', 'values'] },
 );
 
-const hrefText = fc.constantFrom('https://acme.example/a?b=c#d', 'http://legacy.example', 'https://x.com/', 'mailto:', 'tel:', 'mailto:hi@acme.example', 'tel:+1 555 0100', 'https://acme.example/ä?ö=1');
+const hrefText = fc.constantFrom(
+  'https://acme.example/a?b=c#d',
+  'http://legacy.example',
+  'https://x.com/',
+  'mailto:',
+  'tel:',
+  'mailto:hi@acme.example',
+  'tel:+1 555 0100',
+  'https://acme.example/ä?ö=1',
+);
 
 export const href: fc.Arbitrary<Href> = fc.oneof(
   fc.record({ text: hrefText, smartFieldUuid: smartId, queryParams: fc.array(queryParam, { maxLength: 3 }) }, { requiredKeys: ['text'] }),
@@ -98,7 +110,10 @@ export const href: fc.Arbitrary<Href> = fc.oneof(
 
 export const token: fc.Arbitrary<TextToken> = fc.oneof(
   fc.record({ id, type: fc.constant('textToken' as const), value: literal, textStyle, href }, { requiredKeys: ['type', 'value'] }),
-  fc.record({ id, type: fc.constant('textToken' as const), smartFieldUuid: smartId, value: literal, textStyle, href }, { requiredKeys: ['type', 'smartFieldUuid'] }),
+  fc.record(
+    { id, type: fc.constant('textToken' as const), smartFieldUuid: smartId, value: literal, textStyle, href },
+    { requiredKeys: ['type', 'smartFieldUuid'] },
+  ),
 );
 
 const tokens = fc.array(token, { minLength: 1, maxLength: 5 });
@@ -120,7 +135,10 @@ const list = fc.record(
           ...common,
           type: fc.constant('listItem' as const),
           blockStyle,
-          label: fc.record({ ...common, type: fc.constant('listItemLabel' as const), tokens: fc.array(token, { minLength: 1, maxLength: 2 }) }, { requiredKeys: ['type', 'tokens'] }),
+          label: fc.record(
+            { ...common, type: fc.constant('listItemLabel' as const), tokens: fc.array(token, { minLength: 1, maxLength: 2 }) },
+            { requiredKeys: ['type', 'tokens'] },
+          ),
           tokens,
         },
         { requiredKeys: ['type', 'tokens'] },
@@ -138,7 +156,10 @@ const socialList = fc.record(
     blockStyle,
     iconSize: fc.integer({ min: 12, max: 64 }),
     children: fc.array(
-      fc.record({ ...common, type: fc.constant('socialListItem' as const), network: fc.constantFrom(...SOCIAL_NETWORKS), href }, { requiredKeys: ['type', 'network', 'href'] }),
+      fc.record(
+        { ...common, type: fc.constant('socialListItem' as const), network: fc.constantFrom(...SOCIAL_NETWORKS), href },
+        { requiredKeys: ['type', 'network', 'href'] },
+      ),
       { minLength: 1, maxLength: 4 },
     ),
   },

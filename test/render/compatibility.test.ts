@@ -26,7 +26,13 @@ function renderDemo(): RenderOutput {
   const values = { [fields.full_name!]: `${person.given_name} ${person.family_name}`, [fields.job_title!]: person.title, [fields.phone!]: person.phone };
   const kinds = Object.fromEntries(SANDBOX_SMART_FIELDS.map((f) => [fields[f.slug]!, f.kind]));
   const signatureId = '00000000-0000-4000-8000-0000000000aa';
-  const campaign = { name: acme.campaign.name, status: 'active', content: sandboxBannerTree(acme.campaign) as ContentTree, signature_template_ids: [signatureId], smart_fields_conditions: [] };
+  const campaign = {
+    name: acme.campaign.name,
+    status: 'active',
+    content: sandboxBannerTree(acme.campaign) as ContentTree,
+    signature_template_ids: [signatureId],
+    smart_fields_conditions: [],
+  };
   return renderSignature({ tree: sandboxSignatureTree(fields) as ContentTree, values, smartFieldKinds: kinds, signatureId, campaign });
 }
 
@@ -80,20 +86,30 @@ describe('mail-client compatibility of the rendered HTML', () => {
     });
 
     it('a px line height without mso-line-height-rule:exactly before it', () => {
-      expect(newOnes(`${TABLE}<tr><td style="font-size:14px;line-height:20px">x</td></tr></table>`)).toEqual([expect.stringMatching(/^outlook\.windows: line-height \(partial\) for line-height:20px/)]);
+      expect(newOnes(`${TABLE}<tr><td style="font-size:14px;line-height:20px">x</td></tr></table>`)).toEqual([
+        expect.stringMatching(/^outlook\.windows: line-height \(partial\) for line-height:20px/),
+      ]);
       expect(newOnes(`${TABLE}<tr><td style="font-size:14px;mso-line-height-rule:exactly;line-height:20px">x</td></tr></table>`)).toEqual([]);
     });
 
     it('cells of one row with different vertical padding', () => {
       const row = (a: string, b: string) => `${TABLE}<tr><td style="padding:${a}">x</td><td style="padding:${b}">y</td></tr></table>`;
-      expect(newOnes(row('14px 0 14px 0', '0 0 0 6px'))).toEqual([expect.stringMatching(/^outlook\.windows: padding \(partial\) for padding:14px 0 14px 0 on <td>/), expect.stringMatching(/^outlook\.windows: padding \(partial\) for padding:0 0 0 6px/)]);
+      expect(newOnes(row('14px 0 14px 0', '0 0 0 6px'))).toEqual([
+        expect.stringMatching(/^outlook\.windows: padding \(partial\) for padding:14px 0 14px 0 on <td>/),
+        expect.stringMatching(/^outlook\.windows: padding \(partial\) for padding:0 0 0 6px/),
+      ]);
       expect(newOnes(row('0 4px 0 0', '0 0 0 6px'))).toEqual([]);
     });
 
     it('a see-through colour without its solid fallback, and an rgb() colour', () => {
-      expect(newOnes(`${TABLE}<tr><td style="color:rgba(0,0,0,0.5)">x</td></tr></table>`)).toEqual([expect.stringMatching(/^outlook\.windows: rgba\(\) \(none\)/)]);
+      expect(newOnes(`${TABLE}<tr><td style="color:rgba(0,0,0,0.5)">x</td></tr></table>`)).toEqual([
+        expect.stringMatching(/^outlook\.windows: rgba\(\) \(none\)/),
+      ]);
       expect(newOnes(`${TABLE}<tr><td style="color:rgb(11,37,69)">x</td></tr></table>`)).toEqual(
-        expect.arrayContaining([expect.stringMatching(/^gmail\.desktop-webmail: rgb\(\) \(partial\)/), expect.stringMatching(/^outlook\.windows: rgb\(\) \(partial\)/)]),
+        expect.arrayContaining([
+          expect.stringMatching(/^gmail\.desktop-webmail: rgb\(\) \(partial\)/),
+          expect.stringMatching(/^outlook\.windows: rgb\(\) \(partial\)/),
+        ]),
       );
     });
 
@@ -164,7 +180,9 @@ describe('the report in plain words', () => {
       clients: ['outlook.windows'],
       feature: 'border-radius',
       support: 'none',
-      message: expect.stringMatching(/^In Outlook for Windows, the campaign banner shows without its rounded corners \(border-radius:6px\): Round corners can be used in VML/),
+      message: expect.stringMatching(
+        /^In Outlook for Windows, the campaign banner shows without its rounded corners \(border-radius:6px\): Round corners can be used in VML/,
+      ),
     });
   });
 
@@ -184,20 +202,35 @@ describe('the report in plain words', () => {
         'signature: In Outlook for Windows, on screens scaled above 100%, the images of the signature are not enlarged with the text, so they look smaller.',
       ]),
     );
-    const lines = reportLines({ clients: CLIENT_IDS.map((id) => ({ id, name: id })), clients_from: 'all', readers: CLIENT_IDS.map((id) => ({ id, name: id })), kinds: [report] });
+    const lines = reportLines({
+      clients: CLIENT_IDS.map((id) => ({ id, name: id })),
+      clients_from: 'all',
+      readers: CLIENT_IDS.map((id) => ({ id, name: id })),
+      kinds: [report],
+    });
     expect(lines[3]).toBe('primary (new messages), with the banner of Webinar, as rendered, untracked (no assigned mailbox receives it)');
     expect(lines.filter((l) => l.startsWith('  size: '))).toHaveLength(3);
   });
 
-  it('size budgets: Gmail 10,000 characters, the Outlook add-in 30,000, and the signature\'s share of the 102 KB Gmail clips at', () => {
+  it("size budgets: Gmail 10,000 characters, the Outlook add-in 30,000, and the signature's share of the 102 KB Gmail clips at", () => {
     const at = (n: number) => sizeBudgets('x'.repeat(n));
-    expect(at(10_000).map((b) => [b.budget, b.fits])).toEqual([['gmail', true], ['outlook_addin', true], ['gmail_clipping', true]]);
-    expect(at(10_001).map((b) => [b.budget, b.fits])).toEqual([['gmail', false], ['outlook_addin', true], ['gmail_clipping', true]]);
+    expect(at(10_000).map((b) => [b.budget, b.fits])).toEqual([
+      ['gmail', true],
+      ['outlook_addin', true],
+      ['gmail_clipping', true],
+    ]);
+    expect(at(10_001).map((b) => [b.budget, b.fits])).toEqual([
+      ['gmail', false],
+      ['outlook_addin', true],
+      ['gmail_clipping', true],
+    ]);
     expect(at(30_001).map((b) => b.fits)).toEqual([false, false, true]);
     expect(GMAIL_CLIP_BYTES).toBe(104_448);
     const clip = at(5_222)[2]!;
     expect(clip).toMatchObject({ unit: 'bytes', size: 5_222, share: 0.05 });
-    expect(clip.message).toBe('Gmail clips a message past 102 KB and hides the rest behind "View entire message"; the signature takes 5,222 bytes of it (5%), so a reply thread that quotes it 20 times is clipped on signatures alone.');
+    expect(clip.message).toBe(
+      'Gmail clips a message past 102 KB and hides the rest behind "View entire message"; the signature takes 5,222 bytes of it (5%), so a reply thread that quotes it 20 times is clipped on signatures alone.',
+    );
     // Bytes, not characters: a character outside ASCII counts as UTF-8 bytes.
     expect(sizeBudgets('é'.repeat(10))[2]!.size).toBe(20);
     expect(sizeBudgets('x', ['outlook']).map((b) => b.budget)).toEqual(['outlook_addin', 'gmail_clipping']);

@@ -16,7 +16,8 @@ describe('GET /v1/content_schema', () => {
   let bareKey: string;
 
   beforeAll(async () => {
-    for (const [i, f] of smartFields.entries()) await insertSmartField(t.ctx.pool, api.workspaceId, { id: f.id, label: f.label, slug: f.slug, kind: f.kind, position: i });
+    for (const [i, f] of smartFields.entries())
+      await insertSmartField(t.ctx.pool, api.workspaceId, { id: f.id, label: f.label, slug: f.slug, kind: f.kind, position: i });
     bareKey = (await workspaceWithKey(t.ctx, 'Globex')).key;
   });
 
@@ -57,7 +58,9 @@ describe('GET /v1/content_schema', () => {
       if (k === 'smartFieldUuid') used.add(v as string);
       return v;
     });
-    expect([...used].sort()).toEqual(expect.arrayContaining(smartFields.filter((f) => ['first_name', 'job_title', 'phone', 'email', 'photo', 'linkedin'].includes(f.slug)).map((f) => f.id)));
+    expect([...used].sort()).toEqual(
+      expect.arrayContaining(smartFields.filter((f) => ['first_name', 'job_title', 'phone', 'email', 'photo', 'linkedin'].includes(f.slug)).map((f) => f.id)),
+    );
     expect(validateContent(data.example, { field: 'example', smartFieldIds: ids })).toMatchObject({ ok: true });
   });
 

@@ -36,7 +36,12 @@ function pagePath(dir: string, script: string, name: string): string {
   const fields = Object.fromEntries(SANDBOX_SMART_FIELDS.map((f, i) => [f.slug, `00000000-0000-4000-8000-00000000000${i}`]));
   const kinds = Object.fromEntries(SANDBOX_SMART_FIELDS.map((f) => [fields[f.slug]!, f.kind]));
   const values = { [fields.full_name!]: name, [fields.job_title!]: 'Engineer', [fields.phone!]: '+1 555 0100' };
-  const rendered = renderSignature({ tree: sandboxSignatureTree(fields) as never, values, smartFieldKinds: kinds as never, signatureId: '00000000-0000-4000-8000-0000000000aa' });
+  const rendered = renderSignature({
+    tree: sandboxSignatureTree(fields) as never,
+    values,
+    smartFieldKinds: kinds as never,
+    signatureId: '00000000-0000-4000-8000-0000000000aa',
+  });
   const file = path.join(dir, `${script}.html`);
   fs.writeFileSync(file, previewPage(rendered, [['teammate', name]]));
   return file;
@@ -118,45 +123,57 @@ describe('names in any script in the preview page', () => {
   });
 
   for (const [script, name, font] of NAMES) {
-    it(`draws a ${script} name (${name}) with its glyphs, not empty boxes`, async () => {
-      const context = await browser.newContext({ offline: true, viewport: { width: 900, height: 900 } });
-      try {
-        const page = await context.newPage();
-        await page.goto(pathToFileURL(pagePath(dir, script, name)).href, { waitUntil: 'load' });
-        await page.evaluate('document.fonts.ready.then(() => true)');
-        expect(await markName(page, name)).toBe(true);
+    it(
+      `draws a ${script} name (${name}) with its glyphs, not empty boxes`,
+      async () => {
+        const context = await browser.newContext({ offline: true, viewport: { width: 900, height: 900 } });
+        try {
+          const page = await context.newPage();
+          await page.goto(pathToFileURL(pagePath(dir, script, name)).href, { waitUntil: 'load' });
+          await page.evaluate('document.fonts.ready.then(() => true)');
+          expect(await markName(page, name)).toBe(true);
 
-        // Chromium's account: the glyphs outside Latin are all drawn by the shipped font for the script.
-        // The probe is new: Chromium reports its fonts once it has been laid out and painted.
-        const fonts = await waitFor(async () => {
-          const f = await fontsOfProbe(page);
-          return f.length > 0 && f;
-        });
-        const latin = [...name].filter((c) => c.codePointAt(0)! <= 0x24f).length;
-        const shipped = fonts.filter((f) => f.isCustomFont && font.test(f.familyName));
-        const others = fonts.filter((f) => !shipped.includes(f));
-        expect(shipped.length, JSON.stringify(fonts)).toBeGreaterThan(0);
-        expect(others.reduce((n, f) => n + f.glyphCount, 0), JSON.stringify(fonts)).toBeLessThanOrEqual(latin);
+          // Chromium's account: the glyphs outside Latin are all drawn by the shipped font for the script.
+          // The probe is new: Chromium reports its fonts once it has been laid out and painted.
+          const fonts = await waitFor(async () => {
+            const f = await fontsOfProbe(page);
+            return f.length > 0 && f;
+          });
+          const latin = [...name].filter((c) => c.codePointAt(0)! <= 0x24f).length;
+          const shipped = fonts.filter((f) => f.isCustomFont && font.test(f.familyName));
+          const others = fonts.filter((f) => !shipped.includes(f));
+          expect(shipped.length, JSON.stringify(fonts)).toBeGreaterThan(0);
+          expect(
+            others.reduce((n, f) => n + f.glyphCount, 0),
+            JSON.stringify(fonts),
+          ).toBeLessThanOrEqual(latin);
 
-        // The screenshot: no character of the name draws as the .notdef box.
-        const graphemes = [...new Set([...new Intl.Segmenter('und', { granularity: 'grapheme' }).segment(name)].map((s) => s.segment))].filter((g) => g.trim() !== '' && g.codePointAt(0)! > 0x24f);
-        expect(graphemes.length).toBeGreaterThan(1);
-        const longest = Math.max(...graphemes.map((g) => [...g].length));
-        const notdefs = Array.from({ length: longest }, (_, i) => NOTDEF.repeat(i + 1));
-        await spellOut(page, graphemes, notdefs);
-        const boxes = await Promise.all(notdefs.map((_, i) => pixels(page, `n${i}`)));
-        const shots: PNG[] = [];
-        for (const [i, g] of graphemes.entries()) {
-          const shot = await pixels(page, `g${i}`);
-          expect(boxes.some((box) => same(shot, box)), `${g} draws as the .notdef box`).toBe(false);
-          const twin = shots.findIndex((other) => same(shot, other));
-          expect(twin, `${g} draws exactly as ${graphemes[twin]}`).toBe(-1);
-          if (script === 'emoji') expect(coloured(shot), `${g} is not in colour`).toBe(true);
-          shots.push(shot);
+          // The screenshot: no character of the name draws as the .notdef box.
+          const graphemes = [...new Set([...new Intl.Segmenter('und', { granularity: 'grapheme' }).segment(name)].map((s) => s.segment))].filter(
+            (g) => g.trim() !== '' && g.codePointAt(0)! > 0x24f,
+          );
+          expect(graphemes.length).toBeGreaterThan(1);
+          const longest = Math.max(...graphemes.map((g) => [...g].length));
+          const notdefs = Array.from({ length: longest }, (_, i) => NOTDEF.repeat(i + 1));
+          await spellOut(page, graphemes, notdefs);
+          const boxes = await Promise.all(notdefs.map((_, i) => pixels(page, `n${i}`)));
+          const shots: PNG[] = [];
+          for (const [i, g] of graphemes.entries()) {
+            const shot = await pixels(page, `g${i}`);
+            expect(
+              boxes.some((box) => same(shot, box)),
+              `${g} draws as the .notdef box`,
+            ).toBe(false);
+            const twin = shots.findIndex((other) => same(shot, other));
+            expect(twin, `${g} draws exactly as ${graphemes[twin]}`).toBe(-1);
+            if (script === 'emoji') expect(coloured(shot), `${g} is not in colour`).toBe(true);
+            shots.push(shot);
+          }
+        } finally {
+          await context.close();
         }
-      } finally {
-        await context.close();
-      }
-    }, HEAVY_TEST_MS);
+      },
+      HEAVY_TEST_MS,
+    );
   }
 });

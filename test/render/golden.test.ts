@@ -16,7 +16,9 @@ describe('golden renders', () => {
   const names = fs.readdirSync(CASES).sort();
 
   it('covers every block type, hidden blocks, links with query parameters, lists, social icons and hostile values', () => {
-    expect(names).toEqual(expect.arrayContaining(['blocks-and-styles', 'empty-fields', 'fixture-template', 'hidden-blocks', 'hostile-values', 'links', 'social']));
+    expect(names).toEqual(
+      expect.arrayContaining(['blocks-and-styles', 'empty-fields', 'fixture-template', 'hidden-blocks', 'hostile-values', 'links', 'social']),
+    );
     const types = new Set<string>();
     for (const n of names) {
       JSON.stringify(JSON.parse(fs.readFileSync(path.join(CASES, n, 'input.json'), 'utf8')).tree, (k, v: unknown) => {

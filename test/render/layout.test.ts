@@ -30,7 +30,15 @@ type Tree = ReturnType<typeof sandboxSignatureTree>;
 
 function render(tree: Tree | ContentTree, values: Record<string, string>, banner = true): RenderOutput {
   const acme = loadAcme();
-  const campaign = banner ? { name: acme.campaign.name, status: 'active', content: sandboxBannerTree(acme.campaign), signature_template_ids: [SIGNATURE_ID], smart_fields_conditions: [] } : null;
+  const campaign = banner
+    ? {
+        name: acme.campaign.name,
+        status: 'active',
+        content: sandboxBannerTree(acme.campaign),
+        signature_template_ids: [SIGNATURE_ID],
+        smart_fields_conditions: [],
+      }
+    : null;
   return renderSignature({ tree: tree as ContentTree, values, smartFieldKinds: kinds as never, signatureId: SIGNATURE_ID, campaign: campaign as never });
 }
 
@@ -86,122 +94,163 @@ describe('the signature laid out in Chromium', () => {
     ['Arabic', 'مديرة المبيعات', 'Noto Sans Arabic Variable'],
     ['Hebrew', 'מנהלת מכירות', 'Noto Sans Hebrew Variable'],
   ] as const) {
-    it(`an ${script} job title beside the phone: the phone reads left to right, the title right to left, with its glyphs`, async () => {
-      const page = await open(render(titleAndPhoneTree(), person('Grace Liu', title)));
+    it(
+      `an ${script} job title beside the phone: the phone reads left to right, the title right to left, with its glyphs`,
+      async () => {
+        const page = await open(render(titleAndPhoneTree(), person('Grace Liu', title)));
+        try {
+          const phone = await probe<Lefts>(page, `probes.charLefts('415 555')`);
+          expect(phone!.text).toBe(PHONE);
+          expect(phone!.lefts.map((c) => c.ch).join('')).toBe('+14155550109');
+          // "+1 415 555 0109" laid out as "0109 555 415 1+" has its characters' left edges out of order.
+          expect(increasing(phone), JSON.stringify(phone)).toBe(true);
+          const t = await probe<Lefts>(page, `probes.charLefts(${JSON.stringify(title)})`);
+          expect(t!.direction).toBe('rtl');
+          expect(decreasing(t), JSON.stringify(t)).toBe(true);
+          // The value is its own run: the separator stays between the title and the phone.
+          const sep = await probe<Lefts>(page, `probes.charLefts('|')`);
+          expect(sep!.lefts[0]!.left).toBeGreaterThan(Math.max(...t!.lefts.map((c) => c.left)));
+          expect(sep!.lefts[0]!.left).toBeLessThan(phone!.lefts[0]!.left);
+          const loaded = await probe<string[]>(page, `[...document.fonts].filter((f) => f.status === 'loaded').map((f) => f.family)`);
+          expect(loaded.map((f) => f.replace(/"/g, ''))).toContain(font);
+        } finally {
+          await page.context().close();
+        }
+      },
+      HEAVY_TEST_MS,
+    );
+  }
+
+  it(
+    'a 313-character name wraps: the signature keeps its designed width and its gaps',
+    async () => {
+      const name = `${'Maximiliana Alexandra '.repeat(6)}${'X'.repeat(181)}`;
+      expect(name).toHaveLength(313);
+      const page = await open(render(sandboxSignatureTree(fields), person(name, 'Head of Partnerships')));
       try {
-        const phone = await probe<Lefts>(page, `probes.charLefts('415 555')`);
-        expect(phone!.text).toBe(PHONE);
-        expect(phone!.lefts.map((c) => c.ch).join('')).toBe('+14155550109');
-        // "+1 415 555 0109" laid out as "0109 555 415 1+" has its characters' left edges out of order.
-        expect(increasing(phone), JSON.stringify(phone)).toBe(true);
-        const t = await probe<Lefts>(page, `probes.charLefts(${JSON.stringify(title)})`);
-        expect(t!.direction).toBe('rtl');
-        expect(decreasing(t), JSON.stringify(t)).toBe(true);
-        // The value is its own run: the separator stays between the title and the phone.
-        const sep = await probe<Lefts>(page, `probes.charLefts('|')`);
-        expect(sep!.lefts[0]!.left).toBeGreaterThan(Math.max(...t!.lefts.map((c) => c.left)));
-        expect(sep!.lefts[0]!.left).toBeLessThan(phone!.lefts[0]!.left);
-        const loaded = await probe<string[]>(page, `[...document.fonts].filter((f) => f.status === 'loaded').map((f) => f.family)`);
-        expect(loaded.map((f) => f.replace(/"/g, ''))).toContain(font);
+        const sig = await probe<{ width: number }>(page, 'probes.sig()');
+        expect(sig.width).toBeLessThanOrEqual(DESIGNED_MAX);
+        const gap = await probe<{ width: number }>(page, `probes.box(document.querySelector('#signature td[width="14"]'))`);
+        expect(gap.width).toBe(14);
+        // The name is on several lines, inside the signature.
+        const nameBox = await probe<{ left: number; width: number; height: number }>(
+          page,
+          `probes.box([...document.querySelectorAll('#signature td')].find((td) => td.textContent.startsWith('Maximiliana') && !td.querySelector('td')))`,
+        );
+        expect(nameBox.height).toBeGreaterThan(60);
+        expect(nameBox.left + nameBox.width).toBeLessThanOrEqual(await probe<number>(page, `probes.sig().left + probes.sig().width`));
       } finally {
         await page.context().close();
       }
-    }, HEAVY_TEST_MS);
-  }
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('a 313-character name wraps: the signature keeps its designed width and its gaps', async () => {
-    const name = `${'Maximiliana Alexandra '.repeat(6)}${'X'.repeat(181)}`;
-    expect(name).toHaveLength(313);
-    const page = await open(render(sandboxSignatureTree(fields), person(name, 'Head of Partnerships')));
-    try {
-      const sig = await probe<{ width: number }>(page, 'probes.sig()');
-      expect(sig.width).toBeLessThanOrEqual(DESIGNED_MAX);
-      const gap = await probe<{ width: number }>(page, `probes.box(document.querySelector('#signature td[width="14"]'))`);
-      expect(gap.width).toBe(14);
-      // The name is on several lines, inside the signature.
-      const nameBox = await probe<{ left: number; width: number; height: number }>(page, `probes.box([...document.querySelectorAll('#signature td')].find((td) => td.textContent.startsWith('Maximiliana') && !td.querySelector('td')))`);
-      expect(nameBox.height).toBeGreaterThan(60);
-      expect(nameBox.left + nameBox.width).toBeLessThanOrEqual(await probe<number>(page, `probes.sig().left + probes.sig().width`));
-    } finally {
-      await page.context().close();
-    }
-  }, HEAVY_TEST_MS);
+  it(
+    '50 social links wrap onto several rows within the designed width',
+    async () => {
+      const tree = sandboxSignatureTree(fields);
+      const social = tree.children.find((c) => c.id === 'social') as { children: unknown[] };
+      social.children = Array.from({ length: 50 }, (_, i) => ({
+        type: 'socialListItem',
+        id: `s-${i}`,
+        network: SOCIAL_NETWORKS[i % SOCIAL_NETWORKS.length],
+        href: { text: `https://acme.test/social/${i}` },
+      }));
+      const page = await open(render(tree, person('Grace Liu', 'Head of Partnerships')));
+      try {
+        const icons = await probe<{ left: number; top: number; width: number }[]>(
+          page,
+          `[...document.querySelectorAll('#signature img[src*="social-icons"]')].map(probes.box)`,
+        );
+        expect(icons).toHaveLength(50);
+        const sig = await probe<{ left: number; width: number }>(page, 'probes.sig()');
+        expect(sig.width).toBeLessThanOrEqual(DESIGNED_MAX);
+        expect(Math.max(...icons.map((i) => i.left + i.width)) - sig.left).toBeLessThanOrEqual(DESIGNED_MAX);
+        expect(new Set(icons.map((i) => Math.round(i.top))).size).toBeGreaterThanOrEqual(3);
+        // Each row keeps the icons' size and gap.
+        expect(icons.every((i) => i.width === 20)).toBe(true);
+        expect(icons[1]!.left - icons[0]!.left).toBe(26);
+      } finally {
+        await page.context().close();
+      }
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('50 social links wrap onto several rows within the designed width', async () => {
-    const tree = sandboxSignatureTree(fields);
-    const social = tree.children.find((c) => c.id === 'social') as { children: unknown[] };
-    social.children = Array.from({ length: 50 }, (_, i) => ({ type: 'socialListItem', id: `s-${i}`, network: SOCIAL_NETWORKS[i % SOCIAL_NETWORKS.length], href: { text: `https://acme.test/social/${i}` } }));
-    const page = await open(render(tree, person('Grace Liu', 'Head of Partnerships')));
-    try {
-      const icons = await probe<{ left: number; top: number; width: number }[]>(page, `[...document.querySelectorAll('#signature img[src*="social-icons"]')].map(probes.box)`);
-      expect(icons).toHaveLength(50);
-      const sig = await probe<{ left: number; width: number }>(page, 'probes.sig()');
-      expect(sig.width).toBeLessThanOrEqual(DESIGNED_MAX);
-      expect(Math.max(...icons.map((i) => i.left + i.width)) - sig.left).toBeLessThanOrEqual(DESIGNED_MAX);
-      expect(new Set(icons.map((i) => Math.round(i.top))).size).toBeGreaterThanOrEqual(3);
-      // Each row keeps the icons' size and gap.
-      expect(icons.every((i) => i.width === 20)).toBe(true);
-      expect(icons[1]!.left - icons[0]!.left).toBe(26);
-    } finally {
-      await page.context().close();
-    }
-  }, HEAVY_TEST_MS);
+  it(
+    'in dark mode, with the page behind the message darkened and inline colours kept, every text keeps a contrast of 4.5:1',
+    async () => {
+      const rendered = render(sandboxSignatureTree(fields), person('Grace Liu', 'Head of Partnerships'));
+      const page = await open(rendered, { dark: true });
+      try {
+        // What a reader's client in dark mode does to a message it does not rewrite: a dark page, the message's own colours.
+        await page.addStyleTag({ content: ':root{color-scheme:dark} body,#signature{background:#1f1f1f !important;color:#e8e8e8 !important}' });
+        expect(await probe<boolean>(page, `matchMedia('(prefers-color-scheme: dark)').matches`)).toBe(true);
+        const runs = await probe<{ text: string; color: string; contrast: number }[]>(page, 'probes.contrasts()');
+        expect(runs.map((r) => r.text)).toEqual(expect.arrayContaining(['Grace Liu', 'Head of Partnerships', PHONE]));
+        expect(runs.filter((r) => r.contrast < 4.5)).toEqual([]);
+      } finally {
+        await page.context().close();
+      }
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('in dark mode, with the page behind the message darkened and inline colours kept, every text keeps a contrast of 4.5:1', async () => {
-    const rendered = render(sandboxSignatureTree(fields), person('Grace Liu', 'Head of Partnerships'));
-    const page = await open(rendered, { dark: true });
-    try {
-      // What a reader's client in dark mode does to a message it does not rewrite: a dark page, the message's own colours.
-      await page.addStyleTag({ content: ':root{color-scheme:dark} body,#signature{background:#1f1f1f !important;color:#e8e8e8 !important}' });
-      expect(await probe<boolean>(page, `matchMedia('(prefers-color-scheme: dark)').matches`)).toBe(true);
-      const runs = await probe<{ text: string; color: string; contrast: number }[]>(page, 'probes.contrasts()');
-      expect(runs.map((r) => r.text)).toEqual(expect.arrayContaining(['Grace Liu', 'Head of Partnerships', PHONE]));
-      expect(runs.filter((r) => r.contrast < 4.5)).toEqual([]);
-    } finally {
-      await page.context().close();
-    }
-  }, HEAVY_TEST_MS);
+  it(
+    'in dark mode with colours rewritten the way Outlook on the web does (light backgrounds darkened, dark text lightened), every text keeps 4.5:1',
+    async () => {
+      const page = await open(render(sandboxSignatureTree(fields), person('Grace Liu', 'Head of Partnerships')), { dark: true });
+      try {
+        await page.addStyleTag({ content: ':root{color-scheme:dark} body,#signature{background:#1f1f1f !important;color:#e8e8e8 !important}' });
+        expect(await probe<number>(page, 'probes.rewriteDark()')).toBeGreaterThan(0);
+        const runs = await probe<{ text: string; color: string; contrast: number }[]>(page, 'probes.contrasts()');
+        expect(runs.map((r) => r.text)).toEqual(expect.arrayContaining(['Grace Liu', PHONE]));
+        expect(runs.filter((r) => r.contrast < 4.5)).toEqual([]);
+      } finally {
+        await page.context().close();
+      }
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('in dark mode with colours rewritten the way Outlook on the web does (light backgrounds darkened, dark text lightened), every text keeps 4.5:1', async () => {
-    const page = await open(render(sandboxSignatureTree(fields), person('Grace Liu', 'Head of Partnerships')), { dark: true });
-    try {
-      await page.addStyleTag({ content: ':root{color-scheme:dark} body,#signature{background:#1f1f1f !important;color:#e8e8e8 !important}' });
-      expect(await probe<number>(page, 'probes.rewriteDark()')).toBeGreaterThan(0);
-      const runs = await probe<{ text: string; color: string; contrast: number }[]>(page, 'probes.contrasts()');
-      expect(runs.map((r) => r.text)).toEqual(expect.arrayContaining(['Grace Liu', PHONE]));
-      expect(runs.filter((r) => r.contrast < 4.5)).toEqual([]);
-    } finally {
-      await page.context().close();
-    }
-  }, HEAVY_TEST_MS);
+  it(
+    'an underlined first text does not underline the text and links after it',
+    async () => {
+      const tree = sandboxSignatureTree(fields);
+      const company = (tree.children[0] as { children: { id: string; children?: { id: string; tokens?: unknown[] }[] }[] }).children
+        .find((c) => c.id === 'who')!
+        .children!.find((c) => c.id === 'company')!;
+      company.tokens = [
+        { type: 'textToken', id: 'u1', value: 'Acme Inc.', textStyle: { textDecoration: 'underline' } },
+        { type: 'textToken', id: 'u2', value: ' since 1999, ' },
+        { type: 'textToken', id: 'u3', value: 'careers', textStyle: { textDecoration: 'none' }, href: { text: 'https://acme.test/careers' } },
+      ];
+      const page = await open(render(tree, person('Grace Liu', 'Head of Partnerships')));
+      try {
+        expect(await probe<boolean>(page, `probes.underlined('Acme Inc.')`)).toBe(true);
+        expect(await probe<boolean>(page, `probes.underlined('since 1999')`)).toBe(false);
+        expect(await probe<boolean>(page, `probes.underlined('careers')`)).toBe(false);
+      } finally {
+        await page.context().close();
+      }
+    },
+    HEAVY_TEST_MS,
+  );
 
-  it('an underlined first text does not underline the text and links after it', async () => {
-    const tree = sandboxSignatureTree(fields);
-    const company = (tree.children[0] as { children: { id: string; children?: { id: string; tokens?: unknown[] }[] }[] }).children.find((c) => c.id === 'who')!.children!.find((c) => c.id === 'company')!;
-    company.tokens = [
-      { type: 'textToken', id: 'u1', value: 'Acme Inc.', textStyle: { textDecoration: 'underline' } },
-      { type: 'textToken', id: 'u2', value: ' since 1999, ' },
-      { type: 'textToken', id: 'u3', value: 'careers', textStyle: { textDecoration: 'none' }, href: { text: 'https://acme.test/careers' } },
-    ];
-    const page = await open(render(tree, person('Grace Liu', 'Head of Partnerships')));
-    try {
-      expect(await probe<boolean>(page, `probes.underlined('Acme Inc.')`)).toBe(true);
-      expect(await probe<boolean>(page, `probes.underlined('since 1999')`)).toBe(false);
-      expect(await probe<boolean>(page, `probes.underlined('careers')`)).toBe(false);
-    } finally {
-      await page.context().close();
-    }
-  }, HEAVY_TEST_MS);
-
-  it('the 420 px banner is as wide as the 420 px rule above it', async () => {
-    const page = await open(render(sandboxSignatureTree(fields), person('Grace Liu', 'Head of Partnerships')));
-    try {
-      const rule = await probe<{ width: number }>(page, `probes.box(document.querySelector('#signature td[bgcolor="#8da9c4"][width="420"]'))`);
-      const bannerBoxes = await probe<{ width: number }[]>(page, `[...document.querySelectorAll('#signature [bgcolor="#0b2545"]')].map(probes.box)`);
-      expect(rule.width).toBe(420);
-      expect(bannerBoxes.at(-1)!.width).toBe(420);
-    } finally {
-      await page.context().close();
-    }
-  }, HEAVY_TEST_MS);
+  it(
+    'the 420 px banner is as wide as the 420 px rule above it',
+    async () => {
+      const page = await open(render(sandboxSignatureTree(fields), person('Grace Liu', 'Head of Partnerships')));
+      try {
+        const rule = await probe<{ width: number }>(page, `probes.box(document.querySelector('#signature td[bgcolor="#8da9c4"][width="420"]'))`);
+        const bannerBoxes = await probe<{ width: number }[]>(page, `[...document.querySelectorAll('#signature [bgcolor="#0b2545"]')].map(probes.box)`);
+        expect(rule.width).toBe(420);
+        expect(bannerBoxes.at(-1)!.width).toBe(420);
+      } finally {
+        await page.context().close();
+      }
+    },
+    HEAVY_TEST_MS,
+  );
 });

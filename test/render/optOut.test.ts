@@ -29,7 +29,12 @@ const render = (t: ContentTree, optOutUrl?: string) => renderSignature({ tree: t
 describe('the optOut block', () => {
   it('is validated like other blocks', () => {
     expect(validateContent(tree({}), { field: FIELD, smartFieldIds: new Set() })).toMatchObject({ ok: true });
-    expect(validateContent(tree({ text: 'No tracking, please', textStyle: { fontSize: 10, color: '#616e7c' }, blockStyle: { marginTop: 8 } }), { field: FIELD, smartFieldIds: new Set() })).toMatchObject({ ok: true });
+    expect(
+      validateContent(tree({ text: 'No tracking, please', textStyle: { fontSize: 10, color: '#616e7c' }, blockStyle: { marginTop: 8 } }), {
+        field: FIELD,
+        smartFieldIds: new Set(),
+      }),
+    ).toMatchObject({ ok: true });
     const fields = (t: ContentTree) => {
       const r = validateContent(t, { field: FIELD, smartFieldIds: new Set() });
       return r.ok ? [] : r.details.map((d) => d.field);
@@ -65,7 +70,13 @@ describe('the optOut block', () => {
       try {
         await setEventTracking(pool, api.ws, true);
         await pool.query(`update signatures set content = $2 where id = $1`, [w.signatureId, JSON.stringify(tree({ text: 'Stop tracking me' }))]);
-        const r = await renderForAddress(api.t.ctx, { workspaceId: api.ws, teammateId: w.ann.id, signatureId: w.signatureId, kind: 'primary', emailId: w.ann.emailIds[0] });
+        const r = await renderForAddress(api.t.ctx, {
+          workspaceId: api.ws,
+          teammateId: w.ann.id,
+          signatureId: w.signatureId,
+          kind: 'primary',
+          emailId: w.ann.emailIds[0],
+        });
         const own = new OptOutTokens(api.t.ctx.secrets).url('https://signatures.acme.test', api.ws);
         const hrefs = [...r.html.matchAll(/<a href="([^"]+)"/g)].map((m) => m[1]);
         expect(hrefs).toHaveLength(2);

@@ -31,7 +31,9 @@ describe('sigsync render --png with a stored logo', async () => {
     try {
       const ws = (await createWorkspace(pool, 'Acme')).id;
       await insertTeammate(pool, ws, { displayName: 'Ada Lovelace', emails: [{ address: 'ada@acme.example', primary: true }] });
-      const logo = await sharp({ create: { width: 160, height: 80, channels: 3, background: { r: MAGENTA[0], g: MAGENTA[1], b: MAGENTA[2] } } }).png().toBuffer();
+      const logo = await sharp({ create: { width: 160, height: 80, channels: 3, background: { r: MAGENTA[0], g: MAGENTA[1], b: MAGENTA[2] } } })
+        .png()
+        .toBuffer();
       const asset = await createAsset(pool, ws, { name: 'logo', filename: 'logo.png', contentType: 'image/png', data: logo });
       const tree = {
         type: 'stack',
@@ -51,14 +53,18 @@ describe('sigsync render --png with a stored logo', async () => {
     await db.drop();
   });
 
-  it('serves the stored logo to the page: the PNG shows its pixels, and nothing leaves for the public URL', async () => {
-    const png = path.join(dir, 'logo.png');
-    const r = await runCli(['render', '--signature', signatureId, '--email', 'ada@acme.example', '--png', png], env, DEADLINE_MS);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    // The page points at the public URL (what a mail client fetches), which does not answer here.
-    expect(fs.readFileSync(path.join(dir, 'logo.html'), 'utf8')).toMatch(/src="https:\/\/sigsync\.example\.com\/assets\/[A-Za-z0-9_-]{43}"/);
-    const shot = readPng(png);
-    expect(shot.has(MAGENTA)).toBe(true);
-  }, HEAVY_TEST_MS);
+  it(
+    'serves the stored logo to the page: the PNG shows its pixels, and nothing leaves for the public URL',
+    async () => {
+      const png = path.join(dir, 'logo.png');
+      const r = await runCli(['render', '--signature', signatureId, '--email', 'ada@acme.example', '--png', png], env, DEADLINE_MS);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      // The page points at the public URL (what a mail client fetches), which does not answer here.
+      expect(fs.readFileSync(path.join(dir, 'logo.html'), 'utf8')).toMatch(/src="https:\/\/sigsync\.example\.com\/assets\/[A-Za-z0-9_-]{43}"/);
+      const shot = readPng(png);
+      expect(shot.has(MAGENTA)).toBe(true);
+    },
+    HEAVY_TEST_MS,
+  );
 });

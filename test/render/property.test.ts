@@ -32,7 +32,9 @@ const LINK = /^(?:https?:\/\/[^/?#\s]|mailto:|tel:)/;
 
 function parseDocument(html: string): { body: Element; errors: string[] } {
   const errors: string[] = [];
-  const doc = parse(`<!DOCTYPE html><html><head><title>t</title></head><body>${html}</body></html>`, { onParseError: (e) => errors.push(`${e.code} at ${e.startOffset}`) });
+  const doc = parse(`<!DOCTYPE html><html><head><title>t</title></head><body>${html}</body></html>`, {
+    onParseError: (e) => errors.push(`${e.code} at ${e.startOffset}`),
+  });
   const htmlEl = doc.childNodes.find((n) => n.nodeName === 'html') as Element;
   const body = htmlEl.childNodes.find((n) => n.nodeName === 'body') as Element;
   return { body, errors };
@@ -63,7 +65,8 @@ function inspect(body: Element, expected: Map<string, string>): string[] {
         }
         const segment = value.slice(open, end + 1);
         const fieldId = segment.slice(1, segment.indexOf(':'));
-        if (expected.get(fieldId) !== segment) problems.push(`value of ${fieldId} altered: ${JSON.stringify(segment)} vs ${JSON.stringify(expected.get(fieldId))}`);
+        if (expected.get(fieldId) !== segment)
+          problems.push(`value of ${fieldId} altered: ${JSON.stringify(segment)} vs ${JSON.stringify(expected.get(fieldId))}`);
         at = end + 1;
       }
       return;

@@ -32,22 +32,26 @@ describe('hostile values', () => {
 
   it('an attribute breakout stays inside the text and the link', () => {
     const v = '"><img src=x onerror=alert(1)>';
-    const out = render(tree(line(tok({ smartFieldUuid: sf.website, href: { text: 'https://acme.example/?q=', smartFieldUuid: sf.website } }))), { [sf.website!]: v });
+    const out = render(tree(line(tok({ smartFieldUuid: sf.website, href: { text: 'https://acme.example/?q=', smartFieldUuid: sf.website } }))), {
+      [sf.website!]: v,
+    });
     expect(out.html).not.toContain('<img');
     expect(out.html).toContain('href="https://acme.example/?q=%22%3E%3Cimg%20src=x%20onerror=alert(1)%3E"');
     expect(out.html).toContain('<span dir="ltr">"&gt;&lt;img src=x onerror=alert(1)&gt;</span></a>');
   });
 
   it('a javascript: value never becomes a link or an image', () => {
-    const out = render(
-      tree(line(tok({ smartFieldUuid: sf.website, href: { smartFieldUuid: sf.website } })), line(tok({ smartFieldUuid: sf.photo }))),
-      { [sf.website!]: 'javascript:alert(1)', [sf.photo!]: 'javascript:alert(1)' },
-    );
+    const out = render(tree(line(tok({ smartFieldUuid: sf.website, href: { smartFieldUuid: sf.website } })), line(tok({ smartFieldUuid: sf.photo }))), {
+      [sf.website!]: 'javascript:alert(1)',
+      [sf.photo!]: 'javascript:alert(1)',
+    });
     expect(out.html).not.toContain('href=');
     expect(out.html).not.toContain('<img');
     expect(out.html).toContain('<span dir="ltr">javascript:alert(1)</span></td>');
     for (const v of ['JaVaScRiPt:alert(1)', ' javascript:alert(1)', 'data:text/html,<b>x</b>', 'vbscript:x', '//evil.example']) {
-      expect(render(tree(line(tok({ smartFieldUuid: sf.website, href: { smartFieldUuid: sf.website } }))), { [sf.website!]: v }).html, v).not.toContain('href=');
+      expect(render(tree(line(tok({ smartFieldUuid: sf.website, href: { smartFieldUuid: sf.website } }))), { [sf.website!]: v }).html, v).not.toContain(
+        'href=',
+      );
     }
   });
 
@@ -127,7 +131,15 @@ describe('empty smart fields', () => {
   });
 
   it('leave no dangling separators between values', () => {
-    const t = tree(line(tok({ smartFieldUuid: sf.job_title }), tok({ value: ' | ' }), tok({ smartFieldUuid: sf.department }), tok({ value: ' | ' }), tok({ smartFieldUuid: sf.country })));
+    const t = tree(
+      line(
+        tok({ smartFieldUuid: sf.job_title }),
+        tok({ value: ' | ' }),
+        tok({ smartFieldUuid: sf.department }),
+        tok({ value: ' | ' }),
+        tok({ smartFieldUuid: sf.country }),
+      ),
+    );
     const text = (v: Record<string, string>) => render(t, v).text;
     expect(text({ [sf.job_title!]: 'CTO', [sf.department!]: 'R&D', [sf.country!]: 'FR' })).toBe('CTO | R&D | FR');
     expect(text({ [sf.job_title!]: '', [sf.department!]: 'R&D', [sf.country!]: 'FR' })).toBe('R&D | FR');
@@ -138,20 +150,39 @@ describe('empty smart fields', () => {
   });
 
   it('drop a list item with its label and separator, and a list with nothing left', () => {
-    const item = (label: string, field: string) => ({ type: 'listItem' as const, label: { type: 'listItemLabel' as const, tokens: [tok({ value: label })] }, tokens: [tok({ smartFieldUuid: field })] });
-    const t = tree({ type: 'list', direction: 'horizontal', separator: ' / ', children: [item('T ', sf.phone!), item('M ', sf.mobile!), item('E ', sf.email!)] });
+    const item = (label: string, field: string) => ({
+      type: 'listItem' as const,
+      label: { type: 'listItemLabel' as const, tokens: [tok({ value: label })] },
+      tokens: [tok({ smartFieldUuid: field })],
+    });
+    const t = tree({
+      type: 'list',
+      direction: 'horizontal',
+      separator: ' / ',
+      children: [item('T ', sf.phone!), item('M ', sf.mobile!), item('E ', sf.email!)],
+    });
     expect(render(t, { [sf.phone!]: '1', [sf.mobile!]: '', [sf.email!]: 'e@x.example' }).text).toBe('T 1 / E e@x.example');
     expect(render(t, { [sf.phone!]: '', [sf.mobile!]: '', [sf.email!]: '' }).html).toBe('');
   });
 
   it('place gaps only between blocks that are shown', () => {
-    const t: ContentTree = { type: 'stack', blockStyle: { gap: 7 }, children: [line(tok({ smartFieldUuid: sf.first_name })), line(tok({ smartFieldUuid: sf.mobile })), line(tok({ value: 'end' }))] };
+    const t: ContentTree = {
+      type: 'stack',
+      blockStyle: { gap: 7 },
+      children: [line(tok({ smartFieldUuid: sf.first_name })), line(tok({ smartFieldUuid: sf.mobile })), line(tok({ value: 'end' }))],
+    };
     const out = render(t, { [sf.first_name!]: 'Ada', [sf.mobile!]: '' });
     expect(out.html.match(/height="7"/g)).toHaveLength(1);
   });
 
   it('drop a social icon whose link comes from an empty field', () => {
-    const t = tree({ type: 'socialList', children: [{ type: 'socialListItem', network: 'linkedin', href: { smartFieldUuid: sf.linkedin! } }, { type: 'socialListItem', network: 'github', href: { text: 'https://github.com/acme' } }] });
+    const t = tree({
+      type: 'socialList',
+      children: [
+        { type: 'socialListItem', network: 'linkedin', href: { smartFieldUuid: sf.linkedin! } },
+        { type: 'socialListItem', network: 'github', href: { text: 'https://github.com/acme' } },
+      ],
+    });
     const out = render(t, { [sf.linkedin!]: '' });
     expect(out.html).not.toContain(SOCIAL_ICONS.linkedin);
     expect(out.html).toContain(`<img src="${SOCIAL_ICONS.github}"`);
@@ -160,7 +191,11 @@ describe('empty smart fields', () => {
 
 describe('hidden blocks', () => {
   it('are not rendered, in HTML or text', () => {
-    const t = tree(line(tok({ value: 'shown' })), { type: 'text', visible: false, tokens: [tok({ value: 'secret' })] }, { type: 'stack', visible: false, children: [line(tok({ value: 'inner secret' }))] });
+    const t = tree(
+      line(tok({ value: 'shown' })),
+      { type: 'text', visible: false, tokens: [tok({ value: 'secret' })] },
+      { type: 'stack', visible: false, children: [line(tok({ value: 'inner secret' }))] },
+    );
     const out = render(t, {});
     expect(out.text).toBe('shown');
     expect(out.html).not.toContain('secret');
@@ -187,7 +222,8 @@ describe('campaign banners', () => {
   });
 
   it('only while active, and only on targeted signatures', () => {
-    for (const status of ['draft', 'scheduled', 'paused', 'archived']) expect(render(template(), sales, { campaign: { ...c, status } }).banner, status).toBe(false);
+    for (const status of ['draft', 'scheduled', 'paused', 'archived'])
+      expect(render(template(), sales, { campaign: { ...c, status } }).banner, status).toBe(false);
     expect(render(template(), sales, { campaign: c, signatureId: 'a0000000-0000-4000-8000-000000000999' }).banner).toBe(false);
   });
 
@@ -252,7 +288,9 @@ describe('images', () => {
   it('an image field renders an <img> from a URL or from a workspace asset id, with the token value as alt', () => {
     const t = tree({ type: 'text', blockStyle: { width: 64 }, tokens: [tok({ smartFieldUuid: sf.photo, value: 'Portrait "Ada"' })] });
     const byUrl = render(t, { [sf.photo!]: 'https://cdn.acme.example/ada.png' });
-    expect(byUrl.html).toContain('<img src="https://cdn.acme.example/ada.png" width="64" alt="Portrait &quot;Ada&quot;" style="display:block;border:0;width:64px;max-width:64px;height:auto">');
+    expect(byUrl.html).toContain(
+      '<img src="https://cdn.acme.example/ada.png" width="64" alt="Portrait &quot;Ada&quot;" style="display:block;border:0;width:64px;max-width:64px;height:auto">',
+    );
     const assets = new Map([['0b5c9a2e-0000-4000-8000-000000000001', { url: 'https://sig.acme.example/assets/abc.png' }]]);
     const byAsset = render(t, { [sf.photo!]: '0b5c9a2e-0000-4000-8000-000000000001' }, { assets });
     expect(byAsset.html).toContain('<img src="https://sig.acme.example/assets/abc.png"');

@@ -61,21 +61,46 @@ describe('validateContent', () => {
   });
 
   it('rejects unknown block types and blocks out of place, with the types allowed there', () => {
-    expect(details(root({ type: 'image', src: 'x' }))[0]).toMatchObject({ field: `${FIELD}.children[0].type`, code: 'invalid_value', allowed: ['stack', 'text', 'list', 'socialList', 'optOut'] });
-    expect(details(root({ type: 'list', children: [textBlock({ value: 'x' })] }))[0]).toMatchObject({ field: `${FIELD}.children[0].children[0].type`, allowed: ['listItem'] });
+    expect(details(root({ type: 'image', src: 'x' }))[0]).toMatchObject({
+      field: `${FIELD}.children[0].type`,
+      code: 'invalid_value',
+      allowed: ['stack', 'text', 'list', 'socialList', 'optOut'],
+    });
+    expect(details(root({ type: 'list', children: [textBlock({ value: 'x' })] }))[0]).toMatchObject({
+      field: `${FIELD}.children[0].children[0].type`,
+      allowed: ['listItem'],
+    });
     expect(details(root({ type: 'socialList', children: [{ type: 'listItem', tokens: [] }] }))[0]).toMatchObject({ allowed: ['socialListItem'] });
     expect(details(textBlock({ value: 'x' }))[0]).toMatchObject({ field: `${FIELD}.type`, allowed: ['stack'] });
     expect(details(root({ children: [] }))[0]).toMatchObject({ field: `${FIELD}.children[0].type`, code: 'required', missing: ['type'] });
   });
 
   it('reports missing members in `missing`', () => {
-    expect(details({ type: 'stack' })).toEqual([{ field: `${FIELD}.children`, code: 'required', message: 'children is required.', allowed: [], missing: ['children'] }]);
-    expect(details(root({ type: 'text', tokens: [{ type: 'textToken' }] }))[0]).toMatchObject({ field: `${FIELD}.children[0].tokens[0]`, code: 'required', missing: ['value'] });
-    expect(details(root(textBlock({ value: 'x', href: {} })))[0]).toMatchObject({ field: `${FIELD}.children[0].tokens[0].href`, code: 'required', missing: ['text'] });
+    expect(details({ type: 'stack' })).toEqual([
+      { field: `${FIELD}.children`, code: 'required', message: 'children is required.', allowed: [], missing: ['children'] },
+    ]);
+    expect(details(root({ type: 'text', tokens: [{ type: 'textToken' }] }))[0]).toMatchObject({
+      field: `${FIELD}.children[0].tokens[0]`,
+      code: 'required',
+      missing: ['value'],
+    });
+    expect(details(root(textBlock({ value: 'x', href: {} })))[0]).toMatchObject({
+      field: `${FIELD}.children[0].tokens[0].href`,
+      code: 'required',
+      missing: ['text'],
+    });
   });
 
   it('refuses javascript:, data: and relative links', () => {
-    for (const text of ['javascript:alert(1)', 'JAVASCRIPT:alert(1)', 'data:text/html,<b>', '/relative', 'www.acme.example', 'https://a.example/x y', 'ftp://files.example']) {
+    for (const text of [
+      'javascript:alert(1)',
+      'JAVASCRIPT:alert(1)',
+      'data:text/html,<b>',
+      '/relative',
+      'www.acme.example',
+      'https://a.example/x y',
+      'ftp://files.example',
+    ]) {
       expect(details(root(textBlock({ value: 'x', href: { text } })))[0], text).toMatchObject({
         field: `${FIELD}.children[0].tokens[0].href.text`,
         code: 'invalid_href',
@@ -88,13 +113,29 @@ describe('validateContent', () => {
   });
 
   it('accepts CSS colours and refuses anything else', () => {
-    for (const color of ['#fff', '#FFFA', '#0b2545', '#0b2545cc', 'rgb(1, 2, 3)', 'rgba(1,2,3,0.5)', 'hsl(210, 50%, 40%)', 'hsla(210deg, 50%, 40%, 1)', 'rebeccapurple', 'transparent']) {
+    for (const color of [
+      '#fff',
+      '#FFFA',
+      '#0b2545',
+      '#0b2545cc',
+      'rgb(1, 2, 3)',
+      'rgba(1,2,3,0.5)',
+      'hsl(210, 50%, 40%)',
+      'hsla(210deg, 50%, 40%, 1)',
+      'rebeccapurple',
+      'transparent',
+    ]) {
       expect(validate(root(textBlock({ value: 'x', textStyle: { color } }))).ok, color).toBe(true);
     }
     for (const color of ['red;background:url(x)', 'expression(alert(1))', '#12', 'Red', 'blurple', 'rgb(1,2)', 'var(--x)', '']) {
-      expect(details(root(textBlock({ value: 'x', textStyle: { color } })))[0], color).toMatchObject({ field: `${FIELD}.children[0].tokens[0].textStyle.color`, code: 'invalid_color' });
+      expect(details(root(textBlock({ value: 'x', textStyle: { color } })))[0], color).toMatchObject({
+        field: `${FIELD}.children[0].tokens[0].textStyle.color`,
+        code: 'invalid_color',
+      });
     }
-    expect(details({ type: 'stack', children: [], blockStyle: { backgroundColor: 'url(x)' } })[0]).toMatchObject({ field: `${FIELD}.blockStyle.backgroundColor` });
+    expect(details({ type: 'stack', children: [], blockStyle: { backgroundColor: 'url(x)' } })[0]).toMatchObject({
+      field: `${FIELD}.blockStyle.backgroundColor`,
+    });
   });
 
   it('bounds every size', () => {
@@ -109,8 +150,13 @@ describe('validateContent', () => {
     expect(details(root(textBlock({ value: 'x', textStyle: { lineHeight: 10 } })))[0]).toMatchObject({ allowed: [LIMITS.lineHeight] });
     expect(details(root(textBlock({ value: 'x', textStyle: { fontSize: Number.NaN } })))[0]?.field).toBe(`${FIELD}.children[0].tokens[0].textStyle.fontSize`);
     expect(details(root(textBlock({ value: 'x'.repeat(LIMITS.maxValueLength + 1) })))[0]).toMatchObject({ code: 'too_big' });
-    expect(details(root({ type: 'socialList', iconSize: 100, children: [{ type: 'socialListItem', network: 'x', href: { text: 'https://x.com' } }] }))[0]?.field).toBe(`${FIELD}.children[0].iconSize`);
-    expect(details(root(...Array.from({ length: LIMITS.maxChildren + 1 }, () => textBlock({ value: 'x' }))))[0]).toMatchObject({ field: `${FIELD}.children`, code: 'too_big' });
+    expect(
+      details(root({ type: 'socialList', iconSize: 100, children: [{ type: 'socialListItem', network: 'x', href: { text: 'https://x.com' } }] }))[0]?.field,
+    ).toBe(`${FIELD}.children[0].iconSize`);
+    expect(details(root(...Array.from({ length: LIMITS.maxChildren + 1 }, () => textBlock({ value: 'x' }))))[0]).toMatchObject({
+      field: `${FIELD}.children`,
+      code: 'too_big',
+    });
   });
 
   it('requires every smart field to exist in the workspace, wherever it is referenced', () => {
@@ -150,7 +196,12 @@ describe('validateContent', () => {
   it('never throws on values that are not JSON trees', () => {
     const cyclic: Record<string, unknown> = { type: 'stack' };
     cyclic.children = [cyclic];
-    const throwing = { type: 'stack', get children(): unknown[] { throw new Error('boom'); } };
+    const throwing = {
+      type: 'stack',
+      get children(): unknown[] {
+        throw new Error('boom');
+      },
+    };
     for (const v of [undefined, null, 0, 'stack', [], [root()], cyclic, throwing, Object.create(null), new Map(), () => 1, Symbol('x'), 10n]) {
       const r = validate(v);
       expect(r.ok).toBe(false);
@@ -159,7 +210,9 @@ describe('validateContent', () => {
   });
 
   it('formats paths the way the spec shows them', () => {
-    expect(fieldPath(['children', 2, 'tokens', 0, 'textStyle', 'fontSize'], 'signature.draft_content')).toBe('signature.draft_content.children[2].tokens[0].textStyle.fontSize');
+    expect(fieldPath(['children', 2, 'tokens', 0, 'textStyle', 'fontSize'], 'signature.draft_content')).toBe(
+      'signature.draft_content.children[2].tokens[0].textStyle.fontSize',
+    );
     expect(fieldPath(['a b'], 'x')).toBe('x["a b"]');
   });
 });
@@ -221,7 +274,10 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'number out of range',
     apply: (tree, pick) => {
-      const t = choose(objectsOf(tree).filter((o) => o.path.at(-1) === 'textStyle' || o.path.at(-1) === 'blockStyle'), pick);
+      const t = choose(
+        objectsOf(tree).filter((o) => o.path.at(-1) === 'textStyle' || o.path.at(-1) === 'blockStyle'),
+        pick,
+      );
       if (!t) return undefined;
       const key = t.path.at(-1) === 'textStyle' ? 'fontSize' : 'paddingTop';
       t.obj[key] = pick % 2 ? 10_000 : -5;
@@ -231,7 +287,10 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'number as string',
     apply: (tree, pick) => {
-      const t = choose(objectsOf(tree).filter((o) => o.path.at(-1) === 'blockStyle'), pick);
+      const t = choose(
+        objectsOf(tree).filter((o) => o.path.at(-1) === 'blockStyle'),
+        pick,
+      );
       if (!t) return undefined;
       t.obj.width = '100px';
       return [...t.path, 'width'];
@@ -240,7 +299,10 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'bad colour',
     apply: (tree, pick) => {
-      const t = choose(objectsOf(tree).filter((o) => o.path.at(-1) === 'textStyle'), pick);
+      const t = choose(
+        objectsOf(tree).filter((o) => o.path.at(-1) === 'textStyle'),
+        pick,
+      );
       if (!t) return undefined;
       t.obj.color = 'red;background:url(https://evil.example)';
       return [...t.path, 'color'];
@@ -249,7 +311,10 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'javascript: link',
     apply: (tree, pick) => {
-      const t = choose(objectsOf(tree).filter((o) => o.path.at(-1) === 'href'), pick);
+      const t = choose(
+        objectsOf(tree).filter((o) => o.path.at(-1) === 'href'),
+        pick,
+      );
       if (!t) return undefined;
       t.obj.text = 'javascript:alert(document.cookie)';
       return [...t.path, 'text'];
@@ -258,7 +323,10 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'unknown smart field',
     apply: (tree, pick) => {
-      const t = choose(objectsOf(tree).filter((o) => typeof o.obj.smartFieldUuid === 'string'), pick);
+      const t = choose(
+        objectsOf(tree).filter((o) => typeof o.obj.smartFieldUuid === 'string'),
+        pick,
+      );
       if (!t) return undefined;
       t.obj.smartFieldUuid = '00000000-0000-4000-8000-00000000dead';
       return [...t.path, 'smartFieldUuid'];
@@ -267,7 +335,10 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'bad block type',
     apply: (tree, pick) => {
-      const t = choose(objectsOf(tree).filter((o) => typeof o.obj.type === 'string' && o.obj.type !== 'textToken'), pick);
+      const t = choose(
+        objectsOf(tree).filter((o) => typeof o.obj.type === 'string' && o.obj.type !== 'textToken'),
+        pick,
+      );
       if (!t) return undefined;
       t.obj.type = pick % 2 ? 'script' : 'Stack';
       return [...t.path, 'type'];
@@ -276,7 +347,10 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'missing required member',
     apply: (tree, pick) => {
-      const t = choose(objectsOf(tree).filter((o) => Array.isArray(o.obj.children) || Array.isArray(o.obj.tokens)), pick);
+      const t = choose(
+        objectsOf(tree).filter((o) => Array.isArray(o.obj.children) || Array.isArray(o.obj.tokens)),
+        pick,
+      );
       if (!t) return undefined;
       const key = Array.isArray(t.obj.children) ? 'children' : 'tokens';
       delete t.obj[key];
@@ -286,7 +360,10 @@ const MUTATIONS: Mutation[] = [
   {
     name: 'node replaced by a scalar',
     apply: (tree, pick) => {
-      const t = choose(objectsOf(tree).filter((o) => o.path.length > 0 && o.path.at(-2) === 'children'), pick);
+      const t = choose(
+        objectsOf(tree).filter((o) => o.path.length > 0 && o.path.at(-2) === 'children'),
+        pick,
+      );
       if (!t) return undefined;
       const parent = objectsOf(tree).find((o) => JSON.stringify(o.path) === JSON.stringify(t.path.slice(0, -2)))!;
       (parent.obj.children as unknown[])[t.path.at(-1) as number] = pick % 3 === 0 ? null : pick % 3 === 1 ? 42 : 'text';

@@ -44,7 +44,11 @@ describe('campaign UTM parameters on banner links', () => {
       line('Call', { text: 'tel:+15550100' }),
       line('Site', { smartFieldUuid: sf.website! }),
     );
-    expect(hrefs(render(withUtm(banner, utm), { [sf.website!]: 'https://ada.example' }).html)).toEqual(['mailto:sales@acme.test', 'tel:+15550100', 'https://ada.example']);
+    expect(hrefs(render(withUtm(banner, utm), { [sf.website!]: 'https://ada.example' }).html)).toEqual([
+      'mailto:sales@acme.test',
+      'tel:+15550100',
+      'https://ada.example',
+    ]);
   });
 
   it('without parameters the tree is returned as it is', () => {

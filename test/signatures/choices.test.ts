@@ -23,7 +23,8 @@ describe('signature choices', () => {
   beforeAll(async () => {
     ({ workspaceId: ws } = await workspaceWithKey(t.ctx));
     const db = t.ctx.pool;
-    for (const name of ['ann', 'bob', 'cyd', 'dee']) ids[name] = (await insertTeammate(db, ws, { displayName: name, emails: [{ address: `${name}@example.test`, primary: true }] })).id;
+    for (const name of ['ann', 'bob', 'cyd', 'dee'])
+      ids[name] = (await insertTeammate(db, ws, { displayName: name, emails: [{ address: `${name}@example.test`, primary: true }] })).id;
     await db.query('update teammates set deleted_at = now() where id = $1', [ids.dee]);
     const directory = await insertIntegrationRow(db, ws);
     ids.group = await insertGroup(db, ws, { integrationId: directory, name: 'Staff', members: [ids.ann!, ids.bob!, ids.dee!] });
@@ -39,7 +40,7 @@ describe('signature choices', () => {
     await upsertVariant(db, ws, { signatureId: ids.newer!, kind: 'internal', content: tree('Internal'), activated: false });
   });
 
-  it('ranks each teammate\'s published signatures: highest priority of any assignment, then the latest publish', async () => {
+  it("ranks each teammate's published signatures: highest priority of any assignment, then the latest publish", async () => {
     const choices = await signatureChoicesOfTeammates(t.ctx.pool, ws, [ids.ann!, ids.bob!, ids.cyd!]);
     expect(choices.get(ids.ann!)).toEqual([
       { signature_id: ids.newer, priority: 5 },
@@ -52,7 +53,7 @@ describe('signature choices', () => {
     expect(choices.has(ids.cyd!)).toBe(false);
   });
 
-  it('a direct assignment of a higher priority wins over the group\'s, and each choice names the variants it can serve', async () => {
+  it("a direct assignment of a higher priority wins over the group's, and each choice names the variants it can serve", async () => {
     await assignToTeammate(t.ctx.pool, ws, ids.older!, ids.bob!, 7);
     const members = await membersOf(t.ctx.pool, ws, [ids.bob!]);
     expect(members).toEqual([{ teammateId: ids.bob, groupIds: [ids.group] }]);

@@ -35,8 +35,20 @@ describe('sync and integration CLI', () => {
   it('integration connect refuses credentials the provider rejects, and stores nothing', async () => {
     google.knobs.revokeAtRequest = 1;
     const r = await runCli(
-      ['integration', 'connect', '--workspace', workspaceId, '--kind', 'google_workspace', '--category', 'teammates',
-        '--credentials-file', file('key.json', googleServiceAccount()), '--config', file('config.json', { base_url: `${google.url}/`, token_url: `${google.url}/token` })],
+      [
+        'integration',
+        'connect',
+        '--workspace',
+        workspaceId,
+        '--kind',
+        'google_workspace',
+        '--category',
+        'teammates',
+        '--credentials-file',
+        file('key.json', googleServiceAccount()),
+        '--config',
+        file('config.json', { base_url: `${google.url}/`, token_url: `${google.url}/token` }),
+      ],
       env(),
     );
     google.knobs.revokeAtRequest = null;
@@ -48,7 +60,18 @@ describe('sync and integration CLI', () => {
 
   it('integration connect refuses malformed credentials with the field at fault', async () => {
     const r = await runCli(
-      ['integration', 'connect', '--workspace', workspaceId, '--kind', 'google_workspace', '--category', 'teammates', '--credentials-file', file('bad.json', { type: 'service_account' })],
+      [
+        'integration',
+        'connect',
+        '--workspace',
+        workspaceId,
+        '--kind',
+        'google_workspace',
+        '--category',
+        'teammates',
+        '--credentials-file',
+        file('bad.json', { type: 'service_account' }),
+      ],
       env(),
     );
     expect(r.code).toBe(2);
@@ -57,8 +80,22 @@ describe('sync and integration CLI', () => {
 
   it('integration connect checks access, stores the credentials encrypted and fires integration.connected', async () => {
     const r = await runCli(
-      ['integration', 'connect', '--workspace', workspaceId, '--kind', 'google_workspace', '--category', 'teammates', '--name', 'Google',
-        '--credentials-file', file('key.json', googleServiceAccount()), '--config', file('config.json', { base_url: `${google.url}/`, token_url: `${google.url}/token` })],
+      [
+        'integration',
+        'connect',
+        '--workspace',
+        workspaceId,
+        '--kind',
+        'google_workspace',
+        '--category',
+        'teammates',
+        '--name',
+        'Google',
+        '--credentials-file',
+        file('key.json', googleServiceAccount()),
+        '--config',
+        file('config.json', { base_url: `${google.url}/`, token_url: `${google.url}/token` }),
+      ],
       env(),
     );
     expect(r.code, r.stderr).toBe(0);
@@ -95,7 +132,9 @@ describe('sync and integration CLI', () => {
     expect(r.stdout).toMatch(/SLOWEST_STAGES$/m);
     expect(r.stdout).toMatch(/Google\s+failed\s+full\s+cli\s+0\s+0\s+0/);
     // The run that wrote 30 people names its slowest stages, with their seconds.
-    expect(r.stdout).toMatch(/Google\s+succeeded\s+full\s+cli\s+1\s+30\s+30\s.*\b(teammates|addresses|events|fetch_wait|match|stage|memberships|values|seen|installs|photos) \d+\.\d+ s/);
+    expect(r.stdout).toMatch(
+      /Google\s+succeeded\s+full\s+cli\s+1\s+30\s+30\s.*\b(teammates|addresses|events|fetch_wait|match|stage|memberships|values|seen|installs|photos) \d+\.\d+ s/,
+    );
   });
 
   it('sync --follow stops following a run whose provider does not answer, says what it waits on, and the next sync carries the run on', async () => {
@@ -112,7 +151,9 @@ describe('sync and integration CLI', () => {
     expect(stalled.code, stalled.stderr).toBe(1);
     const runId = /sync run (\S+) started/.exec(stalled.stdout)![1]!;
     expect(stalled.stdout).toContain(`${runId} made no progress for 2 s, so this stopped following it: pages 0 · seen 0 · created 0 `);
-    expect(stalled.stdout).toMatch(/^ {2}its job: stopped: the worker stopped while this run was waiting on the provider \(users\.list: AbortError: .+\); it runs again from \S+ \(attempt 2 of 10\)$/m);
+    expect(stalled.stdout).toMatch(
+      /^ {2}its job: stopped: the worker stopped while this run was waiting on the provider \(users\.list: AbortError: .+\); it runs again from \S+ \(attempt 2 of 10\)$/m,
+    );
     expect(stalled.stdout).toContain(`  look further: sigsync runs --integration ${integrationId}`);
     // No stack trace, raw or inside a JSON log line, and nothing logged as an error.
     expect(stalled.stderr).not.toMatch(/(\n|\\n)\s+at /);
@@ -120,7 +161,9 @@ describe('sync and integration CLI', () => {
     // The run was left running at its checkpoint, its job queued again, released by the stopped worker.
     const run = await t.ctx.pool.query<{ status: string }>('select status from sync_runs where id = $1', [runId]);
     expect(run.rows[0]!.status).toBe('running');
-    const job = await t.ctx.pool.query<{ locked_by: string | null; attempts: number }>(`select locked_by, attempts from graphile_worker.jobs where key = $1`, [`sync:${integrationId}`]);
+    const job = await t.ctx.pool.query<{ locked_by: string | null; attempts: number }>(`select locked_by, attempts from graphile_worker.jobs where key = $1`, [
+      `sync:${integrationId}`,
+    ]);
     expect(job.rows).toEqual([{ locked_by: null, attempts: 1 }]);
 
     const next = await runCli(['sync', '--integration', integrationId, '--follow'], env());

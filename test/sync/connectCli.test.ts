@@ -25,8 +25,12 @@ describe('integration connect', () => {
     return p;
   };
   const connect = (category: string, creds: string, ...extra: string[]) =>
-    runCli(['integration', 'connect', '--workspace', workspaceId, '--kind', 'google_workspace', '--category', category, '--credentials-file', creds, ...extra], env());
-  const stored = async () => (await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from integrations where workspace_id = $1', [workspaceId])).rows[0]!.n;
+    runCli(
+      ['integration', 'connect', '--workspace', workspaceId, '--kind', 'google_workspace', '--category', category, '--credentials-file', creds, ...extra],
+      env(),
+    );
+  const stored = async () =>
+    (await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from integrations where workspace_id = $1', [workspaceId])).rows[0]!.n;
 
   beforeAll(async () => {
     google = await startGoogleEmulator(generateGoogleTenant(3));
@@ -57,7 +61,12 @@ describe('integration connect', () => {
   it('a provider that cannot be reached is said to be unreachable, not to have refused the credentials', async () => {
     const before = await stored();
     // Port 1 on loopback: nothing listens, the connection is refused.
-    const r = await connect('teammates', file('key.json', googleServiceAccount()), '--config', file('down.json', { base_url: 'http://127.0.0.1:1/', token_url: 'http://127.0.0.1:1/token' }));
+    const r = await connect(
+      'teammates',
+      file('key.json', googleServiceAccount()),
+      '--config',
+      file('down.json', { base_url: 'http://127.0.0.1:1/', token_url: 'http://127.0.0.1:1/token' }),
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^could not reach the provider to check these credentials \(ECONNREFUSED\); nothing was stored\. /);
     expect(r.stderr).not.toMatch(/refused these credentials/);
@@ -71,7 +80,9 @@ describe('integration connect', () => {
     const before = await stored();
     const refused = await connect('signatures', file('made-up.json', madeUp('user0@example.test')), '--config', gmailConfig());
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe('the provider refused these credentials (access_lost): sendAs.list as user0@example.test: invalid_grant: Invalid grant: account not found\n');
+    expect(refused.stderr).toBe(
+      'the provider refused these credentials (access_lost): sendAs.list as user0@example.test: invalid_grant: Invalid grant: account not found\n',
+    );
     expect(await stored()).toBe(before);
 
     const noSuchMailbox = await connect('signatures', file('key.json', googleServiceAccount('nobody@example.test')), '--config', gmailConfig());
@@ -97,11 +108,18 @@ describe('integration connect', () => {
     const r = await connect('signatures', file('no-subject.json', withoutSubject), '--config', gmailConfig());
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/connected \(google_workspace, signatures\)/);
-    expect(r.stdout).toMatch(/^not checked: the delegation of the Gmail scope: with no "subject" in the credentials there is no mailbox to act as, so only the key was checked/m);
+    expect(r.stdout).toMatch(
+      /^not checked: the delegation of the Gmail scope: with no "subject" in the credentials there is no mailbox to act as, so only the key was checked/m,
+    );
   });
 
   it('a Gmail connect to a host that cannot be reached says so', async () => {
-    const r = await connect('signatures', file('key.json', googleServiceAccount('user0@example.test')), '--config', file('down.json', { base_url: 'http://127.0.0.1:1/', token_url: 'http://127.0.0.1:1/token' }));
+    const r = await connect(
+      'signatures',
+      file('key.json', googleServiceAccount('user0@example.test')),
+      '--config',
+      file('down.json', { base_url: 'http://127.0.0.1:1/', token_url: 'http://127.0.0.1:1/token' }),
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^could not reach the provider to check these credentials \(ECONNREFUSED\); nothing was stored\. /);
   });

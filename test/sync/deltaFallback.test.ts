@@ -7,7 +7,13 @@ import { withTx } from '../../src/db/tx.ts';
 import { insertIntegration } from '../../src/integrations/integrations.ts';
 import { executeRun } from '../../src/sync/engine.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
-import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../../emulators/microsoft.ts';
+import {
+  generateMicrosoftTenant,
+  microsoftCredentials,
+  microsoftIntegrationConfig,
+  startMicrosoftEmulator,
+  type MicrosoftEmulator,
+} from '../../emulators/microsoft.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { workspaceWithKey } from '../helpers/fixtures.ts';
 
@@ -20,14 +26,34 @@ beforeAll(async () => {
 afterAll(() => ms.close());
 it('an expired delta token falls back to a full listing that removes exactly the users gone, and nobody else', async () => {
   const { workspaceId } = await workspaceWithKey(t.ctx);
-  const integ = await withTx(t.ctx.pool, (c) => insertIntegration(t.ctx, c, { workspaceId, kind: 'microsoft_entra', category: 'teammates', name: 'E', credentials: microsoftCredentials(tenant), config: microsoftIntegrationConfig(ms) }));
-  const sync = async () => { const [r] = await startRuns(t.ctx.pool, workspaceId, [integ.id], { trigger: 'cli' }); return (await executeRun(t.ctx, r!.id))!; };
+  const integ = await withTx(t.ctx.pool, (c) =>
+    insertIntegration(t.ctx, c, {
+      workspaceId,
+      kind: 'microsoft_entra',
+      category: 'teammates',
+      name: 'E',
+      credentials: microsoftCredentials(tenant),
+      config: microsoftIntegrationConfig(ms),
+    }),
+  );
+  const sync = async () => {
+    const [r] = await startRuns(t.ctx.pool, workspaceId, [integ.id], { trigger: 'cli' });
+    return (await executeRun(t.ctx, r!.id))!;
+  };
   expect(await sync()).toMatchObject({ status: 'succeeded', mode: 'full', created: 300 });
   expect(await sync()).toMatchObject({ status: 'succeeded', mode: 'delta', seen: 0 });
-  ms.removeUser(tenant.users[0]!.id); ms.removeUser(tenant.users[1]!.id);
+  ms.removeUser(tenant.users[0]!.id);
+  ms.removeUser(tenant.users[1]!.id);
   ms.expireDeltaTokens();
   const r = await sync();
-  expect(r).toMatchObject({ status: 'succeeded', mode: 'full', seen: 298, deleted: 2, pending_deletions: 0, fallback_reason: expect.stringMatching(/SyncStateNotFound/) });
+  expect(r).toMatchObject({
+    status: 'succeeded',
+    mode: 'full',
+    seen: 298,
+    deleted: 2,
+    pending_deletions: 0,
+    fallback_reason: expect.stringMatching(/SyncStateNotFound/),
+  });
   const left = await t.ctx.pool.query('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null', [workspaceId]);
   expect(left.rows[0].n).toBe(298);
   const created = await t.ctx.pool.query(`select count(*)::int as n from events where workspace_id = $1 and type = 'teammate.created'`, [workspaceId]);
@@ -39,9 +65,22 @@ it('a delta round asks Graph for the memberships of the changed users only, and 
   const emu = await startMicrosoftEmulator(small);
   try {
     const { workspaceId } = await workspaceWithKey(t.ctx);
-    const integ = await withTx(t.ctx.pool, (c) => insertIntegration(t.ctx, c, { workspaceId, kind: 'microsoft_entra', category: 'teammates', name: 'E', credentials: microsoftCredentials(small), config: microsoftIntegrationConfig(emu) }));
-    const sync = async () => { const [r] = await startRuns(t.ctx.pool, workspaceId, [integ.id], { trigger: 'cli' }); return (await executeRun(t.ctx, r!.id))!; };
-    const memberships = async () => (await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from memberships where workspace_id = $1', [workspaceId])).rows[0]!.n;
+    const integ = await withTx(t.ctx.pool, (c) =>
+      insertIntegration(t.ctx, c, {
+        workspaceId,
+        kind: 'microsoft_entra',
+        category: 'teammates',
+        name: 'E',
+        credentials: microsoftCredentials(small),
+        config: microsoftIntegrationConfig(emu),
+      }),
+    );
+    const sync = async () => {
+      const [r] = await startRuns(t.ctx.pool, workspaceId, [integ.id], { trigger: 'cli' });
+      return (await executeRun(t.ctx, r!.id))!;
+    };
+    const memberships = async () =>
+      (await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from memberships where workspace_id = $1', [workspaceId])).rows[0]!.n;
     expect(await sync()).toMatchObject({ status: 'succeeded', mode: 'full', created: 300 });
     // Everyone is in their department and, through it, in All staff.
     expect(await memberships()).toBe(600);

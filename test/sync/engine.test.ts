@@ -50,7 +50,11 @@ describe('directory sync engine (Google Workspace)', () => {
     expect(await count('select count(*)::int as n from emails where workspace_id = $1 and not is_primary', [workspaceId])).toBe(121);
     expect(await count(`select count(*)::int as n from groups where workspace_id = $1 and kind = 'group'`, [workspaceId])).toBe(5);
     expect(await count(`select count(*)::int as n from groups where workspace_id = $1 and kind = 'org_unit'`, [workspaceId])).toBeGreaterThanOrEqual(5);
-    expect(await count(`select count(*)::int as n from memberships m join groups g on g.id = m.group_id where g.workspace_id = $1 and g.kind = 'group'`, [workspaceId])).toBe(1203);
+    expect(
+      await count(`select count(*)::int as n from memberships m join groups g on g.id = m.group_id where g.workspace_id = $1 and g.kind = 'group'`, [
+        workspaceId,
+      ]),
+    ).toBe(1203);
     const v = await t.ctx.pool.query(
       `select v.value, v.source, v.integration_id from smart_field_values v join emails e on e.teammate_id = v.teammate_id
         where v.smart_field_id = $1 and e.address = 'user1@example.test'`,
@@ -58,7 +62,10 @@ describe('directory sync engine (Google Workspace)', () => {
     );
     expect(v.rows[0]).toEqual({ value: 'Software Engineer', source: 'integration', integration_id: integration.id });
     expect(await eventCount(t.ctx, workspaceId, 'teammate.created')).toBe(1203);
-    const ev = await t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'teammate.created' and payload->'emails' @> '[{"address":"user10@example.test"}]'`, [workspaceId]);
+    const ev = await t.ctx.pool.query(
+      `select payload from events where workspace_id = $1 and type = 'teammate.created' and payload->'emails' @> '[{"address":"user10@example.test"}]'`,
+      [workspaceId],
+    );
     expect(ev.rows[0].payload).toMatchObject({
       type: 'teammate.created',
       teammate: { uuid: expect.any(String), display_name: 'Given10 Family10' },
@@ -153,7 +160,10 @@ describe('directory sync engine (Google Workspace)', () => {
     google.tenant.users.splice(2, 1);
     const run = await sync();
     expect(run).toMatchObject({ status: 'succeeded', deleted: 3 });
-    const del = await t.ctx.pool.query(`select payload from events where workspace_id = $1 and type = 'teammate.deleted' order by payload->'teammate'->>'display_name'`, [workspaceId]);
+    const del = await t.ctx.pool.query(
+      `select payload from events where workspace_id = $1 and type = 'teammate.deleted' order by payload->'teammate'->>'display_name'`,
+      [workspaceId],
+    );
     expect(del.rows.map((r) => r.payload.teammate.display_name)).toEqual(['Given0 Family0', 'Given1 Family1', 'Given2 Family2']);
     // Back again: the same teammate returns, with one new teammate.created.
     google.tenant.users[0]!.suspended = false;
@@ -270,7 +280,9 @@ describe('directory sync engine (Google Workspace)', () => {
     expect(await lastExecution).toMatchObject({ status: 'failed', error_code: 'transient', pages: 1 });
     // A resumed run lists the groups and org units while it waits on page 2: the stop cancels
     // whichever of those calls is still open, and the message names the one that failed first.
-    expect((await getRun(t.ctx.pool, run!.id))!.error).toMatch(/^the worker stopped while this run was waiting on the provider \((users|orgunits|groups|members)\.list: AbortError: /);
+    expect((await getRun(t.ctx.pool, run!.id))!.error).toMatch(
+      /^the worker stopped while this run was waiting on the provider \((users|orgunits|groups|members)\.list: AbortError: /,
+    );
     google.knobs.hold = null;
   });
 });

@@ -6,7 +6,13 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PURPOSE_ATTEMPTS } from '../../connectors/microsoft/directory.ts';
-import { generateMicrosoftTenant, microsoftCredentials, microsoftIntegrationConfig, startMicrosoftEmulator, type MicrosoftEmulator } from '../../emulators/microsoft.ts';
+import {
+  generateMicrosoftTenant,
+  microsoftCredentials,
+  microsoftIntegrationConfig,
+  startMicrosoftEmulator,
+  type MicrosoftEmulator,
+} from '../../emulators/microsoft.ts';
 import { withTx } from '../../src/db/tx.ts';
 import { insertIntegration } from '../../src/integrations/integrations.ts';
 import { startRuns } from '../../src/integrations/syncRuns.ts';
@@ -32,14 +38,29 @@ afterAll(() => ms?.close());
 it("one account's mailbox purpose answered 400, another's 503 on every try: the directory is written, both degrade as a 403 does and are named in the run's details", async () => {
   const { workspaceId } = await workspaceWithKey(t.ctx);
   const integ = await withTx(t.ctx.pool, (c) =>
-    insertIntegration(t.ctx, c, { workspaceId, kind: 'microsoft_entra', category: 'teammates', name: 'E', credentials: microsoftCredentials(tenant), config: microsoftIntegrationConfig(ms) }),
+    insertIntegration(t.ctx, c, {
+      workspaceId,
+      kind: 'microsoft_entra',
+      category: 'teammates',
+      name: 'E',
+      credentials: microsoftCredentials(tenant),
+      config: microsoftIntegrationConfig(ms),
+    }),
   );
   const [run] = await startRuns(t.ctx.pool, workspaceId, [integ.id], { trigger: 'cli' });
   const done = (await executeRun(t.ctx, run!.id, { retry: { attempts: PURPOSE_ATTEMPTS + 1, baseDelayMs: 5, maxDelayMs: 20 } }))!;
   expect(done).toMatchObject({ status: 'succeeded', mode: 'full', created: 8, errors: 2 });
   expect(done.error_details).toEqual([
-    { externalId: refused.id, email: refused.mail, message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) was refused: .*400.*; treated as not a shared mailbox$/) },
-    { externalId: failing.id, email: failing.mail, message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) failed 3 times: .*503.*; treated as not a shared mailbox$/) },
+    {
+      externalId: refused.id,
+      email: refused.mail,
+      message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) was refused: .*400.*; treated as not a shared mailbox$/),
+    },
+    {
+      externalId: failing.id,
+      email: failing.mail,
+      message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) failed 3 times: .*503.*; treated as not a shared mailbox$/),
+    },
   ]);
   const rows = await t.ctx.pool.query<{ row: string }>(
     `select e.address || ' ' || t.shared_mailbox as row from teammates t join emails e on e.teammate_id = t.id and e.is_primary

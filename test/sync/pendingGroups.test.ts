@@ -43,7 +43,12 @@ describe('groups written beside and after the users listing', () => {
     const [from, to] = google.tenant.groups;
     const moved = from!.members.shift()!;
     to!.members.push(moved);
-    return (await t.ctx.pool.query<{ teammate_id: string }>('select teammate_id from teammate_sources where integration_id = $1 and external_id = $2', [integrationId, moved])).rows[0]!.teammate_id;
+    return (
+      await t.ctx.pool.query<{ teammate_id: string }>('select teammate_id from teammate_sources where integration_id = $1 and external_id = $2', [
+        integrationId,
+        moved,
+      ])
+    ).rows[0]!.teammate_id;
   };
 
   it('writes an unchanged directory while the members listing is held, then its groups; a moved member is moved, with one install request', async () => {
@@ -80,7 +85,13 @@ describe('groups written beside and after the users listing', () => {
 
     // The same directory with the members listing held: every page is written before a single
     // members call is answered; then nothing changes and no install is asked for.
-    const second = await sync(true, async () => expect(await count(`select count(*)::int as n from sync_run_seen s join sync_runs r on r.id = s.run_id where r.integration_id = $1 and r.status = 'running' and s.groups_pending`)).toBe(USERS));
+    const second = await sync(true, async () =>
+      expect(
+        await count(
+          `select count(*)::int as n from sync_run_seen s join sync_runs r on r.id = s.run_id where r.integration_id = $1 and r.status = 'running' and s.groups_pending`,
+        ),
+      ).toBe(USERS),
+    );
     expect(second).toMatchObject({ status: 'succeeded', created: 0, updated: 0, unchanged: USERS });
     expect(await membershipsOf()).toEqual(directoryGroups());
     expect(await fanouts()).toEqual([]);

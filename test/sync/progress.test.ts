@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { lineProgress } from '../../src/cli/progress.ts';
 import type { SyncRunRow } from '../../src/integrations/syncRuns.ts';
 
-const run = (over: Partial<SyncRunRow>): SyncRunRow => ({ id: 'r1', status: 'running', mode: 'full', pages: 0, seen: 0, created: 0, updated: 0, deleted: 0, ...over }) as SyncRunRow;
+const run = (over: Partial<SyncRunRow>): SyncRunRow =>
+  ({ id: 'r1', status: 'running', mode: 'full', pages: 0, seen: 0, created: 0, updated: 0, deleted: 0, ...over }) as SyncRunRow;
 
 describe('sync progress on a pipe', () => {
   it('prints a line per change, with the estimate while running and the count once done; an incremental run that saw 0 people says 0 users', () => {

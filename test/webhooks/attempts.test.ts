@@ -23,12 +23,27 @@ describe('listDeliveryAttempts', () => {
 
     // A delivery: created at `created`, attempted at each time of `attempts` (none: pending), last updated at `updated`.
     const delivery = async (endpointId: string, d: { created: Date; attempts: Date[]; updated: Date; status: 'pending' | 'succeeded' | 'failed' }) => {
-      const event = (await pool.query<{ id: string }>(`insert into events (workspace_id, type, payload, occurred_at) values ($1, 'teammate.created', '{}', $2) returning id`, [ws, d.created])).rows[0]!.id;
+      const event = (
+        await pool.query<{ id: string }>(
+          `insert into events (workspace_id, type, payload, occurred_at) values ($1, 'teammate.created', '{}', $2) returning id`,
+          [ws, d.created],
+        )
+      ).rows[0]!.id;
       const id = (
         await pool.query<{ id: string }>(
           `insert into webhook_deliveries (workspace_id, event_id, endpoint_id, status, attempts, delivered_at, last_error, created_at, updated_at)
            values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning id`,
-          [ws, event, endpointId, d.status, d.attempts.length, d.status === 'succeeded' ? d.attempts.at(-1) : null, d.status === 'failed' ? 'endpoint disabled' : null, d.created, d.updated],
+          [
+            ws,
+            event,
+            endpointId,
+            d.status,
+            d.attempts.length,
+            d.status === 'succeeded' ? d.attempts.at(-1) : null,
+            d.status === 'failed' ? 'endpoint disabled' : null,
+            d.created,
+            d.updated,
+          ],
         )
       ).rows[0]!.id;
       for (const [i, at] of d.attempts.entries()) {
@@ -50,7 +65,12 @@ describe('listDeliveryAttempts', () => {
       await delivery(ep, { created: at, attempts, updated: attempts.at(-1)!, status: failed ? 'failed' : 'succeeded' });
     }
     // Created long ago, retried: its second attempt is the newest of all.
-    const retried = await delivery(ep, { created: minutesAgo(5000), attempts: [minutesAgo(4999), minutesAgo(10)], updated: minutesAgo(10), status: 'succeeded' });
+    const retried = await delivery(ep, {
+      created: minutesAgo(5000),
+      attempts: [minutesAgo(4999), minutesAgo(10)],
+      updated: minutesAgo(10),
+      status: 'succeeded',
+    });
     // Two not attempted yet.
     await delivery(ep, { created: minutesAgo(20), attempts: [], updated: minutesAgo(20), status: 'pending' });
     await delivery(ep, { created: minutesAgo(130), attempts: [], updated: minutesAgo(130), status: 'pending' });

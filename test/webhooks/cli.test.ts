@@ -24,7 +24,11 @@ describe('sigsync webhook', async () => {
   const strictEnv = { DATABASE_URL: db.url, ENCRYPTION_KEY: TEST_KEY, ALLOW_INSECURE_OUTBOUND_URLS: '0' };
   const ws = (await createWorkspace(pool, 'Hooks Inc')).id;
   const auditOf = async (endpointId: string) =>
-    (await pool.query(`select action, actor_kind, workspace_id from audit_entries where target_kind = 'webhook_endpoint' and target = $1 order by at, id`, [endpointId])).rows;
+    (
+      await pool.query(`select action, actor_kind, workspace_id from audit_entries where target_kind = 'webhook_endpoint' and target = $1 order by at, id`, [
+        endpointId,
+      ])
+    ).rows;
 
   it('add prints the endpoint id and a whsec_ secret once, stored encrypted; list shows it without the secret; remove deletes it', async () => {
     const add = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:9/hooks', '--events', 'teammate.created,campaign.started'], env);
@@ -106,7 +110,10 @@ describe('sigsync webhook', async () => {
   it('enable turns a disabled endpoint back on with a clean failure count', async () => {
     const add = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:9/back'], env);
     const id = /webhook endpoint\s+(\S+)/.exec(add.stdout)![1]!;
-    await pool.query(`update webhook_endpoints set enabled = false, consecutive_failures = 20, disabled_reason = '20 deliveries in a row failed' where id = $1`, [id]);
+    await pool.query(
+      `update webhook_endpoints set enabled = false, consecutive_failures = 20, disabled_reason = '20 deliveries in a row failed' where id = $1`,
+      [id],
+    );
     const listed = await runCli(['webhook', 'list', '--workspace', ws], env);
     expect(listed.stdout).toMatch(new RegExp(`${id}.*no\\s+20\\s+20 deliveries in a row failed`));
     const r = await runCli(['webhook', 'enable', id], env);
@@ -122,7 +129,11 @@ describe('sigsync webhook', async () => {
     expect(strict.stderr.trim().split('\n')).toHaveLength(1);
     expect(strict.stderr).toMatch(/^--url: refused: the URL must use https; set ALLOW_INSECURE_OUTBOUND_URLS=1/);
     // SANDBOX=1 (as without DATABASE_URL) allows it unless the variable is set.
-    const sandbox = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], { ...strictEnv, ALLOW_INSECURE_OUTBOUND_URLS: '', SANDBOX: '1' });
+    const sandbox = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], {
+      ...strictEnv,
+      ALLOW_INSECURE_OUTBOUND_URLS: '',
+      SANDBOX: '1',
+    });
     expect(sandbox.stderr).toBe('');
     expect(sandbox.code).toBe(0);
     const off = await runCli(['webhook', 'add', '--workspace', ws, '--url', 'http://127.0.0.1:3499/hook'], { ...strictEnv, SANDBOX: '1' });
@@ -154,14 +165,17 @@ describe('sigsync webhook', async () => {
       await emitEvent(pool, ws, 'teammate.created', teammateBody('Grace Hopper'));
       await dispatchWorkspace(pool, ws);
       const app = { pool, secrets: new Secrets(Buffer.from(TEST_KEY, 'hex')), config: testConfig({ ALLOW_INSECURE_OUTBOUND_URLS: '1' }) };
-      const ids = (await pool.query<{ id: string }>('select id from webhook_deliveries where endpoint_id = $1 order by created_at', [endpointId])).rows.map((r) => r.id);
+      const ids = (await pool.query<{ id: string }>('select id from webhook_deliveries where endpoint_id = $1 order by created_at', [endpointId])).rows.map(
+        (r) => r.id,
+      );
       expect(ids).toHaveLength(2);
       for (const id of ids) expect(await deliverOnce(app, id, createLogger('silent'))).toBe('failed');
 
       const list = await runCli(['webhook', 'deliveries', endpointId, '--failed'], env);
       expect(list.code, list.stderr).toBe(0);
       expect(list.stdout).toMatch(/^DELIVERY\s+EVENT\s+STATUS\s+ATTEMPT\s+OUTCOME\s+CODE\s+DURATION\s+AT\s+ERROR/);
-      for (const id of ids) expect(list.stdout).toMatch(new RegExp(`${id}\\s+teammate.created\\s+failed\\s+1\\s+failed\\s+400\\s+\\d+ ms .*HTTP 400 Bad Request`));
+      for (const id of ids)
+        expect(list.stdout).toMatch(new RegExp(`${id}\\s+teammate.created\\s+failed\\s+1\\s+failed\\s+400\\s+\\d+ ms .*HTTP 400 Bad Request`));
 
       const one = await runCli(['webhook', 'redeliver', ids[0]!], env);
       expect(one.code, one.stderr).toBe(0);
@@ -185,7 +199,12 @@ describe('sigsync webhook', async () => {
   });
 
   it('redeliver refuses bad input with one line and exit 2', async () => {
-    for (const args of [['redeliver'], ['redeliver', '--failed-since', 'yesterday'], ['redeliver', 'nope'], ['deliveries', '00000000-0000-4000-8000-000000000000']]) {
+    for (const args of [
+      ['redeliver'],
+      ['redeliver', '--failed-since', 'yesterday'],
+      ['redeliver', 'nope'],
+      ['deliveries', '00000000-0000-4000-8000-000000000000'],
+    ]) {
       const r = await runCli(['webhook', ...args], env);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);

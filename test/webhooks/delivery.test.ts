@@ -61,10 +61,14 @@ describe('webhook delivery', () => {
   const deliveryOf = async (endpointId: string) =>
     (await t.ctx.pool.query('select * from webhook_deliveries where endpoint_id = $1 order by created_at', [endpointId])).rows;
   const settled = (endpointId: string, n = 1) =>
-    waitFor(async () => {
-      const rows = await deliveryOf(endpointId);
-      return rows.length >= n && rows.every((d) => d.status !== 'pending') ? rows : undefined;
-    }, DEADLINE_MS, 50);
+    waitFor(
+      async () => {
+        const rows = await deliveryOf(endpointId);
+        return rows.length >= n && rows.every((d) => d.status !== 'pending') ? rows : undefined;
+      },
+      DEADLINE_MS,
+      50,
+    );
 
   it('delivers an event, signed, with exactly the spec payload, to a subscribed endpoint and not to an unsubscribed one', async () => {
     const ws = await newWorkspace(t.ctx);
@@ -185,10 +189,14 @@ describe('webhook delivery', () => {
     const ws = await newWorkspace(t.ctx);
     const r = await receiver((n) => (n === 1 ? 429 : n === 2 ? 408 : n === 3 ? 'hang' : 204));
     const ep = await endpoint(ws, `${r.url}/slow`);
-    await emitEvent(t.ctx.pool, ws, 'integration.connected', { integration: { uuid: crypto.randomUUID(), kind: 'google_workspace', category: 'teammates', name: 'Google' } });
+    await emitEvent(t.ctx.pool, ws, 'integration.connected', {
+      integration: { uuid: crypto.randomUUID(), kind: 'google_workspace', category: 'teammates', name: 'Google' },
+    });
     const [d] = await settled(ep.id);
     expect(d).toMatchObject({ status: 'succeeded', attempts: 4, last_status_code: 204 });
-    const attempts = (await t.ctx.pool.query('select outcome, status_code, error from webhook_delivery_attempts where delivery_id = $1 order by attempt', [d.id])).rows;
+    const attempts = (
+      await t.ctx.pool.query('select outcome, status_code, error from webhook_delivery_attempts where delivery_id = $1 order by attempt', [d.id])
+    ).rows;
     expect(attempts).toEqual([
       { outcome: 'retrying', status_code: 429, error: 'HTTP 429 Too Many Requests' },
       { outcome: 'retrying', status_code: 408, error: 'HTTP 408 Request Timeout' },

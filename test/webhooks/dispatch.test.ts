@@ -107,7 +107,11 @@ describe('webhook dispatch', () => {
     const pairs = rows.map((d) => `${d.event_id}>${d.endpoint_id}`).sort();
     expect(pairs).toEqual([`${early}>${all.endpoint.id}`, `${late}>${all.endpoint.id}`, `${late}>${teammates.endpoint.id}`].sort());
     expect(rows.some((d) => d.endpoint_id === campaigns.endpoint.id)).toBe(false);
-    const keys = (await t.ctx.pool.query<{ key: string }>(`select key from graphile_worker.jobs where task_identifier = 'deliver_webhook' and key = any($1)`, [rows.map((d) => `deliver_webhook:${d.id}`)])).rows;
+    const keys = (
+      await t.ctx.pool.query<{ key: string }>(`select key from graphile_worker.jobs where task_identifier = 'deliver_webhook' and key = any($1)`, [
+        rows.map((d) => `deliver_webhook:${d.id}`),
+      ])
+    ).rows;
     expect(keys).toHaveLength(3);
     expect(await count(t.ctx, 'select 1 from webhook_dispatch_queue where workspace_id = $1', [ws])).toBe(0);
   });
@@ -131,11 +135,9 @@ describe('webhook dispatch', () => {
     expect(await dispatchWorkspace(t.ctx.pool, ws)).toEqual({ events: 300, deliveries: 0 });
     expect(await deliveries(ws)).toBe(600);
     expect(
-      await count(
-        t.ctx,
-        `select 1 from graphile_worker.jobs j join webhook_deliveries d on j.key = 'deliver_webhook:' || d.id where d.workspace_id = $1`,
-        [ws],
-      ),
+      await count(t.ctx, `select 1 from graphile_worker.jobs j join webhook_deliveries d on j.key = 'deliver_webhook:' || d.id where d.workspace_id = $1`, [
+        ws,
+      ]),
     ).toBe(600);
   });
 
@@ -166,7 +168,9 @@ describe('webhook dispatch', () => {
     const lan = await insertEndpointUnchecked(t.ctx, ws, 'https://10.20.30.40/hook');
     await emitEvent(t.ctx.pool, ws, 'teammate.created', teammateBody());
     await dispatchWorkspace(t.ctx.pool, ws);
-    const { rows } = await t.ctx.pool.query<{ id: string; endpoint_id: string }>('select id, endpoint_id from webhook_deliveries where workspace_id = $1', [ws]);
+    const { rows } = await t.ctx.pool.query<{ id: string; endpoint_id: string }>('select id, endpoint_id from webhook_deliveries where workspace_id = $1', [
+      ws,
+    ]);
     expect(rows).toHaveLength(2);
     for (const d of rows) expect(await deliverOnce(t.ctx, d.id, silent)).toBe('failed');
     const { rows: after } = await t.ctx.pool.query(
@@ -193,11 +197,10 @@ describe('webhook dispatch', () => {
     const before = receiver.received.length;
     for (const d of rows) expect(await deliverOnce(strict, d.id, silent)).toBe('failed');
     expect(receiver.received.length).toBe(before);
-    const errors = (await t.ctx.pool.query<{ last_error: string }>('select last_error from webhook_deliveries where workspace_id = $1 order by last_error', [ws])).rows;
-    expect(errors.map((e) => e.last_error)).toEqual([
-      expect.stringMatching(/localhost is a loopback host/),
-      expect.stringMatching(/must use https/),
-    ]);
+    const errors = (
+      await t.ctx.pool.query<{ last_error: string }>('select last_error from webhook_deliveries where workspace_id = $1 order by last_error', [ws])
+    ).rows;
+    expect(errors.map((e) => e.last_error)).toEqual([expect.stringMatching(/localhost is a loopback host/), expect.stringMatching(/must use https/)]);
   });
 
   it('checks the addresses a host name resolves to at connect time (no DNS rebinding to a private address)', async () => {

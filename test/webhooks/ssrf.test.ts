@@ -72,7 +72,13 @@ describe('webhook URL guard', () => {
   });
 
   it('refuses private, link-local and reserved literals even with ALLOW_INSECURE_OUTBOUND_URLS', () => {
-    for (const url of ['https://10.0.0.5/', 'https://169.254.169.254/latest/meta-data', 'https://[fd00::1]/', 'https://0.0.0.0/', 'https://[::ffff:192.168.0.1]/']) {
+    for (const url of [
+      'https://10.0.0.5/',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[fd00::1]/',
+      'https://0.0.0.0/',
+      'https://[::ffff:192.168.0.1]/',
+    ]) {
       expect(refusal(() => checkUrlSyntax(url, insecure)).message).toMatch(/private, link-local or reserved/);
     }
     // Numeric forms are normalised by the URL parser before the check: 0xA9FEA9FE is 169.254.169.254.

@@ -27,12 +27,18 @@ describe('teammate events and the stops of a removal', () => {
   /** A teammate with two addresses, each installed. */
   const installedTeammate = async (workspaceId: string, name: string, sig = signatureId, integration = integrationId) => {
     const slug = name.toLowerCase();
-    const tm = await insertTeammate(t.ctx.pool, workspaceId, { displayName: name, emails: [{ address: `a.${slug}@acme.test` }, { address: `${slug}@acme.test`, primary: true }] });
-    for (const emailId of tm.emailIds) await insertInstallation(t.ctx.pool, workspaceId, { emailId, signatureId: sig, integrationId: integration, status: 'installed' });
+    const tm = await insertTeammate(t.ctx.pool, workspaceId, {
+      displayName: name,
+      emails: [{ address: `a.${slug}@acme.test` }, { address: `${slug}@acme.test`, primary: true }],
+    });
+    for (const emailId of tm.emailIds)
+      await insertInstallation(t.ctx.pool, workspaceId, { emailId, signatureId: sig, integrationId: integration, status: 'installed' });
     return tm;
   };
   const statuses = async (emailIds: string[]) =>
-    (await t.ctx.pool.query<{ status: string }>('select status from installations where email_id = any($1::uuid[]) order by email_id', [emailIds])).rows.map((r) => r.status);
+    (await t.ctx.pool.query<{ status: string }>('select status from installations where email_id = any($1::uuid[]) order by email_id', [emailIds])).rows.map(
+      (r) => r.status,
+    );
 
   beforeAll(async () => {
     ({ workspaceId: ws } = await workspaceWithKey(t.ctx));
@@ -41,7 +47,7 @@ describe('teammate events and the stops of a removal', () => {
     integrationId = await insertIntegrationRow(t.ctx.pool, ws, { category: 'signatures' });
   });
 
-  it('a removal writes teammate.deleted with the exact payload and stops that teammate\'s installations only', async () => {
+  it("a removal writes teammate.deleted with the exact payload and stops that teammate's installations only", async () => {
     const gone = await installedTeammate(ws, 'Gone');
     const stays = await installedTeammate(ws, 'Stays');
     expect(await withTx(t.ctx.pool, (c) => removeTeammate(c, ws, gone.id))).toBe(true);
@@ -76,7 +82,11 @@ describe('teammate events and the stops of a removal', () => {
     await t.ctx.pool.query('update teammates set deleted_at = now() where id = any($1::uuid[])', [[removed.id, stranger.id]]);
 
     const logger = pino({ level: 'silent' });
-    await fanoutTeammates.run({ workspaceId: ws, teammateIds: [removed.id, alive.id, stranger.id] }, { app: t.ctx, logger, helpers: {} } as unknown as TaskContext);
+    await fanoutTeammates.run({ workspaceId: ws, teammateIds: [removed.id, alive.id, stranger.id] }, {
+      app: t.ctx,
+      logger,
+      helpers: {},
+    } as unknown as TaskContext);
     expect(await statuses(removed.emailIds)).toEqual(['not_installed', 'not_installed']);
     expect(await statuses(alive.emailIds)).toEqual(['installed', 'installed']);
     expect(await statuses(stranger.emailIds)).toEqual(['installed', 'installed']);

@@ -69,34 +69,43 @@ function refused(status: number): Error {
 /** GET /v1/addin/signature; 304 keeps the stored copy (and vouches for it anew); 401 and 403 delete it. */
 function fetchSignatures(key: string, address: string, stored: Stored | null, problem: { raw: string | null; params: string }): Promise<Signatures> {
   const client = platform();
-  const url = String(config.base || '').replace(/\/$/, '') + '/v1/addin/signature?email=' + encodeURIComponent(address) +
-    '&platform=' + encodeURIComponent(client.name) + '&client_version=' + encodeURIComponent(client.version) + problem.params;
-  return credential().then((bearer) => {
-    if (!bearer) throw new Error('no credential: neither an Entra token nor an add-in key');
-    const headers: { [name: string]: string } = { Authorization: 'Bearer ' + bearer };
-    if (stored && stored.etag) headers['If-None-Match'] = stored.etag;
-    return fetch(url, { headers: headers, credentials: 'omit' });
-  }).then((res) => {
-    // The service has the reason now; a newer one (kept since) waits for the next fetch.
-    if (problem.params && (res.status === 200 || res.status === 304)) {
-      void storage.get(PROBLEM_KEY).then((now) => {
-        if (now === problem.raw) return storage.set(PROBLEM_KEY, '');
+  const url =
+    String(config.base || '').replace(/\/$/, '') +
+    '/v1/addin/signature?email=' +
+    encodeURIComponent(address) +
+    '&platform=' +
+    encodeURIComponent(client.name) +
+    '&client_version=' +
+    encodeURIComponent(client.version) +
+    problem.params;
+  return credential()
+    .then((bearer) => {
+      if (!bearer) throw new Error('no credential: neither an Entra token nor an add-in key');
+      const headers: { [name: string]: string } = { Authorization: 'Bearer ' + bearer };
+      if (stored && stored.etag) headers['If-None-Match'] = stored.etag;
+      return fetch(url, { headers: headers, credentials: 'omit' });
+    })
+    .then((res) => {
+      // The service has the reason now; a newer one (kept since) waits for the next fetch.
+      if (problem.params && (res.status === 200 || res.status === 304)) {
+        void storage.get(PROBLEM_KEY).then((now) => {
+          if (now === problem.raw) return storage.set(PROBLEM_KEY, '');
+        });
+      }
+      if (res.status === 304 && stored) {
+        void storage.set(key, JSON.stringify({ etag: stored.etag, data: stored.data, at: Date.now() }));
+        return stored.data;
+      }
+      if (res.status === 401 || res.status === 403) {
+        void storage.set(key, '');
+        throw refused(res.status);
+      }
+      if (res.status !== 200) throw new Error('the service answered ' + res.status);
+      return res.json().then((body: { data: Signatures }) => {
+        void storage.set(key, JSON.stringify({ etag: res.headers.get('ETag'), data: body.data, at: Date.now() }));
+        return body.data;
       });
-    }
-    if (res.status === 304 && stored) {
-      void storage.set(key, JSON.stringify({ etag: stored.etag, data: stored.data, at: Date.now() }));
-      return stored.data;
-    }
-    if (res.status === 401 || res.status === 403) {
-      void storage.set(key, '');
-      throw refused(res.status);
-    }
-    if (res.status !== 200) throw new Error('the service answered ' + res.status);
-    return res.json().then((body: { data: Signatures }) => {
-      void storage.set(key, JSON.stringify({ etag: res.headers.get('ETag'), data: body.data, at: Date.now() }));
-      return body.data;
     });
-  });
 }
 
 /** The address's signatures: from the service, else the stored copy while it is young enough. */
@@ -125,7 +134,9 @@ function signaturesOf(address: string): Promise<Signatures | null> {
 function domainOf(address: string): string {
   const at = String(address || '').lastIndexOf('@');
   if (at < 0) return '';
-  return String(address).slice(at + 1).toLowerCase();
+  return String(address)
+    .slice(at + 1)
+    .toLowerCase();
 }
 
 /** reply for replies and forwards; internal when every recipient is inside; else primary. */
@@ -215,7 +226,10 @@ function holdsOurs(item: Item, format: Format, data: Signatures): Promise<boolea
   });
 }
 function normalise(text: string): string {
-  return text.replace(/\r\n?/g, '\n').replace(/[ \t]+\n/g, '\n').trim();
+  return text
+    .replace(/\r\n?/g, '\n')
+    .replace(/[ \t]+\n/g, '\n')
+    .trim();
 }
 
 /**

@@ -68,12 +68,16 @@ function invoke<T>(target: unknown, method: string, args: unknown[]): Promise<Ou
     const fn = target && (target as { [name: string]: unknown })[method];
     if (typeof fn !== 'function') return resolve({ ok: false, value: undefined, error: method + ' is not available' });
     try {
-      fn.apply(target, args.concat([
-        (result: Office.AsyncResult<T> | undefined) => {
-          if (result && String(result.status) === 'failed') resolve({ ok: false, value: undefined, error: (result.error && (result.error.name || result.error.message)) || 'failed' });
-          else resolve({ ok: true, value: result && result.value, error: '' });
-        },
-      ]));
+      fn.apply(
+        target,
+        args.concat([
+          (result: Office.AsyncResult<T> | undefined) => {
+            if (result && String(result.status) === 'failed')
+              resolve({ ok: false, value: undefined, error: (result.error && (result.error.name || result.error.message)) || 'failed' });
+            else resolve({ ok: true, value: result && result.value, error: '' });
+          },
+        ]),
+      );
     } catch (e) {
       resolve({ ok: false, value: undefined, error: String((e as Error) && (e as Error).message) });
     }

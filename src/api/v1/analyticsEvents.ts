@@ -1,7 +1,7 @@
 /**
  * Recorded events and visitors (spec 2.10, 2.11, 4.1).
  *
- *   POST /v1/analytics/events              {event: {...}} -> {data: {name, value, currency, click_id, source: 'api', status: 'accepted', outcome}}: the stored event
+ *   POST /v1/analytics/events              {event: {...}} -> {data: {name, value, currency, click_id, source: 'api', status, outcome}}: the stored event
  *   GET  /v1/analytics/events              paged, newest first
  *   GET  /v1/analytics/visitors            paged, newest first
  *   GET  /v1/analytics/visitors/{id}       one visitor with its latest events
@@ -31,9 +31,10 @@ export const MAX_VALUE = 1e12;
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
 const jsonObject = (field: string) =>
-  z
-    .record(z.string(), z.unknown())
-    .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= MAX_OBJECT_BYTES, { message: `${field} is limited to ${MAX_OBJECT_BYTES} bytes of JSON.`, params: { code: 'too_big' } });
+  z.record(z.string(), z.unknown()).refine((v) => Buffer.byteLength(JSON.stringify(v)) <= MAX_OBJECT_BYTES, {
+    message: `${field} is limited to ${MAX_OBJECT_BYTES} bytes of JSON.`,
+    params: { code: 'too_big' },
+  });
 const id = z.string().min(1).max(200);
 
 const EventFields = z
@@ -52,7 +53,8 @@ const EventFields = z
     traits: jsonObject('traits').nullish(),
   })
   .superRefine((e, ctx) => {
-    if (e.value !== null && e.value !== undefined && !e.currency) ctx.addIssue({ code: 'custom', path: ['currency'], message: 'currency is required with a value.', params: { code: 'required' } });
+    if (e.value !== null && e.value !== undefined && !e.currency)
+      ctx.addIssue({ code: 'custom', path: ['currency'], message: 'currency is required with a value.', params: { code: 'required' } });
   });
 
 export const EventWrite = z.strictObject({ event: EventFields });
@@ -68,7 +70,9 @@ const Accepted = z
     status: z.string(),
     outcome: z
       .enum(['recorded', 'duplicate', 'upgraded'])
-      .describe('Extension: what recording did. recorded: a new event; duplicate: its event_id was stored already, nothing changed (the answer shows the stored event); upgraded: a browser event had used the event_id, and the row is now this event, attributed as if the browser event had never come.'),
+      .describe(
+        'Extension: what recording did. recorded: a new event; duplicate: its event_id was stored already, nothing changed (the answer shows the stored event); upgraded: a browser event had used the event_id, and the row is now this event, attributed as if the browser event had never come.',
+      ),
   })
   .meta({ id: 'RecordedEventAccepted' });
 
@@ -95,7 +99,16 @@ export const RecordedEvent = z
 
 const FirstTouch = z.object({ click_id: z.string(), teammate_id: z.string(), signature_template_id: z.string(), email_id: z.string() });
 export const Visitor = z
-  .object({ id: z.string(), distinct_id: z.string(), traits: z.record(z.string(), z.unknown()), first_seen_at: Timestamp, last_seen_at: Timestamp, first_touch: FirstTouch, created_at: Timestamp, updated_at: Timestamp })
+  .object({
+    id: z.string(),
+    distinct_id: z.string(),
+    traits: z.record(z.string(), z.unknown()),
+    first_seen_at: Timestamp,
+    last_seen_at: Timestamp,
+    first_touch: FirstTouch,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
   .meta({ id: 'Visitor' });
 const VisitorProfile = Visitor.extend({ user_id: z.string(), anonymous_id: z.string(), events: z.array(RecordedEvent) }).meta({ id: 'VisitorProfile' });
 
@@ -139,42 +152,86 @@ function eventRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['analytics'];
   const dashboard = dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'event_tracking' });
 
-  r.post('/analytics/events', { schema: { tags, summary: 'Record an event (a conversion when it has a value and a click id)', body: EventWrite, response: { 200: dataOf(Accepted), ...errors(401, 422) } } }, async (req) => {
-    if (!(await trackingEnabled(app.pool, req.workspaceId))) {
-      throw new ApiError(422, 'invalid_request_error', 'event_tracking_disabled', 'Event tracking is switched off for this workspace.', {
-        remediation: { action: 'enable_event_tracking', dashboard_url: dashboard, message: 'Switch event tracking on for the workspace (sigsync workspace tracking --workspace ID on), then send the event again.' },
-      });
-    }
-    const input = eventInput(req.body.event, 'api');
-    const result = await recordEvent(app.pool, clickTokens(app.secrets), req.workspaceId, input);
-    if (result.status === 'unknown_click_id') {
-      throw new ApiError(422, 'invalid_request_error', 'unknown_click_id', 'The click_id was not issued by a tracked link of this workspace.', {
-        remediation: { action: 'check_click_id', dashboard_url: dashboard, message: 'Send the click_id exactly as the destination received it in its query string, or leave it out to record an unattributed event.' },
-      });
-    }
-    const stored = result.stored;
-    return { data: { name: stored.name, value: stored.value, currency: stored.currency, click_id: stored.clickId ?? '', source: stored.source, status: 'accepted', outcome: result.outcome } };
-  });
+  r.post(
+    '/analytics/events',
+    {
+      schema: {
+        tags,
+        summary: 'Record an event (a conversion when it has a value and a click id)',
+        body: EventWrite,
+        response: { 200: dataOf(Accepted), ...errors(401, 422) },
+      },
+    },
+    async (req) => {
+      if (!(await trackingEnabled(app.pool, req.workspaceId))) {
+        throw new ApiError(422, 'invalid_request_error', 'event_tracking_disabled', 'Event tracking is switched off for this workspace.', {
+          remediation: {
+            action: 'enable_event_tracking',
+            dashboard_url: dashboard,
+            message: 'Switch event tracking on for the workspace (sigsync workspace tracking --workspace ID on), then send the event again.',
+          },
+        });
+      }
+      const input = eventInput(req.body.event, 'api');
+      const result = await recordEvent(app.pool, clickTokens(app.secrets), req.workspaceId, input);
+      if (result.status === 'unknown_click_id') {
+        throw new ApiError(422, 'invalid_request_error', 'unknown_click_id', 'The click_id was not issued by a tracked link of this workspace.', {
+          remediation: {
+            action: 'check_click_id',
+            dashboard_url: dashboard,
+            message: 'Send the click_id exactly as the destination received it in its query string, or leave it out to record an unattributed event.',
+          },
+        });
+      }
+      const stored = result.stored;
+      return {
+        data: {
+          name: stored.name,
+          value: stored.value,
+          currency: stored.currency,
+          click_id: stored.clickId ?? '',
+          source: stored.source,
+          status: 'accepted',
+          outcome: result.outcome,
+        },
+      };
+    },
+  );
 
-  r.get('/analytics/events', { schema: { tags, summary: 'List recorded events', querystring: PageQuery, response: { 200: pageOf(RecordedEvent), ...errors(401, 422) } } }, async (req) => {
-    const params = pageParams(req.query);
-    const { rows, total } = await listRecordedEvents(app.pool, req.workspaceId, params);
-    return paginate(rows.map(eventView), params, total);
-  });
+  r.get(
+    '/analytics/events',
+    { schema: { tags, summary: 'List recorded events', querystring: PageQuery, response: { 200: pageOf(RecordedEvent), ...errors(401, 422) } } },
+    async (req) => {
+      const params = pageParams(req.query);
+      const { rows, total } = await listRecordedEvents(app.pool, req.workspaceId, params);
+      return paginate(rows.map(eventView), params, total);
+    },
+  );
 }
 
 /** GET /v1/analytics/visitors and one visitor. */
 function visitorRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['analytics'];
-  r.get('/analytics/visitors', { schema: { tags, summary: 'List visitors brought by signatures', querystring: PageQuery, response: { 200: pageOf(Visitor), ...errors(401, 422) } } }, async (req) => {
-    const params = pageParams(req.query);
-    const { rows, total } = await listVisitors(app.pool, req.workspaceId, params);
-    return paginate(rows.map(visitorView), params, total);
-  });
+  r.get(
+    '/analytics/visitors',
+    { schema: { tags, summary: 'List visitors brought by signatures', querystring: PageQuery, response: { 200: pageOf(Visitor), ...errors(401, 422) } } },
+    async (req) => {
+      const params = pageParams(req.query);
+      const { rows, total } = await listVisitors(app.pool, req.workspaceId, params);
+      return paginate(rows.map(visitorView), params, total);
+    },
+  );
 
   r.get(
     '/analytics/visitors/:visitor_id',
-    { schema: { tags, summary: 'One visitor: first touch, traits and latest 100 events', params: z.object({ visitor_id: z.string() }), response: { 200: dataOf(VisitorProfile), ...errors(401, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'One visitor: first touch, traits and latest 100 events',
+        params: z.object({ visitor_id: z.string() }),
+        response: { 200: dataOf(VisitorProfile), ...errors(401, 404) },
+      },
+    },
     async (req) => {
       const id = pathId(req.params.visitor_id, 'visitor');
       const v = await getVisitor(app.pool, req.workspaceId, id);

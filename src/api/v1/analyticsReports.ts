@@ -15,7 +15,18 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../context.ts';
-import { breakdown, keptOnly, metricsOf, perMailbox, series, totals, withheldFigures, type Dimension, type Granularity, type Range } from '../../analytics/reports.ts';
+import {
+  breakdown,
+  keptOnly,
+  metricsOf,
+  perMailbox,
+  series,
+  totals,
+  withheldFigures,
+  type Dimension,
+  type Granularity,
+  type Range,
+} from '../../analytics/reports.ts';
 import { privacySettings } from '../../db/workspaces.ts';
 import { getAnchor, listAnchors, namesOf, type AnchorRow as AnchorRecord } from '../../analytics/queries.ts';
 import { installedMailboxes } from '../../installations/queries.ts';
@@ -29,7 +40,10 @@ const DAY = 86_400_000;
 const RangeQuery = z.object({
   date_from: z.iso.date().optional().describe('First day (UTC), YYYY-MM-DD; default 29 days before date_to.'),
   date_to: z.iso.date().optional().describe('Last day (UTC), YYYY-MM-DD, inclusive; default today.'),
-  format: z.enum(['json', 'csv']).optional().describe(`csv: the same report as a CSV file (text/csv): the series, or every row of a paged report up to ${CSV_MAX_ROWS}.`),
+  format: z
+    .enum(['json', 'csv'])
+    .optional()
+    .describe(`csv: the same report as a CSV file (text/csv): the series, or every row of a paged report up to ${CSV_MAX_ROWS}.`),
 });
 const SeriesQuery = RangeQuery.extend({ granularity: z.enum(['daily', 'hourly']).optional().describe('Series points per day (default) or per hour.') });
 const PagedRangeQuery = RangeQuery.extend(PageQuery.shape);
@@ -38,7 +52,11 @@ const Value = z.object({ currency: z.string(), value: z.number(), conversions: z
 /** A figure a tracking mode may not keep: null under that mode (docs/privacy.md#what-the-reports-answer-in-each-mode). */
 const VIEWS_OFF = ' Null when views are off.';
 const CLICKS_OFF = ' Null when clicks are off.';
-const kept = (text: string, when: string) => z.int().nullable().describe((text + when).trim());
+const kept = (text: string, when: string) =>
+  z
+    .int()
+    .nullable()
+    .describe((text + when).trim());
 /** Each class of client beside the people's figures (src/analytics/classify.ts; docs/analytics.md): extension fields. */
 const ClassCounts = {
   scanner_clicks: kept('Extension: clicks by security gateways and other link checkers (scanner class).', CLICKS_OFF),
@@ -55,7 +73,10 @@ const Metrics = z
     bot_clicks: kept('Clicks by machines: scanner_clicks + proxy_clicks.', CLICKS_OFF),
     ...ClassCounts,
     all_clicks: kept('Extension: every click recorded, whatever its class.', CLICKS_OFF),
-    unique_clickers: kept('Distinct people among the clicks (keyed hash of address and user agent), per day, summed over the range.', ' Null unless clicks are tracked per_person.'),
+    unique_clickers: kept(
+      'Distinct people among the clicks (keyed hash of address and user agent), per day, summed over the range.',
+      ' Null unless clicks are tracked per_person.',
+    ),
     visitors: z.int(),
     events: z.int(),
     conversions: z.int(),
@@ -66,7 +87,12 @@ const Metrics = z
     unique_views: kept('Distinct people among the views, per day, summed over the range.', ' Null unless views are tracked per_person.'),
     unique_direct_views: kept('The same as unique_views.', ' Null unless views are tracked per_person.'),
     all_views: kept('Extension: every view recorded, whatever its class.', VIEWS_OFF),
-    ctr: z.number().nullable().describe('human_clicks ÷ (views + unknown_views): people\'s clicks over views by people or unknown clients, four decimals; null when that is 0, or when views or clicks are off.'),
+    ctr: z
+      .number()
+      .nullable()
+      .describe(
+        "human_clicks ÷ (views + unknown_views): people's clicks over views by people or unknown clients, four decimals; null when that is 0, or when views or clicks are off.",
+      ),
     conversion_value: z.array(Value),
   })
   .meta({ id: 'AnalyticsMetrics' });
@@ -85,7 +111,10 @@ const Point = z
     ...ClassCounts,
   })
   .meta({ id: 'AnalyticsPoint' });
-const Mailboxes = { installed_mailboxes: z.int(), clicks_per_mailbox: z.number().nullable().describe('Human clicks per installed mailbox; null when clicks are off.') };
+const Mailboxes = {
+  installed_mailboxes: z.int(),
+  clicks_per_mailbox: z.number().nullable().describe('Human clicks per installed mailbox; null when clicks are off.'),
+};
 const Overview = z
   .object({ date_from: z.string(), date_to: z.string(), granularity: z.string(), totals: Metrics.extend(Mailboxes), series: z.array(Point) })
   .meta({ id: 'AnalyticsOverview' });
@@ -102,7 +131,9 @@ const AnchorFields = {
   created_at: z.string(),
 };
 const AnchorRow = Metrics.extend(AnchorFields).meta({ id: 'AnchorAnalytics' });
-const AnchorDetail = z.object({ ...AnchorFields, date_from: z.string(), date_to: z.string(), granularity: z.string(), totals: Metrics, series: z.array(Point) }).meta({ id: 'AnchorDetail' });
+const AnchorDetail = z
+  .object({ ...AnchorFields, date_from: z.string(), date_to: z.string(), granularity: z.string(), totals: Metrics, series: z.array(Point) })
+  .meta({ id: 'AnchorDetail' });
 
 /** A row schema's fields for CSV: what names the row first, then the metrics. */
 function csvColumns(row: z.ZodObject): string[] {
@@ -123,7 +154,12 @@ export function rangeOf(q: { date_from?: string | undefined; date_to?: string | 
   const days = (until.getTime() - from.getTime()) / DAY;
   if (days < 1) throw ApiError.validation([detail('date_to', 'before_start', 'date_to must be on or after date_from.')]);
   const max = q.granularity === 'hourly' ? 31 : 366;
-  if (days > max) throw ApiError.validation([detail('date_from', 'too_big', `A range is at most ${max} days${q.granularity === 'hourly' ? ' with granularity=hourly' : ''}.`, { allowed: [{ maximum: max }] })]);
+  if (days > max)
+    throw ApiError.validation([
+      detail('date_from', 'too_big', `A range is at most ${max} days${q.granularity === 'hourly' ? ' with granularity=hourly' : ''}.`, {
+        allowed: [{ maximum: max }],
+      }),
+    ]);
   return { from, until };
 }
 
@@ -150,22 +186,42 @@ export function analyticsReportRoutes(v1: FastifyInstance, app: AppContext): voi
 /** GET /v1/analytics/overview. */
 function overviewRoute(r: ZodV1, app: AppContext): void {
   const tags = ['analytics'];
-  r.get('/analytics/overview', { schema: { tags, summary: 'Totals and a daily or hourly series', querystring: SeriesQuery, response: { 200: dataOf(Overview), ...errors(401, 422) } } }, async (req, reply) => {
-    const range = rangeOf(req.query);
-    const granularity = req.query.granularity ?? 'daily';
-    const hidden = await withheld(app, req.workspaceId);
-    if (req.query.format === 'csv') return sendCsv(reply, 'analytics-overview', (await series(app.pool, req.workspaceId, 'total', '', range, granularity)).map((p) => keptOnly(p, hidden)), POINT_COLUMNS);
-    const [t, points, mailboxes] = await Promise.all([totals(app.pool, req.workspaceId, 'total', '', range), series(app.pool, req.workspaceId, 'total', '', range, granularity), installedMailboxes(app.pool, req.workspaceId, null)]);
-    const installed = mailboxes.get('') ?? 0;
-    const all = { ...t, installed_mailboxes: installed, clicks_per_mailbox: perMailbox(t.human_clicks, installed) };
-    return { data: { ...rangeFields(range), granularity, totals: keptOnly(all, hidden), series: points.map((p) => keptOnly(p, hidden)) } };
-  });
+  r.get(
+    '/analytics/overview',
+    { schema: { tags, summary: 'Totals and a daily or hourly series', querystring: SeriesQuery, response: { 200: dataOf(Overview), ...errors(401, 422) } } },
+    async (req, reply) => {
+      const range = rangeOf(req.query);
+      const granularity = req.query.granularity ?? 'daily';
+      const hidden = await withheld(app, req.workspaceId);
+      if (req.query.format === 'csv')
+        return sendCsv(
+          reply,
+          'analytics-overview',
+          (await series(app.pool, req.workspaceId, 'total', '', range, granularity)).map((p) => keptOnly(p, hidden)),
+          POINT_COLUMNS,
+        );
+      const [t, points, mailboxes] = await Promise.all([
+        totals(app.pool, req.workspaceId, 'total', '', range),
+        series(app.pool, req.workspaceId, 'total', '', range, granularity),
+        installedMailboxes(app.pool, req.workspaceId, null),
+      ]);
+      const installed = mailboxes.get('') ?? 0;
+      const all = { ...t, installed_mailboxes: installed, clicks_per_mailbox: perMailbox(t.human_clicks, installed) };
+      return { data: { ...rangeFields(range), granularity, totals: keptOnly(all, hidden), series: points.map((p) => keptOnly(p, hidden)) } };
+    },
+  );
 }
 
 /** GET /v1/analytics/campaigns|countries|signatures|teammates: one paged report per dimension. */
 function breakdownRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['analytics'];
-  const paged = <T extends z.ZodObject>(path: string, dimension: Exclude<Dimension, 'anchor'>, item: T, summary: string, shape: (ws: string, rows: Awaited<ReturnType<typeof breakdown>>['rows']) => Promise<z.infer<T>[]>) =>
+  const paged = <T extends z.ZodObject>(
+    path: string,
+    dimension: Exclude<Dimension, 'anchor'>,
+    item: T,
+    summary: string,
+    shape: (ws: string, rows: Awaited<ReturnType<typeof breakdown>>['rows']) => Promise<z.infer<T>[]>,
+  ) =>
     r.get(path, { schema: { tags, summary, querystring: PagedRangeQuery, response: { 200: pageOf(item), ...errors(401, 422) } } }, async (req, reply) => {
       const range = rangeOf(req.query);
       const csv = req.query.format === 'csv';
@@ -178,17 +234,35 @@ function breakdownRoutes(r: ZodV1, app: AppContext): void {
     });
 
   paged('/analytics/campaigns', 'campaign', CampaignRow, 'Per campaign (banner links)', async (ws, rows) => {
-    const n = await names(app, ws, 'marketing_campaigns', rows.map((x) => x.key));
+    const n = await names(
+      app,
+      ws,
+      'marketing_campaigns',
+      rows.map((x) => x.key),
+    );
     return rows.map(({ key, ...m }) => ({ marketing_campaign_uuid: key, name: n.get(key) ?? '', ...m }));
   });
-  paged('/analytics/countries', 'country', CountryRow, 'Per country of the clicker', async (_ws, rows) => rows.map(({ key, ...m }) => ({ country_code: key, ...m })));
+  paged('/analytics/countries', 'country', CountryRow, 'Per country of the clicker', async (_ws, rows) =>
+    rows.map(({ key, ...m }) => ({ country_code: key, ...m })),
+  );
   paged('/analytics/signatures', 'signature', SignatureRow, 'Per signature template', async (ws, rows) => {
     const keys = rows.map((x) => x.key);
     const [n, mailboxes] = await Promise.all([names(app, ws, 'signatures', keys), installedMailboxes(app.pool, ws, keys.filter(isUuid))]);
-    return rows.map(({ key, ...m }) => ({ signature_template_uuid: key, name: n.get(key) ?? '', installed_mailboxes: mailboxes.get(key) ?? 0, clicks_per_mailbox: perMailbox(m.human_clicks, mailboxes.get(key) ?? 0), ...m }));
+    return rows.map(({ key, ...m }) => ({
+      signature_template_uuid: key,
+      name: n.get(key) ?? '',
+      installed_mailboxes: mailboxes.get(key) ?? 0,
+      clicks_per_mailbox: perMailbox(m.human_clicks, mailboxes.get(key) ?? 0),
+      ...m,
+    }));
   });
   paged('/analytics/teammates', 'teammate', TeammateRow, 'Per teammate', async (ws, rows) => {
-    const n = await names(app, ws, 'teammates', rows.map((x) => x.key));
+    const n = await names(
+      app,
+      ws,
+      'teammates',
+      rows.map((x) => x.key),
+    );
     return rows.map(({ key, ...m }) => ({ teammate_uuid: key, display_name: n.get(key) ?? '', ...m }));
   });
 }
@@ -205,21 +279,46 @@ const anchorFields = (a: AnchorRecord) => ({
 /** GET /v1/anchors and one anchor's analytics. */
 function anchorRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['analytics'];
-  r.get('/anchors', { schema: { tags, summary: 'List tracked links (anchors) with their metrics', querystring: PagedRangeQuery, response: { 200: pageOf(AnchorRow), ...errors(401, 422) } } }, async (req, reply) => {
-    const range = rangeOf(req.query);
-    const csv = req.query.format === 'csv';
-    const page = csv ? CSV_PAGE : pageParams(req.query);
-    const list = await listAnchors(app.pool, req.workspaceId, page);
-    const m = await metricsOf(app.pool, req.workspaceId, 'anchor', list.rows.map((a) => a.id), range);
-    const hidden = await withheld(app, req.workspaceId);
-    const data = list.rows.map((a) => keptOnly({ ...anchorFields(a), ...m.get(a.id)! }, hidden));
-    if (csv) return sendCsv(reply, 'anchors', data, csvColumns(AnchorRow));
-    return paginate(data, page, list.total);
-  });
+  r.get(
+    '/anchors',
+    {
+      schema: {
+        tags,
+        summary: 'List tracked links (anchors) with their metrics',
+        querystring: PagedRangeQuery,
+        response: { 200: pageOf(AnchorRow), ...errors(401, 422) },
+      },
+    },
+    async (req, reply) => {
+      const range = rangeOf(req.query);
+      const csv = req.query.format === 'csv';
+      const page = csv ? CSV_PAGE : pageParams(req.query);
+      const list = await listAnchors(app.pool, req.workspaceId, page);
+      const m = await metricsOf(
+        app.pool,
+        req.workspaceId,
+        'anchor',
+        list.rows.map((a) => a.id),
+        range,
+      );
+      const hidden = await withheld(app, req.workspaceId);
+      const data = list.rows.map((a) => keptOnly({ ...anchorFields(a), ...m.get(a.id)! }, hidden));
+      if (csv) return sendCsv(reply, 'anchors', data, csvColumns(AnchorRow));
+      return paginate(data, page, list.total);
+    },
+  );
 
   r.get(
     '/anchors/:anchor_uuid/analytics',
-    { schema: { tags, summary: 'One anchor: totals and a daily or hourly series', params: z.object({ anchor_uuid: z.string() }), querystring: SeriesQuery, response: { 200: dataOf(AnchorDetail), ...errors(401, 404, 422) } } },
+    {
+      schema: {
+        tags,
+        summary: 'One anchor: totals and a daily or hourly series',
+        params: z.object({ anchor_uuid: z.string() }),
+        querystring: SeriesQuery,
+        response: { 200: dataOf(AnchorDetail), ...errors(401, 404, 422) },
+      },
+    },
     async (req, reply) => {
       const id = req.params.anchor_uuid.toLowerCase();
       const anchor = isUuid(id) ? await getAnchor(app.pool, req.workspaceId, id) : undefined;
@@ -227,9 +326,20 @@ function anchorRoutes(r: ZodV1, app: AppContext): void {
       const range = rangeOf(req.query);
       const granularity = req.query.granularity ?? 'daily';
       const hidden = await withheld(app, req.workspaceId);
-      if (req.query.format === 'csv') return sendCsv(reply, `anchor-${id}`, (await series(app.pool, req.workspaceId, 'anchor', id, range, granularity)).map((p) => keptOnly(p, hidden)), POINT_COLUMNS);
-      const [t, points] = await Promise.all([totals(app.pool, req.workspaceId, 'anchor', id, range), series(app.pool, req.workspaceId, 'anchor', id, range, granularity)]);
-      return { data: { ...anchorFields(anchor), ...rangeFields(range), granularity, totals: keptOnly(t, hidden), series: points.map((p) => keptOnly(p, hidden)) } };
+      if (req.query.format === 'csv')
+        return sendCsv(
+          reply,
+          `anchor-${id}`,
+          (await series(app.pool, req.workspaceId, 'anchor', id, range, granularity)).map((p) => keptOnly(p, hidden)),
+          POINT_COLUMNS,
+        );
+      const [t, points] = await Promise.all([
+        totals(app.pool, req.workspaceId, 'anchor', id, range),
+        series(app.pool, req.workspaceId, 'anchor', id, range, granularity),
+      ]);
+      return {
+        data: { ...anchorFields(anchor), ...rangeFields(range), granularity, totals: keptOnly(t, hidden), series: points.map((p) => keptOnly(p, hidden)) },
+      };
     },
   );
 }

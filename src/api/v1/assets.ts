@@ -43,9 +43,11 @@ export const Asset = z
   .object({
     id: z.string(),
     name: z.string(),
-    role: z.enum(['company_logo', 'profile_photo', 'banner', 'image']).describe('Derived: profile_photo for directory photos, company_logo when a signature shows it, banner when only campaigns do, else image.'),
+    role: z
+      .enum(['company_logo', 'profile_photo', 'banner', 'image'])
+      .describe('Derived: profile_photo for directory photos, company_logo when a signature shows it, banner when only campaigns do, else image.'),
     in_use: z.boolean().describe('A signature, a campaign or a teammate photo uses it.'),
-    signature_template_count: z.int().describe('Signatures whose published or draft content (or a variant\'s) shows it.'),
+    signature_template_count: z.int().describe("Signatures whose published or draft content (or a variant's) shows it."),
     file: FileInfo,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -72,7 +74,9 @@ const Conversion = z
     message: z.string().describe('What was done and why, in plain words.'),
   })
   .nullable()
-  .describe(`Beyond the spec: what was done to the file before it was stored (WebP converted, sides over ${MAX_STORED_SIDE} px resized); null when it was stored as sent.`)
+  .describe(
+    `Beyond the spec: what was done to the file before it was stored (WebP converted, sides over ${MAX_STORED_SIDE} px resized); null when it was stored as sent.`,
+  )
   .meta({ id: 'AssetConversion' });
 const AssetCreated = dataOf(Asset).extend({ conversion: Conversion });
 
@@ -111,7 +115,8 @@ async function fileOf(a: CreateBody, app: AppContext, log: FastifyBaseLogger): P
     const b64 = a.file_base64.replace(/\s+/g, '');
     const details = [];
     if (!b64 || !BASE64.test(b64) || b64.length % 4 === 1) details.push(detail('asset.file_base64', 'invalid_base64', 'file_base64 is not base64.'));
-    if (a.filename === undefined) details.push(detail('asset.filename', 'required', 'A file sent as file_base64 needs its filename.', { missing: ['filename'] }));
+    if (a.filename === undefined)
+      details.push(detail('asset.filename', 'required', 'A file sent as file_base64 needs its filename.', { missing: ['filename'] }));
     if (details.length) throw ApiError.validation(details);
     return { data: Buffer.from(b64, 'base64'), filename: a.filename!, field: 'asset.file_base64' };
   }
@@ -139,9 +144,18 @@ async function storedImage(file: { data: Buffer; filename: string; field: string
   if (!check.ok) {
     const why = {
       empty: detail(file.field, 'too_small', 'The file is empty.'),
-      too_large: detail(file.field, 'too_big', `The file is ${file.data.length} bytes; at most ${MAX_ASSET_BYTES} are accepted.`, { allowed: [{ maximum: MAX_ASSET_BYTES }] }),
-      svg: detail(file.field, 'unsupported_type', 'SVG is not accepted: most mail clients (Gmail, Outlook) do not display SVG images. Send a PNG of it.', { allowed }),
-      unsupported: detail(file.field, 'unsupported_type', `The file is ${check.detected ? `of type ${check.detected}` : 'not an image we recognise'}; send PNG, JPEG, GIF or WebP.`, { allowed }),
+      too_large: detail(file.field, 'too_big', `The file is ${file.data.length} bytes; at most ${MAX_ASSET_BYTES} are accepted.`, {
+        allowed: [{ maximum: MAX_ASSET_BYTES }],
+      }),
+      svg: detail(file.field, 'unsupported_type', 'SVG is not accepted: most mail clients (Gmail, Outlook) do not display SVG images. Send a PNG of it.', {
+        allowed,
+      }),
+      unsupported: detail(
+        file.field,
+        'unsupported_type',
+        `The file is ${check.detected ? `of type ${check.detected}` : 'not an image we recognise'}; send PNG, JPEG, GIF or WebP.`,
+        { allowed },
+      ),
     }[check.reason];
     throw ApiError.validation([why]);
   }
@@ -186,7 +200,13 @@ export function assetRoutes(v1: FastifyInstance, app: AppContext): void {
         if ((err as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw err;
         throw new ApiError(413, 'invalid_request_error', 'body_too_large', `Request bodies are limited to ${ASSET_BODY_LIMIT} bytes.`);
       },
-      schema: { tags, summary: 'Upload an image (file_base64 or source_url)', body: AssetCreate, response: { 200: AssetCreated, 201: AssetCreated, ...errors(401, 422) } } },
+      schema: {
+        tags,
+        summary: 'Upload an image (file_base64 or source_url)',
+        body: AssetCreate,
+        response: { 200: AssetCreated, 201: AssetCreated, ...errors(401, 422) },
+      },
+    },
     async (req, reply) => {
       const a = req.body.asset;
       const file = await fileOf(a, app, req.log);
@@ -198,31 +218,39 @@ export function assetRoutes(v1: FastifyInstance, app: AppContext): void {
     },
   );
 
-  r.patch('/assets/:id', { schema: { tags, summary: 'Rename an asset', params: IdParams, body: AssetUpdate, response: { 200: dataOf(Asset), ...errors(401, 404, 422) } } }, async (req) => {
-    const id = pathId(req.params.id, 'asset');
-    await audited(app, req, { action: 'asset.rename', targetKind: 'asset', target: id }, async (c) => {
-      if (!(await renameAsset(c, req.workspaceId, id, req.body.asset.name))) throw ApiError.notFound('asset');
-    });
-    return { data: view(await load(req.workspaceId, id)) };
-  });
-
-  r.delete('/assets/:id', { schema: { tags, summary: 'Delete an asset nothing uses', params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } }, async (req, reply) => {
-    const id = pathId(req.params.id, 'asset');
-    const outcome = await withTx(app.pool, async (c) => {
-      const result = await deleteAsset(c, req.workspaceId, id);
-      if (result === 'deleted') await auditWrite(c, req, { action: 'asset.delete', targetKind: 'asset', target: id });
-      return result;
-    });
-    if (outcome === 'not_found') throw ApiError.notFound('asset');
-    if (outcome === 'in_use') {
-      throw new ApiError(422, 'invalid_request_error', 'asset_in_use', 'The asset is used by a signature, a campaign or a teammate photo.', {
-        remediation: {
-          action: 'remove_asset_references',
-          dashboard_url: dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'assets' }),
-          message: 'Remove the asset from the signatures and campaigns that show it (their draft and published content), then delete it.',
-        },
+  r.patch(
+    '/assets/:id',
+    { schema: { tags, summary: 'Rename an asset', params: IdParams, body: AssetUpdate, response: { 200: dataOf(Asset), ...errors(401, 404, 422) } } },
+    async (req) => {
+      const id = pathId(req.params.id, 'asset');
+      await audited(app, req, { action: 'asset.rename', targetKind: 'asset', target: id }, async (c) => {
+        if (!(await renameAsset(c, req.workspaceId, id, req.body.asset.name))) throw ApiError.notFound('asset');
       });
-    }
-    return reply.status(204).send(null);
-  });
+      return { data: view(await load(req.workspaceId, id)) };
+    },
+  );
+
+  r.delete(
+    '/assets/:id',
+    { schema: { tags, summary: 'Delete an asset nothing uses', params: IdParams, response: { 204: NoContent, ...errors(401, 404, 422) } } },
+    async (req, reply) => {
+      const id = pathId(req.params.id, 'asset');
+      const outcome = await withTx(app.pool, async (c) => {
+        const result = await deleteAsset(c, req.workspaceId, id);
+        if (result === 'deleted') await auditWrite(c, req, { action: 'asset.delete', targetKind: 'asset', target: id });
+        return result;
+      });
+      if (outcome === 'not_found') throw ApiError.notFound('asset');
+      if (outcome === 'in_use') {
+        throw new ApiError(422, 'invalid_request_error', 'asset_in_use', 'The asset is used by a signature, a campaign or a teammate photo.', {
+          remediation: {
+            action: 'remove_asset_references',
+            dashboard_url: dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'assets' }),
+            message: 'Remove the asset from the signatures and campaigns that show it (their draft and published content), then delete it.',
+          },
+        });
+      }
+      return reply.status(204).send(null);
+    },
+  );
 }

@@ -49,8 +49,16 @@ const Assignments = z
 async function loadAssignments(db: Queryable, workspaceId: string, signatureId: string): Promise<z.infer<typeof Assignments>> {
   const rows = await assignmentsOf(db, workspaceId, signatureId);
   const of = (k: string) => rows.filter((r) => r.target_kind === k);
-  const people = await teammateNames(db, workspaceId, of('teammate').map((r) => r.id));
-  const groups = await groupNames(db, workspaceId, rows.filter((r) => r.target_kind !== 'teammate').map((r) => r.id));
+  const people = await teammateNames(
+    db,
+    workspaceId,
+    of('teammate').map((r) => r.id),
+  );
+  const groups = await groupNames(
+    db,
+    workspaceId,
+    rows.filter((r) => r.target_kind !== 'teammate').map((r) => r.id),
+  );
   const named = (r: AssignmentRow, names: Map<string, string>) => ({ id: r.id, name: names.get(r.id)!, priority: r.priority });
   return {
     signature_id: signatureId,
@@ -81,7 +89,15 @@ async function checkTargets(db: Queryable, workspaceId: string, w: Write): Promi
       const exists = kind === 'teammate' ? teammates.has(id) : groups.get(id) === kind;
       if (!isUuid(t.id) || !exists) {
         const other = kind !== 'teammate' && groups.has(id);
-        out.push(detail(field, 'not_found', other ? `This id is ${kind === 'group' ? 'an org unit' : 'a group'}; list it under ${kind === 'group' ? 'org_units' : 'groups'}.` : `No ${kind.replace('_', ' ')} with this id in the workspace.`));
+        out.push(
+          detail(
+            field,
+            'not_found',
+            other
+              ? `This id is ${kind === 'group' ? 'an org unit' : 'a group'}; list it under ${kind === 'group' ? 'org_units' : 'groups'}.`
+              : `No ${kind.replace('_', ' ')} with this id in the workspace.`,
+          ),
+        );
       } else if (seen.has(id)) {
         out.push(detail(field, 'duplicate', 'This id is listed twice.'));
       }
@@ -95,15 +111,27 @@ export function assignmentRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['signatures'];
 
-  r.get('/signatures/:id/assignments', { schema: { tags, summary: "A signature's assignments", params: IdParams, response: { 200: dataOf(Assignments), ...errors(401, 404) } } }, async (req) => {
-    const id = pathId(req.params.id, 'signature');
-    if (!(await signatureExists(app.pool, req.workspaceId, id))) throw ApiError.notFound('signature');
-    return { data: await loadAssignments(app.pool, req.workspaceId, id) };
-  });
+  r.get(
+    '/signatures/:id/assignments',
+    { schema: { tags, summary: "A signature's assignments", params: IdParams, response: { 200: dataOf(Assignments), ...errors(401, 404) } } },
+    async (req) => {
+      const id = pathId(req.params.id, 'signature');
+      if (!(await signatureExists(app.pool, req.workspaceId, id))) throw ApiError.notFound('signature');
+      return { data: await loadAssignments(app.pool, req.workspaceId, id) };
+    },
+  );
 
   r.put(
     '/signatures/:id/assignments',
-    { schema: { tags, summary: "Replace a signature's assignments", params: IdParams, body: AssignmentsWrite, response: { 200: dataOf(Assignments), ...errors(401, 404, 422) } } },
+    {
+      schema: {
+        tags,
+        summary: "Replace a signature's assignments",
+        params: IdParams,
+        body: AssignmentsWrite,
+        response: { 200: dataOf(Assignments), ...errors(401, 404, 422) },
+      },
+    },
     async (req) => {
       const id = pathId(req.params.id, 'signature');
       const w = req.body.assignments;

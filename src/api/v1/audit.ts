@@ -22,7 +22,11 @@ export const AuditEntry = z
     id: z.string(),
     at: Timestamp,
     actor: z.object({
-      kind: z.enum(['console', 'api_key', 'cli', 'system']).describe('console: a person signed in to the console; api_key: a key; cli: the sigsync command line; system: the service\'s own scheduled work (an experiment\'s automatic promotion)'),
+      kind: z
+        .enum(['console', 'api_key', 'cli', 'system'])
+        .describe(
+          "console: a person signed in to the console; api_key: a key; cli: the sigsync command line; system: the service's own scheduled work (an experiment's automatic promotion)",
+        ),
       name: z.string().describe('The person a console sign-in link was made for, the key as "name (sgs_prefix)", or cli:USER'),
       id: z.string().nullable().describe('The console session or the API key'),
     }),

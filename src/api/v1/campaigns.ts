@@ -66,7 +66,7 @@ const UtmRead = z
   .partial()
   .nullable()
   .describe(
-    'UTM parameters added to every web link of the banner (utm_source, utm_medium, utm_campaign, utm_term, utm_content), so the destination site\'s own analytics sees the clicks. A parameter a link already sets is kept. null: none.',
+    "UTM parameters added to every web link of the banner (utm_source, utm_medium, utm_campaign, utm_term, utm_content), so the destination site's own analytics sees the clicks. A parameter a link already sets is kept. null: none.",
   );
 const UtmWrite = z
   .strictObject({ source: UtmValue, medium: UtmValue, campaign: UtmValue, term: UtmValue, content: UtmValue })
@@ -151,20 +151,28 @@ async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields,
     const valid = signatureIds.filter(isUuid);
     const found = await existingSignatureIds(db, workspaceId, valid);
     const missing = m.signature_template_ids.filter((s) => !found.has(s.toLowerCase()));
-    if (missing.length) details.push(detail('marketing_campaign.signature_template_ids', 'not_found', 'Some ids are not signatures of the workspace.', { missing }));
+    if (missing.length)
+      details.push(detail('marketing_campaign.signature_template_ids', 'not_found', 'Some ids are not signatures of the workspace.', { missing }));
   }
   let conditions: CampaignRow['smart_fields_conditions'] | undefined;
   if (m.smart_fields_conditions) {
-    const ids = m.smart_fields_conditions.flat().map((c) => c.smart_field_id).filter(isUuid);
+    const ids = m.smart_fields_conditions
+      .flat()
+      .map((c) => c.smart_field_id)
+      .filter(isUuid);
     const found = await smartFieldIds(db, workspaceId, ids);
     m.smart_fields_conditions.forEach((group, g) =>
       group.forEach((c, i) => {
         if (!found.has(c.smart_field_id.toLowerCase())) {
-          details.push(detail(`marketing_campaign.smart_fields_conditions[${g}][${i}].smart_field_id`, 'not_found', 'No smart field with this id in the workspace.'));
+          details.push(
+            detail(`marketing_campaign.smart_fields_conditions[${g}][${i}].smart_field_id`, 'not_found', 'No smart field with this id in the workspace.'),
+          );
         }
       }),
     );
-    conditions = m.smart_fields_conditions.map((group) => group.map((c) => ({ smart_field_id: c.smart_field_id.toLowerCase(), operator: 'equal' as const, values: c.values })));
+    conditions = m.smart_fields_conditions.map((group) =>
+      group.map((c) => ({ smart_field_id: c.smart_field_id.toLowerCase(), operator: 'equal' as const, values: c.values })),
+    );
   }
   const start = m.start_time === undefined ? (current?.start_time ?? null) : m.start_time ? new Date(m.start_time) : null;
   const end = m.end_time === undefined ? (current?.end_time ?? null) : m.end_time ? new Date(m.end_time) : null;
@@ -176,28 +184,33 @@ async function checkWrite(db: Queryable, workspaceId: string, m: CampaignFields,
 /** PATCH: the write checked against the campaign's state, then applied by the owner. */
 async function patchCampaign(app: AppContext, req: FastifyRequest, id: string, m: CampaignFields): Promise<CampaignRow> {
   const { workspaceId } = req;
-  return audited(app, req, { action: 'campaign.update', targetKind: 'marketing_campaign', target: id, details: { fields: Object.keys(m).sort() } }, async (c) => {
-    const cur = await getCampaign(c, workspaceId, id, true);
-    if (!cur) throw ApiError.notFound('marketing campaign');
-    assertEditable(cur);
-    const w = await checkWrite(c, workspaceId, m, cur);
-    assertStillComplete(cur, {
-      content: m.content === undefined ? cur.content : (w.content as CampaignRow['content']),
-      signature_template_ids: w.signatureIds ?? cur.signature_template_ids,
-      start_time: w.start,
-    });
-    return updateCampaign(c, cur, {
-      name: m.name,
-      startTime: m.start_time === undefined ? undefined : w.start,
-      endTime: m.end_time === undefined ? undefined : w.end,
-      timeZone: m.time_zone,
-      sendEmail: m.send_email,
-      content: m.content === undefined ? undefined : (w.content ?? null),
-      conditions: w.conditions,
-      signatureIds: w.signatureIds,
-      utm: m.utm,
-    });
-  });
+  return audited(
+    app,
+    req,
+    { action: 'campaign.update', targetKind: 'marketing_campaign', target: id, details: { fields: Object.keys(m).sort() } },
+    async (c) => {
+      const cur = await getCampaign(c, workspaceId, id, true);
+      if (!cur) throw ApiError.notFound('marketing campaign');
+      assertEditable(cur);
+      const w = await checkWrite(c, workspaceId, m, cur);
+      assertStillComplete(cur, {
+        content: m.content === undefined ? cur.content : (w.content as CampaignRow['content']),
+        signature_template_ids: w.signatureIds ?? cur.signature_template_ids,
+        start_time: w.start,
+      });
+      return updateCampaign(c, cur, {
+        name: m.name,
+        startTime: m.start_time === undefined ? undefined : w.start,
+        endTime: m.end_time === undefined ? undefined : w.end,
+        timeZone: m.time_zone,
+        sendEmail: m.send_email,
+        content: m.content === undefined ? undefined : (w.content ?? null),
+        conditions: w.conditions,
+        signatureIds: w.signatureIds,
+        utm: m.utm,
+      });
+    },
+  );
 }
 
 export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
@@ -205,28 +218,38 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   const tags = ['marketing_campaigns'];
   const integrationsUrl = integrationDashboardUrl(app.config.PUBLIC_BASE_URL);
 
-  r.get('/marketing_campaigns', { schema: { tags, summary: 'List campaigns', querystring: PageQuery, response: { 200: pageOf(Campaign), ...errors(401, 422) } } }, async (req) => {
-    const params = pageParams(req.query);
-    const { rows, total } = await listCampaigns(app.pool, req.workspaceId, params);
-    return paginate(rows.map(view), params, total);
-  });
+  r.get(
+    '/marketing_campaigns',
+    { schema: { tags, summary: 'List campaigns', querystring: PageQuery, response: { 200: pageOf(Campaign), ...errors(401, 422) } } },
+    async (req) => {
+      const params = pageParams(req.query);
+      const { rows, total } = await listCampaigns(app.pool, req.workspaceId, params);
+      return paginate(rows.map(view), params, total);
+    },
+  );
 
-  r.post('/marketing_campaigns', { schema: { tags, summary: 'Create a campaign (draft)', body: CampaignCreate, response: { 201: dataOf(Campaign), ...errors(401, 422) } } }, async (req, reply) => {
-    const m = req.body.marketing_campaign;
-    const w = await checkWrite(app.pool, req.workspaceId, m, undefined);
-    const row = await audited(app, req, { action: 'campaign.create', targetKind: 'marketing_campaign' }, (c) => createCampaign(c, req.workspaceId, {
-      name: m.name,
-      startTime: w.start,
-      endTime: w.end,
-      timeZone: m.time_zone,
-      sendEmail: m.send_email,
-      content: w.content,
-      conditions: w.conditions,
-      signatureIds: w.signatureIds,
-      utm: m.utm,
-    }));
-    return reply.status(201).send({ data: view(row) });
-  });
+  r.post(
+    '/marketing_campaigns',
+    { schema: { tags, summary: 'Create a campaign (draft)', body: CampaignCreate, response: { 201: dataOf(Campaign), ...errors(401, 422) } } },
+    async (req, reply) => {
+      const m = req.body.marketing_campaign;
+      const w = await checkWrite(app.pool, req.workspaceId, m, undefined);
+      const row = await audited(app, req, { action: 'campaign.create', targetKind: 'marketing_campaign' }, (c) =>
+        createCampaign(c, req.workspaceId, {
+          name: m.name,
+          startTime: w.start,
+          endTime: w.end,
+          timeZone: m.time_zone,
+          sendEmail: m.send_email,
+          content: w.content,
+          conditions: w.conditions,
+          signatureIds: w.signatureIds,
+          utm: m.utm,
+        }),
+      );
+      return reply.status(201).send({ data: view(row) });
+    },
+  );
 
   r.patch(
     '/marketing_campaigns/:id',
@@ -238,11 +261,17 @@ export function campaignRoutes(v1: FastifyInstance, app: AppContext): void {
   );
 
   const action = (name: CampaignAction, summary: string) =>
-    r.post(`/marketing_campaigns/:id/${name}`, { schema: { tags, summary, params: IdParams, response: { 200: dataOf(Campaign), ...errors(401, 404, 422) } } }, async (req) => {
-      const id = pathId(req.params.id, 'marketing campaign');
-      const row = await audited(app, req, { action: `campaign.${name}`, targetKind: 'marketing_campaign', target: id }, (c) => runAction(c, req.workspaceId, id, name, new Date(), integrationsUrl));
-      return { data: view(row) };
-    });
+    r.post(
+      `/marketing_campaigns/:id/${name}`,
+      { schema: { tags, summary, params: IdParams, response: { 200: dataOf(Campaign), ...errors(401, 404, 422) } } },
+      async (req) => {
+        const id = pathId(req.params.id, 'marketing campaign');
+        const row = await audited(app, req, { action: `campaign.${name}`, targetKind: 'marketing_campaign', target: id }, (c) =>
+          runAction(c, req.workspaceId, id, name, new Date(), integrationsUrl),
+        );
+        return { data: view(row) };
+      },
+    );
 
   action('schedule', 'Schedule a campaign');
   action('pause', 'Pause an active campaign');

@@ -13,10 +13,19 @@ import { ApiError, type ValidationDetail } from '../../errors.ts';
  * Validates the trees of one request (`[field, tree]` pairs, undefined/null trees skipped) and
  * returns them parsed, in order. Throws one 422 with every detail.
  */
-export async function validateTrees(db: Queryable, workspaceId: string, trees: [field: string, tree: unknown][], extra: ValidationDetail[] = []): Promise<unknown[]> {
+export async function validateTrees(
+  db: Queryable,
+  workspaceId: string,
+  trees: [field: string, tree: unknown][],
+  extra: ValidationDetail[] = [],
+): Promise<unknown[]> {
   const present = trees.filter(([, t]) => t !== undefined && t !== null);
   const ids = present.length ? await smartFieldIds(db, workspaceId) : new Set<string>();
-  const assetIds = await existingAssetIds(db, workspaceId, present.flatMap(([, t]) => assetUuidsIn(t)));
+  const assetIds = await existingAssetIds(
+    db,
+    workspaceId,
+    present.flatMap(([, t]) => assetUuidsIn(t)),
+  );
   const details = [...extra];
   const out: unknown[] = [];
   for (const [field, tree] of trees) {

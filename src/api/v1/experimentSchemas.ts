@@ -13,13 +13,16 @@ export const ExperimentResults = z
       z.object({
         id: z.string(),
         exposures: z.number(),
-        clicks: z.number().describe('Human clicks on the arm\'s links'),
+        clicks: z.number().describe("Human clicks on the arm's links"),
         senders: z.number().describe('Senders (teammates) the arm was shown for'),
         rate: z.number().describe('clicks / exposures (0 when none)'),
         interval: Interval.describe('Always-valid interval of the rate, senders as clusters'),
-        lift: z.object({ estimate: z.number(), low: z.number(), high: z.number() }).nullable().describe('Relative to the control (the first arm); null for the control'),
+        lift: z
+          .object({ estimate: z.number(), low: z.number(), high: z.number() })
+          .nullable()
+          .describe('Relative to the control (the first arm); null for the control'),
         chance_to_win: z.number().describe('Posterior probability that this arm has the highest rate'),
-        expected_loss: z.number().describe('Posterior expected loss of choosing this arm, relative to the control\'s rate'),
+        expected_loss: z.number().describe("Posterior expected loss of choosing this arm, relative to the control's rate"),
       }),
     ),
     prior: z.object({ alpha: z.number(), beta: z.number(), from_banners: z.number() }),
@@ -37,7 +40,7 @@ const PolicyRead = z
     min_clicks_per_arm: z.number(),
     alpha: z.number(),
   })
-  .describe('The decision rule: the experiment\'s numbers, the build\'s defaults for those it does not set');
+  .describe("The decision rule: the experiment's numbers, the build's defaults for those it does not set");
 
 export const Arm = z
   .object({
@@ -45,7 +48,7 @@ export const Arm = z
     name: z.string(),
     position: z.number().int().describe('0 is the control'),
     weight: z.number(),
-    content: ContentTree.nullable().describe('The arm\'s banner; null in A/A mode shows the campaign\'s'),
+    content: ContentTree.nullable().describe("The arm's banner; null in A/A mode shows the campaign's"),
   })
   .meta({ id: 'ExperimentArm' });
 

@@ -46,7 +46,13 @@ async function checkCreate(db: Queryable, workspaceId: string, x: ExperimentCrea
     }
     // An A/A test checks the method where there is no difference: every arm shows one banner.
     if (x.mode === 'aa' && i > 0 && JSON.stringify(a.content ?? null) !== JSON.stringify(x.arms[0]!.content ?? null)) {
-      details.push(detail(`experiment.arms[${i}].content`, 'differs', "In aa mode every arm shows the same banner: leave content out on every arm (the campaign's banner) or give each the first arm's."));
+      details.push(
+        detail(
+          `experiment.arms[${i}].content`,
+          'differs',
+          "In aa mode every arm shows the same banner: leave content out on every arm (the campaign's banner) or give each the first arm's.",
+        ),
+      );
     }
   });
   return validateTrees(
@@ -62,10 +68,16 @@ async function checkCreate(db: Queryable, workspaceId: string, x: ExperimentCrea
  * campaign is locked and must not be archived, the body checked (the API route and `sigsync
  * experiment create` call it).
  */
-export async function createFromBody(c: Queryable, workspaceId: string, campaignId: string, x: ExperimentCreateBody): Promise<{ experiment: ExperimentRow; arms: ArmRow[] }> {
+export async function createFromBody(
+  c: Queryable,
+  workspaceId: string,
+  campaignId: string,
+  x: ExperimentCreateBody,
+): Promise<{ experiment: ExperimentRow; arms: ArmRow[] }> {
   const campaign = await getCampaign(c, workspaceId, campaignId, true);
   if (!campaign) throw ApiError.notFound('marketing campaign');
-  if (campaign.status === 'archived') throw ApiError.validation([detail('marketing_campaign.status', 'invalid_state', 'An archived campaign takes no experiment.')]);
+  if (campaign.status === 'archived')
+    throw ApiError.validation([detail('marketing_campaign.status', 'invalid_state', 'An archived campaign takes no experiment.')]);
   const trees = await checkCreate(c, workspaceId, x);
   return createExperiment(c, workspaceId, {
     campaignId,
@@ -105,27 +117,56 @@ function campaignExperimentRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['experiments'];
   r.get(
     '/marketing_campaigns/:id/experiments',
-    { schema: { tags, summary: 'List a campaign\'s experiments (extension)', params: IdParams, querystring: PageQuery, response: { 200: pageOf(Experiment), ...errors(401, 404, 422) } } },
+    {
+      schema: {
+        tags,
+        summary: "List a campaign's experiments (extension)",
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: pageOf(Experiment), ...errors(401, 404, 422) },
+      },
+    },
     async (req) => {
       const campaignId = pathId(req.params.id, 'marketing campaign');
       if (!(await getCampaign(app.pool, req.workspaceId, campaignId))) throw ApiError.notFound('marketing campaign');
       const params = pageParams(req.query);
       const { rows, total } = await listExperiments(app.pool, req.workspaceId, campaignId, params);
-      const arms = await armsOfMany(app.pool, req.workspaceId, rows.map((e) => e.id));
-      return paginate(rows.map((e) => experimentView(e, arms.get(e.id) ?? [])), params, total);
+      const arms = await armsOfMany(
+        app.pool,
+        req.workspaceId,
+        rows.map((e) => e.id),
+      );
+      return paginate(
+        rows.map((e) => experimentView(e, arms.get(e.id) ?? [])),
+        params,
+        total,
+      );
     },
   );
 
   r.post(
     '/marketing_campaigns/:id/experiments',
-    { schema: { tags, summary: 'Create an experiment (draft) (extension)', params: IdParams, body: ExperimentCreate, response: { 201: dataOf(Experiment), ...errors(401, 404, 422) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Create an experiment (draft) (extension)',
+        params: IdParams,
+        body: ExperimentCreate,
+        response: { 201: dataOf(Experiment), ...errors(401, 404, 422) },
+      },
+    },
     async (req, reply) => {
       const campaignId = pathId(req.params.id, 'marketing campaign');
       const x = req.body.experiment;
-      const created = await audited(app, req, { action: 'experiment.create', targetKind: 'experiment', details: { marketing_campaign_id: campaignId } }, async (c) => {
-        const made = await createFromBody(c, req.workspaceId, campaignId, x);
-        return { id: made.experiment.id, view: experimentView(made.experiment, made.arms) };
-      });
+      const created = await audited(
+        app,
+        req,
+        { action: 'experiment.create', targetKind: 'experiment', details: { marketing_campaign_id: campaignId } },
+        async (c) => {
+          const made = await createFromBody(c, req.workspaceId, campaignId, x);
+          return { id: made.experiment.id, view: experimentView(made.experiment, made.arms) };
+        },
+      );
       return reply.status(201).send({ data: created.view });
     },
   );
@@ -134,24 +175,49 @@ function campaignExperimentRoutes(r: ZodV1, app: AppContext): void {
 /** One experiment: read it with its results, start, stop, promote. */
 function oneExperimentRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['experiments'];
-  r.get('/experiments/:id', { schema: { tags, summary: 'An experiment with its results (extension)', params: IdParams, response: { 200: dataOf(ExperimentWithResults), ...errors(401, 404) } } }, async (req) => {
-    const e = await getExperiment(app.pool, req.workspaceId, pathId(req.params.id, 'experiment'));
-    if (!e) throw ApiError.notFound('experiment');
-    return { data: await withResults(app.pool, e) };
-  });
+  r.get(
+    '/experiments/:id',
+    {
+      schema: {
+        tags,
+        summary: 'An experiment with its results (extension)',
+        params: IdParams,
+        response: { 200: dataOf(ExperimentWithResults), ...errors(401, 404) },
+      },
+    },
+    async (req) => {
+      const e = await getExperiment(app.pool, req.workspaceId, pathId(req.params.id, 'experiment'));
+      if (!e) throw ApiError.notFound('experiment');
+      return { data: await withResults(app.pool, e) };
+    },
+  );
 
   const action = (name: 'start' | 'stop', summary: string) =>
-    r.post(`/experiments/:id/${name}`, { schema: { tags, summary, params: IdParams, response: { 200: dataOf(Experiment), ...errors(401, 404, 422) } } }, async (req) => {
-      const id = pathId(req.params.id, 'experiment');
-      const e = await audited(app, req, { action: `experiment.${name}`, targetKind: 'experiment', target: id }, (c) => runExperimentAction(c, req.workspaceId, id, name, new Date()));
-      return { data: experimentView(e, await armsOf(app.pool, req.workspaceId, id)) };
-    });
-  action('start', 'Start an experiment: each sender\'s signature shows its arm\'s banner (extension)');
-  action('stop', 'Stop an experiment: the campaign\'s banner shows again (extension)');
+    r.post(
+      `/experiments/:id/${name}`,
+      { schema: { tags, summary, params: IdParams, response: { 200: dataOf(Experiment), ...errors(401, 404, 422) } } },
+      async (req) => {
+        const id = pathId(req.params.id, 'experiment');
+        const e = await audited(app, req, { action: `experiment.${name}`, targetKind: 'experiment', target: id }, (c) =>
+          runExperimentAction(c, req.workspaceId, id, name, new Date()),
+        );
+        return { data: experimentView(e, await armsOf(app.pool, req.workspaceId, id)) };
+      },
+    );
+  action('start', "Start an experiment: each sender's signature shows its arm's banner (extension)");
+  action('stop', "Stop an experiment: the campaign's banner shows again (extension)");
 
   r.post(
     '/experiments/:id/promote',
-    { schema: { tags, summary: 'Promote an arm: the campaign continues with its banner (extension)', params: IdParams, body: PromoteBody, response: { 200: dataOf(Experiment), ...errors(401, 404, 422) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Promote an arm: the campaign continues with its banner (extension)',
+        params: IdParams,
+        body: PromoteBody,
+        response: { 200: dataOf(Experiment), ...errors(401, 404, 422) },
+      },
+    },
     async (req) => {
       const id = pathId(req.params.id, 'experiment');
       const e = await audited(app, req, { action: 'experiment.promote', targetKind: 'experiment', target: id, details: { arm_id: req.body.arm_id } }, (c) =>

@@ -58,7 +58,14 @@ export function financialDocumentRoutes(v1: FastifyInstance, app: AppContext): v
   const r = v1.withTypeProvider<ZodTypeProvider>();
   r.get(
     '/financial_documents',
-    { schema: { tags: ['financial_documents'], summary: 'List financial documents (invoices from the payment provider)', querystring: PageQuery, response: { 200: pageOf(FinancialDocument), ...errors(401, 422) } } },
+    {
+      schema: {
+        tags: ['financial_documents'],
+        summary: 'List financial documents (invoices from the payment provider)',
+        querystring: PageQuery,
+        response: { 200: pageOf(FinancialDocument), ...errors(401, 422) },
+      },
+    },
     async (req) => {
       const params = pageParams(req.query);
       const { rows, total } = await listFinancialDocuments(app.pool, req.workspaceId, params.limit, params.offset);

@@ -40,35 +40,65 @@ export function folderRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['folders'];
 
-  r.get('/folders', { schema: { tags, summary: 'List folders', querystring: PageQuery, response: { 200: pageOf(Folder), ...errors(401, 422) } } }, async (req) => {
-    const params = pageParams(req.query);
-    const { rows, total } = await listFolders(app.pool, req.workspaceId, params);
-    return paginate(rows.map(view), params, total);
-  });
+  r.get(
+    '/folders',
+    { schema: { tags, summary: 'List folders', querystring: PageQuery, response: { 200: pageOf(Folder), ...errors(401, 422) } } },
+    async (req) => {
+      const params = pageParams(req.query);
+      const { rows, total } = await listFolders(app.pool, req.workspaceId, params);
+      return paginate(rows.map(view), params, total);
+    },
+  );
 
-  r.post('/folders', { schema: { tags, summary: 'Create a folder', body: FolderWrite, response: { 201: dataOf(Folder), ...errors(401, 422) } } }, async (req, reply) => {
-    const name = req.body.folder.name;
-    const row = await writing(() => audited(app, req, { action: 'folder.create', targetKind: 'folder', details: { name } }, async (c) => (await getFolder(c, req.workspaceId, await createFolder(c, req.workspaceId, name)))!));
-    return reply.status(201).send({ data: view(row) });
-  });
+  r.post(
+    '/folders',
+    { schema: { tags, summary: 'Create a folder', body: FolderWrite, response: { 201: dataOf(Folder), ...errors(401, 422) } } },
+    async (req, reply) => {
+      const name = req.body.folder.name;
+      const row = await writing(() =>
+        audited(
+          app,
+          req,
+          { action: 'folder.create', targetKind: 'folder', details: { name } },
+          async (c) => (await getFolder(c, req.workspaceId, await createFolder(c, req.workspaceId, name)))!,
+        ),
+      );
+      return reply.status(201).send({ data: view(row) });
+    },
+  );
 
-  r.patch('/folders/:id', { schema: { tags, summary: 'Rename a folder', params: IdParams, body: FolderWrite, response: { 200: dataOf(Folder), ...errors(401, 404, 422) } } }, async (req) => {
-    const id = pathId(req.params.id, 'folder');
-    const name = req.body.folder.name;
-    const row = await writing(() =>
-      audited(app, req, { action: 'folder.rename', targetKind: 'folder', target: id, details: { name } }, async (c) => {
-        if (!(await renameFolder(c, req.workspaceId, id, name))) throw ApiError.notFound('folder');
-        return (await getFolder(c, req.workspaceId, id))!;
-      }),
-    );
-    return { data: view(row) };
-  });
+  r.patch(
+    '/folders/:id',
+    { schema: { tags, summary: 'Rename a folder', params: IdParams, body: FolderWrite, response: { 200: dataOf(Folder), ...errors(401, 404, 422) } } },
+    async (req) => {
+      const id = pathId(req.params.id, 'folder');
+      const name = req.body.folder.name;
+      const row = await writing(() =>
+        audited(app, req, { action: 'folder.rename', targetKind: 'folder', target: id, details: { name } }, async (c) => {
+          if (!(await renameFolder(c, req.workspaceId, id, name))) throw ApiError.notFound('folder');
+          return (await getFolder(c, req.workspaceId, id))!;
+        }),
+      );
+      return { data: view(row) };
+    },
+  );
 
-  r.delete('/folders/:id', { schema: { tags, summary: 'Delete a folder (its signatures stay, outside any folder)', params: IdParams, response: { 204: NoContent, ...errors(401, 404) } } }, async (req, reply) => {
-    const id = pathId(req.params.id, 'folder');
-    await audited(app, req, { action: 'folder.delete', targetKind: 'folder', target: id }, async (c) => {
-      if (!(await deleteFolder(c, req.workspaceId, id))) throw ApiError.notFound('folder');
-    });
-    return reply.status(204).send(null);
-  });
+  r.delete(
+    '/folders/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a folder (its signatures stay, outside any folder)',
+        params: IdParams,
+        response: { 204: NoContent, ...errors(401, 404) },
+      },
+    },
+    async (req, reply) => {
+      const id = pathId(req.params.id, 'folder');
+      await audited(app, req, { action: 'folder.delete', targetKind: 'folder', target: id }, async (c) => {
+        if (!(await deleteFolder(c, req.workspaceId, id))) throw ApiError.notFound('folder');
+      });
+      return reply.status(204).send(null);
+    },
+  );
 }

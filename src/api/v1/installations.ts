@@ -85,7 +85,12 @@ export function installationRoutes(v1: FastifyInstance, app: AppContext): void {
     async (req) => {
       const params = pageParams(req.query);
       const q = req.query;
-      const { rows, total } = await listInstallations(app.pool, req.workspaceId, params, { status: q.status, integrationId: q.integration_id, signatureId: q.signature_id, address: q.address });
+      const { rows, total } = await listInstallations(app.pool, req.workspaceId, params, {
+        status: q.status,
+        integrationId: q.integration_id,
+        signatureId: q.signature_id,
+        address: q.address,
+      });
       return paginate(rows.map(installationView), params, total);
     },
   );

@@ -49,7 +49,18 @@ export function syncRunView(r: SyncRunRow & { integration_name: string; category
     status: r.status,
     mode: r.mode,
     trigger: r.trigger,
-    counters: { pages: r.pages, seen: r.seen, created: r.created, updated: r.updated, unchanged: r.unchanged, deleted: r.deleted, skipped: r.skipped, errors: r.errors, rate_limit_waits: r.rate_limit_waits, pending_deletions: r.pending_deletions },
+    counters: {
+      pages: r.pages,
+      seen: r.seen,
+      created: r.created,
+      updated: r.updated,
+      unchanged: r.unchanged,
+      deleted: r.deleted,
+      skipped: r.skipped,
+      errors: r.errors,
+      rate_limit_waits: r.rate_limit_waits,
+      pending_deletions: r.pending_deletions,
+    },
     error: r.error ? { code: r.error_code, message: r.error } : null,
     error_details: r.error_details,
     fallback_reason: r.fallback_reason,
@@ -64,7 +75,11 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
   v1.get('/integrations', async (req) => {
     const p = pageParams(req.query);
     const { rows, total } = await listIntegrations(app.pool, req.workspaceId, p);
-    return paginate(rows.map((i) => integrationView(i, app.config.PUBLIC_BASE_URL)), p, total);
+    return paginate(
+      rows.map((i) => integrationView(i, app.config.PUBLIC_BASE_URL)),
+      p,
+      total,
+    );
   });
 
   v1.get('/integrations/sync/:id', async (req) => {
@@ -78,7 +93,12 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
   v1.post('/integrations/sync', { config: rateLimitFor(app.config, 'sync') }, async (req, reply) => {
     const started = await startRuns(app.pool, req.workspaceId, 'all', { trigger: 'api' });
     if (started.length) {
-      await auditAfter(app, req, { action: 'integrations.sync', targetKind: 'workspace', target: req.workspaceId, details: { sync_run_ids: started.map((r) => r.id) } });
+      await auditAfter(app, req, {
+        action: 'integrations.sync',
+        targetKind: 'workspace',
+        target: req.workspaceId,
+        details: { sync_run_ids: started.map((r) => r.id) },
+      });
       return reply.send({
         data: started.map((r) => ({
           id: r.id,
@@ -104,7 +124,11 @@ export function integrationRoutes(v1: FastifyInstance, app: AppContext): void {
       });
     }
     throw new ApiError(422, 'invalid_request_error', 'no_directory_integration', 'No directory integration is connected.', {
-      remediation: { action: 'connect_integration', dashboard_url: dashboard, message: 'Connect Google Workspace, Microsoft Entra or Slack to sync teammates.' },
+      remediation: {
+        action: 'connect_integration',
+        dashboard_url: dashboard,
+        message: 'Connect Google Workspace, Microsoft Entra or Slack to sync teammates.',
+      },
     });
   });
 }

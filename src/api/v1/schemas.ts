@@ -67,7 +67,9 @@ const Remediation = z.object({ action: z.string(), dashboard_url: z.string(), me
 
 export const ErrorBody = z
   .object({ error: ErrorObject, details: z.array(Detail).optional(), details_omitted: z.int().optional(), remediation: Remediation.optional() })
-  .describe('`details` on validation errors (422), at most 100, with `details_omitted` counting the rest; `remediation` on errors the caller can fix elsewhere.')
+  .describe(
+    '`details` on validation errors (422), at most 100, with `details_omitted` counting the rest; `remediation` on errors the caller can fix elsewhere.',
+  )
   .meta({ id: 'Error' });
 
 /** Error responses documented (and serialized) for a route. */

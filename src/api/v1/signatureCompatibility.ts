@@ -39,7 +39,10 @@ export const CompatibilityWarning = z
     part: Part.nullable().describe('Which part the clients show differently; null for a size limit.'),
     clients: z.array(ClientId),
     message: z.string().describe('In plain words, for the person editing the signature.'),
-    side: z.enum(['sender', 'reader']).optional().describe("client_support: sender, a client of the workspace's mailboxes; reader, another client recipients read in."),
+    side: z
+      .enum(['sender', 'reader'])
+      .optional()
+      .describe("client_support: sender, a client of the workspace's mailboxes; reader, another client recipients read in."),
     mailboxes: z.array(z.string()).optional().describe('size_limit: the addresses whose destination would refuse the signature; it still goes where it fits.'),
     limit: z.number().int().optional().describe("size_limit: those mailboxes' destination limit, in characters of HTML."),
   })
@@ -66,7 +69,9 @@ export const CompatibilityReport = z
         banner: z.object({ id: z.string(), name: z.string() }).nullable(),
         issues: z.array(Issue).describe("The sender's side."),
         readers: z.array(Issue).describe("The reader's side: every client."),
-        measured_on: z.enum(['installed', 'longest_values']).describe("installed: what the assigned mailboxes would receive; longest_values: no mailbox is assigned, each field's longest value."),
+        measured_on: z
+          .enum(['installed', 'longest_values'])
+          .describe("installed: what the assigned mailboxes would receive; longest_values: no mailbox is assigned, each field's longest value."),
         destinations: z.array(Destination).describe('Each integration the signature goes to, with the mailboxes that would refuse it.'),
         sizes: z.array(SizeBudget),
       }),

@@ -55,7 +55,22 @@ import { rateLimitFor } from '../rateLimits.ts';
 import { audited, auditWrite } from './audit.ts';
 import { validateTrees } from './content.ts';
 import { folderExists, listSignatures } from '../../signatures/queries.ts';
-import { ContentTree, dataOf, errors, IdParams, isUuid, iso, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp, type ZodV1 } from './schemas.ts';
+import {
+  ContentTree,
+  dataOf,
+  errors,
+  IdParams,
+  isUuid,
+  iso,
+  isoRequired,
+  PageQuery,
+  pageOf,
+  pageParams,
+  paginate,
+  pathId,
+  Timestamp,
+  type ZodV1,
+} from './schemas.ts';
 
 export const Variant = z
   .object({
@@ -135,7 +150,12 @@ export function signatureView(r: SignatureRow): z.infer<typeof Signature> {
     draft_content: r.draft_content,
     last_published_at: iso(r.last_published_at),
     installation_activated: r.installation_activated,
-    variants: VARIANT_KINDS.map((k) => variantView(k, r.variants.find((v) => v.kind === k))),
+    variants: VARIANT_KINDS.map((k) =>
+      variantView(
+        k,
+        r.variants.find((v) => v.kind === k),
+      ),
+    ),
     created_at: isoRequired(r.created_at),
     updated_at: isoRequired(r.updated_at),
   };
@@ -160,10 +180,15 @@ function variantDupDetails(variants: SignatureFields['variants']): ValidationDet
 /** Checks the write fields and returns the validated trees: [draft_content, ...variant drafts]. */
 async function checkWrite(db: Queryable, workspaceId: string, s: SignatureFields): Promise<{ draft: unknown; variantDrafts: unknown[] }> {
   const extra = [...(await folderDetails(db, workspaceId, s.folder_uuid)), ...variantDupDetails(s.variants)];
-  const [draft, ...variantDrafts] = await validateTrees(db, workspaceId, [
-    ['signature.draft_content', s.draft_content],
-    ...(s.variants ?? []).map((v, i): [string, unknown] => [`signature.variants[${i}].draft_content`, v.draft_content]),
-  ], extra);
+  const [draft, ...variantDrafts] = await validateTrees(
+    db,
+    workspaceId,
+    [
+      ['signature.draft_content', s.draft_content],
+      ...(s.variants ?? []).map((v, i): [string, unknown] => [`signature.variants[${i}].draft_content`, v.draft_content]),
+    ],
+    extra,
+  );
   return { draft, variantDrafts };
 }
 
@@ -201,35 +226,59 @@ export function signatureRoutes(v1: FastifyInstance, app: AppContext): void {
 function draftRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['signatures'];
   const draftWarnings = (workspaceId: string, id: string) => compatibilityWarningsOf(app, workspaceId, id);
-  r.get('/signatures', { schema: { tags, summary: 'List signatures', querystring: PageQuery, response: { 200: pageOf(Signature), ...errors(401, 422) } } }, async (req) => {
-    const params = pageParams(req.query);
-    const { rows, total } = await listSignatures(app.pool, req.workspaceId, params);
-    return paginate(rows.map(signatureView), params, total);
-  });
+  r.get(
+    '/signatures',
+    { schema: { tags, summary: 'List signatures', querystring: PageQuery, response: { 200: pageOf(Signature), ...errors(401, 422) } } },
+    async (req) => {
+      const params = pageParams(req.query);
+      const { rows, total } = await listSignatures(app.pool, req.workspaceId, params);
+      return paginate(rows.map(signatureView), params, total);
+    },
+  );
 
-  r.post('/signatures', { schema: { tags, summary: 'Create a signature (draft)', body: SignatureCreate, response: { 201: WithWarnings, ...errors(401, 422) } } }, async (req, reply) => {
-    const s = req.body.signature;
-    const row = await audited(app, req, { action: 'signature.create', targetKind: 'signature' }, async (c) => {
-      const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
-      const fields = { name: s.name, folderId: s.folder_uuid, draft, installationActivated: s.installation_activated };
-      const id = await createSignature(c, req.workspaceId, fields, variantWrites(s.variants, variantDrafts));
-      return (await loadSignature(c, req.workspaceId, id))!;
-    });
-    return reply.status(201).send({ data: signatureView(row), warnings: await draftWarnings(req.workspaceId, row.id) });
-  });
+  r.post(
+    '/signatures',
+    { schema: { tags, summary: 'Create a signature (draft)', body: SignatureCreate, response: { 201: WithWarnings, ...errors(401, 422) } } },
+    async (req, reply) => {
+      const s = req.body.signature;
+      const row = await audited(app, req, { action: 'signature.create', targetKind: 'signature' }, async (c) => {
+        const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
+        const fields = { name: s.name, folderId: s.folder_uuid, draft, installationActivated: s.installation_activated };
+        const id = await createSignature(c, req.workspaceId, fields, variantWrites(s.variants, variantDrafts));
+        return (await loadSignature(c, req.workspaceId, id))!;
+      });
+      return reply.status(201).send({ data: signatureView(row), warnings: await draftWarnings(req.workspaceId, row.id) });
+    },
+  );
 
-  r.patch('/signatures/:id', { schema: { tags, summary: 'Update a signature draft', params: IdParams, body: SignatureUpdate, response: { 200: WithWarnings, ...errors(401, 404, 422) } } }, async (req) => {
-    const id = pathId(req.params.id, 'signature');
-    const s = req.body.signature;
-    const row = await audited(app, req, { action: 'signature.update', targetKind: 'signature', target: id, details: { fields: Object.keys(s).sort() } }, async (c) => {
-      if (!(await lockSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
-      const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
-      const fields = { name: s.name, folderId: s.folder_uuid, draft: s.draft_content === undefined ? undefined : draft, installationActivated: s.installation_activated };
-      await updateSignature(c, req.workspaceId, id, fields, variantWrites(s.variants, variantDrafts));
-      return (await loadSignature(c, req.workspaceId, id))!;
-    });
-    return { data: signatureView(row), warnings: await draftWarnings(req.workspaceId, id) };
-  });
+  r.patch(
+    '/signatures/:id',
+    {
+      schema: { tags, summary: 'Update a signature draft', params: IdParams, body: SignatureUpdate, response: { 200: WithWarnings, ...errors(401, 404, 422) } },
+    },
+    async (req) => {
+      const id = pathId(req.params.id, 'signature');
+      const s = req.body.signature;
+      const row = await audited(
+        app,
+        req,
+        { action: 'signature.update', targetKind: 'signature', target: id, details: { fields: Object.keys(s).sort() } },
+        async (c) => {
+          if (!(await lockSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
+          const { draft, variantDrafts } = await checkWrite(c, req.workspaceId, s);
+          const fields = {
+            name: s.name,
+            folderId: s.folder_uuid,
+            draft: s.draft_content === undefined ? undefined : draft,
+            installationActivated: s.installation_activated,
+          };
+          await updateSignature(c, req.workspaceId, id, fields, variantWrites(s.variants, variantDrafts));
+          return (await loadSignature(c, req.workspaceId, id))!;
+        },
+      );
+      return { data: signatureView(row), warnings: await draftWarnings(req.workspaceId, id) };
+    },
+  );
 }
 
 /** Publish a signature or a variant, and re-install a published signature. */
@@ -237,30 +286,61 @@ function publishRoutes(r: ZodV1, app: AppContext): void {
   const dashboard = (id: string) => dashboardUrl(app.config.PUBLIC_BASE_URL, { page: 'signature', id });
   const tags = ['signatures'];
   // The publish goes where it fits; `warnings` name the mailboxes that refuse it (and client issues).
-  r.post('/signatures/:id/publish', { schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: WithWarnings, ...errors(401, 404, 429) } }, config: rateLimitFor(app.config, 'publish') }, async (req) => {
-    const id = pathId(req.params.id, 'signature');
-    const row = await audited(app, req, { action: 'signature.publish', targetKind: 'signature', target: id }, async (c) => {
-      if (!(await publishSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
-      return (await loadSignature(c, req.workspaceId, id))!;
-    });
-    return { data: signatureView(row), warnings: await compatibilityWarningsOf(app, req.workspaceId, id, 'published') };
-  });
-
-  r.post('/signatures/:id/install', { schema: { tags, summary: 'Re-install the published signature everywhere it applies', params: IdParams, response: { 202: dataOf(Queued), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'install') }, async (req, reply) => {
-    const id = pathId(req.params.id, 'signature');
-    const outcome = await reinstallRecorded(app, req, id);
-    if (outcome === 'not_found') throw ApiError.notFound('signature');
-    if (outcome === 'not_published') {
-      throw new ApiError(422, 'invalid_request_error', 'signature_not_published', 'The signature has never been published, so there is nothing to install.', {
-        remediation: { action: 'publish_signature', dashboard_url: dashboard(id), message: 'Publish the signature (POST /v1/signatures/{id}/publish); publishing installs it.' },
+  r.post(
+    '/signatures/:id/publish',
+    {
+      schema: { tags, summary: 'Publish the draft and install it', params: IdParams, response: { 200: WithWarnings, ...errors(401, 404, 429) } },
+      config: rateLimitFor(app.config, 'publish'),
+    },
+    async (req) => {
+      const id = pathId(req.params.id, 'signature');
+      const row = await audited(app, req, { action: 'signature.publish', targetKind: 'signature', target: id }, async (c) => {
+        if (!(await publishSignature(c, req.workspaceId, id))) throw ApiError.notFound('signature');
+        return (await loadSignature(c, req.workspaceId, id))!;
       });
-    }
-    return reply.status(202).send({ data: { signature_id: id, status: 'queued' as const } });
-  });
+      return { data: signatureView(row), warnings: await compatibilityWarningsOf(app, req.workspaceId, id, 'published') };
+    },
+  );
+
+  r.post(
+    '/signatures/:id/install',
+    {
+      schema: {
+        tags,
+        summary: 'Re-install the published signature everywhere it applies',
+        params: IdParams,
+        response: { 202: dataOf(Queued), ...errors(401, 404, 422, 429) },
+      },
+      config: rateLimitFor(app.config, 'install'),
+    },
+    async (req, reply) => {
+      const id = pathId(req.params.id, 'signature');
+      const outcome = await reinstallRecorded(app, req, id);
+      if (outcome === 'not_found') throw ApiError.notFound('signature');
+      if (outcome === 'not_published') {
+        throw new ApiError(422, 'invalid_request_error', 'signature_not_published', 'The signature has never been published, so there is nothing to install.', {
+          remediation: {
+            action: 'publish_signature',
+            dashboard_url: dashboard(id),
+            message: 'Publish the signature (POST /v1/signatures/{id}/publish); publishing installs it.',
+          },
+        });
+      }
+      return reply.status(202).send({ data: { signature_id: id, status: 'queued' as const } });
+    },
+  );
 
   r.post(
     '/signatures/:signature_id/variants/:kind/publish',
-    { schema: { tags, summary: 'Publish a variant draft and install it', params: VariantParams, response: { 200: dataOf(Variant), ...errors(401, 404, 422, 429) } }, config: rateLimitFor(app.config, 'publish') },
+    {
+      schema: {
+        tags,
+        summary: 'Publish a variant draft and install it',
+        params: VariantParams,
+        response: { 200: dataOf(Variant), ...errors(401, 404, 422, 429) },
+      },
+      config: rateLimitFor(app.config, 'publish'),
+    },
     async (req) => {
       const id = pathId(req.params.signature_id, 'signature');
       const kind = req.params.kind;

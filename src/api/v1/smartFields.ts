@@ -48,7 +48,6 @@ import { ApiError, detail, type ValidationDetail } from '../../errors.ts';
 import { audited } from './audit.ts';
 import { dataOf, errors, IdParams, isUuid, isoRequired, PageQuery, pageOf, pageParams, paginate, pathId, Timestamp, type ZodV1 } from './schemas.ts';
 
-
 export const SmartField = z
   .object({
     id: z.string(),
@@ -77,7 +76,10 @@ const fields = {
 const SmartFieldCreate = z.strictObject({
   smart_field: z.strictObject({
     ...fields,
-    slug: z.string().regex(/^[a-z0-9][a-z0-9_]{0,62}$/, 'lowercase letters, digits and underscores, starting with a letter or digit').optional(),
+    slug: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_]{0,62}$/, 'lowercase letters, digits and underscores, starting with a letter or digit')
+      .optional(),
     kind: z.enum(KINDS).optional(),
   }),
 });
@@ -138,25 +140,45 @@ async function checkLink(
   if (!i && unknownIsRemediation) {
     // PATCH (spec 4.3): an id that is no connected integration of the workspace is fixed by connecting one.
     throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', 'No integration with this id is connected to the workspace.', {
-      remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
+      remediation: {
+        action: 'connect_integration',
+        dashboard_url: integrationsUrl,
+        message: 'Connect a directory integration, then link the smart field to it.',
+      },
     });
   }
   if (!i) out.push(detail('smart_field.integration_id', 'not_found', 'No integration with this id in the workspace.'));
   else if (!(DIRECTORY_CATEGORIES as readonly string[]).includes(i.category)) {
-    out.push(detail('smart_field.integration_id', 'invalid_category', `Smart fields take their values from a directory integration, not a ${i.category} one.`, { allowed: [...DIRECTORY_CATEGORIES] }));
+    out.push(
+      detail('smart_field.integration_id', 'invalid_category', `Smart fields take their values from a directory integration, not a ${i.category} one.`, {
+        allowed: [...DIRECTORY_CATEGORIES],
+      }),
+    );
   }
   if ((attribute === undefined ? attributeWas : attribute) === null) {
-    out.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads.', { missing: ['integration_attribute'] }));
+    out.push(
+      detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads.', {
+        missing: ['integration_attribute'],
+      }),
+    );
   }
   if (out.length || !i) return out;
   if (i.status === 'access_lost') {
     throw new ApiError(422, 'invalid_request_error', 'integration_access_lost', `The integration "${i.name}" has lost access.`, {
-      remediation: { action: 'reconnect_integration', dashboard_url: integrationDashboardUrl(publicBaseUrl, i), message: 'Reconnect the integration, then link the smart field to it.' },
+      remediation: {
+        action: 'reconnect_integration',
+        dashboard_url: integrationDashboardUrl(publicBaseUrl, i),
+        message: 'Reconnect the integration, then link the smart field to it.',
+      },
     });
   }
   if (i.status === 'disconnected') {
     throw new ApiError(422, 'invalid_request_error', 'integration_not_connected', `The integration "${i.name}" is disconnected.`, {
-      remediation: { action: 'connect_integration', dashboard_url: integrationsUrl, message: 'Connect a directory integration, then link the smart field to it.' },
+      remediation: {
+        action: 'connect_integration',
+        dashboard_url: integrationsUrl,
+        message: 'Connect a directory integration, then link the smart field to it.',
+      },
     });
   }
   return out;
@@ -183,7 +205,11 @@ export function smartFieldRoutes(v1: FastifyInstance, app: AppContext): void {
 
 /** The fields as the API shows them, with whether signatures use each (one read for them all, in `db`'s transaction). */
 async function views(db: Queryable, workspaceId: string, rows: SmartFieldRow[]): Promise<z.infer<typeof SmartField>[]> {
-  const used = await smartFieldsInUse(db, workspaceId, rows.map((r) => r.id));
+  const used = await smartFieldsInUse(
+    db,
+    workspaceId,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => view(r, used.has(r.id)));
 }
 
@@ -191,63 +217,98 @@ async function views(db: Queryable, workspaceId: string, rows: SmartFieldRow[]):
 function collectionRoutes(r: ZodV1, app: AppContext): void {
   const tags = ['smart_fields'];
   const publicBaseUrl = app.config.PUBLIC_BASE_URL;
-  r.get('/smart_fields', { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } }, async (req) => {
-    const params = pageParams(req.query);
-    const { rows, total } = await listSmartFields(app.pool, req.workspaceId, params);
-    return paginate(await views(app.pool, req.workspaceId, rows), params, total);
-  });
+  r.get(
+    '/smart_fields',
+    { schema: { tags, summary: 'List smart fields', querystring: PageQuery, response: { 200: pageOf(SmartField), ...errors(401, 422) } } },
+    async (req) => {
+      const params = pageParams(req.query);
+      const { rows, total } = await listSmartFields(app.pool, req.workspaceId, params);
+      return paginate(await views(app.pool, req.workspaceId, rows), params, total);
+    },
+  );
 
-  r.post('/smart_fields', { schema: { tags, summary: 'Create a smart field', body: SmartFieldCreate, response: { 201: dataOf(SmartField), ...errors(401, 422) } } }, async (req, reply) => {
-    const f = req.body.smart_field;
-    const row = await audited(app, req, { action: 'smart_field.create', targetKind: 'smart_field' }, async (c) => {
-      await lockSmartFieldCreation(c, req.workspaceId);
-      const details = await checkLink(publicBaseUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, null);
-      if (!f.integration_id && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
-      const slug = await chooseSlug(c, req.workspaceId, f.slug, f.label, details);
-      if (details.length) throw ApiError.validation(details);
-      const id = await createSmartField(c, req.workspaceId, {
-        label: f.label,
-        slug,
-        kind: f.kind,
-        required: f.required,
-        isDefault: f.default,
-        position: f.position,
-        integrationId: f.integration_id,
-        integrationAttribute: f.integration_attribute,
+  r.post(
+    '/smart_fields',
+    { schema: { tags, summary: 'Create a smart field', body: SmartFieldCreate, response: { 201: dataOf(SmartField), ...errors(401, 422) } } },
+    async (req, reply) => {
+      const f = req.body.smart_field;
+      const row = await audited(app, req, { action: 'smart_field.create', targetKind: 'smart_field' }, async (c) => {
+        await lockSmartFieldCreation(c, req.workspaceId);
+        const details = await checkLink(publicBaseUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, null);
+        if (!f.integration_id && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
+        const slug = await chooseSlug(c, req.workspaceId, f.slug, f.label, details);
+        if (details.length) throw ApiError.validation(details);
+        const id = await createSmartField(c, req.workspaceId, {
+          label: f.label,
+          slug,
+          kind: f.kind,
+          required: f.required,
+          isDefault: f.default,
+          position: f.position,
+          integrationId: f.integration_id,
+          integrationAttribute: f.integration_attribute,
+        });
+        return (await views(c, req.workspaceId, [(await getSmartField(c, req.workspaceId, id))!]))[0]!;
       });
-      return (await views(c, req.workspaceId, [(await getSmartField(c, req.workspaceId, id))!]))[0]!;
-    });
-    return reply.status(201).send({ data: row });
-  });
+      return reply.status(201).send({ data: row });
+    },
+  );
 }
 
 /** PATCH /v1/smart_fields/{id}. */
 function updateRoute(r: ZodV1, app: AppContext): void {
   const tags = ['smart_fields'];
   const publicBaseUrl = app.config.PUBLIC_BASE_URL;
-  r.patch('/smart_fields/:id', { schema: { tags, summary: 'Update a smart field', params: IdParams, body: SmartFieldUpdate, response: { 200: dataOf(SmartField), ...errors(401, 404, 422) } } }, async (req) => {
-    const id = pathId(req.params.id, 'smart field');
-    const f = req.body.smart_field;
-    const row = await audited(app, req, { action: 'smart_field.update', targetKind: 'smart_field', target: id, details: { fields: Object.keys(f).sort() } }, async (c) => {
-      const cur = await lockSmartField(c, req.workspaceId, id);
-      if (!cur) throw ApiError.notFound('smart field');
-      const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;
-      const details = f.integration_id !== undefined ? await checkLink(publicBaseUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true) : [];
-      if (!linkTo && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
-      if (f.integration_id === undefined && linkTo && f.integration_attribute === null) {
-        details.push(detail('smart_field.integration_attribute', 'required', 'A field linked to an integration needs the attribute it reads; unlink it with integration_id: null.', { missing: ['integration_attribute'] }));
-      }
-      if (details.length) throw ApiError.validation(details);
-      await updateSmartField(c, req.workspaceId, id, {
-        label: f.label,
-        required: f.required,
-        isDefault: f.default,
-        position: f.position,
-        integrationId: f.integration_id,
-        integrationAttribute: linkTo === null ? null : f.integration_attribute,
-      });
-      return (await views(c, req.workspaceId, [(await getSmartField(c, req.workspaceId, id))!]))[0]!;
-    });
-    return { data: row };
-  });
+  r.patch(
+    '/smart_fields/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a smart field',
+        params: IdParams,
+        body: SmartFieldUpdate,
+        response: { 200: dataOf(SmartField), ...errors(401, 404, 422) },
+      },
+    },
+    async (req) => {
+      const id = pathId(req.params.id, 'smart field');
+      const f = req.body.smart_field;
+      const row = await audited(
+        app,
+        req,
+        { action: 'smart_field.update', targetKind: 'smart_field', target: id, details: { fields: Object.keys(f).sort() } },
+        async (c) => {
+          const cur = await lockSmartField(c, req.workspaceId, id);
+          if (!cur) throw ApiError.notFound('smart field');
+          const linkTo = f.integration_id === undefined ? cur.integration_id : f.integration_id;
+          const details =
+            f.integration_id !== undefined
+              ? await checkLink(publicBaseUrl, c, req.workspaceId, f.integration_id, f.integration_attribute, cur.integration_attribute, true)
+              : [];
+          if (!linkTo && typeof f.integration_attribute === 'string') details.push(attributeWithoutIntegration());
+          if (f.integration_id === undefined && linkTo && f.integration_attribute === null) {
+            details.push(
+              detail(
+                'smart_field.integration_attribute',
+                'required',
+                'A field linked to an integration needs the attribute it reads; unlink it with integration_id: null.',
+                { missing: ['integration_attribute'] },
+              ),
+            );
+          }
+          if (details.length) throw ApiError.validation(details);
+          await updateSmartField(c, req.workspaceId, id, {
+            label: f.label,
+            required: f.required,
+            isDefault: f.default,
+            position: f.position,
+            integrationId: f.integration_id,
+            integrationAttribute: linkTo === null ? null : f.integration_attribute,
+          });
+          return (await views(c, req.workspaceId, [(await getSmartField(c, req.workspaceId, id))!]))[0]!;
+        },
+      );
+      return { data: row };
+    },
+  );
 }

@@ -34,14 +34,25 @@ const AnalyticsSettingsWrite = z.strictObject({ analytics_settings: z.strictObje
 function analyticsSettingsRoutes(v1: FastifyInstance, app: AppContext): void {
   const r = v1.withTypeProvider<ZodTypeProvider>();
   const tags = ['workspace'];
-  r.get('/workspace/analytics_settings', { schema: { tags, summary: 'Analytics settings (extension)', response: { 200: dataOf(AnalyticsSettings), ...errors(401) } } }, async (req) => {
-    const s = await analyticsSettings(app.pool, req.workspaceId);
-    if (!s) throw ApiError.notFound('workspace');
-    return { data: s };
-  });
+  r.get(
+    '/workspace/analytics_settings',
+    { schema: { tags, summary: 'Analytics settings (extension)', response: { 200: dataOf(AnalyticsSettings), ...errors(401) } } },
+    async (req) => {
+      const s = await analyticsSettings(app.pool, req.workspaceId);
+      if (!s) throw ApiError.notFound('workspace');
+      return { data: s };
+    },
+  );
   r.patch(
     '/workspace/analytics_settings',
-    { schema: { tags, summary: 'Change analytics settings (extension)', body: AnalyticsSettingsWrite, response: { 200: dataOf(AnalyticsSettings), ...errors(401, 422) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Change analytics settings (extension)',
+        body: AnalyticsSettingsWrite,
+        response: { 200: dataOf(AnalyticsSettings), ...errors(401, 422) },
+      },
+    },
     async (req) => {
       const patch = req.body.analytics_settings;
       const audit = { action: 'analytics_settings.update', targetKind: 'workspace', target: req.workspaceId, details: { fields: Object.keys(patch).sort() } };

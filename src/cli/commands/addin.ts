@@ -25,12 +25,15 @@ export function addinCommands(program: Command): void {
         import('../../addin/manifest.ts'),
         import('../../db/apiKeys.ts'),
       ]);
-      if (opts.key !== undefined && !ADDIN_KEY_PATTERN.test(opts.key)) throw new UsageError('--key: not an add-in key (sigsync apikey create --workspace W --addin prints one)');
+      if (opts.key !== undefined && !ADDIN_KEY_PATTERN.test(opts.key))
+        throw new UsageError('--key: not an add-in key (sigsync apikey create --workspace W --addin prints one)');
       const refused = cannotSignIn(loadConfig(), opts.key);
       if (refused) throw new UsageError(`no manifest printed: ${refused}`);
       const { xml, warnings } = await withContext(async (ctx) => {
         if (opts.key !== undefined && !(await verifyApiKey(ctx.pool, opts.key, 'addin'))) {
-          throw new UsageError('--key: this deployment has no such add-in key (revoked, or made on another database); sigsync apikey create --workspace W --addin makes one');
+          throw new UsageError(
+            '--key: this deployment has no such add-in key (revoked, or made on another database); sigsync apikey create --workspace W --addin makes one',
+          );
         }
         return buildManifest(ctx.config, { key: opts.key });
       });

@@ -92,19 +92,25 @@ export function adminCommands(program: Command): void {
     .option('--browser-value-cap <amount>', 'the largest browser value that counts (default 1000)')
     .option('--attribution-window-days <days>', 'a click attributes events within this many days of it, 1 to 365 (default 30)')
     .option('--conversions-per-click <n>', 'conversions one click id attributes at most, 1 to 1000 (default 1)')
-    .action(async (opts: { workspace: string; browserValues?: string; browserValueCap?: string; attributionWindowDays?: string; conversionsPerClick?: string }) => {
-      const id = requireUuid(opts.workspace, '--workspace');
-      const patch = analyticsPatch(opts);
-      const { analyticsSettings, updateAnalyticsSettings } = await import('../../db/workspaces.ts');
-      await withContext(async (ctx) => {
-        const s = Object.keys(patch).length ? await updateAnalyticsSettings(ctx.pool, id, patch) : await analyticsSettings(ctx.pool, id);
-        if (!s) throw new UsageError(`--workspace: no workspace ${id}`);
-        out(`browser values          ${s.browser_values_enabled ? 'on' : 'off'} (cap ${s.browser_value_cap})`);
-        out(`attribution window      ${s.attribution_window_days} days`);
-        out(`conversions per click   ${s.conversions_per_click}`);
-      });
-    });
+    .action(
+      async (opts: { workspace: string; browserValues?: string; browserValueCap?: string; attributionWindowDays?: string; conversionsPerClick?: string }) => {
+        const id = requireUuid(opts.workspace, '--workspace');
+        const patch = analyticsPatch(opts);
+        const { analyticsSettings, updateAnalyticsSettings } = await import('../../db/workspaces.ts');
+        await withContext(async (ctx) => {
+          const s = Object.keys(patch).length ? await updateAnalyticsSettings(ctx.pool, id, patch) : await analyticsSettings(ctx.pool, id);
+          if (!s) throw new UsageError(`--workspace: no workspace ${id}`);
+          out(`browser values          ${s.browser_values_enabled ? 'on' : 'off'} (cap ${s.browser_value_cap})`);
+          out(`attribution window      ${s.attribution_window_days} days`);
+          out(`conversions per click   ${s.conversions_per_click}`);
+        });
+      },
+    );
+  apikeyCommands(program);
+}
 
+/** `sigsync apikey create`: another API key for a workspace, audited in the key's transaction. */
+function apikeyCommands(program: Command): void {
   const apikey = program.command('apikey').description('Manage API keys.');
   apikey
     .command('create')
@@ -123,7 +129,12 @@ export function adminCommands(program: Command): void {
         // The key and its audit entry in one transaction.
         const key = await withTx(ctx.pool, async (c) => {
           const created = await createApiKey(c, id, opts.name, scope);
-          await recordAudit(c, id, cliActor(), { action: 'api_key.create', targetKind: 'api_key', target: `${opts.name} (${created.prefix})`, details: { key_id: created.id, scope } });
+          await recordAudit(c, id, cliActor(), {
+            action: 'api_key.create',
+            targetKind: 'api_key',
+            target: `${opts.name} (${created.prefix})`,
+            details: { key_id: created.id, scope },
+          });
           return created;
         });
         out(`${opts.addin ? 'add-in key' : 'api key'} ${key.key}`);
@@ -145,7 +156,8 @@ function analyticsPatch(opts: { browserValues?: string; browserValueCap?: string
   }
   if (opts.browserValueCap !== undefined) {
     const cap = Number(opts.browserValueCap);
-    if (!/^\d+(\.\d+)?$/.test(opts.browserValueCap) || cap > 1e12) throw new UsageError(`--browser-value-cap: a number from 0 to 1000000000000; got "${opts.browserValueCap}"`);
+    if (!/^\d+(\.\d+)?$/.test(opts.browserValueCap) || cap > 1e12)
+      throw new UsageError(`--browser-value-cap: a number from 0 to 1000000000000; got "${opts.browserValueCap}"`);
     patch.browser_value_cap = cap;
   }
   if (opts.attributionWindowDays !== undefined) patch.attribution_window_days = int(opts.attributionWindowDays, '--attribution-window-days', 1, 365);

@@ -17,7 +17,8 @@ async function readCredentials(file: string): Promise<{ secret_key: string }> {
     throw new UsageError(`--credentials-file: cannot read ${file} as JSON: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   const key = (parsed as { secret_key?: unknown } | null)?.secret_key;
-  if (typeof key !== 'string' || !/^(sk|rk)_\w+$/.test(key)) throw new UsageError('--credentials-file: expected {"secret_key": "sk_..."} (a secret or restricted key)');
+  if (typeof key !== 'string' || !/^(sk|rk)_\w+$/.test(key))
+    throw new UsageError('--credentials-file: expected {"secret_key": "sk_..."} (a secret or restricted key)');
   return { secret_key: key };
 }
 

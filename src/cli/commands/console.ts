@@ -21,7 +21,8 @@ export function consoleCommands(program: Command): void {
     .option('--as <address>', 'whom the link is for, named in the audit trail (default: cli:USER, the user running this command)')
     .action(async (opts: { workspace: string; as?: string }) => {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
-      if (opts.as !== undefined && (opts.as.length > 254 || !ADDRESS.test(opts.as))) throw new UsageError(`--as: an email address such as alice@acme.example; got "${opts.as}"`);
+      if (opts.as !== undefined && (opts.as.length > 254 || !ADDRESS.test(opts.as)))
+        throw new UsageError(`--as: an email address such as alice@acme.example; got "${opts.as}"`);
       const { createSignInLink } = await import('../../console/sessions.ts');
       await withContext(async (ctx) => {
         await requireWorkspace(ctx, workspaceId);

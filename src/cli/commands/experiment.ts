@@ -45,7 +45,9 @@ async function show(ctx: AppContext, workspaceId: string, id: string): Promise<v
   const x = await withResults(ctx.pool, e);
   out(`experiment ${x.id}: ${x.name}`);
   out(`campaign   ${x.marketing_campaign_id}`);
-  out(`status     ${x.status} (mode ${x.mode}, unit sender, metric human clicks per exposure: ${x.exposure === 'human_views' ? 'human views' : 'sender-days'})`);
+  out(
+    `status     ${x.status} (mode ${x.mode}, unit sender, metric human clicks per exposure: ${x.exposure === 'human_views' ? 'human views' : 'sender-days'})`,
+  );
   out(`window     ${x.started_at ?? 'not started'} to ${x.concluded_at ?? x.end_time ?? 'open'}`);
   const byId = new Map(x.results.arms.map((a) => [a.id, a]));
   table(
@@ -92,7 +94,7 @@ export function experimentCommands(program: Command): void {
 function readCommands(experiment: Command): void {
   experiment
     .command('list')
-    .description('List the workspace\'s experiments, or one campaign\'s, newest first.')
+    .description("List the workspace's experiments, or one campaign's, newest first.")
     .requiredOption('--workspace <id>', 'workspace id')
     .option('--campaign <id>', 'only this campaign')
     .action(async (opts: { workspace: string; campaign?: string }) => {
@@ -102,7 +104,16 @@ function readCommands(experiment: Command): void {
       await withContext(async (ctx) => {
         const { rows } = await listExperiments(ctx.pool, workspaceId, campaignId, { limit: 1000, offset: 0 });
         table(
-          rows.map((e) => ({ id: e.id, campaign: e.campaign_id, name: e.name, status: e.status, mode: e.mode, winner: e.winner_arm_id, started_at: e.started_at, concluded_at: e.concluded_at })),
+          rows.map((e) => ({
+            id: e.id,
+            campaign: e.campaign_id,
+            name: e.name,
+            status: e.status,
+            mode: e.mode,
+            winner: e.winner_arm_id,
+            started_at: e.started_at,
+            concluded_at: e.concluded_at,
+          })),
           ['id', 'campaign', 'name', 'status', 'mode', 'winner', 'started_at', 'concluded_at'],
         );
       });
@@ -110,7 +121,7 @@ function readCommands(experiment: Command): void {
 
   experiment
     .command('show <id>')
-    .description('An experiment with each arm\'s figures (rate with its interval, lift, chance to win, expected loss) and the decision.')
+    .description("An experiment with each arm's figures (rate with its interval, lift, chance to win, expected loss) and the decision.")
     .requiredOption('--workspace <id>', 'workspace id')
     .action(async (id: string, opts: { workspace: string }) => {
       const workspaceId = requireUuid(opts.workspace, '--workspace');
@@ -125,31 +136,64 @@ function createCommand(experiment: Command): void {
     .description('Create a draft experiment on a campaign.')
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--campaign <id>', 'the campaign')
-    .requiredOption('--name <name>', 'the experiment\'s name')
-    .requiredOption('--arms <file>', 'a JSON file with 2 to 4 arms: [{"name": "A", "weight": 1, "content": {...banner tree...}}, ...]; the first is the control')
+    .requiredOption('--name <name>', "the experiment's name")
+    .requiredOption(
+      '--arms <file>',
+      'a JSON file with 2 to 4 arms: [{"name": "A", "weight": 1, "content": {...banner tree...}}, ...]; the first is the control',
+    )
     .option('--mode <mode>', 'ab (each arm its banner) or aa (the same banner: a check of the method)', 'ab')
     .option('--auto-promote', 'promote the winner when the analysis declares one')
     .option('--start-time <iso>', 'start at this time (the campaign tick starts it)')
     .option('--end-time <iso>', 'conclude at this time')
-    .action(async (opts: { workspace: string; campaign: string; name: string; arms: string; mode: string; autoPromote?: boolean; startTime?: string; endTime?: string }) => {
-      const workspaceId = requireUuid(opts.workspace, '--workspace');
-      const campaignId = requireUuid(opts.campaign, '--campaign');
-      const [{ ExperimentCreate }, { fieldPath }, { createFromBody }] = await Promise.all([import('../../api/v1/experimentSchemas.ts'), import('../../errors.ts'), import('../../api/v1/experiments.ts')]);
-      const body = { experiment: { name: opts.name, mode: opts.mode, arms: await readArms(opts.arms), auto_promote: opts.autoPromote ?? false, start_time: opts.startTime, end_time: opts.endTime } };
-      const parsed = ExperimentCreate.safeParse(body);
-      if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${fieldPath(i.path) || 'experiment'}: ${i.message}`).join('\n'));
-      const made = await audited(workspaceId, 'experiment.create', null, async (c) => (await createFromBody(c, workspaceId, campaignId, parsed.data.experiment)).experiment, {
-        marketing_campaign_id: campaignId,
-      });
-      out(`experiment ${made.id} created (draft); start it with: sigsync experiment start ${made.id} --workspace ${workspaceId}`);
-    });
+    .action(
+      async (opts: {
+        workspace: string;
+        campaign: string;
+        name: string;
+        arms: string;
+        mode: string;
+        autoPromote?: boolean;
+        startTime?: string;
+        endTime?: string;
+      }) => {
+        const workspaceId = requireUuid(opts.workspace, '--workspace');
+        const campaignId = requireUuid(opts.campaign, '--campaign');
+        const [{ ExperimentCreate }, { fieldPath }, { createFromBody }] = await Promise.all([
+          import('../../api/v1/experimentSchemas.ts'),
+          import('../../errors.ts'),
+          import('../../api/v1/experiments.ts'),
+        ]);
+        const body = {
+          experiment: {
+            name: opts.name,
+            mode: opts.mode,
+            arms: await readArms(opts.arms),
+            auto_promote: opts.autoPromote ?? false,
+            start_time: opts.startTime,
+            end_time: opts.endTime,
+          },
+        };
+        const parsed = ExperimentCreate.safeParse(body);
+        if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${fieldPath(i.path) || 'experiment'}: ${i.message}`).join('\n'));
+        const made = await audited(
+          workspaceId,
+          'experiment.create',
+          null,
+          async (c) => (await createFromBody(c, workspaceId, campaignId, parsed.data.experiment)).experiment,
+          {
+            marketing_campaign_id: campaignId,
+          },
+        );
+        out(`experiment ${made.id} created (draft); start it with: sigsync experiment start ${made.id} --workspace ${workspaceId}`);
+      },
+    );
 }
 
 /** `experiment start`, `stop` and `promote`: the moves of an experiment's state. */
 function stateCommands(experiment: Command): void {
   for (const [name, description] of [
-    ['start', 'Start a draft: each sender\'s signature shows its arm\'s banner (reinstalls the campaign\'s signatures).'],
-    ['stop', 'Stop a draft or running experiment: the campaign\'s banner shows again.'],
+    ['start', "Start a draft: each sender's signature shows its arm's banner (reinstalls the campaign's signatures)."],
+    ['stop', "Stop a draft or running experiment: the campaign's banner shows again."],
   ] as const) {
     experiment
       .command(`${name} <id>`)
@@ -166,7 +210,7 @@ function stateCommands(experiment: Command): void {
 
   experiment
     .command('promote <id>')
-    .description('The campaign continues with this arm\'s banner; its signatures are reinstalled.')
+    .description("The campaign continues with this arm's banner; its signatures are reinstalled.")
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--arm <id>', 'the arm to promote')
     .action(async (id: string, opts: { workspace: string; arm: string }) => {
@@ -174,7 +218,9 @@ function stateCommands(experiment: Command): void {
       const experimentId = requireUuid(id, 'ID');
       const armId = requireUuid(opts.arm, '--arm');
       const { runPromotion } = await import('../../experiments/states.ts');
-      const e = await audited(workspaceId, 'experiment.promote', experimentId, (c) => runPromotion(c, workspaceId, experimentId, armId, new Date()), { arm_id: armId });
+      const e = await audited(workspaceId, 'experiment.promote', experimentId, (c) => runPromotion(c, workspaceId, experimentId, armId, new Date()), {
+        arm_id: armId,
+      });
       out(`experiment ${e.id}: arm ${armId} promoted; the campaign shows its banner`);
     });
 }

@@ -86,7 +86,12 @@ export function installCommands(program: Command): void {
           out('');
           out('Outlook add-in clients:');
           table(
-            clients.map((c) => ({ platform: c.platform, client_version: c.client_version, last_fetched_at: c.last_fetched_at, version: c.current ? 'current' : 'older' })),
+            clients.map((c) => ({
+              platform: c.platform,
+              client_version: c.client_version,
+              last_fetched_at: c.last_fetched_at,
+              version: c.current ? 'current' : 'older',
+            })),
             ['platform', 'client_version', 'last_fetched_at', 'version'],
           );
         }

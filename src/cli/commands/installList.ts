@@ -30,7 +30,8 @@ function positive(value: string, flag: string, max: number): number {
 
 /** Checks the flags before anything connects to the database. */
 export function parseListOptions(opts: ListOptions) {
-  if (opts.status !== undefined && !INSTALL_STATUSES.includes(opts.status as InstallStatus)) throw new UsageError(`--status: expected one of ${INSTALL_STATUSES.join(', ')}; got "${opts.status}"`);
+  if (opts.status !== undefined && !INSTALL_STATUSES.includes(opts.status as InstallStatus))
+    throw new UsageError(`--status: expected one of ${INSTALL_STATUSES.join(', ')}; got "${opts.status}"`);
   const perPage = positive(opts.perPage, '--per-page', LIST_MAX_PER_PAGE);
   const page = positive(opts.page, '--page', 1_000_000);
   return {
@@ -53,7 +54,16 @@ export async function listCommand(ctx: AppContext, parsed: ReturnType<typeof par
   const { rows, total } = await listInstallations(ctx.pool, workspaceId, parsed.page, parsed.filters);
   const pages = Math.max(1, Math.ceil(total / parsed.page.limit));
   if (json) {
-    out(JSON.stringify({ data: rows, pagination: { page: parsed.pageNumber, limit: parsed.page.limit, total_count: total, total_pages: pages, has_more: parsed.pageNumber < pages } }, null, 2));
+    out(
+      JSON.stringify(
+        {
+          data: rows,
+          pagination: { page: parsed.pageNumber, limit: parsed.page.limit, total_count: total, total_pages: pages, has_more: parsed.pageNumber < pages },
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
   table(

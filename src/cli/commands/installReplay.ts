@@ -40,17 +40,32 @@ export async function replay(ctx: AppContext, email: MailboxRef, opts: ReplayOpt
   for (const r of report.installs) printInstall(r as unknown as Parameters<typeof printInstall>[0]);
 }
 
-type LastAttemptView = { status: string; error_code: string | null; error_message: string | null; failing_since: string | null; attempts: number; fix: string | null };
+type LastAttemptView = {
+  status: string;
+  error_code: string | null;
+  error_message: string | null;
+  failing_since: string | null;
+  attempts: number;
+  fix: string | null;
+};
 
 function printInstall(
-  r: Record<string, unknown> & { integration: { name: string; kind: string }; routing: { explanation: string }; diff: string | null; last_attempt: LastAttemptView | null; rendered_bytes: number | null },
+  r: Record<string, unknown> & {
+    integration: { name: string; kind: string };
+    routing: { explanation: string };
+    diff: string | null;
+    last_attempt: LastAttemptView | null;
+    rendered_bytes: number | null;
+  },
 ): void {
   out('');
   out(`${r.integration.name} (${r.integration.kind}, ${String(r.integration_id)}): ${String(r.outcome)}`);
   out(`  chosen because ${r.routing.explanation}`);
   const last = r.last_attempt;
   if (last?.error_code || last?.error_message) {
-    out(`  last attempt ${last.status}${last.error_code ? ` (${last.error_code})` : ''}${last.failing_since ? ` since ${last.failing_since}` : ''}, ${last.attempts} attempt(s): ${last.error_message ?? ''}`);
+    out(
+      `  last attempt ${last.status}${last.error_code ? ` (${last.error_code})` : ''}${last.failing_since ? ` since ${last.failing_since}` : ''}, ${last.attempts} attempt(s): ${last.error_message ?? ''}`,
+    );
     if (last.fix) out(`  fix: ${last.fix}`);
   }
   if (r.outcome === 'unchanged' && r.integration.kind === 'slack') out('  the DM with this signature was already sent; Slack messages are not sent twice');

@@ -37,7 +37,8 @@ async function readJsonFile(file: string, flag: string): Promise<unknown> {
  */
 export function splitCredentialsFile(parsed: unknown, configFlag: boolean): { credentials: unknown; config?: Record<string, unknown> } {
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  if (!isObject(parsed) || !isObject(parsed.credentials) || Object.keys(parsed).some((k) => k !== 'credentials' && k !== 'config')) return { credentials: parsed };
+  if (!isObject(parsed) || !isObject(parsed.credentials) || Object.keys(parsed).some((k) => k !== 'credentials' && k !== 'config'))
+    return { credentials: parsed };
   if (parsed.config === undefined) return { credentials: parsed.credentials };
   if (!isObject(parsed.config)) throw new UsageError('--credentials-file: "config" must be a JSON object');
   if (configFlag) throw new UsageError('--credentials-file: holds a "config" and --config gives another; put the config in one place');
@@ -62,12 +63,15 @@ function unreachable(e: Error): string | undefined {
  * mailbox; the answer says what was not checked: the credentials of the others (proven by their
  * first install or photo sync), or what the check could not prove.
  */
-async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: IntegrationCategory, credentials: unknown, config: unknown): Promise<AccessCheck> {
-  const [{ IntegrationSetupError, validateSetup }, { ConnectorError }, { integrationUrlPolicy, IntegrationUrlError, validateIntegrationUrls }] = await Promise.all([
-    import('../../integrations/integrations.ts'),
-    import('../../../connectors/types.ts'),
-    import('../../integrations/urls.ts'),
-  ]);
+async function checkCredentials(
+  ctx: AppContext,
+  kind: ConnectorKind,
+  category: IntegrationCategory,
+  credentials: unknown,
+  config: unknown,
+): Promise<AccessCheck> {
+  const [{ IntegrationSetupError, validateSetup }, { ConnectorError }, { integrationUrlPolicy, IntegrationUrlError, validateIntegrationUrls }] =
+    await Promise.all([import('../../integrations/integrations.ts'), import('../../../connectors/types.ts'), import('../../integrations/urls.ts')]);
   const logger = ctx.logger;
   const urlPolicy = integrationUrlPolicy(ctx.config);
   let setup;
@@ -96,7 +100,10 @@ async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: 
   } catch (e) {
     if (e instanceof ConnectorError) {
       const network = e.code === 'transient' ? unreachable(e) : undefined;
-      if (network) throw new UsageError(`could not reach the provider to check these credentials (${network}); nothing was stored. Check this host's network and DNS, or the config's base_url and token_url`);
+      if (network)
+        throw new UsageError(
+          `could not reach the provider to check these credentials (${network}); nothing was stored. Check this host's network and DNS, or the config's base_url and token_url`,
+        );
       throw new UsageError(`the provider refused these credentials (${e.code}): ${e.message}`);
     }
     throw e;
@@ -104,7 +111,8 @@ async function checkCredentials(ctx: AppContext, kind: ConnectorKind, category: 
 }
 
 /** What is said of credentials that no cheap call can check. */
-const NOT_CHECKED = 'the credentials: this integration has no call that proves them without acting on a mailbox; its first install or photo sync does (sigsync install replay --email ADDRESS)';
+const NOT_CHECKED =
+  'the credentials: this integration has no call that proves them without acting on a mailbox; its first install or photo sync does (sigsync install replay --email ADDRESS)';
 
 async function loadIntegration(ctx: AppContext, id: string): Promise<IntegrationRow> {
   const { integrationById } = await import('../../integrations/queries.ts');
@@ -125,7 +133,8 @@ interface ConnectOptions {
 async function connect(opts: ConnectOptions): Promise<void> {
   const workspaceId = requireUuid(opts.workspace, '--workspace');
   if (!KINDS.includes(opts.kind as ConnectorKind)) throw new UsageError(`--kind: expected one of ${KINDS.join(', ')}`);
-  if (!INTEGRATION_CATEGORIES.includes(opts.category as IntegrationCategory)) throw new UsageError(`--category: expected one of ${INTEGRATION_CATEGORIES.join(', ')}`);
+  if (!INTEGRATION_CATEGORIES.includes(opts.category as IntegrationCategory))
+    throw new UsageError(`--category: expected one of ${INTEGRATION_CATEGORIES.join(', ')}`);
   const kind = opts.kind as ConnectorKind;
   const category = opts.category as IntegrationCategory;
   const file = splitCredentialsFile(await readJsonFile(opts.credentialsFile, '--credentials-file'), opts.config !== undefined);
@@ -152,7 +161,10 @@ export function integrationCommands(program: Command): void {
     .requiredOption('--workspace <id>', 'workspace id')
     .requiredOption('--kind <kind>', `provider: ${KINDS.join(', ')}`)
     .requiredOption('--category <category>', `what it is used for: ${INTEGRATION_CATEGORIES.join(', ')}`)
-    .requiredOption('--credentials-file <file>', 'JSON credentials (service-account key, client secret, bot token...), or {"credentials": {...}, "config": {...}}')
+    .requiredOption(
+      '--credentials-file <file>',
+      'JSON credentials (service-account key, client secret, bot token...), or {"credentials": {...}, "config": {...}}',
+    )
     .option('--config <file>', 'JSON config: base_url, token_url, scope, smart-field settings...')
     .option('--name <name>', 'a display name')
     .action(connect);
@@ -165,9 +177,14 @@ export function integrationCommands(program: Command): void {
     .action(async (id: string, opts: { credentialsFile: string }) => {
       const integrationId = requireUuid(id, 'id');
       const file = splitCredentialsFile(await readJsonFile(opts.credentialsFile, '--credentials-file'), false);
-      if (file.config) throw new UsageError('--credentials-file: reconnect replaces the credentials only; remove "config" from the file (the integration keeps its config)');
+      if (file.config)
+        throw new UsageError('--credentials-file: reconnect replaces the credentials only; remove "config" from the file (the integration keeps its config)');
       const credentials = file.credentials;
-      const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([import('../../db/tx.ts'), import('../../integrations/integrations.ts'), import('../../integrations/syncRuns.ts')]);
+      const [{ withTx }, { updateCredentials }, { startRuns }] = await Promise.all([
+        import('../../db/tx.ts'),
+        import('../../integrations/integrations.ts'),
+        import('../../integrations/syncRuns.ts'),
+      ]);
       await withContext(async (ctx) => {
         const current = await loadIntegration(ctx, integrationId);
         const { unchecked } = await checkCredentials(ctx, current.kind, current.category, credentials, current.config);

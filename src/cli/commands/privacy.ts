@@ -20,12 +20,13 @@ function modeOf(value: string | undefined, flag: string): Mode | undefined {
 function retentionOf(value: string | undefined): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === 'default') return null;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 36500) throw new UsageError(`--retention-days: a number of days from 1 to 36500, or default; got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 36500)
+    throw new UsageError(`--retention-days: a number of days from 1 to 36500, or default; got "${value}"`);
   return Number(value);
 }
 
 export function privacyCommands(program: Command): void {
-  const privacy = program.command('privacy').description('What is tracked per person, opt-outs, a visitor\'s export and erasure (docs/privacy.md).');
+  const privacy = program.command('privacy').description("What is tracked per person, opt-outs, a visitor's export and erasure (docs/privacy.md).");
   privacy
     .command('settings')
     .description('Show or change what is tracked per person and the retention; a change says what it did to rows already recorded.')
@@ -35,7 +36,11 @@ export function privacyCommands(program: Command): void {
     .option('--retention-days <days>', 'days raw rows and visitors are kept, 1 to 36500, or default (ANALYTICS_RETENTION_DAYS)')
     .action(async (opts: { workspace: string; views?: string; clicks?: string; retentionDays?: string }) => {
       const id = requireUuid(opts.workspace, '--workspace');
-      const patch = { views_tracking: modeOf(opts.views, '--views'), clicks_tracking: modeOf(opts.clicks, '--clicks'), retention_days: retentionOf(opts.retentionDays) };
+      const patch = {
+        views_tracking: modeOf(opts.views, '--views'),
+        clicks_tracking: modeOf(opts.clicks, '--clicks'),
+        retention_days: retentionOf(opts.retentionDays),
+      };
       const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
       const [{ changePrivacySettings }, { privacySettings }, { recordAudit }, { withTx }] = await Promise.all([
         import('../../analytics/privacy.ts'),
@@ -54,7 +59,9 @@ export function privacyCommands(program: Command): void {
         if (!done) throw new UsageError(`--workspace: no workspace ${id}`);
         out(`views tracked    ${done.settings.views_tracking}`);
         out(`clicks tracked   ${done.settings.clicks_tracking}`);
-        out(`retention        ${done.settings.retention_days === null ? 'the deployment default (ANALYTICS_RETENTION_DAYS)' : `${done.settings.retention_days} days`}`);
+        out(
+          `retention        ${done.settings.retention_days === null ? 'the deployment default (ANALYTICS_RETENTION_DAYS)' : `${done.settings.retention_days} days`}`,
+        );
         for (const e of done.effects) out(e);
       });
     });
@@ -83,7 +90,11 @@ export function privacyCommands(program: Command): void {
     .action(async (visitor: string, opts: { workspace: string }) => {
       const ws = requireUuid(opts.workspace, '--workspace');
       const id = requireUuid(visitor, '<visitor>');
-      const [{ eraseVisitors }, { recordAudit }, { withTx }] = await Promise.all([import('../../analytics/privacy.ts'), import('../../db/audit.ts'), import('../../db/tx.ts')]);
+      const [{ eraseVisitors }, { recordAudit }, { withTx }] = await Promise.all([
+        import('../../analytics/privacy.ts'),
+        import('../../db/audit.ts'),
+        import('../../db/tx.ts'),
+      ]);
       await withContext(async (ctx) => {
         const erased = await withTx(ctx.pool, async (c) => {
           const n = await eraseVisitors(c, ws, [id]);

@@ -44,10 +44,13 @@ export function renderCommands(program: Command): void {
     .option('--check', "print how the workspace's mail clients show the signature and its size budgets, instead of the page")
     .action(async (opts: RenderOpts) => {
       const signatureId = requireUuid(opts.signature, '--signature');
-      if ((opts.teammate === undefined) === (opts.email === undefined)) throw new UsageError('render: give exactly one of --teammate <id> and --email <address>');
+      if ((opts.teammate === undefined) === (opts.email === undefined))
+        throw new UsageError('render: give exactly one of --teammate <id> and --email <address>');
       const teammateId = opts.teammate === undefined ? undefined : requireUuid(opts.teammate, '--teammate');
-      if (opts.email !== undefined && !/^[^@\s]+@[^@\s]+$/.test(opts.email)) throw new UsageError(`--email: expected an address such as ada@acme.com; got "${opts.email}"`);
-      if (opts.variant !== undefined && opts.variant !== 'reply' && opts.variant !== 'internal') throw new UsageError(`--variant: expected reply or internal; got "${opts.variant}"`);
+      if (opts.email !== undefined && !/^[^@\s]+@[^@\s]+$/.test(opts.email))
+        throw new UsageError(`--email: expected an address such as ada@acme.com; got "${opts.email}"`);
+      if (opts.variant !== undefined && opts.variant !== 'reply' && opts.variant !== 'internal')
+        throw new UsageError(`--variant: expected reply or internal; got "${opts.variant}"`);
       await writePreview(opts, await loadPreview(opts, signatureId, teammateId));
     });
 }
@@ -104,12 +107,17 @@ async function writePreview(opts: RenderOpts, page: Awaited<ReturnType<typeof lo
   for (const [k, v] of page.facts) out(`${k.padEnd(10)}${oneLine(v)}`);
   out(`${'sha256'.padEnd(10)}${page.rendered.hash}`);
   const { sizeReport } = await import('../../render/limits.ts');
-  out(`${'size'.padEnd(10)}${sizeReport(page.rendered.html).map((s) => `${s.destination} ${s.size}/${s.limit}${s.fits ? '' : ' TOO LONG'}`).join(', ')}`);
+  out(
+    `${'size'.padEnd(10)}${sizeReport(page.rendered.html)
+      .map((s) => `${s.destination} ${s.size}/${s.limit}${s.fits ? '' : ' TOO LONG'}`)
+      .join(', ')}`,
+  );
   if (opts.png !== undefined) {
     const { screenshot, ScreenshotError } = await import('../../render/screenshot.ts');
     if (opts.chromium !== undefined) {
       const chromium = path.resolve(opts.chromium);
-      if (!fs.existsSync(chromium)) throw new Error(`--png: no Chromium at ${chromium}; leave out --chromium to use the one npm installs (the preview page ${outFile} was written)`);
+      if (!fs.existsSync(chromium))
+        throw new Error(`--png: no Chromium at ${chromium}; leave out --chromium to use the one npm installs (the preview page ${outFile} was written)`);
       process.env.CHROMIUM_PATH = chromium;
     }
     await screenshot(path.resolve(outFile), path.resolve(opts.png), page.resources).catch((e: unknown) => {
@@ -137,7 +145,13 @@ async function checkReport(
     import('../../install/fit.ts'),
   ]);
   const families = await installFamilies(ctx.pool, source.workspaceId);
-  const mailboxes = await mailboxFits(ctx, { workspaceId: source.workspaceId, signatureId: source.signature.id, kind, content: source.content, teammateIds: [source.teammate.id] });
+  const mailboxes = await mailboxFits(ctx, {
+    workspaceId: source.workspaceId,
+    signatureId: source.signature.id,
+    kind,
+    content: source.content,
+    teammateIds: [source.teammate.id],
+  });
   const k = kindReport({ kind, html: rendered.html, bannerAt: rendered.bannerAt, banner: rendered.banner ? campaign : null, mailboxes }, families);
   return reportLines(compatibilityReport([k], families));
 }

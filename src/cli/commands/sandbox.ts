@@ -30,7 +30,11 @@ async function runningSandbox(): Promise<SandboxRecord & { control_url: string }
 async function control(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
   let res: Response;
   try {
-    res = await fetch(`${(await runningSandbox()).control_url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    res = await fetch(`${(await runningSandbox()).control_url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
   } catch {
     throw new UsageError('the sandbox of the running server does not answer: is `npm start` still running with this DATA_DIR?');
   }
@@ -73,7 +77,9 @@ export function sandboxCommands(program: Command): void {
           writeSandboxRecord(config, { workspace_id: seeded.workspaceId, api_key: seeded.apiKey, signature_id: seeded.signatureId });
           out(`seeded the sandbox workspace "Acme": ${seeded.workspaceId}`);
           out(`API key: ${seeded.apiKey}`);
-          out(config.DATABASE_URL ? 'Start the server with SANDBOX=1 to run its emulated tenants.' : 'Start the server (npm start) to run its emulated tenants.');
+          out(
+            config.DATABASE_URL ? 'Start the server with SANDBOX=1 to run its emulated tenants.' : 'Start the server (npm start) to run its emulated tenants.',
+          );
         } finally {
           await emulators.close();
         }
@@ -83,7 +89,7 @@ export function sandboxCommands(program: Command): void {
   sandbox
     .command('state')
     .description("Print what the running sandbox holds: each mailbox's signature, each Slack DM, request counts (JSON).")
-    .option('--email <address>', "only this mailbox: its Gmail and Outlook signature, its Slack DMs, its directory entries")
+    .option('--email <address>', 'only this mailbox: its Gmail and Outlook signature, its Slack DMs, its directory entries')
     .action(async (opts: { email?: string }) => {
       const state = await control('GET', '/_sandbox/state');
       if (!opts.email) return out(JSON.stringify(state, null, 2));
@@ -102,7 +108,13 @@ export function sandboxCommands(program: Command): void {
     .option('--provider <provider>', 'google or microsoft')
     .action(async (email: string, opts: { name?: string; title?: string; provider?: string }) => {
       if (opts.provider && opts.provider !== 'google' && opts.provider !== 'microsoft') throw new UsageError('--provider: google or microsoft');
-      await change({ action: 'add', email, ...(opts.name ? { name: opts.name } : {}), ...(opts.title ? { title: opts.title } : {}), ...(opts.provider ? { provider: opts.provider as 'google' | 'microsoft' } : {}) });
+      await change({
+        action: 'add',
+        email,
+        ...(opts.name ? { name: opts.name } : {}),
+        ...(opts.title ? { title: opts.title } : {}),
+        ...(opts.provider ? { provider: opts.provider as 'google' | 'microsoft' } : {}),
+      });
     });
   directory
     .command('rename <email> <name>')

@@ -81,7 +81,11 @@ export function serverCommands(program: Command): void {
     .description('Run the API and the worker in one process (what npm start runs).')
     .action(async () => {
       const { config: base, logger, startApp } = await boot();
-      const [{ withSandbox, sandboxServerRoutes }, { sandboxConfig }, { lockDataDir }] = await Promise.all([import('../../sandbox/demo.ts'), import('../../sandbox/mode.ts'), import('../../serverLock.ts')]);
+      const [{ withSandbox, sandboxServerRoutes }, { sandboxConfig }, { lockDataDir }] = await Promise.all([
+        import('../../sandbox/demo.ts'),
+        import('../../sandbox/mode.ts'),
+        import('../../serverLock.ts'),
+      ]);
       // One server per DATA_DIR (its sandbox and embedded database): taken before anything starts.
       const lock = lockDataDir(base.DATA_DIR);
       // The sandbox (emulated tenants and the "Acme" workspace) runs beside the app unless SANDBOX=0;

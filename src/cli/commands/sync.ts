@@ -50,7 +50,10 @@ async function follow(ctx: AppContext, started: StartedRun[], stallMs: number): 
   const latest = new Map<string, SyncRunRow>();
   const stalledIds = new Set<string>();
   try {
-    const estimate = await lastSucceededSeen(ctx.pool, started.map((r) => r.integration_id));
+    const estimate = await lastSucceededSeen(
+      ctx.pool,
+      started.map((r) => r.integration_id),
+    );
     progress = await runProgress(started.map((r) => ({ id: r.id, name: r.integration_name, estimate: estimate.get(r.integration_id) ?? 0 })));
     const moved = new Map<string, { state: string; at: number }>();
     const following = () => started.filter((s) => !stalledIds.has(s.id) && (latest.get(s.id)?.status ?? 'running') === 'running');
@@ -95,7 +98,9 @@ function reportFinished({ runs, stalled }: Followed, stallS: number): void {
     if (stalled.has(r.id)) {
       out(`${r.id} made no progress for ${stallS} s, so this stopped following it: ${counters(r)}`);
       out(`  its job: ${jobState(stalled.get(r.id))}`);
-      out(`  it is still running and resumes from its last written page when a worker runs its job: npm start, sigsync worker, or sigsync sync --integration ${r.integration_id} --follow`);
+      out(
+        `  it is still running and resumes from its last written page when a worker runs its job: npm start, sigsync worker, or sigsync sync --integration ${r.integration_id} --follow`,
+      );
       out(`  look further: sigsync runs --integration ${r.integration_id}`);
       process.exitCode = 1;
       continue;
@@ -117,11 +122,16 @@ export function syncCommands(program: Command): void {
     .option('--follow', 'show progress until the runs finish, then print their counters')
     .option('--confirm-deletions', 'apply removals that the deletion guard held back')
     .option('--full', 'force a full listing where an incremental one is possible')
-    .option('--stall-timeout <seconds>', 'with --follow: stop following a run that has not moved for this long, and say what it waits on', String(STALL_TIMEOUT_S))
+    .option(
+      '--stall-timeout <seconds>',
+      'with --follow: stop following a run that has not moved for this long, and say what it waits on',
+      String(STALL_TIMEOUT_S),
+    )
     .action(async (opts: { integration?: string; workspace?: string; follow?: boolean; confirmDeletions?: boolean; full?: boolean; stallTimeout: string }) => {
       if (!!opts.integration === !!opts.workspace) throw new UsageError('give exactly one of --integration ID or --workspace ID');
       const stallS = Number(opts.stallTimeout);
-      if (!Number.isFinite(stallS) || stallS <= 0 || stallS > 86_400) throw new UsageError(`--stall-timeout: a number of seconds from 1 to 86400; got "${opts.stallTimeout}"`);
+      if (!Number.isFinite(stallS) || stallS <= 0 || stallS > 86_400)
+        throw new UsageError(`--stall-timeout: a number of seconds from 1 to 86400; got "${opts.stallTimeout}"`);
       const [{ startRuns, runningRuns }, { integrationById, integrationIdsOfKind }, { requestPhotoSync }] = await Promise.all([
         import('../../integrations/syncRuns.ts'),
         import('../../integrations/queries.ts'),
@@ -135,12 +145,22 @@ export function syncCommands(program: Command): void {
           const row = await integrationById(ctx.pool, id);
           if (!row) throw new UsageError(`--integration: no integration ${id}`);
           if (row.category === 'assets' && row.status === 'active') {
-            const queued = await requestPhotoSync(ctx.pool, row.workspace_id, await integrationIdsOfKind(ctx.pool, row.workspace_id, row.kind, 'assets', { id }));
-            out(queued ? `photo sync queued for ${id}; a running worker (npm start, or sigsync worker) carries it out` : `nothing to start: ${id} is not activated`);
+            const queued = await requestPhotoSync(
+              ctx.pool,
+              row.workspace_id,
+              await integrationIdsOfKind(ctx.pool, row.workspace_id, row.kind, 'assets', { id }),
+            );
+            out(
+              queued
+                ? `photo sync queued for ${id}; a running worker (npm start, or sigsync worker) carries it out`
+                : `nothing to start: ${id} is not activated`,
+            );
             return;
           }
-          if (row.category !== 'teammates' && row.category !== 'smart_fields') throw new UsageError(`--integration: ${id} is a ${row.category} integration; only teammates and smart_fields integrations sync`);
-          if (row.status !== 'active') throw new UsageError(`--integration: ${id} is ${row.status}; reconnect it first (sigsync integration reconnect ${id} --credentials-file ...)`);
+          if (row.category !== 'teammates' && row.category !== 'smart_fields')
+            throw new UsageError(`--integration: ${id} is a ${row.category} integration; only teammates and smart_fields integrations sync`);
+          if (row.status !== 'active')
+            throw new UsageError(`--integration: ${id} is ${row.status}; reconnect it first (sigsync integration reconnect ${id} --credentials-file ...)`);
           workspaceId = row.workspace_id;
           ids = [id];
         } else {
@@ -169,7 +189,11 @@ export function syncCommands(program: Command): void {
         reportFinished(await follow(ctx, [...started, ...running], stallS * 1000), stallS);
       });
     });
+  runsCommand(program);
+}
 
+/** `sigsync runs`: the recent sync runs, newest first. */
+function runsCommand(program: Command): void {
   program
     .command('runs')
     .description('List recent sync runs, newest first.')
@@ -189,6 +213,22 @@ async function listRuns(opts: { workspace?: string; integration?: string; limit:
     const [{ latestRuns }, { slowestStages }] = await Promise.all([import('../../integrations/queries.ts'), import('../../sync/timing.ts')]);
     const rows = await latestRuns(ctx.pool, { workspaceId: ws, integrationId: integ }, limit);
     const withStages = rows.map((r) => ({ ...r, slowest_stages: slowestStages(r.stage_ms) }));
-    table(withStages, ['id', 'integration', 'status', 'mode', 'trigger', 'pages', 'seen', 'created', 'updated', 'deleted', 'errors', 'started_at', 'finished_at', 'error', 'slowest_stages']);
+    table(withStages, [
+      'id',
+      'integration',
+      'status',
+      'mode',
+      'trigger',
+      'pages',
+      'seen',
+      'created',
+      'updated',
+      'deleted',
+      'errors',
+      'started_at',
+      'finished_at',
+      'error',
+      'slowest_stages',
+    ]);
   });
 }

@@ -80,7 +80,12 @@ export function webhookCommands(program: Command): void {
         await requireWorkspace(ctx, workspaceId);
         const created = await refuseUnsafe(() => createEndpoint({ ...ctx, config }, { workspaceId, url: opts.url, eventTypes }), allowInsecure);
         const { recordAudit } = await import('../../db/audit.ts');
-        await recordAudit(ctx.pool, workspaceId, cliActor(), { action: 'webhook_endpoint.create', targetKind: 'webhook_endpoint', target: created.endpoint.id, details: { url: created.endpoint.url, events: created.endpoint.event_types ?? 'all' } });
+        await recordAudit(ctx.pool, workspaceId, cliActor(), {
+          action: 'webhook_endpoint.create',
+          targetKind: 'webhook_endpoint',
+          target: created.endpoint.id,
+          details: { url: created.endpoint.url, events: created.endpoint.event_types ?? 'all' },
+        });
         out(`webhook endpoint ${created.endpoint.id}`);
         out(`url            ${created.endpoint.url}`);
         out(`events         ${created.endpoint.event_types?.join(',') ?? 'all'}`);

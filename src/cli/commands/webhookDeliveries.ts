@@ -13,7 +13,8 @@ export function parseSince(raw: string, now = Date.now()): Date {
   const span = /^(\d+)([mhd])$/.exec(raw.trim());
   if (span) return new Date(now - Number(span[1]) * UNITS[span[2]!]!);
   const at = /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : NaN;
-  if (Number.isNaN(at)) throw new UsageError(`--failed-since: expected an ISO 8601 time such as 2026-03-01T09:00Z, or a span such as 30m, 2h or 1d; got "${raw}"`);
+  if (Number.isNaN(at))
+    throw new UsageError(`--failed-since: expected an ISO 8601 time such as 2026-03-01T09:00Z, or a span such as 30m, 2h or 1d; got "${raw}"`);
   return new Date(at);
 }
 

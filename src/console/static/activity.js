@@ -24,7 +24,12 @@ export async function render({ content, title }) {
       columns: ['When', 'Who', 'Action', 'Target'],
       rows: data.map((e) => ({
         attrs: { 'data-action': e.action, 'data-actor-kind': e.actor.kind },
-        cells: [when(e.at), `${e.actor.name} (${ACTORS[e.actor.kind] ?? e.actor.kind})`, e.action, e.target.id ? `${e.target.kind.replace(/_/g, ' ')} ${e.target.id}` : ''],
+        cells: [
+          when(e.at),
+          `${e.actor.name} (${ACTORS[e.actor.kind] ?? e.actor.kind})`,
+          e.action,
+          e.target.id ? `${e.target.kind.replace(/_/g, ' ')} ${e.target.id}` : '',
+        ],
       })),
     }),
     nav,

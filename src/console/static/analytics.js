@@ -48,8 +48,13 @@ function rangeFromLocation() {
 }
 
 function rangeForm(range) {
-  const input = (name, label, type, value) => h('label', { for: `range-${name}` }, label, h('input', { id: `range-${name}`, name, type, value, required: true }));
-  const granularity = h('select', { id: 'range-granularity', name: 'granularity' }, ['daily', 'hourly'].map((g) => h('option', { value: g, selected: g === range.granularity }, g)));
+  const input = (name, label, type, value) =>
+    h('label', { for: `range-${name}` }, label, h('input', { id: `range-${name}`, name, type, value, required: true }));
+  const granularity = h(
+    'select',
+    { id: 'range-granularity', name: 'granularity' },
+    ['daily', 'hourly'].map((g) => h('option', { value: g, selected: g === range.granularity }, g)),
+  );
   return h(
     'form',
     { class: 'inline', method: 'get', action: '/console/analytics', 'aria-label': 'Date range' },
@@ -78,7 +83,10 @@ function chart(container, overview) {
   const data = [xs, ...SERIES.map((s) => overview.series.map((p) => p[s.key]))];
   const total = (k) => overview.series.reduce((n, p) => n + p[k], 0);
   container.setAttribute('role', 'img');
-  container.setAttribute('aria-label', `Chart, ${overview.granularity} from ${overview.date_from} to ${overview.date_to}: ${SERIES.map((s) => `${total(s.key)} ${s.label.toLowerCase()}`).join(', ')}.`);
+  container.setAttribute(
+    'aria-label',
+    `Chart, ${overview.granularity} from ${overview.date_from} to ${overview.date_to}: ${SERIES.map((s) => `${total(s.key)} ${s.label.toLowerCase()}`).join(', ')}.`,
+  );
   container.dataset.clicks = String(total('human_clicks') + total('bot_clicks'));
   const width = Math.max(320, Math.min(container.clientWidth || 960, 1100));
   return new uPlot(
@@ -101,11 +109,35 @@ function breakdown(b, range, rows) {
     { class: 'breakdown', 'aria-label': b.title },
     table({
       caption: b.title,
-      columns: ['', 'Views (people)', 'Proxy views', 'Scanner views', 'Unknown views', 'Human clicks', 'Scanner clicks', 'Proxy clicks', 'Unknown clicks', 'Visitors', 'Conversions', CTR_LABEL],
+      columns: [
+        '',
+        'Views (people)',
+        'Proxy views',
+        'Scanner views',
+        'Unknown views',
+        'Human clicks',
+        'Scanner clicks',
+        'Proxy clicks',
+        'Unknown clicks',
+        'Visitors',
+        'Conversions',
+        CTR_LABEL,
+      ],
       numeric: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
       rows: rows.map((r) => [
         b.name(r) ?? '',
-        ...['views', 'proxy_views', 'scanner_views', 'unknown_views', 'human_clicks', 'scanner_clicks', 'proxy_clicks', 'unknown_clicks', 'visitors', 'conversions'].map((k) => num(r[k])),
+        ...[
+          'views',
+          'proxy_views',
+          'scanner_views',
+          'unknown_views',
+          'human_clicks',
+          'scanner_clicks',
+          'proxy_clicks',
+          'unknown_clicks',
+          'visitors',
+          'conversions',
+        ].map((k) => num(r[k])),
         pct(r.ctr),
       ]),
     }),
@@ -119,7 +151,9 @@ export async function render({ content, title }) {
   const status = h('div', { id: 'action-status' });
   const plot = h('div', { id: 'chart', class: 'chart' });
   // Each part shows as soon as its report arrives: the trend first, the breakdowns as they come.
-  const slots = BREAKDOWNS.map((b) => h('section', { class: 'breakdown', 'aria-label': b.title, 'aria-busy': 'true' }, h('p', { class: 'muted' }, `${b.title}: loading…`)));
+  const slots = BREAKDOWNS.map((b) =>
+    h('section', { class: 'breakdown', 'aria-label': b.title, 'aria-busy': 'true' }, h('p', { class: 'muted' }, `${b.title}: loading…`)),
+  );
   const overviewSlot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
   content.replaceChildren(rangeForm(range), status, overviewSlot, h('h2', {}, 'Breakdowns'), ...slots);
   const failed = (e) => {
@@ -135,10 +169,19 @@ export async function render({ content, title }) {
     });
     overviewSlot.replaceWith(
       cards(data.totals),
-      h('section', { 'aria-labelledby': 'trend-heading' }, h('h2', { id: 'trend-heading' }, 'Over time'), plot, h('details', {}, h('summary', {}, 'The figures of the chart'), seriesTable), h('a', { href: `/v1/analytics/overview?${query(range, { granularity: range.granularity, format: 'csv' })}`, download: '' }, 'Series: CSV')),
+      h(
+        'section',
+        { 'aria-labelledby': 'trend-heading' },
+        h('h2', { id: 'trend-heading' }, 'Over time'),
+        plot,
+        h('details', {}, h('summary', {}, 'The figures of the chart'), seriesTable),
+        h('a', { href: `/v1/analytics/overview?${query(range, { granularity: range.granularity, format: 'csv' })}`, download: '' }, 'Series: CSV'),
+      ),
     );
     chart(plot, data);
   }, failed);
-  const breakdowns = BREAKDOWNS.map((b, i) => api(`${b.path}?${query(range, { per_page: '10' })}`).then(({ data }) => slots[i].replaceWith(breakdown(b, range, data)), failed));
+  const breakdowns = BREAKDOWNS.map((b, i) =>
+    api(`${b.path}?${query(range, { per_page: '10' })}`).then(({ data }) => slots[i].replaceWith(breakdown(b, range, data)), failed),
+  );
   await Promise.all([overview, ...breakdowns]);
 }

@@ -25,15 +25,38 @@ function armRow(index, choices) {
   const n = index + 1;
   const id = (f) => `arm-${n}-${f}`;
   const tree = h('textarea', { id: id('tree'), name: 'tree', rows: 4, cols: 60, hidden: true, 'aria-label': `Arm ${n} block tree (JSON)` });
-  const banner = h('select', { id: id('banner'), name: 'banner' }, choices.map((c) => h('option', { value: c.value }, c.label)));
+  const banner = h(
+    'select',
+    { id: id('banner'), name: 'banner' },
+    choices.map((c) => h('option', { value: c.value }, c.label)),
+  );
   banner.addEventListener('change', () => (tree.hidden = banner.value !== JSON_TREE));
   return h(
     'fieldset',
     { class: 'arm', 'data-arm': n },
     h('legend', {}, index === 0 ? `Arm ${n} (the control)` : `Arm ${n}`),
-    h('div', { class: 'inline' },
-      h('label', { for: id('name') }, `Arm ${n} name`, h('input', { id: id('name'), name: 'name', type: 'text', required: true, maxlength: 200, value: index === 0 ? 'Control' : `Banner ${String.fromCharCode(65 + index)}` })),
-      h('label', { for: id('weight') }, `Arm ${n} weight`, h('input', { id: id('weight'), name: 'weight', type: 'number', min: 1, step: 1, value: 1, required: true })),
+    h(
+      'div',
+      { class: 'inline' },
+      h(
+        'label',
+        { for: id('name') },
+        `Arm ${n} name`,
+        h('input', {
+          id: id('name'),
+          name: 'name',
+          type: 'text',
+          required: true,
+          maxlength: 200,
+          value: index === 0 ? 'Control' : `Banner ${String.fromCharCode(65 + index)}`,
+        }),
+      ),
+      h(
+        'label',
+        { for: id('weight') },
+        `Arm ${n} weight`,
+        h('input', { id: id('weight'), name: 'weight', type: 'number', min: 1, step: 1, value: 1, required: true }),
+      ),
       h('label', { for: id('banner') }, `Arm ${n} banner`, banner),
     ),
     tree,
@@ -83,7 +106,16 @@ function showRefusal(form, status, e) {
   if (!details.length) return notice(status, e.message, 'error');
   for (const d of details) inputOf(form, d.field)?.setAttribute('aria-invalid', 'true');
   status.replaceChildren(
-    h('div', { class: 'notice notice-error', role: 'alert' }, h('p', {}, e.message), h('ul', { id: 'refused-fields' }, details.map((d) => h('li', {}, `${d.field}: ${d.message}`)))),
+    h(
+      'div',
+      { class: 'notice notice-error', role: 'alert' },
+      h('p', {}, e.message),
+      h(
+        'ul',
+        { id: 'refused-fields' },
+        details.map((d) => h('li', {}, `${d.field}: ${d.message}`)),
+      ),
+    ),
   );
 }
 
@@ -112,10 +144,27 @@ export function experimentForm(campaign, campaigns, created) {
   const form = h(
     'form',
     { 'aria-label': 'New experiment', class: 'experiment-form' },
-    h('div', { class: 'inline' },
+    h(
+      'div',
+      { class: 'inline' },
       h('label', { for: 'experiment-name' }, 'Name', h('input', { id: 'experiment-name', name: 'name', type: 'text', required: true, maxlength: 200 })),
-      h('label', { for: 'experiment-mode' }, 'Mode', h('select', { id: 'experiment-mode', name: 'mode' }, h('option', { value: 'ab' }, 'A/B: compare the banners'), h('option', { value: 'aa' }, 'A/A: the same banner in every arm (a check)'))),
-      h('label', { for: 'experiment-auto_promote', class: 'check' }, h('input', { id: 'experiment-auto_promote', name: 'auto_promote', type: 'checkbox' }), 'Promote the winner automatically'),
+      h(
+        'label',
+        { for: 'experiment-mode' },
+        'Mode',
+        h(
+          'select',
+          { id: 'experiment-mode', name: 'mode' },
+          h('option', { value: 'ab' }, 'A/B: compare the banners'),
+          h('option', { value: 'aa' }, 'A/A: the same banner in every arm (a check)'),
+        ),
+      ),
+      h(
+        'label',
+        { for: 'experiment-auto_promote', class: 'check' },
+        h('input', { id: 'experiment-auto_promote', name: 'auto_promote', type: 'checkbox' }),
+        'Promote the winner automatically',
+      ),
     ),
     arms,
     h('div', { class: 'inline' }, add, remove, h('button', { type: 'submit' }, 'Create the experiment')),

@@ -11,7 +11,10 @@ import { experimentForm } from './experimentForm.js';
 
 const MODES = { ab: 'A/B', aa: 'A/A' };
 // What one exposure is in this workspace (docs/experiments.md, "Exposures").
-const EXPOSURES = { human_views: 'a person’s view of the signature (views are kept per person)', sender_days: 'a day of a sender’s installed signature showing the arm' };
+const EXPOSURES = {
+  human_views: 'a person’s view of the signature (views are kept per person)',
+  sender_days: 'a day of a sender’s installed signature showing the arm',
+};
 const percent = new Intl.NumberFormat(locale, { style: 'percent', minimumFractionDigits: 2, maximumFractionDigits: 2 });
 const signed = new Intl.NumberFormat(locale, { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1, signDisplay: 'exceptZero' });
 const chance = new Intl.NumberFormat(locale, { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 });
@@ -20,7 +23,8 @@ const pct = (x) => percent.format(x);
 /** A rate with its interval, in one string: the rate is never shown without it. */
 export const rateText = (a) => `${pct(a.rate)} (${pct(a.interval.low)} to ${pct(a.interval.high)})`;
 /** The control has no lift (the API answers null for it). */
-export const liftText = (l, control) => (control || l === null ? 'control' : `${signed.format(l.estimate)} (${signed.format(l.low)} to ${signed.format(l.high)})`);
+export const liftText = (l, control) =>
+  control || l === null ? 'control' : `${signed.format(l.estimate)} (${signed.format(l.low)} to ${signed.format(l.high)})`;
 export const chanceText = (p) => chance.format(p);
 export const lossText = (x) => pct(x);
 
@@ -33,7 +37,16 @@ function campaignPicker(campaigns, chosen) {
   return h(
     'form',
     { class: 'inline', method: 'get', action: '/console/experiments', 'aria-label': 'Campaign' },
-    h('label', { for: 'campaign' }, 'Campaign', h('select', { id: 'campaign', name: 'campaign' }, campaigns.map((c) => h('option', { value: c.id, selected: c.id === chosen.id }, `${c.name} (${c.status})`)))),
+    h(
+      'label',
+      { for: 'campaign' },
+      'Campaign',
+      h(
+        'select',
+        { id: 'campaign', name: 'campaign' },
+        campaigns.map((c) => h('option', { value: c.id, selected: c.id === chosen.id }, `${c.name} (${c.status})`)),
+      ),
+    ),
     h('button', { type: 'submit' }, 'Show'),
   );
 }
@@ -41,7 +54,10 @@ function campaignPicker(campaigns, chosen) {
 async function renderList({ content, title }) {
   title.textContent = 'Experiments';
   const campaigns = await campaignsOf();
-  if (!campaigns.length) return content.replaceChildren(h('p', {}, 'No campaign yet: an experiment splits a campaign between banners. Create a campaign first (POST /v1/marketing_campaigns).'));
+  if (!campaigns.length)
+    return content.replaceChildren(
+      h('p', {}, 'No campaign yet: an experiment splits a campaign between banners. Create a campaign first (POST /v1/marketing_campaigns).'),
+    );
   const wanted = new URLSearchParams(location.search).get('campaign');
   const campaign = campaigns.find((c) => c.id === wanted) ?? campaigns.find((c) => c.status === 'active') ?? campaigns[0];
   const { data: experiments } = await api(`/v1/marketing_campaigns/${campaign.id}/experiments`);
@@ -53,12 +69,23 @@ async function renderList({ content, title }) {
         numeric: [3],
         rows: experiments.map((x) => ({
           attrs: { 'data-experiment-id': x.id },
-          cells: [h('a', { href: `/console/experiments/${x.id}` }, x.name), MODES[x.mode] ?? x.mode, statusBadge(x.status), String(x.arms.length), when(x.started_at), when(x.concluded_at)],
+          cells: [
+            h('a', { href: `/console/experiments/${x.id}` }, x.name),
+            MODES[x.mode] ?? x.mode,
+            statusBadge(x.status),
+            String(x.arms.length),
+            when(x.started_at),
+            when(x.concluded_at),
+          ],
         })),
       })
     : h('p', { id: 'no-experiments' }, 'No experiment on this campaign yet.');
   content.replaceChildren(
-    h('p', {}, 'An experiment shows each teammate one of two to four banners, always the same one, and counts people’s clicks (not scanners’ or proxies’) on each. A winner is declared only when the data says so.'),
+    h(
+      'p',
+      {},
+      'An experiment shows each teammate one of two to four banners, always the same one, and counts people’s clicks (not scanners’ or proxies’) on each. A winner is declared only when the data says so.',
+    ),
     campaignPicker(campaigns, campaign),
     list,
     experimentForm(campaign, campaigns, (x) => location.assign(`/console/experiments/${x.id}`)),
@@ -73,10 +100,18 @@ function decisionSection(x, results) {
     { 'aria-labelledby': 'decision-title', class: `decision decision-${d.status}` },
     h('h2', { id: 'decision-title' }, 'Decision'),
     results.srm.mismatch
-      ? h('p', { id: 'srm-warning', class: 'notice notice-error', role: 'alert' }, `Sample-ratio mismatch: the split of senders and exposures is not the one the weights ask for (p = ${results.srm.p_value.toPrecision(2)}). No winner is declared until it is; check who is in the campaign and which mailboxes failed to install.`)
+      ? h(
+          'p',
+          { id: 'srm-warning', class: 'notice notice-error', role: 'alert' },
+          `Sample-ratio mismatch: the split of senders and exposures is not the one the weights ask for (p = ${results.srm.p_value.toPrecision(2)}). No winner is declared until it is; check who is in the campaign and which mailboxes failed to install.`,
+        )
       : null,
     h('p', { id: 'decision' }, statusBadge(d.status), ' ', d.winner ? `Winner: ${armName(x, d.winner)}. ` : '', h('span', { id: 'decision-reason' }, d.reason)),
-    h('p', { id: 'exposures-needed' }, needed === null ? 'No estimate of the exposures still needed.' : `A decision likely needs about ${num(needed)} more exposures per arm.`),
+    h(
+      'p',
+      { id: 'exposures-needed' },
+      needed === null ? 'No estimate of the exposures still needed.' : `A decision likely needs about ${num(needed)} more exposures per arm.`,
+    ),
     x.mode === 'aa' ? h('p', { class: 'muted' }, 'A/A: every arm shows the same banner, so any winner here would be a false one.') : null,
   );
 }
@@ -91,7 +126,18 @@ function armsTable(x, results, promote) {
   return table({
     id: 'arms',
     caption: `Arms: human clicks per exposure, with ${level} always-valid intervals (sender-clustered)`,
-    columns: ['Arm', 'Weight', 'Senders', 'Exposures', 'Human clicks', 'Click-through rate (interval)', 'Lift over the control (interval)', 'Chance to win', 'Expected loss', ''],
+    columns: [
+      'Arm',
+      'Weight',
+      'Senders',
+      'Exposures',
+      'Human clicks',
+      'Click-through rate (interval)',
+      'Lift over the control (interval)',
+      'Chance to win',
+      'Expected loss',
+      '',
+    ],
     numeric: [1, 2, 3, 4, 7, 8],
     rows: results.arms.map((r, i) => {
       const arm = x.arms.find((a) => a.id === r.id) ?? { name: r.id, weight: '–' };
@@ -150,10 +196,35 @@ async function renderOne({ content, title, id }) {
     const actions = h(
       'div',
       { class: 'inline' },
-      x.status === 'draft' ? h('button', { type: 'button', onclick: () => act(`/v1/experiments/${x.id}/start`, undefined, 'Started: each teammate’s signature is being reinstalled with their arm’s banner.') }, 'Start') : null,
-      ['draft', 'running'].includes(x.status) ? h('button', { type: 'button', class: 'secondary', onclick: () => act(`/v1/experiments/${x.id}/stop`, undefined, 'Stopped: the campaign shows its own banner again.') }, 'Stop') : null,
+      x.status === 'draft'
+        ? h(
+            'button',
+            {
+              type: 'button',
+              onclick: () =>
+                act(`/v1/experiments/${x.id}/start`, undefined, 'Started: each teammate’s signature is being reinstalled with their arm’s banner.'),
+            },
+            'Start',
+          )
+        : null,
+      ['draft', 'running'].includes(x.status)
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              onclick: () => act(`/v1/experiments/${x.id}/stop`, undefined, 'Stopped: the campaign shows its own banner again.'),
+            },
+            'Stop',
+          )
+        : null,
     );
-    const promote = (armId) => act(`/v1/experiments/${x.id}/promote`, { arm_id: armId }, `Promoted ${armName(x, armId)}: the campaign continues with its banner, and the signatures are being reinstalled.`);
+    const promote = (armId) =>
+      act(
+        `/v1/experiments/${x.id}/promote`,
+        { arm_id: armId },
+        `Promoted ${armName(x, armId)}: the campaign continues with its banner, and the signatures are being reinstalled.`,
+      );
     content.replaceChildren(
       facts(x, campaign?.name),
       actions,

@@ -12,8 +12,18 @@ function remediation(i) {
     'div',
     { class: 'remediation', role: 'note' },
     h('h2', {}, 'Access lost: reconnect'),
-    h('p', {}, `The provider refused the service's credentials${i.error_since ? ' since ' : ''}`, i.error_since ? when(i.error_since) : '', `: ${i.error_message ?? 'no message'}.`),
-    h('p', {}, 'Syncs and installs of this integration wait until it is reconnected. Grant the access again at the provider (or make new credentials), then run:'),
+    h(
+      'p',
+      {},
+      `The provider refused the service's credentials${i.error_since ? ' since ' : ''}`,
+      i.error_since ? when(i.error_since) : '',
+      `: ${i.error_message ?? 'no message'}.`,
+    ),
+    h(
+      'p',
+      {},
+      'Syncs and installs of this integration wait until it is reconnected. Grant the access again at the provider (or make new credentials), then run:',
+    ),
     h('pre', {}, h('code', {}, `sigsync integration reconnect ${i.id} --credentials-file credentials.json`)),
     h('p', {}, 'Reconnecting starts a sync at once.'),
   );
@@ -56,13 +66,23 @@ function attention(i, failed, status, onRetried) {
     'section',
     { id: `attention-${i.id}`, class: 'attention', 'data-integration-id': i.id, 'aria-labelledby': `attention-heading-${i.id}` },
     h('h3', { id: `attention-heading-${i.id}` }, `${i.name}: ${total} failed mailbox${total === 1 ? '' : 'es'}`),
-    total > failed.data.length ? h('p', { class: 'muted' }, `The newest ${failed.data.length} are listed; sigsync install list --status failed --integration ${i.id} lists them all.`) : '',
+    total > failed.data.length
+      ? h('p', { class: 'muted' }, `The newest ${failed.data.length} are listed; sigsync install list --status failed --integration ${i.id} lists them all.`)
+      : '',
     table({
       caption: `Failed installs into ${i.name}`,
       columns: [all, 'Address', 'Variant', 'Signature', 'Cause', 'Fix', 'Failing since'],
       rows: failed.data.map((f, k) => ({
         attrs: { 'data-installation-id': f.id, 'data-address': f.email.address },
-        cells: [boxes[k], h('a', { href: `/console/mailboxes/${encodeURIComponent(f.email.address)}` }, f.email.address), f.kind, f.signature.name, `${f.error_code ?? 'error'}: ${f.error_message ?? 'no message'}`, f.fix ?? '–', when(f.failing_since)],
+        cells: [
+          boxes[k],
+          h('a', { href: `/console/mailboxes/${encodeURIComponent(f.email.address)}` }, f.email.address),
+          f.kind,
+          f.signature.name,
+          `${f.error_code ?? 'error'}: ${f.error_message ?? 'no message'}`,
+          f.fix ?? '–',
+          when(f.failing_since),
+        ],
       })),
     }),
     h('button', { type: 'button', class: 'retry', onclick: retry }, 'Retry selected'),
@@ -84,7 +104,9 @@ async function list({ content, title }) {
     const failing = installing.filter((i) => failed.get(i.id).pagination.total_count > 0);
     attentionBox.replaceChildren(
       h('h2', { id: 'attention-heading' }, 'Needs attention'),
-      ...(failing.length ? failing.map((i) => attention(i, failed.get(i.id), statusOf(i), (ids) => follow(i, ids))) : [h('p', {}, 'No mailbox install has failed.')]),
+      ...(failing.length
+        ? failing.map((i) => attention(i, failed.get(i.id), statusOf(i), (ids) => follow(i, ids)))
+        : [h('p', {}, 'No mailbox install has failed.')]),
       // What a retry said stays in view once its mailboxes have left the list.
       ...installing.filter((i) => !failing.includes(i) && statusOf(i).childNodes.length).map(statusOf),
     );
@@ -110,7 +132,13 @@ async function list({ content, title }) {
         columns: ['Name', 'Kind', 'Used for', 'Status', 'Needs attention'],
         rows: data.map((i) => ({
           attrs: { 'data-integration-id': i.id },
-          cells: [h('a', { href: `/console/integrations/${i.id}` }, i.name), i.kind, i.category.replace('_', ' '), statusBadge(i.status), attentionCell(i, failed.get(i.id))],
+          cells: [
+            h('a', { href: `/console/integrations/${i.id}` }, i.name),
+            i.kind,
+            i.category.replace('_', ' '),
+            statusBadge(i.status),
+            attentionCell(i, failed.get(i.id)),
+          ],
         })),
       }),
     );
@@ -125,7 +153,23 @@ function runsTable(runs) {
   return table({
     id: 'runs',
     caption: 'Last sync runs, newest first',
-    columns: ['Started', 'Status', 'Mode', 'Trigger', 'Pages', 'Seen', 'Created', 'Updated', 'Unchanged', 'Deleted', 'Skipped', 'Errors', 'Rate-limit waits', 'Finished', 'Error'],
+    columns: [
+      'Started',
+      'Status',
+      'Mode',
+      'Trigger',
+      'Pages',
+      'Seen',
+      'Created',
+      'Updated',
+      'Unchanged',
+      'Deleted',
+      'Skipped',
+      'Errors',
+      'Rate-limit waits',
+      'Finished',
+      'Error',
+    ],
     numeric: [4, 5, 6, 7, 8, 9, 10, 11, 12],
     rows: runs.map((r) => ({
       attrs: { 'data-run-id': r.id, 'data-status': r.status },
@@ -136,7 +180,11 @@ function runsTable(runs) {
         r.trigger,
         ...COUNTERS.map((c) => h('span', { 'data-counter': c }, num(r.counters[c]))),
         when(r.finished_at),
-        r.error ? `${r.error.code ?? ''} ${r.error.message}`.trim() : r.error_details?.length ? `${r.error_details.length} teammate(s) skipped: ${r.error_details[0].message}` : '',
+        r.error
+          ? `${r.error.code ?? ''} ${r.error.message}`.trim()
+          : r.error_details?.length
+            ? `${r.error_details.length} teammate(s) skipped: ${r.error_details[0].message}`
+            : '',
       ],
     })),
   });
@@ -155,15 +203,35 @@ async function one({ content, title, id }) {
     const i = data.integration;
     title.textContent = i.name;
     const syncButton = data.syncable
-      ? h('button', { type: 'button', id: 'sync-now', disabled: i.status !== 'active' || data.runs.some((r) => r.status === 'running'), onclick: syncNow }, 'Sync now')
+      ? h(
+          'button',
+          { type: 'button', id: 'sync-now', disabled: i.status !== 'active' || data.runs.some((r) => r.status === 'running'), onclick: syncNow },
+          'Sync now',
+        )
       : null;
     header.replaceChildren(
       h('p', {}, h('a', { href: '/console/integrations' }, '← All integrations')),
-      h('dl', { class: 'facts' }, h('dt', {}, 'Status'), h('dd', { id: 'integration-status' }, statusBadge(i.status)), h('dt', {}, 'Kind'), h('dd', {}, i.kind), h('dt', {}, 'Used for'), h('dd', {}, i.category.replace('_', ' ')), h('dt', {}, 'Connected'), h('dd', {}, when(i.created_at))),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Status'),
+        h('dd', { id: 'integration-status' }, statusBadge(i.status)),
+        h('dt', {}, 'Kind'),
+        h('dd', {}, i.kind),
+        h('dt', {}, 'Used for'),
+        h('dd', {}, i.category.replace('_', ' ')),
+        h('dt', {}, 'Connected'),
+        h('dd', {}, when(i.created_at)),
+      ),
       remediation(i) ?? '',
       syncButton ?? '',
     );
-    runsBox.replaceChildren(runsBox.firstChild, data.runs.length ? runsTable(data.runs) : h('p', {}, data.syncable ? 'No sync has run yet.' : 'This integration installs signatures; it does not sync a directory.'));
+    runsBox.replaceChildren(
+      runsBox.firstChild,
+      data.runs.length
+        ? runsTable(data.runs)
+        : h('p', {}, data.syncable ? 'No sync has run yet.' : 'This integration installs signatures; it does not sync a directory.'),
+    );
     if (data.runs.some((r) => r.status === 'running')) timer = setTimeout(() => refresh().catch((e) => notice(status, e.message, 'error')), POLL_MS);
   }
 

@@ -68,8 +68,26 @@ export function table({ caption, columns, rows, id, numeric = [] }) {
     'table',
     { id },
     caption ? h('caption', {}, caption) : null,
-    h('thead', {}, h('tr', {}, columns.map((c, i) => h('th', { scope: 'col', class: numeric.includes(i) ? 'num' : undefined }, c)))),
-    h('tbody', {}, rows.map((r) => h('tr', r.attrs ?? {}, (r.cells ?? r).map((c, i) => h('td', { class: numeric.includes(i) ? 'num' : undefined }, c))))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        columns.map((c, i) => h('th', { scope: 'col', class: numeric.includes(i) ? 'num' : undefined }, c)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rows.map((r) =>
+        h(
+          'tr',
+          r.attrs ?? {},
+          (r.cells ?? r).map((c, i) => h('td', { class: numeric.includes(i) ? 'num' : undefined }, c)),
+        ),
+      ),
+    ),
   );
 }
 

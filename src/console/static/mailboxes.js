@@ -24,17 +24,29 @@ async function search({ content, title }) {
     history.replaceState(null, '', q ? `?q=${encodeURIComponent(q)}` : location.pathname);
     const { data } = await api(`/console/api/mailboxes?q=${encodeURIComponent(q)}`);
     if (!data.length) return notice(results, `No address of this workspace contains “${q}”.`);
-    results.replaceChildren(h('ul', { class: 'results' }, data.map((m) => h('li', {}, h('a', { href: `/console/mailboxes/${encodeURIComponent(m.address)}` }, m.address), m.display_name ? ` (${m.display_name})` : ''))));
+    results.replaceChildren(
+      h(
+        'ul',
+        { class: 'results' },
+        data.map((m) =>
+          h('li', {}, h('a', { href: `/console/mailboxes/${encodeURIComponent(m.address)}` }, m.address), m.display_name ? ` (${m.display_name})` : ''),
+        ),
+      ),
+    );
   };
   const q = new URLSearchParams(location.search).get('q');
-  content.replaceChildren(searchForm(q, (v) => run(v).catch((e) => notice(results, e.message, 'error'))), results);
+  content.replaceChildren(
+    searchForm(q, (v) => run(v).catch((e) => notice(results, e.message, 'error'))),
+    results,
+  );
   if (q) await run(q);
 }
 
 /** The provider's last message in words: the error and its message, or what the provider did. */
 function providerMessage(i) {
   if (i.error_code || i.error_message) return `${i.error_code ?? i.status.replace(/_/g, ' ')}: ${i.error_message ?? 'no message'}`;
-  if (i.status === 'installed') return i.provider_response === null || i.provider_response === undefined ? 'Installed.' : 'Installed: the provider accepted the signature.';
+  if (i.status === 'installed')
+    return i.provider_response === null || i.provider_response === undefined ? 'Installed.' : 'Installed: the provider accepted the signature.';
   return '–';
 }
 
@@ -57,7 +69,14 @@ function rawAnswers(installations) {
   );
 }
 
-const PLATFORMS = { web: 'Outlook on the web', windows: 'Outlook for Windows', mac: 'Outlook for Mac', ios: 'Outlook for iOS', android: 'Outlook for Android', unknown: 'Unknown platform' };
+const PLATFORMS = {
+  web: 'Outlook on the web',
+  windows: 'Outlook for Windows',
+  mac: 'Outlook for Mac',
+  ios: 'Outlook for iOS',
+  android: 'Outlook for Android',
+  unknown: 'Unknown platform',
+};
 
 function addinClients(clients) {
   if (!clients.length) return '';
@@ -67,7 +86,12 @@ function addinClients(clients) {
     columns: ['Platform', 'Client version', 'Last fetched', 'Signature version'],
     rows: clients.map((c) => ({
       attrs: { 'data-platform': c.platform, 'data-current': String(c.current) },
-      cells: [PLATFORMS[c.platform] ?? c.platform, c.client_version || '–', when(c.last_fetched_at), h('span', {}, c.current ? 'current ' : 'older ', h('code', {}, c.version.replace(/"/g, '').slice(0, 12)))],
+      cells: [
+        PLATFORMS[c.platform] ?? c.platform,
+        c.client_version || '–',
+        when(c.last_fetched_at),
+        h('span', {}, c.current ? 'current ' : 'older ', h('code', {}, c.version.replace(/"/g, '').slice(0, 12))),
+      ],
     })),
   });
 }
@@ -78,7 +102,14 @@ function frame(label, html) {
 
 function diffView(diff) {
   if (!diff) return '';
-  return h('pre', { class: 'diff' }, diff.split('\n').map((l) => (l.startsWith('+ ') ? h('ins', {}, l) : l.startsWith('- ') ? h('del', {}, l) : l)).flatMap((n, k) => (k ? ['\n', n] : [n])));
+  return h(
+    'pre',
+    { class: 'diff' },
+    diff
+      .split('\n')
+      .map((l) => (l.startsWith('+ ') ? h('ins', {}, l) : l.startsWith('- ') ? h('del', {}, l) : l))
+      .flatMap((n, k) => (k ? ['\n', n] : [n])),
+  );
 }
 
 /** The last attempt's failure and its fix, as `sigsync install replay` prints them. */
@@ -87,7 +118,13 @@ function lastAttempt(last) {
   return h(
     'div',
     { class: 'last-attempt' },
-    h('p', {}, `Last attempt ${last.status.replace(/_/g, ' ')}${last.error_code ? ` (${last.error_code})` : ''}${last.failing_since ? ' since ' : ''}`, last.failing_since ? when(last.failing_since) : '', `, ${last.attempts} attempt(s): ${last.error_message ?? ''}`),
+    h(
+      'p',
+      {},
+      `Last attempt ${last.status.replace(/_/g, ' ')}${last.error_code ? ` (${last.error_code})` : ''}${last.failing_since ? ' since ' : ''}`,
+      last.failing_since ? when(last.failing_since) : '',
+      `, ${last.attempts} attempt(s): ${last.error_message ?? ''}`,
+    ),
     last.fix ? h('p', { class: 'fix' }, h('strong', {}, 'Fix: '), last.fix) : '',
   );
 }
@@ -132,13 +169,29 @@ async function mailbox({ content, title, id }) {
             numeric: [8],
             rows: data.installations.map((i) => ({
               attrs: { 'data-integration-id': i.integration_id, 'data-kind': i.kind, 'data-status': i.status },
-              cells: [i.integration_name, i.provider, i.kind, i.signature_name, statusBadge(i.status), providerMessage(i), i.fix ?? '–', when(i.last_attempt_at), String(i.attempts)],
+              cells: [
+                i.integration_name,
+                i.provider,
+                i.kind,
+                i.signature_name,
+                statusBadge(i.status),
+                providerMessage(i),
+                i.fix ?? '–',
+                when(i.last_attempt_at),
+                String(i.attempts),
+              ],
             })),
           })
         : h('p', {}, 'No installation yet.'),
       rawAnswers(data.installations),
       addinClients(data.addin_clients),
-      h('div', { class: 'actions' }, h('button', { type: 'button', id: 'dry-run', class: 'secondary', onclick: () => act(true) }, 'Dry run'), ' ', h('button', { type: 'button', id: 'replay', onclick: () => act(false) }, 'Replay now')),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'button', id: 'dry-run', class: 'secondary', onclick: () => act(true) }, 'Dry run'),
+        ' ',
+        h('button', { type: 'button', id: 'replay', onclick: () => act(false) }, 'Replay now'),
+      ),
     );
   }
 

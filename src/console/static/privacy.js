@@ -11,7 +11,16 @@ const MODES = [
 ];
 
 function modeSelect(name, label, value) {
-  return h('label', { for: `privacy-${name}` }, label, h('select', { id: `privacy-${name}`, name }, MODES.map(([m, text]) => h('option', { value: m, selected: m === value }, text))));
+  return h(
+    'label',
+    { for: `privacy-${name}` },
+    label,
+    h(
+      'select',
+      { id: `privacy-${name}`, name },
+      MODES.map(([m, text]) => h('option', { value: m, selected: m === value }, text)),
+    ),
+  );
 }
 
 function optOutSection(url) {
@@ -30,8 +39,18 @@ function optOutSection(url) {
     'section',
     { 'aria-labelledby': 'opt-out-title' },
     h('h2', { id: 'opt-out-title' }, 'Opt-out link'),
-    h('p', {}, 'Put it in a signature (the opt-out block, or a text link): a recipient who confirms it is no longer tracked per person, including what was already recorded. Following it is never tracked.'),
-    h('div', { class: 'inline' }, h('label', { for: 'opt-out-url' }, 'Opt-out link to copy', input), h('button', { type: 'button', class: 'secondary', onclick: copy }, 'Copy'), status),
+    h(
+      'p',
+      {},
+      'Put it in a signature (the opt-out block, or a text link): a recipient who confirms it is no longer tracked per person, including what was already recorded. Following it is never tracked.',
+    ),
+    h(
+      'div',
+      { class: 'inline' },
+      h('label', { for: 'opt-out-url' }, 'Opt-out link to copy', input),
+      h('button', { type: 'button', class: 'secondary', onclick: copy }, 'Copy'),
+      status,
+    ),
   );
 }
 
@@ -40,7 +59,16 @@ export async function render({ content, title }) {
   const { data } = await api('/v1/workspace/privacy_settings');
   const status = h('div', { id: 'action-status' });
   const effects = h('ul', { id: 'effects', class: 'warnings' });
-  const retention = h('input', { id: 'privacy-retention_days', name: 'retention_days', type: 'number', min: 1, max: 36500, step: 1, value: data.retention_days ?? '', placeholder: 'default (400)' });
+  const retention = h('input', {
+    id: 'privacy-retention_days',
+    name: 'retention_days',
+    type: 'number',
+    min: 1,
+    max: 36500,
+    step: 1,
+    value: data.retention_days ?? '',
+    placeholder: 'default (400)',
+  });
   const form = h(
     'form',
     { class: 'inline', 'aria-label': 'Privacy settings' },
@@ -53,7 +81,13 @@ export async function render({ content, title }) {
     ev.preventDefault();
     const f = new FormData(form);
     const days = String(f.get('retention_days') ?? '').trim();
-    const body = { privacy_settings: { views_tracking: f.get('views_tracking'), clicks_tracking: f.get('clicks_tracking'), retention_days: days === '' ? null : Number(days) } };
+    const body = {
+      privacy_settings: {
+        views_tracking: f.get('views_tracking'),
+        clicks_tracking: f.get('clicks_tracking'),
+        retention_days: days === '' ? null : Number(days),
+      },
+    };
     try {
       const { data: changed } = await api('/v1/workspace/privacy_settings', { method: 'PATCH', body });
       notice(status, changed.effects.length ? 'Saved. What it did:' : 'Saved; nothing changed.');
@@ -65,7 +99,11 @@ export async function render({ content, title }) {
     }
   });
   content.replaceChildren(
-    h('p', {}, 'What is kept about the people who read signatures and follow their links (docs/privacy.md). A change applies at once to the rows already recorded.'),
+    h(
+      'p',
+      {},
+      'What is kept about the people who read signatures and follow their links (docs/privacy.md). A change applies at once to the rows already recorded.',
+    ),
     form,
     status,
     effects,

@@ -26,7 +26,14 @@ export async function render({ content, title }) {
           'section',
           { class: 'endpoint', 'data-endpoint-id': e.id, 'aria-label': e.url },
           h('h2', {}, e.url),
-          h('p', {}, statusBadge(e.enabled ? 'active' : 'disabled'), ` Events: ${e.event_types ? e.event_types.join(', ') : 'all'}.`, e.disabled_reason ? ` Disabled: ${e.disabled_reason}.` : '', e.consecutive_failures ? ` ${e.consecutive_failures} failures in a row.` : ''),
+          h(
+            'p',
+            {},
+            statusBadge(e.enabled ? 'active' : 'disabled'),
+            ` Events: ${e.event_types ? e.event_types.join(', ') : 'all'}.`,
+            e.disabled_reason ? ` Disabled: ${e.disabled_reason}.` : '',
+            e.consecutive_failures ? ` ${e.consecutive_failures} failures in a row.` : '',
+          ),
           e.attempts.length
             ? table({
                 caption: 'Last delivery attempts, newest first',
@@ -42,7 +49,18 @@ export async function render({ content, title }) {
                     a.status_code === null ? '–' : String(a.status_code),
                     a.duration_ms === null ? '–' : String(a.duration_ms),
                     a.error ?? '',
-                    a.status === 'pending' ? '' : h('button', { type: 'button', class: 'secondary', 'aria-label': `Redeliver ${a.event_type} (${a.delivery_id})`, onclick: () => redeliver(a.delivery_id) }, 'Redeliver'),
+                    a.status === 'pending'
+                      ? ''
+                      : h(
+                          'button',
+                          {
+                            type: 'button',
+                            class: 'secondary',
+                            'aria-label': `Redeliver ${a.event_type} (${a.delivery_id})`,
+                            onclick: () => redeliver(a.delivery_id),
+                          },
+                          'Redeliver',
+                        ),
                   ],
                 })),
               })

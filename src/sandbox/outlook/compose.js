@@ -51,7 +51,9 @@
       remove.textContent = '×';
       remove.setAttribute('aria-label', 'Remove ' + address);
       remove.addEventListener('click', function () {
-        state.to = state.to.filter(function (a) { return a !== address; });
+        state.to = state.to.filter(function (a) {
+          return a !== address;
+        });
         renderRecipients();
         fire('onMessageRecipientsChangedHandler', 'recipients changed');
       });
@@ -109,15 +111,23 @@
     e.target.value = '';
   });
   Array.prototype.forEach.call(document.querySelectorAll('.suggest'), function (b) {
-    b.addEventListener('click', function () { addRecipient(b.dataset.address); });
+    b.addEventListener('click', function () {
+      addRecipient(b.dataset.address);
+    });
   });
   $('from').addEventListener('change', function (e) {
     state.from = e.target.value;
     fire('onMessageFromChangedHandler', 'From switched to ' + state.from);
   });
-  $('new-mail').addEventListener('click', function () { compose('newMail', [], 'new message'); });
-  $('reply').addEventListener('click', function () { compose('reply', [setup.external], 'reply'); });
-  $('forward').addEventListener('click', function () { compose('forward', [], 'forward'); });
+  $('new-mail').addEventListener('click', function () {
+    compose('newMail', [], 'new message');
+  });
+  $('reply').addEventListener('click', function () {
+    compose('reply', [setup.external], 'reply');
+  });
+  $('forward').addEventListener('click', function () {
+    compose('forward', [], 'forward');
+  });
 
   // Outlook raises OnNewMessageCompose when the window opens.
   compose('newMail', [], 'new message');

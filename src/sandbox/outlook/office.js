@@ -47,37 +47,74 @@
   function recipients(field) {
     return {
       getAsync: function (cb) {
-        cb(ok(compose[field].map(function (a) { return { emailAddress: a, displayName: a }; })));
+        cb(
+          ok(
+            compose[field].map(function (a) {
+              return { emailAddress: a, displayName: a };
+            }),
+          ),
+        );
       },
     };
   }
   window.Office = {
     CoercionType: { Html: 'html', Text: 'text' },
-    actions: { associate: function (name, fn) { handlers[name] = fn; } },
+    actions: {
+      associate: function (name, fn) {
+        handlers[name] = fn;
+      },
+    },
     context: {
       diagnostics: {
-        get platform() { return client.platform; },
-        get version() { return client.version; },
+        get platform() {
+          return client.platform;
+        },
+        get version() {
+          return client.version;
+        },
       },
       mailbox: {
-        userProfile: { get emailAddress() { return compose.user; } },
+        userProfile: {
+          get emailAddress() {
+            return compose.user;
+          },
+        },
         item: {
-          from: { getAsync: function (cb) { cb(ok({ emailAddress: compose.from, displayName: compose.from })); } },
+          from: {
+            getAsync: function (cb) {
+              cb(ok({ emailAddress: compose.from, displayName: compose.from }));
+            },
+          },
           to: recipients('to'),
           cc: recipients('cc'),
-          bcc: { getAsync: function (cb) { cb(ok([])); } },
-          getComposeTypeAsync: function (cb) { cb(ok({ composeType: compose.composeType, coercionType: 'html' })); },
+          bcc: {
+            getAsync: function (cb) {
+              cb(ok([]));
+            },
+          },
+          getComposeTypeAsync: function (cb) {
+            cb(ok({ composeType: compose.composeType, coercionType: 'html' }));
+          },
           sessionData: {
             getAsync: function (name, cb) {
               if (Object.prototype.hasOwnProperty.call(session, name)) cb(ok(session[name]));
               else cb({ status: 'failed', error: { name: 'InvalidSessionDataKey', message: 'No session data under ' + name } });
             },
-            setAsync: function (name, value, cb) { session[name] = String(value); cb(ok()); },
+            setAsync: function (name, value, cb) {
+              session[name] = String(value);
+              cb(ok());
+            },
           },
-          isClientSignatureEnabledAsync: function (cb) { cb(ok(clientSignature)); },
+          isClientSignatureEnabledAsync: function (cb) {
+            cb(ok(clientSignature));
+          },
           body: {
-            getTypeAsync: function (cb) { cb(ok('html')); },
-            getAsync: function (type, cb) { cb(ok(type === 'text' ? body().innerText : body().innerHTML)); },
+            getTypeAsync: function (cb) {
+              cb(ok('html'));
+            },
+            getAsync: function (type, cb) {
+              cb(ok(type === 'text' ? body().innerText : body().innerHTML));
+            },
             setSignatureAsync: function (html, options, cb) {
               inserted = html;
               lastSignature = html;
@@ -86,17 +123,29 @@
               cb(ok());
             },
           },
-          disableClientSignatureAsync: function (cb) { clientSignature = false; cb(ok()); },
+          disableClientSignatureAsync: function (cb) {
+            clientSignature = false;
+            cb(ok());
+          },
         },
       },
     },
   };
   window.OfficeRuntime = {
     storage: {
-      getItem: function (k) { return Promise.resolve(localStorage.getItem(k)); },
-      setItem: function (k, v) { localStorage.setItem(k, v); return Promise.resolve(); },
+      getItem: function (k) {
+        return Promise.resolve(localStorage.getItem(k));
+      },
+      setItem: function (k, v) {
+        localStorage.setItem(k, v);
+        return Promise.resolve();
+      },
     },
-    auth: { getAccessToken: function () { return window.__token ? Promise.resolve(window.__token) : Promise.reject({ code: 13003 }); } },
+    auth: {
+      getAccessToken: function () {
+        return window.__token ? Promise.resolve(window.__token) : Promise.reject({ code: 13003 });
+      },
+    },
   };
   window.__compose = compose;
   window.__configure = function (settings) {
@@ -104,11 +153,17 @@
     if (settings.platform !== undefined) client.platform = settings.platform;
     if (settings.version !== undefined) client.version = settings.version;
   };
-  window.__handlers = function () { return Object.keys(handlers).sort(); };
-  window.__lastSignature = function () { return lastSignature; };
+  window.__handlers = function () {
+    return Object.keys(handlers).sort();
+  };
+  window.__lastSignature = function () {
+    return lastSignature;
+  };
 
   function run(name, change) {
-    Object.keys(change || {}).forEach(function (k) { compose[k] = change[k]; });
+    Object.keys(change || {}).forEach(function (k) {
+      compose[k] = change[k];
+    });
     var el = body();
     if (name === 'onNewMessageComposeHandler') {
       el.innerHTML = '';
@@ -124,14 +179,22 @@
         completed: function () {
           completions++;
           setTimeout(function () {
-            resolve({ html: inserted, completions: completions, ms: inserted === null ? null : insertedAt - firedAt, bodyHtml: el.innerHTML, images: el.querySelectorAll('img').length });
+            resolve({
+              html: inserted,
+              completions: completions,
+              ms: inserted === null ? null : insertedAt - firedAt,
+              bodyHtml: el.innerHTML,
+              images: el.querySelectorAll('img').length,
+            });
           }, 0);
         },
       });
     });
   }
   window.__fire = function (name, change) {
-    var result = queue.then(function () { return run(name, change); });
+    var result = queue.then(function () {
+      return run(name, change);
+    });
     queue = result.catch(function () {});
     return result;
   };

@@ -55,8 +55,11 @@ function mockGroupsAndMembers(api: nock.Scope, order?: string[], throttled = fal
     .query(members)
     .reply(200, fixture('members.sales-emea.json'));
   const engineeringPage2 = () =>
-    api.get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`).query({ ...members, pageToken: fixture<{ nextPageToken: string }>('members.engineering.page1.json').nextPageToken });
-  if (throttled) engineeringPage2().reply(429, apiError(429, 'Quota exceeded for quota metric', 'rateLimitExceeded', 'RESOURCE_EXHAUSTED'), { 'Retry-After': '1' });
+    api
+      .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
+      .query({ ...members, pageToken: fixture<{ nextPageToken: string }>('members.engineering.page1.json').nextPageToken });
+  if (throttled)
+    engineeringPage2().reply(429, apiError(429, 'Quota exceeded for quota metric', 'rateLimitExceeded', 'RESOURCE_EXHAUSTED'), { 'Retry-After': '1' });
   engineeringPage2().reply(200, fixture('members.engineering.page2.json'));
 }
 
@@ -83,7 +86,9 @@ function mockUserPages(api: nock.Scope, order?: string[]) {
 async function fetchPage(src: ReturnType<typeof source>, opts: FetchUsersOptions): Promise<DirectoryPage> {
   const page = await src.fetchUsersPage(opts);
   if (!page.groupsPending) return page;
-  const groups = await src.groupsOf!(page.users.map((u) => ({ externalId: u.externalId, emails: [...(u.primaryEmail ? [u.primaryEmail] : []), ...u.aliases] })));
+  const groups = await src.groupsOf!(
+    page.users.map((u) => ({ externalId: u.externalId, emails: [...(u.primaryEmail ? [u.primaryEmail] : []), ...u.aliases] })),
+  );
   const { groupsPending: _, ...rest } = page;
   return { ...rest, users: page.users.map((u) => ({ ...u, groups: groups.get(u.externalId) ?? [] })) };
 }
@@ -190,8 +195,13 @@ describe('Google Workspace directory source', () => {
 
   it('flattens only the attribute families the mapped paths lie in (compared without case)', async () => {
     const alice = byEmail((await listRecordedDirectory({}, ['Organizations.primary.title', 'customSchemas.Sales.Region'])).users, 'alice.martin@acme.example');
-    expect(alice.attributes).toMatchObject({ primaryEmail: 'alice.martin@acme.example', 'organizations.primary.title': 'Regional Sales Director', 'customSchemas.Sales.Region': 'EMEA' });
-    for (const other of ['phones.work', 'addresses.work.formatted', 'relations.manager', 'externalIds.organization']) expect(alice.attributes).not.toHaveProperty([other]);
+    expect(alice.attributes).toMatchObject({
+      primaryEmail: 'alice.martin@acme.example',
+      'organizations.primary.title': 'Regional Sales Director',
+      'customSchemas.Sales.Region': 'EMEA',
+    });
+    for (const other of ['phones.work', 'addresses.work.formatted', 'relations.manager', 'externalIds.organization'])
+      expect(alice.attributes).not.toHaveProperty([other]);
     // Nothing mapped: no family at all; the identity fields stay.
     const bare = byEmail((await listRecordedDirectory({}, [])).users, 'alice.martin@acme.example');
     expect(Object.keys(bare.attributes).some((k) => k.includes('.') && !k.startsWith('name.'))).toBe(false);
@@ -288,10 +298,21 @@ describe('Google Workspace directory source', () => {
     const api = nock(ADMIN_ORIGIN)
       .get('/admin/directory/v1/groups')
       .query(true)
-      .reply(200, { groups: [{ id: GROUPS.sales, email: 'sales@acme.example', name: 'Sales' }, { id: GROUPS.engineering, email: 'engineering@acme.example' }] })
+      .reply(200, {
+        groups: [
+          { id: GROUPS.sales, email: 'sales@acme.example', name: 'Sales' },
+          { id: GROUPS.engineering, email: 'engineering@acme.example' },
+        ],
+      })
       .get(`/admin/directory/v1/groups/${GROUPS.sales}/members`)
       .query(true)
-      .reply(404, { error: { code: 404, message: 'Resource Not Found: groupKey', errors: [{ reason: 'notFound', domain: 'global', message: 'Resource Not Found: groupKey' }] } })
+      .reply(404, {
+        error: {
+          code: 404,
+          message: 'Resource Not Found: groupKey',
+          errors: [{ reason: 'notFound', domain: 'global', message: 'Resource Not Found: groupKey' }],
+        },
+      })
       .get(`/admin/directory/v1/groups/${GROUPS.engineering}/members`)
       .query(true)
       .reply(200, fixture('members.engineering.page2.json'))
@@ -368,7 +389,11 @@ describe('Google Workspace directory source', () => {
     const token = nock('https://sandbox.sigsync.test')
       .post('/oauth2/token', (body: unknown) => {
         const p = formBody(body);
-        return p.get('grant_type') === 'refresh_token' && p.get('refresh_token') === '1//0g-refresh' && p.get('client_id') === 'client-123.apps.googleusercontent.com';
+        return (
+          p.get('grant_type') === 'refresh_token' &&
+          p.get('refresh_token') === '1//0g-refresh' &&
+          p.get('client_id') === 'client-123.apps.googleusercontent.com'
+        );
       })
       .reply(200, { access_token: 'ya29.oauth-access', expires_in: 3599, token_type: 'Bearer', scope: DIRECTORY_SCOPES.join(' ') });
     const api = nock(ADMIN_ORIGIN)

@@ -14,10 +14,12 @@ function source(config: Record<string, unknown> = {}) {
 
 /** The error checkAccess (one users.list call) ends with. */
 async function checkAccessError(config: Record<string, unknown> = {}): Promise<ConnectorError> {
-  const err: unknown = await source(config).checkAccess().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const err: unknown = await source(config)
+    .checkAccess()
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   if (!(err instanceof ConnectorError)) throw new Error(`expected a ConnectorError, got ${String(err)}`);
   return err;
 }
@@ -31,7 +33,11 @@ useNock();
 describe('Google error mapping (directory)', () => {
   describe('token endpoint errors become access_lost, keeping the provider message', () => {
     it.each([
-      ['unauthorized_client', 'Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.', 401],
+      [
+        'unauthorized_client',
+        'Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.',
+        401,
+      ],
       ['invalid_grant', 'Invalid JWT Signature.', 400],
       ['invalid_grant', 'Invalid email or User ID', 400],
       ['access_denied', 'Requested client not authorized.', 400],
@@ -141,14 +147,10 @@ describe('Google error mapping (directory)', () => {
     const token = mockTokenExchange();
     const page = fixture<{ users: Record<string, unknown>[] }>('users.list.page3.json');
     delete page.users[1]!.id;
-    const api = nock(ADMIN_ORIGIN)
-      .get('/admin/directory/v1/groups')
-      .query(true)
-      .reply(200, { groups: [] })
-      .get(USERS_PATH)
-      .query(true)
-      .reply(200, page);
-    const err: unknown = await source().fetchUsersPage({}).catch((e: unknown) => e);
+    const api = nock(ADMIN_ORIGIN).get('/admin/directory/v1/groups').query(true).reply(200, { groups: [] }).get(USERS_PATH).query(true).reply(200, page);
+    const err: unknown = await source()
+      .fetchUsersPage({})
+      .catch((e: unknown) => e);
     token.done();
     api.done();
     expect(err).toBeInstanceOf(InvalidResponseError);

@@ -58,10 +58,7 @@ describe('Gmail installer', () => {
     let claims: Record<string, unknown> = {};
     const token = mockTokenExchange((c) => (claims = c));
     const patched: { sendAs: string; body: unknown }[] = [];
-    const api = nock(GMAIL_ORIGIN)
-      .matchHeader('authorization', `Bearer ${TOKEN_RESPONSE.access_token}`)
-      .get(LIST_PATH)
-      .reply(200, sendAsList);
+    const api = nock(GMAIL_ORIGIN).matchHeader('authorization', `Bearer ${TOKEN_RESPONSE.access_token}`).get(LIST_PATH).reply(200, sendAsList);
     for (const email of [MAILBOX, 'alice@acme.example']) {
       // nock hands a reply function the fetch Request.
       api.patch(patchPath(email)).reply(200, async (req: Request) => {
@@ -100,7 +97,11 @@ describe('Gmail installer', () => {
     // The first attempt wrote the primary address, then the alias answered 429.
     const listed = { sendAs: sendAsList.sendAs.map((s) => (s.sendAsEmail === MAILBOX ? { ...s, signature: html } : s)) };
     mockTokenExchange();
-    const retry = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, listed).patch(patchPath('alice@acme.example')).reply(200, { ...sendAsList.sendAs[1], signature: html });
+    const retry = nock(GMAIL_ORIGIN)
+      .get(LIST_PATH)
+      .reply(200, listed)
+      .patch(patchPath('alice@acme.example'))
+      .reply(200, { ...sendAsList.sendAs[1], signature: html });
     const result = await installer().install(target, signature(html));
     retry.done();
     expect(result.providerResponse).toMatchObject({ sendAs: [{ sendAsEmail: 'alice@acme.example' }], alreadyShown: [MAILBOX] });
@@ -119,7 +120,10 @@ describe('Gmail installer', () => {
 
   describe('writing without listing first', () => {
     const html = signature().html;
-    const echo = (email: string) => async (req: Request) => ({ ...sendAsList.sendAs.find((s) => s.sendAsEmail === email)!, signature: ((await req.json()) as { signature: string }).signature });
+    const echo = (email: string) => async (req: Request) => ({
+      ...sendAsList.sendAs.find((s) => s.sendAsEmail === email)!,
+      signature: ((await req.json()) as { signature: string }).signature,
+    });
 
     it('patches the primary address of a mailbox without directory aliases, with no sendAs.list', async () => {
       mockTokenExchange();
@@ -135,7 +139,13 @@ describe('Gmail installer', () => {
 
     it('lists a mailbox with aliases once, keeps the verified ones, and writes them the next time without listing', async () => {
       mockTokenExchange();
-      const first = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      const first = nock(GMAIL_ORIGIN)
+        .get(LIST_PATH)
+        .reply(200, sendAsList)
+        .patch(patchPath(MAILBOX))
+        .reply(200, echo(MAILBOX))
+        .patch(patchPath('alice@acme.example'))
+        .reply(200, echo('alice@acme.example'));
       const states: unknown[] = [];
       const i = installer();
       // The listing takes 0.01 of the quota (1 unit against an update's 100), each address written 1.
@@ -144,34 +154,66 @@ describe('Gmail installer', () => {
       first.done();
       expect(states).toHaveLength(1);
       const state = states[0];
-      expect(state).toMatchObject({ aliases: ['alice@acme.example', 'sales-lead@acme.example'], primary: MAILBOX, verified: ['alice@acme.example'], pending: ['sales-lead@acme.example'] });
+      expect(state).toMatchObject({
+        aliases: ['alice@acme.example', 'sales-lead@acme.example'],
+        primary: MAILBOX,
+        verified: ['alice@acme.example'],
+        pending: ['sales-lead@acme.example'],
+      });
 
       // The next install: the primary address and the verified alias, no listing, the pending alias still skipped.
-      const next = nock(GMAIL_ORIGIN).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      const next = nock(GMAIL_ORIGIN)
+        .patch(patchPath(MAILBOX))
+        .reply(200, echo(MAILBOX))
+        .patch(patchPath('alice@acme.example'))
+        .reply(200, echo('alice@acme.example'));
       const listed = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList);
       expect(i.quotaCostFor!(target, { state })).toBe(2);
       const result = await i.install(target, signature('<p>new</p>'), { state, onState: (st) => states.push(st) });
       next.done();
       expect(listed.isDone()).toBe(false);
       expect(states).toHaveLength(1);
-      expect(result.providerResponse).toMatchObject({ sendAs: [{ sendAsEmail: MAILBOX }, { sendAsEmail: 'alice@acme.example' }], skipped: [{ sendAsEmail: 'sales-lead@acme.example', reason: 'not_verified' }] });
+      expect(result.providerResponse).toMatchObject({
+        sendAs: [{ sendAsEmail: MAILBOX }, { sendAsEmail: 'alice@acme.example' }],
+        skipped: [{ sendAsEmail: 'sales-lead@acme.example', reason: 'not_verified' }],
+      });
     });
 
     it('lists again when the directory aliases changed, or the listing is stale', async () => {
-      const state = { v: 1, listedAt: new Date().toISOString(), aliases: ['alice@acme.example'], primary: MAILBOX, verified: ['alice@acme.example'], pending: [] };
+      const state = {
+        v: 1,
+        listedAt: new Date().toISOString(),
+        aliases: ['alice@acme.example'],
+        primary: MAILBOX,
+        verified: ['alice@acme.example'],
+        pending: [],
+      };
       const i = installer();
       expect(i.quotaCostFor!({ ...target, aliases: ['alice@acme.example'] }, { state })).toBe(2);
       expect(i.quotaCostFor!(target, { state })).toBeCloseTo(1.01 + target.aliases.length, 9);
       const old = { ...state, listedAt: new Date(Date.now() - 8 * 24 * 3600_000).toISOString() };
       expect(i.quotaCostFor!({ ...target, aliases: ['alice@acme.example'] }, { state: old })).toBeCloseTo(2.01, 9);
       mockTokenExchange();
-      const relisted = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(200, sendAsList).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      const relisted = nock(GMAIL_ORIGIN)
+        .get(LIST_PATH)
+        .reply(200, sendAsList)
+        .patch(patchPath(MAILBOX))
+        .reply(200, echo(MAILBOX))
+        .patch(patchPath('alice@acme.example'))
+        .reply(200, echo('alice@acme.example'));
       await i.install({ ...target, aliases: ['alice@acme.example'] }, signature(html), { state: old });
       relisted.done();
     });
 
     it('after a 429 on the alias, the retry writes only the alias (no listing), unless forced', async () => {
-      const state = { v: 1, listedAt: new Date().toISOString(), aliases: ['alice@acme.example', 'sales-lead@acme.example'], primary: MAILBOX, verified: ['alice@acme.example'], pending: ['sales-lead@acme.example'] };
+      const state = {
+        v: 1,
+        listedAt: new Date().toISOString(),
+        aliases: ['alice@acme.example', 'sales-lead@acme.example'],
+        primary: MAILBOX,
+        verified: ['alice@acme.example'],
+        pending: ['sales-lead@acme.example'],
+      };
       mockTokenExchange();
       const first = nock(GMAIL_ORIGIN)
         .patch(patchPath(MAILBOX))
@@ -191,7 +233,11 @@ describe('Gmail installer', () => {
       expect(result.providerResponse).toMatchObject({ sendAs: [{ sendAsEmail: 'alice@acme.example' }], alreadyShown: [MAILBOX] });
       expect(states[1]).toEqual(state); // done: nothing left to remember
 
-      const forced = nock(GMAIL_ORIGIN).patch(patchPath(MAILBOX)).reply(200, echo(MAILBOX)).patch(patchPath('alice@acme.example')).reply(200, echo('alice@acme.example'));
+      const forced = nock(GMAIL_ORIGIN)
+        .patch(patchPath(MAILBOX))
+        .reply(200, echo(MAILBOX))
+        .patch(patchPath('alice@acme.example'))
+        .reply(200, echo('alice@acme.example'));
       await i.install(target, signature(html), { state: states[0], force: true });
       forced.done();
     });
@@ -199,9 +245,7 @@ describe('Gmail installer', () => {
 
   it('honours base_url and token_url overrides', async () => {
     const token = mockTokenExchange(undefined, 'https://sandbox.sigsync.test', '/oauth2/token');
-    const api = nock('https://sandbox.sigsync.test')
-      .patch(patchPath(MAILBOX))
-      .reply(200, sendAsList.sendAs[0]);
+    const api = nock('https://sandbox.sigsync.test').patch(patchPath(MAILBOX)).reply(200, sendAsList.sendAs[0]);
     const i = gmailInstaller.create({
       config: gmailInstaller.configSchema.parse({ base_url: 'https://sandbox.sigsync.test', token_url: 'https://sandbox.sigsync.test/oauth2/token' }),
       credentials: gmailInstaller.credentialsSchema.parse(serviceAccountKey()),
@@ -250,7 +294,9 @@ describe('Gmail installer', () => {
   describe('error mapping', () => {
     it('404 from sendAs.list is user_not_found', async () => {
       const token = mockTokenExchange();
-      const api = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(404, apiError(404, 'Requested entity was not found.', 'notFound', 'NOT_FOUND'));
+      const api = nock(GMAIL_ORIGIN)
+        .get(LIST_PATH)
+        .reply(404, apiError(404, 'Requested entity was not found.', 'notFound', 'NOT_FOUND'));
       const err = await installError();
       token.done();
       api.done();
@@ -276,7 +322,11 @@ describe('Gmail installer', () => {
     });
 
     it('unauthorized_client is the mailbox error unauthorized_client', async () => {
-      const token = mockTokenError('unauthorized_client', 'Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.', 401);
+      const token = mockTokenError(
+        'unauthorized_client',
+        'Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.',
+        401,
+      );
       const err = await installError();
       token.done();
       expect(err).toBeInstanceOf(MailboxError);
@@ -285,7 +335,9 @@ describe('Gmail installer', () => {
 
     it('403 is forbidden', async () => {
       const token = mockTokenExchange();
-      const api = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(403, apiError(403, 'Delegation denied for alice.martin@acme.example', 'forbidden', 'PERMISSION_DENIED'));
+      const api = nock(GMAIL_ORIGIN)
+        .get(LIST_PATH)
+        .reply(403, apiError(403, 'Delegation denied for alice.martin@acme.example', 'forbidden', 'PERMISSION_DENIED'));
       const err = await installError();
       token.done();
       api.done();
@@ -295,7 +347,9 @@ describe('Gmail installer', () => {
 
     it('"Mail service not enabled" (400 failedPrecondition) is forbidden', async () => {
       const token = mockTokenExchange();
-      const api = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(400, apiError(400, 'Mail service not enabled', 'failedPrecondition', 'FAILED_PRECONDITION'));
+      const api = nock(GMAIL_ORIGIN)
+        .get(LIST_PATH)
+        .reply(400, apiError(400, 'Mail service not enabled', 'failedPrecondition', 'FAILED_PRECONDITION'));
       const err = await installError();
       token.done();
       api.done();
@@ -306,7 +360,9 @@ describe('Gmail installer', () => {
 
     it('429 is rate_limited with Retry-After', async () => {
       const token = mockTokenExchange();
-      const api = nock(GMAIL_ORIGIN).get(LIST_PATH).reply(429, apiError(429, 'Too many concurrent requests for user', 'rateLimitExceeded', 'RESOURCE_EXHAUSTED'), { 'Retry-After': '30' });
+      const api = nock(GMAIL_ORIGIN)
+        .get(LIST_PATH)
+        .reply(429, apiError(429, 'Too many concurrent requests for user', 'rateLimitExceeded', 'RESOURCE_EXHAUSTED'), { 'Retry-After': '30' });
       const err = await installError();
       token.done();
       api.done();
@@ -335,7 +391,10 @@ describe('Gmail installer', () => {
         .get(LIST_PATH)
         .reply(401, apiError(401, 'Request had invalid authentication credentials.', 'authError', 'UNAUTHENTICATED'))
         .get(LIST_PATH)
-        .reply(403, apiError(403, 'Gmail API has not been used in project 4711 before or it is disabled.', 'accessNotConfigured', 'PERMISSION_DENIED', 'usageLimits'));
+        .reply(
+          403,
+          apiError(403, 'Gmail API has not been used in project 4711 before or it is disabled.', 'accessNotConfigured', 'PERMISSION_DENIED', 'usageLimits'),
+        );
       const i = installer();
       const unauthenticated = await i.install(target, signature()).catch((e: unknown) => e);
       const disabled = await i.install(target, signature()).catch((e: unknown) => e);
@@ -365,12 +424,18 @@ describe('Gmail installer', () => {
   describe('checking the credentials when connecting, without writing', () => {
     const ADMIN = 'it-admin@acme.example';
     const checker = (credentials: Record<string, unknown>) =>
-      gmailInstaller.create({ config: gmailInstaller.configSchema.parse({}), credentials: gmailInstaller.credentialsSchema.parse(credentials), logger: silentLogger() });
+      gmailInstaller.create({
+        config: gmailInstaller.configSchema.parse({}),
+        credentials: gmailInstaller.credentialsSchema.parse(credentials),
+        logger: silentLogger(),
+      });
 
     it('with a subject: lists that mailbox’s send-as addresses as it, and proves everything', async () => {
       let claims: Record<string, unknown> = {};
       const token = mockTokenExchange((c) => (claims = c));
-      const api = nock(GMAIL_ORIGIN).get(`/gmail/v1/users/${encodeURIComponent(ADMIN)}/settings/sendAs`).reply(200, sendAsList);
+      const api = nock(GMAIL_ORIGIN)
+        .get(`/gmail/v1/users/${encodeURIComponent(ADMIN)}/settings/sendAs`)
+        .reply(200, sendAsList);
       await expect(checker(serviceAccountKey({ subject: ADMIN })).checkAccess!()).resolves.toEqual({ unchecked: null });
       token.done();
       api.done();
@@ -393,19 +458,17 @@ describe('Gmail installer', () => {
 
     it('a key Google does not accept is access_lost, with Google’s words and no secret', async () => {
       mockTokenError('invalid_grant', 'Invalid JWT Signature.');
-      const err = await checker(serviceAccountKey({ subject: ADMIN }))
-        .checkAccess!()
-        .catch((e: unknown) => e);
+      const err = await checker(serviceAccountKey({ subject: ADMIN })).checkAccess!().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(AccessLostError);
       expect((err as Error).message).toBe(`sendAs.list as ${ADMIN}: invalid_grant: Invalid JWT Signature.`);
     });
 
     it('a subject without a mailbox is user_not_found', async () => {
       mockTokenExchange();
-      nock(GMAIL_ORIGIN).get(`/gmail/v1/users/${encodeURIComponent(ADMIN)}/settings/sendAs`).reply(404, apiError(404, 'Requested entity was not found.', 'notFound', 'NOT_FOUND'));
-      const err = await checker(serviceAccountKey({ subject: ADMIN }))
-        .checkAccess!()
-        .catch((e: unknown) => e);
+      nock(GMAIL_ORIGIN)
+        .get(`/gmail/v1/users/${encodeURIComponent(ADMIN)}/settings/sendAs`)
+        .reply(404, apiError(404, 'Requested entity was not found.', 'notFound', 'NOT_FOUND'));
+      const err = await checker(serviceAccountKey({ subject: ADMIN })).checkAccess!().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(MailboxError);
       expect(err).toMatchObject({ code: 'user_not_found' });
     });

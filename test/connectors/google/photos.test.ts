@@ -35,7 +35,9 @@ describe('Google photo source', () => {
 
   it('answers null on 404 (no photo)', async () => {
     const token = mockTokenExchange();
-    const api = nock(ADMIN_ORIGIN).get(PHOTO_PATH).reply(404, apiError(404, 'Resource Not Found: userKey', 'notFound'));
+    const api = nock(ADMIN_ORIGIN)
+      .get(PHOTO_PATH)
+      .reply(404, apiError(404, 'Resource Not Found: userKey', 'notFound'));
     expect(await source().fetchPhoto(user)).toBeNull();
     token.done();
     api.done();

@@ -55,8 +55,7 @@ describe('Google credentials stay out of logs and errors', () => {
     };
 
     const dirDef = googleDirectorySource;
-    const directory = () =>
-      dirDef.create({ config: dirDef.configSchema.parse({}), credentials: dirDef.credentialsSchema.parse(serviceAccountKey()), logger });
+    const directory = () => dirDef.create({ config: dirDef.configSchema.parse({}), credentials: dirDef.credentialsSchema.parse(serviceAccountKey()), logger });
 
     // A successful listing, logged at every level.
     const token = mockTokenExchange();
@@ -79,7 +78,10 @@ describe('Google credentials stay out of logs and errors', () => {
 
     // An API error echoing the client email.
     mockTokenExchange();
-    nock(ADMIN_ORIGIN).get(USERS_PATH).query(true).reply(403, apiError(403, `Not Authorized to access this resource/api (caller ${CLIENT_EMAIL})`, 'forbidden'));
+    nock(ADMIN_ORIGIN)
+      .get(USERS_PATH)
+      .query(true)
+      .reply(403, apiError(403, `Not Authorized to access this resource/api (caller ${CLIENT_EMAIL})`, 'forbidden'));
     await capture(directory().checkAccess());
 
     // A token endpoint that answers garbage.
@@ -102,10 +104,17 @@ describe('Google credentials stay out of logs and errors', () => {
     // An OAuth client whose refresh token was revoked.
     const oauth = dirDef.create({
       config: dirDef.configSchema.parse({}),
-      credentials: dirDef.credentialsSchema.parse({ type: 'authorized_user', client_id: 'cid.apps.googleusercontent.com', client_secret: CLIENT_SECRET, refresh_token: REFRESH_TOKEN }),
+      credentials: dirDef.credentialsSchema.parse({
+        type: 'authorized_user',
+        client_id: 'cid.apps.googleusercontent.com',
+        client_secret: CLIENT_SECRET,
+        refresh_token: REFRESH_TOKEN,
+      }),
       logger,
     });
-    nock(TOKEN_ORIGIN).post('/token').reply(400, { error: 'invalid_grant', error_description: `Token ${REFRESH_TOKEN} has been expired or revoked.` });
+    nock(TOKEN_ORIGIN)
+      .post('/token')
+      .reply(400, { error: 'invalid_grant', error_description: `Token ${REFRESH_TOKEN} has been expired or revoked.` });
     await capture(oauth.checkAccess());
 
     expect(errors).toHaveLength(7);
@@ -114,7 +123,9 @@ describe('Google credentials stay out of logs and errors', () => {
       expectNoSecrets(everythingAbout(err));
     }
     // The provider's words are kept, with the secret scrubbed.
-    expect((errors[0] as Error).message).toBe('users.list: unauthorized_client: Client [redacted] is unauthorized to retrieve access tokens using this method.');
+    expect((errors[0] as Error).message).toBe(
+      'users.list: unauthorized_client: Client [redacted] is unauthorized to retrieve access tokens using this method.',
+    );
     expect((errors[6] as Error).message).toBe('users.list: invalid_grant: Token [redacted] has been expired or revoked.');
 
     const log = lines.join('');

@@ -16,13 +16,20 @@ function source(logger = captureLogger().logger) {
 describe('Microsoft token endpoint errors', () => {
   it.each([
     ['unauthorized_client', 400, 700016, "Application with identifier '6731de76' was not found in the directory 'Contoso'."],
-    ['invalid_client', 401, 7000215, 'Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.'],
+    [
+      'invalid_client',
+      401,
+      7000215,
+      'Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.',
+    ],
     ['invalid_client', 401, 7000222, "The provided client secret keys for app '6731de76' are expired."],
     ['invalid_grant', 400, 65001, "The user or administrator has not consented to use the application with ID '6731de76'."],
     ['unauthorized_client', 400, 7000112, "Application '6731de76' is disabled."],
   ])('maps %s (HTTP %i, AADSTS%i) to AccessLostError with the provider message', async (error, status, code, description) => {
     const token = tokenScope(undefined, [status, aadstsError(error, code, description)]);
-    const err = await source().listGroups().catch((e: unknown) => e);
+    const err = await source()
+      .listGroups()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AccessLostError);
     expect(err).toMatchObject({ code: 'access_lost', providerCode: `AADSTS${code}` });
     expect((err as Error).message).toContain(`AADSTS${code}: ${description}`);
@@ -31,15 +38,22 @@ describe('Microsoft token endpoint errors', () => {
   });
 
   it('maps a token endpoint outage to TransientError', async () => {
-    const token = tokenScope(undefined, [503, { error: 'temporarily_unavailable', error_description: 'AADSTS90033: A transient error has occurred. Please try again.' }]);
-    const err = await source().listGroups().catch((e: unknown) => e);
+    const token = tokenScope(undefined, [
+      503,
+      { error: 'temporarily_unavailable', error_description: 'AADSTS90033: A transient error has occurred. Please try again.' },
+    ]);
+    const err = await source()
+      .listGroups()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransientError);
     expect(err).toMatchObject({ code: 'transient' });
     token.done();
   });
 
   it('maps an unreachable token endpoint to TransientError', async () => {
-    const err = await source().listGroups().catch((e: unknown) => e);
+    const err = await source()
+      .listGroups()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransientError);
   });
 
@@ -74,7 +88,11 @@ describe('secrets', () => {
     errors.push(await src.checkAccess().catch((e: unknown) => e));
     // ...and the secret is rejected.
     tokenScope(undefined, [401, aadstsError('invalid_client', 7000215, 'Invalid client secret provided.')]);
-    errors.push(await source(logger).listGroups().catch((e: unknown) => e));
+    errors.push(
+      await source(logger)
+        .listGroups()
+        .catch((e: unknown) => e),
+    );
 
     expect(errors.map((e) => (e as Error).name)).toEqual(['AccessLostError', 'AccessLostError']);
     const text = [...lines, ...errors.map((e) => `${(e as Error).message}\n${inspect(e, { depth: 6 })}\n${JSON.stringify(e)}`)].join('\n');

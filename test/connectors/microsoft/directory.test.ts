@@ -12,7 +12,23 @@ import {
   RateLimitedError,
   TransientError,
 } from '../../../connectors/types.ts';
-import { ACCESS_TOKEN, config, CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockFullListing, mockGroupList, mockGroups, mockMemberOf, mockPurpose, SELECT, tokenScope, uid } from './helpers.ts';
+import {
+  ACCESS_TOKEN,
+  config,
+  CREDENTIALS,
+  EXT,
+  fixture,
+  GRAPH,
+  graphErrorBody,
+  mockFullListing,
+  mockGroupList,
+  mockGroups,
+  mockMemberOf,
+  mockPurpose,
+  SELECT,
+  tokenScope,
+  uid,
+} from './helpers.ts';
 
 const LATEST = 'https://graph.microsoft.com/v1.0/users/delta?$deltatoken=LATEST-Xk9qfR2';
 
@@ -59,7 +75,11 @@ describe('Microsoft Entra directory: full listing', () => {
     const users = (await listPages(source())).flatMap((p) => p.users);
     const byId = new Map(users.map((u) => [u.externalId, u]));
 
-    expect(byId.get(uid(1))).toMatchObject({ primaryEmail: 'adele.vance@contoso.com', aliases: ['AdeleV@contoso.com', 'adele@contoso.onmicrosoft.com'], removed: false });
+    expect(byId.get(uid(1))).toMatchObject({
+      primaryEmail: 'adele.vance@contoso.com',
+      aliases: ['AdeleV@contoso.com', 'adele@contoso.onmicrosoft.com'],
+      removed: false,
+    });
     expect(byId.get(uid(2))!.displayName).toBe('نور الهدى');
     expect(byId.get(uid(3))!.displayName).toBe('Zoë Šťastná 🚀');
     expect(byId.get(uid(7))!.aliases).toEqual(['yael.cohen@contoso.com']);
@@ -132,7 +152,9 @@ describe('Microsoft Entra directory: full listing', () => {
       .get('/v1.0/users')
       .query(true)
       .reply(200, fixture('users.malformed.json'));
-    const err = await source().fetchUsersPage({}).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as InvalidResponseError).code).toBe('invalid_response');
     expect((err as InvalidResponseError).issues.map((i) => i.path.join('.'))).toEqual(['value.0.id', 'value.1.businessPhones']);
@@ -149,7 +171,9 @@ describe('Microsoft Entra directory: full listing', () => {
       .get('/v1.0/users')
       .query(true)
       .reply(200, '<html>upstream error</html>', { 'content-type': 'application/json' });
-    const err = await source().fetchUsersPage({}).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as Error).message).toContain('body is not JSON');
     graph.done();
@@ -166,7 +190,9 @@ describe('Microsoft Entra directory: full listing', () => {
       .once()
       .reply(429, graphErrorBody('TooManyRequests', 'Too many requests'), { 'Retry-After': '7' });
     const started = Date.now();
-    const err = await source().fetchUsersPage({}).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(err).toMatchObject({ code: 'rate_limited', retryAfterMs: 7000, status: 429, providerCode: 'TooManyRequests' });
     // Retry-After is 7 s: an SDK that waited it would take that long.
@@ -232,7 +258,9 @@ describe('Microsoft Entra directory: full listing', () => {
       .get('/v1.0/groups')
       .query(true)
       .reply(401, graphErrorBody('InvalidAuthenticationToken', 'Access token validation failure. Invalid audience.'));
-    const err = await source().listGroups().catch((e: unknown) => e);
+    const err = await source()
+      .listGroups()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AccessLostError);
     expect(err).toMatchObject({ status: 401, providerCode: 'InvalidAuthenticationToken' });
     graph.done();
@@ -279,7 +307,9 @@ describe('Microsoft Entra directory: full listing', () => {
     tokenScope();
     const graph = mockGroups(nock(GRAPH));
     const pageToken = JSON.stringify({ next: 'https://evil.example/v1.0/users?$skiptoken=x' });
-    const err = await source().fetchUsersPage({ pageToken }).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({ pageToken })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as Error).message).toContain('https://evil.example');
     graph.done();
@@ -356,7 +386,9 @@ describe('Microsoft Entra directory: delta', () => {
     const src = source();
     expect(src.incremental).toBe(true);
     const pages = await listPages(src, { since: fresh() });
-    const expected = fixture<{ pages: { users: unknown[]; removedIds: string[]; skipped: unknown[]; last: boolean; nextStateToken: string | null }[] }>('users.delta.expected.json');
+    const expected = fixture<{ pages: { users: unknown[]; removedIds: string[]; skipped: unknown[]; last: boolean; nextStateToken: string | null }[] }>(
+      'users.delta.expected.json',
+    );
     expect(pages).toHaveLength(2);
     pages.forEach((p, i) => {
       const e = expected.pages[i]!;
@@ -415,7 +447,9 @@ describe('Microsoft Entra directory: delta', () => {
       .get('/v1.0/users/delta')
       .query({ $deltatoken: 'LATEST-Xk9qfR2' })
       .reply(410, graphErrorBody('syncStateNotFound', 'The sync state generation is not found.'));
-    const err = await source().fetchUsersPage({ since: fresh() }).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({ since: fresh() })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CursorExpiredError);
     expect(err).not.toBeInstanceOf(ConnectorError);
     expect((err as Error).message).toContain('syncStateNotFound');

@@ -13,7 +13,20 @@ import { startRuns } from '../../../src/integrations/syncRuns.ts';
 import type { RetryPolicy } from '../../../src/sync/retry.ts';
 import { useTestContext } from '../../helpers/db.ts';
 import { mapSmartField, workspaceWithKey } from '../../helpers/fixtures.ts';
-import { CREDENTIALS, EXT, fixture, GRAPH, graphErrorBody, mockFullListing, mockGroupList, mockGroups, mockMemberOf, mockPurpose, tokenScope, uid } from './helpers.ts';
+import {
+  CREDENTIALS,
+  EXT,
+  fixture,
+  GRAPH,
+  graphErrorBody,
+  mockFullListing,
+  mockGroupList,
+  mockGroups,
+  mockMemberOf,
+  mockPurpose,
+  tokenScope,
+  uid,
+} from './helpers.ts';
 
 const FAST: RetryPolicy = { attempts: 2, baseDelayMs: 5, maxDelayMs: 20 };
 
@@ -92,7 +105,13 @@ describe('Microsoft Entra through the sync engine', () => {
     expect(third).toMatchObject({ status: 'succeeded', mode: 'full' });
     expect(third.fallback_reason).toContain('syncStateNotFound');
     expect(await count('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null')).toBe(5);
-    expect(await count('select count(*)::int as n from (select address from emails where workspace_id = $1 group by lower(address), address having count(*) > 1) d')).toBe(0);
-    expect(await count('select count(*)::int as n from teammate_sources s join teammates t on t.id = s.teammate_id where t.workspace_id = $1 and t.deleted_at is null')).toBe(5);
+    expect(
+      await count('select count(*)::int as n from (select address from emails where workspace_id = $1 group by lower(address), address having count(*) > 1) d'),
+    ).toBe(0);
+    expect(
+      await count(
+        'select count(*)::int as n from teammate_sources s join teammates t on t.id = s.teammate_id where t.workspace_id = $1 and t.deleted_at is null',
+      ),
+    ).toBe(5);
   });
 });

@@ -44,7 +44,10 @@ export function tokenScope(host = LOGIN, reply: [number, unknown] = [200, fixtur
     });
   }
   scope
-    .post(`/${CREDENTIALS.tenant_id}/oauth2/v2.0/token`, (body: Record<string, string>) => body.client_id === CREDENTIALS.client_id && body.grant_type === 'client_credentials')
+    .post(
+      `/${CREDENTIALS.tenant_id}/oauth2/v2.0/token`,
+      (body: Record<string, string>) => body.client_id === CREDENTIALS.client_id && body.grant_type === 'client_credentials',
+    )
     .query(true)
     .reply(reply[0], reply[1] as nock.Body);
   return scope;

@@ -99,8 +99,12 @@ describe('Outlook installer', () => {
     ['500 generalException', 500, 'generalException', TransientError, 'transient'],
   ] as const)('maps %s on the read to %s', async (_name, status, providerCode, cls, code) => {
     tokenScope();
-    const graph = nock(GRAPH).get(ITEM).reply(status, graphErrorBody(providerCode, `Graph says ${providerCode}`));
-    const err = await installer().install(target, signature).catch((e: unknown) => e);
+    const graph = nock(GRAPH)
+      .get(ITEM)
+      .reply(status, graphErrorBody(providerCode, `Graph says ${providerCode}`));
+    const err = await installer()
+      .install(target, signature)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(cls);
     expect(err).toMatchObject({ code, status, providerCode });
     expect((err as Error).message).toContain(`Graph says ${providerCode}`);
@@ -114,7 +118,9 @@ describe('Outlook installer', () => {
       .reply(200, { structuredData: [] })
       .patch(ITEM)
       .reply(429, graphErrorBody('ApplicationThrottled', 'Application is over its MailboxConcurrency limit.'), { 'Retry-After': '30' });
-    const err = await installer().install(target, signature).catch((e: unknown) => e);
+    const err = await installer()
+      .install(target, signature)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(err).toMatchObject({ code: 'rate_limited', retryAfterMs: 30_000, status: 429, providerCode: 'ApplicationThrottled' });
     graph.done();
@@ -122,7 +128,9 @@ describe('Outlook installer', () => {
 
   it('maps a token endpoint refusal to AccessLostError before calling Graph', async () => {
     const token = tokenScope(undefined, [401, aadstsError('invalid_client', 7000222, "The provided client secret keys for app '6731de76' are expired.")]);
-    const err = await installer().install(target, signature).catch((e: unknown) => e);
+    const err = await installer()
+      .install(target, signature)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AccessLostError);
     expect(err).toMatchObject({ code: 'access_lost', providerCode: 'AADSTS7000222' });
     token.done();

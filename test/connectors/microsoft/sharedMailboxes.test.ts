@@ -73,7 +73,10 @@ describe('Microsoft directory source: shared mailboxes', () => {
     mockPurpose(graph, SUPPORT.id, 'shared');
     mockPurpose(graph, LEFT.id, 'user');
     mockPurpose(graph, ROOM.id, 'room');
-    mockPurpose(graph, GONE_MAILBOX.id, [404, graphErrorBody('MailboxNotEnabledForRESTAPI', 'The mailbox is either inactive, soft-deleted, or is hosted on-premise.')]);
+    mockPurpose(graph, GONE_MAILBOX.id, [
+      404,
+      graphErrorBody('MailboxNotEnabledForRESTAPI', 'The mailbox is either inactive, soft-deleted, or is hosted on-premise.'),
+    ]);
     const src = microsoftDirectorySource.create({ config: config(), credentials: CREDENTIALS, logger: captureLogger().logger });
     const users = (await listPages(src)).flatMap((p) => p.users);
     graph.done();
@@ -81,7 +84,8 @@ describe('Microsoft directory source: shared mailboxes', () => {
     expect(byId.get(SUPPORT.id)).toMatchObject({ primaryEmail: 'support@contoso.com', removed: false, sharedMailbox: true, groups: [ALL_STAFF] });
     expect(byId.get(SUPPORT.id)!.attributes).toMatchObject({ jobTitle: 'Customer care', 'phones.work': '+1 555 0100' });
     expect(byId.get(ANN.id)).toMatchObject({ removed: false, sharedMailbox: false });
-    for (const gone of [LEFT, ROOM, GONE_MAILBOX, NO_MAILBOX]) expect(byId.get(gone.id), gone.displayName).toMatchObject({ removed: true, sharedMailbox: false });
+    for (const gone of [LEFT, ROOM, GONE_MAILBOX, NO_MAILBOX])
+      expect(byId.get(gone.id), gone.displayName).toMatchObject({ removed: true, sharedMailbox: false });
   });
 
   it('without MailboxSettings.Read (403), counts disabled accounts as removed, as before, and warns once', async () => {
@@ -183,7 +187,12 @@ describe('shared mailboxes through the sync engine', () => {
     ]);
 
     // The shared mailbox gets a signature of its own, with its own values.
-    const support = (await t.ctx.pool.query<{ id: string; email_id: string }>(`select t.id, e.id as email_id from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and e.address = 'support@contoso.com'`, [workspaceId])).rows[0]!;
+    const support = (
+      await t.ctx.pool.query<{ id: string; email_id: string }>(
+        `select t.id, e.id as email_id from teammates t join emails e on e.teammate_id = t.id where t.workspace_id = $1 and e.address = 'support@contoso.com'`,
+        [workspaceId],
+      )
+    ).rows[0]!;
     const signatureId = await insertSignature(t.ctx.pool, workspaceId, { name: 'Std', draftContent: tree('Regards', title), published: true });
     await assignToTeammate(t.ctx.pool, workspaceId, signatureId, support.id);
     const rendered = await renderForAddress(t.ctx, { workspaceId, teammateId: support.id, signatureId, kind: 'primary', emailId: support.email_id });
@@ -202,7 +211,9 @@ describe('shared mailboxes through the sync engine', () => {
       ['Contoso Support', true, false],
       ['Dan Left', false, true],
     ]);
-    expect((await t.ctx.pool.query(`select count(*)::int as n from events where workspace_id = $1 and type = 'teammate.deleted'`, [workspaceId])).rows[0].n).toBe(1);
+    expect(
+      (await t.ctx.pool.query(`select count(*)::int as n from events where workspace_id = $1 and type = 'teammate.deleted'`, [workspaceId])).rows[0].n,
+    ).toBe(1);
 
     // A delta round: the mailbox is converted to a person's (enabled: no purpose asked), and the mark goes.
     tokenScope();
@@ -238,17 +249,31 @@ describe('shared mailboxes through the sync engine', () => {
       .reply(200, { value: [ANN, SUPPORT, LEFT] });
     // Support's lookup is refused outright (asked once); Dan's keeps failing with 503 until the run gives up on it.
     mockPurpose(graph, SUPPORT.id, [400, graphErrorBody('ErrorInvalidRequest', 'The request is invalid.')]);
-    graph.get(`/v1.0/users/${LEFT.id}/mailboxSettings/userPurpose`).times(PURPOSE_ATTEMPTS).reply(503, graphErrorBody('ServiceUnavailable', 'The service is temporarily unavailable.'));
+    graph
+      .get(`/v1.0/users/${LEFT.id}/mailboxSettings/userPurpose`)
+      .times(PURPOSE_ATTEMPTS)
+      .reply(503, graphErrorBody('ServiceUnavailable', 'The service is temporarily unavailable.'));
     const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
     const done = (await executeRun(t.ctx, run!.id, { retry: { attempts: PURPOSE_ATTEMPTS + 1, baseDelayMs: 5, maxDelayMs: 20 } }))!;
     graph.done();
     expect(done).toMatchObject({ status: 'succeeded', pages: 1, created: 1, errors: 2 });
     expect(done.error_details).toEqual([
-      { externalId: SUPPORT.id, email: 'support@contoso.com', message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) was refused: .*400.*; treated as not a shared mailbox$/) },
-      { externalId: LEFT.id, email: 'dan@contoso.com', message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) failed 3 times: .*503.*; treated as not a shared mailbox$/) },
+      {
+        externalId: SUPPORT.id,
+        email: 'support@contoso.com',
+        message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) was refused: .*400.*; treated as not a shared mailbox$/),
+      },
+      {
+        externalId: LEFT.id,
+        email: 'dan@contoso.com',
+        message: expect.stringMatching(/^the mailbox purpose \(mailboxSettings\/userPurpose\) failed 3 times: .*503.*; treated as not a shared mailbox$/),
+      },
     ]);
     // As with a 403: both disabled accounts count as people who left (not created); Ann is written.
-    const names = await t.ctx.pool.query<{ display_name: string }>(`select display_name from teammates where workspace_id = $1 and deleted_at is null order by 1`, [workspaceId]);
+    const names = await t.ctx.pool.query<{ display_name: string }>(
+      `select display_name from teammates where workspace_id = $1 and deleted_at is null order by 1`,
+      [workspaceId],
+    );
     expect(names.rows.map((r) => r.display_name)).toEqual(['Ann Lee']);
   });
 
@@ -261,7 +286,11 @@ describe('shared mailboxes through the sync engine', () => {
     const support = await seedTeammate(pool, workspaceId, 'Support', [{ address: 'support@contoso.com', primary: true }]);
     await pool.query('update teammates set shared_mailbox = true where id = $1', [support.id]);
     const targets = await targetsForTeammates(pool, workspaceId, [ann.id, support.id], ['primary']);
-    const where = (emailId: string) => targets.filter((x) => x.emailId === emailId).map((x) => x.integrationId).sort();
+    const where = (emailId: string) =>
+      targets
+        .filter((x) => x.emailId === emailId)
+        .map((x) => x.integrationId)
+        .sort();
     expect(where(ann.emailIds[0]!)).toEqual([outlook, slack].sort());
     expect(where(support.emailIds[0]!)).toEqual([outlook]);
   });

@@ -74,7 +74,9 @@ describe('Slack delivery', () => {
 
   it('maps users_not_found (for every address) to MailboxError(user_not_found)', async () => {
     const scope = slack().post('/api/users.lookupByEmail').times(2).reply(200, slackError('users_not_found'));
-    const err = await delivery().install(target, signature).catch((e: unknown) => e);
+    const err = await delivery()
+      .install(target, signature)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MailboxError);
     expect(err).toMatchObject({ code: 'user_not_found', providerCode: 'users_not_found' });
     scope.done();
@@ -86,7 +88,11 @@ describe('Slack delivery', () => {
       .post('/api/users.lookupByEmail')
       .times(2)
       .reply(200, { ...user, user: { ...user.user, deleted: true } });
-    expect(await delivery().install(target, signature).catch((e: unknown) => e)).toMatchObject({ code: 'user_not_found' });
+    expect(
+      await delivery()
+        .install(target, signature)
+        .catch((e: unknown) => e),
+    ).toMatchObject({ code: 'user_not_found' });
     scope.done();
   });
 
@@ -98,7 +104,9 @@ describe('Slack delivery', () => {
       .reply(200, fixture('conversations.open.json'))
       .post('/api/chat.postMessage')
       .reply(200, slackError('channel_not_found'));
-    const err = await delivery().install(target, signature).catch((e: unknown) => e);
+    const err = await delivery()
+      .install(target, signature)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MailboxError);
     expect(err).toMatchObject({ code: 'channel_not_found', providerCode: 'channel_not_found' });
     scope.done();
@@ -119,7 +127,9 @@ describe('Slack delivery', () => {
       .reply(200, fixture('conversations.open.json'))
       .post('/api/chat.postMessage')
       .reply(status, body, headers);
-    const err = await delivery().install(target, signature).catch((e: unknown) => e);
+    const err = await delivery()
+      .install(target, signature)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(cls);
     expect(err).toMatchObject(data);
     scope.done();

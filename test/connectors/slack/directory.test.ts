@@ -2,13 +2,7 @@ import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { captureLogger, listPages, useNock } from '../helpers.ts';
 import { slackDirectorySource } from '../../../connectors/slack/directory.ts';
-import {
-  AccessLostError,
-  type DirectorySource,
-  InvalidResponseError,
-  RateLimitedError,
-  TransientError,
-} from '../../../connectors/types.ts';
+import { AccessLostError, type DirectorySource, InvalidResponseError, RateLimitedError, TransientError } from '../../../connectors/types.ts';
 import { config, CREDENTIALS, field, fixture, mockProfiles, mockUsersList, SCOPES, slack, slackError } from './helpers.ts';
 
 function source(extra: Record<string, unknown> = {}, logger = captureLogger().logger): DirectorySource {
@@ -48,7 +42,10 @@ describe('Slack directory', () => {
     expect(users.filter((u) => u.primaryEmail === 'alice@acme.test').map((u) => u.externalId)).toEqual(['U01ALICE', 'U03DUPE1']);
     // A default (generated) avatar is no photo; a custom one carries its avatar hash as etag.
     expect(users.find((u) => u.externalId === 'U02RTL01')!.photo).toBeNull();
-    expect(users.find((u) => u.externalId === 'U01ALICE')!.photo).toEqual({ url: 'https://avatars.slack-edge.com/2024-03-11/alice_512.png', etag: 'g1a2b3c4d5e6' });
+    expect(users.find((u) => u.externalId === 'U01ALICE')!.photo).toEqual({
+      url: 'https://avatars.slack-edge.com/2024-03-11/alice_512.png',
+      etag: 'g1a2b3c4d5e6',
+    });
   });
 
   it('makes no users.profile.get call when no smart field maps to a custom field', async () => {
@@ -97,7 +94,9 @@ describe('Slack directory', () => {
 
   it('fails a page that does not parse with InvalidResponseError', async () => {
     const scope = slack().post('/api/users.list').reply(200, fixture('users.list.malformed.json'), SCOPES);
-    const err = await source().fetchUsersPage({}).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as InvalidResponseError).issues.map((i) => i.path.join('.'))).toEqual(['members.0.id', 'members.1.profile']);
     scope.done();
@@ -106,7 +105,9 @@ describe('Slack directory', () => {
   it('turns a 429 with Retry-After into RateLimitedError at once (the SDK neither retries nor pauses)', async () => {
     const scope = slack().post('/api/users.list').once().reply(429, slackError('ratelimited'), { 'Retry-After': '30' });
     const started = Date.now();
-    const err = await source().fetchUsersPage({}).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(err).toMatchObject({ code: 'rate_limited', retryAfterMs: 30_000, status: 429, providerCode: 'ratelimited' });
     // Retry-After is 30 s: an SDK that paused for it would take that long.
@@ -122,30 +123,37 @@ describe('Slack directory', () => {
       .reply(200, fixture('team.profile.get.json'))
       .post('/api/users.profile.get')
       .reply(429, slackError('ratelimited'), { 'Retry-After': '4' });
-    const err = await source().fetchUsersPage({ attributes: ['fields.Office'] }).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({ attributes: ['fields.Office'] })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'rate_limited', retryAfterMs: 4000 });
     scope.done();
   });
 
-  it.each(['invalid_auth', 'token_revoked', 'account_inactive', 'not_authed', 'missing_scope'])('stops with AccessLostError when Slack answers %s in the middle of a listing', async (code) => {
-    const scope = slack()
-      .post('/api/users.list', field('cursor', undefined))
-      .reply(200, fixture('users.list.page1.json'), SCOPES)
-      .post('/api/users.list', field('cursor', 'dXNlcjpVMDJSVEw='))
-      .reply(200, slackError(code, code === 'missing_scope' ? { needed: 'users:read.email', provided: 'users:read' } : {}));
-    const src = source();
-    const first = await src.fetchUsersPage({ attributes: [] });
-    expect(first.users).toHaveLength(1);
-    const err = await src.fetchUsersPage({ pageToken: first.nextPageToken!, attributes: [] }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(AccessLostError);
-    expect(err).toMatchObject({ code: 'access_lost', providerCode: code });
-    expect((err as Error).message).toContain(code);
-    scope.done();
-  });
+  it.each(['invalid_auth', 'token_revoked', 'account_inactive', 'not_authed', 'missing_scope'])(
+    'stops with AccessLostError when Slack answers %s in the middle of a listing',
+    async (code) => {
+      const scope = slack()
+        .post('/api/users.list', field('cursor', undefined))
+        .reply(200, fixture('users.list.page1.json'), SCOPES)
+        .post('/api/users.list', field('cursor', 'dXNlcjpVMDJSVEw='))
+        .reply(200, slackError(code, code === 'missing_scope' ? { needed: 'users:read.email', provided: 'users:read' } : {}));
+      const src = source();
+      const first = await src.fetchUsersPage({ attributes: [] });
+      expect(first.users).toHaveLength(1);
+      const err = await src.fetchUsersPage({ pageToken: first.nextPageToken!, attributes: [] }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AccessLostError);
+      expect(err).toMatchObject({ code: 'access_lost', providerCode: code });
+      expect((err as Error).message).toContain(code);
+      scope.done();
+    },
+  );
 
   it('refuses to list when the token lacks users:read.email, instead of skipping everyone', async () => {
     const scope = slack().post('/api/users.list').reply(200, fixture('users.list.page1.json'), { 'x-oauth-scopes': 'users:read,chat:write' });
-    const err = await source().fetchUsersPage({}).catch((e: unknown) => e);
+    const err = await source()
+      .fetchUsersPage({})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AccessLostError);
     expect(err).toMatchObject({ providerCode: 'missing_scope' });
     expect((err as Error).message).toContain('users:read.email');
@@ -181,7 +189,11 @@ describe('Slack directory', () => {
 
   it('maps a revoked token on auth.test to AccessLostError', async () => {
     const scope = slack().post('/api/auth.test').reply(200, slackError('token_revoked'));
-    expect(await source().checkAccess().catch((e: unknown) => e)).toBeInstanceOf(AccessLostError);
+    expect(
+      await source()
+        .checkAccess()
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(AccessLostError);
     scope.done();
   });
 });

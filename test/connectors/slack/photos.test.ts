@@ -38,7 +38,11 @@ describe('Slack photo source', () => {
       .reply(302, '', { Location: 'http://169.254.169.254/latest/meta-data/' });
     const edge = nock('https://a.slack-edge.com').get('/df10d/img/avatars/ava_0010-512.png').reply(200, PNG, { 'Content-Type': 'image/png', ETag: '"e1"' });
     const src = photos();
-    expect(await src.fetchPhoto({ externalId: 'U1', photo: { url: 'https://secure.gravatar.com/avatar/abc.jpg?s=512' } })).toEqual({ contentType: 'image/png', data: PNG, etag: '"e1"' });
+    expect(await src.fetchPhoto({ externalId: 'U1', photo: { url: 'https://secure.gravatar.com/avatar/abc.jpg?s=512' } })).toEqual({
+      contentType: 'image/png',
+      data: PNG,
+      etag: '"e1"',
+    });
     const evil = await src.fetchPhoto({ externalId: 'U2', photo: { url: 'https://secure.gravatar.com/avatar/evil.jpg' } }).catch((e: unknown) => e);
     expect(evil).toBeInstanceOf(InvalidResponseError);
     expect((evil as Error).message).toContain('169.254.169.254');
@@ -47,10 +51,15 @@ describe('Slack photo source', () => {
   });
 
   it('refuses a URL that is not on a Slack image host, and allows the configured base URL host', async () => {
-    const err = await photos().fetchPhoto({ externalId: 'U1', photo: { url: 'https://intranet.acme.test/photo.png' } }).catch((e: unknown) => e);
+    const err = await photos()
+      .fetchPhoto({ externalId: 'U1', photo: { url: 'https://intranet.acme.test/photo.png' } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidResponseError);
     const sandbox = nock('http://slack.sandbox.test:9000').get('/avatars/u1.png').reply(200, PNG, { 'Content-Type': 'image/png' });
-    const photo = await photos({ base_url: 'http://slack.sandbox.test:9000/api/' }).fetchPhoto({ externalId: 'U1', photo: { url: 'http://slack.sandbox.test:9000/avatars/u1.png' } });
+    const photo = await photos({ base_url: 'http://slack.sandbox.test:9000/api/' }).fetchPhoto({
+      externalId: 'U1',
+      photo: { url: 'http://slack.sandbox.test:9000/avatars/u1.png' },
+    });
     expect(photo?.data).toEqual(PNG);
     sandbox.done();
   });

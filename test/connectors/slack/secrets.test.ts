@@ -25,7 +25,12 @@ describe('secrets', () => {
       .reply(200, fixture('users.lookupByEmail.json'))
       .post('/api/conversations.open')
       .reply(200, slackError('token_revoked'));
-    errors.push(await slackDelivery.create(ctx).install({ email: 'alice@acme.test', aliases: [] }, { html: '<p>x</p>', text: 'x', hash: 'h', kind: 'primary' }).catch((e: unknown) => e));
+    errors.push(
+      await slackDelivery
+        .create(ctx)
+        .install({ email: 'alice@acme.test', aliases: [] }, { html: '<p>x</p>', text: 'x', hash: 'h', kind: 'primary' })
+        .catch((e: unknown) => e),
+    );
     // Unreachable Slack: the request error carries the request, not the token.
     nock.cleanAll();
     errors.push(await src.fetchUsersPage({}).catch((e: unknown) => e));
