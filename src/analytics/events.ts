@@ -69,6 +69,16 @@ interface Attribution {
   emailId: string;
 }
 
+/** An event row's attribution columns (link, anchor, signature, campaign, teammate, address), all null when unattributed. */
+const attributionParams = (a: Attribution | null) => [
+  a?.linkId ?? null,
+  a?.anchorId ?? null,
+  a?.signatureId ?? null,
+  a?.campaignId ?? null,
+  a?.teammateId ?? null,
+  a?.emailId ?? null,
+];
+
 interface VisitorRow {
   id: string;
   user_id: string | null;
@@ -238,12 +248,7 @@ async function insertEvent(db: Queryable, ws: string, e: EventInput, st: Attribu
       e.currency,
       e.source,
       e.clickId,
-      a?.linkId ?? null,
-      a?.anchorId ?? null,
-      a?.signatureId ?? null,
-      a?.campaignId ?? null,
-      a?.teammateId ?? null,
-      a?.emailId ?? null,
+      ...attributionParams(a),
       e.countryCode ?? null,
       st.visitor?.id ?? null,
       e.anonymousId,
@@ -302,12 +307,7 @@ async function takeOver(db: Queryable, ws: string, old: ExistingEvent, e: EventI
       e.currency,
       e.source,
       e.clickId,
-      a?.linkId ?? null,
-      a?.anchorId ?? null,
-      a?.signatureId ?? null,
-      a?.campaignId ?? null,
-      a?.teammateId ?? null,
-      a?.emailId ?? null,
+      ...attributionParams(a),
       st.visitor?.id ?? null,
       e.anonymousId,
       e.userId,
