@@ -20,7 +20,7 @@
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
 import { stopAddresses } from '../installations/installations.ts';
-import { emitEvents, type TeammateEventBody } from '../db/outbox.ts';
+import { emitEventsFrom, type TeammateEventBody } from '../db/outbox.ts';
 import { requestTeammateInstalls } from '../jobs/triggers.ts';
 
 export interface MergeContext {
@@ -215,10 +215,19 @@ export async function countSources(db: Queryable, integrationId: string): Promis
   return (await db.query<{ n: number }>('select count(*)::int as n from teammate_sources where integration_id = $1', [integrationId])).rows[0]!.n;
 }
 
+/** A teammate event's body for each teammate `where` selects (`t`: teammates; $1 is the workspace, $3 on are free). */
+function teammateBodies(where: string): string {
+  return `select jsonb_build_object(
+                   'teammate', jsonb_build_object('uuid', t.id, 'display_name', t.display_name),
+                   'emails', coalesce((select jsonb_agg(jsonb_build_object('uuid', e.id, 'address', e.address, 'primary', e.is_primary)
+                                                         order by e.is_primary desc, e.address)
+                                         from emails e where e.teammate_id = t.id), '[]'::jsonb)) as body
+            from teammates t where t.workspace_id = $1 and ${where}`;
+}
+
 /**
  * Writes teammate.created or teammate.deleted for each of these teammates of the workspace, with
- * their addresses (primary first, then by address): one read of the page's teammates and one
- * insert of their events. Answers the events' bodies.
+ * their addresses (primary first, then by address), in one statement. Answers the events' bodies.
  */
 async function emitTeammateEvents(
   db: Queryable,
@@ -227,18 +236,7 @@ async function emitTeammateEvents(
   ids: readonly string[],
 ): Promise<TeammateEventBody[]> {
   if (!ids.length) return [];
-  const { rows } = await db.query<{ body: TeammateEventBody }>(
-    `select jsonb_build_object(
-              'teammate', jsonb_build_object('uuid', t.id, 'display_name', t.display_name),
-              'emails', coalesce((select jsonb_agg(jsonb_build_object('uuid', e.id, 'address', e.address, 'primary', e.is_primary)
-                                                    order by e.is_primary desc, e.address)
-                                    from emails e where e.teammate_id = t.id), '[]'::jsonb)) as body
-       from teammates t where t.workspace_id = $1 and t.id = any($2::uuid[])`,
-    [workspaceId, ids],
-  );
-  const bodies = rows.map((r) => r.body);
-  await emitEvents(db, workspaceId, type, bodies);
-  return bodies;
+  return emitEventsFrom(db, workspaceId, type, { sql: teammateBodies('t.id = any($3::uuid[])'), params: [ids] });
 }
 
 /**
@@ -246,15 +244,11 @@ async function emitTeammateEvents(
  * new or revived), with their addresses, in the page's transaction. Answers their ids.
  */
 export async function announceCreated(client: pg.PoolClient, workspaceId: string): Promise<string[]> {
-  const fresh = await client.query<{ teammate_id: string }>('select teammate_id from stage_users where is_new or revived');
-  return (
-    await emitTeammateEvents(
-      client,
-      workspaceId,
-      'teammate.created',
-      fresh.rows.map((r) => r.teammate_id),
-    )
-  ).map((b) => b.teammate.uuid);
+  const bodies = await emitEventsFrom(client, workspaceId, 'teammate.created', {
+    sql: teammateBodies('t.id in (select s.teammate_id from stage_users s where s.is_new or s.revived)'),
+    params: [],
+  });
+  return bodies.map((b) => b.teammate.uuid);
 }
 
 /**

@@ -11,11 +11,11 @@ import { EVENT_TYPES } from '../../src/db/outbox.ts';
 import { EVENT_OWNERS, OWNERS, READ_MODELS, ownerFolder } from './owners.ts';
 import { migrationTables, namers, readSources, strays, writers } from './scan.ts';
 
-/** A file that writes events (calls emitEvent or emitEvents) and names an event type it does not own. */
+/** A file that writes events (calls emitEvent or emitEventsFrom) and names an event type it does not own. */
 export function eventProblems(files: Record<string, string>): string[] {
   const problems: string[] = [];
   for (const [file, text] of Object.entries(files)) {
-    if (file === 'src/db/outbox.ts' || !/\bemit(Events?|TeammateEvents)\(/.test(text)) continue;
+    if (file === 'src/db/outbox.ts' || !/\bemit(Event|EventsFrom|TeammateEvents)\(/.test(text)) continue;
     for (const type of EVENT_TYPES) {
       if (text.includes(`'${type}'`) && EVENT_OWNERS[type] !== file) problems.push(`${type}: written by ${file}, but its owner is ${EVENT_OWNERS[type]}`);
     }
