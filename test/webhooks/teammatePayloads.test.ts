@@ -91,4 +91,32 @@ describe('teammate events and the stops of a removal', () => {
     expect(await statuses(alive.emailIds)).toEqual(['installed', 'installed']);
     expect(await statuses(stranger.emailIds)).toEqual(['installed', 'installed']);
   });
+
+  it("the privacy reads of events use the index of the two visitor event types (teammate events, a sync's bulk, are not in it)", async () => {
+    for (let i = 0; i < 3; i++) await installedTeammate(ws, `Indexed${i}`);
+    await withTx(t.ctx.pool, async (c) => {
+      for (const id of (await c.query<{ id: string }>('select id from teammates where workspace_id = $1', [ws])).rows.map((r) => r.id))
+        await removeTeammate(c, ws, id);
+    });
+    const client = await t.ctx.pool.connect();
+    try {
+      const entries = async () =>
+        (
+          await client.query<{ n: number }>(
+            "select count(*)::int as n from events where workspace_id = $1 and type in ('visitor.identified', 'conversion.recorded')",
+            [ws],
+          )
+        ).rows[0]!.n;
+      expect(await entries()).toBe(0);
+      await client.query('set enable_seqscan = off');
+      const plan = await client.query<{ 'QUERY PLAN': string }>(
+        "explain select id from events where workspace_id = $1 and type in ('visitor.identified', 'conversion.recorded') and payload->'visitor'->>'id' = 'x'",
+        [ws],
+      );
+      expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('events_visitor');
+    } finally {
+      await client.query('reset enable_seqscan');
+      client.release();
+    }
+  });
 });
