@@ -16,7 +16,6 @@ export const FIXTURE_HOMES: Record<string, string> = {
   teammates: 'test/helpers/fixtures/teammates.ts',
   emails: 'test/helpers/fixtures/teammates.ts',
   teammate_sources: 'test/helpers/fixtures/teammates.ts',
-  smart_field_values: 'test/helpers/fixtures/teammates.ts',
   groups: 'test/helpers/fixtures/teammates.ts',
   memberships: 'test/helpers/fixtures/teammates.ts',
   smart_fields: 'test/helpers/fixtures/smartFields.ts',
