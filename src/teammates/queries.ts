@@ -160,17 +160,20 @@ export async function smartFieldValueCount(db: Queryable, workspaceId: string): 
   return rows[0]!.n;
 }
 
-/** Each of these smart fields' longest value in the workspace (of equal lengths, the lowest teammate id's); a field without values is absent. */
+/**
+ * Each of these smart fields' longest value in the workspace (of equal lengths, the lowest teammate
+ * id's); a field without values is absent. No index serves it (the values are keys of each
+ * teammate's document): one pass over the workspace's teammates per field.
+ */
 export async function longestValues(
   db: Queryable,
   workspaceId: string,
   smartFieldIds: readonly string[],
 ): Promise<{ smart_field_id: string; value: string }[]> {
   const { rows } = await db.query<{ smart_field_id: string; value: string }>(
-    `select distinct on (v.key) v.key as smart_field_id, v.value->>'value' as value
-       from teammates t cross join jsonb_each(t.field_values) v
-      where t.workspace_id = $1 and t.field_values ?| $2::text[] and v.key = any($2::text[])
-      order by v.key, length(v.value->>'value') desc, t.id`,
+    `select f.id as smart_field_id, l.value from unnest($2::text[]) as f(id)
+      cross join lateral (select t.field_values->f.id->>'value' as value from teammates t where t.workspace_id = $1 and t.field_values ? f.id
+                           order by length(t.field_values->f.id->>'value') desc, t.id limit 1) l`,
     [workspaceId, smartFieldIds],
   );
   return rows;
