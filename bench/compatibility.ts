@@ -58,7 +58,9 @@ async function seed(ctx: AppContext, n: number): Promise<{ ws: string; key: stri
     [...m].filter(([, v]) => v !== '').map(([field, value]) => [teammates[i]!, field, value] as const),
   );
   await pool.query(
-    `insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source) select $1::uuid, t, f, v, 'manual' from unnest($2::uuid[], $3::uuid[], $4::text[]) as x(t, f, v)`,
+    `update teammates t set field_values = x.doc
+       from (select tm, jsonb_object_agg(f, jsonb_build_object('value', v)) as doc from unnest($2::uuid[], $3::text[], $4::text[]) as x(tm, f, v) group by tm) x
+      where t.workspace_id = $1 and t.id = x.tm`,
     [ws, values.map((v) => v[0]), values.map((v) => v[1]), values.map((v) => v[2])],
   );
   let template = fs.readFileSync(path.join(FIXTURES, 'template.json'), 'utf8');
@@ -84,7 +86,7 @@ async function seed(ctx: AppContext, n: number): Promise<{ ws: string; key: stri
       config,
     }),
   );
-  await pool.query('analyze teammates, emails, assignments, smart_field_values');
+  await pool.query('analyze teammates, emails, assignments');
   return { ws, key, signatureId };
 }
 

@@ -8,7 +8,7 @@
  *
  * - Values: each smart field's longest value in the workspace (of equal lengths, the lowest teammate
  *   id's), so the sizes are the largest any teammate's signature reaches (a field without values
- *   renders empty). One entry per field of the index smart_field_values_longest.
+ *   renders empty). One entry per field, read from the teammates' field_values documents.
  * - Banner: the first `active` campaign naming the signature in the documented order (load.ts),
  *   whatever its conditions; a variant shows it only with `show_marketing_campaigns`.
  * - Clients: a signatures integration with Google Workspace means Gmail's clients, with Microsoft

@@ -3,7 +3,7 @@
  * mailbox, so this stays one round trip): the signature and its workspace's tracking setting
  * (`signatures`, `workspaces`), the variant (`signature_variants`), the teammate by id or by one of
  * its addresses (`teammates`, `emails`), the workspace's smart fields (`smart_fields`), the
- * teammate's values (`smart_field_values`), and the signature's active campaigns in the documented
+ * teammate's values (its `field_values` document), and the signature's active campaigns in the documented
  * order with a running experiment's arms (`marketing_campaigns`, `experiments`, `experiment_arms`).
  * load.ts makes a render source of a row; nothing else reads these rows.
  */
@@ -86,23 +86,24 @@ const SHARED_COLUMNS = `
             from s join marketing_campaigns c on c.workspace_id = s.workspace_id
            where c.status = 'active' and s.id = any(c.signature_template_ids) and c.content is not null) as campaigns`;
 const TEAMMATE_COLUMNS = `t.id, t.display_name, (select address from emails e where e.teammate_id = t.id order by e.is_primary desc, e.created_at limit 1) as address`;
-const VALUES_OF = (teammate: string) => `(select coalesce(json_agg(json_build_object('smart_field_id', x.smart_field_id, 'value', x.value)), '[]')
-            from s join smart_field_values x on x.workspace_id = s.workspace_id and x.teammate_id = ${teammate})`;
+/** A teammate's values (its field_values document) as [{smart_field_id, value}]. */
+const VALUES_OF = (document: string) => `(select coalesce(json_agg(json_build_object('smart_field_id', x.key, 'value', x.value->>'value')), '[]')
+            from jsonb_each(${document}) x)`;
 
 const RENDER_SOURCE_SQL = `
   with ${SIGNATURE_CTE}, tm as (
-    (select ${TEAMMATE_COLUMNS}
+    (select ${TEAMMATE_COLUMNS}, t.field_values
        from s join teammates t on t.workspace_id = s.workspace_id
       where t.id = $4::uuid and t.deleted_at is null)
     union all
-    (select t.id, t.display_name, e.address
+    (select t.id, t.display_name, e.address, t.field_values
        from s join emails e on e.workspace_id = s.workspace_id join teammates t on t.id = e.teammate_id
       where lower(e.address) = lower($5::text) and t.deleted_at is null limit 1)
     limit 1
   )
   select ${SHARED_COLUMNS},
-         (select row_to_json(tm) from tm) as teammate,
-         ${VALUES_OF('(select id from tm)')} as values`;
+         (select json_build_object('id', tm.id, 'display_name', tm.display_name, 'address', tm.address) from tm) as teammate,
+         ${VALUES_OF('(select field_values from tm)')} as values`;
 
 /**
  * The same for many teammates ($4, ids) at once: the shared columns once, and each teammate with
@@ -112,7 +113,7 @@ const RENDER_SOURCES_SQL = `
   with ${SIGNATURE_CTE}
   select ${SHARED_COLUMNS},
          (select coalesce(json_agg(json_build_object('teammate', json_build_object('id', tm.id, 'display_name', tm.display_name, 'address', tm.address), 'values', tm.values)), '[]')
-            from (select ${TEAMMATE_COLUMNS}, ${VALUES_OF('t.id')} as values
+            from (select ${TEAMMATE_COLUMNS}, ${VALUES_OF('t.field_values')} as values
                     from s join unnest($4::uuid[]) as wanted(id) on true join teammates t on t.id = wanted.id and t.workspace_id = s.workspace_id
                    where t.deleted_at is null) tm) as teammates`;
 

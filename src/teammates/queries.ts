@@ -19,8 +19,9 @@ export interface TeammateRow {
 const COLUMNS = `t.id, t.display_name, t.created_at, t.updated_at,
   coalesce((select jsonb_agg(jsonb_build_object('id', e.id, 'address', e.address, 'primary', e.is_primary) order by e.is_primary desc, e.address)
               from emails e where e.workspace_id = t.workspace_id and e.teammate_id = t.id), '[]'::jsonb) as emails,
-  coalesce((select jsonb_agg(jsonb_build_object('value', v.value, 'smart_field_id', v.smart_field_id, 'integration_id', v.integration_id, 'source', v.source))
-              from smart_field_values v where v.workspace_id = t.workspace_id and v.teammate_id = t.id), '[]'::jsonb) as smart_field_values`;
+  coalesce((select jsonb_agg(jsonb_build_object('value', v.value->>'value', 'smart_field_id', v.key, 'integration_id', v.value->'integration_id',
+                                                'source', case when v.value ? 'integration_id' then 'integration' else 'manual' end))
+              from jsonb_each(t.field_values) v), '[]'::jsonb) as smart_field_values`;
 
 /** Lists each teammate's values in the order of their fields (position, then slug). */
 async function inFieldOrder(db: Queryable, workspaceId: string, rows: TeammateRow[]): Promise<TeammateRow[]> {
@@ -152,19 +153,27 @@ export async function searchAddresses(db: Queryable, workspaceId: string, q: str
 
 /** How many smart-field values the workspace's teammates hold (directory-mapped, by hand and photos). */
 export async function smartFieldValueCount(db: Queryable, workspaceId: string): Promise<number> {
-  return (await db.query<{ n: number }>('select count(*)::int as n from smart_field_values where workspace_id = $1', [workspaceId])).rows[0]!.n;
+  const { rows } = await db.query<{ n: number }>(
+    `select coalesce(sum((select count(*) from jsonb_object_keys(t.field_values))), 0)::int as n from teammates t where t.workspace_id = $1`,
+    [workspaceId],
+  );
+  return rows[0]!.n;
 }
 
-/** Each of these smart fields' longest value in the workspace (of equal lengths, the lowest teammate id's); a field without values is absent. */
+/**
+ * Each of these smart fields' longest value in the workspace (of equal lengths, the lowest teammate
+ * id's); a field without values is absent. No index serves it (the values are keys of each
+ * teammate's document): one pass over the workspace's teammates per field.
+ */
 export async function longestValues(
   db: Queryable,
   workspaceId: string,
   smartFieldIds: readonly string[],
 ): Promise<{ smart_field_id: string; value: string }[]> {
   const { rows } = await db.query<{ smart_field_id: string; value: string }>(
-    `select f.id as smart_field_id, l.value from unnest($2::uuid[]) as f(id)
-      cross join lateral (select x.value from smart_field_values x where x.workspace_id = $1 and x.smart_field_id = f.id
-                           order by length(x.value) desc, x.teammate_id limit 1) l`,
+    `select f.id as smart_field_id, l.value from unnest($2::text[]) as f(id)
+      cross join lateral (select t.field_values->f.id->>'value' as value from teammates t where t.workspace_id = $1 and t.field_values ? f.id
+                           order by length(t.field_values->f.id->>'value') desc, t.id limit 1) l`,
     [workspaceId, smartFieldIds],
   );
   return rows;

@@ -33,7 +33,14 @@ export interface MergeContext {
   ids: string[];
 }
 
-/** Teammates (new, revived, renamed) and the integration's source rows. */
+/**
+ * A page's smart-field values, one document per staged user (field id -> {value, integration_id}),
+ * for the users that have any: what the new teammates' insert carries and the update sets.
+ */
+const STAGED_DOCUMENTS = `select sv.ext_id, jsonb_object_agg(sv.field_id::text, jsonb_build_object('value', sv.value, 'integration_id', $2::text)) as doc
+                            from stage_values sv group by sv.ext_id`;
+
+/** Teammates (new, revived, renamed; the new ones with their smart-field values) and the integration's source rows. */
 export async function mergeTeammates(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext): Promise<void> {
   if (ids.length) {
     await client.query(
@@ -41,9 +48,11 @@ export async function mergeTeammates(client: pg.PoolClient, { workspaceId: w, in
     );
   }
   await client.query(
-    `insert into teammates (id, workspace_id, display_name, given_name, family_name, shared_mailbox)
-     select teammate_id, $1, coalesce(display_name, ''), given_name, family_name, coalesce(shared_mailbox, false) from stage_users where is_new`,
-    [w],
+    `insert into teammates (id, workspace_id, display_name, given_name, family_name, shared_mailbox, field_values)
+     select s.teammate_id, $1, coalesce(s.display_name, ''), s.given_name, s.family_name, coalesce(s.shared_mailbox, false), coalesce(d.doc, '{}')
+       from stage_users s left join (${STAGED_DOCUMENTS}) d on d.ext_id = s.ext_id
+      where s.is_new`,
+    [w, i],
   );
   if (!ids.length) return upsertSources(client, w, i);
   await client.query(
@@ -163,30 +172,26 @@ export async function mergeMemberships(
   );
 }
 
-/** Smart-field values mapped from this integration: set what the directory has, clear what it lacks. */
+/**
+ * Smart-field values mapped from this integration onto the teammates the page had before (new ones
+ * got theirs with their insert, mergeTeammates): each document gets what the directory has for the
+ * mapped fields (`fieldIds`) and loses what it lacks; a teammate is updated only where it differs.
+ */
 export async function mergeValues(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext, fieldIds: string[]): Promise<void> {
-  await client.query(
-    `with up as (
-       insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, integration_id, source)
-       select $1, s.teammate_id, sv.field_id, sv.value, $2, 'integration'
-         from stage_values sv join stage_users s on s.ext_id = sv.ext_id
-       on conflict (teammate_id, smart_field_id) do update
-          set value = excluded.value, integration_id = excluded.integration_id, source = 'integration'
-        where (smart_field_values.value, smart_field_values.integration_id, smart_field_values.source)
-              is distinct from (excluded.value, excluded.integration_id, excluded.source)
-       returning teammate_id)
-     insert into stage_changed select distinct teammate_id from up where teammate_id = any($3::uuid[]) on conflict do nothing`,
-    [w, i, ids],
-  );
   if (!ids.length) return;
   await client.query(
-    `with cleared as (
-       delete from smart_field_values v using stage_users s
-        where v.teammate_id = any($2::uuid[]) and v.teammate_id = s.teammate_id and v.smart_field_id = any($1::uuid[])
-          and not exists (select 1 from stage_values sv where sv.ext_id = s.ext_id and sv.field_id = v.smart_field_id)
-       returning v.teammate_id)
-     insert into stage_changed select teammate_id from cleared on conflict do nothing`,
-    [fieldIds, ids],
+    `with want as (
+       select s.teammate_id, coalesce(d.doc, '{}'::jsonb) as doc
+         from stage_users s left join (${STAGED_DOCUMENTS}) d on d.ext_id = s.ext_id
+        where not s.is_new
+     ), changed as (
+       update teammates t set field_values = (t.field_values - $4::text[]) || w.doc
+         from want w
+        where t.id = any($3::uuid[]) and t.id = w.teammate_id and t.workspace_id = $1
+          and t.field_values is distinct from (t.field_values - $4::text[]) || w.doc
+       returning t.id)
+     insert into stage_changed select id from changed on conflict do nothing`,
+    [w, i, ids, fieldIds],
   );
 }
 
@@ -293,22 +298,13 @@ export async function setManualValues(
   values: readonly { fieldId: string; value: string | null }[],
 ): Promise<boolean> {
   const set = values.filter((v) => v.value !== null);
-  const cleared = values.filter((v) => v.value === null).map((v) => v.fieldId);
-  const upserted = await db.query(
-    `insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, source)
-     select $1, $2, f, v, 'manual' from unnest($3::uuid[], $4::text[]) as x(f, v)
-     on conflict (teammate_id, smart_field_id) do update set value = excluded.value, source = 'manual', integration_id = null
-      where smart_field_values.workspace_id = $1
-        and (smart_field_values.value, smart_field_values.source) is distinct from (excluded.value, 'manual')`,
-    [workspaceId, teammateId, set.map((v) => v.fieldId), set.map((v) => v.value)],
+  const changed = await db.query(
+    `update teammates t set field_values = (t.field_values - $3::text[]) || x.doc
+       from (select coalesce(jsonb_object_agg(f, jsonb_build_object('value', v)), '{}') as doc from unnest($4::text[], $5::text[]) as u(f, v)) x
+      where t.workspace_id = $1 and t.id = $2 and t.field_values is distinct from (t.field_values - $3::text[]) || x.doc`,
+    [workspaceId, teammateId, values.map((v) => v.fieldId), set.map((v) => v.fieldId), set.map((v) => v.value)],
   );
-  const removed = await db.query('delete from smart_field_values where workspace_id = $1 and teammate_id = $2 and smart_field_id = any($3::uuid[])', [
-    workspaceId,
-    teammateId,
-    cleared,
-  ]);
-  if ((upserted.rowCount ?? 0) + (removed.rowCount ?? 0) === 0) return false;
-  await db.query('update teammates set updated_at = now() where workspace_id = $1 and id = $2', [workspaceId, teammateId]);
+  if (!changed.rowCount) return false;
   await requestTeammateInstalls(db, workspaceId, [teammateId]);
   return true;
 }
@@ -347,24 +343,16 @@ export async function setPhotoValues(db: Queryable, f: PhotoFieldContext, photos
   if (!f.fieldIds.length) return [];
   const { rows } = await db.query<{ teammate_id: string }>(
     `with want as (
-       select x.teammate_id, x.url from unnest($3::uuid[], $4::text[]) x(teammate_id, url)
-        where exists (select 1 from teammates t where t.workspace_id = $1 and t.id = x.teammate_id and t.deleted_at is null)
-     ), up as (
-       insert into smart_field_values (workspace_id, teammate_id, smart_field_id, value, integration_id, source)
-       select $1, w.teammate_id, fid, w.url, $2, 'integration'
-         from want w cross join unnest($5::uuid[]) fid
-        where w.url is not null
-       on conflict (teammate_id, smart_field_id) do update
-          set value = excluded.value, integration_id = excluded.integration_id, source = excluded.source
-        where (smart_field_values.value, smart_field_values.integration_id, smart_field_values.source)
-              is distinct from (excluded.value, excluded.integration_id, excluded.source)
-       returning teammate_id
-     ), cleared as (
-       delete from smart_field_values v using want w
-        where v.workspace_id = $1 and v.teammate_id = w.teammate_id and w.url is null and v.smart_field_id = any($5::uuid[])
-       returning v.teammate_id
+       select x.teammate_id, case when x.url is null then '{}'::jsonb
+                                  else (select jsonb_object_agg(f, jsonb_build_object('value', x.url, 'integration_id', $2::text)) from unnest($5::text[]) f)
+                             end as doc
+         from unnest($3::uuid[], $4::text[]) x(teammate_id, url)
      )
-     select teammate_id from up union select teammate_id from cleared`,
+     update teammates t set field_values = (t.field_values - $5::text[]) || w.doc
+       from want w
+      where t.workspace_id = $1 and t.id = w.teammate_id and t.deleted_at is null
+        and t.field_values is distinct from (t.field_values - $5::text[]) || w.doc
+     returning t.id as teammate_id`,
     [f.workspaceId, f.integrationId, photos.map((p) => p.teammateId), photos.map((p) => p.url), f.fieldIds],
   );
   return rows.map((r) => r.teammate_id);

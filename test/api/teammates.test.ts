@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clearJobs, eventsOf, FOREIGN_UUID, jobsOf, seedIntegration, seedTeammate, useApi } from './helpers.ts';
 import { insertInstallation } from '../helpers/fixtures/installations.ts';
-import { insertSmartFieldValue, insertTeammateSource } from '../helpers/fixtures/teammates.ts';
+import { insertSmartFieldValue, insertTeammateSource, teammateValues } from '../helpers/fixtures/teammates.ts';
 import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
 
 describe('teammates and emails API', () => {
@@ -80,8 +80,10 @@ describe('teammates and emails API', () => {
       { value: 'Admiral', smart_field_id: title, integration_id: null, source: 'manual' },
       { value: '+1 555', smart_field_id: phone, integration_id: null, source: 'manual' },
     ]);
-    const { rows } = await api.t.ctx.pool.query('select source, integration_id from smart_field_values where teammate_id = $1', [t.id]);
-    expect(rows.every((x) => x.source === 'manual' && x.integration_id === null)).toBe(true);
+    expect(await teammateValues(api.t.ctx.pool, t.id)).toEqual({
+      [title]: { value: 'Admiral', integration_id: null, source: 'manual' },
+      [phone]: { value: '+1 555', integration_id: null, source: 'manual' },
+    });
     expect((await jobsOf(api.t.ctx.pool, 'fanout_teammates')).map((j) => j.payload)).toEqual([{ workspaceId: api.ws, teammateIds: [t.id] }]);
   });
 
@@ -137,8 +139,7 @@ describe('teammates and emails API', () => {
         missing: [],
       },
     ]);
-    const { rows } = await api.t.ctx.pool.query('select * from smart_field_values where teammate_id = $1', [t.id]);
-    expect(rows).toEqual([]);
+    expect(await teammateValues(api.t.ctx.pool, t.id)).toEqual({});
   });
 
   it('PATCH /v1/teammates/{id} with unknown fields, a foreign smart field or no wrapper is 422 with the paths', async () => {

@@ -23,11 +23,17 @@ export function sourceFiles(dirs = ['src', 'connectors']): string[] {
 /** Tables created by the migrations. */
 export function migrationTables(): string[] {
   const dir = path.join(ROOT, 'migrations');
-  const sql = fs
-    .readdirSync(dir)
-    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
-    .join('\n');
-  return [...sql.matchAll(/create table (?:if not exists )?(\w+)/gi)].map((m) => m[1]!.toLowerCase());
+  const tables = new Set<string>();
+  // The tables the Up sections leave, in file order: a table a later migration drops is gone (a
+  // Down section's create puts back what its Up dropped, and is not counted).
+  for (const f of fs.readdirSync(dir).sort()) {
+    const up = fs.readFileSync(path.join(dir, f), 'utf8').split(/^-- Down Migration/m)[0]!;
+    for (const m of up.matchAll(/create table (?:if not exists )?(\w+)|drop table (?:if exists )?([\w\s,]+?)(?:\s+cascade)?\s*;/gi)) {
+      if (m[1]) tables.add(m[1].toLowerCase());
+      else for (const t of m[2]!.split(',')) tables.delete(t.trim().toLowerCase());
+    }
+  }
+  return [...tables];
 }
 
 /** table -> files that write it, for the given files' texts. */

@@ -3,6 +3,7 @@
  * the photo sync copies changed photos into deduplicated assets, points the photo smart field at
  * their public URL and requests installs, and GET /assets/{token} serves the bytes.
  */
+import { VALUE_ROWS } from '../helpers/fixtures/teammates.ts';
 import nock from 'nock';
 import sharp from 'sharp';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -85,7 +86,7 @@ describe('profile photos into assets', () => {
       new Map(
         (
           await t.ctx.pool.query<{ external_id: string; value: string }>(
-            `select s.external_id, v.value from smart_field_values v join teammate_sources s on s.teammate_id = v.teammate_id
+            `select s.external_id, v.value from ${VALUE_ROWS} v join teammate_sources s on s.teammate_id = v.teammate_id
               where v.workspace_id = $1 and v.smart_field_id = $2`,
             [workspaceId, field],
           )

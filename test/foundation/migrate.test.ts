@@ -27,7 +27,6 @@ describe('migrations', async () => {
       'groups',
       'memberships',
       'smart_fields',
-      'smart_field_values',
       'folders',
       'signatures',
       'signature_variants',

@@ -23,7 +23,7 @@ import { startAcmeEmulators, type AcmeEmulators } from '../../emulators/acme.ts'
 import { useTestContext } from '../helpers/db.ts';
 import { assignToEveryGroup, insertSignature } from '../helpers/fixtures/signatures.ts';
 import { insertSmartField } from '../helpers/fixtures/smartFields.ts';
-import { insertSmartFieldValue } from '../helpers/fixtures/teammates.ts';
+import { clearSmartFieldValues, insertSmartFieldValue } from '../helpers/fixtures/teammates.ts';
 import { CASES, readCase, smartFields } from '../render/helpers.ts';
 
 interface Verdict {
@@ -124,7 +124,11 @@ describe("the compatibility report's verdict equals install replay --dry-run for
   for (const name of fs.readdirSync(CASES).sort()) {
     it(`golden case ${name}`, async () => {
       const input = readCase(name);
-      await t.ctx.pool.query(`delete from smart_field_values where workspace_id = $1 and smart_field_id = any($2::uuid[])`, [ws, smartFields.map((f) => f.id)]);
+      await clearSmartFieldValues(
+        t.ctx.pool,
+        ws,
+        smartFields.map((f) => f.id),
+      );
       const { rows } = await t.ctx.pool.query<{ id: string }>(`select id from teammates where workspace_id = $1 and deleted_at is null`, [ws]);
       for (const tm of rows) {
         for (const [field, value] of Object.entries(input.values))

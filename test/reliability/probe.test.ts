@@ -16,6 +16,7 @@
  * 4. Rate limits per API key with the default settings: 200 publishes in a burst, sync and install
  *    bursts, the general limit; 429 with Retry-After and the error body.
  */
+import { VALUE_ROWS, teammateValues } from '../helpers/fixtures/teammates.ts';
 import dns from 'node:dns';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -272,7 +273,7 @@ describe('probe: values by kind, strict input, uniform errors', () => {
       ['teammate.smart_fields[2].value', 'invalid_value'],
       ['teammate.smart_fields[3].value', 'invalid_value'],
     ]);
-    expect((await api.t.ctx.pool.query('select 1 from smart_field_values where teammate_id = $1', [teammate])).rowCount).toBe(0);
+    expect(await teammateValues(api.t.ctx.pool, teammate)).toEqual({});
 
     const good = [
       { smart_field_id: fields.website, value: 'https://acme.test/jobs' },
@@ -304,7 +305,7 @@ describe('probe: values by kind, strict input, uniform errors', () => {
     });
     const [run] = await startRuns(ctx.pool, ws, [integration.id], { trigger: 'cli' });
     const done = (await executeRun(ctx, run!.id, { retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 } }))!;
-    const stored = (await ctx.pool.query<{ value: string }>('select value from smart_field_values where smart_field_id = $1 order by value', [url])).rows.map(
+    const stored = (await ctx.pool.query<{ value: string }>(`select value from ${VALUE_ROWS} v where smart_field_id = $1 order by value`, [url])).rows.map(
       (r) => r.value,
     );
     console.log(

@@ -2,6 +2,7 @@
  * The directory sync engine against a real Postgres and the emulated Google tenant on loopback,
  * through the real Google SDK.
  */
+import { VALUE_ROWS } from '../helpers/fixtures/teammates.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun, RunInterruptedError } from '../../src/sync/engine.ts';
 import { getRun, startRuns } from '../../src/integrations/syncRuns.ts';
@@ -56,7 +57,7 @@ describe('directory sync engine (Google Workspace)', () => {
       ]),
     ).toBe(1203);
     const v = await t.ctx.pool.query(
-      `select v.value, v.source, v.integration_id from smart_field_values v join emails e on e.teammate_id = v.teammate_id
+      `select v.value, v.source, v.integration_id from ${VALUE_ROWS} v join emails e on e.teammate_id = v.teammate_id
         where v.smart_field_id = $1 and e.address = 'user1@example.test'`,
       [title],
     );
@@ -82,14 +83,14 @@ describe('directory sync engine (Google Workspace)', () => {
     await sync();
     const before = await t.ctx.pool.query(
       `select (select max(updated_at) from teammates where workspace_id = $1) as t, (select max(updated_at) from emails where workspace_id = $1) as e,
-              (select max(updated_at) from smart_field_values where workspace_id = $1) as v, (select count(*) from events where workspace_id = $1) as ev`,
+              (select json_agg(xmin::text order by id) from teammates where workspace_id = $1) as v, (select count(*) from events where workspace_id = $1) as ev`,
       [workspaceId],
     );
     const run = await sync();
     expect(run).toMatchObject({ status: 'succeeded', seen: 600, created: 0, updated: 0, unchanged: 600, deleted: 0 });
     const after = await t.ctx.pool.query(
       `select (select max(updated_at) from teammates where workspace_id = $1) as t, (select max(updated_at) from emails where workspace_id = $1) as e,
-              (select max(updated_at) from smart_field_values where workspace_id = $1) as v, (select count(*) from events where workspace_id = $1) as ev`,
+              (select json_agg(xmin::text order by id) from teammates where workspace_id = $1) as v, (select count(*) from events where workspace_id = $1) as ev`,
       [workspaceId],
     );
     expect(after.rows[0]).toEqual(before.rows[0]);
@@ -105,7 +106,7 @@ describe('directory sync engine (Google Workspace)', () => {
     const run = await sync();
     expect(run).toMatchObject({ status: 'succeeded', created: 0, updated: 3, unchanged: 17 });
     const values = await t.ctx.pool.query(
-      `select e.address, v.value from emails e left join smart_field_values v on v.teammate_id = e.teammate_id and v.smart_field_id = $2
+      `select e.address, v.value from emails e left join ${VALUE_ROWS} v on v.teammate_id = e.teammate_id and v.smart_field_id = $2
         where e.workspace_id = $1 and e.address in ('user3@example.test', 'user4@example.test') order by e.address`,
       [workspaceId, title],
     );
@@ -134,7 +135,7 @@ describe('directory sync engine (Google Workspace)', () => {
     expect(run.deleted).toBe(0);
     expect(await count('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null', [workspaceId])).toBe(2400);
     expect(await eventCount(t.ctx, workspaceId, 'teammate.deleted')).toBe(0);
-    const v = await t.ctx.pool.query(`select count(*)::int as n from smart_field_values where smart_field_id = $1 and value = 'Changed'`, [title]);
+    const v = await t.ctx.pool.query(`select count(*)::int as n from ${VALUE_ROWS} v where smart_field_id = $1 and value = 'Changed'`, [title]);
     expect(v.rows[0].n).toBe(0);
   });
 
@@ -257,7 +258,7 @@ describe('directory sync engine (Google Workspace)', () => {
     const r = await executeRun(t.ctx, run!.id, { retry: FAST });
     expect(r).toMatchObject({ status: 'succeeded', created: 0, deleted: 0, skipped: 1 });
     expect(await count('select count(*)::int as n from teammates where workspace_id = $1 and deleted_at is null', [workspaceId])).toBe(10);
-    expect(await count('select count(*)::int as n from smart_field_values where smart_field_id = $1', [phone])).toBe(9);
+    expect(await count(`select count(*)::int as n from ${VALUE_ROWS} v where smart_field_id = $1`, [phone])).toBe(9);
   });
 
   it('a worker stopping mid-request leaves the run running at its checkpoint for the next attempt; on the last attempt it fails the run', async () => {

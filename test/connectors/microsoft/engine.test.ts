@@ -3,6 +3,7 @@
  * the delta token, the next run is a delta run that writes only the changed users, and a 410 falls
  * back to a full listing.
  */
+import { VALUE_ROWS } from '../../helpers/fixtures/teammates.ts';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { useNock } from '../helpers.ts';
@@ -84,7 +85,7 @@ describe('Microsoft Entra through the sync engine', () => {
     delta.done();
     expect(second).toMatchObject({ status: 'succeeded', mode: 'delta', pages: 2, created: 0, updated: 1 });
     const nour = await t.ctx.pool.query(
-      `select v.value from smart_field_values v join teammate_sources s on s.teammate_id = v.teammate_id where v.smart_field_id = $1 and s.external_id = $2`,
+      `select v.value from ${VALUE_ROWS} v join teammate_sources s on s.teammate_id = v.teammate_id where v.smart_field_id = $1 and s.external_id = $2`,
       [title, uid(2)],
     );
     expect(nour.rows[0].value).toBe('Head of Sales');

@@ -5,6 +5,7 @@
  * `shared_mailbox` with its own smart-field values and a signature of its own, never removed as a
  * person who left; a person who left still is.
  */
+import { VALUE_ROWS } from '../../helpers/fixtures/teammates.ts';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { captureLogger, listPages, useNock } from '../helpers.ts';
@@ -168,7 +169,7 @@ describe('shared mailboxes through the sync engine', () => {
       (
         await t.ctx.pool.query<{ name: string; shared_mailbox: boolean; deleted: boolean; title: string | null }>(
           `select t.display_name as name, t.shared_mailbox, t.deleted_at is not null as deleted,
-                  (select v.value from smart_field_values v where v.teammate_id = t.id and v.smart_field_id = $2) as title
+                  (select v.value from ${VALUE_ROWS} v where v.teammate_id = t.id and v.smart_field_id = $2) as title
              from teammates t where t.workspace_id = $1 order by t.display_name`,
           [workspaceId, title],
         )

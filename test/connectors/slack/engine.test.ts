@@ -3,6 +3,7 @@
  * smart field mapped to a custom profile field gets its value, and a member deactivated later is
  * removed by the next (full) listing.
  */
+import { VALUE_ROWS } from '../../helpers/fixtures/teammates.ts';
 import { describe, expect, it } from 'vitest';
 import { useNock } from '../helpers.ts';
 import { withTx } from '../../../src/db/tx.ts';
@@ -52,7 +53,7 @@ describe('Slack through the sync engine', () => {
     // Alice, Mohammed and Uni; Alice's old account shares her address, the deactivated member is not created.
     expect(await active()).toEqual(['U01ALICE', 'U02RTL01', 'U03UNI01']);
     const v = await t.ctx.pool.query(
-      'select v.value from smart_field_values v join teammate_sources s on s.teammate_id = v.teammate_id where v.smart_field_id = $1 and s.external_id = $2',
+      `select v.value from ${VALUE_ROWS} v join teammate_sources s on s.teammate_id = v.teammate_id where v.smart_field_id = $1 and s.external_id = $2`,
       [pronouns, 'U01ALICE'],
     );
     expect(v.rows[0].value).toBe('she/her');
