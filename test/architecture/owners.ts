@@ -16,7 +16,6 @@ export const OWNERS: Record<string, string> = {
   teammate_sources: 'src/teammates/teammates.ts',
   emails: 'src/teammates/teammates.ts',
   groups: 'src/teammates/groups.ts',
-  memberships: 'src/teammates/teammates.ts',
   smart_fields: 'src/db/smartFields.ts',
   smart_field_values: 'src/teammates/teammates.ts',
   folders: 'src/signatures/signatures.ts',

@@ -20,14 +20,18 @@ export function sourceFiles(dirs = ['src', 'connectors']): string[] {
   return out.sort();
 }
 
-/** Tables created by the migrations. */
+/** Tables the migrations create and a later one does not drop (their Up sections, in order). */
 export function migrationTables(): string[] {
   const dir = path.join(ROOT, 'migrations');
-  const sql = fs
-    .readdirSync(dir)
-    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
-    .join('\n');
-  return [...sql.matchAll(/create table (?:if not exists )?(\w+)/gi)].map((m) => m[1]!.toLowerCase());
+  const tables = new Set<string>();
+  for (const f of fs.readdirSync(dir).sort()) {
+    const up = fs.readFileSync(path.join(dir, f), 'utf8').split(/^-- Down Migration$/m)[0]!;
+    for (const m of up.matchAll(/\b(create|drop) table (?:if (?:not )?exists )?(\w+)/gi)) {
+      if (m[1]!.toLowerCase() === 'create') tables.add(m[2]!.toLowerCase());
+      else tables.delete(m[2]!.toLowerCase());
+    }
+  }
+  return [...tables];
 }
 
 /** table -> files that write it, for the given files' texts. */
