@@ -13,7 +13,7 @@ import type pg from 'pg';
 import { withTx } from '../db/tx.ts';
 import type { StageTimer } from './timing.ts';
 
-const TABLES = 'teammates, teammate_sources, emails, memberships, teammate_photos';
+const TABLES = 'teammates, teammate_sources, emails, teammate_photos';
 const FIRST_REFRESH = 1000;
 const SAMPLE_TARGET = 10;
 

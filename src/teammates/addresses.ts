@@ -6,6 +6,15 @@
  */
 import type { Queryable } from '../db/tx.ts';
 
+/**
+ * The groups and org units of the teammate `teammate` (an SQL expression) of the workspace
+ * `workspace`: the union of its sources' arrays, sorted, '{}' for none.
+ */
+function groupIdsOf(workspace: string, teammate: string): string {
+  return `coalesce((select array_agg(distinct g order by g) from teammate_sources ts cross join unnest(ts.group_ids) g
+                     where ts.workspace_id = ${workspace} and ts.teammate_id = ${teammate}), '{}')`;
+}
+
 /** A teammate and the groups and org units it belongs to (what a group assignment reaches). */
 export interface Member {
   teammateId: string;
@@ -15,9 +24,7 @@ export interface Member {
 /** The groups each teammate belongs to, one entry per teammate asked (deleted ones included), in one statement. */
 export async function membersOf(db: Queryable, workspaceId: string, teammateIds: readonly string[]): Promise<Member[]> {
   const { rows } = await db.query<{ id: string; group_ids: string[] }>(
-    `select t.id, coalesce(array_agg(m.group_id) filter (where m.group_id is not null), '{}') as group_ids
-       from unnest($2::uuid[]) as t(id) left join memberships m on m.teammate_id = t.id and m.workspace_id = $1
-      group by t.id`,
+    `select t.id, ${groupIdsOf('$1', 't.id')} as group_ids from unnest($2::uuid[]) as t(id)`,
     [workspaceId, [...new Set(teammateIds)]],
   );
   return rows.map((r) => ({ teammateId: r.id, groupIds: r.group_ids }));
@@ -32,7 +39,7 @@ export async function currentTeammatesOf(
   const { rows } = await db.query<{ id: string }>(
     `select distinct t.id from teammates t
       where t.workspace_id = $1 and t.deleted_at is null
-        and (t.id = any($2::uuid[]) or t.id in (select m.teammate_id from memberships m where m.workspace_id = $1 and m.group_id = any($3::uuid[])))`,
+        and (t.id = any($2::uuid[]) or t.id in (select ts.teammate_id from teammate_sources ts where ts.workspace_id = $1 and ts.group_ids && $3::uuid[]))`,
     [workspaceId, q.teammateIds, q.groupIds],
   );
   return rows.map((r) => r.id);
@@ -52,7 +59,7 @@ export async function currentAddress(db: Queryable, workspaceId: string, address
   const { rows } = await db.query<AddressOwner>({
     name: 'addin_email',
     text: `select e.id, e.address, e.teammate_id, t.shared_mailbox,
-                  coalesce((select array_agg(m.group_id) from memberships m where m.workspace_id = e.workspace_id and m.teammate_id = e.teammate_id), '{}') as group_ids
+                  ${groupIdsOf('e.workspace_id', 'e.teammate_id')} as group_ids
              from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
             where e.workspace_id = $1 and lower(e.address) = lower($2) limit 1`,
     values: [workspaceId, address],
@@ -109,7 +116,7 @@ export async function installMailboxes(db: Queryable, workspaceId: string, email
     name: 'install_mailboxes',
     text: `select e.id, e.address, e.teammate_id, t.deleted_at is not null as deleted, t.display_name,
                   coalesce((select array_agg(a.address order by a.address) from emails a where a.teammate_id = e.teammate_id and a.id <> e.id), '{}') as aliases,
-                  coalesce((select array_agg(m.group_id) from memberships m where m.workspace_id = e.workspace_id and m.teammate_id = e.teammate_id), '{}') as group_ids
+                  ${groupIdsOf('e.workspace_id', 'e.teammate_id')} as group_ids
              from unnest($2::uuid[]) as w(id) join emails e on e.id = w.id and e.workspace_id = $1 join teammates t on t.id = e.teammate_id`,
     values: [workspaceId, emailIds],
   });

@@ -9,7 +9,7 @@
  *   match        users whose address an existing teammate holds are settled (or reported)
  *   teammates    teammates and their sources       \
  *   addresses    emails                             |  teammates.ts, one table each
- *   memberships  memberships                        |
+ *   memberships  teammate_sources.group_ids         |
  *   values       smart-field values                /
  *   seen         the caller's: who the run saw
  *   events       teammate.created (teammates.ts)

@@ -1,11 +1,13 @@
 /**
  * An integration's groups and org units, as its directory lists them: upserted before the users
- * pages, and those the directory no longer has removed (with their memberships and assignments).
+ * pages, and those the directory no longer has removed (with their assignments, and from the
+ * teammates' sources: teammates.ts forgetGroups).
  */
 import type pg from 'pg';
 import type { DirectoryGroup } from '../../connectors/types.ts';
 import { withTx, type Queryable } from '../db/tx.ts';
 import { listPage, type PageWindow } from '../db/pages.ts';
+import { forgetGroups } from './teammates.ts';
 
 /** Writes the integration's groups; answers external id -> groups.id. */
 export async function syncGroups(pool: pg.Pool, integration: { id: string; workspace_id: string }, groups: DirectoryGroup[]): Promise<Map<string, string>> {
@@ -27,11 +29,18 @@ export async function syncGroups(pool: pg.Pool, integration: { id: string; works
         groups.map((g) => g.path ?? null),
       ],
     );
-    // Groups the directory no longer has go, with their memberships and assignments.
-    await client.query(
+    // Groups the directory no longer has go, with their assignments, and out of the sources' arrays.
+    const gone = await client.query<{ id: string }>(
       `delete from groups g where g.integration_id = $1
-          and not exists (select 1 from unnest($2::text[], $3::text[]) x(kind, ext) where x.kind = g.kind and x.ext = g.external_id)`,
+          and not exists (select 1 from unnest($2::text[], $3::text[]) x(kind, ext) where x.kind = g.kind and x.ext = g.external_id)
+       returning g.id`,
       [integration.id, groups.map((g) => g.kind), groups.map((g) => g.externalId)],
+    );
+    await forgetGroups(
+      client,
+      integration.workspace_id,
+      integration.id,
+      gone.rows.map((r) => r.id),
     );
     const all = await client.query<{ id: string; external_id: string }>('select id, external_id from groups where integration_id = $1', [integration.id]);
     return new Map(all.rows.map((r) => [r.external_id, r.id]));
@@ -50,13 +59,39 @@ export interface GroupRow {
   updated_at: Date;
 }
 
-const GROUP_COLUMNS = `g.id, g.kind, g.name, g.email, g.path, g.integration_id, g.created_at, g.updated_at,
-  (select count(*)::int from memberships m where m.workspace_id = g.workspace_id and m.group_id = g.id) as member_count`;
+const GROUP_COLUMNS = 'g.id, g.kind, g.name, g.email, g.path, g.integration_id, g.created_at, g.updated_at';
 
 /** The workspace's groups and org units (or those of one kind) with their member counts, newest first. */
-export function listGroups(db: Queryable, workspaceId: string, page: PageWindow, kind?: 'group' | 'org_unit'): Promise<{ rows: GroupRow[]; total: number }> {
+export async function listGroups(
+  db: Queryable,
+  workspaceId: string,
+  page: PageWindow,
+  kind?: 'group' | 'org_unit',
+): Promise<{ rows: GroupRow[]; total: number }> {
   const from = `from groups g where g.workspace_id = $1${kind ? ` and g.kind = '${kind}'` : ''}`;
-  return listPage<GroupRow>(db, workspaceId, page, GROUP_COLUMNS, from, 'g.created_at desc, g.id desc');
+  const listed = await listPage<Omit<GroupRow, 'member_count'>>(db, workspaceId, page, GROUP_COLUMNS, from, 'g.created_at desc, g.id desc');
+  const counts = await memberCounts(
+    db,
+    workspaceId,
+    listed.rows.map((r) => r.id),
+  );
+  return { total: listed.total, rows: listed.rows.map((r) => ({ ...r, member_count: counts.get(r.id) ?? 0 })) };
+}
+
+/**
+ * How many teammates each of these groups has, in one statement: the sources that list them in it
+ * (a teammate has one source per integration, and a group belongs to one integration).
+ */
+async function memberCounts(db: Queryable, workspaceId: string, groupIds: readonly string[]): Promise<Map<string, number>> {
+  if (!groupIds.length) return new Map();
+  const { rows } = await db.query<{ id: string; n: number }>(
+    `select x.id, count(*)::int as n
+       from teammate_sources ts cross join unnest(ts.group_ids) as x(id)
+      where ts.workspace_id = $1 and ts.group_ids && $2::uuid[] and x.id = any($2::uuid[])
+      group by x.id`,
+    [workspaceId, groupIds],
+  );
+  return new Map(rows.map((r) => [r.id, r.n]));
 }
 
 /** The kind of each id among `ids` that is a group or org unit of the workspace. */

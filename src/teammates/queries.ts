@@ -69,10 +69,10 @@ export async function addressesOfRemoved(db: Queryable, workspaceId: string, ids
 /** The teammates in any of the given groups or org units (each once). */
 export async function membersOfGroups(db: Queryable, workspaceId: string, groupIds: readonly string[]): Promise<string[]> {
   if (!groupIds.length) return [];
-  const { rows } = await db.query<{ id: string }>('select distinct teammate_id as id from memberships where workspace_id = $1 and group_id = any($2::uuid[])', [
-    workspaceId,
-    groupIds,
-  ]);
+  const { rows } = await db.query<{ id: string }>(
+    'select distinct teammate_id as id from teammate_sources where workspace_id = $1 and group_ids && $2::uuid[]',
+    [workspaceId, groupIds],
+  );
   return rows.map((r) => r.id);
 }
 

@@ -1,6 +1,6 @@
 /**
  * The teammates aggregate: the only module that writes teammates, their directory sources,
- * addresses, memberships and smart-field values.
+ * addresses, memberships (the sources' group_ids) and smart-field values.
  *
  * Directories fill it page by page, through mergeDirectoryPage (directoryPage.ts). Each merge stage
  * below owns one table and reads the page from the staging tables directoryPage.ts filled
@@ -40,7 +40,10 @@ export interface MergeContext {
 const STAGED_DOCUMENTS = `select sv.ext_id, jsonb_object_agg(sv.field_id::text, jsonb_build_object('value', sv.value, 'integration_id', $2::text)) as doc
                             from stage_values sv group by sv.ext_id`;
 
-/** Teammates (new, revived, renamed; the new ones with their smart-field values) and the integration's source rows. */
+/** Each staged user's groups (stage_groups), sorted and without duplicates: `ext_id`, `ids`. */
+const STAGED_GROUP_IDS = 'select ext_id, array_agg(distinct group_id order by group_id) as ids from stage_groups group by ext_id';
+
+/** Teammates (new, revived, renamed; the new ones with their smart-field values) and the integration's source rows (the new ones with their groups). */
 export async function mergeTeammates(client: pg.PoolClient, { workspaceId: w, integrationId: i, ids }: MergeContext): Promise<void> {
   if (ids.length) {
     await client.query(
@@ -71,9 +74,12 @@ export async function mergeTeammates(client: pg.PoolClient, { workspaceId: w, in
 }
 
 async function upsertSources(client: pg.PoolClient, w: string, i: string): Promise<void> {
+  // A new person's groups come with its source row (sorted, without duplicates); an existing
+  // teammate's are compared and written by mergeMemberships, which reports the change.
   await client.query(
-    `insert into teammate_sources (workspace_id, integration_id, external_id, teammate_id, photo_ref, fingerprint)
-     select $1, $2, ext_id, teammate_id, photo_ref, fingerprint from stage_users
+    `insert into teammate_sources (workspace_id, integration_id, external_id, teammate_id, photo_ref, fingerprint, group_ids)
+     select $1, $2, s.ext_id, s.teammate_id, s.photo_ref, s.fingerprint, case when s.is_new then coalesce(g.ids, '{}') else '{}' end
+       from stage_users s left join (${STAGED_GROUP_IDS}) g on g.ext_id = s.ext_id
      on conflict (integration_id, external_id) do update
         set teammate_id = excluded.teammate_id, photo_ref = excluded.photo_ref, fingerprint = excluded.fingerprint
       where (teammate_sources.teammate_id, teammate_sources.photo_ref, teammate_sources.fingerprint)
@@ -142,33 +148,45 @@ async function dropStaleAddresses(client: pg.PoolClient, i: string, ids: string[
 }
 
 /**
- * Memberships in this integration's groups and org units (`kinds`: those whose memberships the
- * page knows; the others are left as they are).
+ * The groups and org units this integration lists the page's existing teammates in, on their
+ * source rows (`group_ids`, sorted, without duplicates; new people got theirs with their source
+ * row). `kinds`: those whose memberships the page knows; ids of the other kind are kept. A source
+ * is written only where its array differs, and its teammate is reported changed.
  */
 export async function mergeMemberships(
   client: pg.PoolClient,
   { workspaceId: w, integrationId: i, ids }: MergeContext,
   kinds: readonly ('group' | 'org_unit')[],
 ): Promise<void> {
-  if (ids.length) {
-    await client.query(
-      `with gone as (
-       delete from memberships m using stage_users s, groups g
-        where m.teammate_id = any($2::uuid[]) and m.teammate_id = s.teammate_id and g.id = m.group_id and g.integration_id = $1
-          and g.kind = any($3::text[])
-          and not exists (select 1 from stage_groups sg where sg.ext_id = s.ext_id and sg.group_id = m.group_id)
-       returning m.teammate_id)
-     insert into stage_changed select teammate_id from gone on conflict do nothing`,
-      [i, ids, kinds],
-    );
-  }
+  if (!ids.length) return;
+  // A page that knows both kinds replaces the array; one that knows a single kind keeps the other's ids.
+  const whole = kinds.includes('group') && kinds.includes('org_unit');
+  const kept = whole ? `'{}'::uuid[]` : `array(select k from unnest(ts.group_ids) k where (select gr.kind from groups gr where gr.id = k) <> all($3::text[]))`;
   await client.query(
-    `with added as (
-       insert into memberships (workspace_id, group_id, teammate_id)
-       select distinct $1::uuid, sg.group_id, s.teammate_id from stage_groups sg join stage_users s on s.ext_id = sg.ext_id
-       on conflict do nothing returning teammate_id)
-     insert into stage_changed select distinct teammate_id from added where teammate_id = any($2::uuid[]) on conflict do nothing`,
-    [w, ids],
+    `with want as (
+       select ts.external_id, (select coalesce(array_agg(distinct x order by x), '{}') from unnest(coalesce(g.ids, '{}') || ${kept}) x) as ids
+         from stage_users s join teammate_sources ts on ts.integration_id = $2 and ts.external_id = s.ext_id
+         left join (${STAGED_GROUP_IDS}) g on g.ext_id = s.ext_id
+        where not s.is_new),
+     changed as (
+       update teammate_sources ts set group_ids = want.ids from want
+        where ts.workspace_id = $1 and ts.integration_id = $2 and ts.external_id = want.external_id and ts.group_ids <> want.ids
+       returning ts.teammate_id)
+     insert into stage_changed select distinct teammate_id from changed on conflict do nothing`,
+    whole ? [w, i] : [w, i, kinds],
+  );
+}
+
+/**
+ * Takes removed groups and org units of an integration (src/teammates/groups.ts deletes them) out of
+ * its sources' arrays, so that no array keeps the id of a group that is gone.
+ */
+export async function forgetGroups(db: Queryable, workspaceId: string, integrationId: string, groupIds: readonly string[]): Promise<void> {
+  if (!groupIds.length) return;
+  await db.query(
+    `update teammate_sources set group_ids = array(select x from unnest(group_ids) x where x <> all($3::uuid[]) order by x)
+      where workspace_id = $1 and integration_id = $2 and group_ids && $3::uuid[]`,
+    [workspaceId, integrationId, groupIds],
   );
 }
 

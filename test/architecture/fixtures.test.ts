@@ -17,7 +17,6 @@ export const FIXTURE_HOMES: Record<string, string> = {
   emails: 'test/helpers/fixtures/teammates.ts',
   teammate_sources: 'test/helpers/fixtures/teammates.ts',
   groups: 'test/helpers/fixtures/teammates.ts',
-  memberships: 'test/helpers/fixtures/teammates.ts',
   smart_fields: 'test/helpers/fixtures/smartFields.ts',
   signatures: 'test/helpers/fixtures/signatures.ts',
   signature_variants: 'test/helpers/fixtures/signatures.ts',

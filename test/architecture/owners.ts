@@ -16,7 +16,6 @@ export const OWNERS: Record<string, string> = {
   teammate_sources: 'src/teammates/teammates.ts',
   emails: 'src/teammates/teammates.ts',
   groups: 'src/teammates/groups.ts',
-  memberships: 'src/teammates/teammates.ts',
   smart_fields: 'src/db/smartFields.ts',
   folders: 'src/signatures/signatures.ts',
   signatures: 'src/signatures/signatures.ts',

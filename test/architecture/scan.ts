@@ -20,7 +20,7 @@ export function sourceFiles(dirs = ['src', 'connectors']): string[] {
   return out.sort();
 }
 
-/** Tables created by the migrations. */
+/** Tables the migrations create and a later one does not drop (their Up sections, in order). */
 export function migrationTables(): string[] {
   const dir = path.join(ROOT, 'migrations');
   const tables = new Set<string>();

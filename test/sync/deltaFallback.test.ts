@@ -16,6 +16,7 @@ import {
 } from '../../emulators/microsoft.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { workspaceWithKey } from '../helpers/fixtures.ts';
+import { countMemberships } from '../helpers/fixtures/teammates.ts';
 
 const t = useTestContext();
 let ms: MicrosoftEmulator;
@@ -79,8 +80,7 @@ it('a delta round asks Graph for the memberships of the changed users only, and 
       const [r] = await startRuns(t.ctx.pool, workspaceId, [integ.id], { trigger: 'cli' });
       return (await executeRun(t.ctx, r!.id))!;
     };
-    const memberships = async () =>
-      (await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from memberships where workspace_id = $1', [workspaceId])).rows[0]!.n;
+    const memberships = () => countMemberships(t.ctx.pool, workspaceId);
     expect(await sync()).toMatchObject({ status: 'succeeded', mode: 'full', created: 300 });
     // Everyone is in their department and, through it, in All staff.
     expect(await memberships()).toBe(600);

@@ -9,6 +9,7 @@ import { getRun, startRuns } from '../../src/integrations/syncRuns.ts';
 import { generateGoogleTenant, startGoogleEmulator, type GoogleEmulator } from '../../emulators/google.ts';
 import { defaultKnobs } from '../../emulators/http.ts';
 import { useTestContext } from '../helpers/db.ts';
+import { countMemberships } from '../helpers/fixtures/teammates.ts';
 import { waitFor } from '../helpers/cli.ts';
 import { connectGoogle, eventCount, mapSmartField, workspaceWithKey } from '../helpers/fixtures.ts';
 import type { RetryPolicy } from '../../src/sync/retry.ts';
@@ -51,11 +52,7 @@ describe('directory sync engine (Google Workspace)', () => {
     expect(await count('select count(*)::int as n from emails where workspace_id = $1 and not is_primary', [workspaceId])).toBe(121);
     expect(await count(`select count(*)::int as n from groups where workspace_id = $1 and kind = 'group'`, [workspaceId])).toBe(5);
     expect(await count(`select count(*)::int as n from groups where workspace_id = $1 and kind = 'org_unit'`, [workspaceId])).toBeGreaterThanOrEqual(5);
-    expect(
-      await count(`select count(*)::int as n from memberships m join groups g on g.id = m.group_id where g.workspace_id = $1 and g.kind = 'group'`, [
-        workspaceId,
-      ]),
-    ).toBe(1203);
+    expect(await countMemberships(t.ctx.pool, workspaceId, 'group')).toBe(1203);
     const v = await t.ctx.pool.query(
       `select v.value, v.source, v.integration_id from ${VALUE_ROWS} v join emails e on e.teammate_id = v.teammate_id
         where v.smart_field_id = $1 and e.address = 'user1@example.test'`,

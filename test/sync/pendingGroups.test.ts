@@ -14,6 +14,7 @@ import type { RetryPolicy } from '../../src/sync/retry.ts';
 import { useTestContext } from '../helpers/db.ts';
 import { waitFor } from '../helpers/cli.ts';
 import { connectGoogle, eventCount, queuedFanoutTeammates, workspaceWithKey } from '../helpers/fixtures.ts';
+import { membersPerGroup } from '../helpers/fixtures/teammates.ts';
 
 const FAST: RetryPolicy = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 const USERS = 1200; // three users pages
@@ -27,16 +28,7 @@ describe('groups written beside and after the users listing', () => {
   afterAll(() => google.close());
 
   /** Members per group (external id) as stored for the integration, and as the directory has them. */
-  const groupSizes = async (integrationId: string) =>
-    Object.fromEntries(
-      (
-        await t.ctx.pool.query<{ external_id: string; n: number }>(
-          `select g.external_id, count(*)::int as n from memberships m join groups g on g.id = m.group_id
-            where g.integration_id = $1 and g.kind = 'group' group by g.external_id`,
-          [integrationId],
-        )
-      ).rows.map((r) => [r.external_id, r.n]),
-    );
+  const groupSizes = (integrationId: string) => membersPerGroup(t.ctx.pool, integrationId, 'group');
   const directoryGroups = () => Object.fromEntries(google.tenant.groups.map((g) => [g.id, g.members.length]));
   /** Moves the first member of the directory's first group to its second; answers the member's teammate. */
   const moveOneMember = async (integrationId: string) => {
@@ -81,6 +73,9 @@ describe('groups written beside and after the users listing', () => {
     expect(await teammates()).toBe(USERS);
     expect(await membershipsOf()).toEqual(directoryGroups());
     expect(await eventCount(t.ctx, workspaceId, 'teammate.created')).toBe(USERS);
+    // The org units the pages wrote; the groups written after the listing leave them as they are.
+    const orgUnits = await membersPerGroup(t.ctx.pool, integration.id, 'org_unit');
+    expect(Object.values(orgUnits).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(USERS);
     await t.ctx.pool.query(`delete from graphile_worker._private_jobs`);
 
     // The same directory with the members listing held: every page is written before a single
@@ -102,6 +97,7 @@ describe('groups written beside and after the users listing', () => {
     expect(third).toMatchObject({ status: 'succeeded', created: 0 });
     expect(await membershipsOf()).toEqual(directoryGroups());
     expect(await fanouts()).toEqual([movedTeammate]);
+    expect(await membersPerGroup(t.ctx.pool, integration.id, 'org_unit')).toEqual(orgUnits);
   });
 
   it('compares the users listed before the members answered beside the rest of the listing, not after it', async () => {
