@@ -20,6 +20,7 @@ import { startEmbedded } from '../src/db/embedded.ts';
 import { graphileLogger } from '../src/graphileLogger.ts';
 import type { AppContext } from '../src/context.ts';
 import { postmasterPid, treeCpuSeconds } from './cpu.ts';
+import { appendIndexUsage } from '../scripts/index-usage.ts';
 
 export interface BenchDb {
   ctx: AppContext;
@@ -72,8 +73,10 @@ export async function openBenchDb(): Promise<BenchDb> {
     postgresCpuSeconds: () => (postmaster === null ? null : treeCpuSeconds(postmaster)),
     async close() {
       await jobs.release();
-      if (process.env.BENCH_INDEX_USAGE) await writeIndexUsage(pool, process.env.BENCH_INDEX_USAGE);
       await pool.end();
+      // BENCH_INDEX_USAGE=FILE: the scenario's index scans and sizes, read once its sessions have
+      // ended (scripts/index-usage.ts sums them): which indexes its queries used, which it only kept up to date.
+      if (process.env.BENCH_INDEX_USAGE) await appendIndexUsage(url, process.env.BENCH_INDEX_USAGE, `bench:${process.argv.slice(2).join(' ')}`);
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query(`drop database if exists ${name} with (force)`);
@@ -82,19 +85,6 @@ export async function openBenchDb(): Promise<BenchDb> {
       if (tmp) await fs.rm(tmp, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * BENCH_INDEX_USAGE=FILE: before the database is dropped, appends to FILE one JSON line per index
- * of the public schema with its scans and size (pg_stat_user_indexes): which indexes the scenario's
- * queries used, and which it only kept up to date.
- */
-async function writeIndexUsage(pool: pg.Pool, file: string): Promise<void> {
-  const { rows } = await pool.query(
-    `select s.relname as table, s.indexrelname as index, s.idx_scan as scans, pg_relation_size(s.indexrelid)::bigint as bytes
-       from pg_stat_user_indexes s where s.schemaname = 'public' order by s.relname, s.indexrelname`,
-  );
-  await fs.appendFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
 }
 
 export interface EmulatorProcess {

@@ -10,6 +10,7 @@ import type { TestProject } from 'vitest/node';
 import { createLogger } from '../src/log.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { startEmbedded, type EmbeddedCluster } from '../src/db/embedded.ts';
+import { appendIndexUsage } from '../scripts/index-usage.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -54,7 +55,12 @@ export async function teardown(): Promise<void> {
   await admin.connect();
   await admin.query(`drop database if exists ${templateDb} with (force)`);
   const { rows } = await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'sigsync_t_%'`);
-  for (const r of rows) await admin.query(`drop database if exists ${r.datname} with (force)`);
+  for (const r of rows) {
+    // A file that left its database behind: its index scans count too (TEST_INDEX_USAGE, test/helpers/db.ts).
+    const file = process.env.TEST_INDEX_USAGE;
+    if (file) await appendIndexUsage(withDatabase(adminUrl, r.datname), file, r.datname, 0);
+    await admin.query(`drop database if exists ${r.datname} with (force)`);
+  }
   await admin.end();
   await cluster?.stop();
   if (tmp) await fs.rm(tmp, { recursive: true, force: true });

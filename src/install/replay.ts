@@ -46,7 +46,7 @@ export async function replayMailbox(ctx: AppContext, email: MailboxRef, opts: Re
   const { kind } = opts;
   const quiet = { ...ctx, logger: process.env.LOG_LEVEL ? ctx.logger : createLogger('silent') };
   const choices = (await signatureChoicesOfTeammates(ctx.pool, email.workspace_id, [email.teammate_id])).get(email.teammate_id) ?? [];
-  const routes = await routingFor(ctx.pool, email.id);
+  const routes = await routingFor(ctx.pool, email.workspace_id, email.id);
   const before = await lastAttempts(ctx.pool, { workspaceId: email.workspace_id, emailId: email.id, kind, signatureId: opts.signature });
   const installs = [];
   for (const route of routes) {

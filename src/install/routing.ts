@@ -96,7 +96,7 @@ export interface RoutingReason {
  * The integrations that install a primary address of a current teammate (as targetsForTeammates),
  * each with the rule that chose it (the first that applies).
  */
-export async function routingFor(db: Queryable, emailId: string): Promise<RoutingReason[]> {
+export async function routingFor(db: Queryable, workspaceId: string, emailId: string): Promise<RoutingReason[]> {
   const { rows } = await db.query<Omit<RoutingReason, 'explanation'> & { domain: string }>(
     `select i.id as integration_id, i.name, i.kind, lower(split_part(e.address, '@', 2)) as domain,
             case when i.kind = any($2::text[]) then 'additional'
@@ -106,9 +106,9 @@ export async function routingFor(db: Queryable, emailId: string): Promise<Routin
                  else 'single_mailbox' end as rule
        from emails e join teammates t on t.id = e.teammate_id and t.deleted_at is null
        join integrations i on i.id in (${integrationsForEmail('$2')})
-      where e.id = $1 and e.is_primary
+      where e.workspace_id = $3 and e.id = $1 and e.is_primary
       order by i.kind, i.name`,
-    [emailId, additionalKinds()],
+    [emailId, additionalKinds(), workspaceId],
   );
   const words: Record<RoutingReason['rule'], (r: { kind: string; domain: string }) => string> = {
     additional: () => 'its delivery comes beside the mailbox (a Slack DM), for every recipient',

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { makeWorkerUtils } from 'graphile-worker';
 import { createLogger } from '../../src/log.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -17,6 +17,7 @@ import { createMetrics } from '../../src/metrics.ts';
 import { createPool } from '../../src/db/pool.ts';
 import { graphileLogger } from '../../src/graphileLogger.ts';
 import type { AppContext } from '../../src/context.ts';
+import { appendIndexUsage } from '../../scripts/index-usage.ts';
 
 export const TEST_KEY = crypto.createHash('sha256').update('sigsync test key').digest('hex');
 
@@ -26,7 +27,11 @@ export function databaseUrl(name: string): string {
   return u.toString();
 }
 
-/** Creates a database: a copy of the migrated template, or empty when `empty` is set. */
+/**
+ * Creates a database: a copy of the migrated template, or empty when `empty` is set.
+ * With TEST_INDEX_USAGE=FILE, `drop` first appends the database's index scans to FILE
+ * (scripts/index-usage.ts sums them).
+ */
 export async function createDatabase(opts: { empty?: boolean } = {}): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `sigsync_t_${crypto.randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: inject('adminUrl') });
@@ -40,6 +45,8 @@ export async function createDatabase(opts: { empty?: boolean } = {}): Promise<{ 
     name,
     url: databaseUrl(name),
     async drop() {
+      const file = process.env.TEST_INDEX_USAGE;
+      if (file) await appendIndexUsage(databaseUrl(name), file, path.relative(process.cwd(), expect.getState().testPath ?? name));
       const c = new pg.Client({ connectionString: inject('adminUrl') });
       await c.connect();
       await c.query(`drop database if exists ${name} with (force)`);
