@@ -17,10 +17,10 @@
  *
  * Bot clicks are stored and reported apart (`bot_clicks`); they never count as human clicks.
  */
-import crypto from 'node:crypto';
 import { isbot } from 'isbot';
 import { LRUCache } from 'lru-cache';
 import type { Secrets } from '../crypto/secrets.ts';
+import { HmacSha256 } from './hmac.ts';
 import { proxyOf } from './proxies.ts';
 
 export type BotReason = 'user_agent' | 'head_request' | 'link_scanner' | 'image_proxy';
@@ -104,13 +104,13 @@ export class ScannerDetector {
   }
 }
 
-const clientKeys = new WeakMap<Secrets, crypto.KeyObject>();
+const clientKeys = new WeakMap<Secrets, HmacSha256>();
 
-/** A keyed hash (22 characters) of what identifies a client; one key per process, from ENCRYPTION_KEY. */
+/** A keyed hash (22 characters: HMAC-SHA256, hmac.ts) of what identifies a client; one key per process, from ENCRYPTION_KEY. */
 function keyedHash(secrets: Secrets, text: string): string {
   let key = clientKeys.get(secrets);
-  if (!key) clientKeys.set(secrets, (key = crypto.createSecretKey(secrets.deriveKey('clicker'))));
-  return crypto.createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
+  if (!key) clientKeys.set(secrets, (key = new HmacSha256(secrets.deriveKey('clicker'))));
+  return key.digestText(text).slice(0, 22);
 }
 
 /**

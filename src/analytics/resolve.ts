@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../db/tx.ts';
 import { trackingState, type TrackingMode, type TrackingState } from '../db/workspaces.ts';
-import { recentRows } from './recent.ts';
+import { recentRows, type RecentRows } from './recent.ts';
 
 export interface ResolvedLink {
   linkId: string;
@@ -32,7 +32,7 @@ export async function withTracking<T extends { workspaceId: string }>(db: Querya
 }
 
 /** What a link id leads to, read at most once a minute (recent.ts). */
-export function linkResolver(db: Queryable): (linkId: string) => Promise<ResolvedLink | null> {
+export function linkResolver(db: Queryable): RecentRows<ResolvedLink> {
   return recentRows(
     async (linkId) => {
       const link = await withTracking(

@@ -47,8 +47,7 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
   server.addHook('onClose', () => recorder.close());
 
   const optedOut = optOutLookup(app);
-  const record = (req: FastifyRequest, link: ResolvedLink, clickId: string, { browser, address }: ClientKeys) => {
-    const at = new Date();
+  const record = (req: FastifyRequest, link: ResolvedLink, clickId: string, { browser, address }: ClientKeys, at: Date) => {
     const seen = classifyRequest('click', { method: req.method, userAgent: req.headers['user-agent'], referer: req.headers.referer, ip: req.ip });
     const c = withTimePattern(seen, soonAfterView(address, link.emailId, at.getTime()));
     const bot = c.class === 'scanner' || c.class === 'proxy';
@@ -75,15 +74,19 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
     await limitPerAddress(scope, app.config.RATE_LIMIT_CLICKS, 'Too many links followed from this address.');
     scope.get<{ Params: { token: string } }>('/c/:token', async (req, reply) => {
       const linkId = tokens.verify(req.params.token);
-      const link = linkId === null ? null : await linkOf(linkId);
+      // A link held (nearly every one) is answered without a promise; the rest are read (resolve.ts).
+      const held = linkId === null ? undefined : linkOf.held(linkId);
+      const link = linkId === null ? null : held ? held.row : await linkOf(linkId);
       if (!link) return notFound(reply);
       let location = link.url;
       if (link.tracking && link.mode !== 'off') {
-        const clickId = tokens.clickId(link.linkId);
+        const at = new Date();
+        const clickId = tokens.clickId(link.linkId, at.getTime());
         // A click id ties a visitor to the click: handed out only where clicks are kept per person (docs/privacy.md).
         const client = clientKeys(app, req);
-        if (link.mode === 'per_person' && !(await optedOut.ask(link.workspaceId, client))) location = withClickId(link.url, clickId);
-        record(req, link, clickId, client);
+        const optedOutNow = link.mode === 'per_person' && (optedOut.known(link.workspaceId, client) ?? (await optedOut.ask(link.workspaceId, client)));
+        if (link.mode === 'per_person' && !optedOutNow) location = withClickId(link.url, clickId);
+        record(req, link, clickId, client, at);
       }
       return reply.status(302).header('location', location).header('cache-control', 'private, no-store').send();
     });

@@ -54,13 +54,29 @@ export interface ClientKeys {
   address: string;
 }
 
-/** The keys of the request's client, computed once per request (the redirect records the same ones). */
+/** Clients seen lately, per process: a client following several links is hashed once (two HMACs a miss, a map read a hit). */
+const CLIENTS_KEPT = 10_000;
+const recentClients = new WeakMap<AppContext, LRUCache<string, ClientKeys>>();
+
+/**
+ * The keys of the request's client, computed once per request (the redirect records the same ones).
+ * Kept a minute per address and user agent (in memory only, bounded, as the rate limiter keeps
+ * addresses): the same text always gives the same keys, so keeping them changes no answer.
+ */
 export function clientKeys(app: AppContext, req: FastifyRequest): ClientKeys {
-  return { browser: clientHash(app.secrets, req.ip, req.headers['user-agent']), address: addressHash(app.secrets, req.ip) };
+  let kept = recentClients.get(app);
+  if (!kept) recentClients.set(app, (kept = new LRUCache<string, ClientKeys>({ max: CLIENTS_KEPT, ttl: 60_000 })));
+  const ua = req.headers['user-agent'];
+  const key = `${req.ip}\n${ua ?? ''}`;
+  let keys = kept.get(key);
+  if (!keys) kept.set(key, (keys = { browser: clientHash(app.secrets, req.ip, ua), address: addressHash(app.secrets, req.ip) }));
+  return keys;
 }
 
 interface Lookup {
   ask(workspaceId: string, client: ClientKeys): Promise<boolean>;
+  /** What `ask` would answer when it needs no read (known or held); undefined when it does. */
+  known(workspaceId: string, client: ClientKeys): boolean | undefined;
   /** An opt-out this process just recorded: known at once, before the minute's read runs out. */
   note(workspaceId: string, client: ClientKeys): void;
 }
@@ -86,6 +102,12 @@ export function optOutLookup(app: AppContext): Lookup {
     ask: async (ws, client) => {
       const key = keyOf(ws, client);
       return fresh.has(key) || (await recent(key)) === true;
+    },
+    known: (ws, client) => {
+      const key = keyOf(ws, client);
+      if (fresh.has(key)) return true;
+      const held = recent.held(key);
+      return held && held.row === true;
     },
     note: (ws, client) => void fresh.set(keyOf(ws, client), true),
   };
