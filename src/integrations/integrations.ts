@@ -160,10 +160,35 @@ export interface ConnectInput {
 }
 
 /**
+ * The lock on whether a workspace has an integration that installs signatures (category
+ * `signatures`, not disconnected, activated: the integrations src/install/routing.ts routes to).
+ * A sync page that creates or changes teammates queues their installs only when the workspace has
+ * one (src/sync/pages.ts): it takes this lock shared (holdInstallers) before it writes anything,
+ * looks (hasInstallers, src/integrations/queries.ts) once its people are written, and keeps the
+ * lock to its commit, while a change that can
+ * add such an integration (connecting one, reconnecting a disconnected one) takes it exclusively
+ * first (lockInstallers), before it writes anything either (so neither side holds a row the other
+ * waits for). So the page either sees the new integration and queues the installs, or
+ * commits before it exists, and every fan-out that can find the integration finds the page's people.
+ */
+const INSTALLERS_LOCK_KEY = `hashtextextended('sigsync:installers:' || $1::text, 0)`;
+
+/** Taken by a change that can give the workspace an integration that installs signatures (see INSTALLERS_LOCK_KEY). */
+export async function lockInstallers(client: pg.PoolClient, workspaceId: string): Promise<void> {
+  await client.query(`select pg_advisory_xact_lock(${INSTALLERS_LOCK_KEY})`, [workspaceId]);
+}
+
+/** Taken, to its commit, by a transaction that looks whether the workspace has an integration that installs signatures. */
+export async function holdInstallers(client: pg.PoolClient, workspaceId: string): Promise<void> {
+  await client.query(`select pg_advisory_xact_lock_shared(${INSTALLERS_LOCK_KEY})`, [workspaceId]);
+}
+
+/**
  * Stores a new integration, active, and writes integration.connected (its first activation). A new
  * mailbox integration that can serve an add-in (Outlook) uses it unless its config names a mode.
  */
 export async function insertIntegration(ctx: AppContext, client: pg.PoolClient, input: ConnectInput): Promise<IntegrationRow> {
+  if (input.category === 'signatures') await lockInstallers(client, input.workspaceId);
   if (input.category === 'signatures' && input.config.mode === undefined && capabilitiesOf(input.kind, 'signatures').addinMode === true) {
     input = { ...input, config: { ...input.config, mode: 'addin' } };
   }
@@ -204,6 +229,8 @@ export async function updateCredentials(
   integration: IntegrationRow,
   credentials: unknown,
 ): Promise<{ row: IntegrationRow; wasLost: boolean }> {
+  // A disconnected mailbox integration comes back as one that installs signatures.
+  if (integration.category === 'signatures') await lockInstallers(client, integration.workspace_id);
   const prev = await client.query<{ status: IntegrationStatus }>('select status from integrations where workspace_id = $1 and id = $2 for update', [
     integration.workspace_id,
     integration.id,

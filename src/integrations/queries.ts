@@ -69,6 +69,19 @@ export async function integrationIdsOfKind(
   return rows.map((r) => r.id);
 }
 
+/**
+ * Whether the workspace has an integration that installs signatures: one of category `signatures`,
+ * not disconnected, activated (the integrations src/install/routing.ts routes addresses to). Read
+ * under holdInstallers (src/integrations/integrations.ts) to act on the answer until the commit.
+ */
+export async function hasInstallers(db: Queryable, workspaceId: string): Promise<boolean> {
+  const { rows } = await db.query<{ found: boolean }>(
+    `select exists (select 1 from integrations i where i.workspace_id = $1 and i.category = 'signatures' and i.status <> 'disconnected' and i.activated) as found`,
+    [workspaceId],
+  );
+  return rows[0]!.found;
+}
+
 /** The statuses of the workspace's activated, connected integrations of these categories (directories by default). */
 export async function connectedStatuses(db: Queryable, workspaceId: string, categories: readonly string[] = DIRECTORY_CATEGORIES): Promise<string[]> {
   const { rows } = await db.query<{ status: string }>(

@@ -287,7 +287,7 @@ export type EndFields = Partial<Pick<SyncRunRow, 'error_code' | 'error' | 'delet
 
 /**
  * Ends a running run; a run already ended stays as it is, and so does a run another execution took
- * over (when `executor` is given).
+ * over (when `executor` is given). Answers the ended run, or undefined when it did not end it.
  */
 export async function finishRun(
   db: Queryable,
@@ -295,13 +295,14 @@ export async function finishRun(
   status: SyncRunRow['status'],
   fields: EndFields = {},
   executor: string | null = null,
-): Promise<void> {
-  await db.query(
+): Promise<SyncRunRow | undefined> {
+  const { rows } = await db.query<SyncRunRow>(
     `update sync_runs set status = $2, finished_at = now(), error_code = $3, error = $4,
             deleted = coalesce($5, deleted), pending_deletions = coalesce($6, pending_deletions), checkpoint = case when $2 = 'succeeded' or $2 = 'needs_confirmation' then null else checkpoint end
-      where id = $1 and status = 'running' and ($7::uuid is null or executor = $7)`,
+      where id = $1 and status = 'running' and ($7::uuid is null or executor = $7) returning *`,
     [runId, status, fields.error_code ?? null, fields.error ?? null, fields.deleted ?? null, fields.pending_deletions ?? null, executor],
   );
+  return rows[0];
 }
 
 /** Cancels the integration's running runs (it was disconnected); their next page finds them cancelled. */

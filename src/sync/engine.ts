@@ -127,7 +127,9 @@ export async function executeRun(ctx: AppContext, runId: string, opts: ExecuteOp
 
   try {
     const source = buildConnector<DirectorySource>(ctx, integration, logger, { signal: opts.signal });
-    await listAndWrite(ctx, integration, source, run, opts, logger);
+    // The run as its completion ended it (read back only when it did not).
+    const ended = await listAndWrite(ctx, integration, source, run, opts, logger);
+    if (ended) return ended;
   } catch (err) {
     await handleFailure(ctx, integration, run, err, opts, logger);
   }
@@ -147,7 +149,7 @@ async function listAndWrite(
   run: SyncRunRow,
   opts: ExecuteOptions,
   logger: Logger,
-): Promise<void> {
+): Promise<SyncRunRow | undefined> {
   const policy = opts.retry ?? DEFAULT_RETRY;
   const observer = {
     onRateLimited: async (waitMs: number) => {
@@ -211,10 +213,10 @@ async function listAndWrite(
     listing.abort();
   }
   if (category === 'teammates') await writeGroupsAfterListing(ctx, source, run, { executor: run.executor!, groupIds, policy, observer, signal: opts.signal });
-  await complete(ctx, integration, run, mode, nextState, logger);
+  return complete(ctx, integration, run, mode, nextState, logger);
 }
 
-/** After a complete listing: removals (behind the deletion guard), the cursor, the final status. */
+/** After a complete listing: removals (behind the deletion guard), the cursor, the final status; answers the ended run. */
 async function complete(
   ctx: AppContext,
   integration: IntegrationRow,
@@ -222,8 +224,8 @@ async function complete(
   mode: 'full' | 'delta',
   nextState: IncrementalState | undefined,
   logger: Logger,
-): Promise<void> {
-  await withTx(ctx.pool, async (client) => {
+): Promise<SyncRunRow | undefined> {
+  const ended = await withTx(ctx.pool, async (client) => {
     await holdRun(client, run.id, run.executor!);
     let deleted = 0;
     if (integration.category === 'teammates') {
@@ -235,8 +237,7 @@ async function complete(
         if (!fresh?.confirm_deletions && total > guard.minTeammates && n > guard.maxShare * total) {
           logger.warn({ wouldRemove: n, total, maxShare: guard.maxShare }, 'deletion guard: removing nobody until confirmed');
           const error = `this run would remove ${n} of ${total} teammates (more than ${Math.round(guard.maxShare * 100)}%); confirm with: sigsync sync --integration ${integration.id} --confirm-deletions`;
-          await finishRun(client, run.id, 'needs_confirmation', { pending_deletions: n, error });
-          return;
+          return finishRun(client, run.id, 'needs_confirmation', { pending_deletions: n, error });
         }
         // The owner writes teammate.deleted for each teammate it removes.
         const removed = await removeSources(client, integration.workspace_id, integration.id, unlisted);
@@ -249,9 +250,10 @@ async function complete(
       await requestPhotoSync(client, integration.workspace_id, await integrationIdsOfKind(client, integration.workspace_id, integration.kind, 'assets', {}));
       if (await hasBillingAccount(client, integration.workspace_id)) await requestSeatSync(client, integration.workspace_id, run.id);
     }
-    await finishRun(client, run.id, 'succeeded', { deleted });
+    return finishRun(client, run.id, 'succeeded', { deleted });
   });
   logger.info('sync run complete');
+  return ended;
 }
 
 async function handleFailure(ctx: AppContext, integration: IntegrationRow, run: SyncRunRow, err: unknown, opts: ExecuteOptions, logger: Logger): Promise<void> {

@@ -18,6 +18,8 @@ import { cleanPageUsers, cleanText } from './clean.ts';
 import { requestTeammateInstalls } from '../jobs/triggers.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { holdRun, recordPage, type SyncRunRow } from '../integrations/syncRuns.ts';
+import { holdInstallers } from '../integrations/integrations.ts';
+import { hasInstallers } from '../integrations/queries.ts';
 import { SyncStatistics } from './stats.ts';
 import { StageTimer } from './timing.ts';
 import { sourceGroupsOf, writeGroupsBesideListing } from './pendingGroups.ts';
@@ -236,6 +238,18 @@ async function groupsOfChanged(
 }
 
 /**
+ * The installs of the teammates a page created or changed: one fan-out job, unless the workspace has
+ * no integration that installs signatures (a directory synced before any mailbox is connected: the
+ * job would find no one to install). Whether it has one is read under the installers lock, which
+ * the page takes before it writes anything and holds to its commit: an integration connected meanwhile either is seen here, or is stored after the
+ * page commits, and the fan-outs that can find it then find the page's teammates too
+ * (src/integrations/integrations.ts, INSTALLERS_LOCK_KEY).
+ */
+async function queueInstalls(client: pg.PoolClient, workspaceId: string, teammateIds: string[]): Promise<void> {
+  if (await hasInstallers(client, workspaceId)) await requestTeammateInstalls(client, workspaceId, teammateIds);
+}
+
+/**
  * One page's transaction, for a page already cleaned (`refused`: the users cleaning refused).
  * `ordered` waits for the page before it to commit. Answers how many teammates it created.
  */
@@ -251,10 +265,13 @@ async function writeOnePage(
 ): Promise<number> {
   // A page whose commit is lost in a database crash loses its checkpoint with it and is written
   // again on resume (the writes are idempotent upserts), so the page need not wait for fsync.
-  await client.query('set local synchronous_commit = off');
   // Pages of one run never wait for each other's rows (see listPages); should anything else make
-  // a wait circular, the page fails after a minute instead of hanging.
-  await client.query(`set local lock_timeout = '60s'`);
+  // a wait circular, the page fails after a minute instead of hanging. (Both settings are local to
+  // the transaction, set in one statement.)
+  await client.query(`select set_config('synchronous_commit', 'off', true), set_config('lock_timeout', '60s', true)`);
+  // Before the page writes anything (its events may take the workspace's webhook job row, which a
+  // mailbox integration being connected takes too): see queueInstalls.
+  await holdInstallers(client, run.workspace_id);
   await holdRun(client, run.id, loop.executor, false);
   const r: PageResult = await writePage(
     client,
@@ -274,7 +291,7 @@ async function writeOnePage(
   );
   await ordered();
   await holdRun(client, run.id, loop.executor);
-  if (r.changedTeammateIds.length) await timer.time('installs', () => requestTeammateInstalls(client, run.workspace_id, r.changedTeammateIds));
+  if (r.changedTeammateIds.length) await timer.time('installs', () => queueInstalls(client, run.workspace_id, r.changedTeammateIds));
   // An unchanged user's photo reference is unchanged too (it is part of the fingerprint).
   if (loop.category === 'teammates') {
     const unchanged = new Set(r.unchangedExternalIds);
