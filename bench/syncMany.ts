@@ -96,6 +96,8 @@ export async function syncManyScenario({ quick, options, log }: BenchArgs): Prom
       wall_s: round(wall, 3),
       floor_s: round(floor, 3),
       ratio: round(wall / floor, 3),
+      goal_ratio: 6,
+      stretch_ratio: 1.2,
       slowest_wait_s: round(slowestWait, 3),
       one_sync_s: round(oneSync, 3),
       slowest_sync_s: round(Math.max(...rows.map((r) => r.own_s)), 3),
