@@ -41,7 +41,7 @@
  * https://learn.microsoft.com/graph/delta-query-users
  */
 import pLimit from 'p-limit';
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   ConnectorError,
   CursorExpiredError,
@@ -52,11 +52,11 @@ import {
   type FetchUsersOptions,
   type IncrementalState,
   InvalidResponseError,
-  parseProvider,
   RateLimitedError,
 } from '../types.ts';
 import { DIRECTORY_PERMISSIONS } from './auth.ts';
 import { GraphApi, type GraphContext } from './graph.ts';
+import { decodePageToken, encodePageToken, type PageToken } from './pageToken.ts';
 import { text, toDirectoryUser, USER_PROPERTIES } from './user.ts';
 import {
   GraphDirectoryObjectCollection,
@@ -76,29 +76,6 @@ const PAGE_SIZE = '999';
 const MEMBER_FETCH_CONCURRENCY = 4;
 /** Failures of one account's purpose lookup, throttled or 5xx, a run retries before degrading it. */
 export const PURPOSE_ATTEMPTS = 3;
-
-/** The page token: the next link to follow and, in a full listing, the delta token taken before it began. */
-const PageToken = z.object({
-  next: z.url(),
-  delta: z.url().optional(),
-  deltaAt: z.string().optional(),
-});
-type PageToken = z.infer<typeof PageToken>;
-
-function encodePageToken(t: PageToken): string {
-  return JSON.stringify(t);
-}
-
-/** A page token this source handed out, or a bare next link. */
-function decodePageToken(s: string): PageToken {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(s);
-  } catch {
-    raw = { next: s };
-  }
-  return parseProvider(PageToken, raw, 'Microsoft page token');
-}
 
 /** user id -> ids of the groups they belong to, directly or through nested groups */
 type Memberships = Map<string, string[]>;

@@ -31,43 +31,16 @@ import { withTx, type Queryable } from '../db/tx.ts';
 import { emitEvent } from '../db/outbox.ts';
 import { analyticsSettings, retentionDays, type AnalyticsSettings } from '../db/workspaces.ts';
 import { clickIdIssuedAt, type ClickTokens } from './token.ts';
-
-export interface EventInput {
-  name: string;
-  value: number | null;
-  currency: string;
-  clickId: string | null;
-  eventId: string | null;
-  properties: Record<string, unknown>;
-  anonymousId: string | null;
-  userId: string | null;
-  traits: Record<string, unknown>;
-  source: 'api' | 'browser';
-  /** The client's country, for browser events (the click's country is used when known). */
-  countryCode?: string;
-}
-
-/** What recording did: stored a new event, found its `event_id` already stored, or upgraded a browser event to the API's. */
-export type Outcome = 'recorded' | 'duplicate' | 'upgraded';
-/** The stored event, as the API answers it. */
-export interface StoredEvent {
-  name: string;
-  value: number | null;
-  currency: string;
-  clickId: string | null;
-  source: EventInput['source'];
-}
-export type RecordResult = { status: 'accepted'; id: string; duplicate: boolean; outcome: Outcome; stored: StoredEvent } | { status: 'unknown_click_id' };
-
-interface Attribution {
-  linkId: string;
-  clickId: string;
-  anchorId: string;
-  signatureId: string;
-  campaignId: string | null;
-  teammateId: string;
-  emailId: string;
-}
+import {
+  conversionBody,
+  identifiedBody,
+  type Attribution,
+  type ConversionReplaces,
+  type EventInput,
+  type RecordResult,
+  type StoredEvent,
+  type VisitorRow,
+} from './eventBodies.ts';
 
 /** An event row's attribution columns (link, anchor, signature, campaign, teammate, address), all null when unattributed. */
 const attributionParams = (a: Attribution | null) => [
@@ -78,16 +51,6 @@ const attributionParams = (a: Attribution | null) => [
   a?.teammateId ?? null,
   a?.emailId ?? null,
 ];
-
-interface VisitorRow {
-  id: string;
-  user_id: string | null;
-  anonymous_id: string | null;
-  traits: Record<string, unknown>;
-  first_click_id: string | null;
-  first_link_id: string | null;
-  first_seen_at: Date;
-}
 
 async function attributionOf(db: Queryable, workspaceId: string, linkId: string, clickId: string): Promise<Attribution | null> {
   const { rows } = await db.query<Attribution>(
@@ -362,61 +325,11 @@ export async function recordEvent(
 
 async function emitIdentified(db: Queryable, ws: string, v: VisitorRow, source: string, a: Attribution | null): Promise<void> {
   const first = v.first_link_id && v.first_link_id !== a?.linkId ? await attributionOf(db, ws, v.first_link_id, v.first_click_id!) : a;
-  await emitEvent(db, ws, 'visitor.identified', {
-    visitor: {
-      id: v.id,
-      user_id: v.user_id,
-      anonymous_id: v.anonymous_id,
-      identified_via: source,
-      first_seen_at: v.first_seen_at.toISOString(),
-      traits: v.traits,
-    },
-    attribution: {
-      click_id: first?.clickId ?? '',
-      teammate_uuid: first?.teammateId ?? '',
-      signature_template_uuid: first?.signatureId ?? '',
-      email_uuid: first?.emailId ?? '',
-    },
-  });
+  await emitEvent(db, ws, 'visitor.identified', identifiedBody(v, source, first));
 }
 
-/**
- * conversion.recorded with the spec's payload ('' for unresolved attribution). A delivery that
- * replaces an earlier one for the same event_id carries two extension fields: `supersedes` (the
- * earlier payload's `source` and `occurred_at`) and `withdrawn` (true: the event is no conversion
- * now, so the earlier one counts for nothing; its `value` is then the stored value, or 0).
- */
-async function emitConversion(
-  db: Queryable,
-  ws: string,
-  e: EventInput,
-  a: Attribution | null,
-  at: Date,
-  replaces?: { supersedes: { source: string; occurred_at: string }; withdrawn: boolean },
-): Promise<void> {
-  await emitEvent(
-    db,
-    ws,
-    'conversion.recorded',
-    {
-      event_id: e.eventId,
-      name: e.name,
-      value: e.value ?? 0,
-      currency: e.currency,
-      source: e.source,
-      visitor: { anonymous_id: e.anonymousId, user_id: e.userId },
-      attribution: {
-        teammate_uuid: a?.teammateId ?? '',
-        signature_template_uuid: a?.signatureId ?? '',
-        anchor_uuid: a?.anchorId ?? '',
-        email_uuid: a?.emailId ?? '',
-        marketing_campaign_uuid: a?.campaignId ?? '',
-      },
-      properties: e.properties,
-      ...replaces,
-    },
-    at,
-  );
+async function emitConversion(db: Queryable, ws: string, e: EventInput, a: Attribution | null, at: Date, replaces?: ConversionReplaces): Promise<void> {
+  await emitEvent(db, ws, 'conversion.recorded', conversionBody(e, a, replaces), at);
 }
 
 /**

@@ -22,7 +22,8 @@ import { eraseVisitorEvents, visitorEvents } from '../db/outbox.ts';
 import type { Queryable } from '../db/tx.ts';
 import { updatePrivacySettings, type PrivacySettings, type TrackingMode } from '../db/workspaces.ts';
 import { deleteClicks, dropClickerKey, dropClickerKeys } from './clicks.ts';
-import { deleteVisitors, EVENTS_OF_VISITOR, visitorsOfClicks, type EventInput } from './events.ts';
+import type { EventInput } from './eventBodies.ts';
+import { deleteVisitors, EVENTS_OF_VISITOR, visitorsOfClicks } from './events.ts';
 import { REPEAT_WINDOW } from './rollups.ts';
 import { dropViewerKey, dropViewerKeys } from './views.ts';
 
