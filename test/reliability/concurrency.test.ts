@@ -342,27 +342,32 @@ describe('R3 concurrency', () => {
       );
       const signatureId = await insertSignature(ctx.pool, w.workspaceId, { name: 'Focused', draftContent: draft(100, w.titleField), published: true });
       for (const p of people) await assignToTeammate(ctx.pool, w.workspaceId, signatureId, p.teammate_id, 10);
-      // Every one of them is installed at once (the integration allows more than OVERLAPPED calls), slowly.
+      // Every one of them is installed at once (the integration allows more than OVERLAPPED calls),
+      // and Gmail holds their writes unanswered until the second trigger is in.
       await ctx.pool.query(`update integrations set config = config || '{"concurrency": 32}' where id = $1`, [w.gmail.id]);
-      w.google.knobs.latencyMs = 400;
+      w.google.knobs.hold = { route: 'sendAs.patch', after: w.google.counters.byRoute['sendAs.patch'] ?? 0 };
       const writesBefore = new Map(people.map((p) => [p.address, w.writes.get(p.address)?.length ?? 0]));
       const waitsBefore = workers.reduce((a, x) => a + (x.output().match(/waited for another install of this mailbox/g)?.length ?? 0), 0);
       const targets = people.map((p) => ({ emailId: p.email_id, kind: 'primary' as const, integrationId: w.gmail.id }));
-      // Provider calls in flight: each install makes one at a time, so OVERLAPPED of them in flight
-      // means every first install is in its provider call.
-      const inProviderCall = () => w.google.counters.inFlight;
       await requestInstalls(ctx.pool, w.workspaceId, targets, false);
-      // While the first jobs are in the provider call, the same installs are triggered again: their
-      // job keys are locked, so these are second jobs, which idle workers take at once.
-      await waitFor(async () => inProviderCall() >= OVERLAPPED, DEADLINE_MS, 5);
+      // While the first jobs are in the provider call (held: each install makes one write), the same
+      // installs are triggered again: their job keys are locked, so these are second jobs, which
+      // idle workers take at once.
+      await waitFor(async () => w.google.counters.held >= OVERLAPPED, DEADLINE_MS, 5);
       const inFlight = await count(
         ctx,
         `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox' and locked_at is not null`,
       );
       await requestInstalls(ctx.pool, w.workspaceId, targets, false);
       const queuedAgain = await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox'`);
+      // The second jobs are taken and wait for the first ones' mailboxes before the writes are let go.
+      await waitFor(
+        async () =>
+          (await count(ctx, `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'install_mailbox' and locked_at is not null`)) ===
+          2 * OVERLAPPED,
+      );
+      w.google.knobs.hold = null;
       await drained(ctx, 100);
-      w.google.knobs.latencyMs = LATENCY_MS;
 
       const writes = people.reduce((a, p) => a + (w.writes.get(p.address)?.length ?? 0) - writesBefore.get(p.address)!, 0);
       const waits = workers.reduce((a, x) => a + (x.output().match(/waited for another install of this mailbox/g)?.length ?? 0), 0) - waitsBefore;
@@ -373,7 +378,7 @@ describe('R3 concurrency', () => {
         if (signatures[p.address] === expected.html && expected.html.includes('version 100')) latest++;
       }
       console.log(
-        `R3 overlapping installs (${OVERLAPPED} mailboxes with a new signature, Gmail answering in 400 ms, a second trigger while ${inFlight} installs ran, ${queuedAgain} jobs queued): ` +
+        `R3 overlapping installs (${OVERLAPPED} mailboxes with a new signature, Gmail holding their writes, a second trigger while ${inFlight} installs ran, ${queuedAgain} jobs queued): ` +
           `second jobs that waited for the first observed ${waits}; provider writes expected ${OVERLAPPED} observed ${writes}; mailboxes with the new signature expected ${OVERLAPPED} observed ${latest}`,
       );
       expect(inFlight).toBe(OVERLAPPED);
