@@ -171,13 +171,16 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
   let pending = loop.first ? readOn(loop.first) : fetch(loop.pageToken);
   /** The groups of users listed before the provider's memberships, written beside the listing (pendingGroups.ts). */
   let besideListing: Promise<void> | undefined;
+  /** From the first page listed before them: the provider's memberships loaded, and how long pages wait for them. */
+  let members: Members | undefined;
   try {
     for (;;) {
       const page = await timer.time('fetch_wait', () => pending);
       guard.check(page);
       if (page.nextPageToken) pending = take(page.nextPageToken);
-      if (page.groupsPending && !besideListing) {
-        besideListing = writeGroupsBesideListing(ctx, source, run, loop, timer);
+      if (page.groupsPending && !members) {
+        members = awaitMembers(source, loop);
+        besideListing = writeGroupsBesideListing(ctx, source, run, loop, timer, members.loaded);
         besideListing.catch(() => {}); // awaited when the listing ends
       }
       // Text Postgres cannot store (NUL, lone surrogates, impossible addresses) is cleaned here,
@@ -189,13 +192,14 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       const cleaned: DirectoryPage = { ...page, users, removedIds: page.removedIds.map(cleanText) };
       const keys = pageKeys(cleaned);
       await Promise.all(inflight.filter((w) => overlaps(w.keys, keys)).map((w) => w.done));
-      const { page: complete, pendingGroups } = page.groupsPending
-        ? await groupsOfChanged(ctx, source, run, loop, cleaned, timer)
-        : { page: cleaned, pendingGroups: undefined };
+      let groups: PageGroups = { page: cleaned };
+      if (members && page.groupsPending) {
+        // People are written without their groups only where the page writes teammates: smart fields wait.
+        const late = loop.category === 'teammates' && !(await timer.time('groups_wait', () => members!.within()));
+        groups = late ? { page: cleaned, withoutGroups: true } : await groupsOfChanged(ctx, source, run, loop, cleaned, timer);
+      }
       const before = previous;
-      const done = withTx(ctx.pool, (client) =>
-        writeOnePage(client, run, loop, complete, refused, pendingGroups, timer, () => timer.time('order_wait', () => before)),
-      );
+      const done = withTx(ctx.pool, (client) => writeOnePage(client, run, loop, groups, refused, timer, () => timer.time('order_wait', () => before)));
       done.catch(() => {}); // awaited below, or by the page after it
       previous = done;
       inflight.push({ keys, done });
@@ -212,11 +216,60 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
 }
 
 /**
- * A page listed before the provider's memberships were known (groupsPending): its users unchanged
- * but for their groups are written without them (their groups are compared once the source has them,
- * src/sync/pendingGroups.ts); the others, new or changed, get their groups from the source now,
- * waiting for its memberships, so that nothing is written twice and no install is asked for
- * before a teammate's groups are known. Answers the page with those groups, and who stays pending.
+ * How long, in all, the pages of a run wait for the provider's memberships, from the first page
+ * listed before them. A small directory's members are listed well within it, so its new and
+ * changed people wait and are written once, with their groups. A large one's take seconds (Google
+ * lists 200 members a call, one call after another within a group): past this wait, pages are
+ * written without their users' groups, which follow beside the listing with the installs they
+ * ask for (src/sync/pendingGroups.ts; decision: docs/decisions/write-before-groups.md).
+ */
+export const MEMBERS_WAIT_MS = 1000;
+
+/** The provider's memberships, loading: `within` answers whether they are loaded within the run's wait (MEMBERS_WAIT_MS). */
+interface Members {
+  loaded: Promise<unknown>;
+  within: () => Promise<boolean>;
+}
+
+function awaitMembers(source: DirectorySource, loop: PageLoop): Members {
+  const groupsOf = sourceGroupsOf(source);
+  const deadline = Date.now() + MEMBERS_WAIT_MS;
+  let settled = false;
+  // A source answers groupsOf for no users once its memberships are loaded. Should loading them
+  // fail, the page's own groupsOf fails it the same way: that counts as settled here.
+  const loaded = withRetry(() => groupsOf([]), loop.policy, loop.observer, loop.signal).finally(() => (settled = true));
+  loaded.catch(() => {}); // awaited by the pages and by writeGroupsBesideListing
+  const within = async (): Promise<boolean> => {
+    const left = deadline - Date.now();
+    if (settled || left <= 0) return settled;
+    let timeout: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timeout = setTimeout(resolve, left)));
+    await Promise.race([loaded.catch(() => {}), late]);
+    clearTimeout(timeout);
+    return settled;
+  };
+  return { loaded, within };
+}
+
+/**
+ * A page's users and what is known of their groups: all listed with them (the provider's
+ * memberships were loaded, or the source lists them with its users); some users unchanged but for
+ * their groups (`pendingGroups`), the others with them; or all written without them
+ * (`withoutGroups`: the provider's memberships were not loaded within the run's wait).
+ */
+interface PageGroups {
+  page: DirectoryPage;
+  pendingGroups?: Set<string>;
+  withoutGroups?: boolean;
+}
+
+/**
+ * A page listed before the provider's memberships were known (groupsPending), once they are (or
+ * for smart fields, which wait for them): its users unchanged but for their groups are written
+ * without them (their groups are compared beside the listing, src/sync/pendingGroups.ts); the
+ * others, new or changed, get their groups from the source now, so that they are written once and
+ * no install is asked for before a teammate's groups are known. Answers the page with those
+ * groups, and who stays pending.
  */
 async function groupsOfChanged(
   ctx: AppContext,
@@ -225,7 +278,7 @@ async function groupsOfChanged(
   loop: PageLoop,
   page: DirectoryPage,
   timer: StageTimer,
-): Promise<{ page: DirectoryPage; pendingGroups: Set<string> }> {
+): Promise<PageGroups> {
   const pendingGroups = await timer.time('match', () =>
     unchangedButGroups(ctx.pool, { integrationId: run.integration_id, fields: loop.fields, groupIds: loop.groupIds }, page.users),
   );
@@ -257,9 +310,8 @@ async function writeOnePage(
   client: pg.PoolClient,
   run: SyncRunRow,
   loop: PageLoop,
-  page: DirectoryPage,
+  { page, pendingGroups, withoutGroups }: PageGroups,
   refused: RunErrorDetail[],
-  pendingGroups: ReadonlySet<string> | undefined,
   timer: StageTimer,
   ordered: () => Promise<unknown>,
 ): Promise<number> {
@@ -283,6 +335,7 @@ async function writeOnePage(
       fields: loop.fields,
       groupIds: loop.groupIds,
       ...(pendingGroups ? { pendingGroups } : {}),
+      ...(withoutGroups ? { withoutGroups } : {}),
     },
     page.users,
     page.removedIds,
@@ -291,7 +344,8 @@ async function writeOnePage(
   );
   await ordered();
   await holdRun(client, run.id, loop.executor);
-  if (r.changedTeammateIds.length) await timer.time('installs', () => queueInstalls(client, run.workspace_id, r.changedTeammateIds));
+  // People written without their groups are installed once their groups are written (pendingGroups.ts).
+  if (r.changedTeammateIds.length && !withoutGroups) await timer.time('installs', () => queueInstalls(client, run.workspace_id, r.changedTeammateIds));
   // An unchanged user's photo reference is unchanged too (it is part of the fingerprint).
   if (loop.category === 'teammates') {
     const unchanged = new Set(r.unchangedExternalIds);

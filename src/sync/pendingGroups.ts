@@ -4,10 +4,14 @@
  *
  * Google lists a group's members at most 200 a call, one call after another, so the members of a
  * large directory take as long to list as its users. The connector returns the users pages that
- * arrive before they are loaded with `groupsPending`. Of such a page, the new and changed people
- * wait for their groups (src/sync/pages.ts asks the source's `groupsOf`) and are written with
- * them; the others, unchanged but for their groups, are only recorded as seen and marked pending
- * in the run's seen list (src/sync/write.ts). From the first such page, the listing also waits in
+ * arrive before they are loaded with `groupsPending`. Of such a page, the people unchanged but for
+ * their groups are only recorded as seen and marked pending in the run's seen list
+ * (src/sync/write.ts). The new and changed people wait for their groups (src/sync/pages.ts asks the
+ * source's `groupsOf`) and are written with them, as long as the memberships load within the run's
+ * wait (MEMBERS_WAIT_MS); past it they are written without their groups (fingerprint `base.`, org
+ * units only), marked pending too, and their installs wait for their groups: a batch asks for the
+ * installs of the teammates whose memberships changed and of those written without their groups
+ * (src/sync/write.ts, writePendingGroups). From the first such page, the listing also waits in
  * the background for the source's memberships; once they are loaded, the marked users are taken
  * in batches while the listing goes on, and the users marked after that (pages in flight) when it
  * ends. Each batch is one transaction that checks the run is still this execution's, writes the
@@ -44,7 +48,7 @@ export function sourceGroupsOf(source: DirectorySource): NonNullable<DirectorySo
 }
 
 /**
- * Beside the listing, from its first `groupsPending` page: waits for the source's memberships, then
+ * Beside the listing, from its first `groupsPending` page: waits for the source's memberships (`loaded`), then
  * writes the groups of the users marked pending so far (and of those marked meanwhile). `timer` is
  * the listing's own, so that the stages of both are saved together.
  */
@@ -54,9 +58,9 @@ export async function writeGroupsBesideListing(
   run: SyncRunRow,
   loop: PendingGroupsLoop,
   timer: StageTimer,
+  loaded: Promise<unknown>,
 ): Promise<void> {
-  const groupsOf = sourceGroupsOf(source);
-  await withRetry(() => groupsOf([]), loop.policy, loop.observer, loop.signal);
+  await loaded;
   await writeGroupsAfterListing(ctx, source, run, loop, timer);
 }
 

@@ -16,7 +16,8 @@ import type { DirectoryUser } from '../../connectors/types.ts';
 import { attribute, baseFingerprint, fingerprint, groupsFingerprint } from './fingerprint.ts';
 import { KIND_EXPECTS, valueFitsKind, type SmartFieldKind } from '../render/kinds.ts';
 import { recordSeen } from '../integrations/syncRuns.ts';
-import { mergeDirectoryPage, mergePendingMemberships, unchangedSources, type DirectoryPageRows } from '../teammates/directoryPage.ts';
+import { mergeDirectoryPage, unchangedSources, type DirectoryPageRows } from '../teammates/directoryPage.ts';
+import { mergeKnownGroups } from '../teammates/teammates.ts';
 import { StageTimer } from './timing.ts';
 
 export interface MappedField {
@@ -42,6 +43,13 @@ export interface PageContext {
    * The page's other users come with their groups.
    */
   pendingGroups?: ReadonlySet<string>;
+  /**
+   * The page's users are written without their groups (the provider's memberships were not loaded
+   * within the run's wait, src/sync/pages.ts): fingerprinted `base.` (groups unknown), only their
+   * org units written, and every user recorded as seen with its groups pending, so that their
+   * groups, and the installs of those written, follow (src/sync/pendingGroups.ts).
+   */
+  withoutGroups?: boolean;
 }
 
 export interface RunErrorDetail {
@@ -174,7 +182,9 @@ export async function writePage(
   // fingerprinted without them: the groups part stays empty.
   const pending = ctx.pendingGroups ?? new Set<string>();
   const fingerprintOf = (u: DirectoryUser) =>
-    pending.has(u.externalId) ? `${baseFingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)}.` : fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature);
+    ctx.withoutGroups || pending.has(u.externalId)
+      ? `${baseFingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature)}.`
+      : fingerprint(u, ctx.fields, ctx.groupIds, fieldsSignature);
   // On a page whose groups are pending, the caller found who is unchanged but for the groups
   // (unchangedButGroups), and only the others are fingerprinted; they are new or changed (pages of
   // one run are written by one execution, and pages sharing a person one after another, so that
@@ -188,6 +198,7 @@ export async function writePage(
   const active = listed.filter((u) => !same.has(u.externalId));
   // The unchanged users the caller found are the pending ones: they are seen with their groups pending.
   const recordSeenUsers = async (written: string[]) => {
+    if (ctx.withoutGroups) return recordSeen(client, ctx.runId, [...unchanged, ...written], [...removed], true);
     await recordSeen(client, ctx.runId, foundByCaller ? written : [...unchanged, ...written], [...removed]);
     if (foundByCaller?.length) await recordSeen(client, ctx.runId, foundByCaller, [], true);
   };
@@ -210,7 +221,13 @@ export async function writePage(
   const rows = await timer.time('stage', async () => pageRows(ctx, active, fingerprints, errors));
   const merged = await mergeDirectoryPage(
     client,
-    { workspaceId: ctx.workspaceId, integrationId: ctx.integrationId, category: ctx.category, fieldIds: ctx.fields.map((f) => f.id) },
+    {
+      workspaceId: ctx.workspaceId,
+      integrationId: ctx.integrationId,
+      category: ctx.category,
+      fieldIds: ctx.fields.map((f) => f.id),
+      groupsKnown: !ctx.withoutGroups,
+    },
     rows,
     { timer, seen: (written) => timer.time('seen', () => recordSeenUsers(written)), shared },
   );
@@ -243,9 +260,11 @@ export interface PendingGroupsRow {
 }
 
 /**
- * Writes the group memberships of users listed before their groups were known and unchanged but
- * for them (pendingGroups.ts): only where the groups part of their fingerprint differs, by the
- * teammate aggregate (mergePendingMemberships). Answers the teammates whose memberships changed.
+ * Writes the group memberships of users listed before their groups were known (pendingGroups.ts):
+ * only where the groups part of their fingerprint differs, by the teammate aggregate
+ * (mergeKnownGroups). Answers the teammates to install: those whose memberships changed,
+ * and those this run wrote without their groups (a stored fingerprint `base.`, or none: an alias
+ * refused on the way), whose installs waited for them.
  */
 export async function writePendingGroups(
   client: pg.PoolClient,
@@ -254,8 +273,12 @@ export async function writePendingGroups(
 ): Promise<string[]> {
   const changed = rows.map((r) => ({ ...r, part: groupsFingerprint(r.groups, ctx.groupIds) })).filter((r) => r.fingerprint?.split('.')[1] !== r.part);
   if (!changed.length) return [];
-  const groupRows = changed.flatMap((r) =>
-    [...new Set(r.groups)].flatMap((g) => (ctx.groupIds.has(g) ? [{ ext_id: r.ext_id, group_id: ctx.groupIds.get(g)! }] : [])),
+  const moved = await mergeKnownGroups(
+    client,
+    ctx.workspaceId,
+    ctx.integrationId,
+    changed.map((r) => ({ ext_id: r.ext_id, part: r.part, group_ids: [...new Set(r.groups.flatMap((g) => ctx.groupIds.get(g) ?? []))] })),
   );
-  return mergePendingMemberships(client, ctx, changed, groupRows);
+  const writtenWithout = changed.filter((r) => r.fingerprint === null || r.fingerprint.endsWith('.')).map((r) => r.teammate_id);
+  return [...new Set([...moved, ...writtenWithout])];
 }

@@ -19,7 +19,7 @@
  */
 import type pg from 'pg';
 import type { Queryable } from '../db/tx.ts';
-import { announceCreated, mergeAddresses, mergeMemberships, mergeTeammates, mergeValues, setGroupsFingerprints } from './teammates.ts';
+import { announceCreated, mergeAddresses, mergeMemberships, mergeTeammates, mergeValues } from './teammates.ts';
 
 /** Times named stages (src/sync/timing.ts's StageTimer is one). */
 export interface StageClock {
@@ -54,6 +54,8 @@ export interface DirectoryPageTarget {
   category: 'teammates' | 'smart_fields';
   /** The smart fields the integration maps: their values are set, or cleared where the page has none. */
   fieldIds: string[];
+  /** False when the page's users come without their groups: only their org units are written (existing teammates keep their groups). */
+  groupsKnown?: boolean;
 }
 
 export interface PageProblem {
@@ -175,7 +177,7 @@ export async function mergeDirectoryPage(client: pg.PoolClient, t: DirectoryPage
     const aliasDup = await timer.time('addresses', () => mergeAddresses(client, merge));
     for (const d of aliasDup)
       problems.push({ externalId: d.ext_id, email: d.address, message: `alias ${d.address} already belongs to another teammate; not added` });
-    await timer.time('memberships', () => mergeMemberships(client, merge, ['group', 'org_unit']));
+    await timer.time('memberships', () => mergeMemberships(client, merge, t.groupsKnown === false ? ['org_unit'] : ['group', 'org_unit']));
   }
   if (t.fieldIds.length) await timer.time('values', () => mergeValues(client, merge, t.fieldIds));
   await steps.seen(written.map((r) => r.ext_id));
@@ -210,30 +212,4 @@ export async function unchangedSources(db: Queryable, integrationId: string, fin
     [integrationId, [...fingerprints.keys()], [...fingerprints.values()]],
   );
   return rows.map((r) => r.ext_id);
-}
-
-/**
- * The group memberships of users listed before their groups were known (src/sync/pendingGroups.ts),
- * for those whose groups part of the fingerprint changed (`part`): written by the memberships
- * stage through the staging tables (groups only: their org units are unchanged), with the new part
- * of their fingerprints. Answers the teammates whose memberships changed.
- */
-export async function mergePendingMemberships(
-  client: pg.PoolClient,
-  t: Pick<DirectoryPageTarget, 'workspaceId' | 'integrationId'>,
-  users: readonly { ext_id: string; teammate_id: string; part: string }[],
-  groups: DirectoryPageRows['groups'],
-): Promise<string[]> {
-  await ensureStaging(client);
-  await client.query(`insert into stage_users (ext_id, teammate_id) select * from json_to_recordset($1::json) as x(ext_id text, teammate_id uuid)`, [
-    JSON.stringify(users.map((r) => ({ ext_id: r.ext_id, teammate_id: r.teammate_id }))),
-  ]);
-  await stageGroups(client, groups);
-  await mergeMemberships(client, { workspaceId: t.workspaceId, integrationId: t.integrationId, ids: users.map((r) => r.teammate_id) }, ['group']);
-  await setGroupsFingerprints(
-    client,
-    t.integrationId,
-    users.map((r) => ({ externalId: r.ext_id, part: r.part })),
-  );
-  return (await client.query<{ teammate_id: string }>('select teammate_id from stage_changed')).rows.map((r) => r.teammate_id);
 }

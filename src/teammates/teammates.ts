@@ -213,14 +213,39 @@ export async function mergeValues(client: pg.PoolClient, { workspaceId: w, integ
   );
 }
 
-/** Sets the groups part of the sources' fingerprints (`base.groups`), once their groups are written. */
-export async function setGroupsFingerprints(db: Queryable, integrationId: string, parts: readonly { externalId: string; part: string }[]): Promise<void> {
-  await db.query(
-    `update teammate_sources ts set fingerprint = split_part(ts.fingerprint, '.', 1) || '.' || x.part
-       from unnest($2::text[], $3::text[]) x(ext_id, part)
-      where ts.integration_id = $1 and ts.external_id = x.ext_id and ts.fingerprint is not null`,
-    [integrationId, parts.map((p) => p.externalId), parts.map((p) => p.part)],
+/** A source's groups, once the directory's memberships are known: the group ids, and the groups part of its fingerprint. */
+export interface KnownGroups {
+  ext_id: string;
+  group_ids: string[];
+  part: string;
+}
+
+/**
+ * The groups of sources written before their groups were known (src/sync/pendingGroups.ts), in
+ * one statement: each source's group ids are replaced (its org units kept) and the groups part of
+ * its fingerprint set (`base.groups`), one new row version each. Answers the teammates whose
+ * memberships changed.
+ */
+export async function mergeKnownGroups(db: Queryable, workspaceId: string, integrationId: string, sources: readonly KnownGroups[]): Promise<string[]> {
+  if (!sources.length) return [];
+  const { rows } = await db.query<{ teammate_id: string }>(
+    `with want as (
+       select ts.external_id, ts.teammate_id, x.part,
+              (select coalesce(array_agg(distinct k order by k), '{}') from unnest(
+                 x.group_ids || array(select k from unnest(ts.group_ids) k where (select gr.kind from groups gr where gr.id = k) <> 'group')) k) as ids,
+              ts.group_ids as had
+         from json_to_recordset($3::json) as x(ext_id text, group_ids uuid[], part text)
+         join teammate_sources ts on ts.integration_id = $2 and ts.external_id = x.ext_id),
+     written as (
+       update teammate_sources ts
+          set group_ids = w.ids, fingerprint = split_part(ts.fingerprint, '.', 1) || '.' || w.part
+         from want w
+        where ts.workspace_id = $1 and ts.integration_id = $2 and ts.external_id = w.external_id
+       returning 1)
+     select distinct w.teammate_id from want w where w.had <> w.ids`,
+    [workspaceId, integrationId, JSON.stringify(sources)],
   );
+  return rows.map((r) => r.teammate_id);
 }
 
 /** An alias that could not be added: its user is written again by the next run, not skipped as unchanged. */

@@ -3,8 +3,10 @@
  * members.list call held, the pages of an unchanged directory are all written (recorded as seen);
  * when the members answer, the run compares those users' groups and writes the ones that changed:
  * a member moved to another group is moved, and only that teammate's installs are asked for. New
- * or changed people wait for their groups, so they are written once, with them. Members that answer
- * while the listing goes on have the users listed before them compared beside the listing.
+ * or changed people wait for their groups, so they are written once, with them, unless the members
+ * take longer than the run's wait (MEMBERS_WAIT_MS): then they are written without them, and their
+ * groups and installs follow. Members that answer while the listing goes on have the users listed
+ * before them compared beside the listing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun } from '../../src/sync/engine.ts';
@@ -98,6 +100,45 @@ describe('groups written beside and after the users listing', () => {
     expect(await membershipsOf()).toEqual(directoryGroups());
     expect(await fanouts()).toEqual([movedTeammate]);
     expect(await membersPerGroup(t.ctx.pool, integration.id, 'org_unit')).toEqual(orgUnits);
+  });
+
+  it('writes new people without their groups when the members take longer than the run waits; their groups and installs follow, once each', async () => {
+    const { workspaceId } = await workspaceWithKey(t.ctx);
+    const integration = await connectGoogle(t.ctx, workspaceId, google.url);
+    // Gmail is connected: a page that wrote its people with their groups would ask for their installs.
+    await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
+    // One person in no group: their memberships do not change once the groups are written, and they are installed all the same.
+    google.tenant.groups.at(-1)!.members.pop();
+    const sources = async () =>
+      (
+        await t.ctx.pool.query<{ n: number; without: number }>(
+          `select count(*)::int as n, count(*) filter (where fingerprint like '%.')::int as without from teammate_sources where integration_id = $1`,
+          [integration.id],
+        )
+      ).rows[0]!;
+    google.knobs.hold = { route: 'members.list', after: google.counters.byRoute['members.list'] ?? 0 };
+    const [run] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
+    const done = executeRun(t.ctx, run!.id, { retry: FAST });
+    done.catch(() => {});
+    try {
+      // Every page is written while the members listing is held: each person without groups, with
+      // their org units, pending, and no install asked for yet.
+      await waitFor(async () => (await sources()).n === USERS);
+      expect(await sources()).toEqual({ n: USERS, without: USERS });
+      expect(await groupSizes(integration.id)).toEqual({});
+      expect(Object.values(await membersPerGroup(t.ctx.pool, integration.id, 'org_unit')).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(USERS);
+      expect(await queuedFanoutTeammates(t.ctx, workspaceId)).toEqual([]);
+      expect(await eventCount(t.ctx, workspaceId, 'teammate.created')).toBe(USERS);
+    } finally {
+      google.knobs.hold = null;
+    }
+    expect(await done).toMatchObject({ status: 'succeeded', created: USERS, seen: USERS });
+    expect(await groupSizes(integration.id)).toEqual(directoryGroups());
+    expect(await sources()).toEqual({ n: USERS, without: 0 });
+    const installs = await queuedFanoutTeammates(t.ctx, workspaceId);
+    const teammates = await t.ctx.pool.query<{ id: string }>('select teammate_id as id from teammate_sources where integration_id = $1', [integration.id]);
+    expect(installs.toSorted()).toEqual(teammates.rows.map((r) => r.id).toSorted());
+    expect(await eventCount(t.ctx, workspaceId, 'teammate.created')).toBe(USERS);
   });
 
   it('compares the users listed before the members answered beside the rest of the listing, not after it', async () => {
