@@ -194,8 +194,10 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
       await Promise.all(inflight.filter((w) => overlaps(w.keys, keys)).map((w) => w.done));
       let groups: PageGroups = { page: cleaned };
       if (members && page.groupsPending) {
-        // People are written without their groups only where the page writes teammates: smart fields wait.
-        const late = loop.category === 'teammates' && !(await timer.time('groups_wait', () => members!.within()));
+        // People are written without their groups only where the page writes teammates (smart
+        // fields wait) and more pages follow: the last page has no listing to keep going, and a
+        // one-page directory, the most common, is written once.
+        const late = loop.category === 'teammates' && !!page.nextPageToken && !(await timer.time('groups_wait', () => members!.within()));
         groups = late ? { page: cleaned, withoutGroups: true } : await groupsOfChanged(ctx, source, run, loop, cleaned, timer);
       }
       const before = previous;
@@ -219,9 +221,10 @@ export async function listPages(ctx: AppContext, source: DirectorySource, run: S
  * How long, in all, the pages of a run wait for the provider's memberships, from the first page
  * listed before them. A small directory's members are listed well within it, so its new and
  * changed people wait and are written once, with their groups. A large one's take seconds (Google
- * lists 200 members a call, one call after another within a group): past this wait, pages are
- * written without their users' groups, which follow beside the listing with the installs they
- * ask for (src/sync/pendingGroups.ts; decision: docs/decisions/write-before-groups.md).
+ * lists 200 members a call, one call after another within a group): past this wait, pages with
+ * more pages after them are written without their users' groups, which follow beside the listing
+ * with the installs they ask for (src/sync/pendingGroups.ts; decision:
+ * docs/decisions/write-before-groups.md). The last page waits: no listing is left to keep going.
  */
 export const MEMBERS_WAIT_MS = 1000;
 

@@ -109,14 +109,16 @@ export async function writeGroupsAfterListing(
           stored.map((r) => ({ ext_id: r.external_id, teammate_id: r.teammate_id!, fingerprint: r.fingerprint, groups: groups.get(r.external_id) ?? [] })),
         ),
       );
-      if (changed.length) await stageTimer.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
       await clearPendingGroups(
         client,
         run.id,
         batch.map((r) => r.external_id),
       );
-      // Locked only now, as a page does (pages.ts), so the pages written meanwhile do not wait for the batch.
+      // Locked only now, as a page does (pages.ts), so the pages written meanwhile do not wait for
+      // the batch; and before the installs are asked for, in a page's order (the run, then the
+      // queue's rows), so that a page and a batch never wait for each other.
       await holdRun(client, run.id, loop.executor);
+      if (changed.length) await stageTimer.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
       await saveStageMs(client, run.id, stageTimer.ms);
     });
   }
