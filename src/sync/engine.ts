@@ -51,7 +51,8 @@ import { cleanDirectoryGroup } from './clean.ts';
 import { syncGroups } from '../teammates/groups.ts';
 import { defaultListingBound, listPages, type ListingBound } from './pages.ts';
 import { writeGroupsAfterListing } from './pendingGroups.ts';
-import { countSources, removeSources } from '../teammates/teammates.ts';
+import { removeSources } from '../teammates/teammates.ts';
+import { countSources } from '../teammates/queries.ts';
 import { unlistedSources } from './unlistedSources.ts';
 import { mappedFields } from '../db/smartFields.ts';
 

@@ -6,7 +6,8 @@
  * users, too many to carry from one owner to the other.
  */
 import type { Queryable } from '../db/tx.ts';
-import { countSources, type Unlisted } from '../teammates/teammates.ts';
+import type { Unlisted } from '../teammates/teammates.ts';
+import { countSources } from '../teammates/queries.ts';
 
 /**
  * The integration's sources the run did not see as active (a full listing), or saw as removed (an

@@ -206,3 +206,8 @@ export async function sourceTeammates(db: Queryable, workspaceId: string, integr
   );
   return new Map(rows.map((r) => [r.external_id, r.teammate_id]));
 }
+
+/** How many directory sources the integration has. */
+export async function countSources(db: Queryable, integrationId: string): Promise<number> {
+  return (await db.query<{ n: number }>('select count(*)::int as n from teammate_sources where integration_id = $1', [integrationId])).rows[0]!.n;
+}

@@ -258,11 +258,6 @@ export interface Unlisted {
   external_id: string;
 }
 
-/** How many directory sources the integration has. */
-export async function countSources(db: Queryable, integrationId: string): Promise<number> {
-  return (await db.query<{ n: number }>('select count(*)::int as n from teammate_sources where integration_id = $1', [integrationId])).rows[0]!.n;
-}
-
 /** A teammate event's body for each teammate `where` selects (`t`: teammates; $1 is the workspace, $3 on are free). */
 function teammateBodies(where: string): string {
   return `select jsonb_build_object(
