@@ -75,11 +75,7 @@ export async function integrationIdsOfKind(
  * under holdInstallers (src/integrations/integrations.ts) to act on the answer until the commit.
  */
 export async function hasInstallers(db: Queryable, workspaceId: string): Promise<boolean> {
-  const { rows } = await db.query<{ found: boolean }>(
-    `select exists (select 1 from integrations i where i.workspace_id = $1 and i.category = 'signatures' and i.status <> 'disconnected' and i.activated) as found`,
-    [workspaceId],
-  );
-  return rows[0]!.found;
+  return (await connectedStatuses(db, workspaceId, ['signatures'])).length > 0;
 }
 
 /** The statuses of the workspace's activated, connected integrations of these categories (directories by default). */
