@@ -84,8 +84,8 @@ export async function clickRoutes(server: FastifyInstance, app: AppContext, opts
         const clickId = tokens.clickId(link.linkId, at.getTime());
         // A click id ties a visitor to the click: handed out only where clicks are kept per person (docs/privacy.md).
         const client = clientKeys(app, req);
-        const optedOutNow = link.mode === 'per_person' && (optedOut.known(link.workspaceId, client) ?? (await optedOut.ask(link.workspaceId, client)));
-        if (link.mode === 'per_person' && !optedOutNow) location = withClickId(link.url, clickId);
+        if (link.mode === 'per_person' && !(optedOut.known(link.workspaceId, client) ?? (await optedOut.ask(link.workspaceId, client))))
+          location = withClickId(link.url, clickId);
         record(req, link, clickId, client, at);
       }
       return reply.status(302).header('location', location).header('cache-control', 'private, no-store').send();
