@@ -15,11 +15,10 @@ import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
 import { recordDirectoryPhotos } from '../assets/directoryPhotos.ts';
 import { cleanPageUsers, cleanText } from './clean.ts';
-import { requestTeammateInstalls } from '../jobs/triggers.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { holdRun, recordPage, type SyncRunRow } from '../integrations/syncRuns.ts';
 import { holdInstallers } from '../integrations/integrations.ts';
-import { hasInstallers } from '../integrations/queries.ts';
+import { queueInstalls } from './installs.ts';
 import { SyncStatistics } from './stats.ts';
 import { StageTimer } from './timing.ts';
 import { sourceGroupsOf, writeGroupsBesideListing } from './pendingGroups.ts';
@@ -294,18 +293,6 @@ async function groupsOfChanged(
 }
 
 /**
- * The installs of the teammates a page created or changed: one fan-out job, unless the workspace has
- * no integration that installs signatures (a directory synced before any mailbox is connected: the
- * job would find no one to install). Whether it has one is read under the installers lock, which
- * the page takes before it writes anything and holds to its commit: an integration connected meanwhile either is seen here, or is stored after the
- * page commits, and the fan-outs that can find it then find the page's teammates too
- * (src/integrations/integrations.ts, INSTALLERS_LOCK_KEY).
- */
-async function queueInstalls(client: pg.PoolClient, workspaceId: string, teammateIds: string[]): Promise<void> {
-  if (await hasInstallers(client, workspaceId)) await requestTeammateInstalls(client, workspaceId, teammateIds);
-}
-
-/**
  * One page's transaction, for a page already cleaned (`refused`: the users cleaning refused).
  * `ordered` waits for the page before it to commit. Answers how many teammates it created.
  */
@@ -325,7 +312,7 @@ async function writeOnePage(
   // the transaction, set in one statement.)
   await client.query(`select set_config('synchronous_commit', 'off', true), set_config('lock_timeout', '60s', true)`);
   // Before the page writes anything (its events may take the workspace's webhook job row, which a
-  // mailbox integration being connected takes too): see queueInstalls.
+  // mailbox integration being connected takes too): see queueInstalls (installs.ts).
   await holdInstallers(client, run.workspace_id);
   await holdRun(client, run.id, loop.executor, false);
   const r: PageResult = await writePage(

@@ -23,7 +23,8 @@
 import type { DirectorySource } from '../../connectors/types.ts';
 import type { AppContext } from '../context.ts';
 import { withTx } from '../db/tx.ts';
-import { requestTeammateInstalls } from '../jobs/triggers.ts';
+import { holdInstallers } from '../integrations/integrations.ts';
+import { queueInstalls } from './installs.ts';
 import { withRetry, type RetryPolicy } from './retry.ts';
 import { clearPendingGroups, getRun, holdRun, pendingGroupsUsers, saveStageMs, type SyncRunRow } from '../integrations/syncRuns.ts';
 import { sourcesOf } from '../teammates/queries.ts';
@@ -101,6 +102,9 @@ export async function writeGroupsAfterListing(
         )
       : new Map<string, string[]>();
     await withTx(ctx.pool, async (client) => {
+      // As a page does: the installers lock first, so that the installs asked for below are
+      // asked for exactly when the workspace has somewhere to install them (installs.ts).
+      await holdInstallers(client, run.workspace_id);
       await holdRun(client, run.id, loop.executor, false);
       const changed = await stageTimer.time('memberships', () =>
         writePendingGroups(
@@ -118,7 +122,7 @@ export async function writeGroupsAfterListing(
       // the batch; and before the installs are asked for, in a page's order (the run, then the
       // queue's rows), so that a page and a batch never wait for each other.
       await holdRun(client, run.id, loop.executor);
-      if (changed.length) await stageTimer.time('installs', () => requestTeammateInstalls(client, run.workspace_id, changed));
+      if (changed.length) await stageTimer.time('installs', () => queueInstalls(client, run.workspace_id, changed));
       await saveStageMs(client, run.id, stageTimer.ms);
     });
   }

@@ -49,6 +49,8 @@ describe('groups written beside and after the users listing', () => {
   it('writes an unchanged directory while the members listing is held, then its groups; a moved member is moved, with one install request', async () => {
     const { workspaceId } = await workspaceWithKey(t.ctx);
     const integration = await connectGoogle(t.ctx, workspaceId, google.url);
+    // Gmail is connected: the installs asked for go somewhere (a workspace without it queues none).
+    await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
     const count = async (sql: string) => (await t.ctx.pool.query<{ n: number }>(sql, [integration.id])).rows[0]!.n;
     const teammates = () => count('select count(*)::int as n from teammate_sources where integration_id = $1');
     const membershipsOf = () => groupSizes(integration.id);
@@ -148,6 +150,8 @@ describe('groups written beside and after the users listing', () => {
   it('compares the users listed before the members answered beside the rest of the listing, not after it', async () => {
     const { workspaceId } = await workspaceWithKey(t.ctx);
     const integration = await connectGoogle(t.ctx, workspaceId, google.url);
+    // Gmail is connected: the installs asked for go somewhere (a workspace without it queues none).
+    await connectGoogle(t.ctx, workspaceId, google.url, { category: 'signatures', name: 'Gmail' });
     const [first] = await startRuns(t.ctx.pool, workspaceId, [integration.id], { trigger: 'cli' });
     expect(await executeRun(t.ctx, first!.id, { retry: FAST })).toMatchObject({ status: 'succeeded', created: USERS });
     await t.ctx.pool.query(`delete from graphile_worker._private_jobs`);
