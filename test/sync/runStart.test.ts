@@ -46,8 +46,8 @@ describe('the listing of a run', () => {
 
   it('asks for the next page when a page arrives, one ahead of the pages it writes', async () => {
     const before = usersPages();
-    // The first users page waits until the run row is locked: every page write then waits on it
-    // (the seen list's key to the run), and the loop stops taking pages after two.
+    // The users pages wait at the provider until the run row is locked: every page write then
+    // waits on it (the seen list's key to the run), and the loop stops taking pages after two.
     google.knobs.hold = { route: 'users.list', after: before };
     const { run, done } = await start();
     const locker = await t.ctx.pool.connect();
@@ -55,10 +55,21 @@ describe('the listing of a run', () => {
       await waitFor(async () => google.counters.held > 0);
       await locker.query('begin');
       await locker.query('select 1 from sync_runs where id = $1 for update', [run.id]);
-      google.knobs.hold = null;
-      // Two pages taken and blocked, the third asked for when the loop took the second, the fourth
-      // when the third arrived; no fifth before the loop moves on.
-      await waitFor(async () => usersPages() - before >= 4);
+      const lockerPid = (await locker.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      // Pages 1 and 2 answered, the third held: it is asked for when the second arrives.
+      google.knobs.hold = { route: 'users.list', after: before + 2 };
+      await waitFor(async () => usersPages() - before >= 3 && google.counters.held > 0);
+      // The loop took both pages: their transactions wait on the run row.
+      await waitFor(
+        async () =>
+          (await t.ctx.pool.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [lockerPid])).rows[0]!
+            .n >= 2,
+      );
+      expect(usersPages() - before).toBe(3);
+      // The third page arrives after the loop took it: the fourth is asked for at once, while
+      // the loop still waits; a fifth would be held (and counted) here.
+      google.knobs.hold = { route: 'users.list', after: before + 4 };
+      await waitFor(async () => usersPages() - before >= 4 && google.counters.inFlight === 0);
       expect(usersPages() - before).toBe(4);
       await locker.query('commit');
     } finally {
